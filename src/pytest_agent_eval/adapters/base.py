@@ -1,0 +1,204 @@
+"""The adapter protocol: how the runner talks to an agent, one conversation per run.
+
+Flow, for each run of a transcript:
+
+1. ``conversation = await adapter.start_conversation(info)`` -- a fresh conversation (a new
+   session, a new message history); runs never share one.
+2. For each turn, ``reply = await conversation.respond(turn_input)``. The adapter streams audio
+   or sends text, waits for the agent to finish, and returns an `AgentReply`.
+3. ``await conversation.aclose()`` -- always called, also after a failure or cancellation.
+
+An exception raised by ``respond`` fails that turn and ends the run (recorded, not raised);
+other runs go on. ``prepare`` runs once per transcript before any run, so an adapter can reject
+bad input (a missing WAV fixture, say) before any agent cost is spent; an exception there fails
+the whole test with its message.
+
+A plain callable (``async def agent(history) -> AgentReply | (reply, tool_calls) | str``) is
+wrapped by `CallableAdapter`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import AdapterError
+from ..models import AgentReply, Message, ToolCall, Transcript, Turn
+
+__all__ = [
+    "AgentAdapter",
+    "AgentCallable",
+    "CallableAdapter",
+    "Conversation",
+    "ConversationInfo",
+    "TurnInput",
+    "as_adapter",
+    "coerce_reply",
+]
+
+AgentCallable = Callable[[list[Message]], Any]
+"""``(history) -> AgentReply | (reply, tool_calls) | str``, sync or async."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationInfo:
+    """What an adapter knows about the conversation it is asked to start."""
+
+    transcript: Transcript
+    """The transcript being run."""
+    run_index: int
+    """Zero-based index of the run."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnInput:
+    """One user turn handed to a conversation."""
+
+    turn: Turn
+    """The turn as written in the transcript."""
+    index: int
+    """Zero-based index of the turn."""
+    history: list[Message] = field(default_factory=list)
+    """The conversation so far in OpenAI format, ending with this turn's user message."""
+    audio: Path | None = None
+    """The resolved audio fixture of the turn, or None for a text turn."""
+
+    @property
+    def text(self) -> str:
+        """The user's words."""
+        return self.turn.user
+
+
+@runtime_checkable
+class Conversation(Protocol):
+    """One run's conversation with the agent: fed turn by turn, closed at the end."""
+
+    async def respond(self, turn: TurnInput) -> AgentReply:
+        """Send one user turn and return what the agent said and did."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the session; called exactly once, also after errors."""
+        ...
+
+
+@runtime_checkable
+class AgentAdapter(Protocol):
+    """An agent the runner can hold conversations with.
+
+    Attributes:
+        consumes_audio: True for adapters that stream a turn's ``audio`` fixture to the agent.
+            The plugin then checks fixtures are present and fresh before running; text
+            adapters leave it False and ``audio:`` is ignored.
+    """
+
+    consumes_audio: bool
+
+    async def start_conversation(self, info: ConversationInfo) -> Conversation:
+        """Open a fresh conversation for one run."""
+        ...
+
+
+def is_adapter(obj: object) -> bool:
+    """True for objects implementing `AgentAdapter` (as opposed to a plain callable)."""
+    return callable(getattr(obj, "start_conversation", None))
+
+
+def coerce_reply(value: Any) -> AgentReply:
+    """Normalise what an agent callable returned into an `AgentReply`.
+
+    Raises:
+        AdapterError: For a value that is none of the accepted shapes, saying which are.
+    """
+    if isinstance(value, AgentReply):
+        return value
+    if isinstance(value, str):
+        return AgentReply(value)
+    if isinstance(value, tuple) and len(value) == 2:
+        reply, calls = value
+        if isinstance(reply, str) and isinstance(calls, Sequence) and not isinstance(calls, str):
+            try:
+                return AgentReply(reply, [ToolCall.coerce(c) for c in calls])
+            except TypeError as exc:
+                raise AdapterError(f"the agent returned a bad tool call: {exc}") from exc
+    raise AdapterError(
+        "the agent returned "
+        f"{type(value).__name__} {_short(value)}; expected AgentReply(reply, tool_calls), "
+        "a (reply, tool_calls) tuple, or a plain string"
+    )
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _CallableConversation:
+    """A conversation over a stateless callable: the history is the only state."""
+
+    def __init__(self, fn: AgentCallable) -> None:
+        self._fn = fn
+
+    async def respond(self, turn: TurnInput) -> AgentReply:
+        result = self._fn(list(turn.history))
+        if inspect.isawaitable(result):
+            result = await result
+        return coerce_reply(result)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class CallableAdapter:
+    """Adapts a plain agent callable to the `AgentAdapter` protocol.
+
+    The callable receives the full history (a list of `Message`, each a dict with attribute
+    access too) ending with the current user message, including earlier turns' tool calls
+    and tool results, and returns an `AgentReply`, a ``(reply, tool_calls)`` tuple or a string.
+
+    Args:
+        fn: The agent callable, sync or async.
+        factory: Alternatively, a zero-argument function returning a fresh callable per run,
+            for agents that keep state of their own.
+    """
+
+    consumes_audio = False
+
+    def __init__(
+        self,
+        fn: AgentCallable | None = None,
+        *,
+        factory: Callable[[], AgentCallable | Awaitable[AgentCallable]] | None = None,
+    ) -> None:
+        if (fn is None) == (factory is None):
+            raise TypeError("CallableAdapter takes exactly one of fn or factory")
+        self._fn = fn
+        self._factory = factory
+
+    async def start_conversation(self, info: ConversationInfo) -> Conversation:
+        if self._factory is not None:
+            made = self._factory()
+            fn = await made if inspect.isawaitable(made) else made
+        else:
+            fn = self._fn
+        assert fn is not None
+        return _CallableConversation(fn)
+
+
+def as_adapter(agent: Any) -> AgentAdapter:
+    """Return ``agent`` if it is an adapter, else wrap a callable in `CallableAdapter`.
+
+    Raises:
+        TypeError: For an object that is neither, with what was expected.
+    """
+    if is_adapter(agent):
+        return agent  # type: ignore[no-any-return]
+    if callable(agent):
+        return CallableAdapter(agent)
+    raise TypeError(
+        f"expected an agent callable (history -> reply) or an adapter with "
+        f"start_conversation(); got {type(agent).__name__}"
+    )

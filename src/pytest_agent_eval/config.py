@@ -1,0 +1,295 @@
+"""Settings from ``[tool.agent_eval]`` in pyproject.toml, type-checked at the edge.
+
+A wrong type is a `ConfigError` (pytest shows it as a usage error); an unknown key is a
+warning with a did-you-mean, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .models import VoiceSettings
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "GateConfig",
+    "JudgeSettings",
+    "Settings",
+    "find_pyproject",
+    "load_settings",
+    "parse_bool_env",
+    "parse_settings",
+]
+
+DEFAULT_CONCURRENCY = 4
+"""Runs of one transcript in flight at once: enough to hide model latency, few enough to stay
+under typical provider rate limits."""
+
+_STALE_AUDIO_CHOICES = ("fail", "skip", "synthesize")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JudgeSettings:
+    """What every judge needs that is not in its rubric."""
+
+    model: str = "openai:gpt-4o"
+    """Default pydantic-ai model id for judges (``judge_model`` wins over ``model``)."""
+    retries: int = 2
+    """Retries after a transient judge failure (timeouts, 429, 5xx)."""
+    timeout_s: float = 30.0
+    """Seconds allowed per judge call."""
+    cache_dir: Path | None = None
+    """Verdict cache folder; None turns the cache off."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateConfig:
+    """One quality gate, ``[tool.agent_eval.groups.NAME]``."""
+
+    name: str
+    threshold: float = 1.0
+    tags: tuple[str, ...] = ()
+    pytest_markers: tuple[str, ...] = ()
+    must_pass: tuple[str, ...] = ()
+    enforce: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Every ``[tool.agent_eval]`` key, typed, with its default."""
+
+    rootdir: Path = field(default_factory=Path.cwd)
+    yaml_dirs: tuple[str, ...] = ("tests/evals",)
+    threshold: float = 0.8
+    runs: int = 1
+    model: str = "openai:gpt-4o"
+    judge_model: str | None = None
+    retries: int = 2
+    timeout: float = 30.0
+    judge_cache: bool = False
+    judge_cache_dir: str = ".agent_eval_cache/judge"
+    live: bool = False
+    report_path: str | None = None
+    html_report_path: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    early_stop: bool = False
+    stale_audio: str = "fail"
+    voice: VoiceSettings = field(default_factory=VoiceSettings)
+    groups: tuple[GateConfig, ...] = ()
+
+    @property
+    def judge(self) -> JudgeSettings:
+        """The judge-related settings as one record."""
+        cache = (self.rootdir / self.judge_cache_dir) if self.judge_cache else None
+        return JudgeSettings(
+            model=self.judge_model or self.model,
+            retries=self.retries,
+            timeout_s=self.timeout,
+            cache_dir=cache,
+        )
+
+    @property
+    def yaml_paths(self) -> list[Path]:
+        """``yaml_dirs`` resolved against the rootdir."""
+        return [(self.rootdir / d).resolve() for d in self.yaml_dirs]
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        """A copy with some fields replaced (command-line options win over the file)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+# key -> (accepted python types, human description)
+_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "yaml_dirs": ((list,), "a list of folder paths"),
+    "threshold": ((int, float), "a number between 0.0 and 1.0"),
+    "runs": ((int,), "an integer >= 1"),
+    "model": ((str,), "a pydantic-ai model id string, e.g. 'openai:gpt-4o'"),
+    "judge_model": ((str,), "a pydantic-ai model id string"),
+    "retries": ((int,), "an integer >= 0"),
+    "timeout": ((int, float), "a number of seconds > 0"),
+    "judge_cache": ((bool,), "true or false"),
+    "judge_cache_dir": ((str,), "a folder path"),
+    "live": ((bool,), "true or false"),
+    "report_path": ((str,), "a file path"),
+    "html_report_path": ((str,), "a file path"),
+    "concurrency": ((int,), "an integer >= 1"),
+    "early_stop": ((bool,), "true or false"),
+    "stale_audio": ((str,), "one of 'fail', 'skip', 'synthesize'"),
+    "voice": ((dict,), "a table of voice settings"),
+    "groups": ((dict,), "a table of [tool.agent_eval.groups.NAME] tables"),
+}
+
+_VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "backend": ((str,), "a backend name, e.g. 'hibari'"),
+    "voice": ((str,), "a voice name"),
+    "model": ((str,), "a model name"),
+    "speed": ((int, float), "a number > 0"),
+    "sample_rate": ((int,), "an integer number of Hz"),
+    "seed": ((int,), "an integer"),
+    "language": ((str,), "a language code"),
+}
+
+_GATE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "threshold": ((int, float), "a number between 0.0 and 1.0"),
+    "tags": ((list,), "a list of tag strings"),
+    "pytest_markers": ((list,), "a list of marker names"),
+    "must_pass": ((list,), "a list of transcript ids or test names"),
+    "enforce": ((bool,), "true or false"),
+}
+
+
+def did_you_mean(name: str, choices: Any) -> str:
+    """``" (did you mean 'x'?)"`` for the closest choice, or "" when nothing is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_type(where: str, key: str, value: Any, spec: tuple[tuple[type, ...], str]) -> None:
+    types, description = spec
+    # bool is an int subclass: do not accept `runs = true`.
+    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if not ok:
+        raise ConfigError(
+            f"{where}: '{key}' must be {description}, got {type(value).__name__} {value!r}"
+        )
+
+
+def _check_keys(
+    where: str,
+    table: Mapping[str, Any],
+    spec: Mapping[str, tuple[tuple[type, ...], str]],
+    warnings: list[str],
+) -> None:
+    for key, value in table.items():
+        if key not in spec:
+            warnings.append(f"{where}: unknown key '{key}'{did_you_mean(key, spec)}; it is ignored")
+            continue
+        _check_type(where, key, value, spec[key])
+
+
+def parse_settings(
+    table: Mapping[str, Any], *, rootdir: Path, source: str = "[tool.agent_eval]"
+) -> tuple[Settings, list[str]]:
+    """Validate a ``[tool.agent_eval]`` table.
+
+    Returns:
+        The settings and a list of warnings (unknown keys).
+
+    Raises:
+        ConfigError: For a value of the wrong type or out of range.
+    """
+    warnings: list[str] = []
+    _check_keys(source, table, _KEYS, warnings)
+    values: dict[str, Any] = {k: v for k, v in table.items() if k in _KEYS}
+
+    if "yaml_dirs" in values:
+        dirs = values["yaml_dirs"]
+        if not all(isinstance(d, str) for d in dirs):
+            raise ConfigError(f"{source}: 'yaml_dirs' must be a list of strings, got {dirs!r}")
+        values["yaml_dirs"] = tuple(dirs)
+    if "threshold" in values and not 0.0 <= values["threshold"] <= 1.0:
+        raise ConfigError(
+            f"{source}: 'threshold' must be between 0.0 and 1.0, got {values['threshold']!r}"
+        )
+    for key, low in (("runs", 1), ("concurrency", 1), ("retries", 0)):
+        if key in values and values[key] < low:
+            raise ConfigError(f"{source}: '{key}' must be >= {low}, got {values[key]!r}")
+    if "timeout" in values and values["timeout"] <= 0:
+        raise ConfigError(f"{source}: 'timeout' must be > 0 seconds, got {values['timeout']!r}")
+    if "stale_audio" in values and values["stale_audio"] not in _STALE_AUDIO_CHOICES:
+        raise ConfigError(
+            f"{source}: 'stale_audio' must be one of {', '.join(_STALE_AUDIO_CHOICES)}, "
+            f"got {values['stale_audio']!r}{did_you_mean(values['stale_audio'], _STALE_AUDIO_CHOICES)}"
+        )
+    if "voice" in values:
+        voice = values["voice"]
+        _check_keys(f"{source}.voice", voice, _VOICE_KEYS, warnings)
+        values["voice"] = VoiceSettings(**{k: v for k, v in voice.items() if k in _VOICE_KEYS})
+    if "groups" in values:
+        values["groups"] = tuple(
+            _parse_gate(name, spec, source, warnings) for name, spec in values["groups"].items()
+        )
+    return Settings(rootdir=rootdir, **values), warnings
+
+
+def _parse_gate(name: str, spec: Any, source: str, warnings: list[str]) -> GateConfig:
+    where = f"{source}.groups.{name}"
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where} must be a table, got {type(spec).__name__} {spec!r}")
+    _check_keys(where, spec, _GATE_KEYS, warnings)
+    for key in ("tags", "pytest_markers", "must_pass"):
+        items = spec.get(key, [])
+        if not all(isinstance(x, str) for x in items):
+            raise ConfigError(f"{where}: '{key}' must be a list of strings, got {items!r}")
+    threshold = spec.get("threshold", 1.0)
+    if not 0.0 <= threshold <= 1.0:
+        raise ConfigError(f"{where}: 'threshold' must be between 0.0 and 1.0, got {threshold!r}")
+    if not (spec.get("tags") or spec.get("pytest_markers") or spec.get("must_pass")):
+        raise ConfigError(
+            f"{where}: a group needs at least one of 'tags', 'pytest_markers' or 'must_pass' "
+            "to select tests"
+        )
+    return GateConfig(
+        name=name,
+        threshold=float(threshold),
+        tags=tuple(spec.get("tags", ())),
+        pytest_markers=tuple(spec.get("pytest_markers", ())),
+        must_pass=tuple(spec.get("must_pass", ())),
+        enforce=bool(spec.get("enforce", False)),
+    )
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start``."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(rootdir: Path, pyproject: Path | None = None) -> tuple[Settings, list[str]]:
+    """Read ``[tool.agent_eval]`` from ``pyproject`` (default: rootdir/pyproject.toml).
+
+    Raises:
+        ConfigError: For unreadable TOML or bad values.
+    """
+    path = pyproject if pyproject is not None else rootdir / "pyproject.toml"
+    if not path.is_file():
+        return Settings(rootdir=rootdir), []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    table = data.get("tool", {}).get("agent_eval", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.agent_eval] must be a table")
+    return parse_settings(table, rootdir=path.parent, source=f"{path.name} [tool.agent_eval]")
+
+
+def parse_bool_env(name: str, environ: Mapping[str, str] | None = None) -> bool | None:
+    """Read a boolean environment variable: ``1/true/yes/on`` or ``0/false/no/off``.
+
+    Returns None when unset or empty.
+
+    Raises:
+        ConfigError: For any other value, listing the accepted ones.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return None
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name}={raw!r} is not understood; use 1/true/yes to enable, 0/false/no to disable")

@@ -1,0 +1,76 @@
+"""The exceptions pytest-agent-eval raises, and why each exists.
+
+```
+AgentEvalError          base of everything below
+  TranscriptError       bad YAML or model values (also a ValueError)
+  ConfigError           bad [tool.agent_eval] value or command-line option
+  AudioFixtureError     WAV missing, unreadable, empty, silent, or stale against its sidecar
+  AdapterError          the agent or its voice session failed during a run
+  JudgeError            the judge call itself failed, which is not a "no"
+  MissingExtraError     an optional dependency is not installed (also an ImportError)
+```
+
+Every message follows one shape: what went wrong, where (file, transcript, turn, field), and
+how to fix it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AdapterError",
+    "AgentEvalError",
+    "AudioFixtureError",
+    "ConfigError",
+    "JudgeError",
+    "MissingExtraError",
+    "TranscriptError",
+    "require_extra",
+]
+
+
+class AgentEvalError(Exception):
+    """Base class of every error raised by pytest-agent-eval."""
+
+
+class TranscriptError(AgentEvalError, ValueError):
+    """A transcript (YAML or Python) is invalid; the message names file, turn and field."""
+
+
+class ConfigError(AgentEvalError):
+    """A `[tool.agent_eval]` value or command-line option is invalid."""
+
+
+class AudioFixtureError(AgentEvalError):
+    """A WAV fixture is missing, unreadable, empty, silent or stale."""
+
+
+class AdapterError(AgentEvalError):
+    """The agent under test, or the session around it, failed during a run."""
+
+
+class JudgeError(AgentEvalError):
+    """The judge model could not give a verdict (timeout, API error, bad output)."""
+
+
+class MissingExtraError(AgentEvalError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+
+def require_extra(module: str, *, extra: str, feature: str) -> None:
+    """Import ``module`` or raise `MissingExtraError` naming the extra that provides it.
+
+    Args:
+        module: The importable module name, e.g. ``"livekit.agents"``.
+        extra: The pytest-agent-eval extra that installs it, e.g. ``"livekit"``.
+        feature: What needs it, in the user's words, e.g. ``"LiveKitAdapter"``.
+    """
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        top = module.split(".")[0]
+        raise MissingExtraError(
+            f"{feature} needs {top}, which is not installed: "
+            f"pip install 'pytest-agent-eval[{extra}]'"
+        ) from exc

@@ -1,0 +1,853 @@
+"""The data of an evaluation: transcripts going in, results coming out.
+
+Public records are plain dataclasses, as the seed documentation shows them. Validation of YAML
+happens at the edge (`loader`); these classes only check invariants a Python user could break.
+Results are JSON-friendly (`to_dict` / `from_dict`) so they can travel inside pytest reports,
+including across xdist workers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeAlias
+
+__all__ = [
+    "AgentReply",
+    "EvalResult",
+    "Expect",
+    "JudgeConfig",
+    "Message",
+    "RunResult",
+    "ToolCall",
+    "ToolCallArgsConfig",
+    "Transcript",
+    "TranscriptResult",
+    "Turn",
+    "TurnContext",
+    "TurnResult",
+    "Usage",
+    "VoiceSettings",
+    "wilson_interval",
+]
+
+_PathLike: TypeAlias = str | os.PathLike[str]
+
+# z for a two-sided 95% interval.
+_Z95 = 1.959963984540054
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs: transcripts, turns, expectations
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeConfig:
+    """An LLM-as-judge rubric.
+
+    Args:
+        rubric: Natural-language rubric sent to the judge model.
+        model: pydantic-ai model id; falls back to ``judge_model`` then ``model`` from config.
+    """
+
+    rubric: str
+    model: str | None = None
+
+
+@dataclass
+class ToolCallArgsConfig:
+    """One tool-argument assertion in a YAML transcript turn.
+
+    Args:
+        tool: Name of the tool whose arguments to check.
+        args: Expected arguments for the deterministic check, or None.
+        mode: "subset" or "exact" (deterministic check only).
+        judge: Optional LLM-judge config for the arguments.
+
+    Raises:
+        ValueError: If neither args nor judge is provided.
+    """
+
+    tool: str
+    args: dict[str, Any] | None = None
+    mode: str = "subset"
+    judge: JudgeConfig | None = None
+
+    def __post_init__(self) -> None:
+        if self.args is None and self.judge is None:
+            raise ValueError(
+                f"tool_calls_args entry for {self.tool!r} needs 'args' (deterministic check) "
+                "or 'judge' (LLM-judged rubric); got neither"
+            )
+        if self.mode not in ("subset", "exact"):
+            raise ValueError(
+                f"tool_calls_args entry for {self.tool!r}: mode must be 'subset' or 'exact', "
+                f"got {self.mode!r}"
+            )
+
+
+@dataclass
+class Expect:
+    """Expectations for a single transcript turn.
+
+    Args:
+        evaluators: Programmatic evaluators (Python API).
+        judge: YAML-defined judge config.
+        tool_calls_include: Tool names that must appear in tool_calls.
+        tool_calls_exclude: Tool names that must NOT appear in tool_calls.
+        tool_calls_ordered: If True, tool_calls_include must appear in the given order.
+        tool_calls_args: Assertions on the arguments of specific tool calls.
+        reply_contains_any: Reply must contain at least one of these strings.
+        reply_contains_all: Reply must contain all of these strings.
+        reply_matches_any: Reply must match at least one of these regex patterns.
+        reply_matches_all: Reply must match all of these regex patterns.
+        heard_contains_any: Voice turns: what the agent's speech recognizer heard must contain
+            at least one of these strings.
+        heard_contains_all: Voice turns: what was heard must contain all of these strings.
+        max_latency_ms: Voice turns: the time from the end of the user's speech to the first
+            reply text must not exceed this many milliseconds.
+    """
+
+    evaluators: list[Any] = field(default_factory=list)
+    judge: JudgeConfig | None = None
+    tool_calls_include: list[str] = field(default_factory=list)
+    tool_calls_exclude: list[str] = field(default_factory=list)
+    tool_calls_ordered: bool = False
+    tool_calls_args: list[ToolCallArgsConfig] = field(default_factory=list)
+    reply_contains_any: list[str] = field(default_factory=list)
+    reply_contains_all: list[str] = field(default_factory=list)
+    reply_matches_any: list[str] = field(default_factory=list)
+    reply_matches_all: list[str] = field(default_factory=list)
+    heard_contains_any: list[str] = field(default_factory=list)
+    heard_contains_all: list[str] = field(default_factory=list)
+    max_latency_ms: float | None = None
+
+
+@dataclass
+class VoiceSettings:
+    """How a turn's ``user`` text becomes speech; every field is optional and layered.
+
+    Settings merge from ``[tool.agent_eval.voice]``, then the transcript's ``voice:`` block,
+    then the turn's ``voice:`` block; a field left ``None`` inherits from the layer below.
+
+    Args:
+        backend: TTS backend name (``"hibari"`` is the offline default, ``"openai"`` a cloud one).
+        voice: Voice name within the backend.
+        model: Model name within the backend, where it has several.
+        speed: Speaking rate, 1.0 is normal.
+        sample_rate: Output WAV sample rate in Hz.
+        seed: Seed for backends with a random component.
+        language: Language or accent code, for backends that take one.
+    """
+
+    backend: str | None = None
+    voice: str | None = None
+    model: str | None = None
+    speed: float | None = None
+    sample_rate: int | None = None
+    seed: int | None = None
+    language: str | None = None
+
+    def merged_over(self, base: VoiceSettings | None) -> VoiceSettings:
+        """Return these settings with unset fields taken from ``base``."""
+        if base is None:
+            return VoiceSettings(**self.to_dict())
+        merged = base.to_dict()
+        merged.update({k: v for k, v in self.to_dict().items() if v is not None})
+        return VoiceSettings(**merged)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (None included)."""
+        return {
+            "backend": self.backend,
+            "voice": self.voice,
+            "model": self.model,
+            "speed": self.speed,
+            "sample_rate": self.sample_rate,
+            "seed": self.seed,
+            "language": self.language,
+        }
+
+
+@dataclass
+class Turn:
+    """A single turn in a transcript.
+
+    Args:
+        user: The user message (also used as the transcript when ``audio`` is set).
+        audio: Optional path to a WAV file for voice adapters. Resolved relative to
+            the YAML file's directory when loaded from YAML.
+        expect: Expectations for the agent's reply.
+        voice: Per-turn voice settings for fixture synthesis, overriding the transcript's.
+        line: Line of the turn in its YAML file, when loaded from YAML.
+    """
+
+    user: str
+    audio: _PathLike | None = None
+    expect: Expect = field(default_factory=Expect)
+    voice: VoiceSettings | None = None
+    line: int | None = None
+
+
+@dataclass
+class Transcript:
+    """A multi-turn evaluation transcript.
+
+    Args:
+        id: Unique identifier used as the pytest test name.
+        turns: Ordered list of turns.
+        threshold: Fraction of runs that must pass (0.0-1.0).
+        runs: Number of times to execute this transcript.
+        tags: Optional quality-gate tags (e.g. ["gate:booking"]).
+        description: Free text shown in reports.
+        voice: Transcript-wide voice settings for fixture synthesis.
+        path: The YAML file it was loaded from, if any.
+        line: Line of the ``id`` key in that file, if known.
+    """
+
+    id: str
+    turns: list[Turn]
+    threshold: float = 0.8
+    runs: int = 1
+    tags: list[str] = field(default_factory=list)
+    description: str = ""
+    voice: VoiceSettings | None = None
+    path: Path | None = None
+    line: int | None = None
+
+    def __post_init__(self) -> None:
+        # Imported here: errors is tiny, but keeping models import-light is the point.
+        from .errors import TranscriptError
+
+        where = f"transcript {self.id!r}"
+        if not self.turns:
+            raise TranscriptError(f"{where}: 'turns' is empty; add at least one turn")
+        if not 0.0 <= float(self.threshold) <= 1.0:
+            raise TranscriptError(
+                f"{where}: threshold must be between 0.0 and 1.0, got {self.threshold!r}"
+            )
+        if int(self.runs) < 1:
+            raise TranscriptError(f"{where}: runs must be at least 1, got {self.runs!r}")
+
+    @property
+    def has_audio(self) -> bool:
+        """True when any turn carries an ``audio`` fixture."""
+        return any(t.audio is not None for t in self.turns)
+
+
+# --------------------------------------------------------------------------------------------
+# What flows between runner and agent
+# --------------------------------------------------------------------------------------------
+
+
+class ToolCall(str):
+    """A tool-call name that optionally carries the arguments it was invoked with.
+
+    Subclasses ``str`` so name-based checks keep working unchanged: ``"book_slot"
+    in ctx.tool_calls``, equality against plain strings, and hand-rolled agents
+    returning ``list[str]`` (the runner normalises those to ``ToolCall`` with
+    ``args=None``).
+
+    Args:
+        name: The tool name.
+        args: The arguments the tool was called with, or None when the adapter
+            could not capture them.
+        output: What the tool returned, when the adapter saw it.
+        is_error: True when the call failed (bad arguments, unknown tool, exception).
+        call_id: The id linking the call to its result, when the framework has one.
+
+    Example:
+        ```python
+        call = ToolCall("book_slot", {"date": "tomorrow", "time": "10am"})
+        call == "book_slot"          # True
+        call.args["time"]            # "10am"
+        ```
+    """
+
+    args: dict[str, Any] | None
+    output: Any
+    is_error: bool
+    call_id: str | None
+
+    def __new__(
+        cls,
+        name: str,
+        args: dict[str, Any] | None = None,
+        *,
+        output: Any = None,
+        is_error: bool = False,
+        call_id: str | None = None,
+    ) -> ToolCall:
+        """Create a ToolCall from a tool name and optional captured arguments."""
+        obj = super().__new__(cls, name)
+        obj.args = args
+        obj.output = output
+        obj.is_error = is_error
+        obj.call_id = call_id
+        return obj
+
+    @property
+    def name(self) -> str:
+        """The tool name (the string value itself)."""
+        return str(self)
+
+    def __repr__(self) -> str:
+        return f"ToolCall({str(self)!r}, args={self.args!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_tool_call,
+            (str(self), self.args, self.output, self.is_error, self.call_id),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict of the call."""
+        return {
+            "name": str(self),
+            "args": self.args,
+            "output": _jsonable(self.output),
+            "is_error": self.is_error,
+            "call_id": self.call_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """Inverse of `to_dict`."""
+        return cls(
+            data["name"],
+            data.get("args"),
+            output=data.get("output"),
+            is_error=bool(data.get("is_error", False)),
+            call_id=data.get("call_id"),
+        )
+
+    @classmethod
+    def coerce(cls, value: Any) -> ToolCall:
+        """Turn what an agent returned for a tool call into a ToolCall.
+
+        Accepts a ToolCall, a plain name, a ``(name, args)`` pair, or a mapping with a
+        ``name`` (and optional ``args``/``arguments``).
+        """
+        if isinstance(value, ToolCall):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        if isinstance(value, Mapping) and "name" in value:
+            args = value.get("args", value.get("arguments"))
+            return cls(str(value["name"]), dict(args) if isinstance(args, Mapping) else None)
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+            args = value[1]
+            return cls(value[0], dict(args) if isinstance(args, Mapping) else None)
+        raise TypeError(
+            f"a tool call must be a name, ToolCall(name, args) or (name, args); got {value!r}"
+        )
+
+
+def _rebuild_tool_call(
+    name: str, args: dict[str, Any] | None, output: Any, is_error: bool, call_id: str | None
+) -> ToolCall:
+    return ToolCall(name, args, output=output, is_error=is_error, call_id=call_id)
+
+
+class Message(dict[str, Any]):
+    """One entry of the conversation history, in OpenAI chat format.
+
+    It *is* a dict (``history[-1]["content"]``, ``json.dumps``, ``dict(msg)`` all work and
+    yield only OpenAI keys) and also offers attributes (``history[-1].content``). A user turn
+    with an audio fixture carries the resolved path as ``.audio`` / ``["audio"]`` without
+    adding a non-standard key to the dict itself, so it never leaks into API calls.
+    """
+
+    audio: Path | None
+
+    def __init__(
+        self,
+        role: str,
+        content: str | None,
+        *,
+        audio: Path | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(role=role, content=content, **extra)
+        self.audio = audio
+
+    def __missing__(self, key: str) -> Any:
+        if key == "audio":
+            return self.audio
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        if key == "audio" and not dict.__contains__(self, "audio"):
+            return self.audio if self.audio is not None else default
+        return super().get(key, default)
+
+    @property
+    def role(self) -> str:
+        """``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``."""
+        return str(self["role"])
+
+    @property
+    def content(self) -> str | None:
+        """The text of the message (None for an assistant message that only calls tools)."""
+        return dict.get(self, "content")
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """OpenAI-style ``tool_calls`` of an assistant message, or an empty list."""
+        return list(dict.get(self, "tool_calls") or [])
+
+    @property
+    def tool_call_id(self) -> str | None:
+        """For a ``tool`` message, the id of the call it answers."""
+        return dict.get(self, "tool_call_id")
+
+    def to_openai(self) -> dict[str, Any]:
+        """A plain dict with only OpenAI chat keys."""
+        return dict(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_message, (dict(self), self.audio))
+
+
+def _rebuild_message(data: dict[str, Any], audio: Path | None) -> Message:
+    data = dict(data)
+    return Message(data.pop("role"), data.pop("content", None), audio=audio, **data)
+
+
+@dataclass
+class Usage:
+    """Token usage reported by an agent or a judge.
+
+    Args:
+        input_tokens: Prompt tokens.
+        output_tokens: Completion tokens.
+        requests: Number of model requests.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.requests + other.requests,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """A JSON-friendly dict."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "requests": self.requests,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage | None:
+        """Inverse of `to_dict`; None stays None."""
+        if data is None:
+            return None
+        return cls(
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+            int(data.get("requests", 0)),
+        )
+
+
+def sum_usage(items: Iterable[Usage | None]) -> Usage | None:
+    """Add usages, ignoring None; None when nothing reported any."""
+    total: Usage | None = None
+    for item in items:
+        if item is not None:
+            total = item if total is None else total + item
+    return total
+
+
+@dataclass
+class AgentReply:
+    """What the agent said and did in one turn.
+
+    Args:
+        reply: The reply text.
+        tool_calls: Tools called during the turn; plain names become ``ToolCall(name)``.
+        heard: Voice adapters: what the agent's speech recognizer transcribed.
+        latency_s: Voice adapters: seconds from the end of the user's speech to the first
+            reply text.
+        first_audio_latency_s: Voice adapters: seconds from the end of the user's speech to the
+            first reply audio frame, when the session produces audio.
+        usage: Token usage of the agent for this turn, when the adapter reports it.
+        audio_out: Path of the reply audio the adapter saved, if any.
+        metadata: Anything else an adapter wants evaluators and reports to see.
+    """
+
+    reply: str
+    tool_calls: list[ToolCall | str] = field(default_factory=list)
+    heard: str | None = None
+    latency_s: float | None = None
+    first_audio_latency_s: float | None = None
+    usage: Usage | None = None
+    audio_out: Path | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.reply = "" if self.reply is None else str(self.reply)
+        self.tool_calls = [ToolCall.coerce(c) for c in (self.tool_calls or [])]
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """The tool calls, typed as ToolCall."""
+        return [ToolCall.coerce(c) for c in self.tool_calls]
+
+
+@dataclass
+class TurnContext:
+    """Context passed to every evaluator for a turn.
+
+    Args:
+        user: The user message for this turn.
+        reply: The agent's reply.
+        tool_calls: Tools called during the turn. Each entry is a ToolCall
+            (str-compatible); ``.args`` holds captured arguments or None.
+        history: Full conversation history in OpenAI message format, up to but not including
+            the assistant reply for this turn.
+        turn_index: Zero-based index of the turn in its transcript.
+        run_index: Zero-based index of the run.
+        transcript_id: Id of the transcript being run.
+        audio: Resolved path of the turn's audio fixture, if any.
+        heard: What the agent's speech recognizer heard (voice adapters).
+        latency_s: End of user speech to first reply text, in seconds (voice adapters).
+        first_audio_latency_s: End of user speech to first reply audio, in seconds.
+        metadata: Adapter-specific extras from `AgentReply.metadata`.
+    """
+
+    user: str
+    reply: str
+    tool_calls: list[ToolCall]
+    history: list[dict[str, Any]]
+    turn_index: int = 0
+    run_index: int = 0
+    transcript_id: str = ""
+    audio: Path | None = None
+    heard: str | None = None
+    latency_s: float | None = None
+    first_audio_latency_s: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EvalResult:
+    """Result from a single evaluator on a single turn.
+
+    Args:
+        passed: The verdict.
+        reasoning: Why; for failed deterministic checks, every failed check and what was seen.
+        name: Which evaluator gave it (filled in by the runner when empty).
+        errored: True when the evaluator could not decide (a judge that timed out, an
+            evaluator that raised); always ``passed=False`` then. Distinct from a "no".
+        usage: Tokens the evaluator spent (judges).
+    """
+
+    passed: bool
+    reasoning: str = ""
+    name: str = ""
+    errored: bool = False
+    usage: Usage | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        return {
+            "passed": self.passed,
+            "reasoning": self.reasoning,
+            "name": self.name,
+            "errored": self.errored,
+            "usage": self.usage.to_dict() if self.usage else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalResult:
+        """Inverse of `to_dict`."""
+        return cls(
+            passed=bool(data["passed"]),
+            reasoning=data.get("reasoning", ""),
+            name=data.get("name", ""),
+            errored=bool(data.get("errored", False)),
+            usage=Usage.from_dict(data.get("usage")),
+        )
+
+
+@dataclass
+class TurnResult:
+    """What happened in one turn of one run.
+
+    Args:
+        index: Zero-based turn index.
+        user: The user text.
+        reply: The agent's reply ("" when the turn errored before a reply).
+        tool_calls: The tool calls with their arguments.
+        evaluations: Every evaluator's verdict, in order.
+        error: Short description of an exception in the agent or adapter, if any.
+        duration_s: Wall time of the turn (agent plus evaluators).
+        audio: The audio fixture streamed for this turn, if any.
+        heard: What the agent's speech recognizer heard.
+        latency_s: End of user speech to first reply text.
+        first_audio_latency_s: End of user speech to first reply audio.
+        usage: Tokens the agent spent in this turn.
+        audio_out: Reply audio saved by the adapter, if any.
+    """
+
+    index: int
+    user: str
+    reply: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    evaluations: list[EvalResult] = field(default_factory=list)
+    error: str | None = None
+    duration_s: float = 0.0
+    audio: str | None = None
+    heard: str | None = None
+    latency_s: float | None = None
+    first_audio_latency_s: float | None = None
+    usage: Usage | None = None
+    audio_out: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """No error and every evaluation passed."""
+        return self.error is None and all(e.passed for e in self.evaluations)
+
+    @property
+    def judge_usage(self) -> Usage | None:
+        """Tokens spent by this turn's judges."""
+        return sum_usage(e.usage for e in self.evaluations)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        return {
+            "index": self.index,
+            "user": self.user,
+            "reply": self.reply,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "evaluations": [e.to_dict() for e in self.evaluations],
+            "error": self.error,
+            "duration_s": self.duration_s,
+            "audio": self.audio,
+            "heard": self.heard,
+            "latency_s": self.latency_s,
+            "first_audio_latency_s": self.first_audio_latency_s,
+            "usage": self.usage.to_dict() if self.usage else None,
+            "audio_out": self.audio_out,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TurnResult:
+        """Inverse of `to_dict`."""
+        return cls(
+            index=int(data["index"]),
+            user=data.get("user", ""),
+            reply=data.get("reply", ""),
+            tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls", [])],
+            evaluations=[EvalResult.from_dict(e) for e in data.get("evaluations", [])],
+            error=data.get("error"),
+            duration_s=float(data.get("duration_s", 0.0)),
+            audio=data.get("audio"),
+            heard=data.get("heard"),
+            latency_s=data.get("latency_s"),
+            first_audio_latency_s=data.get("first_audio_latency_s"),
+            usage=Usage.from_dict(data.get("usage")),
+            audio_out=data.get("audio_out"),
+        )
+
+
+@dataclass
+class RunResult:
+    """One execution of a whole transcript.
+
+    Args:
+        index: Zero-based run index.
+        turns: Results of the turns that ran (a run stops at the first turn that errors).
+        error: An error outside any turn (starting or closing the conversation), if any.
+        duration_s: Wall time of the run.
+    """
+
+    index: int
+    turns: list[TurnResult] = field(default_factory=list)
+    error: str | None = None
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """True when the run had no error and every turn passed."""
+        return self.error is None and bool(self.turns) and all(t.passed for t in self.turns)
+
+    @property
+    def agent_usage(self) -> Usage | None:
+        """Tokens the agent spent over the run."""
+        return sum_usage(t.usage for t in self.turns)
+
+    @property
+    def judge_usage(self) -> Usage | None:
+        """Tokens the judges spent over the run."""
+        return sum_usage(t.judge_usage for t in self.turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        return {
+            "index": self.index,
+            "turns": [t.to_dict() for t in self.turns],
+            "error": self.error,
+            "duration_s": self.duration_s,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunResult:
+        """Inverse of `to_dict`."""
+        return cls(
+            index=int(data["index"]),
+            turns=[TurnResult.from_dict(t) for t in data.get("turns", [])],
+            error=data.get("error"),
+            duration_s=float(data.get("duration_s", 0.0)),
+        )
+
+
+def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95% by default).
+
+    Chosen over the normal approximation because it stays inside [0, 1] and behaves at
+    0/N and N/N, which is where small eval suites live.
+    """
+    if trials <= 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class TranscriptResult:
+    """Aggregated result across all runs of a transcript.
+
+    Args:
+        passed: True if score >= threshold.
+        score: Fraction of runs that passed (0.0-1.0).
+        threshold: Required pass fraction.
+        runs: Individual run results.
+        transcript_id: Id of the transcript.
+        planned_runs: Runs asked for; more than ``len(runs)`` when early stop saved some.
+        tags: The transcript's tags.
+        duration_s: Wall time of all runs.
+    """
+
+    passed: bool
+    score: float
+    threshold: float
+    runs: list[RunResult]
+    transcript_id: str = ""
+    planned_runs: int | None = None
+    tags: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    @property
+    def passed_run_count(self) -> int:
+        """Number of runs that passed."""
+        return sum(r.passed for r in self.runs)
+
+    @property
+    def saved_runs(self) -> int:
+        """Runs not started because the verdict could no longer change (early stop)."""
+        if self.planned_runs is None:
+            return 0
+        return max(0, self.planned_runs - len(self.runs))
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """95% Wilson interval on the pass rate."""
+        return wilson_interval(self.passed_run_count, len(self.runs))
+
+    @property
+    def turn_latencies_s(self) -> list[float]:
+        """Every measured voice-turn latency, across runs."""
+        return [t.latency_s for r in self.runs for t in r.turns if t.latency_s is not None]
+
+    @property
+    def p95_latency_s(self) -> float | None:
+        """95th percentile of turn latency (nearest rank), or None when nothing was measured."""
+        values = sorted(self.turn_latencies_s)
+        if not values:
+            return None
+        rank = max(1, math.ceil(0.95 * len(values)))
+        return values[rank - 1]
+
+    @property
+    def agent_usage(self) -> Usage | None:
+        """Tokens the agent spent over all runs."""
+        return sum_usage(r.agent_usage for r in self.runs)
+
+    @property
+    def judge_usage(self) -> Usage | None:
+        """Tokens the judges spent over all runs."""
+        return sum_usage(r.judge_usage for r in self.runs)
+
+    def assert_threshold(self) -> None:
+        """Raise AssertionError if score is below threshold."""
+        __tracebackhide__ = True
+        if not self.passed:
+            raise AssertionError(
+                f"LLM eval failed: score={self.score:.2f} < threshold={self.threshold:.2f} "
+                f"({self.passed_run_count}/{len(self.runs)} runs passed)"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (what travels inside pytest reports)."""
+        low, high = self.interval
+        return {
+            "transcript_id": self.transcript_id,
+            "passed": self.passed,
+            "score": self.score,
+            "threshold": self.threshold,
+            "planned_runs": self.planned_runs,
+            "tags": list(self.tags),
+            "duration_s": self.duration_s,
+            "interval": [low, high],
+            "runs": [r.to_dict() for r in self.runs],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TranscriptResult:
+        """Inverse of `to_dict`."""
+        return cls(
+            passed=bool(data["passed"]),
+            score=float(data["score"]),
+            threshold=float(data["threshold"]),
+            runs=[RunResult.from_dict(r) for r in data.get("runs", [])],
+            transcript_id=data.get("transcript_id", ""),
+            planned_runs=data.get("planned_runs"),
+            tags=list(data.get("tags", [])),
+            duration_s=float(data.get("duration_s", 0.0)),
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    """Best-effort conversion of a tool output to something JSON can hold."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return repr(value)
