@@ -34,6 +34,7 @@ __all__ = [
     "CallableAdapter",
     "Conversation",
     "ConversationInfo",
+    "PreparingAdapter",
     "TurnInput",
     "as_adapter",
     "coerce_reply",
@@ -99,6 +100,18 @@ class AgentAdapter(Protocol):
 
     async def start_conversation(self, info: ConversationInfo) -> Conversation:
         """Open a fresh conversation for one run."""
+        ...
+
+
+class PreparingAdapter(AgentAdapter, Protocol):
+    """An adapter that checks a transcript once before any run (optional method).
+
+    ``prepare`` raising an `AgentEvalError` (for example `AudioFixtureError` for a missing WAV)
+    fails the whole test with its message, before any agent cost is spent.
+    """
+
+    async def prepare(self, transcript: Transcript) -> None:
+        """Validate the transcript's inputs (fixtures, settings) for this adapter."""
         ...
 
 
