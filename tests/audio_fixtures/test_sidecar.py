@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_agent_eval.audio_fixtures import (
+    Sidecar,
+    describe_changes,
+    fixture_key,
+    read_sidecar,
+    sidecar_path,
+    write_sidecar,
+)
+from pytest_agent_eval.errors import AudioFixtureError
+
+INPUTS = {
+    "backend": "hibari",
+    "backend_version": "0.2.1",
+    "model": None,
+    "voice": "heart",
+    "speed": 1.0,
+    "seed": 0,
+    "sample_rate": 16000,
+    "language": None,
+    "postprocess": {"pad_s": 0.25, "target_rms_dbfs": -20.0},
+}
+
+
+def test_sidecar_sits_beside_the_wav() -> None:
+    assert sidecar_path(Path("evals/booking_t1.wav")) == Path("evals/booking_t1.wav.hash")
+
+
+def test_round_trip_is_readable_json(tmp_path: Path) -> None:
+    wav = tmp_path / "t.wav"
+    side = Sidecar(text="Hi there.", inputs=INPUTS, wav_bytes=1234, wav_sha256="ab" * 32)
+    write_sidecar(wav, side)
+    raw = json.loads(sidecar_path(wav).read_text())
+    assert raw["text"] == "Hi there."
+    assert raw["inputs"]["voice"] == "heart"
+    assert raw["key"] == fixture_key("Hi there.", INPUTS)
+    back = read_sidecar(wav)
+    assert back == side
+    assert (back.backend, back.voice, back.sample_rate) == ("hibari", "heart", 16000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.wav.hash"]
+
+
+def test_no_sidecar_is_none(tmp_path: Path) -> None:
+    assert read_sidecar(tmp_path / "x.wav") is None
+
+
+def test_an_old_bare_hash_sidecar_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "x.wav.hash").write_text("d41d8cd98f00b204e9800998ecf8427e\n")
+    with pytest.raises(AudioFixtureError, match=r"x\.wav\.hash: not a sidecar this version"):
+        read_sidecar(tmp_path / "x.wav")
+
+
+def test_key_covers_every_input() -> None:
+    base = fixture_key("Hello.", INPUTS)
+    assert fixture_key("Hello.", dict(INPUTS)) == base
+    assert fixture_key("Hello!", INPUTS) != base
+    for name, value in [
+        ("voice", "joe"),
+        ("speed", 1.1),
+        ("seed", 1),
+        ("sample_rate", 24000),
+        ("backend_version", "0.2.2"),
+        ("model", "x"),
+    ]:
+        assert fixture_key("Hello.", {**INPUTS, name: value}) != base, name
+    assert fixture_key("Hello.", {**INPUTS, "postprocess": {"pad_s": 0.3}}) != base
+    assert fixture_key("Hello.", INPUTS, format_version=2) != base
+
+
+def test_changes_are_explained() -> None:
+    old = Sidecar(text="Hello.", inputs=INPUTS)
+    assert describe_changes(old, "Hello.", INPUTS) == []
+    assert describe_changes(old, "Hello!", INPUTS) == ["text changed"]
+    assert describe_changes(old, "Hello.", {**INPUTS, "voice": "joe", "speed": 1.2}) == [
+        "speed changed: 1.0 -> 1.2",
+        "voice changed: heart -> joe",
+    ]
+    assert describe_changes(
+        old, "Hello.", {**INPUTS, "postprocess": {"pad_s": 0.5, "target_rms_dbfs": -20.0}}
+    ) == ["postprocess.pad_s changed: 0.25 -> 0.5"]
+    assert describe_changes(old, "Hello.", INPUTS, format_version=2) == [
+        "fixture format changed: 1 -> 2"
+    ]
