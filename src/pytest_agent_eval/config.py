@@ -39,8 +39,9 @@ _STALE_AUDIO_CHOICES = ("fail", "skip", "synthesize")
 class JudgeSettings:
     """What every judge needs that is not in its rubric."""
 
-    model: str = "openai:gpt-4o"
-    """Default pydantic-ai model id for judges (``judge_model`` wins over ``model``)."""
+    model: Any = "openai:gpt-4o"
+    """Default judge model: a pydantic-ai model id (``judge_model`` wins over ``model``), or a
+    pydantic-ai ``Model`` instance supplied by the ``llm_eval_judge_model`` fixture."""
     retries: int = 2
     """Retries after a transient judge failure (timeouts, 429, 5xx)."""
     timeout_s: float = 30.0

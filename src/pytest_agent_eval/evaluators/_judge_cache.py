@@ -1,0 +1,104 @@
+"""An on-disk cache of judge verdicts, so re-running an unchanged suite does not pay twice.
+
+One JSON file per verdict, named by a SHA-256 key over everything that decides it: the prompt
+version, the judge model and the full prompt (rubric, conversation, reply, tool calls). Writes
+go to a temporary file that is then renamed over the target, so a crash or a concurrent
+xdist worker never leaves a half-written entry. Only real verdicts are stored; a judge that
+errored is asked again next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["CachedVerdict", "VerdictCache", "verdict_key"]
+
+_FORMAT = 1
+"""Layout version of a cache file; entries of another layout are treated as misses."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CachedVerdict:
+    """A verdict read back from the cache."""
+
+    passed: bool
+    reasoning: str
+
+
+def verdict_key(*, prompt_version: str, model: str, instructions: str, user_prompt: str) -> str:
+    """The cache key of one judge call.
+
+    Args:
+        prompt_version: The judge prompt version constant.
+        model: A stable id of the judge model.
+        instructions: The trusted part of the prompt (includes the rubric).
+        user_prompt: The data part (conversation, tool calls, reply or arguments).
+    """
+    payload = json.dumps(
+        {
+            "prompt_version": prompt_version,
+            "model": model,
+            "instructions": instructions,
+            "user_prompt": user_prompt,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class VerdictCache:
+    """Verdicts stored as ``<directory>/<key[:2]>/<key>.json``.
+
+    Args:
+        directory: The cache folder; created on first write.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedVerdict | None:
+        """The stored verdict for ``key``, or None (missing, unreadable or of another layout)."""
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            return None
+        passed, reasoning = data.get("passed"), data.get("reasoning")
+        if not isinstance(passed, bool) or not isinstance(reasoning, str):
+            return None
+        return CachedVerdict(passed=passed, reasoning=reasoning)
+
+    def put(self, key: str, *, passed: bool, reasoning: str, model: str) -> None:
+        """Store a verdict atomically; a cache that cannot be written is skipped silently.
+
+        A cache is an optimisation: failing a test because the disk is read-only would be
+        worse than paying for the judge again.
+        """
+        path = self._path(key)
+        body = json.dumps(
+            {"format": _FORMAT, "passed": passed, "reasoning": reasoning, "model": model},
+            ensure_ascii=False,
+            indent=2,
+        )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(body)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            return

@@ -1,0 +1,99 @@
+"""Deterministic checks on text: the reply (substrings, regexes) and, for voice, what was heard."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..models import EvalResult, TurnContext
+from .base import shorten
+
+__all__ = ["ContainsEvaluator", "LatencyEvaluator"]
+
+
+@dataclass
+class ContainsEvaluator:
+    """Case-insensitive substring and regex checks; every failed check is reported.
+
+    Args:
+        any_of: At least one of these substrings must appear.
+        all_of: All of these substrings must appear.
+        matches_any: At least one of these regexes must match (``re.search``).
+        matches_all: All of these regexes must match.
+        target: ``"reply"`` (default) or ``"heard"`` (what a voice agent's STT transcribed).
+        name: Display name in results.
+    """
+
+    any_of: Sequence[str] = field(default_factory=list)
+    all_of: Sequence[str] = field(default_factory=list)
+    matches_any: Sequence[str] = field(default_factory=list)
+    matches_all: Sequence[str] = field(default_factory=list)
+    target: Literal["reply", "heard"] = "reply"
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        # Compile once; a bad pattern is the author's error and should surface at construction.
+        self._any = [re.compile(p, re.IGNORECASE) for p in self.matches_any]
+        self._all = [re.compile(p, re.IGNORECASE) for p in self.matches_all]
+        if not self.name:
+            self.name = "reply" if self.target == "reply" else "heard"
+
+    def evaluate(self, ctx: TurnContext) -> EvalResult:
+        text = ctx.reply if self.target == "reply" else ctx.heard
+        if text is None:
+            return EvalResult(
+                False,
+                "nothing was heard: this adapter does not report speech recognition "
+                "(heard_* checks need a voice adapter)",
+                name=self.name,
+            )
+        lowered = text.lower()
+        failures: list[str] = []
+        label = self.target
+        if self.any_of and not any(s.lower() in lowered for s in self.any_of):
+            failures.append(f"{label} contains none of {list(self.any_of)!r}")
+        missing = [s for s in self.all_of if s.lower() not in lowered]
+        if missing:
+            failures.append(f"{label} is missing {missing!r}")
+        if self._any and not any(p.search(text) for p in self._any):
+            failures.append(f"{label} matches none of the patterns {list(self.matches_any)!r}")
+        unmatched = [p.pattern for p in self._all if not p.search(text)]
+        if unmatched:
+            failures.append(f"{label} does not match {unmatched!r}")
+        if failures:
+            seen = f"{label} was {shorten(text)!r}"
+            return EvalResult(False, "; ".join(failures) + f" ({seen})", name=self.name)
+        return EvalResult(True, f"{label} text checks passed", name=self.name)
+
+
+@dataclass
+class LatencyEvaluator:
+    """Voice turns: end of user speech to first reply text must stay within a budget.
+
+    Args:
+        max_latency_ms: The budget in milliseconds.
+        name: Display name in results.
+    """
+
+    max_latency_ms: float
+    name: str = "latency"
+
+    def evaluate(self, ctx: TurnContext) -> EvalResult:
+        if ctx.latency_s is None:
+            return EvalResult(
+                False,
+                "no latency was measured: max_latency_ms needs a voice adapter that reports it",
+                name=self.name,
+            )
+        measured_ms = ctx.latency_s * 1000
+        if measured_ms > self.max_latency_ms:
+            return EvalResult(
+                False,
+                f"first reply after {measured_ms:.0f} ms > max_latency_ms {self.max_latency_ms:g}",
+                name=self.name,
+            )
+        return EvalResult(
+            True, f"first reply after {measured_ms:.0f} ms <= {self.max_latency_ms:g}", name=self.name
+        )

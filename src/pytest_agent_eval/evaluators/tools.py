@@ -1,0 +1,128 @@
+"""Deterministic checks on the tool calls of a turn: which, in what order, with what arguments."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..models import EvalResult, ToolCall, TurnContext
+from .base import shorten
+
+__all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "describe_calls", "is_subsequence"]
+
+
+def describe_calls(calls: Sequence[ToolCall]) -> str:
+    """``book(party=2), notify()``, or ``no tool calls``: what reasons show as "seen"."""
+    if not calls:
+        return "no tool calls"
+    parts = []
+    for call in calls:
+        args = getattr(call, "args", None)
+        rendered = "" if not args else json.dumps(args, sort_keys=True, default=str)
+        parts.append(f"{call}({shorten(rendered, 120)})" if rendered else f"{call}()")
+    return ", ".join(parts)
+
+
+def is_subsequence(wanted: Sequence[str], seen: Sequence[str]) -> bool:
+    """True when ``wanted`` appears in ``seen`` in order, gaps allowed."""
+    position = iter(seen)
+    return all(any(name == s for s in position) for name in wanted)
+
+
+@dataclass
+class ToolCallEvaluator:
+    """Which tools were (not) called in the turn, optionally in order.
+
+    Args:
+        include: Tool names that must be called.
+        exclude: Tool names that must not be called.
+        ordered: If True, ``include`` must appear in this order (a subsequence of the calls).
+        name: Display name in results.
+    """
+
+    include: Sequence[str] = field(default_factory=list)
+    exclude: Sequence[str] = field(default_factory=list)
+    ordered: bool = False
+    name: str = "tool_calls"
+
+    def evaluate(self, ctx: TurnContext) -> EvalResult:
+        names = [str(c) for c in ctx.tool_calls]
+        failures: list[str] = []
+        missing = [n for n in self.include if n not in names]
+        if missing:
+            failures.append(f"expected tool calls not made: {missing!r}")
+        forbidden = [n for n in self.exclude if n in names]
+        if forbidden:
+            failures.append(f"forbidden tool calls made: {forbidden!r}")
+        if self.ordered and not missing and not is_subsequence(list(self.include), names):
+            failures.append(f"tool calls not in the order {list(self.include)!r}")
+        if failures:
+            return EvalResult(
+                False, "; ".join(failures) + f" (saw {describe_calls(ctx.tool_calls)})", self.name
+            )
+        return EvalResult(True, f"tool calls ok ({describe_calls(ctx.tool_calls)})", self.name)
+
+
+def _args_match(expected: Mapping[str, Any], actual: Mapping[str, Any], mode: str) -> bool:
+    if mode == "exact":
+        return dict(actual) == dict(expected)
+    return all(k in actual and _value_match(v, actual[k]) for k, v in expected.items())
+
+
+def _value_match(expected: Any, actual: Any) -> bool:
+    # Nested mappings match as subsets too, so `args: {guest: {name: Ana}}` ignores extra keys.
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        return all(k in actual and _value_match(v, actual[k]) for k, v in expected.items())
+    return bool(expected == actual)
+
+
+@dataclass
+class ToolCallArgsEvaluator:
+    """The arguments of a tool call; passes when any call to ``tool`` matches.
+
+    Args:
+        tool: The tool name.
+        args: Expected arguments.
+        mode: ``"subset"`` (expected items must appear; nested mappings too) or ``"exact"``.
+        name: Display name in results.
+    """
+
+    tool: str
+    args: Mapping[str, Any]
+    mode: Literal["subset", "exact"] = "subset"
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("subset", "exact"):
+            raise ValueError(f"mode must be 'subset' or 'exact', got {self.mode!r}")
+        if not self.name:
+            self.name = f"tool_calls_args[{self.tool}]"
+
+    def evaluate(self, ctx: TurnContext) -> EvalResult:
+        calls = [c for c in ctx.tool_calls if str(c) == self.tool]
+        want = json.dumps(dict(self.args), sort_keys=True, default=str)
+        if not calls:
+            return EvalResult(
+                False,
+                f"{self.tool} was not called, so its arguments ({self.mode} of {want}) could not "
+                f"match (saw {describe_calls(ctx.tool_calls)})",
+                self.name,
+            )
+        captured = [c for c in calls if c.args is not None]
+        if not captured:
+            return EvalResult(
+                False,
+                f"{self.tool} was called but its arguments were not captured; return "
+                "ToolCall(name, args) from the agent or use an adapter that records them",
+                self.name,
+            )
+        if any(_args_match(self.args, c.args or {}, self.mode) for c in captured):
+            return EvalResult(True, f"{self.tool} called with {self.mode} of {want}", self.name)
+        return EvalResult(
+            False,
+            f"no call to {self.tool} has arguments matching ({self.mode}) {want} "
+            f"(saw {describe_calls(calls)})",
+            self.name,
+        )

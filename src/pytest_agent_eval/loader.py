@@ -1,0 +1,467 @@
+"""YAML transcripts in, validated `Transcript` objects out.
+
+Validation happens once, here, against the JSON Schema shipped in the package, plus the checks
+a schema cannot express (regexes compile, duplicate keys). Every problem becomes a single
+`TranscriptError` whose message names the file, the line, the field path and, for a misspelt
+key, the closest valid one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .config import did_you_mean
+from .errors import TranscriptError
+from .models import (
+    Expect,
+    JudgeConfig,
+    ToolCallArgsConfig,
+    Transcript,
+    Turn,
+    VoiceSettings,
+)
+
+__all__ = [
+    "TRANSCRIPT_SUFFIXES",
+    "find_transcript_files",
+    "is_ignored_file",
+    "iter_audio_paths",
+    "load_transcript_file",
+    "load_transcript_text",
+    "load_transcripts",
+    "transcript_schema",
+]
+
+TRANSCRIPT_SUFFIXES = (".yaml", ".yml")
+
+_Path = tuple[str | int, ...]
+
+
+@cache
+def transcript_schema() -> dict[str, Any]:
+    """The transcript JSON Schema (draft 2020-12) shipped inside the package."""
+    text = resources.files("pytest_agent_eval").joinpath("schema/transcript.json").read_text("utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(transcript_schema())
+
+
+def is_ignored_file(path: Path) -> bool:
+    """Files whose name starts with ``_`` or ``.`` are never collected (shared snippets)."""
+    return path.name.startswith(("_", "."))
+
+
+def find_transcript_files(dirs: Iterable[Path]) -> list[Path]:
+    """Every ``*.yaml`` / ``*.yml`` under each folder (recursive), sorted, without duplicates.
+
+    A path that is itself a YAML file is returned as is. Missing folders yield nothing; the
+    caller decides whether that is an error.
+    """
+    found: set[Path] = set()
+    for base in dirs:
+        base = Path(base)
+        if base.is_file():
+            if base.suffix in TRANSCRIPT_SUFFIXES:
+                found.add(base.resolve())
+            continue
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*"):
+            if path.suffix in TRANSCRIPT_SUFFIXES and path.is_file() and not is_ignored_file(path):
+                found.add(path.resolve())
+    return sorted(found)
+
+
+def load_transcripts(
+    paths: Sequence[Path], *, default_threshold: float = 0.8, default_runs: int = 1
+) -> list[Transcript]:
+    """Load several files, rejecting an ``id`` used twice.
+
+    Raises:
+        TranscriptError: For the first invalid file or duplicated id.
+    """
+    seen: dict[str, Path] = {}
+    out: list[Transcript] = []
+    for path in paths:
+        transcript = load_transcript_file(
+            path, default_threshold=default_threshold, default_runs=default_runs
+        )
+        if transcript.id in seen:
+            raise duplicate_id_error(transcript, seen[transcript.id])
+        seen[transcript.id] = path
+        out.append(transcript)
+    return out
+
+
+def duplicate_id_error(transcript: Transcript, first: Path) -> TranscriptError:
+    """The error for an ``id`` already used by another file."""
+    where = f"{transcript.path}:{transcript.line}" if transcript.line else f"{transcript.path}"
+    return TranscriptError(
+        f"{where}: id {transcript.id!r} is already used by {first}; "
+        "transcript ids must be unique because they name the tests"
+    )
+
+
+def load_transcript_file(
+    path: Path, *, default_threshold: float = 0.8, default_runs: int = 1
+) -> Transcript:
+    """Read and validate one YAML transcript.
+
+    ``default_threshold`` and ``default_runs`` (from ``[tool.agent_eval]``) apply when the
+    file does not set them.
+
+    Raises:
+        TranscriptError: With file, line, field path and a hint.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot read transcript: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    return load_transcript_text(
+        text, path=path.resolve(), default_threshold=default_threshold, default_runs=default_runs
+    )
+
+
+def load_transcript_text(
+    text: str, *, path: Path, default_threshold: float = 0.8, default_runs: int = 1
+) -> Transcript:
+    """Validate YAML ``text`` as a transcript; ``path`` names it and anchors ``audio:``."""
+    node = _compose(text, path)
+    lines = _LineIndex.build(node)
+    data = yaml.safe_load(text) if node is not None else None
+    if not isinstance(data, dict) or not ({"id", "turns"} & set(data)):
+        shape = "empty" if data is None else _yaml_type(data)
+        raise TranscriptError(
+            f"{path}: this YAML file is not a transcript (it is {shape} without 'id' and "
+            "'turns' keys). Transcripts need 'id' and 'turns'; move other YAML files out of "
+            "yaml_dirs, or start their name with '_' so they are not collected"
+        )
+    _validate_schema(data, path, lines)
+    _check_regexes(data, path, lines)
+    return _build(data, path, lines, default_threshold, default_runs)
+
+
+# --------------------------------------------------------------------------------------------
+# YAML with line numbers
+# --------------------------------------------------------------------------------------------
+
+
+def _compose(text: str, path: Path) -> yaml.Node | None:
+    try:
+        return yaml.compose(text, Loader=_DuplicateKeyCheckingLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = exc.problem or exc.context or "invalid YAML"
+        if problem.startswith("duplicate key"):
+            raise TranscriptError(f"{where}: {problem} ({exc.context}); keep only one") from exc
+        raise TranscriptError(
+            f"{where}: YAML syntax error: {problem}"
+            + (f" ({exc.context})" if exc.context and exc.problem else "")
+            + "; check indentation and quoting (quote strings containing ': ' or '#')"
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise TranscriptError(f"{path}: YAML error: {exc}") from exc
+
+
+class _DuplicateKeyCheckingLoader(yaml.SafeLoader):
+    """A SafeLoader whose composer rejects a key given twice in one mapping."""
+
+    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
+        node = super().compose_mapping_node(anchor)
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = getattr(key_node, "value", None)
+            if key in seen:
+                raise yaml.MarkedYAMLError(
+                    context=f"key {key!r} first given on line {seen[key] + 1}",
+                    problem=f"duplicate key {key!r}",
+                    problem_mark=key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark.line
+        return node
+
+
+@dataclass
+class _LineIndex:
+    """Field path -> 1-based line, for pointing users at the right place."""
+
+    lines: dict[_Path, int]
+
+    @classmethod
+    def build(cls, root: yaml.Node | None) -> _LineIndex:
+        lines: dict[_Path, int] = {}
+
+        def walk(node: yaml.Node, path: _Path) -> None:
+            lines.setdefault(path, node.start_mark.line + 1)
+            if isinstance(node, yaml.MappingNode):
+                for key_node, value_node in node.value:
+                    child = (*path, str(key_node.value))
+                    lines[child] = key_node.start_mark.line + 1
+                    walk(value_node, child)
+            elif isinstance(node, yaml.SequenceNode):
+                for i, item in enumerate(node.value):
+                    walk(item, (*path, i))
+
+        if root is not None:
+            walk(root, ())
+        return cls(lines)
+
+    def line(self, path: _Path) -> int | None:
+        """The line of ``path`` or of its nearest ancestor."""
+        for end in range(len(path), -1, -1):
+            found = self.lines.get(tuple(path[:end]))
+            if found is not None:
+                return found
+        return None
+
+
+def _format_path(path: Sequence[str | int]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _where(path: Path, lines: _LineIndex, field: _Path, data: Mapping[str, Any]) -> str:
+    line = lines.line(field)
+    head = f"{path}:{line}" if line else str(path)
+    tid = data.get("id")
+    parts = [head]
+    if isinstance(tid, str):
+        parts.append(f"transcript {tid!r}")
+    if len(field) >= 2 and field[0] == "turns" and isinstance(field[1], int):
+        parts.append(f"turn {field[1] + 1}")
+    return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+def _validate_schema(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
+    from jsonschema.exceptions import best_match
+
+    errors = list(_validator().iter_errors(data))
+    if not errors:
+        return
+    # Unknown keys are the most common mistake and the most fixable: report them first.
+    unknown = [e for e in errors if e.validator == "additionalProperties"]
+    error = unknown[0] if unknown else best_match(errors)
+    raise TranscriptError(_describe(error, data, path, lines))
+
+
+def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -> str:
+    field: _Path = tuple(error.absolute_path)
+    kind = error.validator
+    if kind == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        key = extra[0]
+        target = (*field, key)
+        return (
+            f"{_where(path, lines, target, data)}, {_format_path(target)}: unknown field "
+            f"{key!r}{did_you_mean(key, allowed)}. Allowed here: {', '.join(allowed)}"
+        )
+    where = f"{_where(path, lines, field, data)}, {_format_path(field)}"
+    value = error.instance
+    if kind == "required":
+        missing = re.findall(r"'([^']+)' is a required property", error.message)
+        name = missing[0] if missing else error.message
+        hint = {
+            "id": "add `id: some_name`; it becomes the test name",
+            "turns": "add a `turns:` list with at least one `- user: ...` entry",
+            "user": "every turn needs the user's words in `user:`",
+            "rubric": "a judge needs a `rubric:` saying what a good reply does",
+            "tool": "name the tool whose arguments to check in `tool:`",
+        }.get(name, f"add '{name}'")
+        return f"{where}: missing required field {name!r}; {hint}"
+    if kind == "anyOf" and field and "tool_calls_args" in field:
+        return (
+            f"{where}: needs 'args' (deterministic check) or 'judge' (LLM-judged rubric); "
+            "got neither"
+        )
+    if kind == "minItems" and field == ("turns",):
+        return f"{where}: 'turns' is empty; add at least one turn (`- user: ...`)"
+    if kind == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return (
+            f"{where}: expected {_article(expected)}, got {_yaml_type(value)} {_short(value)}"
+            + _type_hint(field, expected)
+        )
+    if kind in ("minimum", "maximum", "exclusiveMinimum"):
+        if field and field[-1] == "threshold":
+            return f"{where}: threshold must be between 0.0 and 1.0, got {value!r}"
+        if field and field[-1] == "runs":
+            return f"{where}: runs must be at least 1, got {value!r}"
+        return f"{where}: {error.message}"
+    if kind == "enum":
+        choices = [str(c) for c in error.validator_value]
+        return (
+            f"{where}: {_short(value)} is not one of {', '.join(choices)}"
+            f"{did_you_mean(str(value), choices)}"
+        )
+    if kind == "minLength":
+        return f"{where}: must not be empty"
+    if kind == "pattern" and field == ("id",):
+        return (
+            f"{where}: id {value!r} may not contain spaces, brackets, slashes or colons "
+            "(it becomes the pytest test name); use letters, digits, '_' or '-'"
+        )
+    return f"{where}: {error.message}"
+
+
+def _article(word: str) -> str:
+    names = {
+        "object": "a mapping",
+        "array": "a list",
+        "string": "a string",
+        "number": "a number",
+        "integer": "an integer",
+        "boolean": "true or false",
+        "string or null": "a string or null",
+    }
+    return names.get(word, word)
+
+
+def _yaml_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        dict: "a mapping",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
+
+
+def _type_hint(field: _Path, expected: str) -> str:
+    if expected == "array" and field and str(field[-1]).startswith(("reply_", "tool_calls_", "heard_")):
+        return "; write a list, e.g. `- \"text\"` on its own line or [\"a\", \"b\"]"
+    if expected == "object" and field and field[-1] == "expect":
+        return "; `expect:` is a mapping of checks such as `reply_contains_any: [...]`"
+    return ""
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_regexes(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
+    for t_index, turn in enumerate(data.get("turns", [])):
+        expect = turn.get("expect") or {}
+        for key in ("reply_matches_any", "reply_matches_all"):
+            for p_index, pattern in enumerate(expect.get(key, [])):
+                try:
+                    re.compile(pattern, re.IGNORECASE)
+                except re.error as exc:
+                    field: _Path = ("turns", t_index, "expect", key, p_index)
+                    raise TranscriptError(
+                        f"{_where(path, lines, field, data)}, {_format_path(field)}: "
+                        f"invalid regex {pattern!r}: {exc}. In YAML, double-quote patterns and "
+                        "double the backslashes (\"\\\\d+\"), or single-quote them ('\\d+')"
+                    ) from exc
+
+
+# --------------------------------------------------------------------------------------------
+# Building the models
+# --------------------------------------------------------------------------------------------
+
+
+def _build(
+    data: dict[str, Any],
+    path: Path,
+    lines: _LineIndex,
+    default_threshold: float,
+    default_runs: int,
+) -> Transcript:
+    base = path.parent
+    turns = [_build_turn(t, i, base, lines) for i, t in enumerate(data["turns"])]
+    return Transcript(
+        id=data["id"],
+        turns=turns,
+        tags=list(data.get("tags", [])),
+        description=data.get("description", ""),
+        voice=_voice(data.get("voice")),
+        path=path,
+        line=lines.line(("id",)),
+        threshold=float(data.get("threshold", default_threshold)),
+        runs=int(data.get("runs", default_runs)),
+    )
+
+
+def _build_turn(raw: dict[str, Any], index: int, base: Path, lines: _LineIndex) -> Turn:
+    audio = raw.get("audio")
+    resolved = None
+    if audio is not None:
+        candidate = Path(audio).expanduser()
+        resolved = candidate if candidate.is_absolute() else (base / candidate).resolve()
+    return Turn(
+        user=raw["user"],
+        audio=resolved,
+        expect=_build_expect(raw.get("expect") or {}),
+        voice=_voice(raw.get("voice")),
+        line=lines.line(("turns", index)),
+    )
+
+
+def _build_expect(raw: dict[str, Any]) -> Expect:
+    judge = raw.get("judge")
+    return Expect(
+        judge=JudgeConfig(judge["rubric"], judge.get("model")) if judge else None,
+        tool_calls_include=list(raw.get("tool_calls_include", [])),
+        tool_calls_exclude=list(raw.get("tool_calls_exclude", [])),
+        tool_calls_ordered=bool(raw.get("tool_calls_ordered", False)),
+        tool_calls_args=[_build_args(a) for a in raw.get("tool_calls_args", [])],
+        reply_contains_any=list(raw.get("reply_contains_any", [])),
+        reply_contains_all=list(raw.get("reply_contains_all", [])),
+        reply_matches_any=list(raw.get("reply_matches_any", [])),
+        reply_matches_all=list(raw.get("reply_matches_all", [])),
+        heard_contains_any=list(raw.get("heard_contains_any", [])),
+        heard_contains_all=list(raw.get("heard_contains_all", [])),
+        max_latency_ms=raw.get("max_latency_ms"),
+    )
+
+
+def _build_args(raw: dict[str, Any]) -> ToolCallArgsConfig:
+    judge = raw.get("judge")
+    return ToolCallArgsConfig(
+        tool=raw["tool"],
+        args=raw.get("args"),
+        mode=raw.get("mode", "subset"),
+        judge=JudgeConfig(judge["rubric"], judge.get("model")) if judge else None,
+    )
+
+
+def _voice(raw: Mapping[str, Any] | None) -> VoiceSettings | None:
+    return VoiceSettings(**raw) if raw else None
+
+
+def iter_audio_paths(transcripts: Iterable[Transcript]) -> Iterator[Path]:
+    """Every resolved audio fixture path referenced by ``transcripts``."""
+    for transcript in transcripts:
+        for turn in transcript.turns:
+            if turn.audio is not None:
+                yield Path(turn.audio)
