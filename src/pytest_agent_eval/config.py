@@ -293,4 +293,6 @@ def parse_bool_env(name: str, environ: Mapping[str, str] | None = None) -> bool 
         return True
     if value in ("0", "false", "no", "off"):
         return False
-    raise ConfigError(f"{name}={raw!r} is not understood; use 1/true/yes to enable, 0/false/no to disable")
+    raise ConfigError(
+        f"{name}={raw!r} is not understood; use 1/true/yes to enable, 0/false/no to disable"
+    )

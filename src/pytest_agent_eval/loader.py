@@ -49,7 +49,9 @@ _Path = tuple[str | int, ...]
 @cache
 def transcript_schema() -> dict[str, Any]:
     """The transcript JSON Schema (draft 2020-12) shipped inside the package."""
-    text = resources.files("pytest_agent_eval").joinpath("schema/transcript.json").read_text("utf-8")
+    text = (
+        resources.files("pytest_agent_eval").joinpath("schema/transcript.json").read_text("utf-8")
+    )
     return json.loads(text)  # type: ignore[no-any-return]
 
 
@@ -357,8 +359,12 @@ def _yaml_type(value: Any) -> str:
 
 
 def _type_hint(field: _Path, expected: str) -> str:
-    if expected == "array" and field and str(field[-1]).startswith(("reply_", "tool_calls_", "heard_")):
-        return "; write a list, e.g. `- \"text\"` on its own line or [\"a\", \"b\"]"
+    if (
+        expected == "array"
+        and field
+        and str(field[-1]).startswith(("reply_", "tool_calls_", "heard_"))
+    ):
+        return '; write a list, e.g. `- "text"` on its own line or ["a", "b"]'
     if expected == "object" and field and field[-1] == "expect":
         return "; `expect:` is a mapping of checks such as `reply_contains_any: [...]`"
     return ""

@@ -95,5 +95,7 @@ class LatencyEvaluator:
                 name=self.name,
             )
         return EvalResult(
-            True, f"first reply after {measured_ms:.0f} ms <= {self.max_latency_ms:g}", name=self.name
+            True,
+            f"first reply after {measured_ms:.0f} ms <= {self.max_latency_ms:g}",
+            name=self.name,
         )

@@ -1,0 +1,77 @@
+"""The compact per-run, per-turn account of a transcript result, for pytest failures."""
+
+from __future__ import annotations
+
+from .models import RunResult, TranscriptResult, TurnResult
+
+__all__ = ["format_account", "format_score_line"]
+
+_MAX_TEXT = 160
+
+
+def _clip(text: str, limit: int = _MAX_TEXT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_score_line(result: TranscriptResult) -> str:
+    """``score=0.67 (95% CI 0.21-0.94) threshold=0.80, 2/3 runs passed`` plus early-stop note."""
+    low, high = result.interval
+    line = (
+        f"score={result.score:.2f} (95% CI {low:.2f}-{high:.2f}) "
+        f"threshold={result.threshold:.2f}, {result.passed_run_count}/{len(result.runs)} runs passed"
+    )
+    if result.saved_runs:
+        line += (
+            f"; early stop: {result.saved_runs} of {result.planned_runs} runs not started "
+            "(verdict already settled)"
+        )
+    return line
+
+
+def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
+    mark = "ok" if turn.passed else ("ERROR" if turn.error else "FAIL")
+    lines = [f"    turn {turn.index + 1} [{mark}] user: {_clip(turn.user, 80)!r}"]
+    if turn.error:
+        lines.append(f"      error: {_clip(turn.error, 400)}")
+        return lines
+    if not turn.passed or verbose:
+        lines.append(f"      reply: {_clip(turn.reply)!r}")
+        if turn.heard is not None:
+            lines.append(f"      heard: {_clip(turn.heard)!r}")
+        if turn.tool_calls:
+            calls = ", ".join(
+                f"{c}({_clip(str(c.args), 80) if c.args is not None else ''})"
+                + (" [error]" if c.is_error else "")
+                for c in turn.tool_calls
+            )
+            lines.append(f"      tools: {calls}")
+    for evaluation in turn.evaluations:
+        if evaluation.passed and not verbose:
+            continue
+        status = "errored" if evaluation.errored else ("pass" if evaluation.passed else "fail")
+        lines.append(f"      - {evaluation.name} {status}: {_clip(evaluation.reasoning, 400)}")
+    return lines
+
+
+def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
+    status = "passed" if run.passed else "FAILED"
+    lines = [f"  run {run.index + 1}: {status} ({run.duration_s:.2f}s)"]
+    if run.error:
+        lines.append(f"    error: {_clip(run.error, 400)}")
+    if run.passed and not verbose:
+        return lines
+    for turn in run.turns:
+        lines.extend(_format_turn(turn, verbose=verbose))
+    return lines
+
+
+def format_account(result: TranscriptResult, *, verbose: bool = False) -> str:
+    """Every run with its failed turns: what the user said, the reply, tools, failed checks.
+
+    Passing runs are one line each unless ``verbose``.
+    """
+    lines = [format_score_line(result)]
+    for run in result.runs:
+        lines.extend(_format_run(run, verbose=verbose))
+    return "\n".join(lines)

@@ -1,0 +1,273 @@
+"""Run a transcript N times against an adapter and aggregate the verdict.
+
+Flow of `run_transcript`:
+
+1. ``adapter.prepare(transcript)`` once, if the adapter has it; its exception propagates (the
+   input is unusable, no run could succeed).
+2. Up to ``concurrency`` runs in flight. Each run opens its own conversation, feeds the turns in
+   order, evaluates each reply with every evaluator, and always closes the conversation.
+3. An exception in the agent ends that run as failed, recorded with a short traceback; an
+   exception in an evaluator becomes an errored verdict. Neither touches the other runs.
+4. With ``early_stop``, no new run starts once the verdict is settled either way.
+5. The test passes when passed runs / runs >= threshold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter
+from .config import DEFAULT_CONCURRENCY, JudgeSettings
+from .evaluators import build_evaluators
+from .evaluators.base import evaluate_safely
+from .models import (
+    AgentReply,
+    Message,
+    RunResult,
+    ToolCall,
+    Transcript,
+    TranscriptResult,
+    TurnContext,
+    TurnResult,
+)
+
+__all__ = ["RunSettings", "describe_exception", "passes_needed", "run_transcript"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """How to run a transcript (as opposed to what it says)."""
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Most runs in flight at once."""
+    early_stop: bool = False
+    """Stop starting runs once the verdict cannot change."""
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
+    """Model, retries, timeout and cache for judges."""
+
+
+def passes_needed(threshold: float, runs: int) -> int:
+    """Smallest number of passing runs with passes / runs >= threshold."""
+    # The epsilon absorbs float noise such as 0.7 * 10 == 7.000000000000001.
+    return max(0, math.ceil(threshold * runs - 1e-9))
+
+
+def describe_exception(exc: BaseException, frames: int = 3) -> str:
+    """``ValueError: boom`` plus the innermost frames, for results and reports."""
+    head = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    stack = traceback.extract_tb(exc.__traceback__)[-frames:]
+    if not stack:
+        return head
+    where = " <- ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in reversed(stack))
+    return f"{head} (at {where})"
+
+
+async def run_transcript(
+    transcript: Transcript,
+    agent: Any,
+    *,
+    settings: RunSettings | None = None,
+    on_run_done: Callable[[RunResult], None] | None = None,
+) -> TranscriptResult:
+    """Run ``transcript.runs`` conversations with ``agent`` and aggregate them.
+
+    Args:
+        transcript: What to say and what to expect.
+        agent: An `AgentAdapter`, or an agent callable (wrapped in `CallableAdapter`).
+        settings: Concurrency, early stop and judge settings.
+        on_run_done: Called after each finished run (progress reporting).
+
+    Returns:
+        The aggregated result; runs are ordered by index.
+    """
+    settings = settings or RunSettings()
+    adapter = as_adapter(agent)
+    prepare = getattr(adapter, "prepare", None)
+    if callable(prepare):
+        await prepare(transcript)
+
+    evaluators = [build_evaluators(t.expect, settings.judge) for t in transcript.turns]
+    planned = transcript.runs
+    needed = passes_needed(transcript.threshold, planned)
+    results: list[RunResult] = []
+    passed = failed = 0
+
+    def settled() -> bool:
+        return settings.early_stop and (passed >= needed or planned - failed < needed)
+
+    started = time.perf_counter()
+    pending: set[asyncio.Task[RunResult]] = set()
+    limit = max(1, settings.concurrency)
+    next_index = 0
+    try:
+        while next_index < planned or pending:
+            # Keep at most `concurrency` tasks alive so early stop can still skip the rest.
+            while next_index < planned and len(pending) < limit and not settled():
+                pending.add(
+                    asyncio.create_task(_run_once(transcript, adapter, next_index, evaluators))
+                )
+                next_index += 1
+            if not pending:
+                break
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                run = task.result()
+                results.append(run)
+                passed += run.passed
+                failed += not run.passed
+                if on_run_done is not None:
+                    on_run_done(run)
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    results.sort(key=lambda r: r.index)
+    executed = len(results)
+    score = passed / executed if executed else 0.0
+    verdict = passed >= needed if executed < planned else score >= transcript.threshold - 1e-9
+    return TranscriptResult(
+        passed=verdict,
+        score=score,
+        threshold=transcript.threshold,
+        runs=results,
+        transcript_id=transcript.id,
+        planned_runs=planned,
+        tags=list(transcript.tags),
+        duration_s=time.perf_counter() - started,
+    )
+
+
+async def _run_once(
+    transcript: Transcript,
+    adapter: AgentAdapter,
+    index: int,
+    evaluators: Sequence[Sequence[Any]],
+) -> RunResult:
+    started = time.perf_counter()
+    run = RunResult(index=index)
+    try:
+        conversation = await adapter.start_conversation(
+            ConversationInfo(transcript=transcript, run_index=index)
+        )
+    except Exception as exc:  # the run boundary
+        run.error = f"starting the conversation failed: {describe_exception(exc)}"
+        run.duration_s = time.perf_counter() - started
+        return run
+    history: list[Message] = []
+    try:
+        for turn_index in range(len(transcript.turns)):
+            result = await _run_turn(
+                transcript, conversation, turn_index, index, history, evaluators[turn_index]
+            )
+            run.turns.append(result)
+            if result.error is not None:
+                break  # the conversation's state is unknown after an agent error
+    finally:
+        try:
+            await conversation.aclose()
+        except Exception as exc:
+            if run.error is None:
+                run.error = f"closing the conversation failed: {describe_exception(exc)}"
+        run.duration_s = time.perf_counter() - started
+    return run
+
+
+async def _run_turn(
+    transcript: Transcript,
+    conversation: Any,
+    turn_index: int,
+    run_index: int,
+    history: list[Message],
+    evaluators: Sequence[Any],
+) -> TurnResult:
+    turn = transcript.turns[turn_index]
+    audio = Path(turn.audio) if turn.audio is not None else None
+    history.append(Message("user", turn.user, audio=audio))
+    result = TurnResult(index=turn_index, user=turn.user, audio=str(audio) if audio else None)
+    started = time.perf_counter()
+    try:
+        reply = await conversation.respond(
+            TurnInput(turn=turn, index=turn_index, history=list(history), audio=audio)
+        )
+        if not isinstance(reply, AgentReply):
+            from .adapters.base import coerce_reply
+
+            reply = coerce_reply(reply)
+    except Exception as exc:  # the run boundary
+        result.error = describe_exception(exc)
+        result.duration_s = time.perf_counter() - started
+        return result
+
+    calls = reply.calls
+    result.reply = reply.reply
+    result.tool_calls = calls
+    result.heard = reply.heard
+    result.latency_s = reply.latency_s
+    result.first_audio_latency_s = reply.first_audio_latency_s
+    result.usage = reply.usage
+    result.audio_out = str(reply.audio_out) if reply.audio_out else None
+
+    ctx = TurnContext(
+        user=turn.user,
+        reply=reply.reply,
+        tool_calls=calls,
+        history=list(history),
+        turn_index=turn_index,
+        run_index=run_index,
+        transcript_id=transcript.id,
+        audio=audio,
+        heard=reply.heard,
+        latency_s=reply.latency_s,
+        first_audio_latency_s=reply.first_audio_latency_s,
+        metadata=dict(reply.metadata),
+    )
+    result.evaluations = list(await asyncio.gather(*(evaluate_safely(e, ctx) for e in evaluators)))
+    history.extend(assistant_messages(reply.reply, calls, turn_index))
+    result.duration_s = time.perf_counter() - started
+    return result
+
+
+def assistant_messages(reply: str, calls: Sequence[ToolCall], turn_index: int) -> list[Message]:
+    """The OpenAI-format messages for one agent turn: tool calls, their results, the reply.
+
+    Earlier turns' tool calls and results stay in the history, so an agent (or a judge) sees
+    what was done, not only what was said.
+    """
+    messages: list[Message] = []
+    if calls:
+        ids = [c.call_id or f"call_{turn_index}_{i}" for i, c in enumerate(calls)]
+        messages.append(
+            Message(
+                "assistant",
+                None,
+                tool_calls=[
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": str(call),
+                            "arguments": json.dumps(call.args or {}, default=str),
+                        },
+                    }
+                    for call, call_id in zip(calls, ids, strict=True)
+                ],
+            )
+        )
+        for call, call_id in zip(calls, ids, strict=True):
+            output = call.output
+            content = output if isinstance(output, str) else json.dumps(output, default=str)
+            messages.append(
+                Message("tool", "" if output is None else content, tool_call_id=call_id)
+            )
+    messages.append(Message("assistant", reply))
+    return messages
