@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..models import TranscriptResult
@@ -252,8 +253,19 @@ class ReportData:
     decision: ExitDecision | None = None
     generated_at: datetime | None = None
     duration_s: float | None = None
+    rootdir: Path | None = None
+    """Paths under it are shown relative to it."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Free-form facts for the header (e.g. ``{"workers": 2}``)."""
+
+    def show_path(self, path: str) -> str:
+        """``path`` relative to the rootdir when it is under it, else as given."""
+        if self.rootdir is None:
+            return path
+        try:
+            return Path(path).relative_to(self.rootdir).as_posix()
+        except ValueError:
+            return path
 
     @property
     def records(self) -> tuple[EvalRecord, ...]:

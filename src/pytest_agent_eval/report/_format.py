@@ -1,0 +1,125 @@
+"""Number and value formats shared by the terminal, markdown and HTML reports."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..models import ToolCall, TranscriptResult, Usage
+from .records import EvalRecord
+
+__all__ = [
+    "SCORE_DECIMALS",
+    "TOOL_ARGS_MAX_CHARS",
+    "fmt_interval",
+    "fmt_latency",
+    "fmt_rate",
+    "fmt_runs",
+    "fmt_score",
+    "fmt_seconds",
+    "fmt_tokens",
+    "fmt_tool_call",
+    "fmt_usage",
+    "fmt_usage_per_run",
+    "shorten",
+    "shown_markers",
+    "verdict_label",
+]
+
+SCORE_DECIMALS = 2
+"""Scores are fractions of a few runs; two decimals tell 2/3 from 3/4 without false precision."""
+
+TOOL_ARGS_MAX_CHARS = 400
+"""Tool arguments and outputs are shortened past this; reports stay readable with big payloads."""
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut ``text`` to ``limit`` characters, marking the cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def fmt_score(value: float) -> str:
+    """``0.67``."""
+    return f"{value:.{SCORE_DECIMALS}f}"
+
+
+def fmt_interval(interval: tuple[float, float]) -> str:
+    """``[0.21–0.94]``."""
+    low, high = interval
+    return f"[{fmt_score(low)}–{fmt_score(high)}]"
+
+
+def fmt_rate(value: float | None) -> str:
+    """A percentage, or ``–``."""
+    return "–" if value is None else f"{value:.0%}"
+
+
+def fmt_seconds(value: float | None) -> str:
+    """``0.42 s``, ``12.3 s``, or ``–``."""
+    if value is None:
+        return "–"
+    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+
+
+def fmt_latency(result: TranscriptResult | None) -> str:
+    """The p95 turn latency of a voice transcript, or ``–``."""
+    return fmt_seconds(result.p95_latency_s if result is not None else None)
+
+
+def fmt_runs(result: TranscriptResult) -> str:
+    """``3`` or ``2 of 5`` (early stop saved the rest)."""
+    ran = len(result.runs)
+    if result.saved_runs:
+        return f"{ran} of {result.planned_runs}"
+    return str(ran)
+
+
+def fmt_tokens(count: int) -> str:
+    """``1,234``."""
+    return f"{count:,}"
+
+
+def fmt_usage(usage: Usage | None) -> str:
+    """``1,234 (1,000 in / 234 out)``, or ``–`` when nothing was reported."""
+    if usage is None:
+        return "–"
+    return (
+        f"{fmt_tokens(usage.total_tokens)} "
+        f"({fmt_tokens(usage.input_tokens)} in / {fmt_tokens(usage.output_tokens)} out)"
+    )
+
+
+def fmt_usage_per_run(usage: Usage | None, runs: int) -> str:
+    """``1,230 (410/run)``: the total and the mean per run, or ``–``."""
+    if usage is None:
+        return "–"
+    per_run = round(usage.total_tokens / runs) if runs else 0
+    return f"{fmt_tokens(usage.total_tokens)} ({fmt_tokens(per_run)}/run)"
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def fmt_tool_call(call: ToolCall) -> str:
+    """``book_slot({"time": "10am"}) -> "ok"`` with ``[error]`` for a failed call."""
+    args = "" if call.args is None else shorten(_json(call.args), TOOL_ARGS_MAX_CHARS)
+    text = f"{call.name}({args})"
+    if call.output is not None:
+        text += " → " + shorten(_json(call.output), TOOL_ARGS_MAX_CHARS)
+    if call.is_error:
+        text += " [error]"
+    return text
+
+
+def verdict_label(record: EvalRecord) -> str:
+    """``PASS``, ``FAIL``, ``ERROR`` or ``SKIP``."""
+    return {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[record.verdict]
+
+
+def shown_markers(record: EvalRecord) -> list[str]:
+    """The markers worth showing: ``agent_eval`` itself is on every eval, so it is left out."""
+    return [m for m in record.markers if m != "agent_eval"]

@@ -1,0 +1,68 @@
+"""Writing reports to disk: atomically, creating folders, and appending to CI step summaries."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = [
+    "GITHUB_STEP_SUMMARY_LIMIT_BYTES",
+    "append_step_summary",
+    "resolve_report_path",
+    "write_atomic",
+]
+
+GITHUB_STEP_SUMMARY_LIMIT_BYTES = 1024 * 1024
+"""GitHub rejects a job summary bigger than 1 MiB; past this we append only the summary part."""
+
+
+def resolve_report_path(path: str | os.PathLike[str], rootdir: Path) -> Path:
+    """An absolute path; a relative one is taken from ``rootdir`` (where pyproject.toml is)."""
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else rootdir / candidate
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``.
+
+    The folder is created. A reader never sees a half-written report, and a failure leaves the
+    previous file untouched.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def append_step_summary(
+    full: str, short: str, environ: Mapping[str, str] | None = None
+) -> Path | None:
+    """Append the report to ``$GITHUB_STEP_SUMMARY`` when that variable is set.
+
+    Args:
+        full: The whole markdown report.
+        short: The summary-only version, used when ``full`` is over the size limit.
+        environ: The environment to read (``os.environ`` by default).
+
+    Returns:
+        The file appended to, or None when the variable is not set.
+    """
+    env = os.environ if environ is None else environ
+    target = env.get("GITHUB_STEP_SUMMARY", "").strip()
+    if not target:
+        return None
+    text = full
+    if len(full.encode("utf-8")) > GITHUB_STEP_SUMMARY_LIMIT_BYTES:
+        text = short + "\n_The per-turn details are too large for a job summary; see the report._\n"
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8", newline="\n") as handle:
+        handle.write(text if text.endswith("\n") else text + "\n")
+    return path

@@ -1,0 +1,472 @@
+"""The HTML report: one self-contained file with filters, audio players and a small chart.
+
+Opening it needs no network: the CSS, the script and the SVG chart are inline. Audio is embedded
+as ``data:`` URIs, each distinct file once (runs replay the same fixture, so a small script points
+every player at the shared copy). A file bigger than `AUDIO_EMBED_LIMIT_BYTES` is linked instead,
+relative to the report, so the report stays openable from a CI artifact while not growing without
+bound; an audio file missing when the report is written is named in place of its player.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import mimetypes
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+from ..gates import GateResult
+from ..models import RunResult, TurnResult, Usage, sum_usage
+from ._format import (
+    fmt_interval,
+    fmt_latency,
+    fmt_rate,
+    fmt_runs,
+    fmt_score,
+    fmt_seconds,
+    fmt_tokens,
+    fmt_tool_call,
+    fmt_usage,
+    fmt_usage_per_run,
+    shorten,
+    shown_markers,
+    verdict_label,
+)
+from .markdown import NOTHING_RAN
+from .records import EvalRecord, ReportData, iter_results
+
+__all__ = ["AUDIO_EMBED_LIMIT_BYTES", "AudioStore", "render_chart_svg", "render_html"]
+
+AUDIO_EMBED_LIMIT_BYTES = 8 * 1024 * 1024
+"""Audio files up to this size are embedded; a typical voice turn is 50-500 kB of WAV."""
+
+CHART_LABEL_CHARS = 28
+"""Transcript ids are shortened to this in the chart; the table holds the full id."""
+
+_CHART_ROW_PX = 24
+_CHART_BAR_PX = 180
+_CHART_LABEL_PX = 200
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+@dataclass
+class AudioStore:
+    """Turns audio paths into player sources, embedding each distinct file once.
+
+    Args:
+        rootdir: Where relative audio paths are resolved from.
+        report_dir: The folder of the report, for links to files too big to embed.
+        embed_limit_bytes: Files larger than this are linked, not embedded.
+    """
+
+    rootdir: Path
+    report_dir: Path
+    embed_limit_bytes: int = AUDIO_EMBED_LIMIT_BYTES
+    data: dict[str, str] = field(default_factory=dict)
+    _refs: dict[Path, str] = field(default_factory=dict)
+
+    def player(self, path_text: str, label: str) -> str:
+        """An ``<audio controls>`` element for the file, or a note naming a missing file."""
+        path = Path(path_text)
+        if not path.is_absolute():
+            path = self.rootdir / path
+        title = f"{label}: {path_text}"
+        if not path.is_file():
+            return (
+                f'<span class="missing">{_e(label)}: audio file not found: {_e(path_text)}</span>'
+            )
+        if path.stat().st_size > self.embed_limit_bytes:
+            href = Path(os.path.relpath(path, self.report_dir)).as_posix()
+            return (
+                f'<audio controls preload="none" src="{_e(href)}" title="{_e(title)}"></audio>'
+                f'<a class="audio-link" href="{_e(href)}">{_e(path.name)}</a>'
+            )
+        ref = self._refs.get(path)
+        if ref is None:
+            ref = self._refs[path] = f"a{len(self._refs)}"
+            mime = mimetypes.guess_type(path.name)[0] or "audio/wav"
+            payload = base64.b64encode(path.read_bytes()).decode("ascii")
+            self.data[ref] = f"data:{mime};base64,{payload}"
+        return (
+            f'<audio controls preload="none" data-audio="{ref}" title="{_e(title)}"></audio>'
+            f'<span class="audio-name">{_e(path.name)}</span>'
+        )
+
+
+_CSS = """
+:root{--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--mute:#57606a;--line:#d0d7de;--bg2:#f6f8fa}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328}
+main{max-width:1200px;margin:0 auto;padding:16px 24px 48px}
+h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line)}
+.headline{color:var(--mute)}
+table{border-collapse:collapse;width:100%;margin:8px 0}
+th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
+th{background:var(--bg2)}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.badge{display:inline-block;padding:0 6px;border-radius:10px;font-weight:600;font-size:12px}
+.passed .badge,.badge.passed{background:#dafbe1;color:var(--ok)}
+.failed .badge,.badge.failed{background:#ffebe9;color:var(--bad)}
+.error .badge,.badge.error{background:#fff8c5;color:var(--warn)}
+.controls{display:flex;gap:16px;align-items:center;margin:8px 0}
+.controls input[type=search]{padding:3px 6px;min-width:220px}
+details.transcript{border:1px solid var(--line);border-radius:6px;margin:10px 0;padding:0 12px}
+details.transcript>summary{cursor:pointer;padding:8px 0;font-weight:600}
+details.run{margin:6px 0 6px 8px}details.run>summary{cursor:pointer}
+.turn{border-left:3px solid var(--line);margin:8px 0 8px 8px;padding:4px 10px}
+.turn.bad{border-left-color:var(--bad)}
+.turn dl{display:grid;grid-template-columns:110px 1fr;gap:2px 10px;margin:4px 0}
+.turn dt{color:var(--mute)}.turn dd{margin:0;white-space:pre-wrap;word-break:break-word}
+.checks{list-style:none;padding:0;margin:2px 0}
+.checks li.ok::before{content:"✔ ";color:var(--ok)}
+.checks li.no::before{content:"✘ ";color:var(--bad)}
+.checks li.err::before{content:"⚠ ";color:var(--warn)}
+.error-text{color:var(--bad)}.missing{color:var(--warn)}
+.audio-name,.meta{color:var(--mute);font-size:12px;margin-left:6px}
+audio{height:30px;vertical-align:middle}
+[hidden]{display:none!important}
+figure{margin:8px 0}
+"""
+
+_SCRIPT = """
+(function(){
+  var data = JSON.parse(document.getElementById('audio-data').textContent);
+  document.querySelectorAll('audio[data-audio]').forEach(function(el){
+    var src = data[el.getAttribute('data-audio')]; if (src) { el.src = src; }
+  });
+  var failedOnly = document.getElementById('filter-failed');
+  var all = document.getElementById('filter-all');
+  var search = document.getElementById('filter-search');
+  function apply(){
+    var q = (search.value || '').toLowerCase();
+    var shown = 0;
+    document.querySelectorAll('[data-verdict]').forEach(function(el){
+      var hide = (failedOnly.checked && el.getAttribute('data-verdict') === 'passed') ||
+        (q && el.getAttribute('data-name').indexOf(q) < 0);
+      el.hidden = hide;
+      if (!hide && el.tagName === 'TR') { shown++; }
+    });
+    document.getElementById('filter-count').textContent = shown + ' shown';
+  }
+  [failedOnly, all].forEach(function(el){ el.addEventListener('change', apply); });
+  search.addEventListener('input', apply);
+  apply();
+})();
+"""
+
+
+def _verdict_class(record: EvalRecord) -> str:
+    return "passed" if record.verdict == "passed" else record.verdict
+
+
+def _badge(record: EvalRecord) -> str:
+    return f'<span class="badge {_verdict_class(record)}">{verdict_label(record)}</span>'
+
+
+def render_chart_svg(records: Sequence[EvalRecord]) -> str:
+    """An inline SVG: pass rate (with the threshold marked) and p95 latency per transcript."""
+    rows = [(r, r.result) for r in records if r.result is not None]
+    latencies = [res.p95_latency_s for _, res in rows if res.p95_latency_s is not None]
+    max_latency = max(latencies, default=0.0)
+    lat_x = _CHART_LABEL_PX + _CHART_BAR_PX + 70
+    width = lat_x + (_CHART_BAR_PX + 70 if latencies else 0)
+    height = _CHART_ROW_PX * (len(rows) + 1) + 4
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        'aria-label="Pass rate and p95 latency per transcript">',
+        "<style>text{font:12px system-ui,sans-serif;fill:#1f2328}.h{font-weight:600}</style>",
+        f'<text class="h" x="{_CHART_LABEL_PX}" y="14">pass rate (| = threshold)</text>',
+    ]
+    if latencies:
+        out.append(f'<text class="h" x="{lat_x}" y="14">p95 turn latency</text>')
+    for i, (record, res) in enumerate(rows):
+        y = _CHART_ROW_PX * (i + 1)
+        color = "#1a7f37" if res.passed else "#cf222e"
+        bar = _CHART_BAR_PX * res.score
+        tick = _CHART_LABEL_PX + _CHART_BAR_PX * res.threshold
+        label = shorten(record.transcript_id, CHART_LABEL_CHARS)
+        out += [
+            f'<g class="chart-row" data-transcript="{_e(record.transcript_id)}">',
+            f"<title>{_e(record.transcript_id)}: {res.passed_run_count}/{len(res.runs)} runs "
+            f"passed, threshold {fmt_score(res.threshold)}</title>",
+            f'<text x="0" y="{y + 14}">{_e(label)}</text>',
+            f'<rect x="{_CHART_LABEL_PX}" y="{y + 3}" width="{_CHART_BAR_PX}" height="14" '
+            'fill="#eaeef2"/>',
+            f'<rect class="rate" x="{_CHART_LABEL_PX}" y="{y + 3}" width="{bar:.1f}" '
+            f'height="14" fill="{color}"/>',
+            f'<line x1="{tick:.1f}" x2="{tick:.1f}" y1="{y}" y2="{y + 20}" stroke="#1f2328" '
+            'stroke-width="2"/>',
+            f'<text x="{_CHART_LABEL_PX + _CHART_BAR_PX + 8}" y="{y + 14}">'
+            f"{fmt_rate(res.score)}</text>",
+        ]
+        if latencies and res.p95_latency_s is not None and max_latency > 0:
+            lat_w = _CHART_BAR_PX * res.p95_latency_s / max_latency
+            out += [
+                f'<rect class="latency" x="{lat_x}" y="{y + 3}" width="{lat_w:.1f}" '
+                'height="14" fill="#0969da"/>',
+                f'<text x="{lat_x + lat_w + 6:.1f}" y="{y + 14}">'
+                f"{_e(fmt_seconds(res.p95_latency_s))}</text>",
+            ]
+        out.append("</g>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _summary_table(ran: Sequence[EvalRecord]) -> str:
+    latency = any(r.result is not None and r.result.p95_latency_s is not None for r in ran)
+    tokens = any(
+        res.agent_usage is not None or res.judge_usage is not None for _, res in iter_results(ran)
+    )
+    head = ["Transcript", "Runs", "Passed", "Score [95% CI]", "Threshold", "Verdict"]
+    if latency:
+        head.append("p95 latency")
+    if tokens:
+        head += ["Agent tokens", "Judge tokens"]
+    rows: list[str] = []
+    for n, record in enumerate(ran):
+        res = record.result
+        cells = [
+            f'<td><a href="#t{n}">{_e(record.transcript_id)}</a>'
+            f'<div class="meta">{_e(record.nodeid)}</div></td>',
+            f'<td class="num">{fmt_runs(res) if res else "–"}</td>',
+            f'<td class="num">{res.passed_run_count if res else "–"}</td>',
+            f'<td class="num">{fmt_score(res.score) + " " + fmt_interval(res.interval) if res else "–"}</td>',
+            f'<td class="num">{fmt_score(res.threshold) if res else "–"}</td>',
+            f"<td>{_badge(record)}</td>",
+        ]
+        if latency:
+            cells.append(f'<td class="num">{_e(fmt_latency(res))}</td>')
+        if tokens:
+            runs = len(res.runs) if res else 0
+            agent = fmt_usage_per_run(res.agent_usage if res else None, runs)
+            judge = fmt_usage_per_run(res.judge_usage if res else None, runs)
+            cells += [f'<td class="num">{_e(agent)}</td>', f'<td class="num">{_e(judge)}</td>']
+        rows.append(
+            f'<tr class="transcript-row {_verdict_class(record)}" '
+            f'data-verdict="{_verdict_class(record)}" '
+            f'data-name="{_e(record.transcript_id.lower() + " " + record.nodeid.lower())}">'
+            + "".join(cells)
+            + "</tr>"
+        )
+    thead = "".join(f"<th>{_e(h)}</th>" for h in head)
+    return (
+        f'<table id="summary-table"><thead><tr>{thead}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _gates_section(data: ReportData) -> str:
+    if not data.gates:
+        return ""
+    rows = "".join(_gate_row(g) for g in data.gates)
+    decision = (
+        f'<p class="decision">Gates: {_e(data.decision.summary())}</p>' if data.decision else ""
+    )
+    return (
+        '<section id="groups"><h2>Groups</h2><table id="groups-table"><thead><tr>'
+        "<th>Group</th><th>Evals</th><th>Passed</th><th>Pass rate</th><th>Threshold</th>"
+        "<th>must_pass</th><th>Enforced</th><th>Verdict</th><th>Why</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>{decision}</section>"
+    )
+
+
+def _gate_row(gate: GateResult) -> str:
+    cls = "passed" if gate.passed else "failed"
+    return (
+        f'<tr class="{cls}"><td>{_e(gate.name)}</td><td class="num">{gate.total}</td>'
+        f'<td class="num">{gate.passed_count}</td><td class="num">{fmt_rate(gate.rate)}</td>'
+        f'<td class="num">{gate.config.threshold:.0%}</td>'
+        f"<td>{_e(', '.join(gate.config.must_pass) or '–')}</td>"
+        f"<td>{'yes' if gate.config.enforce else 'no'}</td>"
+        f'<td><span class="badge {cls}">{"PASSED" if gate.passed else "FAILED"}</span></td>'
+        f"<td>{_e('; '.join(gate.problems))}</td></tr>"
+    )
+
+
+def _usage_cells(usage: Usage | None) -> str:
+    if usage is None:
+        return '<td class="num">–</td>' * 4
+    values = (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.requests)
+    return "".join(f'<td class="num">{fmt_tokens(v)}</td>' for v in values)
+
+
+def _cost_section(ran: Sequence[EvalRecord]) -> str:
+    results = [res for _, res in iter_results(ran)]
+    agent = sum_usage(r.agent_usage for r in results)
+    judge = sum_usage(r.judge_usage for r in results)
+    if agent is None and judge is None:
+        return ""
+    runs = sum(len(r.runs) for r in results)
+    return (
+        '<section id="cost"><h2>Cost</h2><table id="cost-table"><thead><tr><th>Tokens</th>'
+        "<th>Input</th><th>Output</th><th>Total</th><th>Requests</th></tr></thead><tbody>"
+        f"<tr><td>Agent</td>{_usage_cells(agent)}</tr>"
+        f"<tr><td>Judges</td>{_usage_cells(judge)}</tr></tbody></table>"
+        f"<p>Over {runs} runs: agent {_e(fmt_usage_per_run(agent, runs))}, "
+        f"judges {_e(fmt_usage_per_run(judge, runs))}.</p></section>"
+    )
+
+
+def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
+    facts = [fmt_seconds(turn.duration_s)]
+    if turn.latency_s is not None:
+        facts.append(f"latency {fmt_seconds(turn.latency_s)}")
+    if turn.first_audio_latency_s is not None:
+        facts.append(f"first audio {fmt_seconds(turn.first_audio_latency_s)}")
+    if turn.usage is not None:
+        facts.append(f"agent tokens {fmt_usage(turn.usage)}")
+    if turn.judge_usage is not None:
+        facts.append(f"judge tokens {fmt_usage(turn.judge_usage)}")
+    rows = [("User", _e(turn.user))]
+    if turn.audio:
+        rows.append(("User audio", audio.player(turn.audio, "user audio")))
+    if turn.heard is not None:
+        rows.append(("Heard", _e(turn.heard)))
+    rows.append(("Reply", _e(turn.reply)))
+    if turn.audio_out:
+        rows.append(("Reply audio", audio.player(turn.audio_out, "reply audio")))
+    calls = "<br>".join(_e(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
+    rows.append(("Tool calls", calls))
+    if turn.evaluations:
+        items = []
+        for ev in turn.evaluations:
+            cls = "err" if ev.errored else ("ok" if ev.passed else "no")
+            extra = " (errored)" if ev.errored else ""
+            reason = f": {_e(ev.reasoning)}" if ev.reasoning else ""
+            items.append(f'<li class="{cls}"><b>{_e(ev.name or "check")}</b>{extra}{reason}</li>')
+        rows.append(("Checks", f'<ul class="checks">{"".join(items)}</ul>'))
+    if turn.error:
+        rows.append(("Error", f'<span class="error-text">{_e(turn.error)}</span>'))
+    body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    cls = "turn" if turn.passed else "turn bad"
+    return (
+        f'<div class="{cls}"><b>Turn {turn.index + 1}</b>'
+        f'<span class="meta">{_e(" · ".join(facts))}</span><dl>{body}</dl></div>'
+    )
+
+
+def _run_html(run: RunResult, audio: AudioStore) -> str:
+    verdict = "passed" if run.passed else "failed"
+    facts = [fmt_seconds(run.duration_s)]
+    if run.agent_usage is not None:
+        facts.append(f"agent tokens {fmt_usage(run.agent_usage)}")
+    if run.judge_usage is not None:
+        facts.append(f"judge tokens {fmt_usage(run.judge_usage)}")
+    error = f'<p class="error-text">Run error: {_e(run.error)}</p>' if run.error else ""
+    turns = "".join(_turn_html(t, audio) for t in run.turns)
+    return (
+        f'<details class="run {verdict}"{"" if run.passed else " open"}><summary>Run '
+        f'{run.index + 1} <span class="badge {verdict}">{verdict}</span>'
+        f'<span class="meta">{_e(" · ".join(facts))}</span></summary>{error}{turns}</details>'
+    )
+
+
+def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData) -> str:
+    res = record.result
+    facts = [f"Test: {_e(record.nodeid)}"]
+    if record.path:
+        facts.append(f"File: {_e(data.show_path(record.path))}")
+    if record.tags:
+        facts.append("Tags: " + _e(", ".join(record.tags)))
+    markers = shown_markers(record)
+    if markers:
+        facts.append("Markers: " + _e(", ".join(markers)))
+    if res is None:
+        facts.append("The eval did not produce a result (the test errored before it ran).")
+        body = ""
+    else:
+        saved = f", {res.saved_runs} saved by early stop" if res.saved_runs else ""
+        facts.append(
+            f"Score {fmt_score(res.score)} {fmt_interval(res.interval)} against threshold "
+            f"{fmt_score(res.threshold)}: {res.passed_run_count} of {len(res.runs)} runs passed"
+            f"{saved}, {_e(fmt_seconds(res.duration_s))}"
+        )
+        if res.p95_latency_s is not None:
+            facts.append(f"p95 turn latency {_e(fmt_seconds(res.p95_latency_s))}")
+        if res.agent_usage is not None or res.judge_usage is not None:
+            facts.append(
+                f"Tokens: agent {_e(fmt_usage_per_run(res.agent_usage, len(res.runs)))}, "
+                f"judges {_e(fmt_usage_per_run(res.judge_usage, len(res.runs)))}"
+            )
+        body = "".join(_run_html(run, audio) for run in res.runs)
+    verdict = _verdict_class(record)
+    open_attr = "" if verdict == "passed" else " open"
+    name = _e(record.transcript_id.lower() + " " + record.nodeid.lower())
+    items = "".join(f"<li>{f}</li>" for f in facts)
+    return (
+        f'<details class="transcript {verdict}" id="t{n}" data-verdict="{verdict}" '
+        f'data-name="{name}"{open_attr}><summary>{_badge(record)} {_e(record.transcript_id)}'
+        f"</summary><ul>{items}</ul>{body}</details>"
+    )
+
+
+def _headline(data: ReportData) -> str:
+    ran = data.ran
+    passed = sum(r.verdict == "passed" for r in ran)
+    skipped = len(data.records) - len(ran)
+    facts = [f"<b>{passed} of {len(ran)} evals passed</b>"]
+    if skipped:
+        facts.append(f"{skipped} skipped")
+    if data.generated_at is not None:
+        stamp = data.generated_at.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+        facts.append(f"generated {_e(stamp)}")
+    if data.duration_s is not None:
+        facts.append(f"session {_e(fmt_seconds(data.duration_s))}")
+    if data.decision is not None:
+        facts.append(f"exit status {data.decision.exitstatus}")
+    return '<p class="headline">' + " · ".join(facts) + "</p>"
+
+
+def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
+    """The whole report as one HTML document.
+
+    Args:
+        data: What to show.
+        rootdir: Where relative audio paths are resolved from.
+        report_dir: The folder the report will be written to (for linked audio).
+    """
+    audio = AudioStore(rootdir=rootdir, report_dir=report_dir)
+    if data.nothing_ran:
+        skipped = len(data.records)
+        why = f" {skipped} eval test(s) were skipped." if skipped else ""
+        main = f'<p class="headline" id="nothing-ran">{_e(NOTHING_RAN + why)}</p>'
+        script = ""
+    else:
+        ran = data.ran
+        failed = sum(r.verdict != "passed" for r in ran)
+        controls = (
+            '<div class="controls" role="group" aria-label="Filter transcripts">'
+            '<label><input type="radio" name="filter" id="filter-all" value="all" checked> '
+            f"All ({len(ran)})</label>"
+            '<label><input type="radio" name="filter" id="filter-failed" value="failed"> '
+            f"Failed only ({failed})</label>"
+            '<input type="search" id="filter-search" placeholder="Filter by name" '
+            'aria-label="Filter by name"><span id="filter-count" class="meta"></span></div>'
+        )
+        details = "".join(_record_html(n, r, audio, data) for n, r in enumerate(ran))
+        main = (
+            _headline(data)
+            + f'<section id="summary"><h2>Summary</h2>{controls}{_summary_table(ran)}'
+            + f"<figure>{render_chart_svg(ran)}</figure></section>"
+            + _gates_section(data)
+            + _cost_section(ran)
+            + f'<section id="transcripts"><h2>Transcripts</h2>{details}</section>'
+        )
+        # "</" cannot appear inside the JSON: base64 and our keys never contain it.
+        script = (
+            f'<script type="application/json" id="audio-data">{json.dumps(audio.data)}</script>'
+            f"<script>{_SCRIPT}</script>"
+        )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>Agent eval report</title><style>{_CSS}</style></head>"
+        f"<body><main><h1>Agent eval report</h1>{main}</main>{script}</body></html>\n"
+    )

@@ -1,0 +1,118 @@
+"""The reporter plugin: collects eval records, applies the gates, writes and prints the reports.
+
+Registered by the plugin in ``pytest_configure`` only on the process that sees every report
+(a single process, or the xdist controller; never on a worker), the way pytest's junitxml is.
+Its hooks are thin: data comes from `records`, verdicts from `gates`, text from the renderers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from ..config import Settings
+from ..gates import decide_exit, evaluate_gates
+from .files import append_step_summary, resolve_report_path, write_atomic
+from .html import render_html
+from .markdown import render_markdown, render_summary_markdown
+from .records import RecordCollector, ReportData
+from .terminal import summary_lines
+
+__all__ = ["AgentEvalReporter", "WrittenReports", "reporter_key"]
+
+reporter_key = pytest.StashKey["AgentEvalReporter"]()
+"""Where the reporter lives on ``config.stash`` (absent on xdist workers)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WrittenReports:
+    """Where the reports of a session went."""
+
+    markdown: Path | None = None
+    html: Path | None = None
+    step_summary: Path | None = None
+
+
+class AgentEvalReporter:
+    """Collects eval results and turns them into reports, gate verdicts and an exit status.
+
+    Args:
+        config: The pytest config.
+        settings: The resolved settings (report paths, groups).
+    """
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.collector = RecordCollector()
+        self.data: ReportData | None = None
+        self.written = WrittenReports()
+        self._started = time.monotonic()
+        config.stash[reporter_key] = self
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.collector.add_test_report(report)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collector.add_collect_failure(report.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.data = self.build(int(session.exitstatus))
+        if self.data.decision is not None:
+            session.exitstatus = self.data.decision.exitstatus
+        self.written = self.write(self.data)
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.data is None:
+            return
+        lines = summary_lines(self.data)
+        if lines:
+            terminalreporter.write_sep("=", "agent eval summary")
+            for line in lines:
+                terminalreporter.write_line(line.text, **line.markup())
+        for label, path in (("markdown", self.written.markdown), ("html", self.written.html)):
+            if path is not None:
+                note = " (no eval test ran)" if self.data.nothing_ran else ""
+                terminalreporter.write_sep("-", f"agent eval {label} report: {path}{note}")
+
+    def build(self, exitstatus: int) -> ReportData:
+        """Gather the records, judge the groups and decide the exit status."""
+        session = self.collector.build()
+        gates = evaluate_gates(self.settings.groups, session)
+        decision = decide_exit(exitstatus, session, gates) if self.settings.groups else None
+        return ReportData(
+            session=session,
+            gates=gates,
+            decision=decision,
+            generated_at=datetime.now(UTC),
+            duration_s=time.monotonic() - self._started,
+            rootdir=self.settings.rootdir,
+        )
+
+    def write(self, data: ReportData) -> WrittenReports:
+        """Write the markdown and HTML reports and the CI step summary that are asked for."""
+        rootdir = self.settings.rootdir
+        markdown_path = html_path = None
+        full: str | None = None
+        if self.settings.report_path:
+            markdown_path = resolve_report_path(self.settings.report_path, rootdir)
+            full = render_markdown(data)
+            write_atomic(markdown_path, full)
+        if self.settings.html_report_path:
+            html_path = resolve_report_path(self.settings.html_report_path, rootdir)
+            write_atomic(html_path, render_html(data, rootdir=rootdir, report_dir=html_path.parent))
+        step = None
+        if data.records:
+            # Only sessions that had eval tests write to the job summary, so a plain unit-test
+            # step in the same job does not add an empty report.
+            step = append_step_summary(
+                full if full is not None else render_markdown(data),
+                render_summary_markdown(data),
+            )
+        return WrittenReports(markdown=markdown_path, html=html_path, step_summary=step)
