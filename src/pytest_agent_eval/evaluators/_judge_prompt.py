@@ -151,8 +151,7 @@ def build_reply_prompt(rubric: str, ctx: TurnContext) -> JudgePrompt:
             _block("tool_calls", suffix, calls),
             "The agent's reply to judge:",
             _block("agent_reply", suffix, ctx.reply),
-            "Judge the agent's reply (and its tool calls) against the rubric in your "
-            "instructions.",
+            "Judge the agent's reply (and its tool calls) against the rubric in your instructions.",
         ]
     )
     return JudgePrompt(

@@ -1,0 +1,350 @@
+"""LLM-as-judge evaluators: a rubric, a pydantic-ai model, and a structured verdict.
+
+Flow of one verdict:
+
+1. Build the prompt: the rubric and the rules go in the model's instructions; the conversation,
+   the turn's tool calls and the reply (or a tool call's arguments) go in the user message
+   inside data blocks the reply cannot break out of (see ``_judge_prompt``).
+2. With a verdict cache configured, return the stored verdict for an identical prompt.
+3. Ask the model for a ``{passed, reasoning}`` verdict, each attempt bounded by ``timeout_s``.
+   Transient failures (timeouts, 429, 5xx, dropped connections, a malformed verdict) are
+   retried ``retries`` times with exponential backoff and jitter. A model that rejects
+   ``temperature`` is asked again without it, which does not use up a retry.
+4. A verdict becomes ``EvalResult(passed, reasoning, usage=...)``. When every attempt failed,
+   or the failure is not transient (bad API key, unknown model), the result is
+   ``EvalResult(passed=False, errored=True, reasoning="judge errored: ...")``: a judge that
+   could not answer is never mistaken for a judge that said no. Nothing is raised.
+
+pydantic-ai is imported on first use, never when this module is imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ..config import JudgeSettings
+from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
+from ._judge_cache import VerdictCache, verdict_key
+from ._judge_prompt import (
+    JUDGE_PROMPT_VERSION,
+    JudgePrompt,
+    build_reply_prompt,
+    build_tool_args_prompt,
+)
+from ._judge_retry import backoff_delay, describe_error, is_transient, rejects_temperature
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "JUDGE_PROMPT_VERSION",
+    "JudgeEvaluator",
+    "JudgeModel",
+    "ToolCallArgsJudgeEvaluator",
+]
+
+DEFAULT_JUDGE_MODEL = "openai:gpt-4o"
+"""The judge model when neither the evaluator nor the settings name one (the seed's default)."""
+
+JudgeModel: TypeAlias = "str | Model"
+"""A pydantic-ai model id (``"openai:gpt-4o"``, ``"anthropic:claude-sonnet-4-5"``, ...) or a
+pydantic-ai ``Model`` instance (an OpenAI-compatible local server, ``FunctionModel``, ...)."""
+
+Sleep: TypeAlias = Callable[[float], Awaitable[Any]]
+
+
+@functools.cache
+def _verdict_type() -> type[Any]:
+    """The judge's structured output, built on first use so pydantic stays out of import time."""
+    from pydantic import BaseModel, Field
+
+    class JudgeVerdict(BaseModel):
+        """The judge's answer."""
+
+        reasoning: str = Field(description="One to three sentences citing the evidence.")
+        passed: bool = Field(description="True only when the rubric is clearly met.")
+
+    return JudgeVerdict
+
+
+def _model_id(model: Any) -> str:
+    if isinstance(model, str):
+        return model
+    system = getattr(model, "system", None)
+    name = getattr(model, "model_name", None)
+    if system and name:
+        return name if str(name).startswith(f"{system}:") else f"{system}:{name}"
+    return type(model).__name__
+
+
+def _usage_of(result: Any) -> Usage | None:
+    usage = getattr(result, "usage", None)
+    if inspect.ismethod(usage):  # pydantic-ai 1.x exposes usage() as a method
+        usage = usage()
+    if usage is None:
+        return None
+    return Usage(
+        input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        requests=int(getattr(usage, "requests", 0) or 0),
+    )
+
+
+@dataclass
+class _JudgeBase:
+    """Options and the verdict engine shared by both judges (all keyword-only)."""
+
+    _: KW_ONLY
+    settings: JudgeSettings | None = None
+    """Model default, retries, timeout and cache folder; None means `JudgeSettings()`."""
+    temperature: float | None = 0.0
+    """Sampling temperature for the judge; None leaves the provider default."""
+    backoff_s: float = 1.0
+    """Base delay before the first retry; doubled for each later one."""
+    max_backoff_s: float = 20.0
+    """Upper bound of one backoff delay, also for a provider's ``Retry-After``."""
+    sleep: Sleep = field(default=asyncio.sleep, repr=False, compare=False)
+    """How to wait between retries (injectable so tests need not wait)."""
+    _resolved: Any = field(default=None, init=False, repr=False, compare=False)
+    _omit_temperature: bool = field(default=False, init=False, repr=False, compare=False)
+
+    if TYPE_CHECKING:  # fields of the subclasses, declared here for the type checker only
+        model: JudgeModel | None
+        name: str
+
+    @property
+    def judge_settings(self) -> JudgeSettings:
+        """The effective settings."""
+        return self.settings if self.settings is not None else JudgeSettings()
+
+    @property
+    def model_id(self) -> str:
+        """The id of the judge model that will be used (explicit, then settings, then default)."""
+        return _model_id(self._model_spec())
+
+    def _model_spec(self) -> Any:
+        if self.model is not None:
+            return self.model
+        return self.judge_settings.model or DEFAULT_JUDGE_MODEL
+
+    def _model(self) -> Any:
+        if self._resolved is None:
+            spec = self._model_spec()
+            if isinstance(spec, str):
+                from pydantic_ai.models import infer_model
+
+                spec = infer_model(spec)
+            self._resolved = spec
+        return self._resolved
+
+    def _errored(self, why: str, usage: Usage | None = None) -> EvalResult:
+        return EvalResult(
+            passed=False,
+            reasoning=f"judge errored: {why}",
+            name=self.name,
+            errored=True,
+            usage=usage,
+        )
+
+    async def _run_once(self, model: Any, prompt: JudgePrompt) -> tuple[Any, Usage | None]:
+        from pydantic_ai import Agent
+
+        agent = Agent(
+            model,
+            output_type=_verdict_type(),
+            instructions=prompt.instructions,
+            name=self.name,
+        )
+        model_settings: dict[str, Any] = {}
+        if self.temperature is not None and not self._omit_temperature:
+            model_settings["temperature"] = self.temperature
+        result = await agent.run(prompt.user_prompt, model_settings=model_settings or None)  # type: ignore[arg-type]
+        return result.output, _usage_of(result)
+
+    async def _judge(self, prompt: JudgePrompt) -> EvalResult:
+        """Ask for one verdict, with cache, timeout, retries and the temperature quirk."""
+        settings = self.judge_settings
+        model_id = self.model_id
+        try:
+            model = self._model()
+        except ImportError as exc:
+            return self._errored(
+                f"judge model {model_id!r} needs a package that is not installed ({exc}); "
+                "for OpenAI models: pip install 'pytest-agent-eval[openai]'"
+            )
+        except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
+            return self._errored(
+                f"cannot use judge model {model_id!r}: {describe_error(exc)}. Set judge_model "
+                "in [tool.agent_eval] or the turn's judge.model to a model you can reach"
+            )
+
+        cache = VerdictCache(settings.cache_dir) if settings.cache_dir is not None else None
+        key = verdict_key(
+            prompt_version=JUDGE_PROMPT_VERSION,
+            model=model_id,
+            instructions=prompt.instructions,
+            user_prompt=prompt.user_prompt,
+        )
+        if cache is not None and (hit := cache.get(key)) is not None:
+            return EvalResult(
+                passed=hit.passed, reasoning=f"{hit.reasoning} (cached verdict)", name=self.name
+            )
+
+        attempts = settings.retries + 1
+        failures = 0
+        while True:
+            try:
+                verdict, usage = await asyncio.wait_for(
+                    self._run_once(model, prompt), timeout=settings.timeout_s
+                )
+            except Exception as exc:  # classified below; never escapes
+                if (
+                    self.temperature is not None
+                    and not self._omit_temperature
+                    and rejects_temperature(exc)
+                ):
+                    self._omit_temperature = True
+                    continue
+                failures += 1
+                if failures >= attempts or not is_transient(exc):
+                    why = describe_error(exc)
+                    if isinstance(exc, TimeoutError):
+                        why = f"no verdict within timeout={settings.timeout_s:g}s"
+                    tries = f"{failures} attempt{'s' if failures != 1 else ''}"
+                    return self._errored(f"{why} (model {model_id!r}, {tries})")
+                await self.sleep(
+                    backoff_delay(
+                        failures,
+                        base_s=self.backoff_s,
+                        cap_s=self.max_backoff_s,
+                        retry_after_s=getattr(exc, "retry_after", None),
+                    )
+                )
+                continue
+            break
+
+        passed, reasoning = bool(verdict.passed), str(verdict.reasoning).strip()
+        if cache is not None:
+            cache.put(key, passed=passed, reasoning=reasoning, model=model_id)
+        return EvalResult(passed=passed, reasoning=reasoning, name=self.name, usage=usage)
+
+
+@dataclass
+class JudgeEvaluator(_JudgeBase):
+    """Judge a turn's reply, and the tool calls behind it, against a natural-language rubric.
+
+    The judge sees the whole conversation so far (tool calls and results included), the tool
+    calls of this turn with their arguments and outputs, and the reply. The reply is passed as
+    data: text in it that tries to instruct the judge is ignored.
+
+    Args:
+        rubric: What a good reply does, in plain words.
+        model: pydantic-ai model id or ``Model`` instance; None uses ``settings.model``
+            (``judge_model``, then ``model`` from ``[tool.agent_eval]``), then
+            ``"openai:gpt-4o"``.
+        settings: Retries, timeout per call, cache folder and default model.
+        name: Name shown in results and reports.
+        temperature: Sampling temperature (0.0); dropped automatically for models that
+            reject it.
+        backoff_s: Base delay of the exponential backoff between retries.
+        max_backoff_s: Cap of one backoff delay.
+        sleep: Awaitable sleep used between retries (tests inject a no-op).
+
+    Example:
+        ```python
+        from pytest_agent_eval import Expect, Turn
+        from pytest_agent_eval.evaluators.judge import JudgeEvaluator
+
+        Turn(
+            user="Book a table for two at 7pm",
+            expect=Expect(evaluators=[JudgeEvaluator("Confirms the time and party size.")]),
+        )
+        ```
+    """
+
+    rubric: str
+    model: JudgeModel | None = None
+    _: KW_ONLY
+    name: str = "judge"
+
+    async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """Return the judge's verdict on the turn (errored, not raised, when it cannot answer)."""
+        return await self._judge(build_reply_prompt(self.rubric, ctx))
+
+
+@dataclass
+class ToolCallArgsJudgeEvaluator(_JudgeBase):
+    """Judge the JSON arguments of the turn's calls to one tool against a rubric.
+
+    Passes when any call to ``tool`` in the turn passes (calls are judged in order, stopping
+    at the first pass). Fails, with the calls that were made, when the tool was not called.
+
+    Args:
+        tool: Name of the tool whose arguments to judge.
+        rubric: What good arguments look like, e.g. "the time is within business hours".
+        model: pydantic-ai model id or ``Model`` instance; None falls back as for
+            `JudgeEvaluator`.
+        settings: Retries, timeout per call, cache folder and default model.
+        name: Name shown in results and reports.
+        temperature: See `JudgeEvaluator`.
+        backoff_s: See `JudgeEvaluator`.
+        max_backoff_s: See `JudgeEvaluator`.
+        sleep: See `JudgeEvaluator`.
+    """
+
+    tool: str
+    rubric: str
+    model: JudgeModel | None = None
+    _: KW_ONLY
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = f"tool_args_judge[{self.tool}]"
+
+    async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """Judge each call to ``tool``; any pass is a pass."""
+        calls = [ToolCall.coerce(c) for c in ctx.tool_calls]
+        matching = [c for c in calls if c.name == self.tool]
+        if not matching:
+            made = ", ".join(c.name for c in calls) or "none"
+            return EvalResult(
+                passed=False,
+                reasoning=f"no call to {self.tool!r} in this turn (calls made: {made})",
+                name=self.name,
+            )
+        notes: list[str] = []
+        results: list[EvalResult] = []
+        total = len(matching)
+        for number, call in enumerate(matching, 1):
+            label = f"{self.tool} call {number}/{total}" if total > 1 else f"{self.tool} call"
+            if call.args is None:
+                notes.append(
+                    f"{label}: arguments were not captured (return ToolCall(name, args) from "
+                    "the agent, or use a bundled adapter)"
+                )
+                continue
+            result = await self._judge(build_tool_args_prompt(self.rubric, ctx, call))
+            results.append(result)
+            notes.append(f"{label}: {result.reasoning}")
+            if result.passed:
+                return EvalResult(
+                    passed=True,
+                    reasoning=notes[-1],
+                    name=self.name,
+                    usage=sum_usage(r.usage for r in results),
+                )
+        errored = any(r.errored for r in results)
+        return EvalResult(
+            passed=False,
+            reasoning="; ".join(notes),
+            name=self.name,
+            errored=errored,
+            usage=sum_usage(r.usage for r in results),
+        )
