@@ -1,0 +1,214 @@
+"""PydanticAIAdapter with real pydantic-ai Agents on FunctionModel / TestModel."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
+from pytest_agent_eval.adapters.pydantic_ai import PydanticAIAdapter
+from pytest_agent_eval.errors import AdapterError
+from pytest_agent_eval.models import AgentReply, Expect, Transcript, Turn
+from pytest_agent_eval.runner import RunSettings, run_transcript
+
+
+@dataclass
+class Calendar:
+    bookings: list[str] = field(default_factory=list)
+
+    def book(self, day: str, time: str) -> str:
+        self.bookings.append(f"{day} {time}")
+        return f"BK-{len(self.bookings)}"
+
+
+@dataclass
+class BookingModel:
+    """A scripted model: books when asked, recalls the reference from history when asked."""
+
+    requests: list[list[ModelMessage]] = field(default_factory=list)
+
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.requests.append(list(messages))
+        last = messages[-1].parts[-1]
+        failed = getattr(last, "outcome", "success") != "success"
+        if isinstance(last, RetryPromptPart) or (isinstance(last, ToolReturnPart) and failed):
+            return ModelResponse(parts=[TextPart("That slot is not possible.")])
+        if isinstance(last, ToolReturnPart):
+            return ModelResponse(parts=[TextPart(f"Booked, reference {last.content}.")])
+        text = last.content if isinstance(last, UserPromptPart) else ""
+        if "book" in str(text).lower():
+            day = "sunday" if "sunday" in str(text).lower() else "friday"
+            return ModelResponse(
+                parts=[ToolCallPart("book_slot", {"day": day, "time": "10am"}, tool_call_id="c-1")]
+            )
+        if "reference" in str(text).lower():
+            earlier = [
+                p.content
+                for m in messages
+                if isinstance(m, ModelRequest)
+                for p in m.parts
+                if isinstance(p, ToolReturnPart) and p.tool_name == "book_slot"
+            ]
+            return ModelResponse(
+                parts=[TextPart(f"Your reference is {earlier[-1]}." if earlier else "No booking.")]
+            )
+        return ModelResponse(parts=[TextPart("How can I help?")])
+
+
+def booking_agent(model: BookingModel) -> Agent[Calendar, str]:
+    agent = Agent(FunctionModel(model), deps_type=Calendar, system_prompt="You book tables.")
+
+    @agent.system_prompt(dynamic=True)
+    def bookings_so_far(ctx: RunContext[Calendar]) -> str:
+        return f"Bookings so far: {len(ctx.deps.bookings)}"
+
+    @agent.tool
+    def book_slot(ctx: RunContext[Calendar], day: str, time: str) -> str:
+        """Book a table."""
+        if day == "sunday":
+            raise ModelRetry("closed on sundays")
+        return ctx.deps.book(day, time)
+
+    return agent
+
+
+def turn(text: str, index: int) -> TurnInput:
+    return TurnInput(turn=Turn(user=text), index=index)
+
+
+def info(runs: int = 1) -> ConversationInfo:
+    return ConversationInfo(
+        transcript=Transcript(id="t", turns=[Turn(user="x")], runs=runs), run_index=0
+    )
+
+
+async def converse(adapter: PydanticAIAdapter, *texts: str) -> list[AgentReply]:
+    conversation = await adapter.start_conversation(info())
+    try:
+        return [await conversation.respond(turn(t, i)) for i, t in enumerate(texts)]
+    finally:
+        await conversation.aclose()
+
+
+def test_turn_two_sees_turn_one_tool_call_and_result() -> None:
+    model = BookingModel()
+    adapter = PydanticAIAdapter(booking_agent(model), deps_factory=Calendar)
+    first, second = asyncio.run(converse(adapter, "Book Friday please", "What is my reference?"))
+
+    assert first.reply == "Booked, reference BK-1."
+    (call,) = first.tool_calls
+    assert (call.name, call.args, call.output, call.is_error, call.call_id) == (
+        "book_slot",
+        {"day": "friday", "time": "10am"},
+        "BK-1",
+        False,
+        "c-1",
+    )
+    assert second.reply == "Your reference is BK-1."
+    assert second.tool_calls == []
+
+    turn2_request = model.requests[-1]
+    parts = [p for m in turn2_request for p in m.parts]
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    returns = [p for p in parts if isinstance(p, ToolReturnPart)]
+    assert [(c.tool_name, c.args) for c in calls] == [
+        ("book_slot", {"day": "friday", "time": "10am"})
+    ]
+    assert [(r.tool_name, r.content) for r in returns] == [("book_slot", "BK-1")]
+    users = [p.content for p in parts if isinstance(p, UserPromptPart)]
+    assert users == ["Book Friday please", "What is my reference?"]
+    systems = [p.content for p in parts if isinstance(p, SystemPromptPart)]
+    assert systems[0] == "You book tables."
+    # The dynamic system prompt is kept, and re-evaluated with the new state.
+    assert "Bookings so far: 1" in systems
+
+
+def test_usage_is_reported_per_turn() -> None:
+    adapter = PydanticAIAdapter(booking_agent(BookingModel()), deps_factory=Calendar)
+    first, second = asyncio.run(converse(adapter, "Book Friday", "What is my reference?"))
+    assert first.usage is not None
+    assert second.usage is not None
+    assert (first.usage.requests, second.usage.requests) == (2, 1)
+    assert first.usage.input_tokens > 0
+
+
+def test_tool_that_asks_for_a_retry_is_an_errored_call() -> None:
+    adapter = PydanticAIAdapter(booking_agent(BookingModel()), deps_factory=Calendar)
+    (reply,) = asyncio.run(converse(adapter, "Book Sunday"))
+    (call,) = reply.tool_calls
+    assert call.is_error is True
+    assert "closed on sundays" in str(call.output)
+    assert reply.reply == "That slot is not possible."
+
+
+def test_structured_output_is_rendered_and_output_tool_is_not_a_tool_call() -> None:
+    class Booking(BaseModel):
+        day: str
+        confirmed: bool
+
+    agent = Agent(TestModel(call_tools=["lookup"]), output_type=Booking)
+
+    @agent.tool_plain
+    def lookup(day: str) -> str:
+        """Look a day up."""
+        return f"{day}: free"
+
+    (reply,) = asyncio.run(converse(PydanticAIAdapter(agent), "Friday?"))
+    assert [c.name for c in reply.tool_calls] == ["lookup"]
+    assert reply.tool_calls[0].output == "a: free"
+    assert '"confirmed"' in reply.reply
+    assert '"day"' in reply.reply
+    assert isinstance(reply.metadata["output"], Booking)
+
+
+def test_model_override_and_agent_errors_become_adapter_errors() -> None:
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise ModelHTTPError(503, "m", body="down")
+
+    agent = Agent(TestModel(), name="concierge")
+    adapter = PydanticAIAdapter(agent, model=FunctionModel(broken))
+    with pytest.raises(
+        AdapterError, match=r"pydantic-ai agent 'concierge' failed on turn 1 \('Hi'\): .*503"
+    ):
+        asyncio.run(converse(adapter, "Hi"))
+
+
+def test_rejects_something_that_is_not_an_agent() -> None:
+    with pytest.raises(TypeError, match=r"needs a pydantic_ai\.Agent; got str"):
+        PydanticAIAdapter("agent")  # type: ignore[arg-type]
+
+
+def test_runs_through_the_runner_with_fresh_deps_per_run() -> None:
+    adapter = PydanticAIAdapter(booking_agent(BookingModel()), deps_factory=Calendar)
+    transcript = Transcript(
+        id="booking",
+        runs=3,
+        threshold=1.0,
+        turns=[
+            Turn(user="Book Friday", expect=Expect(tool_calls_include=["book_slot"])),
+            # With shared deps, runs 2 and 3 would get BK-2 and BK-3.
+            Turn(user="What is my reference?", expect=Expect(reply_contains_all=["BK-1"])),
+        ],
+    )
+    result = asyncio.run(run_transcript(transcript, adapter, settings=RunSettings(concurrency=3)))
+    assert result.passed, [t.evaluations for r in result.runs for t in r.turns]
+    assert [r.turns[1].reply for r in result.runs] == ["Your reference is BK-1."] * 3
+    assert result.runs[0].turns[0].tool_calls[0].args == {"day": "friday", "time": "10am"}
