@@ -1,0 +1,1 @@
+"""Shared test configuration: pytester is enabled in pyproject (``-p pytester``)."""

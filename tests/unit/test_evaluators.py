@@ -1,0 +1,162 @@
+"""Deterministic evaluators and the Expect -> evaluators builder."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pytest_agent_eval import ToolCall, TurnContext
+from pytest_agent_eval.evaluators import (
+    ContainsEvaluator,
+    LatencyEvaluator,
+    ToolCallArgsEvaluator,
+    ToolCallEvaluator,
+    build_evaluators,
+    evaluate_safely,
+)
+from pytest_agent_eval.evaluators.tools import is_subsequence
+from pytest_agent_eval.models import EvalResult, Expect, ToolCallArgsConfig
+
+
+def ctx(reply: str = "", calls: list[ToolCall] | None = None, **kw: object) -> TurnContext:
+    return TurnContext(user="u", reply=reply, tool_calls=calls or [], history=[], **kw)  # type: ignore[arg-type]
+
+
+def test_contains_is_case_insensitive_and_reports_every_failure() -> None:
+    ev = ContainsEvaluator(
+        any_of=["booked", "CONFIRMED"],
+        all_of=["Tomorrow", "10", "pm"],
+        matches_any=[r"BK-\d+"],
+        matches_all=[r"ref(erence)?", r"\bxyz\b"],
+    )
+    ok = ev.evaluate(ctx("Confirmed for tomorrow at 10 PM, reference BK-12 xyz"))
+    assert ok.passed, ok.reasoning
+    bad = ev.evaluate(ctx("Sorry, nothing for today"))
+    assert not bad.passed
+    for fragment in (
+        "contains none of ['booked', 'CONFIRMED']",
+        "is missing ['Tomorrow', '10', 'pm']",
+        "matches none of the patterns ['BK-\\\\d+']",
+        "does not match ['ref(erence)?', '\\\\bxyz\\\\b']",
+        "reply was 'Sorry, nothing for today'",
+    ):
+        assert fragment in bad.reasoning
+
+
+def test_heard_target_needs_a_voice_adapter() -> None:
+    ev = ContainsEvaluator(any_of=["table"], target="heard")
+    assert ev.evaluate(ctx("x", heard="book a TABLE")).passed
+    missing = ev.evaluate(ctx("x"))
+    assert not missing.passed and "nothing was heard" in missing.reasoning
+
+
+def test_latency_budget() -> None:
+    ev = LatencyEvaluator(500)
+    assert ev.evaluate(ctx(latency_s=0.2)).passed
+    slow = ev.evaluate(ctx(latency_s=0.75))
+    assert not slow.passed and "750 ms > max_latency_ms 500" in slow.reasoning
+    assert "no latency was measured" in ev.evaluate(ctx()).reasoning
+
+
+@pytest.mark.parametrize(
+    ("wanted", "seen", "expected"),
+    [
+        (["a", "c"], ["a", "b", "c"], True),
+        (["c", "a"], ["a", "b", "c"], False),
+        (["a", "a"], ["a", "b"], False),
+        (["a", "a"], ["a", "b", "a"], True),
+        ([], ["x"], True),
+    ],
+)
+def test_is_subsequence(wanted: list[str], seen: list[str], expected: bool) -> None:
+    assert is_subsequence(wanted, seen) is expected
+
+
+def test_tool_call_include_exclude_order() -> None:
+    calls = [ToolCall("lookup", {"q": 1}), ToolCall("book"), ToolCall("notify")]
+    assert (
+        ToolCallEvaluator(include=["lookup", "notify"], ordered=True)
+        .evaluate(ctx("", calls))
+        .passed
+    )
+    wrong_order = ToolCallEvaluator(include=["notify", "lookup"], ordered=True).evaluate(
+        ctx("", calls)
+    )
+    assert not wrong_order.passed
+    assert "not in the order ['notify', 'lookup']" in wrong_order.reasoning
+    both = ToolCallEvaluator(include=["cancel"], exclude=["book"]).evaluate(ctx("", calls))
+    assert "expected tool calls not made: ['cancel']" in both.reasoning
+    assert "forbidden tool calls made: ['book']" in both.reasoning
+    assert 'saw lookup({"q": 1}), book(), notify()' in both.reasoning
+
+
+def test_tool_call_args_subset_exact_and_any_call() -> None:
+    calls = [
+        ToolCall("book", {"time": "9am", "party": 2}),
+        ToolCall("book", {"time": "10am", "party": 2, "guest": {"name": "Ana", "vip": True}}),
+    ]
+    assert ToolCallArgsEvaluator("book", {"time": "10am"}).evaluate(ctx("", calls)).passed
+    assert ToolCallArgsEvaluator("book", {"guest": {"name": "Ana"}}).evaluate(ctx("", calls)).passed
+    assert (
+        ToolCallArgsEvaluator("book", {"time": "9am", "party": 2}, "exact")
+        .evaluate(ctx("", calls))
+        .passed
+    )
+    miss = ToolCallArgsEvaluator("book", {"time": "10am"}, "exact").evaluate(ctx("", calls))
+    assert (
+        not miss.passed
+        and 'no call to book has arguments matching (exact) {"time": "10am"}' in miss.reasoning
+    )
+    absent = ToolCallArgsEvaluator("cancel", {"id": 1}).evaluate(ctx("", calls))
+    assert "cancel was not called" in absent.reasoning
+    blind = ToolCallArgsEvaluator("book", {"time": "10am"}).evaluate(ctx("", [ToolCall("book")]))
+    assert "arguments were not captured" in blind.reasoning
+
+
+def test_build_evaluators_follows_expect() -> None:
+    expect = Expect(
+        reply_contains_any=["a"],
+        tool_calls_include=["t"],
+        tool_calls_args=[ToolCallArgsConfig(tool="t", args={"x": 1})],
+        heard_contains_all=["b"],
+        max_latency_ms=100,
+        evaluators=["custom"],
+    )
+    kinds = [type(e).__name__ for e in build_evaluators(expect)]
+    assert kinds == [
+        "ContainsEvaluator",
+        "ToolCallEvaluator",
+        "ToolCallArgsEvaluator",
+        "ContainsEvaluator",
+        "LatencyEvaluator",
+        "str",
+    ]
+    assert build_evaluators(Expect()) == []
+
+
+class Boom:
+    def evaluate(self, ctx: TurnContext) -> EvalResult:
+        raise RuntimeError("kaput")
+
+
+class SyncBool:
+    name = "truthy"
+
+    def evaluate(self, ctx: TurnContext) -> bool:
+        return True
+
+
+class AsyncWrong:
+    async def evaluate(self, ctx: TurnContext) -> str:
+        return "yes"
+
+
+def test_evaluate_safely_records_errors_and_accepts_sync_and_bool() -> None:
+    boom = asyncio.run(evaluate_safely(Boom(), ctx()))
+    assert (boom.passed, boom.errored, boom.name) == (False, True, "Boom")
+    assert "evaluator raised RuntimeError: kaput" in boom.reasoning
+    ok = asyncio.run(evaluate_safely(SyncBool(), ctx()))
+    assert (ok.passed, ok.name) == (True, "truthy")
+    wrong = asyncio.run(evaluate_safely(AsyncWrong(), ctx()))
+    assert wrong.errored and "returned str, expected EvalResult" in wrong.reasoning

@@ -1,0 +1,249 @@
+"""The runner: runs, thresholds, isolation, concurrency bound, early stop, history."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import pytest
+
+from pytest_agent_eval import AgentReply, Expect, ToolCall, Transcript, Turn
+from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
+from pytest_agent_eval.errors import AudioFixtureError
+from pytest_agent_eval.models import Message
+from pytest_agent_eval.runner import RunSettings, passes_needed, run_transcript
+
+
+def transcript(
+    runs: int = 3, threshold: float = 0.8, turns: list[Turn] | None = None
+) -> Transcript:
+    return Transcript(
+        id="t",
+        turns=turns or [Turn("hello", expect=Expect(reply_contains_any=["ok"]))],
+        runs=runs,
+        threshold=threshold,
+    )
+
+
+@dataclass
+class RecordingAdapter:
+    """A real AgentAdapter whose replies depend on the run index."""
+
+    passing_runs: set[int] | None = None
+    raise_in_runs: set[int] = field(default_factory=set)
+    started: list[int] = field(default_factory=list)
+    closed: list[int] = field(default_factory=list)
+    inflight: int = 0
+    max_inflight: int = 0
+    prepared: int = 0
+    consumes_audio: bool = False
+
+    async def prepare(self, transcript: Transcript) -> None:
+        self.prepared += 1
+
+    async def start_conversation(self, info: ConversationInfo) -> RecordingConversation:
+        self.started.append(info.run_index)
+        return RecordingConversation(self, info.run_index)
+
+
+@dataclass
+class RecordingConversation:
+    adapter: RecordingAdapter
+    run_index: int
+    seen: list[list[Message]] = field(default_factory=list)
+
+    async def respond(self, turn: TurnInput) -> AgentReply:
+        a = self.adapter
+        a.inflight += 1
+        a.max_inflight = max(a.max_inflight, a.inflight)
+        try:
+            for _ in range(3):  # yield so other runs can start if the bound allows
+                await asyncio.sleep(0)
+            if self.run_index in a.raise_in_runs:
+                raise ValueError(f"agent broke in run {self.run_index}")
+            ok = a.passing_runs is None or self.run_index in a.passing_runs
+            return AgentReply("ok" if ok else "nope")
+        finally:
+            a.inflight -= 1
+
+    async def aclose(self) -> None:
+        self.adapter.closed.append(self.run_index)
+
+
+@pytest.mark.parametrize(
+    ("threshold", "runs", "needed"),
+    [(0.8, 5, 4), (0.7, 10, 7), (1.0, 3, 3), (0.0, 3, 0), (0.5, 3, 2)],
+)
+def test_passes_needed(threshold: float, runs: int, needed: int) -> None:
+    assert passes_needed(threshold, runs) == needed
+
+
+def test_verdict_from_pass_fraction() -> None:
+    adapter = RecordingAdapter(passing_runs={0, 1})
+    result = asyncio.run(run_transcript(transcript(runs=3, threshold=0.6), adapter))
+    assert (result.passed, result.passed_run_count, round(result.score, 2)) == (True, 2, 0.67)
+    adapter = RecordingAdapter(passing_runs={0, 1})
+    result = asyncio.run(run_transcript(transcript(runs=3, threshold=0.8), adapter))
+    assert not result.passed
+    assert [r.index for r in result.runs] == [0, 1, 2]
+    assert adapter.prepared == 1
+
+
+def test_exception_in_one_run_fails_only_that_run_and_closes_it() -> None:
+    adapter = RecordingAdapter(raise_in_runs={1})
+    result = asyncio.run(run_transcript(transcript(runs=3, threshold=0.6), adapter))
+    assert result.passed and result.passed_run_count == 2
+    broken = result.runs[1]
+    assert not broken.passed
+    assert broken.turns[0].error is not None
+    assert broken.turns[0].error.startswith("ValueError: agent broke in run 1 (at ")
+    assert "test_runner.py" in broken.turns[0].error
+    assert sorted(adapter.closed) == [0, 1, 2]
+    assert sorted(adapter.started) == [0, 1, 2]
+
+
+def test_concurrency_is_bounded() -> None:
+    adapter = RecordingAdapter()
+    settings = RunSettings(concurrency=2)
+    asyncio.run(run_transcript(transcript(runs=6), adapter, settings=settings))
+    assert adapter.max_inflight == 2
+    adapter = RecordingAdapter()
+    asyncio.run(run_transcript(transcript(runs=6), adapter, settings=RunSettings(concurrency=1)))
+    assert adapter.max_inflight == 1
+
+
+def test_early_stop_on_settled_pass_and_fail() -> None:
+    settings = RunSettings(concurrency=1, early_stop=True)
+    passing = RecordingAdapter()
+    result = asyncio.run(
+        run_transcript(transcript(runs=10, threshold=0.8), passing, settings=settings)
+    )
+    assert result.passed and len(result.runs) == 8 and result.saved_runs == 2
+    failing = RecordingAdapter(passing_runs=set())
+    result = asyncio.run(
+        run_transcript(transcript(runs=10, threshold=0.8), failing, settings=settings)
+    )
+    assert not result.passed and len(result.runs) == 3 and result.saved_runs == 7
+    assert result.planned_runs == 10
+
+
+def test_without_early_stop_every_run_happens() -> None:
+    adapter = RecordingAdapter(passing_runs=set())
+    result = asyncio.run(run_transcript(transcript(runs=5), adapter))
+    assert len(result.runs) == 5 and result.saved_runs == 0
+
+
+def test_history_carries_tool_calls_and_results_and_runs_do_not_share_it() -> None:
+    seen: list[list[dict[str, object]]] = []
+
+    async def agent(history: list[Message]) -> AgentReply:
+        seen.append([dict(m) for m in history])
+        if len(history) == 1:
+            return AgentReply(
+                "booked", [ToolCall("book", {"n": 2}, output={"ref": "BK-1"}, call_id="c9")]
+            )
+        return AgentReply(f"you have {len(history)} messages")
+
+    turns = [Turn("book"), Turn("and then?")]
+    asyncio.run(run_transcript(transcript(runs=2, turns=turns), agent))
+    first_run_turn_2 = seen[1]
+    assert [m["role"] for m in first_run_turn_2] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+    assert first_run_turn_2[1]["tool_calls"] == [
+        {"id": "c9", "type": "function", "function": {"name": "book", "arguments": '{"n": 2}'}}
+    ]
+    assert first_run_turn_2[2] == {
+        "role": "tool",
+        "content": '{"ref": "BK-1"}',
+        "tool_call_id": "c9",
+    }
+    assert len(seen) == 4
+    assert [len(h) for h in seen] == [1, 5, 1, 5]
+
+
+def test_turns_after_an_agent_error_are_not_run_but_failed_expectations_continue() -> None:
+    calls: list[str] = []
+
+    def agent(history: list[Message]) -> str:
+        calls.append(history[-1].content or "")
+        if history[-1].content == "two":
+            raise RuntimeError("down")
+        return "nope"
+
+    turns = [Turn("one", expect=Expect(reply_contains_any=["ok"])), Turn("two"), Turn("three")]
+    result = asyncio.run(run_transcript(transcript(runs=1, turns=turns), agent))
+    run = result.runs[0]
+    assert calls == ["one", "two"]
+    assert [t.passed for t in run.turns] == [False, False]
+    assert run.turns[1].error is not None and "RuntimeError: down" in run.turns[1].error
+
+
+def test_failed_start_is_recorded() -> None:
+    class NoStart:
+        consumes_audio = False
+
+        async def start_conversation(self, info: ConversationInfo) -> None:
+            raise ConnectionError("no session")
+
+    result = asyncio.run(run_transcript(transcript(runs=2), NoStart()))
+    assert not result.passed
+    assert all(
+        r.error is not None
+        and r.error.startswith("starting the conversation failed: ConnectionError")
+        for r in result.runs
+    )
+
+
+def test_prepare_errors_propagate_before_any_run() -> None:
+    class Picky(RecordingAdapter):
+        async def prepare(self, transcript: Transcript) -> None:
+            raise AudioFixtureError("a.wav: missing")
+
+    adapter = Picky()
+    with pytest.raises(AudioFixtureError, match="missing"):
+        asyncio.run(run_transcript(transcript(), adapter))
+    assert adapter.started == []
+
+
+def test_cancellation_closes_open_conversations() -> None:
+    class Hanging(RecordingAdapter):
+        async def start_conversation(self, info: ConversationInfo) -> HangingConversation:
+            self.started.append(info.run_index)
+            return HangingConversation(self, info.run_index)
+
+    class HangingConversation(RecordingConversation):
+        async def respond(self, turn: TurnInput) -> AgentReply:
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+    adapter = Hanging()
+
+    async def main() -> None:
+        task = asyncio.create_task(
+            run_transcript(transcript(runs=3), adapter, settings=RunSettings(concurrency=3))
+        )
+        while len(adapter.started) < 3:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert sorted(adapter.closed) == [0, 1, 2]
+
+
+def test_agent_reply_shapes_are_accepted() -> None:
+    for value in ("ok", ("ok", ["t"]), AgentReply("ok")):
+
+        def agent(history: list[Message], value: object = value) -> object:
+            return value
+
+        assert asyncio.run(run_transcript(transcript(runs=1), agent)).passed
+    result = asyncio.run(run_transcript(transcript(runs=1), lambda h: 42))
+    error = result.runs[0].turns[0].error
+    assert error is not None and "expected AgentReply(reply, tool_calls)" in error
