@@ -222,6 +222,8 @@ class RecordCollector:
                 if not record.nodeid:
                     record = _with_nodeid(record, nodeid)
                 records.append(record)
+        # Sorted, so a report reads the same whatever order (xdist) tests finished in.
+        records.sort(key=lambda r: (r.nodeid, r.index))
         return SessionRecords(
             records=tuple(records),
             failed_nodeids=tuple(self._failed),
