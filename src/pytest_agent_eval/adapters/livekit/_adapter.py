@@ -1,0 +1,505 @@
+"""LiveKitAdapter: each run is one real AgentSession, fed text turns and WAV fixtures in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from livekit.agents import Agent, AgentSession
+from livekit.agents import vad as lk_vad
+
+from ...errors import AdapterError, AgentEvalError, AudioFixtureError
+from ...models import AgentReply, Transcript
+from ..base import ConversationInfo, TurnInput
+from ._audio import FixtureAudio, SpeechSegment, content_key, load_fixture_audio, scan_segments
+from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
+from ._stt import FixtureTextSTT, SegmentSTT
+from ._turn import SessionClosedError, TurnRecorder, llm_usage, usage_delta
+
+__all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory"]
+
+SessionFactory = Callable[[], "tuple[AgentSession, Agent] | Awaitable[tuple[AgentSession, Agent]]"]
+"""Returns a fresh ``(AgentSession, Agent)`` pair; sync or async. Called once per run."""
+
+_CLOSE_TIMEOUT_S = 10.0
+"""Upper bound on closing a session; a close stuck longer than this is reported, not waited on."""
+
+
+class LiveKitAdapter:
+    """Runs transcripts against a real LiveKit ``AgentSession``, one session per run.
+
+    Each run gets a fresh session from ``session_factory``; every turn of the run goes to that
+    same session, so the agent keeps its context across turns. A text turn is sent with
+    ``session.run(user_input=...)``. An audio turn streams its WAV fixture (resampled and
+    down-mixed to ``sample_rate``, cut into ``frame_ms`` frames, followed by
+    ``tail_silence_s`` of silence) into the session's audio input, through the session's own
+    VAD, STT, turn detection, LLM and tools.
+
+    The end of an audio turn is found from events, never by sleeping: the fixture is first
+    scanned with the session's VAD to count its speech segments, then the turn waits for the
+    user's speech to end that many times, for that many transcripts, and for the session to
+    go idle. Every wait is bounded by ``timeout_s``; on timeout the turn fails with what the
+    session was still waiting for.
+
+    Per turn it captures the reply (all assistant messages, in order), tool calls with parsed
+    arguments, outputs and errors (including calls to tools the agent does not have), what
+    the STT heard, the latency from the end of the user's speech (or from sending a text
+    turn) to the first reply text and, when the session has a TTS, to the first audio frame,
+    and the LLM tokens spent.
+
+    For audio turns the session needs an STT and a VAD. For fast, repeatable runs build it
+    with `eval_session_kwargs` (VAD turn detection, no preemptive generation).
+
+    Args:
+        session_factory: Returns a fresh ``(AgentSession, Agent)``, sync or async. It is
+            called inside the running event loop, as ``AgentSession`` requires.
+        sample_rate: The one rate every fixture is converted to (a session's audio input
+            must never change rate).
+        frame_ms: Length of each audio frame pushed.
+        timeout_s: Longest a turn (or the session start) may take.
+        speed: Pacing of the audio: 0 pushes as fast as the pipeline accepts, 1.0 is real
+            time, 2.0 twice as fast. Turn-taking is the same at every speed as long as the
+            endpointing delay is no longer than the VAD's ``min_silence_duration``.
+        tail_silence_s: Silence appended to each fixture; it must exceed the VAD's
+            ``min_silence_duration`` (0.55 s for Silero) for the user's turn to end.
+        capture_audio: With a TTS in the session, attach an audio sink that records the
+            reply audio and the time of its first frame.
+        log_level: While conversations are open, LiveKit's loggers are raised to this level
+            (default WARNING) so runs stay quiet; None leaves logging alone.
+
+    Example:
+        ```python
+        @pytest.fixture
+        def llm_eval_agent():
+            def make_session():
+                session = AgentSession(stt=FixtureTextSTT(), vad=VAD, llm=ScriptedLLM(RULES),
+                                       **eval_session_kwargs())
+                return session, BookingAgent()
+            return LiveKitAdapter(make_session)
+        ```
+    """
+
+    consumes_audio = True
+
+    def __init__(
+        self,
+        session_factory: SessionFactory,
+        *,
+        sample_rate: int = 24000,
+        frame_ms: int = 20,
+        timeout_s: float = 30.0,
+        speed: float = 0.0,
+        tail_silence_s: float = 1.0,
+        capture_audio: bool = True,
+        log_level: int | str | None = logging.WARNING,
+    ) -> None:
+        if not callable(session_factory):
+            raise TypeError(
+                "LiveKitAdapter needs a session_factory: a function returning a fresh "
+                f"(AgentSession, Agent) pair; got {type(session_factory).__name__}"
+            )
+        if sample_rate <= 0 or (sample_rate * frame_ms) % 1000:
+            raise ValueError(
+                f"LiveKitAdapter: sample_rate={sample_rate} and frame_ms={frame_ms} must give a "
+                "whole number of samples per frame"
+            )
+        if frame_ms <= 0 or timeout_s <= 0 or speed < 0 or tail_silence_s < 0:
+            raise ValueError(
+                "LiveKitAdapter: frame_ms and timeout_s must be > 0; speed and tail_silence_s "
+                "must be >= 0"
+            )
+        self.session_factory = session_factory
+        self.sample_rate = sample_rate
+        self.frame_ms = frame_ms
+        self.timeout_s = timeout_s
+        self.speed = speed
+        self.tail_silence_s = tail_silence_s
+        self.capture_audio = capture_audio
+        self.log_level = log_level
+        self._audio: dict[tuple[str, int, int], FixtureAudio] = {}
+        self._segments: weakref.WeakKeyDictionary[
+            lk_vad.VAD, dict[tuple[str, int, int], tuple[SpeechSegment, ...]]
+        ] = weakref.WeakKeyDictionary()
+
+    # -- the adapter protocol -------------------------------------------------------------
+
+    async def prepare(self, transcript: Transcript) -> None:
+        """Check every audio fixture of ``transcript`` before any session is started.
+
+        Raises:
+            AudioFixtureError: For the first fixture that is missing, unreadable, empty or
+                silent; the message names the transcript, the turn and the fix.
+        """
+        for index, turn in enumerate(transcript.turns):
+            if turn.audio is None:
+                continue
+            path = _resolve(turn.audio, transcript)
+            try:
+                await asyncio.to_thread(self.fixture_audio, path)
+            except AudioFixtureError as exc:
+                where = f"transcript {transcript.id!r}, turn {index + 1}"
+                raise AudioFixtureError(f"{where}: {exc}") from exc
+
+    async def start_conversation(self, info: ConversationInfo) -> LiveKitConversation:
+        """Build a fresh session with ``session_factory`` and start it.
+
+        Raises:
+            AdapterError: The factory returned something else than ``(AgentSession, Agent)``,
+                the session lacks what audio turns need, or it did not start in time.
+        """
+        made = self.session_factory()
+        if inspect.isawaitable(made):
+            made = await made
+        session, agent = _check_pair(made)
+        conversation = LiveKitConversation(self, session, agent, info)
+        try:
+            await conversation.start(needs_audio=info.transcript.has_audio)
+        except BaseException:
+            await conversation.aclose()
+            raise
+        return conversation
+
+    # -- fixture audio, cached per content ------------------------------------------------
+
+    def fixture_audio(self, path: Path) -> FixtureAudio:
+        """``path`` as frames at this adapter's rate (validated, cached while unchanged)."""
+        key = content_key(path)
+        if key is not None and key in self._audio:
+            return self._audio[key]
+        audio = load_fixture_audio(
+            path,
+            sample_rate=self.sample_rate,
+            frame_ms=self.frame_ms,
+            tail_s=self.tail_silence_s,
+        )
+        if key is not None:
+            self._audio[key] = audio
+        return audio
+
+    async def speech_segments(
+        self, vad: lk_vad.VAD, audio: FixtureAudio
+    ) -> tuple[SpeechSegment, ...]:
+        """The segments ``vad`` cuts ``audio`` into (scanned once per VAD and fixture)."""
+        key = content_key(audio.path)
+        per_vad = self._segments.setdefault(vad, {})
+        if key is not None and key in per_vad:
+            return per_vad[key]
+        segments = await scan_segments(vad, audio)
+        if key is not None:
+            per_vad[key] = segments
+        return segments
+
+
+def _resolve(audio: Any, transcript: Transcript) -> Path:
+    path = Path(audio)
+    if not path.is_absolute() and transcript.path is not None:
+        path = transcript.path.parent / path
+    return path
+
+
+def _check_pair(made: Any) -> tuple[AgentSession, Agent]:
+    if (
+        isinstance(made, tuple)
+        and len(made) == 2
+        and isinstance(made[0], AgentSession)
+        and isinstance(made[1], Agent)
+    ):
+        return made[0], made[1]
+    raise AdapterError(
+        "LiveKitAdapter's session_factory must return a fresh (AgentSession, Agent) pair; "
+        f"it returned {type(made).__name__} {made!r:.80}"
+    )
+
+
+@dataclass
+class _Stage:
+    """What a turn is waiting for right now, for the timeout message."""
+
+    text: str = "starting"
+
+
+class LiveKitConversation:
+    """One run's session: turns in, `AgentReply` out; closed exactly once."""
+
+    def __init__(
+        self, adapter: LiveKitAdapter, session: AgentSession, agent: Agent, info: ConversationInfo
+    ) -> None:
+        self.adapter = adapter
+        self.session = session
+        """The live ``AgentSession`` (its ``history`` holds the whole conversation)."""
+        self.agent = agent
+        self.info = info
+        self._recorder: TurnRecorder | None = None
+        self._audio_in: FrameQueueInput | None = None
+        self._text_out: CaptureTextOutput | None = None
+        self._audio_out: CaptureAudioOutput | None = None
+        self._quiet: contextlib.ExitStack = contextlib.ExitStack()
+        self._closed = False
+        self.last_items: list[Any] = []
+        """The chat items (assistant messages, function calls, outputs) of the last turn."""
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self, *, needs_audio: bool) -> None:
+        """Wire the session's I/O, start it, and wait for any greeting to finish."""
+        session = self.session
+        self._quiet.enter_context(_quiet_livekit(self.adapter.log_level))
+        # Closing waits this long for a last transcript; there is none to wait for here, and
+        # the default (2 s) would be paid by every run. Same for "user away" timers.
+        session.options.session_close_transcript_timeout = 0.0
+        session.options.user_away_timeout = None
+        if needs_audio:
+            missing = [name for name in ("stt", "vad") if getattr(session, name) is None]
+            if missing:
+                raise AdapterError(
+                    f"transcript {self.info.transcript.id!r} has audio turns but the "
+                    f"AgentSession has no {' and no '.join(missing).upper()}; build it with "
+                    "e.g. stt=FixtureTextSTT() (or WhisperSTT()) and vad=silero.VAD.load()"
+                )
+            self._audio_in = FrameQueueInput()
+            session.input.audio = self._audio_in
+        self._text_out = CaptureTextOutput(next_in_chain=session.output.transcription)
+        session.output.transcription = self._text_out
+        if self.adapter.capture_audio and session.tts is not None and session.output.audio is None:
+            self._audio_out = CaptureAudioOutput(speed=self.adapter.speed)
+            session.output.audio = self._audio_out
+        self._recorder = TurnRecorder(session)
+        if isinstance(session.stt, SegmentSTT):
+            session.stt.add_segment_listener(self._recorder.on_segment)
+        stage = _Stage("the session to start and finish its greeting (session.start)")
+        async with self._deadline(stage, turn_label="session start"):
+            # start() attaches an OpenTelemetry context it never detaches; a task of its own
+            # keeps that out of the caller's context.
+            await asyncio.create_task(session.start(self.agent))
+            await session.wait_for_idle()
+
+    async def aclose(self) -> None:
+        """Close the session (interrupting any reply in progress); safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._recorder is not None:
+                if isinstance(self.session.stt, SegmentSTT):
+                    self.session.stt.remove_segment_listener(self._recorder.on_segment)
+                self._recorder.detach()
+            if isinstance(self.session.stt, FixtureTextSTT):
+                self.session.stt.clear()
+            try:
+                await asyncio.wait_for(self.session.aclose(), _CLOSE_TIMEOUT_S)
+            except TimeoutError as exc:
+                raise AdapterError(
+                    f"the AgentSession did not close within {_CLOSE_TIMEOUT_S:g} s"
+                ) from exc
+            finally:
+                if self._audio_out is not None:
+                    self._audio_out.close()
+        finally:
+            self._quiet.close()
+
+    # -- turns ----------------------------------------------------------------------------
+
+    async def respond(self, turn: TurnInput) -> AgentReply:
+        """Send one turn (audio when it has a fixture, else text) and collect the reply.
+
+        Raises:
+            AdapterError: The turn timed out (the message says what the session was waiting
+                for), the session closed itself, or the fixture has no speech for the VAD.
+            AudioFixtureError: The fixture is missing, unreadable, empty or silent.
+        """
+        if self._closed or self._recorder is None:
+            raise AdapterError("this LiveKit conversation is closed")
+        recorder = self._recorder
+        recorder.begin_turn()
+        if self._text_out is not None:
+            self._text_out.reset()
+        if self._audio_out is not None:
+            self._audio_out.reset()
+        tokens_before = llm_usage(self.session)
+        stage = _Stage()
+        started = time.perf_counter()
+        label = f"turn {turn.index + 1}"
+        async with self._deadline(stage, turn_label=label):
+            if turn.audio is not None:
+                reply = await self._audio_turn(turn, stage)
+            else:
+                reply = await self._text_turn(turn, stage)
+        reply.usage = usage_delta(tokens_before, llm_usage(self.session))
+        reply.metadata.setdefault("livekit", {})["turn_wall_s"] = time.perf_counter() - started
+        self.last_items = list(recorder.items)
+        return reply
+
+    async def _text_turn(self, turn: TurnInput, stage: _Stage) -> AgentReply:
+        assert self._recorder is not None
+        stage.text = "the agent's reply to the text turn (session.run)"
+        sent_at = time.perf_counter()
+        result = self.session.run(user_input=turn.text)
+        await self._recorder.guard(_await(result))
+        stage.text = "the session to become idle after the reply"
+        await self._recorder.guard(self.session.wait_for_idle())
+        return self._reply(anchors=[sent_at], heard=None, extra={"input": "text"})
+
+    async def _audio_turn(self, turn: TurnInput, stage: _Stage) -> AgentReply:
+        assert self._recorder is not None and self._audio_in is not None and turn.audio
+        session, recorder = self.session, self._recorder
+        assert session.vad is not None
+        path = Path(turn.audio)
+        stage.text = f"the audio fixture {path} to load"
+        audio = await asyncio.to_thread(self.adapter.fixture_audio, path)
+        stage.text = f"the VAD pre-scan of {path}"
+        segments = await self.adapter.speech_segments(session.vad, audio)
+        if not segments:
+            raise AdapterError(
+                f"the session's VAD hears no speech in audio fixture {path} "
+                f"({audio.duration_s:.2f} s); the agent would never get a turn. Re-create the "
+                "fixture, or check the VAD's activation threshold"
+            )
+        text = audio.text if audio.text is not None else turn.text
+        if isinstance(session.stt, FixtureTextSTT):
+            session.stt.expect(text, [s.speech_s for s in segments])
+        own_stt = isinstance(session.stt, SegmentSTT)
+        n = len(segments)
+        anchors: list[float] = []
+        pusher = asyncio.create_task(self._push(audio, segments, anchors))
+        try:
+            for k in range(1, n + 1):
+                stage.text = (
+                    f"the session's VAD to end the user's speech (segment {k} of {n} in {path}; "
+                    f"user state {session.user_state!r})"
+                )
+                await recorder.guard(recorder.speech_ended.reach(k))
+            for k in range(1, n + 1):
+                stage.text = f"the STT's transcript of speech segment {k} of {n} in {path}"
+                counter = recorder.segments_recognized if own_stt else recorder.final_count
+                await recorder.guard(counter.reach(k))
+            stage.text = "the audio to finish streaming"
+            await recorder.guard(pusher)
+            if session.turn_detection == "manual":
+                stage.text = "the manual user turn to be committed (session.commit_user_turn)"
+                await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
+            stage.text = "the agent to finish replying (session.wait_for_idle)"
+            await recorder.guard(session.wait_for_idle())
+        finally:
+            if not pusher.done():
+                pusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pusher
+        extra: dict[str, Any] = {
+            "input": "audio",
+            "audio_duration_s": audio.duration_s,
+            "speech_segments": n,
+            "fixture_rate": audio.source_rate,
+            "fixture_channels": audio.source_channels,
+        }
+        return self._reply(anchors=anchors, heard=recorder.heard, extra=extra)
+
+    async def _push(
+        self, audio: FixtureAudio, segments: tuple[SpeechSegment, ...], anchors: list[float]
+    ) -> None:
+        """Stream the frames at the adapter's speed, noting when each segment's speech ended."""
+        assert self._audio_in is not None
+        ends = [min(len(audio.frames) - 1, int(s.end_s / audio.frame_s)) for s in segments]
+        speed = self.adapter.speed
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for i, frame in enumerate(audio.frames):
+            if speed > 0:
+                due = start + i * audio.frame_s / speed
+                if (delay := due - loop.time()) > 0:
+                    await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
+            self._audio_in.push(frame)
+            while ends and i >= ends[0]:
+                ends.pop(0)
+                anchors.append(time.perf_counter())
+            if speed == 0 and i % 25 == 24:
+                await asyncio.sleep(0)  # let the session consume, as a real source would
+
+    def _reply(
+        self, *, anchors: list[float], heard: str | None, extra: dict[str, Any]
+    ) -> AgentReply:
+        assert self._recorder is not None
+        first_text = self._text_out.first_text_at if self._text_out else None
+        first_audio = self._audio_out.first_frame_at if self._audio_out else None
+        reply = AgentReply(
+            self._recorder.reply,
+            list(self._recorder.tool_calls),
+            heard=heard,
+            latency_s=_since(anchors, first_text),
+            first_audio_latency_s=_since(anchors, first_audio),
+            metadata={"livekit": {**extra, "events": self._recorder.events()}},
+        )
+        return reply
+
+    @contextlib.asynccontextmanager
+    async def _deadline(self, stage: _Stage, *, turn_label: str) -> Any:
+        timeout_s = self.adapter.timeout_s
+        try:
+            async with asyncio.timeout(timeout_s):
+                yield
+        except TimeoutError as exc:
+            raise AdapterError(
+                f"{turn_label}: no result within timeout_s={timeout_s:g} s; the session was "
+                f"still waiting for {stage.text} (agent state {self.session.agent_state!r}, "
+                f"user state {self.session.user_state!r}"
+                + (f", heard so far {self._recorder.heard!r}" if self._recorder else "")
+                + ")"
+            ) from exc
+        except SessionClosedError as exc:
+            raise AdapterError(f"{turn_label}: {exc}") from exc
+        except AgentEvalError:
+            raise
+        except Exception as exc:
+            raise AdapterError(
+                f"{turn_label}: the LiveKit session failed while waiting for {stage.text}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _since(anchors: list[float], at: float | None) -> float | None:
+    """Seconds from the last anchor before ``at`` (the end of the speech it answers) to ``at``."""
+    if at is None or not anchors:
+        return None
+    before = [a for a in anchors if a <= at]
+    return at - (before[-1] if before else anchors[0])
+
+
+_quiet_depth = 0
+_saved_levels: dict[str, int] = {}
+_LIVEKIT_LOGGERS = ("livekit", "livekit.agents", "livekit.plugins")
+
+
+@contextlib.contextmanager
+def _quiet_livekit(level: int | str | None) -> Iterator[None]:
+    """Raise LiveKit's loggers to ``level`` while at least one conversation is open."""
+    global _quiet_depth
+    if level is None:
+        yield
+        return
+    numeric = logging.getLevelName(level) if isinstance(level, str) else level
+    if _quiet_depth == 0:
+        for name in _LIVEKIT_LOGGERS:
+            logger = logging.getLogger(name)
+            _saved_levels[name] = logger.level
+            if logger.getEffectiveLevel() < numeric:
+                logger.setLevel(numeric)
+    _quiet_depth += 1
+    try:
+        yield
+    finally:
+        _quiet_depth -= 1
+        if _quiet_depth == 0:
+            for name, saved in _saved_levels.items():
+                logging.getLogger(name).setLevel(saved)
+            _saved_levels.clear()

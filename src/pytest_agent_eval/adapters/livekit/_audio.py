@@ -1,0 +1,146 @@
+"""Fixture audio for a session: WAV -> frames at the session's one rate, and a VAD pre-scan."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from livekit import rtc
+from livekit.agents import vad as lk_vad
+
+from ...audio_fixtures import read_sidecar, resample, to_pcm16_bytes, validate_fixture
+from ...errors import AdapterError
+
+__all__ = [
+    "FixtureAudio",
+    "SpeechSegment",
+    "content_key",
+    "load_fixture_audio",
+    "scan_segments",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechSegment:
+    """One stretch of speech the VAD finds in a fixture, in seconds of audio."""
+
+    end_s: float
+    """Where the speech ends, from the start of the fixture."""
+    speech_s: float
+    """How long the speech lasts."""
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureAudio:
+    """A fixture ready to stream: frames at the session rate, followed by trailing silence."""
+
+    path: Path
+    """The WAV file."""
+    text: str | None
+    """What it says, from its sidecar (None without one)."""
+    frames: tuple[rtc.AudioFrame, ...]
+    """The audio cut into frames, then the silence tail."""
+    frame_s: float
+    """Length of one frame in seconds."""
+    duration_s: float
+    """Length of the fixture's own audio (without the tail)."""
+    source_rate: int
+    """Sample rate of the WAV on disk."""
+    source_channels: int
+    """Channel count of the WAV on disk."""
+
+
+def _channels(path: Path) -> int:
+    import soundfile
+
+    return int(soundfile.info(str(path)).channels)
+
+
+def load_fixture_audio(
+    path: Path, *, sample_rate: int, frame_ms: int, tail_s: float
+) -> FixtureAudio:
+    """Read, validate, down-mix and resample ``path`` to ``sample_rate``, then cut it in frames.
+
+    Raises:
+        AudioFixtureError: Missing, unreadable, empty or silent fixture (see `validate_fixture`).
+    """
+    clip = validate_fixture(path)
+    channels = _channels(path)
+    source_rate = clip.sample_rate
+    clip = resample(clip, sample_rate)
+    pcm = to_pcm16_bytes(clip)
+    per_frame = sample_rate * frame_ms // 1000
+    frame_bytes = per_frame * 2
+    tail_frames = math.ceil(tail_s * 1000 / frame_ms)
+    padded = len(pcm) + (-len(pcm)) % frame_bytes
+    data = pcm.ljust(padded, b"\0") + b"\0" * (frame_bytes * tail_frames)
+    frames = tuple(
+        rtc.AudioFrame(
+            data=data[i : i + frame_bytes],
+            sample_rate=sample_rate,
+            num_channels=1,
+            samples_per_channel=per_frame,
+        )
+        for i in range(0, len(data), frame_bytes)
+    )
+    sidecar = read_sidecar(path)
+    return FixtureAudio(
+        path=path,
+        text=sidecar.text if sidecar is not None else None,
+        frames=frames,
+        frame_s=frame_ms / 1000,
+        duration_s=clip.duration_s,
+        source_rate=source_rate,
+        source_channels=channels,
+    )
+
+
+async def scan_segments(vad: lk_vad.VAD, audio: FixtureAudio) -> tuple[SpeechSegment, ...]:
+    """Run ``vad`` over the fixture at full speed and return the speech segments it finds.
+
+    VAD segmentation counts samples, not wall time, so the session's own VAD will cut the
+    same segments when the frames are streamed at any speed. Knowing their number up front
+    is what lets a turn wait for events instead of sleeping.
+
+    Raises:
+        AdapterError: When speech is still going on at the end of the silence tail.
+    """
+    stream = vad.stream()
+    segments: list[SpeechSegment] = []
+    open_speech = False
+    try:
+        for frame in audio.frames:
+            stream.push_frame(frame)
+        stream.end_input()
+        async for event in stream:
+            if event.type == lk_vad.VADEventType.START_OF_SPEECH:
+                open_speech = True
+            elif event.type == lk_vad.VADEventType.END_OF_SPEECH:
+                open_speech = False
+                segments.append(
+                    SpeechSegment(
+                        end_s=max(0.0, event.timestamp - event.silence_duration),
+                        speech_s=event.speech_duration,
+                    )
+                )
+    finally:
+        await stream.aclose()
+    if open_speech:
+        tail = len(audio.frames) * audio.frame_s - audio.duration_s
+        raise AdapterError(
+            f"audio fixture {audio.path}: the session's VAD still hears speech at the end of "
+            f"the {tail:.2f} s of silence appended to it, so the turn would never end; raise "
+            "LiveKitAdapter(tail_silence_s=...) above the VAD's min_silence_duration"
+        )
+    return tuple(segments)
+
+
+def content_key(path: Path) -> tuple[str, int, int] | None:
+    """Identity of a fixture's current content (path, size, mtime); None when unreadable."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (str(path), st.st_size, st.st_mtime_ns)

@@ -1,0 +1,45 @@
+"""Recommended AgentSession settings for evaluation: deterministic, offline, fast to close."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["eval_session_kwargs"]
+
+
+def eval_session_kwargs(
+    *, min_endpointing_delay_s: float = 0.5, preemptive_generation: bool = False
+) -> dict[str, Any]:
+    """Keyword arguments for ``AgentSession(...)`` that make evaluation runs repeatable.
+
+    - ``turn_detection="vad"``: the user's turn ends on the VAD's silence, which counts audio
+      samples, so turns come out the same at any streaming speed. (Left unset, the session
+      loads a turn-detector model that is slow under fast streaming, and with LiveKit cloud
+      credentials in the environment it may pick a network one.)
+    - endpointing ``min_delay`` of 0.5 s: keep it no longer than the VAD's
+      ``min_silence_duration`` (Silero: 0.55 s) or fast streaming can merge two phrases that
+      real time keeps apart.
+    - interruptions by VAD only, and no preemptive generation, so the LLM is called once per
+      user turn.
+    - no "user away" timer and no 2 s wait for a last transcript when closing.
+
+    Args:
+        min_endpointing_delay_s: Seconds of silence after the VAD's end of speech before the
+            turn is taken as finished.
+        preemptive_generation: Let the LLM start before the end of the user's turn.
+
+    Example:
+        ```python
+        AgentSession(stt=FixtureTextSTT(), vad=VAD, llm=my_llm, **eval_session_kwargs())
+        ```
+    """
+    return {
+        "turn_handling": {
+            "turn_detection": "vad",
+            "endpointing": {"min_delay": min_endpointing_delay_s},
+            "interruption": {"mode": "vad"},
+            "preemptive_generation": {"enabled": preemptive_generation},
+        },
+        "user_away_timeout": None,
+        "session_close_transcript_timeout": 0.0,
+    }

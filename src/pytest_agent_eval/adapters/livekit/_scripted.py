@@ -1,0 +1,337 @@
+"""A deterministic offline LLM for LiveKit sessions: regex rules -> tool call and/or reply."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from livekit.agents import llm
+from livekit.agents.types import (
+    DEFAULT_API_CONNECT_OPTIONS,
+    NOT_GIVEN,
+    APIConnectOptions,
+    NotGivenOr,
+)
+
+__all__ = ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"]
+
+_NUMBER_WORDS = {
+    word: value
+    for value, word in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+}
+
+
+def parse_number(text: str | None) -> int | None:
+    """``"4"`` or ``"four"`` -> 4 (English words up to twenty); None when it is neither.
+
+    Speech recognizers write small numbers either way, so rules that read numbers from what the
+    user said should accept both.
+    """
+    if text is None:
+        return None
+    word = text.strip().lower().rstrip(".,!?")
+    if word.isdigit():
+        return int(word)
+    return _NUMBER_WORDS.get(word)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptContext:
+    """What a rule's callables see when the scripted LLM answers."""
+
+    match: re.Match[str]
+    """The rule's pattern matched against the last user message."""
+    user: str
+    """The last user message."""
+    chat_ctx: llm.ChatContext
+    """Everything the LLM was given (instructions, earlier turns, tool calls and results)."""
+    tool_output: str | None = None
+    """The output of this turn's tool call, once it has run."""
+    tool_error: bool = False
+    """True when this turn's tool call failed (bad arguments, unknown tool, exception)."""
+
+    def group(self, name: str | int, default: str | None = None) -> str | None:
+        """A group of the match, or ``default`` when it did not take part."""
+        value = self.match.group(name)
+        return default if value is None else value
+
+    @property
+    def earlier_user_messages(self) -> list[str]:
+        """Text of the user messages before the current one, oldest first."""
+        texts = [
+            item.text_content or ""
+            for item in self.chat_ctx.items
+            if item.type == "message" and item.role == "user"
+        ]
+        return texts[:-1]
+
+    def recall(self, pattern: str, group: str | int = 1) -> str | None:
+        """Search earlier user messages, newest first, for ``pattern``; the group or None.
+
+        This is how a scripted agent "remembers": it only finds what the session kept in the
+        context it handed to the LLM.
+        """
+        regex = re.compile(pattern, re.IGNORECASE)
+        for text in reversed(self.earlier_user_messages):
+            if m := regex.search(text):
+                return m.group(group)
+        return None
+
+
+Template = str | Callable[[ScriptContext], str]
+ArgsTemplate = Mapping[str, Any] | Callable[[ScriptContext], Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One scripted behaviour: when the user's words match, call a tool and/or reply.
+
+    String templates are filled with `str.format` from the match's named groups plus
+    ``{user}`` (the user message), ``{output}`` (the tool's output) and ``{error}`` (``"error"``
+    when the tool failed, else ``""``). Callables receive a `ScriptContext` instead.
+
+    Args:
+        pattern: Regular expression searched (case-insensitively) in the last user message.
+        reply: What to say; after the tool ran when ``tool`` is set. None says nothing more.
+        tool: Name of a tool to call first (it may be one the agent does not have).
+        args: The tool's arguments. A string value that is exactly one placeholder whose text
+            is a number (``"{party}"`` -> ``"4"`` or ``"four"``) becomes an int.
+        preamble: Text said in the same response as the tool call, before it runs.
+    """
+
+    pattern: str | re.Pattern[str]
+    reply: Template | None = None
+    tool: str | None = None
+    args: ArgsTemplate | None = None
+    preamble: Template | None = None
+    _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        regex = (
+            self.pattern
+            if isinstance(self.pattern, re.Pattern)
+            else re.compile(self.pattern, re.IGNORECASE)
+        )
+        object.__setattr__(self, "_regex", regex)
+        if self.reply is None and self.tool is None:
+            raise ValueError(f"Rule {self.pattern!r} needs a reply, a tool, or both")
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """The match of this rule in ``text``, or None."""
+        return self._regex.search(text)
+
+
+_PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
+
+
+def _fields(ctx: ScriptContext) -> dict[str, Any]:
+    values: dict[str, Any] = {k: (v or "") for k, v in ctx.match.groupdict().items()}
+    values.update(
+        user=ctx.user,
+        output=ctx.tool_output or "",
+        error="error" if ctx.tool_error else "",
+    )
+    return values
+
+
+def _render(template: Template, ctx: ScriptContext) -> str:
+    if callable(template):
+        return str(template(ctx))
+    return template.format(**_fields(ctx))
+
+
+def _render_args(args: ArgsTemplate | None, ctx: ScriptContext) -> dict[str, Any]:
+    if args is None:
+        return {}
+    if callable(args):
+        return dict(args(ctx))
+    values = _fields(ctx)
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, str):
+            text = value.format(**values)
+            if _PLACEHOLDER.match(value) and (number := parse_number(text)) is not None:
+                out[key] = number
+            else:
+                out[key] = text
+        else:
+            out[key] = value
+    return out
+
+
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
+class ScriptedLLM(llm.LLM):
+    """A LiveKit LLM that answers from rules instead of a model: offline, free and repeatable.
+
+    On each request it takes the last user message, finds the first matching `Rule`, and
+    streams a response word by word:
+
+    - a rule with ``tool`` first answers with that tool call (plus its ``preamble``); once the
+      session has run the tool, the next request (whose last item is the tool's output) gets
+      the rule's ``reply``;
+    - a rule without ``tool`` answers with its ``reply`` directly;
+    - no matching rule answers ``default_reply``.
+
+    It also reports token usage (words counted as tokens), so usage capture can be tested.
+
+    Args:
+        rules: The rules, tried in order.
+        default_reply: Said when no rule matches; may use ``{user}``.
+
+    Example:
+        ```python
+        ScriptedLLM([
+            Rule(r"table for (?P<party>\\w+)", tool="book_table", args={"party_size": "{party}"},
+                 reply="Booked: {output}."),
+            Rule(r"\\bhello\\b", reply="Hello! How can I help?"),
+        ])
+        ```
+    """
+
+    def __init__(
+        self, rules: Sequence[Rule], *, default_reply: str = "Sorry, I can't help with that."
+    ) -> None:
+        super().__init__()
+        self.rules = list(rules)
+        self.default_reply = default_reply
+        self.requests: list[llm.ChatContext] = []
+        """A copy of the context of every request, oldest first (for assertions)."""
+        self._call_ids = itertools.count(1)
+
+    @property
+    def model(self) -> str:
+        return "scripted"
+
+    @property
+    def provider(self) -> str:
+        return "pytest-agent-eval"
+
+    def chat(
+        self,
+        *,
+        chat_ctx: llm.ChatContext,
+        tools: list[llm.Tool] | None = None,
+        conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS,
+        parallel_tool_calls: NotGivenOr[bool] = NOT_GIVEN,
+        tool_choice: NotGivenOr[llm.ToolChoice] = NOT_GIVEN,
+        extra_kwargs: NotGivenOr[dict[str, Any]] = NOT_GIVEN,
+    ) -> llm.LLMStream:
+        self.requests.append(chat_ctx.copy())
+        return _ScriptedStream(
+            self, chat_ctx=chat_ctx, tools=tools or [], conn_options=conn_options
+        )
+
+    def next_call_id(self) -> str:
+        """A fresh tool-call id."""
+        return f"scripted_call_{next(self._call_ids)}"
+
+    def respond_to(self, chat_ctx: llm.ChatContext) -> tuple[str, list[llm.FunctionToolCall]]:
+        """The text and tool calls the script gives for ``chat_ctx`` (no streaming)."""
+        items = chat_ctx.items
+        user_index = max(
+            (i for i, it in enumerate(items) if it.type == "message" and it.role == "user"),
+            default=-1,
+        )
+        user = (items[user_index].text_content or "") if user_index >= 0 else ""
+        outputs = [it for it in items[user_index + 1 :] if it.type == "function_call_output"]
+        for rule in self.rules:
+            match = rule.search(user)
+            if match is None:
+                continue
+            last = outputs[-1] if outputs else None
+            ctx = ScriptContext(
+                match=match,
+                user=user,
+                chat_ctx=chat_ctx,
+                tool_output=last.output if last else None,
+                tool_error=bool(last and last.is_error),
+            )
+            if rule.tool is not None and last is None:
+                call = llm.FunctionToolCall(
+                    name=rule.tool,
+                    arguments=json.dumps(_render_args(rule.args, ctx)),
+                    call_id=self.next_call_id(),
+                )
+                preamble = _render(rule.preamble, ctx) if rule.preamble is not None else ""
+                return preamble, [call]
+            return (_render(rule.reply, ctx) if rule.reply is not None else ""), []
+        return self.default_reply.format(user=user), []
+
+
+class _ScriptedStream(llm.LLMStream):
+    """Streams one scripted response: text word by word, then tool calls, then usage."""
+
+    def __init__(
+        self,
+        scripted: ScriptedLLM,
+        *,
+        chat_ctx: llm.ChatContext,
+        tools: list[llm.Tool],
+        conn_options: APIConnectOptions,
+    ) -> None:
+        super().__init__(scripted, chat_ctx=chat_ctx, tools=tools, conn_options=conn_options)
+        self._scripted = scripted
+
+    async def _run(self) -> None:
+        text, calls = self._scripted.respond_to(self.chat_ctx)
+        chunk_id = self._scripted.next_call_id().replace("call", "chunk")
+        for word in re.findall(r"\S+\s*", text):
+            self._event_ch.send_nowait(
+                llm.ChatChunk(id=chunk_id, delta=llm.ChoiceDelta(role="assistant", content=word))
+            )
+            # Yield so consumers really see a stream, as with a network model.
+            await asyncio.sleep(0)
+        if calls:
+            self._event_ch.send_nowait(
+                llm.ChatChunk(
+                    id=chunk_id, delta=llm.ChoiceDelta(role="assistant", tool_calls=calls)
+                )
+            )
+        prompt_tokens = sum(
+            _count_words(it.text_content or "")
+            for it in self.chat_ctx.items
+            if it.type == "message"
+        )
+        completion_tokens = _count_words(text) + sum(_count_words(c.arguments) for c in calls)
+        self._event_ch.send_nowait(
+            llm.ChatChunk(
+                id=chunk_id,
+                usage=llm.CompletionUsage(
+                    completion_tokens=completion_tokens,
+                    prompt_tokens=prompt_tokens,
+                    total_tokens=prompt_tokens + completion_tokens,
+                ),
+            )
+        )
