@@ -1,0 +1,245 @@
+"""Quality gates in real pytest runs: absorb, enforce, must_pass, empty groups, bad config."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+CONFTEST = """
+import itertools
+import pytest
+from pytest_agent_eval import AgentReply
+
+
+@pytest.fixture
+def llm_eval_agent():
+    counter = itertools.count()
+
+    async def agent(history):
+        text = history[-1].content
+        if "FLAKY" in text and next(counter) % 3 == 0:
+            return AgentReply("sorry", [])
+        return AgentReply("booked", ["book"])
+
+    return agent
+"""
+
+# Two booking transcripts (one misses its threshold: 2/3 runs against 1.0) and a smoke one.
+TRANSCRIPTS = {
+    "booking_ok": "id: booking_ok\nruns: 3\ntags: [gate:booking]\nturns:\n"
+    "  - user: Book\n    expect:\n      reply_contains_any: [booked]\n",
+    "booking_flaky": "id: booking_flaky\nruns: 3\nthreshold: 1.0\ntags: [gate:booking]\n"
+    "turns:\n  - user: FLAKY book\n    expect:\n      reply_contains_any: [booked]\n",
+    "smoke_ok": "id: smoke_ok\ntags: [smoke]\nturns:\n"
+    "  - user: Hi\n    expect:\n      tool_calls_include: [book]\n",
+}
+
+
+def _project(pytester: pytest.Pytester, groups: str, *, unit_test: str | None = None) -> None:
+    pyproject = '[tool.agent_eval]\nyaml_dirs = ["tests/evals"]\n' + textwrap.dedent(groups)
+    pytester.makefile(".toml", pyproject=pyproject)
+    pytester.makeconftest(CONFTEST)
+    evals = pytester.mkdir("tests").joinpath("evals")
+    evals.mkdir()
+    for name, body in TRANSCRIPTS.items():
+        evals.joinpath(f"{name}.yaml").write_text(body, encoding="utf-8")
+    if unit_test is not None:
+        pytester.path.joinpath("tests", "test_unit.py").write_text(unit_test, encoding="utf-8")
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:cacheprovider", "--agent-eval-live", *args)
+
+
+BOOKING_GROUP = """
+[tool.agent_eval.groups.booking]
+tags = ["gate:booking"]
+threshold = 0.5
+"""
+
+
+def test_passing_group_absorbs_an_eval_failure(pytester: pytest.Pytester) -> None:
+    _project(pytester, BOOKING_GROUP)
+    result = _run(pytester, "--agent-eval-report", "r.md")
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "group booking: PASSED 1/2 (50%) >= threshold 50%",
+            "1 eval failure(s) absorbed by passing groups: "
+            "tests/evals/booking_flaky.yaml::booking_flaky (exit status 0)",
+        ]
+    )
+    text = pytester.path.joinpath("r.md").read_text(encoding="utf-8")
+    assert "## Groups" in text
+    assert "| booking | 2 | 1 | 50% | 50% | – | no | ✅ PASSED |" in text
+    assert "Gates: 1 eval failure(s) absorbed by passing groups" in text
+
+
+def test_a_failing_unit_test_is_not_absorbed(pytester: pytest.Pytester) -> None:
+    _project(pytester, BOOKING_GROUP, unit_test="def test_unit():\n    assert 1 == 2\n")
+    result = _run(pytester)
+    result.assert_outcomes(passed=2, failed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*1 eval failure(s) covered by passing groups, but 1 other failure(s) are not: "
+            "tests/test_unit.py::test_unit (exit status 1)"
+        ]
+    )
+
+
+def test_enforced_group_below_threshold_fails_the_run(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.booking]
+        tags = ["gate:booking"]
+        threshold = 0.9
+        enforce = true
+        """,
+    )
+    result = _run(pytester)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "group booking: FAILED 1/2 (50%); pass rate 1/2 is below threshold 90% [[]enforced[]]",
+            "enforced group(s) failed: booking (exit status 1)",
+        ]
+    )
+
+
+def test_enforced_must_pass_that_did_not_run_fails_a_green_run(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.release]
+        tags = ["smoke"]
+        must_pass = ["smoke_ok", "checkout_flow"]
+        enforce = true
+        """,
+    )
+    result = _run(pytester, "-k", "smoke_ok")  # every test that runs passes
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["group release: FAILED 1/1 (100%); must_pass did not run: checkout_flow [[]enforced[]]"]
+    )
+
+
+def test_unenforced_must_pass_only_reports(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.release]
+        tags = ["smoke"]
+        must_pass = ["checkout_flow"]
+        """,
+    )
+    result = _run(pytester, "-k", "smoke_ok")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["group release: FAILED 1/1 (100%); must_pass did not run: checkout_flow"]
+    )
+
+
+def test_enforced_must_pass_that_failed_blocks_absorbing(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.booking]
+        tags = ["gate:booking"]
+        threshold = 0.5
+        must_pass = ["booking_flaky"]
+        enforce = true
+        """,
+    )
+    result = _run(pytester)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["group booking: FAILED 1/2 (50%); must_pass failed: booking_flaky*"]
+    )
+
+
+def test_enforced_group_that_matches_nothing_fails(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.payments]
+        pytest_markers = ["payments"]
+        enforce = true
+        """,
+    )
+    result = _run(pytester, "-k", "smoke_ok or booking_ok")
+    result.assert_outcomes(passed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["group payments: FAILED 0/0 (–); matched no eval that ran [[]enforced[]]"]
+    )
+
+
+def test_group_by_pytest_marker_on_a_python_eval(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.payments]
+        pytest_markers = ["payments"]
+        enforce = true
+        """,
+    )
+    pytester.path.joinpath("tests", "test_pay.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
+            from pytest_agent_eval import Turn
+
+            pytestmark = pytest.mark.payments
+
+            @pytest.mark.agent_eval(runs=2)
+            async def test_pay(agent_eval):
+                (await agent_eval.run(turns=[Turn("Pay")])).assert_threshold()
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = _run(pytester, "-k", "pay")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["group payments: PASSED 1/1 (100%) >= threshold 100% [[]enforced[]]"]
+    )
+
+
+def test_gates_do_not_fail_a_run_that_is_not_live(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.payments]
+        pytest_markers = ["payments"]
+        enforce = true
+        """,
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=3)
+    assert result.ret == 0
+    result.stdout.no_fnmatch_line("group payments*")
+
+
+def test_bad_gate_config_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    _project(
+        pytester,
+        """
+        [tool.agent_eval.groups.booking]
+        tags = ["gate:booking"]
+        threshold = 1.5
+        """,
+    )
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: pyproject.toml [[]tool.agent_eval[]].groups.booking: 'threshold' must be "
+            "between 0.0 and 1.0, got 1.5"
+        ]
+    )
