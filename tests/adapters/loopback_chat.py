@@ -43,7 +43,14 @@ def text_completion(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
+                # Extra keys real servers send; a client must not echo them back.
+                "message": {
+                    "role": "assistant",
+                    "content": text,
+                    "refusal": None,
+                    "audio": None,
+                    "annotations": [],
+                },
                 "finish_reason": "stop",
             }
         ],
@@ -135,7 +142,10 @@ class ChatServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval lets shutdown() return promptly at the end of each test.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
