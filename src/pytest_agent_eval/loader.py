@@ -145,9 +145,8 @@ def load_transcript_text(
     text: str, *, path: Path, default_threshold: float = 0.8, default_runs: int = 1
 ) -> Transcript:
     """Validate YAML ``text`` as a transcript; ``path`` names it and anchors ``audio:``."""
-    node = _compose(text, path)
+    node, data = _parse(text, path)
     lines = _LineIndex.build(node)
-    data = yaml.safe_load(text) if node is not None else None
     if not isinstance(data, dict) or not ({"id", "turns"} & set(data)):
         shape = "empty" if data is None else _yaml_type(data)
         raise TranscriptError(
@@ -165,9 +164,18 @@ def load_transcript_text(
 # --------------------------------------------------------------------------------------------
 
 
-def _compose(text: str, path: Path) -> yaml.Node | None:
+# libyaml's C parser when present: collection parses every transcript, so it matters.
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
+    """Parse once: the node tree (for line numbers) and the data built from it."""
+    loader = _Loader(text)
     try:
-        return yaml.compose(text, Loader=_DuplicateKeyCheckingLoader)
+        node = loader.get_single_node()
+        if node is not None:
+            _reject_duplicate_keys(node)
+        data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -181,24 +189,30 @@ def _compose(text: str, path: Path) -> yaml.Node | None:
         ) from exc
     except yaml.YAMLError as exc:
         raise TranscriptError(f"{path}: YAML error: {exc}") from exc
+    finally:
+        loader.dispose()
+    return node, data
 
 
-class _DuplicateKeyCheckingLoader(yaml.SafeLoader):
-    """A SafeLoader whose composer rejects a key given twice in one mapping."""
-
-    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
-        node = super().compose_mapping_node(anchor)
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = getattr(key_node, "value", None)
-            if key in seen:
-                raise yaml.MarkedYAMLError(
-                    context=f"key {key!r} first given on line {seen[key] + 1}",
-                    problem=f"duplicate key {key!r}",
-                    problem_mark=key_node.start_mark,
-                )
-            seen[key] = key_node.start_mark.line
-        return node
+def _reject_duplicate_keys(root: yaml.Node) -> None:
+    """YAML silently keeps the last of two equal keys; a transcript author never means that."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, value_node in node.value:
+                key = getattr(key_node, "value", None)
+                if isinstance(key, str) and key in seen:
+                    raise yaml.MarkedYAMLError(
+                        context=f"key {key!r} first given on line {seen[key] + 1}",
+                        problem=f"duplicate key {key!r}",
+                        problem_mark=key_node.start_mark,
+                    )
+                seen[key] = key_node.start_mark.line
+                stack.append(value_node)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 @dataclass
