@@ -69,9 +69,19 @@ def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
 def format_account(result: TranscriptResult, *, verbose: bool = False) -> str:
     """Every run with its failed turns: what the user said, the reply, tools, failed checks.
 
-    Passing runs are one line each unless ``verbose``.
+    Passing runs are one line each unless ``verbose``. A run that failed exactly like an
+    earlier one is folded into a single "same as run N" line, so ten identical failures
+    read as one.
     """
     lines = [format_score_line(result)]
+    first_with: dict[tuple[str, ...], int] = {}
     for run in result.runs:
-        lines.extend(_format_run(run, verbose=verbose))
+        head, *body = _format_run(run, verbose=verbose)
+        signature = tuple(body)
+        if body and not run.passed and signature in first_with:
+            lines.append(f"{head} same as run {first_with[signature]}")
+            continue
+        first_with.setdefault(signature, run.index + 1)
+        lines.append(head)
+        lines.extend(body)
     return "\n".join(lines)
