@@ -1,0 +1,301 @@
+"""The agent contract: the ``llm_eval_agent`` fixture, what an agent may return, its history."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import Project, lit
+
+BOOKING = """\
+    id: booking
+    turns:
+      - user: Book a table for two
+        expect:
+          reply_contains_any: [booked]
+          tool_calls_include: [create_booking]
+"""
+
+
+def test_missing_agent_fixture_names_it_and_shows_a_conftest_snippet(project: Project) -> None:
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live()
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of transcript: booking*",
+            "no 'llm_eval_agent' fixture: YAML transcripts need it to know which agent to talk to.",
+            "Define it in a conftest.py next to (or above) your transcripts, for example:",
+            "    # tests/conftest.py",
+            "    import pytest",
+            "    from pytest_agent_eval import AgentReply",
+            "    @pytest.fixture",
+            "    def llm_eval_agent():",
+            "        async def my_agent(history):",
+            "*",
+            "        return my_agent",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+    result.stdout.no_fnmatch_line("*fixture 'llm_eval_agent' not found*")
+
+
+def test_missing_agent_fixture_is_reported_even_when_not_live(project: Project) -> None:
+    project.transcript("booking", BOOKING)
+
+    result = project.run()
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["no 'llm_eval_agent' fixture: *"])
+
+
+def test_agent_fixture_can_differ_per_directory(project: Project) -> None:
+    # One folder has an agent, the other forgot it: only the second errors.
+    project.conftest(
+        "@pytest.fixture\ndef llm_eval_agent():\n"
+        "    return lambda history: AgentReply('booked', ['create_booking'])\n",
+        folder="tests/evals/with_agent",
+    )
+    project.transcript("booking", BOOKING, folder="tests/evals/with_agent")
+    project.transcript("other", BOOKING.replace("booking", "other"), folder="tests/evals/bare")
+
+    result = project.run_live("-v")
+
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines_random(
+        [
+            "tests/evals/with_agent/booking.yaml::booking PASSED*",
+            "tests/evals/bare/other.yaml::other ERROR*",
+        ]
+    )
+
+
+AGENTS = {
+    "async_agent_reply": """
+        async def agent(history):
+            return AgentReply("Booked!", ["create_booking"])
+    """,
+    "sync_agent_reply_positional_tool_call": """
+        def agent(history):
+            return AgentReply("booked", [ToolCall("create_booking", {"party": 2})])
+    """,
+    "tuple_of_names": """
+        async def agent(history):
+            return ("BOOKED for two", ["check_slots", "create_booking"])
+    """,
+    "tuple_of_tool_calls_sync": """
+        def agent(history):
+            return "booked", [ToolCall("create_booking", {"party": 2})]
+    """,
+    "tuple_of_name_args_pairs": """
+        def agent(history):
+            return "booked", [("create_booking", {"party": 2})]
+    """,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(AGENTS))
+def test_agent_return_shapes_are_accepted(project: Project, kind: str) -> None:
+    project.agent(AGENTS[kind])
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live()
+
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("style", ["sync", "async"])
+def test_plain_string_reply_is_accepted(project: Project, style: str) -> None:
+    prefix = "async " if style == "async" else ""
+    project.agent(f"{prefix}def agent(history):\n    return 'Your table is booked.'\n")
+    project.transcript(
+        "plain",
+        """\
+        id: plain
+        turns:
+          - user: Book a table
+            expect:
+              reply_contains_all: [table, booked]
+              tool_calls_exclude: [create_booking]
+        """,
+    )
+
+    result = project.run_live()
+
+    result.assert_outcomes(passed=1)
+
+
+def test_unusable_return_value_fails_the_run_with_a_clear_message(project: Project) -> None:
+    project.agent("return {'reply': 'booked'}\n")
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live()
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "LLM eval failed: score=0.00 < threshold=0.80 (0/1 runs passed)",
+            "  run 1: FAILED*",
+            "    turn 1 [[]ERROR] user: 'Book a table for two'",
+            "      error: AdapterError: the agent returned dict {'reply': 'booked'}; expected"
+            " AgentReply(reply, tool_calls), a (reply, tool_calls) tuple, or a plain string*",
+        ]
+    )
+
+
+def test_bad_tool_call_in_the_return_value_is_named(project: Project) -> None:
+    project.agent("return 'booked', ['create_booking', 42]\n")
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live()
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "      error: AdapterError: the agent returned a bad tool call: a tool call must be"
+            " a name, ToolCall(name, args) or (name, args); got 42*"
+        ]
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: TranscriptItem.repr_failure passes style= to pytest.Function.repr_failure, "
+    "which takes no such argument: any call-phase pytest.fail becomes an INTERNALERROR",
+)
+def test_agent_fixture_returning_a_non_callable_is_a_clear_failure(project: Project) -> None:
+    project.conftest("@pytest.fixture\ndef llm_eval_agent():\n    return 42\n")
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live()
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "'llm_eval_agent' returned an unusable agent: expected an agent callable"
+            " (history -> reply) or an adapter with start_conversation(); got int"
+        ]
+    )
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def test_history_offers_attribute_and_key_access_and_keeps_earlier_tool_calls(
+    project: Project,
+) -> None:
+    project.conftest(
+        """
+        import json
+
+
+        @pytest.fixture
+        def llm_eval_agent():
+            def agent(history):
+                last = history[-1]
+                assert last.role == last["role"] == "user"
+                assert last.content == last["content"]
+                if len(history) == 1:
+                    return AgentReply(
+                        "Booked, reference BK-7.",
+                        [ToolCall("create_booking", {"party": 2}, output={"ref": "BK-7"})],
+                    )
+                # The history is plain OpenAI chat messages: it survives JSON as is.
+                plain = json.loads(json.dumps(history))
+                call = plain[1]["tool_calls"][0]
+                summary = [
+                    "roles=" + ",".join(m["role"] for m in plain),
+                    "call=" + call["function"]["name"] + call["function"]["arguments"],
+                    "result=" + plain[2]["content"],
+                    "linked=" + str(plain[2]["tool_call_id"] == call["id"]),
+                    "said=" + history[3].content,
+                    "now=" + last.content,
+                ]
+                return " | ".join(summary)
+            return agent
+        """
+    )
+    project.transcript(
+        "history",
+        """\
+        id: history
+        turns:
+          - user: Book for two
+          - user: What did you do?
+            expect:
+              reply_contains_all:
+                - "roles=user,assistant,tool,assistant,user |"
+                - 'call=create_booking{"party": 2} |'
+                - 'result={"ref": "BK-7"} |'
+                - "linked=True |"
+                - "said=Booked, reference BK-7. |"
+                - "now=What did you do?"
+        """,
+    )
+
+    result = project.run_live("-v")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*::history PASSED*"])
+
+
+def test_runs_never_share_history(project: Project) -> None:
+    project.conftest(
+        """
+        @pytest.fixture
+        def llm_eval_agent():
+            async def agent(history):
+                users = sum(1 for m in history if m.role == "user")
+                mine = sum(1 for m in history if m.role == "assistant")
+                # Tampering with the list handed in must not leak into later turns or runs.
+                history.append({"role": "user", "content": "injected"})
+                history.clear()
+                return f"users={users} assistants={mine}"
+            return agent
+        """
+    )
+    project.transcript(
+        "fresh",
+        """\
+        id: fresh
+        runs: 6
+        threshold: 1.0
+        turns:
+          - user: one
+            expect: {reply_contains_all: ["users=1 assistants=0"]}
+          - user: two
+            expect: {reply_contains_all: ["users=2 assistants=1"]}
+          - user: three
+            expect: {reply_contains_all: ["users=3 assistants=2"]}
+        """,
+    )
+
+    result = project.run_live("--agent-eval-concurrency=3")
+
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1)
+
+
+def test_failure_shows_the_users_words_reply_and_tools_seen(project: Project) -> None:
+    project.agent(
+        "return AgentReply('Sorry, fully booked.', [ToolCall('check_slots', {'n': 2})])\n"
+    )
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live()
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "    turn 1 [[]FAIL] user: 'Book a table for two'",
+            "      reply: 'Sorry, fully booked.'",
+            "      tools: check_slots({'n': 2})",
+            lit(
+                "      - tool_calls fail: expected tool calls not made: ['create_booking']"
+                ' (saw check_slots({"n": 2}))'
+            ),
+        ]
+    )
