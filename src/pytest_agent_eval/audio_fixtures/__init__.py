@@ -6,10 +6,19 @@ and soxr (the ``voice`` extra) and faster-whisper (the ``stt`` extra) are import
 
 from __future__ import annotations
 
-from ._clip import AudioClip, clip_from_pcm16, read_wav, resample, to_pcm16_bytes, write_wav_atomic
+from ._clip import (
+    AudioClip,
+    clean_stale_temp_files,
+    clip_from_pcm16,
+    read_wav,
+    resample,
+    to_pcm16_bytes,
+    write_wav_atomic,
+)
 from ._effects import PostProcess, normalize_level, postprocess, trim_silence
 from ._sidecar import (
     FORMAT_VERSION,
+    SIDECAR_SUFFIX,
     Sidecar,
     describe_changes,
     fixture_key,
@@ -24,6 +33,7 @@ from .whisper import load_whisper, transcribe
 
 __all__ = [
     "FORMAT_VERSION",
+    "SIDECAR_SUFFIX",
     "SILENCE_FLOOR_DBFS",
     "SYNTHESIZE_COMMAND",
     "AudioClip",
@@ -31,6 +41,7 @@ __all__ = [
     "PostProcess",
     "Sidecar",
     "audio_stats",
+    "clean_stale_temp_files",
     "clip_from_pcm16",
     "describe_changes",
     "fixture_key",

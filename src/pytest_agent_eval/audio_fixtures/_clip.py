@@ -22,15 +22,59 @@ if TYPE_CHECKING:
 __all__ = [
     "PCM16_SCALE",
     "AudioClip",
+    "clean_stale_temp_files",
     "clip_from_pcm16",
     "read_wav",
     "resample",
+    "temp_prefix",
     "to_pcm16_bytes",
     "write_wav_atomic",
 ]
 
 PCM16_SCALE = 32767
 """Full scale of 16-bit PCM. Scaling by 32767 (not 32768) maps +1.0 and -1.0 symmetrically."""
+
+
+FILE_MODE = 0o644
+"""Mode of written fixtures: mkstemp's 0600 would hide them from CI users and containers."""
+
+
+def temp_prefix(path: Path) -> str:
+    """Prefix of the temporary files written next to ``path``; it carries the writer's pid."""
+    return f".{path.name}.{os.getpid()}."
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale_temp_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """Delete temp files in ``folder`` left by a writer that died (SIGKILL, power loss).
+
+    Temp files of live processes are kept, so two runs over one folder do not break each other.
+
+    Returns:
+        The files removed.
+    """
+    removed: list[Path] = []
+    base = Path(folder)
+    if not base.is_dir():
+        return removed
+    for tmp in base.glob(".*.tmp"):
+        parts = tmp.name.split(".")
+        # ".<name>.<ext>.<pid>.<random>.tmp" -> the pid is the third field from the end.
+        if len(parts) < 5 or not parts[-3].isdigit() or _pid_alive(int(parts[-3])):
+            continue
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            removed.append(tmp)
+    return removed
 
 
 def _numpy() -> Any:
@@ -117,8 +161,8 @@ def to_pcm16_bytes(clip: AudioClip) -> bytes:
 def write_wav_atomic(path: str | os.PathLike[str], clip: AudioClip) -> int:
     """Write a 16-bit mono PCM WAV so that ``path`` is either the old file or the whole new one.
 
-    The data goes to a temporary file in the same folder (``.<name>.*.tmp``), is flushed to disk,
-    then renamed over ``path``.
+    The data goes to a temporary file in the same folder (``.<name>.<pid>.*.tmp``, see
+    `clean_stale_temp_files`), is flushed to disk, then renamed over ``path``.
 
     Returns:
         The size of the written file in bytes.
@@ -126,8 +170,9 @@ def write_wav_atomic(path: str | os.PathLike[str], clip: AudioClip) -> int:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     frames = to_pcm16_bytes(clip)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(p), suffix=".tmp", dir=p.parent)
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as raw:
             # stdlib wave writes the canonical 44-byte header; the lab found it byte-identical
             # to soundfile's PCM_16 output, with no native dependency.

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AudioFixtureError
+from ._clip import FILE_MODE, temp_prefix
 
 __all__ = [
     "FORMAT_VERSION",
@@ -173,8 +174,9 @@ def read_sidecar(wav_path: str | os.PathLike[str]) -> Sidecar | None:
 def write_sidecar(wav_path: str | os.PathLike[str], sidecar: Sidecar) -> Path:
     """Write the sidecar of ``wav_path`` atomically (temp file + rename). Returns its path."""
     path = sidecar_path(wav_path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(sidecar.to_json())
             f.flush()

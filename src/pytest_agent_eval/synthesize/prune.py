@@ -1,0 +1,52 @@
+"""``--prune``: remove fixtures that no transcript refers to any more."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..audio_fixtures import SIDECAR_SUFFIX, clean_stale_temp_files, sidecar_path
+
+__all__ = ["find_orphans", "prune_orphans"]
+
+
+def find_orphans(folders: Iterable[Path], referenced: Iterable[Path]) -> list[Path]:
+    """WAVs under ``folders`` that have a sidecar (so this tool made them) and are not
+    ``referenced``, plus sidecars whose WAV is gone. A WAV without a sidecar is someone's
+    recording and is never touched."""
+    keep = {Path(p).absolute() for p in referenced}
+    orphans: set[Path] = set()
+    for folder in folders:
+        for side in Path(folder).rglob(f"*.wav{SIDECAR_SUFFIX}"):
+            wav = side.with_name(side.name[: -len(SIDECAR_SUFFIX)]).absolute()
+            if wav in keep:
+                continue
+            orphans.add(side.absolute())
+            if wav.exists():
+                orphans.add(wav)
+    return sorted(orphans)
+
+
+def prune_orphans(folders: Iterable[Path], referenced: Iterable[Path]) -> list[Path]:
+    """Delete `find_orphans` (the WAV first, then its sidecar) and stale temp files.
+
+    Returns:
+        Every file removed.
+    """
+    folders = list(folders)
+    removed: list[Path] = []
+    orphans = find_orphans(folders, referenced)
+    wavs = [p for p in orphans if p.suffix == ".wav"]
+    for wav in wavs:
+        wav.unlink(missing_ok=True)
+        removed.append(wav)
+        side = sidecar_path(wav)
+        side.unlink(missing_ok=True)
+        removed.append(side)
+    for side in orphans:
+        if side not in removed:
+            side.unlink(missing_ok=True)
+            removed.append(side)
+    for folder in {tmp.parent for f in folders for tmp in Path(f).rglob(".*.tmp")}:
+        removed += clean_stale_temp_files(folder)
+    return removed

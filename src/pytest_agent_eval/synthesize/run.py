@@ -1,0 +1,363 @@
+"""Making fixtures: synthesize, post-process, write the WAV, then its sidecar; many at once.
+
+Flow for one fixture (`make_fixture`):
+
+1. the backend speaks the text at its own rate;
+2. the audio is resampled (soxr), trimmed to the fixed pad and level-normalized;
+3. the old sidecar is removed, so an old record never sits beside new audio;
+4. the WAV is written to a temp file and renamed into place;
+5. the sidecar is written (also temp + rename), last.
+
+A kill at any point leaves either the previous fixture with its sidecar, or a WAV without one
+(which every check reports as stale), never a WAV that looks current. A failure is recorded
+for its fixture and the others go on; `SynthesisSummary` says what failed.
+
+Parallelism follows each backend's ``execution``: worker processes (spawned, each with its own
+engine) for CPU-bound engines, threads for those that wait on a subprocess, and an event loop
+with a semaphore for network backends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..audio_fixtures import (
+    AudioClip,
+    PostProcess,
+    clean_stale_temp_files,
+    postprocess,
+    resample,
+    sidecar_path,
+    write_sidecar,
+    write_wav_atomic,
+)
+from ..audio_fixtures._stats import voiced_frames
+from ..errors import AgentEvalError, AudioFixtureError
+from ..models import Transcript, VoiceSettings
+from .backend import TTSBackend, get_backend
+from .plan import (
+    FixtureProblem,
+    FixtureSpec,
+    FixtureStatus,
+    Planner,
+    check_fixture,
+    display_path,
+    sidecar_for,
+)
+
+__all__ = [
+    "FixtureResult",
+    "SynthesisSummary",
+    "default_jobs",
+    "ensure_fixtures",
+    "make_fixture",
+    "synthesize_specs",
+]
+
+OnResult = Callable[["FixtureResult"], None]
+
+MIN_ITEMS_PER_PROCESS = 16
+"""Worker processes pay about 1.5 s each to start and load an engine, while hibari makes a short
+utterance in under 0.1 s: below this many fixtures per worker, one process is faster."""
+
+
+def default_jobs() -> int:
+    """One job per core the process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FixtureResult:
+    """What happened to one fixture."""
+
+    spec: FixtureSpec
+    error: str | None = None
+    audio_s: float = 0.0
+    """Seconds of audio written."""
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(slots=True)
+class SynthesisSummary:
+    """The outcome of a synthesis run."""
+
+    synthesized: list[FixtureResult] = field(default_factory=list)
+    up_to_date: list[FixtureStatus] = field(default_factory=list)
+    failed: list[FixtureResult] = field(default_factory=list)
+    invalid: list[FixtureProblem] = field(default_factory=list)
+    """Turns that could not be planned (bad voice settings, conflicting paths)."""
+    seconds: float = 0.0
+    """Wall-clock time of the run."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.invalid
+
+    @property
+    def audio_seconds(self) -> float:
+        """Seconds of audio synthesized."""
+        return sum(r.audio_s for r in self.synthesized)
+
+    def failure_lines(self) -> list[str]:
+        """One line per failed or invalid fixture: where, which WAV, why."""
+        lines = [p.message for p in self.invalid]
+        for r in self.failed:
+            lines.append(f"{r.spec.where}: could not make {display_path(r.spec.wav)}: {r.error}")
+        return lines
+
+    def raise_for_failures(self) -> None:
+        """Raise `AudioFixtureError` listing every failure, if there was any."""
+        if self.ok:
+            return
+        lines = self.failure_lines()
+        raise AudioFixtureError(
+            f"{len(lines)} audio fixture(s) could not be synthesized:\n  " + "\n  ".join(lines)
+        )
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_fixture(spec: FixtureSpec, clip: AudioClip) -> float:
+    """Post-process ``clip`` and write it as ``spec``'s WAV, then its sidecar.
+
+    Returns:
+        Seconds of audio written.
+
+    Raises:
+        AudioFixtureError: The backend produced no audible audio.
+    """
+    params = PostProcess(**spec.inputs["postprocess"])
+    out = postprocess(resample(clip, int(spec.inputs["sample_rate"])), params)
+    if len(out.samples) == 0 or voiced_frames(out)[0].size == 0:
+        raise AudioFixtureError(
+            f"the {spec.inputs['backend']} backend produced no audible audio for {spec.text!r}"
+        )
+    # Drop the old record first: from here on, a kill leaves a WAV without a sidecar (reported
+    # as stale), never new audio beside a sidecar describing the old.
+    sidecar_path(spec.wav).unlink(missing_ok=True)
+    size = write_wav_atomic(spec.wav, out)
+    write_sidecar(
+        spec.wav,
+        sidecar_for(spec, wav_bytes=size, wav_sha256=_sha256(spec.wav), duration_s=out.duration_s),
+    )
+    return out.duration_s
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, AgentEvalError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def make_fixture(spec: FixtureSpec, backend: TTSBackend) -> FixtureResult:
+    """Synthesize and write one fixture; a failure is returned, not raised."""
+    start = time.perf_counter()
+    try:
+        clip = backend.synthesize(spec.text, spec.settings)
+        audio_s = write_fixture(spec, clip)
+    except Exception as exc:  # the run boundary of one fixture: record it, go on with the rest
+        return FixtureResult(
+            spec=spec, error=_error_text(exc), elapsed_s=time.perf_counter() - start
+        )
+    return FixtureResult(spec=spec, audio_s=audio_s, elapsed_s=time.perf_counter() - start)
+
+
+# Each worker process (and each thread of a thread pool) builds its own backends: engines are
+# neither shared across processes nor guaranteed thread-safe.
+_local = threading.local()
+
+
+def _local_backend(name: str) -> TTSBackend:
+    cache: dict[str, TTSBackend] = _local.__dict__.setdefault("backends", {})
+    if name not in cache:
+        cache[name] = get_backend(name)
+    return cache[name]
+
+
+def _make_in_worker(spec: FixtureSpec) -> FixtureResult:
+    return make_fixture(spec, _local_backend(spec.inputs["backend"]))
+
+
+def _run_pool(
+    executor: Executor, specs: Sequence[FixtureSpec], on_result: OnResult | None
+) -> list[FixtureResult]:
+    from concurrent.futures import as_completed
+
+    results: list[FixtureResult] = []
+    with executor:
+        futures: dict[Future[FixtureResult], FixtureSpec] = {
+            executor.submit(_make_in_worker, spec): spec for spec in specs
+        }
+        try:
+            for future in as_completed(futures):
+                try:
+                    result = future.result()
+                except Exception as exc:  # a worker process died (OOM, segfault in an engine)
+                    result = FixtureResult(spec=futures[future], error=_error_text(exc))
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+        except BaseException:
+            executor.shutdown(wait=False, cancel_futures=True)
+            raise
+    return results
+
+
+async def _run_async(
+    specs: Sequence[FixtureSpec], jobs: int, on_result: OnResult | None
+) -> list[FixtureResult]:
+    limit = asyncio.Semaphore(jobs)
+    backends: dict[str, TTSBackend] = {}
+
+    async def one(spec: FixtureSpec) -> FixtureResult:
+        name = spec.inputs["backend"]
+        backend = backends.setdefault(name, get_backend(name))
+        start = time.perf_counter()
+        async with limit:
+            try:
+                clip = await backend.asynthesize(spec.text, spec.settings)  # type: ignore[attr-defined]
+                audio_s = await asyncio.to_thread(write_fixture, spec, clip)
+                result = FixtureResult(
+                    spec=spec, audio_s=audio_s, elapsed_s=time.perf_counter() - start
+                )
+            except Exception as exc:  # one fixture's boundary
+                result = FixtureResult(
+                    spec=spec, error=_error_text(exc), elapsed_s=time.perf_counter() - start
+                )
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    try:
+        return list(await asyncio.gather(*(one(s) for s in specs)))
+    finally:
+        for backend in backends.values():
+            close = getattr(backend, "aclose", None)
+            if close is not None:
+                await close()
+
+
+def synthesize_specs(
+    specs: Sequence[FixtureSpec],
+    *,
+    jobs: int | None = None,
+    planner: Planner | None = None,
+    on_result: OnResult | None = None,
+) -> list[FixtureResult]:
+    """Make every fixture in ``specs``, ``jobs`` at a time; ``on_result`` sees each as it ends.
+
+    Small batches (fewer than `MIN_ITEMS_PER_PROCESS` per worker, or ``jobs=1``) of
+    process-bound work run in this process, with the ``planner``'s backends.
+    """
+    jobs = jobs or default_jobs()
+    planner = planner or Planner()
+    for folder in sorted({s.wav.parent for s in specs}):
+        clean_stale_temp_files(folder)
+    groups: dict[str, list[FixtureSpec]] = {"process": [], "thread": [], "async": []}
+    for spec in specs:
+        groups[planner.backend(spec.inputs["backend"]).execution].append(spec)
+
+    results: list[FixtureResult] = []
+    if groups["process"]:
+        todo = groups["process"]
+        workers = min(jobs, len(todo) // MIN_ITEMS_PER_PROCESS)
+        if workers <= 1:
+            for spec in todo:
+                result = make_fixture(spec, planner.backend(spec.inputs["backend"]))
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+        else:
+            # spawn, not fork: the parent may hold threads (progress display) and engine state.
+            pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn")
+            )
+            results += _run_pool(pool, todo, on_result)
+    if groups["thread"]:
+        pool_t = ThreadPoolExecutor(max_workers=min(jobs, len(groups["thread"])))
+        results += _run_pool(pool_t, groups["thread"], on_result)
+    if groups["async"]:
+        results += _run_in_fresh_loop(groups["async"], jobs, on_result)
+    return results
+
+
+def _run_in_fresh_loop(
+    specs: Sequence[FixtureSpec], jobs: int, on_result: OnResult | None
+) -> list[FixtureResult]:
+    """Run the async group on a loop of its own, in a thread, so a caller that already has a
+    running loop (pytest-asyncio, a notebook) can still call us."""
+    box: dict[str, list[FixtureResult] | BaseException] = {}
+
+    def target() -> None:
+        try:
+            box["out"] = asyncio.run(_run_async(specs, jobs, on_result))
+        except BaseException as exc:
+            box["out"] = exc
+
+    thread = threading.Thread(target=target, name="agent-eval-tts")
+    thread.start()
+    thread.join()
+    out = box["out"]
+    if isinstance(out, BaseException):
+        raise out
+    return out
+
+
+def ensure_fixtures(
+    transcripts: Iterable[Transcript],
+    defaults: VoiceSettings | None = None,
+    *,
+    jobs: int | None = None,
+    force: bool = False,
+    planner: Planner | None = None,
+    on_result: OnResult | None = None,
+) -> SynthesisSummary:
+    """Synthesize every missing or stale fixture of ``transcripts`` (all of them with ``force``).
+
+    For the pytest plugin's "synthesize before the run" option; the CLI uses it too. Up-to-date
+    fixtures are only stat-ed and their sidecars read.
+
+    Args:
+        transcripts: Loaded transcripts; turns without ``audio:`` are ignored.
+        defaults: ``Settings.voice``; ignored when ``planner`` is given.
+        jobs: Parallel jobs (default: one per core).
+        force: Re-make fixtures even when up to date.
+        planner: A `Planner` carrying defaults, command-line overrides and post-processing.
+        on_result: Called with each fixture's result as it finishes.
+
+    Returns:
+        The summary; call ``raise_for_failures()`` to turn failures into an `AudioFixtureError`.
+    """
+    start = time.perf_counter()
+    planner = planner or Planner(defaults)
+    plan = planner.plan(transcripts)
+    summary = SynthesisSummary(invalid=list(plan.problems))
+    todo: list[FixtureSpec] = []
+    for spec in plan.specs:
+        status = check_fixture(spec)
+        if status.is_fresh and not force:
+            summary.up_to_date.append(status)
+        else:
+            todo.append(spec)
+    for result in synthesize_specs(todo, jobs=jobs, planner=planner, on_result=on_result):
+        (summary.synthesized if result.ok else summary.failed).append(result)
+    summary.seconds = time.perf_counter() - start
+    return summary
