@@ -162,11 +162,6 @@ def test_bad_tool_call_in_the_return_value_is_named(project: Project) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: TranscriptItem.repr_failure passes style= to pytest.Function.repr_failure, "
-    "which takes no such argument: any call-phase pytest.fail becomes an INTERNALERROR",
-)
 def test_agent_fixture_returning_a_non_callable_is_a_clear_failure(project: Project) -> None:
     project.conftest("@pytest.fixture\ndef llm_eval_agent():\n    return 42\n")
     project.transcript("booking", BOOKING)
