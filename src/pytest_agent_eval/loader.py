@@ -182,9 +182,17 @@ def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
         problem = exc.problem or exc.context or "invalid YAML"
         if problem.startswith("duplicate key"):
             raise TranscriptError(f"{where}: {problem} ({exc.context}); keep only one") from exc
+        context = ""
+        if exc.context and exc.problem:
+            started = exc.context_mark
+            at = (
+                f" at line {started.line + 1}"
+                if started is not None and started is not mark
+                else ""
+            )
+            context = f" ({exc.context}{at})"
         raise TranscriptError(
-            f"{where}: YAML syntax error: {problem}"
-            + (f" ({exc.context})" if exc.context and exc.problem else "")
+            f"{where}: YAML syntax error: {problem}{context}"
             + "; check indentation and quoting (quote strings containing ': ' or '#')"
         ) from exc
     except yaml.YAMLError as exc:

@@ -319,14 +319,14 @@ class TranscriptItem(pytest.Function):
         line = (self.transcript.line or 1) - 1
         return self.path, line, f"transcript: {self.transcript.id}"
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         records = self.stash.get(records_key, [])
         if excinfo.errisinstance(AssertionError) and records:
             result = TranscriptResult.from_dict(records[-1]["result"])
             return f"{excinfo.value}\n{format_account(result)}"
         if excinfo.errisinstance(pytest.FixtureLookupError) and AGENT_FIXTURE in str(excinfo.value):
             return MISSING_AGENT_MESSAGE
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 def _adapter_or_fail(agent: Any) -> AgentAdapter:

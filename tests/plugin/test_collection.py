@@ -187,8 +187,8 @@ BAD_INPUTS = {
             expect: {}
         """,
         "*/tests/evals/bad.yaml:5: YAML syntax error: found unexpected end of stream (while"
-        " scanning a quoted scalar); check indentation and quoting (quote strings containing"
-        " ': ' or '#')",
+        " scanning a quoted scalar at line 3); check indentation and quoting (quote strings"
+        " containing ': ' or '#')",
     ),
     "yaml_bad_indentation": (
         """\
