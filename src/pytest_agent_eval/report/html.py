@@ -94,7 +94,7 @@ class AudioStore:
             payload = base64.b64encode(path.read_bytes()).decode("ascii")
             self.data[ref] = f"data:{mime};base64,{payload}"
         return (
-            f'<audio controls preload="none" data-audio="{ref}" title="{_e(title)}"></audio>'
+            f'<audio controls preload="metadata" data-audio="{ref}" title="{_e(title)}"></audio>'
             f'<span class="audio-name">{_e(path.name)}</span>'
         )
 
@@ -111,9 +111,9 @@ th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-alig
 th{background:var(--bg2)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:0 6px;border-radius:10px;font-weight:600;font-size:12px}
-.passed .badge,.badge.passed{background:#dafbe1;color:var(--ok)}
-.failed .badge,.badge.failed{background:#ffebe9;color:var(--bad)}
-.error .badge,.badge.error{background:#fff8c5;color:var(--warn)}
+.badge.passed{background:#dafbe1;color:var(--ok)}
+.badge.failed{background:#ffebe9;color:var(--bad)}
+.badge.error{background:#fff8c5;color:var(--warn)}
 .controls{display:flex;gap:16px;align-items:center;margin:8px 0}
 .controls input[type=search]{padding:3px 6px;min-width:220px}
 details.transcript{border:1px solid var(--line);border-radius:6px;margin:10px 0;padding:0 12px}
