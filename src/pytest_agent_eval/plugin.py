@@ -354,27 +354,37 @@ def _run_or_fail(transcript: Transcript, adapter: Any, settings: RunSettings) ->
 
 
 def _check_audio_fixtures(transcript: Transcript, state: PluginState) -> None:
-    """Fail, skip or synthesize when a voice transcript's fixtures are missing or stale."""
+    """Fail, skip or synthesize when a voice transcript's fixtures are missing or stale.
+
+    Runs before the conversation starts, so no agent cost is spent on stale audio. Text
+    adapters never get here: they ignore ``audio:``.
+    """
     __tracebackhide__ = True
+    from .synthesize import ensure_fixtures, fixture_problems
+
+    voice = state.settings.voice
+    mode = state.settings.stale_audio
     try:
-        from .audio_fixtures import fixture_problems
-    except ImportError:
-        return
-    problems = fixture_problems(transcript, state.settings.voice)
+        problems = fixture_problems(transcript, voice)
+        if problems and mode == "synthesize":
+            summary = ensure_fixtures([transcript], voice)
+            problems = fixture_problems(transcript, voice)
+            failures = [f"{r.spec.wav}: {r.error}" for r in summary.failed]
+            if failures:
+                pytest.fail(
+                    "synthesizing audio fixtures failed:\n" + "\n".join(failures), pytrace=False
+                )
+    except AgentEvalError as exc:
+        pytest.fail(str(exc), pytrace=False)
     if not problems:
         return
-    mode = state.settings.stale_audio
-    if mode == "synthesize":
-        from .synthesize import synthesize_transcripts
-
-        synthesize_transcripts([transcript], state.settings)
-        problems = fixture_problems(transcript, state.settings.voice)
-        if not problems:
-            return
-    message = "\n".join(p.message for p in problems)
+    message = "audio fixtures not ready:\n" + "\n".join(p.message for p in problems)
     if mode == "skip":
-        pytest.skip(f"audio fixtures not ready:\n{message}")
-    pytest.fail(f"audio fixtures not ready:\n{message}", pytrace=False)
+        pytest.skip(message)
+    pytest.fail(
+        message + "\n(or run pytest with --agent-eval-stale-audio=synthesize to make them first)",
+        pytrace=False,
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""Voice transcripts with missing or stale fixtures, through real pytest runs.
+
+The adapter in these projects is a real `AgentAdapter` that consumes audio: it reads the WAV
+it is handed (so a run only passes when the fixture exists) and answers with its duration.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+pytest.importorskip(
+    "hibari", reason="needs the voice extra: pip install 'pytest-agent-eval[voice]'"
+)
+
+CONFTEST = textwrap.dedent(
+    """
+    import pytest
+    from pytest_agent_eval import AgentReply
+    from pytest_agent_eval.audio_fixtures import read_wav
+
+
+    class ListeningConversation:
+        async def respond(self, turn):
+            if turn.audio is None:
+                return AgentReply("text turn: " + turn.text)
+            clip = read_wav(turn.audio)
+            return AgentReply(f"heard {clip.duration_s:.1f} seconds", heard=turn.text)
+
+        async def aclose(self):
+            return None
+
+
+    class ListeningAdapter:
+        consumes_audio = True
+
+        async def start_conversation(self, info):
+            return ListeningConversation()
+
+
+    @pytest.fixture
+    def llm_eval_agent():
+        return ListeningAdapter()
+    """
+)
+
+TRANSCRIPT = textwrap.dedent(
+    """\
+    id: greet
+    turns:
+      - user: "Hello there, I would like a table."
+        audio: audio/greet.wav
+        expect:
+          reply_contains_any: ["seconds"]
+          heard_contains_any: ["table"]
+      - user: "Thanks."
+        expect:
+          reply_contains_any: ["text turn"]
+    """
+)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "greet.yaml").write_text(TRANSCRIPT)
+    return pytester
+
+
+def test_missing_fixture_fails_before_the_conversation_with_the_fix_command(
+    project: pytest.Pytester,
+) -> None:
+    result = project.runpytest("--agent-eval-live")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "audio fixtures not ready:",
+            "*evals/greet.yaml:*: transcript 'greet', turn 1: audio fixture *greet.wav is missing*"
+            "Fix: python -m pytest_agent_eval.synthesize_audio *evals/greet.yaml",
+            "*--agent-eval-stale-audio=synthesize*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*heard * seconds*")
+
+
+def test_skip_mode_skips_with_the_reason(project: pytest.Pytester) -> None:
+    result = project.runpytest("--agent-eval-live", "--agent-eval-stale-audio=skip", "-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*audio fixtures not ready*"])
+
+
+def test_synthesize_mode_makes_the_fixture_then_runs_and_stale_text_is_caught(
+    project: pytest.Pytester,
+) -> None:
+    result = project.runpytest("--agent-eval-live", "--agent-eval-stale-audio=synthesize")
+    result.assert_outcomes(passed=1)
+    wav = project.path / "evals" / "audio" / "greet.wav"
+    assert wav.is_file()
+    assert (project.path / "evals" / "audio" / "greet.wav.hash").is_file()
+
+    # The text changes: the fixture is now stale and the default mode says why.
+    (project.path / "evals" / "greet.yaml").write_text(
+        TRANSCRIPT.replace("Hello there, I would like a table.", "Hi, a table for two please.")
+    )
+    result = project.runpytest("--agent-eval-live")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*greet.wav is stale (*text*"])
+
+
+def test_text_adapters_ignore_audio(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        textwrap.dedent(
+            """
+            import pytest
+
+            @pytest.fixture
+            def llm_eval_agent():
+                def agent(history):
+                    return "text turn, heard 3 seconds" if history[-1].audio else "text turn"
+                return agent
+            """
+        )
+    )
+    (project.path / "evals" / "greet.yaml").write_text(
+        TRANSCRIPT.replace('      heard_contains_any: ["table"]\n', "")
+    )
+    result = project.runpytest("--agent-eval-live")
+    result.assert_outcomes(passed=1)
