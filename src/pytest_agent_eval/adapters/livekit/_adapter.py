@@ -245,6 +245,42 @@ class LiveKitConversation:
         self._closed = False
         self.last_items: list[Any] = []
         """The chat items (assistant messages, function calls, outputs) of the last turn."""
+        self._expect: Any = None
+
+    @property
+    def expect(self) -> Any:
+        """LiveKit's ``RunAssert`` over the last turn, for audio turns as well as text ones.
+
+        One cursor per turn: successive ``next_event()`` calls walk through the turn's events.
+
+        Example:
+            ```python
+            reply = await conversation.respond(turn)
+            conversation.expect.next_event().is_function_call(name="book_table")
+            conversation.expect.next_event().is_function_call_output()
+            conversation.expect.next_event().is_message(role="assistant")
+            conversation.expect.no_more_events()
+            ```
+        """
+        if self._expect is not None:
+            return self._expect
+        from livekit.agents.voice.run_result import (
+            ChatMessageEvent,
+            FunctionCallEvent,
+            FunctionCallOutputEvent,
+            RunAssert,
+        )
+
+        events: list[Any] = []
+        for item in self.last_items:
+            if item.type == "message":
+                events.append(ChatMessageEvent(item=item))
+            elif item.type == "function_call":
+                events.append(FunctionCallEvent(item=item))
+            elif item.type == "function_call_output":
+                events.append(FunctionCallOutputEvent(item=item))
+        self._expect = RunAssert(_Events(events))  # type: ignore[arg-type]
+        return self._expect
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -335,6 +371,7 @@ class LiveKitConversation:
         reply.usage = usage_delta(tokens_before, llm_usage(self.session))
         reply.metadata.setdefault("livekit", {})["turn_wall_s"] = time.perf_counter() - started
         self.last_items = list(recorder.items)
+        self._expect = None
         return reply
 
     async def _text_turn(self, turn: TurnInput, stage: _Stage) -> AgentReply:
@@ -399,6 +436,10 @@ class LiveKitConversation:
             "fixture_rate": audio.source_rate,
             "fixture_channels": audio.source_channels,
         }
+        if self.adapter.speed == 0:
+            # Streamed faster than real time, the audio has no clock of its own: count from
+            # the moment the session's VAD declared the end of the user's speech.
+            anchors = list(recorder.speech_ended_at)
         return self._reply(anchors=anchors, heard=recorder.heard, extra=extra)
 
     async def _push(
@@ -461,6 +502,13 @@ class LiveKitConversation:
                 f"{turn_label}: the LiveKit session failed while waiting for {stage.text}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
+
+
+@dataclass
+class _Events:
+    """The one attribute ``RunAssert`` reads from a ``RunResult``."""
+
+    events: list[Any]
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -68,6 +69,8 @@ class TurnRecorder:
         """Speech segments our own STTs finished (including empty transcripts)."""
         self.speech_ended = _Counter()
         """Times the user went from speaking to listening."""
+        self.speech_ended_at: list[float] = []
+        """``time.perf_counter()`` of each of those times."""
         self._closed: asyncio.Future[CloseEvent] = asyncio.get_running_loop().create_future()
         self._handlers: list[tuple[str, Callable[..., None]]] = [
             ("conversation_item_added", self._on_item),
@@ -94,6 +97,7 @@ class TurnRecorder:
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         self.speech_ended = _Counter()
+        self.speech_ended_at = []
 
     def on_segment(self, text: str) -> None:
         """Listener for `SegmentSTT`: one more segment recognized."""
@@ -143,6 +147,7 @@ class TurnRecorder:
 
     def _on_user_state(self, ev: UserStateChangedEvent) -> None:
         if ev.old_state == "speaking" and ev.new_state != "speaking":
+            self.speech_ended_at.append(time.perf_counter())
             self.speech_ended.bump()
 
     def _on_close(self, ev: CloseEvent) -> None:

@@ -1,0 +1,151 @@
+"""Shared parts of the LiveKit tests: the example's agent, Silero VAD, and TTS-made fixtures.
+
+The example's ``booking_agent`` module is imported here, at collection, on the main thread:
+LiveKit plugins refuse to register from any other thread. (No ``__init__.py`` in this folder:
+a package called ``livekit`` would shadow the real one.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+import wave
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeVar
+
+import pytest
+
+from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
+from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval.models import AgentReply, Transcript, Turn
+
+T = TypeVar("T")
+
+EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"
+
+BOOK_TEXT = "Hi, I am Alice and I would like a table for two at seven pm."
+NAME_TEXT = "What name is the booking under?"
+HELLO_TEXT = "Hello there!"
+
+
+def _import_example_agent() -> ModuleType:
+    name = "voice_livekit_booking_agent"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, EXAMPLE_DIR / "booking_agent.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+booking = _import_example_agent()
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Drive a coroutine to completion in a fresh event loop (no pytest-asyncio here)."""
+    return asyncio.run(coro)
+
+
+@dataclass(frozen=True)
+class Fixtures:
+    """WAV fixtures made by the project's synthesizer (hibari, offline), plus broken ones."""
+
+    folder: Path
+    book: Path
+    """BOOK_TEXT, 16 kHz mono."""
+    name: Path
+    """NAME_TEXT, 16 kHz mono."""
+    hello_44k: Path
+    """HELLO_TEXT at 44.1 kHz."""
+    book_stereo: Path
+    """``book`` as a two-channel 22.05 kHz file (same speech on both channels)."""
+    empty: Path
+    """A valid WAV header with no samples."""
+    silent: Path
+    """One second of digital silence."""
+    missing: Path
+    """A path where no file exists."""
+
+
+FIXTURES_YAML = f"""
+id: livekit_test_fixtures
+turns:
+  - user: "{BOOK_TEXT}"
+    audio: book.wav
+  - user: "{NAME_TEXT}"
+    audio: name.wav
+  - user: "{HELLO_TEXT}"
+    audio: hello_44k.wav
+    voice: {{sample_rate: 44100}}
+"""
+
+
+def make_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
+    """Synthesize the fixtures the way users do (the project's synthesizer, offline)."""
+    import numpy as np
+    import soundfile
+
+    from pytest_agent_eval.synthesize.run import ensure_fixtures
+
+    folder = tmp_path_factory.mktemp("voice")
+    yaml_path = folder / "fixtures.yaml"
+    yaml_path.write_text(FIXTURES_YAML)
+    ensure_fixtures([load_transcript_file(yaml_path)], jobs=1).raise_for_failures()
+
+    mono, _rate = soundfile.read(str(folder / "book.wav"), dtype="float32")
+    import soxr
+
+    at_22k = soxr.resample(mono, 16000, 22050)
+    stereo = np.stack([at_22k, at_22k], axis=1)
+    soundfile.write(str(folder / "book_stereo.wav"), stereo, 22050, subtype="PCM_16")
+
+    with wave.open(str(folder / "empty.wav"), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+    with wave.open(str(folder / "silent.wav"), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(b"\0\0" * 16000)
+    return Fixtures(
+        folder=folder,
+        book=folder / "book.wav",
+        name=folder / "name.wav",
+        hello_44k=folder / "hello_44k.wav",
+        book_stereo=folder / "book_stereo.wav",
+        empty=folder / "empty.wav",
+        silent=folder / "silent.wav",
+        missing=folder / "missing.wav",
+    )
+
+
+def transcript(*turns: Turn, id: str = "t") -> Transcript:
+    """A transcript of ``turns`` (audio paths already absolute)."""
+    return Transcript(id=id, turns=list(turns))
+
+
+async def converse(adapter: Any, script: Transcript, run_index: int = 0) -> list[AgentReply]:
+    """The runner's protocol by hand: prepare, start, every turn, and always close."""
+    await adapter.prepare(script)
+    conversation = await adapter.start_conversation(
+        ConversationInfo(transcript=script, run_index=run_index)
+    )
+    try:
+        return [await conversation.respond(turn_input(script, i)) for i in range(len(script.turns))]
+    finally:
+        await conversation.aclose()
+
+
+def turn_input(script: Transcript, index: int) -> TurnInput:
+    """The `TurnInput` the runner would build for turn ``index``."""
+    turn = script.turns[index]
+    return TurnInput(
+        turn=turn, index=index, audio=Path(turn.audio) if turn.audio is not None else None
+    )

@@ -1,0 +1,370 @@
+"""LiveKitAdapter through the adapter protocol, with a real AgentSession and Silero VAD."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+import pytest
+from livekit.agents import Agent, AgentSession
+from livekit_support import (
+    BOOK_TEXT,
+    HELLO_TEXT,
+    NAME_TEXT,
+    Fixtures,
+    booking,
+    converse,
+    run,
+    transcript,
+    turn_input,
+)
+
+from pytest_agent_eval.adapters.base import ConversationInfo
+from pytest_agent_eval.adapters.livekit import (
+    FixtureTextSTT,
+    LiveKitAdapter,
+    Rule,
+    ScriptedLLM,
+    eval_session_kwargs,
+)
+from pytest_agent_eval.errors import AdapterError, AudioFixtureError
+from pytest_agent_eval.models import Turn
+
+BOOKED = {"party_size": 2, "time": "19:00", "name": "Alice"}
+
+
+def memory_transcript(fx: Fixtures) -> Any:
+    return transcript(
+        Turn(user=BOOK_TEXT, audio=fx.book),
+        Turn(user="Do you have vegan dishes?"),
+        Turn(user=NAME_TEXT, audio=fx.name),
+    )
+
+
+def test_audio_text_audio_turns_share_one_session(fixtures: Fixtures) -> None:
+    replies = run(converse(LiveKitAdapter(booking.make_session), memory_transcript(fixtures)))
+
+    first, second, third = replies
+    assert first.heard == BOOK_TEXT
+    assert [c.name for c in first.calls] == ["book_table"]
+    call = first.calls[0]
+    assert call.args == BOOKED
+    assert call.output == "table for 2 at 19:00 under Alice, reference BK-101"
+    assert not call.is_error
+    assert "reference BK-101" in first.reply
+    assert first.latency_s is not None and first.latency_s >= 0
+    assert first.metadata["livekit"]["speech_segments"] >= 1
+
+    assert second.heard is None
+    assert [(c.name, c.args) for c in second.calls] == [("check_menu", {"diet": "vegan"})]
+    assert "risotto" in second.reply
+
+    assert third.heard == NAME_TEXT
+    assert third.calls == []
+    assert third.reply == "The booking is under Alice."
+    assert third.usage is not None and third.usage.input_tokens > 0
+
+
+def test_third_turn_fails_without_the_first(fixtures: Fixtures) -> None:
+    """The memory check can fail: on its own, the name question has nothing to recall."""
+    (reply,) = run(
+        converse(
+            LiveKitAdapter(booking.make_session),
+            transcript(Turn(user=NAME_TEXT, audio=fixtures.name)),
+        )
+    )
+    assert reply.reply == "I don't have a booking for you yet."
+
+
+def test_reply_collects_every_assistant_message_in_order(fixtures: Fixtures) -> None:
+    rules = [
+        Rule(
+            r"vegan",
+            preamble="Let me check the menu.",
+            tool="check_menu",
+            args={"diet": "vegan"},
+            reply="We have {output}.",
+        )
+    ]
+
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(llm=ScriptedLLM(rules), **eval_session_kwargs())
+        return session, booking.RestaurantAgent()
+
+    (reply,) = run(converse(LiveKitAdapter(factory), transcript(Turn(user="Anything vegan?"))))
+    assert reply.reply == "Let me check the menu. We have mushroom risotto and lentil curry."
+
+
+def test_tool_errors_and_unknown_tools_are_errored_tool_calls() -> None:
+    rules = [
+        Rule(r"cancel", tool="cancel_booking", args={"reference": "BK-101"}, reply="{output}"),
+        Rule(r"keto", tool="check_menu", args={"diet": "keto"}, reply="Checked ({error})."),
+    ]
+
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(llm=ScriptedLLM(rules), **eval_session_kwargs())
+        return session, booking.RestaurantAgent()
+
+    unknown, failing = run(
+        converse(
+            LiveKitAdapter(factory),
+            transcript(Turn(user="Please cancel my booking"), Turn(user="Anything keto?")),
+        )
+    )
+    (call,) = unknown.calls
+    assert (call.name, call.args, call.is_error) == (
+        "cancel_booking",
+        {"reference": "BK-101"},
+        True,
+    )
+    assert call.output.startswith("Unknown function: cancel_booking")
+    (call,) = failing.calls
+    assert (call.name, call.args, call.is_error) == ("check_menu", {"diet": "keto"}, True)
+    assert failing.reply == "Checked (error)."
+
+
+def test_run_assert_works_on_audio_turns(fixtures: Fixtures) -> None:
+    async def scenario() -> None:
+        adapter = LiveKitAdapter(booking.make_session)
+        script = transcript(Turn(user=BOOK_TEXT, audio=fixtures.book))
+        conversation = await adapter.start_conversation(
+            ConversationInfo(transcript=script, run_index=0)
+        )
+        try:
+            await conversation.respond(turn_input(script, 0))
+            expect = conversation.expect
+            expect.next_event().is_function_call(name="book_table", arguments={"party_size": 2})
+            expect.next_event().is_function_call_output(is_error=False)
+            expect.next_event().is_message(role="assistant")
+            expect.no_more_events()
+            with pytest.raises(AssertionError, match="cancel_table"):
+                conversation.expect[0].is_function_call(name="cancel_table")
+        finally:
+            await conversation.aclose()
+
+    run(scenario())
+
+
+def test_any_rate_and_stereo_fixtures_share_the_session_rate(fixtures: Fixtures) -> None:
+    script = transcript(
+        Turn(user=HELLO_TEXT, audio=fixtures.hello_44k),
+        Turn(user=BOOK_TEXT, audio=fixtures.book_stereo),
+        Turn(user=BOOK_TEXT, audio=fixtures.book),
+    )
+    hello, stereo, mono = run(converse(LiveKitAdapter(booking.make_session), script))
+
+    assert hello.metadata["livekit"]["fixture_rate"] == 44100
+    assert hello.reply == "Hello! How can I help you?"
+    assert stereo.metadata["livekit"]["fixture_channels"] == 2
+    assert stereo.metadata["livekit"]["fixture_rate"] == 22050
+    assert stereo.calls[0].args == BOOKED
+    # 16 kHz after 44.1 and 22.05 kHz in the same session: its audio path still works.
+    assert mono.calls[0].args == BOOKED
+
+
+@pytest.mark.parametrize(
+    ("which", "message"),
+    [
+        ("missing", "does not exist. Create it with: python -m pytest_agent_eval.synthesize_audio"),
+        ("empty", "is empty (a valid WAV header but no samples)"),
+        ("silent", "is silent: no 20 ms frame is louder than"),
+    ],
+)
+def test_bad_fixtures_fail_before_any_session(fixtures: Fixtures, which: str, message: str) -> None:
+    made: list[object] = []
+
+    def factory() -> tuple[AgentSession, Agent]:
+        made.append(1)
+        return booking.make_session()
+
+    bad = getattr(fixtures, which)
+    script = transcript(Turn(user="hello"), Turn(user="book", audio=bad), id="broken")
+    with pytest.raises(AudioFixtureError) as info:
+        run(converse(LiveKitAdapter(factory), script))
+    assert str(info.value).startswith(f"transcript 'broken', turn 2: audio fixture {bad} ")
+    assert message in str(info.value)
+    assert made == []
+
+
+class SilentAgent(Agent):
+    """An agent whose LLM never answers: its reply hangs until cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__(instructions="never answer")
+
+    async def llm_node(self, chat_ctx: Any, tools: Any, model_settings: Any) -> Any:
+        await asyncio.Event().wait()
+        yield ""  # pragma: no cover - never reached
+
+
+def _silent_factory(closed: list[str]) -> Any:
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(
+            stt=FixtureTextSTT(), vad=booking.VAD, llm=ScriptedLLM([]), **eval_session_kwargs()
+        )
+        session.on("close", lambda ev: closed.append(ev.reason.value))
+        return session, SilentAgent()
+
+    return factory
+
+
+@pytest.mark.parametrize("audio", [True, False], ids=["audio", "text"])
+def test_an_agent_that_never_answers_fails_at_timeout(fixtures: Fixtures, audio: bool) -> None:
+    closed: list[str] = []
+    adapter = LiveKitAdapter(_silent_factory(closed), timeout_s=1.0)
+    script = transcript(Turn(user=BOOK_TEXT, audio=fixtures.book if audio else None))
+
+    async def scenario() -> set[asyncio.Task[Any]]:
+        with pytest.raises(AdapterError) as info:
+            await converse(adapter, script)
+        message = str(info.value)
+        assert message.startswith("turn 1: no result within timeout_s=1 s;")
+        assert "agent state 'thinking'" in message
+        if audio:
+            assert "waiting for the agent to finish replying (session.wait_for_idle)" in message
+            assert f"heard so far {BOOK_TEXT!r}" in message
+        else:
+            assert "waiting for the agent's reply to the text turn (session.run)" in message
+        return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
+
+    leftover = run(scenario())
+    assert closed == ["user_initiated"]
+    assert leftover == set()
+
+
+def test_cancelled_turn_still_closes_the_session(fixtures: Fixtures) -> None:
+    closed: list[str] = []
+    # Real-time pacing keeps the turn busy streaming audio when it is cancelled.
+    adapter = LiveKitAdapter(_silent_factory(closed), speed=1.0)
+    script = transcript(Turn(user=BOOK_TEXT, audio=fixtures.book))
+
+    async def scenario() -> set[asyncio.Task[Any]]:
+        conversation = await adapter.start_conversation(
+            ConversationInfo(transcript=script, run_index=0)
+        )
+        speaking = asyncio.Event()
+        conversation.session.on(
+            "user_state_changed",
+            lambda ev: speaking.set() if ev.new_state == "speaking" else None,
+        )
+        turn = asyncio.create_task(conversation.respond(turn_input(script, 0)))
+        await speaking.wait()
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+        await conversation.aclose()
+        await conversation.aclose()  # closing twice is harmless
+        return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
+
+    assert run(scenario()) == set()
+    assert closed == ["user_initiated"]
+
+
+def test_runs_leave_no_tasks_or_threads_behind(fixtures: Fixtures) -> None:
+    sessions: list[AgentSession] = []
+
+    def factory() -> tuple[AgentSession, Agent]:
+        session, agent = booking.make_session()
+        sessions.append(session)
+        return session, agent
+
+    adapter = LiveKitAdapter(factory)
+    script = memory_transcript(fixtures)
+
+    async def scenario() -> list[int]:
+        threads = []
+        for index in range(3):
+            await converse(adapter, script, run_index=index)
+            assert asyncio.all_tasks() == {asyncio.current_task()}
+            threads.append(threading.active_count())
+        return threads
+
+    threads = run(scenario())
+    # The first run starts the loop's executor threads; later runs reuse them.
+    assert threads[1] == threads[2]
+    assert len({id(s) for s in sessions}) == 3
+    # No 2 s wait for a last transcript at close, whatever the factory configured.
+    assert all(s.options.session_close_transcript_timeout == 0 for s in sessions)
+
+
+def test_concurrent_runs_keep_their_own_conversation(fixtures: Fixtures) -> None:
+    adapter = LiveKitAdapter(booking.make_session)
+
+    def script(name: str) -> Any:
+        return transcript(
+            Turn(user=f"Hi, I am {name}."),
+            Turn(user=NAME_TEXT, audio=fixtures.name),
+            id=name,
+        )
+
+    async def scenario() -> list[list[Any]]:
+        names = ["Alice", "Bruno", "Chen"]
+        return await asyncio.gather(
+            *(converse(adapter, script(n), run_index=i) for i, n in enumerate(names))
+        )
+
+    results = run(scenario())
+    assert [r[1].reply for r in results] == [
+        "The booking is under Alice.",
+        "The booking is under Bruno.",
+        "The booking is under Chen.",
+    ]
+
+
+def test_session_without_stt_is_rejected_for_audio_turns(fixtures: Fixtures) -> None:
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(vad=booking.VAD, llm=ScriptedLLM([]), **eval_session_kwargs())
+        return session, booking.RestaurantAgent()
+
+    with pytest.raises(AdapterError, match=r"has audio turns but the AgentSession has no STT;"):
+        run(converse(LiveKitAdapter(factory), transcript(Turn(user="x", audio=fixtures.book))))
+
+
+def test_factory_must_return_session_and_agent() -> None:
+    with pytest.raises(AdapterError, match=r"must return a fresh \(AgentSession, Agent\) pair"):
+        run(converse(LiveKitAdapter(lambda: "nope"), transcript(Turn(user="hi"))))
+
+
+def test_async_factory_is_awaited() -> None:
+    async def factory() -> tuple[AgentSession, Agent]:
+        return booking.make_session()
+
+    (reply,) = run(converse(LiveKitAdapter(factory), transcript(Turn(user="hello"))))
+    assert reply.reply == "Hello! How can I help you?"
+
+
+def test_livekit_logs_are_quiet_unless_asked(
+    fixtures: Fixtures, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    script = transcript(Turn(user="Please book", audio=fixtures.hello_44k))
+
+    run(converse(LiveKitAdapter(booking.make_session), script))
+    quiet = [r for r in caplog.records if r.name.startswith("livekit")]
+    assert [r for r in quiet if r.levelno < logging.WARNING] == []
+    assert logging.getLogger("livekit.agents").level == logging.NOTSET
+
+    caplog.clear()
+    run(converse(LiveKitAdapter(booking.make_session, log_level=None), script))
+    assert any(r.name.startswith("livekit") and r.levelno < logging.WARNING for r in caplog.records)
+
+
+def test_missing_livekit_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from pytest_agent_eval.errors import MissingExtraError
+
+    for name in [m for m in sys.modules if m.startswith("pytest_agent_eval.adapters.livekit")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "livekit.agents", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[livekit\]'"):
+        import pytest_agent_eval.adapters.livekit  # noqa: F401
+
+
+def test_constructor_rejects_bad_settings() -> None:
+    with pytest.raises(ValueError, match="whole number of samples per frame"):
+        LiveKitAdapter(booking.make_session, sample_rate=22050, frame_ms=15)
+    with pytest.raises(TypeError, match="needs a session_factory"):
+        LiveKitAdapter("not callable")  # type: ignore[arg-type]
