@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -304,3 +305,34 @@ def test_runs_through_the_runner_with_separate_histories(server: ChatServer) -> 
         assert request["temperature"] == 0
         # Every request belongs to one run: it holds at most one booking exchange.
         assert sum(m["role"] == "tool" for m in request["messages"]) <= 1
+
+
+def test_tools_factory_gives_each_conversation_its_own_tools(server: ChatServer) -> None:
+    calendars: list[Calendar] = []
+
+    def tools() -> list[Any]:
+        calendars.append(Calendar())
+        return [calendars[-1].book_slot]
+
+    adapter = OpenAIAdapter(make_client("async", server.base_url), "m", tools_factory=tools)
+    first = asyncio.run(converse(adapter, "Book Friday"))
+    second = asyncio.run(converse(adapter, "Book Friday"))
+    # One call at construction (to check the tools), then one per conversation.
+    assert len(calendars) == 3
+    assert first[0].tool_calls[0].output == second[0].tool_calls[0].output == "BK-1"
+    with pytest.raises(TypeError, match="tools or tools_factory, not both"):
+        OpenAIAdapter(
+            make_client("async", server.base_url),
+            "m",
+            tools=[Calendar().book_slot],
+            tools_factory=tools,
+        )
+
+
+def test_missing_openai_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_agent_eval.errors import MissingExtraError
+
+    client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="x")
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[openai\]'"):
+        OpenAIAdapter(client, "m")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from dataclasses import dataclass, field
 
 import pytest
@@ -212,3 +214,21 @@ def test_runs_through_the_runner_with_fresh_deps_per_run() -> None:
     assert result.passed, [t.evaluations for r in result.runs for t in r.turns]
     assert [r.turns[1].reply for r in result.runs] == ["Your reference is BK-1."] * 3
     assert result.runs[0].turns[0].tool_calls[0].args == {"day": "friday", "time": "10am"}
+
+
+def test_missing_pydantic_ai_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_agent_eval.errors import MissingExtraError
+
+    agent = Agent(TestModel())
+    monkeypatch.setitem(sys.modules, "pydantic_ai", None)
+    with pytest.raises(MissingExtraError, match="PydanticAIAdapter needs pydantic_ai"):
+        PydanticAIAdapter(agent)
+
+
+def test_importing_the_adapter_modules_does_not_import_their_sdks() -> None:
+    code = (
+        "import sys, pytest_agent_eval.adapters.openai, pytest_agent_eval.adapters.pydantic_ai\n"
+        "print(sorted(m for m in ('pydantic_ai', 'openai') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -143,6 +143,15 @@ def _as_tool(spec: Any) -> Tool:
     )
 
 
+def _as_tools(specs: Iterable[Any]) -> list[Tool]:
+    tools = [_as_tool(spec) for spec in specs]
+    names = [t.name for t in tools]
+    duplicates = sorted({n for n in names if n is not None and names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
+    return tools
+
+
 def _tool_content(result: Any) -> str:
     if isinstance(result, str):
         return result
@@ -185,6 +194,9 @@ class OpenAIAdapter:
         model: The model name sent with each request.
         system_prompt: Opens every conversation as a ``system`` message.
         tools: Functions, `Tool` objects or ``(schema, function)`` pairs the model may call.
+        tools_factory: Alternatively, a zero-argument callable returning the tools, called
+            once per conversation: for tools bound to per-run state (a fresh fake database
+            for every run).
         max_steps: Most model calls per turn before the turn fails.
         options: Extra keyword arguments for ``chat.completions.create`` (``temperature``,
             ``tool_choice``, ``seed``, ...).
@@ -213,6 +225,7 @@ class OpenAIAdapter:
         system_prompt: str | None = None,
         *,
         tools: Iterable[ToolSpec] = (),
+        tools_factory: Callable[[], Iterable[ToolSpec]] | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -230,11 +243,12 @@ class OpenAIAdapter:
         self.client = client
         self.model = model
         self.system_prompt = system_prompt
-        self.tools: list[Tool] = [_as_tool(t) for t in tools]
-        names = [t.name for t in self.tools]
-        duplicates = sorted({n for n in names if names.count(n) > 1 and n is not None})
-        if duplicates:
-            raise ValueError(f"tool names must be unique; repeated: {', '.join(duplicates)}")
+        self.tools: list[Tool] = _as_tools(tools)
+        if tools_factory is not None and self.tools:
+            raise TypeError("OpenAIAdapter takes tools or tools_factory, not both")
+        self.tools_factory = tools_factory
+        if tools_factory is not None:
+            _as_tools(tools_factory())  # fail at construction, not in the middle of a run
         self.max_steps = max_steps
         self.options = dict(options or {})
         for reserved in ("model", "messages", "tools", "stream"):
@@ -243,7 +257,10 @@ class OpenAIAdapter:
 
     async def start_conversation(self, info: ConversationInfo) -> Conversation:
         """A fresh conversation: only the system prompt, if any."""
-        return _OpenAIConversation(self)
+        tools = self.tools
+        if self.tools_factory is not None:
+            tools = _as_tools(self.tools_factory())
+        return _OpenAIConversation(self, tools)
 
     async def _create(self, **kwargs: Any) -> Any:
         create = self.client.chat.completions.create
@@ -259,9 +276,10 @@ class OpenAIAdapter:
 class _OpenAIConversation:
     """One run: the Chat Completions message list grows turn by turn."""
 
-    def __init__(self, adapter: OpenAIAdapter) -> None:
+    def __init__(self, adapter: OpenAIAdapter, tools: list[Tool]) -> None:
         self._adapter = adapter
-        self._tools = {t.name: t for t in adapter.tools}
+        self._tools = {t.name: t for t in tools}
+        self._schemas = [t.schema() for t in tools]
         self.messages: list[dict[str, Any]] = []
         if adapter.system_prompt:
             self.messages.append({"role": "system", "content": adapter.system_prompt})
@@ -273,8 +291,8 @@ class _OpenAIConversation:
         usage = Usage()
         for step in range(1, adapter.max_steps + 1):
             kwargs: dict[str, Any] = {"model": adapter.model, "messages": list(self.messages)}
-            if adapter.tools:
-                kwargs["tools"] = [t.schema() for t in adapter.tools]
+            if self._schemas:
+                kwargs["tools"] = self._schemas
             kwargs.update(adapter.options)
             try:
                 response = await adapter._create(**kwargs)
