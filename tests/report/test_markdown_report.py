@@ -215,3 +215,16 @@ def test_python_test_with_two_evals_reports_both(
     text = (root / "r.md").read_text(encoding="utf-8")
     assert "| py\\_first | tests/test\\_py\\_eval.py::test\\_two\\_evals | 2 | 2 |" in text
     assert "| py\\_second | tests/test\\_py\\_eval.py::test\\_two\\_evals | 3 | 2 | 0.67" in text
+
+
+def test_a_report_that_cannot_be_written_is_named_not_a_traceback(
+    pytester: pytest.Pytester, eval_project: ProjectFactory
+) -> None:
+    root = eval_project()
+    (root / "blocked").write_text("a file where a folder should be", encoding="utf-8")
+    result = _run(pytester, "--agent-eval-live", "--agent-eval-report", "blocked/r.md")
+    result.stdout.fnmatch_lines(
+        ["agent-eval: could not write a report: *blocked*--agent-eval-report*"]
+    )
+    assert "Traceback" not in result.stdout.str()
+    result.assert_outcomes(passed=2, failed=1)

@@ -51,6 +51,7 @@ class AgentEvalReporter:
         self.collector = RecordCollector()
         self.data: ReportData | None = None
         self.written = WrittenReports()
+        self.write_error: str | None = None
         self._started = time.monotonic()
         config.stash[reporter_key] = self
 
@@ -66,9 +67,23 @@ class AgentEvalReporter:
         self.data = self.build(int(session.exitstatus))
         if self.data.decision is not None:
             session.exitstatus = self.data.decision.exitstatus
-        self.written = self.write(self.data)
+        try:
+            self.written = self.write(self.data)
+        except OSError as exc:
+            # A report that cannot be written must not hide the test outcome behind a
+            # traceback; it is named in the summary, in red, with what to fix.
+            self.write_error = (
+                f"agent-eval: could not write a report: {exc}; check the path given to "
+                "--agent-eval-report / --agent-eval-html (or report_path / html_report_path)"
+            )
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        del config.stash[reporter_key]
+        config.pluginmanager.unregister(self)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.write_error:
+            terminalreporter.write_line(self.write_error, red=True, bold=True)
         if self.data is None:
             return
         lines = summary_lines(self.data)
