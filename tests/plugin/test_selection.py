@@ -1,0 +1,109 @@
+"""Choosing which evals run: ``-k`` on transcript ids and tags, and ``--agent-eval-tags``."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import Project
+
+TAGGED = """\
+    id: {tid}
+    tags: {tags}
+    turns:
+      - user: hello
+        expect:
+          reply_contains_any: [hello]
+"""
+
+
+@pytest.fixture
+def tagged(project: Project) -> Project:
+    project.echo_agent("hello")
+    project.transcript("booking", TAGGED.format(tid="booking_confirmation", tags="[smoke]"))
+    project.transcript("refund", TAGGED.format(tid="refund_policy", tags="['gate:billing']"))
+    project.transcript("chitchat", TAGGED.format(tid="small_talk", tags="[]"))
+    project.test_file(
+        "test_python.py",
+        """
+        @pytest.mark.agent_eval(tags=["smoke"])
+        def test_python_smoke(agent_eval):
+            agent_eval.run_sync(turns=[Turn("hello")]).assert_threshold()
+
+
+        @pytest.mark.agent_eval(tags=["slow"])
+        def test_python_slow(agent_eval):
+            agent_eval.run_sync(turns=[Turn("hello")]).assert_threshold()
+
+
+        def test_ordinary():
+            pass
+        """,
+    )
+    return project
+
+
+def test_k_selects_a_transcript_by_id(tagged: Project) -> None:
+    result = tagged.run_live("-v", "-k", "refund_policy")
+
+    result.assert_outcomes(passed=1, deselected=5)
+    result.stdout.fnmatch_lines(["tests/evals/refund.yaml::refund_policy PASSED*"])
+
+
+def test_k_selects_transcripts_and_python_evals_by_tag(tagged: Project) -> None:
+    result = tagged.run_live("-v", "-k", "smoke")
+
+    result.assert_outcomes(passed=2, deselected=4)
+    result.stdout.fnmatch_lines_random(
+        [
+            "tests/evals/booking.yaml::booking_confirmation PASSED*",
+            "tests/test_python.py::test_python_smoke PASSED*",
+        ]
+    )
+
+
+def test_k_not_tag_excludes_tagged_transcripts(tagged: Project) -> None:
+    result = tagged.run_live("-v", "-k", "not smoke")
+
+    result.assert_outcomes(passed=4, deselected=2)
+    result.stdout.no_fnmatch_line("*booking_confirmation*")
+
+
+def test_agent_eval_tags_keeps_matching_evals_and_every_ordinary_test(tagged: Project) -> None:
+    result = tagged.run_live("-v", "--agent-eval-tags", "smoke")
+
+    result.assert_outcomes(passed=3, deselected=3)
+    result.stdout.fnmatch_lines_random(
+        [
+            "tests/evals/booking.yaml::booking_confirmation PASSED*",
+            "tests/test_python.py::test_python_smoke PASSED*",
+            "tests/test_python.py::test_ordinary PASSED*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*small_talk*")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--agent-eval-tags", "gate:billing,slow"],
+        ["--agent-eval-tags", "gate:billing", "--agent-eval-tags", "slow"],
+    ],
+    ids=["comma-separated", "repeated"],
+)
+def test_agent_eval_tags_accepts_several(tagged: Project, args: list[str]) -> None:
+    result = tagged.run_live("-v", *args)
+
+    result.assert_outcomes(passed=3, deselected=3)
+    result.stdout.fnmatch_lines_random(
+        [
+            "tests/evals/refund.yaml::refund_policy PASSED*",
+            "tests/test_python.py::test_python_slow PASSED*",
+            "tests/test_python.py::test_ordinary PASSED*",
+        ]
+    )
+
+
+def test_tag_selection_also_applies_when_not_live(tagged: Project) -> None:
+    result = tagged.run("--agent-eval-tags", "smoke")
+
+    result.assert_outcomes(passed=1, skipped=2, deselected=3)
