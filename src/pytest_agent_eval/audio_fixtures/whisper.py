@@ -75,12 +75,20 @@ def resolve_whisper_model(model: str | os.PathLike[str] | None = None) -> str:
     return str(folder.resolve())
 
 
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def load_whisper(model: str | os.PathLike[str] | None = None, *, cpu_threads: int = 0) -> Any:
     """A loaded ``faster_whisper.WhisperModel``, cached per model for the life of the process.
 
     Args:
         model: See `resolve_whisper_model`.
-        cpu_threads: CTranslate2 threads; 0 lets it choose.
+        cpu_threads: CTranslate2 threads; 0 means one per core (CTranslate2's own default of 4
+            oversubscribes a 2-core CI machine).
 
     Raises:
         MissingExtraError: faster-whisper (the ``stt`` extra) or the default model is missing.
@@ -92,6 +100,7 @@ def load_whisper(model: str | os.PathLike[str] | None = None, *, cpu_threads: in
 def _load(model: str | os.PathLike[str] | None, cpu_threads: int) -> tuple[Any, threading.Lock]:
     require_extra("faster_whisper", extra="stt", feature="Offline STT (--verify)")
     source = resolve_whisper_model(model)
+    cpu_threads = cpu_threads or _cores()
     cache_key = f"{source}|{cpu_threads}"
     with _lock:
         if cache_key in _models:

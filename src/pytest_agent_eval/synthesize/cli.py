@@ -240,25 +240,20 @@ def _prune(inputs: _Inputs, *, check: bool, out: Console) -> bool:
 
 
 def _check(transcripts: list[Transcript], planner: Planner, *, out: Console) -> bool:
-    from rich.table import Table
-
     plan = planner.plan(transcripts)
     statuses: list[FixtureStatus] = [check_fixture(spec) for spec in plan.specs]
     bad = [s.problem() for s in statuses if not s.is_fresh] + plan.problems
     if not bad:
         out.print(f"all {len(statuses)} fixture(s) up to date")
         return False
-    table = Table(title=f"{len(bad)} of {len(statuses) + len(plan.problems)} fixture(s) need work")
-    for column in ("fixture", "state", "why", "transcript"):
-        table.add_column(column, overflow="fold")
+    # Plain lines, not a table: CI logs get grepped, and long reasons must not wrap.
     for p in sorted(bad, key=lambda p: str(p.wav)):
-        table.add_row(
-            display_path(p.wav),
-            p.state.value,
-            p.reason,
-            f"{display_path(p.yaml_path)} turn {p.turn_index + 1}",
+        out.print(
+            f"{p.state.value:<9} {display_path(p.wav)}: {p.reason} "
+            f"({display_path(p.yaml_path)}, turn {p.turn_index + 1})"
         )
-    out.print(table)
+    total = len(statuses) + len(plan.problems)
+    out.print(f"{len(bad)} of {total} fixture(s) missing, stale or invalid")
     commands = sorted({p.fix_command for p in bad if p.fix_command})
     if commands:
         out.print("Fix with:\n  " + "\n  ".join(commands))
@@ -324,8 +319,6 @@ def _verify(
     out: Console,
     err: Console,
 ) -> bool:
-    from rich.table import Table
-
     from ..errors import AgentEvalError
 
     specs: list[FixtureSpec] = planner.plan(transcripts).specs
@@ -334,20 +327,13 @@ def _verify(
     except AgentEvalError as exc:
         err.print(f"[bold red]error:[/] --verify: {exc}", markup=True)
         return True
-    table = Table(title=f"Verification (offline Whisper, max WER {args.max_wer:g})")
-    for column in ("fixture", "WER", "result", "heard"):
-        table.add_column(column, overflow="fold")
     failures = 0
     for r in results:
         ok = r.passed(args.max_wer)
         failures += not ok
-        table.add_row(
-            display_path(r.spec.wav),
-            "-" if r.wer is None else f"{r.wer:.2f}",
-            "ok" if ok else "[red]FAIL[/]",
-            r.heard if r.error is None else r.error,
-        )
-    out.print(table)
+        wer = "  -  " if r.wer is None else f"{r.wer:.2f}"
+        heard = f"heard: {r.heard!r}" if r.error is None else r.error
+        out.print(f"{'ok' if ok else 'FAIL':<4}  WER {wer}  {display_path(r.spec.wav)}  {heard}")
     if failures:
         out.print(
             f"{failures} of {len(results)} fixture(s) do not say their text "

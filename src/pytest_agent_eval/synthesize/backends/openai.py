@@ -154,5 +154,9 @@ class OpenAIBackend:
 
 def _describe(exc: Exception) -> str:
     status = getattr(exc, "status_code", None)
-    message = getattr(exc, "message", None) or str(exc)
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        message = body["message"]  # the API's own words, without the SDK's prefix
+    else:
+        message = getattr(exc, "message", None) or str(exc)
     return f"HTTP {status}: {message}" if status else f"{type(exc).__name__}: {message}"
