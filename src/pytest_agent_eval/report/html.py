@@ -68,8 +68,9 @@ class AudioStore:
     rootdir: Path
     report_dir: Path
     embed_limit_bytes: int = AUDIO_EMBED_LIMIT_BYTES
-    data: dict[str, str] = field(default_factory=dict)
-    _refs: dict[Path, str] = field(default_factory=dict)
+    data: dict[str, str] = field(default_factory=dict, init=False)
+    """Embedded files: reference -> ``data:`` URI."""
+    _refs: dict[Path, str] = field(default_factory=dict, init=False, repr=False)
 
     def player(self, path_text: str, label: str) -> str:
         """An ``<audio controls>`` element for the file, or a note naming a missing file."""

@@ -177,7 +177,7 @@ def _cost_section(ran: Sequence[EvalRecord]) -> list[str]:
     ]
 
 
-def _turn_lines(turn: TurnResult) -> list[str]:
+def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
     facts = [f"**Turn {turn.index + 1}**", fmt_seconds(turn.duration_s)]
     if turn.latency_s is not None:
         facts.append(f"latency {fmt_seconds(turn.latency_s)}")
@@ -189,12 +189,12 @@ def _turn_lines(turn: TurnResult) -> list[str]:
         facts.append(f"judge tokens {fmt_usage(turn.judge_usage)}")
     lines = [" · ".join(facts), "", f"- User: {md_escape(turn.user)}"]
     if turn.audio:
-        lines.append(f"- Audio: {md_escape(turn.audio)}")
+        lines.append(f"- Audio: {md_escape(data.show_path(turn.audio))}")
     if turn.heard is not None:
         lines.append(f"- Heard: {md_escape(turn.heard)}")
     lines.append(f"- Reply: {md_escape(turn.reply)}")
     if turn.audio_out:
-        lines.append(f"- Reply audio: {md_escape(turn.audio_out)}")
+        lines.append(f"- Reply audio: {md_escape(data.show_path(turn.audio_out))}")
     if turn.tool_calls:
         calls = "; ".join(md_escape(fmt_tool_call(c)) for c in turn.tool_calls)
         lines.append(f"- Tool calls: {calls}")
@@ -210,7 +210,7 @@ def _turn_lines(turn: TurnResult) -> list[str]:
     return [*lines, ""]
 
 
-def _run_lines(run: RunResult) -> list[str]:
+def _run_lines(run: RunResult, data: ReportData) -> list[str]:
     verdict = "✅ passed" if run.passed else "❌ failed"
     facts = [f"#### Run {run.index + 1}: {verdict}", fmt_seconds(run.duration_s)]
     if run.agent_usage is not None:
@@ -221,7 +221,7 @@ def _run_lines(run: RunResult) -> list[str]:
     if run.error:
         lines += [f"⚠️ Run error: {md_escape(run.error)}", ""]
     for turn in run.turns:
-        lines += _turn_lines(turn)
+        lines += _turn_lines(turn, data)
     return lines
 
 
@@ -257,7 +257,7 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
         )
     lines.append("")
     for run in res.runs:
-        lines += _run_lines(run)
+        lines += _run_lines(run, data)
     return lines
 
 

@@ -9,7 +9,7 @@ sees. Nothing here renders anything; `terminal`, `markdown` and `html` do that.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -257,8 +257,6 @@ class ReportData:
     duration_s: float | None = None
     rootdir: Path | None = None
     """Paths under it are shown relative to it."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Free-form facts for the header (e.g. ``{"workers": 2}``)."""
 
     def show_path(self, path: str) -> str:
         """``path`` relative to the rootdir when it is under it, else as given."""

@@ -63,7 +63,7 @@ class AgentEvalReporter:
             self.collector.add_collect_failure(report.nodeid)
 
     @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.data = self.build(int(session.exitstatus))
         if self.data.decision is not None:
             session.exitstatus = self.data.decision.exitstatus
