@@ -336,3 +336,36 @@ def test_missing_openai_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(sys.modules, "openai", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[openai\]'"):
         OpenAIAdapter(client, "m")
+
+
+def test_async_client_runs_on_the_loop_and_sync_client_in_a_worker(server: ChatServer) -> None:
+    import threading
+
+    import openai
+
+    threads: dict[str, str] = {}
+
+    def hook(kind: str) -> Any:
+        def record(request: Any) -> None:
+            threads[kind] = threading.current_thread().name
+
+        async def arecord(request: Any) -> None:
+            record(request)
+
+        return arecord if kind == "async" else record
+
+    sync_client = OpenAI(
+        base_url=server.base_url,
+        api_key="x",
+        http_client=openai.DefaultHttpxClient(event_hooks={"request": [hook("sync")]}),
+    )
+    async_client = AsyncOpenAI(
+        base_url=server.base_url,
+        api_key="x",
+        http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [hook("async")]}),
+    )
+    asyncio.run(converse(OpenAIAdapter(sync_client, "m"), "Hi"))
+    asyncio.run(converse(OpenAIAdapter(async_client, "m"), "Hi"))
+    main = threading.main_thread().name
+    assert threads["async"] == main
+    assert threads["sync"] != main

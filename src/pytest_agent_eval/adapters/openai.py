@@ -264,7 +264,9 @@ class OpenAIAdapter:
 
     async def _create(self, **kwargs: Any) -> Any:
         create = self.client.chat.completions.create
-        if inspect.iscoroutinefunction(create):
+        # The SDK wraps `create` in a sync decorator; the async client's is a coroutine
+        # function underneath.
+        if inspect.iscoroutinefunction(inspect.unwrap(create)):
             return await create(**kwargs)
         # A sync client blocks: keep it off the event loop so runs stay concurrent.
         result = await asyncio.to_thread(create, **kwargs)
