@@ -1,0 +1,75 @@
+"""The LiveKit example and YAML transcripts through pytest itself (pytester subprocesses)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from livekit_support import EXAMPLE_DIR
+
+from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval.synthesize.run import ensure_fixtures
+
+FAST = ("--agent-eval-live", "--agent-eval-runs", "1", "-p", "no:cacheprovider")
+"""Live, one run per transcript: enough where only a failure's message is checked."""
+
+
+@pytest.fixture(scope="session")
+def example_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example with its fixtures synthesized (once per session), as run_demo.sh does."""
+    target = tmp_path_factory.mktemp("example") / "voice-livekit"
+    shutil.copytree(EXAMPLE_DIR, target, ignore=shutil.ignore_patterns("audio", "__pycache__"))
+    transcripts = [load_transcript_file(p) for p in sorted((target / "evals").glob("*.yaml"))]
+    ensure_fixtures(transcripts, jobs=1).raise_for_failures()
+    return target
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, example_copy: Path) -> pytest.Pytester:
+    shutil.copytree(example_copy, pytester.path, dirs_exist_ok=True)
+    return pytester
+
+
+def test_example_passes_live(project: pytest.Pytester) -> None:
+    result = project.runpytest_subprocess("--agent-eval-live", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*booking_remembered*3*3*PASS*", "*2/2 evals passed*"])
+
+
+def test_example_is_skipped_without_live(project: pytest.Pytester) -> None:
+    result = project.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=2)
+
+
+def test_lost_context_fails_with_the_reply_shown(project: pytest.Pytester) -> None:
+    evals = project.path / "evals"
+    text = (evals / "booking.yaml").read_text()
+    # Same audio, but the name question now comes first: nothing to remember yet.
+    (evals / "booking.yaml").unlink()
+    (evals / "forgetful.yaml").write_text(
+        text.replace("id: booking_remembered", "id: forgetful").replace(
+            "turns:\n",
+            'turns:\n  - user: "What name is the booking under?"\n'
+            "    audio: audio/booking_t3.wav\n"
+            '    expect:\n      reply_contains_any: ["Alice"]\n',
+            1,
+        )
+    )
+    result = project.runpytest_subprocess(*FAST)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*turn 1 ?FAIL? user: 'What name is the booking under?'",
+            '*reply: "I don\'t have a booking for you yet."',
+            "*heard: 'What name is the booking under?'",
+        ]
+    )
+
+
+def test_missing_fixture_fails_before_the_agent_runs(project: pytest.Pytester) -> None:
+    (project.path / "evals" / "audio" / "hello_44k.wav").unlink()
+    result = project.runpytest_subprocess(*FAST)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*audio fixture evals/audio/hello_44k.wav is missing*"])
+    assert "Hello! How can I help" not in result.stdout.str()

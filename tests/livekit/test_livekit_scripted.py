@@ -1,0 +1,103 @@
+"""ScriptedLLM rules and FixtureTextSTT's word sharing, as plain functions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from livekit.agents import llm
+
+from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM, parse_number
+from pytest_agent_eval.adapters.livekit._stt import split_words
+
+
+def chat(*messages: tuple[str, str]) -> llm.ChatContext:
+    ctx = llm.ChatContext.empty()
+    for role, text in messages:
+        ctx.add_message(role=role, content=text)  # type: ignore[arg-type]
+    return ctx
+
+
+def with_tool_output(ctx: llm.ChatContext, output: str, *, is_error: bool = False) -> None:
+    ctx.items.append(llm.FunctionCall(call_id="c1", name="book", arguments="{}"))
+    ctx.items.append(
+        llm.FunctionCallOutput(call_id="c1", name="book", output=output, is_error=is_error)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("4", 4), ("four", 4), ("Twelve.", 12), ("many", None), (None, None)]
+)
+def test_parse_number(text: str | None, value: int | None) -> None:
+    assert parse_number(text) == value
+
+
+def test_tool_rule_calls_then_replies_with_the_output() -> None:
+    scripted = ScriptedLLM(
+        [
+            Rule(
+                r"table for (?P<n>\w+)",
+                tool="book",
+                args={"size": "{n}", "note": "for {n}"},
+                reply="Booked: {output}{error}",
+            )
+        ]
+    )
+    ctx = chat(("user", "A table for four please"))
+    text, calls = scripted.respond_to(ctx)
+    assert text == ""
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [
+        ("book", {"size": 4, "note": "for four"})
+    ]
+    with_tool_output(ctx, "ref 7")
+    assert scripted.respond_to(ctx) == ("Booked: ref 7", [])
+
+
+def test_reply_sees_tool_errors() -> None:
+    scripted = ScriptedLLM([Rule(r"book", tool="book", reply="Failed? {error}")])
+    ctx = chat(("user", "book it"))
+    with_tool_output(ctx, "boom", is_error=True)
+    assert scripted.respond_to(ctx) == ("Failed? error", [])
+
+
+def test_preamble_goes_with_the_tool_call() -> None:
+    scripted = ScriptedLLM([Rule(r"menu", tool="menu", preamble="One moment.", reply="Done.")])
+    text, calls = scripted.respond_to(chat(("user", "the menu?")))
+    assert (text, [c.name for c in calls]) == ("One moment.", ["menu"])
+
+
+def test_first_matching_rule_wins_and_default_reply_otherwise() -> None:
+    scripted = ScriptedLLM(
+        [Rule(r"hello", reply="first"), Rule(r"hello there", reply="second")],
+        default_reply="I heard: {user}",
+    )
+    assert scripted.respond_to(chat(("user", "hello there")))[0] == "first"
+    assert scripted.respond_to(chat(("user", "bye")))[0] == "I heard: bye"
+
+
+def test_recall_searches_only_earlier_user_messages() -> None:
+    scripted = ScriptedLLM([Rule(r"who am i", reply=lambda c: str(c.recall(r"i am (\w+)")))])
+    ctx = chat(("user", "I am Ada"), ("assistant", "Hi Ada, I am Bot"), ("user", "who am i"))
+    assert scripted.respond_to(ctx)[0] == "Ada"
+    assert scripted.respond_to(chat(("user", "who am i, I am Zed")))[0] == "None"
+
+
+def test_rule_needs_a_reply_or_a_tool() -> None:
+    with pytest.raises(ValueError, match="needs a reply, a tool, or both"):
+        Rule(r"x")
+
+
+@pytest.mark.parametrize(
+    ("text", "weights", "parts"),
+    [
+        ("one two three four", [1.0], ["one two three four"]),
+        ("one two three four", [1.0, 1.0], ["one two", "three four"]),
+        ("one two three four", [3.0, 1.0], ["one two three", "four"]),
+        ("one two three four", [0.1, 9.0], ["one", "two three four"]),
+        ("one two", [1.0, 1.0, 1.0], ["one", "two", ""]),
+    ],
+)
+def test_split_words_shares_words_by_segment_duration(
+    text: str, weights: list[float], parts: list[str]
+) -> None:
+    assert split_words(text, weights) == parts
