@@ -316,3 +316,24 @@ def test_importing_the_judge_module_does_not_import_pydantic_ai() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd()
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_voice_turns_show_what_was_heard_and_long_outputs_are_cut() -> None:
+    judge = ScriptedJudge(lambda c: (True, "ok"))
+    long_output = "x" * 5000
+    ctx = make_ctx(
+        heard="book it please",
+        tool_calls=[ToolCall("search", {"q": "menu"}, output=long_output)],
+    )
+    run(JudgeEvaluator(RUBRIC, judge.model), ctx)
+    (call,) = judge.calls
+    assert block(call, "heard") == "book it please"
+    calls = block(call, "tool_calls")
+    assert "x" * 4000 + "… (1000 more characters)" in calls
+    assert "x" * 4001 not in calls
+
+
+def test_text_turns_have_no_heard_block() -> None:
+    judge = ScriptedJudge(lambda c: (True, "ok"))
+    run(JudgeEvaluator(RUBRIC, judge.model), make_ctx())
+    assert "<heard_" not in judge.calls[0].user_prompt

@@ -31,6 +31,10 @@ reused."""
 _NONCE_CHARS = 12
 """Hex characters of the block-tag suffix: 48 bits, far beyond guessing by a reply."""
 
+_MAX_OUTPUT_CHARS = 4000
+"""A tool output longer than this is cut in the prompt: the judge needs its gist, and a
+large document per call would multiply the judge's cost."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JudgePrompt:
@@ -126,7 +130,11 @@ def _render_calls(calls: Sequence[ToolCall]) -> str:
         args = "(not captured)" if call.args is None else _json(call.args)
         line = f"{i}. {call.name} arguments: {args}"
         if call.output is not None:
-            line += f"\n   {'error' if call.is_error else 'returned'}: {_text(call.output)}"
+            output = _text(call.output)
+            if len(output) > _MAX_OUTPUT_CHARS:
+                cut = len(output) - _MAX_OUTPUT_CHARS
+                output = f"{output[:_MAX_OUTPUT_CHARS]}… ({cut} more characters)"
+            line += f"\n   {'error' if call.is_error else 'returned'}: {output}"
         elif call.is_error:
             line += "\n   (the call failed)"
         lines.append(line)
@@ -142,11 +150,21 @@ def build_reply_prompt(rubric: str, ctx: TurnContext) -> JudgePrompt:
     """
     history = render_history(ctx.history or [{"role": "user", "content": ctx.user}])
     calls = _render_calls(ctx.tool_calls)
-    suffix = _suffix(history, calls, ctx.reply)
+    heard = ctx.heard if ctx.heard is not None else ""
+    suffix = _suffix(history, calls, ctx.reply, heard)
+    sections = [
+        "The conversation so far, ending with the user's latest message:",
+        _block("conversation", suffix, history),
+    ]
+    if ctx.heard is not None:
+        # Voice turns: the agent answered what its speech recognizer heard, which may differ.
+        sections += [
+            "What the agent's speech recognizer heard of the user's latest message:",
+            _block("heard", suffix, heard),
+        ]
     user_prompt = "\n\n".join(
         [
-            "The conversation so far, ending with the user's latest message:",
-            _block("conversation", suffix, history),
+            *sections,
             "Tools the agent called while answering that message, with their arguments:",
             _block("tool_calls", suffix, calls),
             "The agent's reply to judge:",
