@@ -13,7 +13,7 @@ A group (``[tool.agent_eval.groups.NAME]``) selects evals by tag, pytest marker 
    phase, at least one of its evals missed its threshold, and each eval that missed belongs to at
    least one group and all of its groups passed. Errors in setup/teardown, collection errors,
    failures of non-eval tests, and failures of a test whose evals all passed (something else
-   failed) are never forgiven.
+   failed) are never forgiven; nor is anything when ``-x`` / ``--maxfail`` stopped the session.
 4. **Enforcing.** A group with ``enforce = true`` that did not pass (below threshold, a
    ``must_pass`` entry failed or did not run, or nothing matched) makes the exit status non-zero.
 5. **Not live.** When no eval ran at all (every one skipped, or none selected), gates are not
@@ -172,6 +172,8 @@ class ExitDecision:
     """Failed tests no passing group covers."""
     enforced_failures: tuple[str, ...] = ()
     """Names of enforced groups that did not pass."""
+    stopped_early: bool = False
+    """True when ``-x`` / ``--maxfail`` stopped the session, so nothing was absorbed."""
 
     @property
     def changed(self) -> bool:
@@ -194,6 +196,10 @@ class ExitDecision:
             parts.append(
                 f"{len(self.absorbed)} eval failure(s) absorbed by passing groups: "
                 + ", ".join(self.absorbed)
+            )
+        elif self.absorbed and self.stopped_early:
+            parts.append(
+                "failures are not absorbed because the session stopped early (-x / --maxfail)"
             )
         elif self.absorbed and self.unabsorbed:
             parts.append(
@@ -220,9 +226,21 @@ def _forgivable(nodeid: str, session: SessionRecords, gates: Sequence[GateResult
 
 
 def decide_exit(
-    exitstatus: int, session: SessionRecords, gates: Sequence[GateResult]
+    exitstatus: int,
+    session: SessionRecords,
+    gates: Sequence[GateResult],
+    *,
+    stopped_early: bool = False,
 ) -> ExitDecision:
-    """Apply rules 3-5 to pytest's exit status."""
+    """Apply rules 3-5 to pytest's exit status.
+
+    Args:
+        exitstatus: pytest's exit status.
+        session: The records of the session.
+        gates: The groups' verdicts.
+        stopped_early: ``-x`` / ``--maxfail`` ended the session: tests that never ran could
+            have failed too, so no failure is absorbed.
+    """
     original = int(exitstatus)
     if not session.ran:
         return ExitDecision(original=original, exitstatus=original, evaluated=False)
@@ -232,7 +250,8 @@ def decide_exit(
     enforced = tuple(g.name for g in gates if g.config.enforce and not g.passed)
     status = original
     if original in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        if original == pytest.ExitCode.TESTS_FAILED and failed and not unabsorbed:
+        forgivable = failed and not unabsorbed and not stopped_early
+        if original == pytest.ExitCode.TESTS_FAILED and forgivable:
             status = int(pytest.ExitCode.OK)
         if enforced:
             status = int(pytest.ExitCode.TESTS_FAILED)
@@ -242,4 +261,5 @@ def decide_exit(
         absorbed=absorbed,
         unabsorbed=unabsorbed,
         enforced_failures=enforced,
+        stopped_early=stopped_early,
     )

@@ -243,3 +243,18 @@ def test_bad_gate_config_is_a_usage_error(pytester: pytest.Pytester) -> None:
             "between 0.0 and 1.0, got 1.5"
         ]
     )
+
+
+def test_nothing_is_absorbed_when_the_session_stopped_early(pytester: pytest.Pytester) -> None:
+    # threshold 0: the group passes with the one eval that ran, so only -x stops the absorbing.
+    _project(pytester, BOOKING_GROUP.replace("threshold = 0.5", "threshold = 0.0"))
+    result = _run(pytester, "-x")
+    result.assert_outcomes(failed=1)  # booking_flaky is collected first and stops the session
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "group booking: PASSED 0/1 (0%) >= threshold 0%",
+            "failures are not absorbed because the session stopped early (-x / --maxfail) "
+            "(exit status 1)",
+        ]
+    )

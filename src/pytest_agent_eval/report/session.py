@@ -64,7 +64,7 @@ class AgentEvalReporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self.data = self.build(int(session.exitstatus))
+        self.data = self.build(int(session.exitstatus), stopped_early=bool(session.shouldfail))
         if self.data.decision is not None:
             session.exitstatus = self.data.decision.exitstatus
         try:
@@ -96,11 +96,13 @@ class AgentEvalReporter:
                 note = " (no eval test ran)" if self.data.nothing_ran else ""
                 terminalreporter.write_sep("-", f"agent eval {label} report: {path}{note}")
 
-    def build(self, exitstatus: int) -> ReportData:
+    def build(self, exitstatus: int, *, stopped_early: bool = False) -> ReportData:
         """Gather the records, judge the groups and decide the exit status."""
         session = self.collector.build()
         gates = evaluate_gates(self.settings.groups, session)
-        decision = decide_exit(exitstatus, session, gates) if self.settings.groups else None
+        decision = None
+        if self.settings.groups:
+            decision = decide_exit(exitstatus, session, gates, stopped_early=stopped_early)
         return ReportData(
             session=session,
             gates=gates,
