@@ -337,3 +337,19 @@ def test_text_turns_have_no_heard_block() -> None:
     judge = ScriptedJudge(lambda c: (True, "ok"))
     run(JudgeEvaluator(RUBRIC, judge.model), make_ctx())
     assert "<heard_" not in judge.calls[0].user_prompt
+
+
+def test_prompted_output_mode_for_models_without_tool_calling() -> None:
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    seen: list[tuple[int, bool]] = []
+
+    def text_only(messages: list, info: object) -> ModelResponse:
+        seen.append((len(info.output_tools), info.allow_text_output))  # type: ignore[attr-defined]
+        return ModelResponse(parts=[TextPart('{"reasoning": "has BK-1234", "passed": true}')])
+
+    evaluator = JudgeEvaluator(RUBRIC, FunctionModel(text_only), output_mode="prompted")
+    result = run(evaluator, make_ctx())
+    assert (result.passed, result.reasoning) == (True, "has BK-1234")
+    assert seen == [(0, True)]  # no verdict tool offered; plain JSON text accepted

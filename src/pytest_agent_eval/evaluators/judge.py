@@ -25,7 +25,7 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..config import JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
@@ -46,6 +46,7 @@ __all__ = [
     "JUDGE_PROMPT_VERSION",
     "JudgeEvaluator",
     "JudgeModel",
+    "OutputMode",
     "ToolCallArgsJudgeEvaluator",
 ]
 
@@ -57,6 +58,11 @@ JudgeModel: TypeAlias = "str | Model"
 pydantic-ai ``Model`` instance (an OpenAI-compatible local server, ``FunctionModel``, ...)."""
 
 Sleep: TypeAlias = Callable[[float], Awaitable[Any]]
+
+OutputMode: TypeAlias = Literal["tool", "native", "prompted"]
+"""How the verdict is requested: through a tool call (works with most models), the
+provider's native structured output, or JSON asked for in the prompt (for local models
+without tool calling)."""
 
 
 @functools.cache
@@ -111,6 +117,8 @@ class _JudgeBase:
     """Upper bound of one backoff delay, also for a provider's ``Retry-After``."""
     sleep: Sleep = field(default=asyncio.sleep, repr=False, compare=False)
     """How to wait between retries (injectable so tests need not wait)."""
+    output_mode: OutputMode = "tool"
+    """How the structured verdict is requested from the model (see `OutputMode`)."""
     _resolved: Any = field(default=None, init=False, repr=False, compare=False)
     _omit_temperature: bool = field(default=False, init=False, repr=False, compare=False)
 
@@ -153,11 +161,16 @@ class _JudgeBase:
         )
 
     async def _run_once(self, model: Any, prompt: JudgePrompt) -> tuple[Any, Usage | None]:
-        from pydantic_ai import Agent
+        from pydantic_ai import Agent, NativeOutput, PromptedOutput
 
+        output_type: Any = _verdict_type()
+        if self.output_mode == "native":
+            output_type = NativeOutput(output_type)
+        elif self.output_mode == "prompted":
+            output_type = PromptedOutput(output_type)
         agent = Agent(
             model,
-            output_type=_verdict_type(),
+            output_type=output_type,
             instructions=prompt.instructions,
             name=self.name,
         )
@@ -255,6 +268,8 @@ class JudgeEvaluator(_JudgeBase):
         backoff_s: Base delay of the exponential backoff between retries.
         max_backoff_s: Cap of one backoff delay.
         sleep: Awaitable sleep used between retries (tests inject a no-op).
+        output_mode: ``"tool"`` (default), ``"native"`` or ``"prompted"``: how the verdict
+            is requested; ``"prompted"`` suits local models without tool calling.
 
     Example:
         ```python
@@ -296,6 +311,7 @@ class ToolCallArgsJudgeEvaluator(_JudgeBase):
         backoff_s: See `JudgeEvaluator`.
         max_backoff_s: See `JudgeEvaluator`.
         sleep: See `JudgeEvaluator`.
+        output_mode: See `JudgeEvaluator`.
     """
 
     tool: str
