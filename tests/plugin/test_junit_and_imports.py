@@ -1,0 +1,179 @@
+"""JUnit properties for CI dashboards, and a plugin that loads without heavy imports."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from .conftest import Project
+
+AGENT = """
+import itertools
+
+
+@pytest.fixture
+def llm_eval_agent():
+    calls = itertools.count(1)
+
+    def agent(history):
+        return "booked" if next(calls) != 2 else "sorry"
+
+    return agent
+"""
+
+
+def _properties(xml_path, name: str) -> dict[str, str]:
+    root = ET.parse(xml_path).getroot()
+    for case in root.iter("testcase"):
+        if case.get("name") == name:
+            return {p.get("name"): p.get("value") for p in case.iter("property")}
+    raise AssertionError(f"no testcase {name!r} in {xml_path}")
+
+
+def test_junit_xml_carries_score_runs_and_threshold(project: Project) -> None:
+    project.pyproject("concurrency = 1")
+    project.conftest(AGENT)
+    project.transcript(
+        "booking",
+        """\
+        id: booking
+        runs: 3
+        threshold: 0.6
+        turns:
+          - user: Book
+            expect: {reply_contains_any: [booked]}
+        """,
+    )
+    project.test_file(
+        "test_python.py",
+        """
+        @pytest.mark.agent_eval(runs=4, threshold=1.0)
+        def test_python_eval(agent_eval):
+            agent_eval.run_sync(
+                turns=[Turn("Book", expect=Expect(reply_contains_any=["booked"]))]
+            ).assert_threshold()
+        """,
+    )
+
+    result = project.run_live("--junitxml=report.xml")
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*generated xml file: *report.xml*"])
+    yaml_props = _properties(project.path / "report.xml", "booking")
+    assert yaml_props["agent_eval_score"] == "0.6667"
+    assert yaml_props["agent_eval_runs"] == "3"
+    assert yaml_props["agent_eval_passed_runs"] == "2"
+    assert yaml_props["agent_eval_threshold"] == "0.6"
+    assert (
+        0
+        < float(yaml_props["agent_eval_ci_low"])
+        < 0.6667
+        < float(yaml_props["agent_eval_ci_high"])
+    )
+    py_props = _properties(project.path / "report.xml", "test_python_eval")
+    assert py_props["agent_eval_score"] == "0.75"
+    assert py_props["agent_eval_runs"] == "4"
+    assert py_props["agent_eval_passed_runs"] == "3"
+    assert py_props["agent_eval_threshold"] == "1.0"
+
+
+def test_junit_xml_under_xdist_keeps_the_properties(project: Project) -> None:
+    project.conftest(AGENT)
+    for tid in ("one", "two"):
+        project.transcript(
+            tid,
+            f"id: {tid}\nturns:\n  - user: Book\n    expect: {{reply_contains_any: [booked]}}\n",
+        )
+
+    result = project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "2", "--agent-eval-live", "--junitxml=report.xml"
+    )
+
+    result.assert_outcomes(passed=2)
+    for tid in ("one", "two"):
+        props = _properties(project.path / "report.xml", tid)
+        assert props["agent_eval_score"] == "1.0"
+        assert props["agent_eval_runs"] == "1"
+
+
+HEAVY = ("pydantic_ai", "openai", "livekit", "numpy")
+
+
+def test_loading_the_plugin_and_running_evals_imports_nothing_heavy(project: Project) -> None:
+    project.echo_agent("booked", "[ToolCall('create_booking', {'party': 2})]")
+    project.transcript(
+        "booking",
+        """\
+        id: booking
+        turns:
+          - user: Book
+            expect:
+              reply_contains_any: [booked]
+              reply_matches_any: ["^book"]
+              tool_calls_args:
+                - tool: create_booking
+                  args: {party: 2}
+        """,
+    )
+    # Runs after the transcript (tests/evals sorts before tests/test_zz_*.py).
+    project.test_file(
+        "test_zz_imports.py",
+        f"""
+        import sys
+
+        import pytest_agent_eval.plugin
+
+
+        def test_no_heavy_modules():
+            loaded = sorted(
+                name for name in sys.modules if name.split(".")[0] in {HEAVY!r}
+            )
+            assert loaded == [], f"heavy modules imported: {{loaded}}"
+        """,
+    )
+
+    result = project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--agent-eval-live", "-v"
+    )
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "tests/evals/booking.yaml::booking PASSED*",
+            "tests/test_zz_imports.py::test_no_heavy_modules PASSED*",
+        ]
+    )
+
+
+def test_plugin_works_when_no_optional_extra_is_installed(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Make the heavy modules unimportable in the child process, as if the extras were missing.
+    blocker = project.path / "blockers"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        f"import sys\nfor name in {HEAVY!r}:\n    sys.modules[name] = None\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(blocker))
+    project.echo_agent("booked")
+    project.transcript(
+        "booking",
+        "id: booking\nturns:\n  - user: Book\n    expect: {reply_contains_any: [booked]}\n",
+    )
+    project.test_file(
+        "test_zz_blocked.py",
+        f"""
+        import importlib
+
+
+        @pytest.mark.parametrize("name", {HEAVY!r})
+        def test_really_blocked(name):
+            with pytest.raises(ImportError):
+                importlib.import_module(name)
+        """,
+    )
+
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--agent-eval-live")
+
+    result.assert_outcomes(passed=1 + len(HEAVY))
