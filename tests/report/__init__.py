@@ -1,0 +1,1 @@
+"""Tests of the reports (terminal, markdown, HTML, JUnit, CI summary) and xdist parity."""
