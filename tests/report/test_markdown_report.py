@@ -228,3 +228,16 @@ def test_a_report_that_cannot_be_written_is_named_not_a_traceback(
     )
     assert "Traceback" not in result.stdout.str()
     result.assert_outcomes(passed=2, failed=1)
+
+
+def test_relative_paths_on_the_command_line_start_from_the_invocation_folder(
+    pytester: pytest.Pytester, eval_project: ProjectFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = eval_project(settings='html_report_path = "build/r.html"\n')
+    sub = root / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    _run(pytester, str(root), "--agent-eval-live", "--agent-eval-report", "here.md")
+    assert (sub / "here.md").is_file()
+    assert not (root / "here.md").exists()
+    assert (root / "build" / "r.html").is_file()  # from pyproject.toml: next to it

@@ -112,17 +112,26 @@ class AgentEvalReporter:
             rootdir=self.settings.rootdir,
         )
 
+    def report_path(self, option: str, configured: str | None) -> Path | None:
+        """Where a report goes: a relative path on the command line is taken from the folder
+        pytest was started in (as ``--junitxml`` does), one in pyproject.toml from its folder."""
+        given = self.config.getoption(option, None)
+        if given:
+            return resolve_report_path(given, self.config.invocation_params.dir)
+        if configured:
+            return resolve_report_path(configured, self.settings.rootdir)
+        return None
+
     def write(self, data: ReportData) -> WrittenReports:
         """Write the markdown and HTML reports and the CI step summary that are asked for."""
         rootdir = self.settings.rootdir
-        markdown_path = html_path = None
         full: str | None = None
-        if self.settings.report_path:
-            markdown_path = resolve_report_path(self.settings.report_path, rootdir)
+        markdown_path = self.report_path("agent_eval_report", self.settings.report_path)
+        if markdown_path is not None:
             full = render_markdown(data)
             write_atomic(markdown_path, full)
-        if self.settings.html_report_path:
-            html_path = resolve_report_path(self.settings.html_report_path, rootdir)
+        html_path = self.report_path("agent_eval_html", self.settings.html_report_path)
+        if html_path is not None:
             write_atomic(html_path, render_html(data, rootdir=rootdir, report_dir=html_path.parent))
         step = None
         if data.records:
