@@ -18,6 +18,8 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 import pytest
+from livekit.agents import tts
+from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS, APIConnectOptions
 
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.loader import load_transcript_file
@@ -149,3 +151,33 @@ def turn_input(script: Transcript, index: int) -> TurnInput:
     return TurnInput(
         turn=turn, index=index, audio=Path(turn.audio) if turn.audio is not None else None
     )
+
+
+class ProjectVoiceTTS(tts.TTS):
+    """A LiveKit TTS speaking with the project's offline default voice (hibari, 24 kHz)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            capabilities=tts.TTSCapabilities(streaming=False), sample_rate=24000, num_channels=1
+        )
+
+    def synthesize(
+        self, text: str, *, conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS
+    ) -> tts.ChunkedStream:
+        return _ProjectVoiceStream(tts=self, input_text=text, conn_options=conn_options)
+
+
+class _ProjectVoiceStream(tts.ChunkedStream):
+    async def _run(self, output_emitter: tts.AudioEmitter) -> None:
+        from pytest_agent_eval.audio_fixtures import resample, to_pcm16_bytes
+        from pytest_agent_eval.models import VoiceSettings
+        from pytest_agent_eval.synthesize.backend import get_backend
+
+        backend = get_backend("hibari")
+        settings = backend.resolve(VoiceSettings())
+        clip = await asyncio.to_thread(backend.synthesize, self.input_text, settings)
+        output_emitter.initialize(
+            request_id="project-voice", sample_rate=24000, num_channels=1, mime_type="audio/pcm"
+        )
+        output_emitter.push(to_pcm16_bytes(resample(clip, 24000)))
+        output_emitter.flush()

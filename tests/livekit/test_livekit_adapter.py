@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from livekit_support import (
     HELLO_TEXT,
     NAME_TEXT,
     Fixtures,
+    ProjectVoiceTTS,
     booking,
     converse,
     run,
@@ -368,3 +370,42 @@ def test_constructor_rejects_bad_settings() -> None:
         LiveKitAdapter(booking.make_session, sample_rate=22050, frame_ms=15)
     with pytest.raises(TypeError, match="needs a session_factory"):
         LiveKitAdapter("not callable")  # type: ignore[arg-type]
+
+
+def test_with_a_tts_the_reply_audio_is_captured(fixtures: Fixtures, tmp_path: Path) -> None:
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(
+            stt=FixtureTextSTT(),
+            vad=booking.VAD,
+            llm=ScriptedLLM(booking.RULES),
+            tts=ProjectVoiceTTS(),
+            **eval_session_kwargs(),
+        )
+        return session, booking.RestaurantAgent()
+
+    script = transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k), Turn(user="hello"))
+    spoken, typed = run(converse(LiveKitAdapter(factory, audio_out_dir=tmp_path), script))
+
+    for reply in (spoken, typed):
+        assert reply.reply == "Hello! How can I help you?"
+        assert reply.first_audio_latency_s is not None and reply.first_audio_latency_s >= 0
+        assert reply.metadata["livekit"]["reply_audio_s"] > 0.5
+    assert spoken.audio_out == tmp_path / "t-run1-turn1.wav"
+    assert typed.audio_out == tmp_path / "t-run1-turn2.wav"
+    # What was captured is the agent's speech: Whisper hears the reply in it.
+    from pytest_agent_eval.audio_fixtures import read_wav, transcribe, word_error_rate
+
+    heard = transcribe(read_wav(spoken.audio_out))
+    assert word_error_rate(spoken.reply, heard) <= 0.2
+
+
+def test_without_a_tts_there_is_no_audio_latency(fixtures: Fixtures) -> None:
+    (reply,) = run(
+        converse(
+            LiveKitAdapter(booking.make_session),
+            transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k)),
+        )
+    )
+    assert reply.latency_s is not None
+    assert reply.first_audio_latency_s is None
+    assert reply.audio_out is None

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
@@ -72,6 +73,8 @@ class LiveKitAdapter:
             ``min_silence_duration`` (0.55 s for Silero) for the user's turn to end.
         capture_audio: With a TTS in the session, attach an audio sink that records the
             reply audio and the time of its first frame.
+        audio_out_dir: Save each turn's reply audio there as a WAV (``AgentReply.audio_out``);
+            needs ``capture_audio`` and a TTS in the session.
         log_level: While conversations are open, LiveKit's loggers are raised to this level
             (default WARNING) so runs stay quiet; None leaves logging alone.
 
@@ -99,6 +102,7 @@ class LiveKitAdapter:
         speed: float = 0.0,
         tail_silence_s: float = 1.0,
         capture_audio: bool = True,
+        audio_out_dir: str | os.PathLike[str] | None = None,
         log_level: int | str | None = logging.WARNING,
     ) -> None:
         if not callable(session_factory):
@@ -123,6 +127,7 @@ class LiveKitAdapter:
         self.speed = speed
         self.tail_silence_s = tail_silence_s
         self.capture_audio = capture_audio
+        self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
         self.log_level = log_level
         self._audio: dict[tuple[str, int, int], FixtureAudio] = {}
         self._segments: weakref.WeakKeyDictionary[
@@ -246,6 +251,7 @@ class LiveKitConversation:
         self.last_items: list[Any] = []
         """The chat items (assistant messages, function calls, outputs) of the last turn."""
         self._expect: Any = None
+        self._turn_index = 0
 
     @property
     def expect(self) -> Any:
@@ -355,6 +361,7 @@ class LiveKitConversation:
             raise AdapterError("this LiveKit conversation is closed")
         recorder = self._recorder
         recorder.begin_turn()
+        self._turn_index = turn.index
         if self._text_out is not None:
             self._text_out.reset()
         if self._audio_out is not None:
@@ -469,15 +476,39 @@ class LiveKitConversation:
         assert self._recorder is not None
         first_text = self._text_out.first_text_at if self._text_out else None
         first_audio = self._audio_out.first_frame_at if self._audio_out else None
-        reply = AgentReply(
+        if self._audio_out is not None:
+            extra["reply_audio_s"] = sum(f.duration for f in self._audio_out.frames)
+        return AgentReply(
             self._recorder.reply,
             list(self._recorder.tool_calls),
             heard=heard,
             latency_s=_since(anchors, first_text),
             first_audio_latency_s=_since(anchors, first_audio),
+            audio_out=self._save_reply_audio(),
             metadata={"livekit": {**extra, "events": self._recorder.events()}},
         )
-        return reply
+
+    def _save_reply_audio(self) -> Path | None:
+        folder = self.adapter.audio_out_dir
+        if folder is None or self._audio_out is None or not self._audio_out.frames:
+            return None
+        from livekit import rtc
+
+        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+
+        frame = rtc.combine_audio_frames(self._audio_out.frames)
+        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
+        if frame.num_channels > 1:
+            import numpy as np
+
+            samples = clip.samples.reshape(-1, frame.num_channels).mean(axis=1)
+            clip = type(clip)(np.ascontiguousarray(samples), frame.sample_rate)
+        path = (
+            folder
+            / f"{self.info.transcript.id}-run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
+        )
+        write_wav_atomic(path, clip)
+        return path
 
     @contextlib.asynccontextmanager
     async def _deadline(self, stage: _Stage, *, turn_label: str) -> Any:
