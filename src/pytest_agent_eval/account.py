@@ -50,7 +50,10 @@ def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
         if evaluation.passed and not verbose:
             continue
         status = "errored" if evaluation.errored else ("pass" if evaluation.passed else "fail")
-        lines.append(f"      - {evaluation.name} {status}: {_clip(evaluation.reasoning, 400)}")
+        reasoning = evaluation.reasoning
+        # Judges already start their reasoning with "judge errored: "; say it once.
+        reasoning = reasoning.removeprefix(f"{evaluation.name} {status}: ")
+        lines.append(f"      - {evaluation.name} {status}: {_clip(reasoning, 400)}")
     return lines
 
 
