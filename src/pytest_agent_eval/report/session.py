@@ -82,8 +82,6 @@ class AgentEvalReporter:
         config.pluginmanager.unregister(self)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.write_error:
-            terminalreporter.write_line(self.write_error, red=True, bold=True)
         if self.data is None:
             return
         lines = summary_lines(self.data)
@@ -95,6 +93,8 @@ class AgentEvalReporter:
             if path is not None:
                 note = " (no eval test ran)" if self.data.nothing_ran else ""
                 terminalreporter.write_sep("-", f"agent eval {label} report: {path}{note}")
+        if self.write_error:
+            terminalreporter.write_line(self.write_error, red=True, bold=True)
 
     def build(self, exitstatus: int, *, stopped_early: bool = False) -> ReportData:
         """Gather the records, judge the groups and decide the exit status."""
