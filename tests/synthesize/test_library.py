@@ -131,3 +131,26 @@ def test_layers_merge_config_then_transcript_then_turn_then_flags(tmp_path: Path
     assert (b.inputs["speed"], b.inputs["sample_rate"]) == (0.9, 22050)
     flagged = Planner(VoiceSettings(), overrides=VoiceSettings(speed=1.5)).plan([transcript])
     assert [s.inputs["speed"] for s in flagged.specs] == [1.5, 1.5]
+
+
+def test_worker_processes_make_the_same_bytes_as_one_process(tmp_path: Path) -> None:
+    from pytest_agent_eval.synthesize.run import MIN_ITEMS_PER_PROCESS
+
+    words = ["Yes.", "No.", "Maybe.", "Sure.", "Thanks.", "Hello.", "Goodbye.", "Okay."]
+    count = 2 * MIN_ITEMS_PER_PROCESS  # enough for two workers
+    texts = [f"{words[i % len(words)]} {i}." for i in range(count)]
+    parallel = Transcript(
+        id="p", turns=[Turn(user=t, audio=tmp_path / "p" / f"{i}.wav") for i, t in enumerate(texts)]
+    )
+    summary = ensure_fixtures([parallel], jobs=2)
+    summary.raise_for_failures()
+    assert len(summary.synthesized) == count
+    sample = [0, count // 2, count - 1]
+    serial = Transcript(
+        id="s", turns=[Turn(user=texts[i], audio=tmp_path / "s" / f"{i}.wav") for i in sample]
+    )
+    ensure_fixtures([serial], jobs=1).raise_for_failures()
+    for i in sample:
+        assert (tmp_path / "p" / f"{i}.wav").read_bytes() == (
+            tmp_path / "s" / f"{i}.wav"
+        ).read_bytes()

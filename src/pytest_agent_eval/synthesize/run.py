@@ -26,7 +26,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import (
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    as_completed,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,8 +205,6 @@ def _make_in_worker(spec: FixtureSpec) -> FixtureResult:
 def _run_pool(
     executor: Executor, specs: Sequence[FixtureSpec], on_result: OnResult | None
 ) -> list[FixtureResult]:
-    from concurrent.futures import as_completed
-
     results: list[FixtureResult] = []
     with executor:
         futures: dict[Future[FixtureResult], FixtureSpec] = {
