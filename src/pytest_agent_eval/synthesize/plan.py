@@ -316,7 +316,10 @@ def check_fixture(spec: FixtureSpec) -> FixtureStatus:
         )
     if sidecar is None:
         return FixtureStatus(spec=spec, state=FixtureState.STALE, reasons=("sidecar missing",))
-    reasons = describe_changes(sidecar, spec.text, spec.inputs, format_version=FORMAT_VERSION)
+    if sidecar.key == spec.key:
+        reasons: list[str] = []
+    else:
+        reasons = describe_changes(sidecar, spec.text, spec.inputs, format_version=FORMAT_VERSION)
     if not reasons and sidecar.wav_bytes is not None and sidecar.wav_bytes != size:
         reasons = [
             f"WAV changed since it was synthesized ({size} bytes, the sidecar says "
