@@ -226,10 +226,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _register_reporter(config: pytest.Config, settings: Settings) -> None:
-    try:
-        from .report.session import AgentEvalReporter
-    except ImportError:  # reports not available in this build
-        return
+    from .report.session import AgentEvalReporter
+
     config.pluginmanager.register(AgentEvalReporter(config, settings), "agent-eval-reporter")
 
 
