@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 
 from .conftest import Project
@@ -225,14 +227,16 @@ def test_not_live_under_xdist_prints_the_summary_once(evals: Project) -> None:
     assert sum("because evals are not live" in line for line in result.outlines) == 1
 
 
-def test_live_under_xdist_runs_and_shows_the_account(project: Project) -> None:
+def test_live_under_xdist_runs_shows_the_account_and_keeps_junit_properties(
+    project: Project,
+) -> None:
     project.echo_agent("hello there")
     project.transcript("one", PASSING.format(tid="one"))
     project.transcript("two", PASSING.format(tid="two"))
     project.transcript("bad", PASSING.format(tid="bad").replace("[hello]", "[goodbye]"))
 
     result = project.pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", "2", "--agent-eval-live"
+        "-p", "no:cacheprovider", "-n", "2", "--agent-eval-live", "--junitxml=report.xml"
     )
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -246,3 +250,9 @@ def test_live_under_xdist_runs_and_shows_the_account(project: Project) -> None:
             "      reply: 'hello there'",
         ]
     )
+    # Results travel from the workers inside the reports, so JUnit properties survive.
+    cases = {c.get("name"): c for c in ET.parse(project.path / "report.xml").iter("testcase")}
+    for tid, score in (("one", "1.0"), ("two", "1.0"), ("bad", "0.0")):
+        props = {p.get("name"): p.get("value") for p in cases[tid].iter("property")}
+        assert props["agent_eval_score"] == score
+        assert props["agent_eval_runs"] == "1"

@@ -107,3 +107,25 @@ def test_tag_selection_also_applies_when_not_live(tagged: Project) -> None:
     result = tagged.run("--agent-eval-tags", "smoke")
 
     result.assert_outcomes(passed=1, skipped=2, deselected=3)
+
+
+def test_a_transcript_file_or_node_id_can_be_given_on_the_command_line(tagged: Project) -> None:
+    by_file = tagged.run_live("-v", "tests/evals/refund.yaml")
+    by_node = tagged.run_live("-v", "tests/evals/booking.yaml::booking_confirmation")
+
+    by_file.assert_outcomes(passed=1)
+    by_file.stdout.fnmatch_lines(["tests/evals/refund.yaml::refund_policy PASSED*"])
+    by_node.assert_outcomes(passed=1)
+    by_node.stdout.fnmatch_lines(["tests/evals/booking.yaml::booking_confirmation PASSED*"])
+
+
+def test_yaml_dirs_are_relative_to_the_rootdir_not_the_working_directory(
+    tagged: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Running from a subfolder still finds tests/evals through the rootdir's pyproject.
+    monkeypatch.chdir(tagged.path / "tests")
+
+    result = tagged.run_live("-v", "evals")
+
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["rootdir: *", "configfile: pyproject.toml"])
