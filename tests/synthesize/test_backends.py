@@ -117,3 +117,16 @@ def test_a_third_party_backend_plugs_in_through_its_entry_point(
     assert (tmp_path / "beep.wav.hash").exists()
     assert main(["--check", "--voice", "660", "beep.yaml"]) == 1
     assert "voice changed: 880 -> 660" in capsys.readouterr().out
+
+
+def test_importing_the_synthesizer_loads_no_engine() -> None:
+    import subprocess
+
+    code = (
+        "import sys, pytest_agent_eval.synthesize.cli, pytest_agent_eval.audio_fixtures;"
+        "heavy = ('numpy', 'soundfile', 'soxr', 'hibari', 'onnxruntime', 'piper',"
+        " 'faster_whisper', 'ctranslate2', 'openai');"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
