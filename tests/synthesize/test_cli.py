@@ -186,6 +186,7 @@ def test_verify_with_a_missing_stt_model_is_a_clear_error(
         ({"evals/notes.txt": "x"}, ["evals/notes.txt"], "not a YAML transcript"),
         ({"evals/readme.md": "x"}, ["evals"], "no YAML transcripts (*.yaml, *.yml) found"),
         ({}, [], "none of yaml_dirs ['tests/evals'] from pyproject.toml exists"),
+        ({}, [], "or set yaml_dirs under [tool.agent_eval]"),
         ({"tests/evals/bad.yaml": "id: x\nturns: [\n"}, [], "bad.yaml"),
         (
             {"tests/evals/bad.yaml": "id: x\nturns:\n  - usr: hi\n    audio: a.wav\n"},

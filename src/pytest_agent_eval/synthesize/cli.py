@@ -154,6 +154,12 @@ def _load_inputs(paths: Sequence[Path]) -> _Inputs:
     return inputs
 
 
+def _error(err: Console, message: str) -> None:
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True)
+
+
 def _overrides(args: argparse.Namespace) -> VoiceSettings | None:
     values = {
         "backend": args.backend,
@@ -178,27 +184,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rich.console import Console
 
     args = build_parser().parse_args(argv)
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    # markup off: messages quote "[tool.agent_eval]" and paths, which rich would eat as tags.
+    out = Console(highlight=False, soft_wrap=True, markup=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
     try:
         overrides = _overrides(args)
         inputs = _load_inputs(args.paths)
     except (_UsageError, ConfigError) as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True)
+        _error(err, str(exc))
         return EXIT_USAGE
     for message in inputs.errors:
-        err.print(f"[bold red]error:[/] {message}", markup=True)
+        _error(err, message)
     if args.prune and inputs.errors:
-        err.print(
-            "[bold red]error:[/] --prune needs every transcript to load, so it knows "
-            "which fixtures are still used; fix the errors above first",
-            markup=True,
+        _error(
+            err,
+            "--prune needs every transcript to load, so it knows which fixtures are still "
+            "used; fix the errors above first",
         )
         return EXIT_USAGE
     if args.prune and not inputs.folders:
-        err.print(
-            "[bold red]error:[/] --prune works on folders; pass folders, not files", markup=True
-        )
+        _error(err, "--prune works on folders; pass folders, not files")
         return EXIT_USAGE
 
     planner = Planner(inputs.settings.voice, overrides=overrides)
@@ -268,6 +273,7 @@ def _synthesize(
     out: Console,
     err: Console,
 ) -> SynthesisSummary:
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -286,7 +292,8 @@ def _synthesize(
             )
         else:
             out.print(
-                f"[red]FAILED[/]        {display_path(spec.wav)}: {result.error}", markup=True
+                f"[red]FAILED[/]        {escape(display_path(spec.wav))}: {escape(result.error or '')}",
+                markup=True,
             )
         progress.advance(task)
 
@@ -296,7 +303,7 @@ def _synthesize(
             transcripts, jobs=args.jobs, force=args.force, planner=planner, on_result=report
         )
     for problem in summary.invalid:
-        out.print(f"[red]INVALID[/]       {problem.message}", markup=True)
+        out.print(f"[red]INVALID[/]       {escape(problem.message)}", markup=True)
     elapsed = time.perf_counter() - start
     table = Table(title="Voice fixtures")
     for column in ("synthesized", "up to date", "failed", "seconds", "audio s", "x real time"):
@@ -325,7 +332,7 @@ def _verify(
     try:
         results = verify_fixtures(specs, model=args.stt_model)
     except AgentEvalError as exc:
-        err.print(f"[bold red]error:[/] --verify: {exc}", markup=True)
+        _error(err, f"--verify: {exc}")
         return True
     failures = 0
     for r in results:
