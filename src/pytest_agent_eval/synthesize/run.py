@@ -186,8 +186,8 @@ def make_fixture(spec: FixtureSpec, backend: TTSBackend) -> FixtureResult:
     return FixtureResult(spec=spec, audio_s=audio_s, elapsed_s=time.perf_counter() - start)
 
 
-# Each worker process (and each thread of a thread pool) builds its own backends: engines are
-# neither shared across processes nor guaranteed thread-safe.
+# Each worker process, and each thread of a thread pool, builds its own backend instances:
+# backends are not promised to be thread-safe.
 _local = threading.local()
 
 
@@ -233,9 +233,11 @@ async def _run_async(
 
     async def one(spec: FixtureSpec) -> FixtureResult:
         name = spec.inputs["backend"]
-        backend = backends.setdefault(name, get_backend(name))
-        start = time.perf_counter()
+        if name not in backends:
+            backends[name] = get_backend(name)
+        backend = backends[name]
         async with limit:
+            start = time.perf_counter()
             try:
                 clip = await backend.asynthesize(spec.text, spec.settings)  # type: ignore[attr-defined]
                 audio_s = await asyncio.to_thread(write_fixture, spec, clip)
