@@ -212,6 +212,95 @@ BAD_INPUTS = {
         "*/tests/evals/bad.yaml:6: duplicate key 'reply_contains_any' (key 'reply_contains_any'"
         " first given on line 5); keep only one",
     ),
+    "unknown_args_field": (
+        """\
+        id: args_typo
+        turns:
+          - user: hi
+            expect:
+              tool_calls_args:
+                - tool: book_slot
+                  arg: {time: 10am}
+        """,
+        "*/tests/evals/bad.yaml:7, transcript 'args_typo', turn 1,"
+        " turns[0].expect.tool_calls_args[0].arg: unknown field 'arg' (did you mean 'args'?)."
+        " Allowed here: args, judge, mode, tool",
+    ),
+    "unknown_judge_field": (
+        """\
+        id: judge_typo
+        turns:
+          - user: hi
+            expect:
+              judge: {rubrik: Be nice.}
+        """,
+        "*/tests/evals/bad.yaml:5, transcript 'judge_typo', turn 1, turns[0].expect.judge.rubrik:"
+        " unknown field 'rubrik' (did you mean 'rubric'?). Allowed here: model, rubric",
+    ),
+    "expect_is_a_list": (
+        """\
+        id: expect_list
+        turns:
+          - user: hi
+            expect:
+              - reply_contains_any: [hi]
+        """,
+        "*/tests/evals/bad.yaml:4, transcript 'expect_list', turn 1, turns[0].expect: expected a"
+        " mapping, got a list [{'reply_contains_any': ['hi']}]; `expect:` is a mapping of checks"
+        " such as `reply_contains_any: [...]`",
+    ),
+    "tags_is_a_string": (
+        """\
+        id: tags_string
+        tags: smoke
+        turns:
+          - user: hi
+        """,
+        "*/tests/evals/bad.yaml:2, transcript 'tags_string', tags: expected a list, got a string"
+        " 'smoke'",
+    ),
+    "turns_is_a_mapping": (
+        """\
+        id: turns_mapping
+        turns:
+          user: hi
+        """,
+        "*/tests/evals/bad.yaml:2, transcript 'turns_mapping', turns: expected a list, got a"
+        " mapping {'user': 'hi'}",
+    ),
+    "ordered_not_boolean": (
+        """\
+        id: ordered_text
+        turns:
+          - user: hi
+            expect:
+              tool_calls_ordered: yes please
+        """,
+        "*/tests/evals/bad.yaml:5, transcript 'ordered_text', turn 1,"
+        " turns[0].expect.tool_calls_ordered: expected true or false, got a string 'yes please'",
+    ),
+    "user_not_a_string": (
+        """\
+        id: user_number
+        turns:
+          - user: 42
+        """,
+        "*/tests/evals/bad.yaml:3, transcript 'user_number', turn 1, turns[0].user: expected a"
+        " string, got an integer 42",
+    ),
+    "two_documents": (
+        """\
+        id: first
+        turns:
+          - user: hi
+        ---
+        id: second
+        turns:
+          - user: yo
+        """,
+        "*/tests/evals/bad.yaml:4: YAML syntax error: but found another document (expected a"
+        " single document in the stream at line 1)*",
+    ),
 }
 
 

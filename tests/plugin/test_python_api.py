@@ -291,3 +291,59 @@ def test_fixture_without_marker_is_an_eval_too(project: Project) -> None:
 
     not_live.assert_outcomes(skipped=1)
     live.assert_outcomes(passed=1)
+
+
+def test_a_crashing_evaluator_is_reported_as_errored_not_as_a_no(project: Project) -> None:
+    _project(project)
+    project.test_file(
+        "test_booking.py",
+        """
+        class Broken:
+            def evaluate(self, ctx):
+                raise RuntimeError("judge is down")
+
+
+        @pytest.mark.agent_eval(runs=2)
+        def test_booking(agent_eval):
+            agent_eval.run_sync(
+                turns=[Turn("Book", expect=Expect(evaluators=[Broken()]))]
+            ).assert_threshold()
+        """,
+    )
+
+    result = project.run_live()
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*LLM eval failed: score=0.00 < threshold=0.80 (0/2 runs passed)",
+            "*",
+            "    turn 1 [[]FAIL] user: 'Book'",
+            "*",
+            "      - Broken errored: evaluator raised RuntimeError: judge is down",
+        ]
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a bad marker value (runs=0) surfaces as a long traceback through asyncio and "
+    "_async.run_sync, with a chained 'RuntimeError: no running event loop'",
+)
+def test_bad_marker_value_is_a_short_message(project: Project) -> None:
+    _project(project)
+    project.test_file(
+        "test_booking.py",
+        """
+        @pytest.mark.agent_eval(runs=0)
+        def test_booking(agent_eval):
+            agent_eval.run_sync(turns=[Turn("Book")]).assert_threshold()
+        """,
+    )
+
+    result = project.run_live()
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*transcript 'test_booking': runs must be at least 1, got 0*"])
+    result.stdout.no_fnmatch_line("*no running event loop*")
+    result.stdout.no_fnmatch_line("*asyncio/runners.py*")
