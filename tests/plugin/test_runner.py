@@ -343,25 +343,50 @@ def test_config_runs_and_threshold_are_defaults_the_yaml_can_override(project: P
     assert _calls(project) == 6
 
 
-@pytest.mark.parametrize("setting", ["concurrency = 2", "concurrency = 1"])
-def test_concurrency_config_is_accepted(project: Project, setting: str) -> None:
-    project.pyproject(setting)
-    project.echo_agent("booked", "['create_booking']")
-    project.transcript("booking", ONE_TURN.format(runs=5, threshold=1.0))
+PEAK_AGENT = """
+import asyncio
 
-    result = project.run_live()
+state = {"active": 0, "peak": 0}
+
+
+@pytest.fixture
+def llm_eval_agent():
+    async def agent(history):
+        state["active"] += 1
+        state["peak"] = max(state["peak"], state["active"])
+        # Yield to the event loop so every run allowed to start can do so.
+        for _ in range(5):
+            await asyncio.sleep(0)
+        state["active"] -= 1
+        with open("peak.txt", "w") as f:
+            f.write(str(state["peak"]))
+        return AgentReply("booked", ["create_booking"])
+
+    return agent
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "args", "peak"),
+    [
+        ("concurrency = 2", [], 2),
+        ("concurrency = 1", [], 1),
+        ("", [], 4),  # the default
+        ("concurrency = 1", ["--agent-eval-concurrency=3"], 3),  # the option wins
+    ],
+)
+def test_concurrency_bounds_runs_in_flight(
+    project: Project, setting: str, args: list[str], peak: int
+) -> None:
+    project.pyproject(setting)
+    project.conftest(PEAK_AGENT)
+    project.transcript("booking", ONE_TURN.format(runs=8, threshold=1.0))
+
+    result = project.run_live(*args)
 
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1)
-
-
-def test_concurrency_option_is_accepted(project: Project) -> None:
-    project.echo_agent("booked", "['create_booking']")
-    project.transcript("booking", ONE_TURN.format(runs=5, threshold=1.0))
-
-    result = project.run_live("--agent-eval-concurrency=2")
-
-    result.assert_outcomes(passed=1)
+    assert (project.path / "peak.txt").read_text() == str(peak)
 
 
 @pytest.mark.parametrize(
