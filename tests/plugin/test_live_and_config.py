@@ -256,3 +256,34 @@ def test_live_under_xdist_runs_shows_the_account_and_keeps_junit_properties(
         props = {p.get("name"): p.get("value") for p in cases[tid].iter("property")}
         assert props["agent_eval_score"] == score
         assert props["agent_eval_runs"] == "1"
+
+
+def test_not_live_never_builds_the_agent(project: Project) -> None:
+    # A real agent fixture may need API keys or start servers: skipped evals must not touch it.
+    project.conftest(
+        """
+        @pytest.fixture
+        def llm_eval_agent():
+            open("agent_built.txt", "w").close()
+            return lambda history: "hello"
+        """
+    )
+    project.transcript("one", PASSING.format(tid="one"))
+    project.test_file(
+        "test_python.py",
+        """
+        @pytest.mark.agent_eval
+        def test_python_eval(agent_eval, llm_eval_agent):
+            agent_eval.run_sync(agent=llm_eval_agent, turns=[Turn("hello")]).assert_threshold()
+        """,
+    )
+
+    not_live = project.run()
+
+    not_live.assert_outcomes(skipped=2)
+    assert not (project.path / "agent_built.txt").exists()
+
+    live = project.run_live()
+
+    live.assert_outcomes(passed=2)
+    assert (project.path / "agent_built.txt").exists()
