@@ -405,3 +405,39 @@ def test_bad_runner_options_are_usage_errors(
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_identical_failed_runs_are_folded_but_different_ones_are_shown(project: Project) -> None:
+    project.pyproject("concurrency = 1")
+    project.conftest(
+        """
+        import itertools
+
+
+        @pytest.fixture
+        def llm_eval_agent():
+            calls = itertools.count(1)
+
+            def agent(history):
+                n = next(calls)
+                return "Sorry, no tables." if n < 3 else f"Sorry, no tables (try {n})."
+
+            return agent
+        """
+    )
+    project.transcript("booking", ONE_TURN.format(runs=3, threshold=0.5))
+
+    result = project.run_live()
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  run 1: FAILED (*s)",
+            "      reply: 'Sorry, no tables.'",
+            "*",
+            "  run 2: FAILED (*s) same as run 1",
+            "  run 3: FAILED (*s)",
+            "    turn 1 [[]FAIL] user: 'Book a table'",
+            "      reply: 'Sorry, no tables (try 3).'",
+        ]
+    )
