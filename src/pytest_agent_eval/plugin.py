@@ -363,11 +363,14 @@ def _check_audio_fixtures(transcript: Transcript, state: PluginState) -> None:
     voice = state.settings.voice
     mode = state.settings.stale_audio
     try:
-        problems = fixture_problems(transcript, voice)
+        # Replay check: text and requested voice must match; engine versions need not, so CI
+        # can run on committed or cached fixtures without the TTS engine installed.
+        problems = fixture_problems(transcript, voice, strict=False)
         if problems and mode == "synthesize":
             summary = ensure_fixtures([transcript], voice)
-            problems = fixture_problems(transcript, voice)
+            problems = fixture_problems(transcript, voice, strict=False)
             failures = [f"{r.spec.wav}: {r.error}" for r in summary.failed]
+            failures += [p.message for p in summary.invalid]
             if failures:
                 pytest.fail(
                     "synthesizing audio fixtures failed:\n" + "\n".join(failures), pytrace=False

@@ -6,6 +6,7 @@ it is handed (so a run only passes when the fixture exists) and answers with its
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
@@ -129,3 +130,39 @@ def test_text_adapters_ignore_audio(project: pytest.Pytester) -> None:
     )
     result = project.runpytest("--agent-eval-live")
     result.assert_outcomes(passed=1)
+
+
+def test_replay_trusts_recorded_fixtures_across_engine_versions_and_missing_engines(
+    project: pytest.Pytester,
+) -> None:
+    """CI replays committed fixtures: a newer engine version, or no engine at all, is fine."""
+    import json
+
+    result = project.runpytest("--agent-eval-live", "--agent-eval-stale-audio=synthesize")
+    result.assert_outcomes(passed=1)
+    sidecar = project.path / "evals" / "audio" / "greet.wav.hash"
+    data = json.loads(sidecar.read_text())
+    data["inputs"]["backend_version"] = "0.0.1-older"
+    data["inputs"]["backend"] = "acme-tts"  # an engine this machine does not have
+    sidecar.write_text(json.dumps(data))
+    (project.path / "evals" / "greet.yaml").write_text(
+        TRANSCRIPT.replace("turns:\n", "voice: {backend: acme-tts}\nturns:\n", 1)
+    )
+
+    result = project.runpytest("--agent-eval-live")
+    result.assert_outcomes(passed=1)
+
+    # The strict audit still tells the truth about it.
+    check = project.run(
+        sys.executable, "-m", "pytest_agent_eval.synthesize_audio", "--check", "evals"
+    )
+    assert check.ret != 0
+    check.stdout.fnmatch_lines(["*acme-tts*"])
+
+    # A voice the transcript asks for explicitly must match what was recorded.
+    (project.path / "evals" / "greet.yaml").write_text(
+        TRANSCRIPT.replace("turns:\n", "voice: {backend: acme-tts, voice: joe}\nturns:\n", 1)
+    )
+    result = project.runpytest("--agent-eval-live")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*greet.wav is stale (voice changed: 'heart' -> 'joe')*"])

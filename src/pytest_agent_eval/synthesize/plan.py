@@ -335,6 +335,7 @@ def fixture_problems(
     defaults: VoiceSettings | None = None,
     *,
     planner: Planner | None = None,
+    strict: bool = True,
 ) -> list[FixtureProblem]:
     """Every audio fixture of ``transcript`` that is missing, stale or cannot be made.
 
@@ -347,12 +348,57 @@ def fixture_problems(
         defaults: ``Settings.voice`` (``[tool.agent_eval.voice]``).
         planner: Reuse one `Planner` across transcripts to share its caches (``defaults`` is
             then ignored).
+        strict: True (``--check``): every input of the key must match, engine version and
+            post-processing included, so the backend must be installed. False (running evals
+            on cached fixtures): the fixture is usable when its recorded text and every voice
+            setting the transcript asks for match; engine versions are not compared and no
+            backend needs to be installed, so CI can replay committed or cached fixtures
+            without the engine, its exact version, network or keys.
     """
     planner = planner or Planner(defaults)
+    if not strict:
+        return _replay_problems(transcript, planner)
     plan = planner.plan([transcript])
     statuses = [check_fixture(spec) for spec in plan.specs]
     problems = plan.problems + [s.problem() for s in statuses if not s.is_fresh]
     return sorted(problems, key=lambda p: p.turn_index)
+
+
+def _replay_problems(transcript: Transcript, planner: Planner) -> list[FixtureProblem]:
+    problems: list[FixtureProblem] = []
+    for index, turn in enumerate(transcript.turns):
+        if turn.audio is None:
+            continue
+        wav = _absolute_wav(transcript, turn.audio)
+        reasons = _replay_reasons(wav, turn.user, planner.settings_for(transcript, index))
+        if reasons:
+            state = FixtureState.MISSING if reasons == ["WAV missing"] else FixtureState.STALE
+            problems.append(_problem(transcript, index, wav, state, "; ".join(reasons)))
+    return problems
+
+
+def _replay_reasons(wav: Path, text: str, wanted: VoiceSettings) -> list[str]:
+    try:
+        size = wav.stat().st_size
+    except FileNotFoundError:
+        return ["WAV missing"]
+    try:
+        sidecar = read_sidecar(wav)
+    except AudioFixtureError as exc:
+        return [f"sidecar unreadable: {exc}"]
+    if sidecar is None:
+        return ["sidecar missing"]
+    reasons = [] if sidecar.text == text else ["text changed"]
+    for name, value in wanted.to_dict().items():
+        recorded = sidecar.inputs.get(name)
+        if value is not None and recorded != value:
+            reasons.append(f"{name.replace('_', ' ')} changed: {recorded!r} -> {value!r}")
+    if not reasons and sidecar.wav_bytes is not None and sidecar.wav_bytes != size:
+        reasons.append(
+            f"WAV changed since it was synthesized ({size} bytes, the sidecar says "
+            f"{sidecar.wav_bytes})"
+        )
+    return reasons
 
 
 def sidecar_for(
