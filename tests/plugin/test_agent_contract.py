@@ -72,6 +72,34 @@ def test_agent_fixture_can_differ_per_directory(project: Project) -> None:
     )
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a parametrized llm_eval_agent fixture (promised by the seed docs) errors with "
+    "'The requested fixture has no parameter defined for test'",
+)
+def test_parametrized_agent_fixture_runs_each_transcript_per_agent(project: Project) -> None:
+    project.conftest(
+        """
+        @pytest.fixture(params=["fast", "smart"])
+        def llm_eval_agent(request):
+            def agent(history):
+                return AgentReply(f"booked by the {request.param} agent", ["create_booking"])
+            return agent
+        """
+    )
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live("-v")
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "tests/evals/booking.yaml::booking[[]fast] PASSED*",
+            "tests/evals/booking.yaml::booking[[]smart] PASSED*",
+        ]
+    )
+
+
 AGENTS = {
     "async_agent_reply": """
         async def agent(history):
