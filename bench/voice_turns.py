@@ -73,11 +73,14 @@ def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-async def _bench(agent: ModuleType, transcript: Any, stt: str, speed: float, runs: int) -> None:
+async def _bench(
+    agent: ModuleType, transcript: Any, stt: str, speed: float, runs: int, threads: int
+) -> None:
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter, WhisperSTT
 
     def factory() -> Any:
-        return agent.make_session(stt=WhisperSTT() if stt == "whisper" else None)
+        whisper = WhisperSTT(cpu_threads=threads) if stt == "whisper" else None
+        return agent.make_session(stt=whisper)
 
     adapter = LiveKitAdapter(factory, speed=speed, timeout_s=60.0)
     await _run_once(adapter, transcript, -1)  # warm-up: model loads, VAD pre-scan cache
@@ -114,15 +117,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="measured runs at max speed")
     parser.add_argument("--realtime-runs", type=int, default=2, help="measured runs at 1x")
+    parser.add_argument("--stt", choices=["fixture-text", "whisper"], action="append")
+    parser.add_argument("--whisper-threads", type=int, default=0, help="0: CTranslate2 default")
     args = parser.parse_args(argv)
     agent = _example_agent()
     with tempfile.TemporaryDirectory() as tmp:
         transcript = _transcript(Path(tmp))
         print("| configuration | turn | audio | wall (median) | overhead | latency to 1st text |")
         print("|---|---|---|---|---|---|")
-        for stt in ("fixture-text", "whisper"):
+        for stt in args.stt or ["fixture-text", "whisper"]:
             for speed, runs in ((0.0, args.runs), (1.0, args.realtime_runs)):
-                asyncio.run(_bench(agent, transcript, stt, speed, runs))
+                if runs > 0:
+                    asyncio.run(_bench(agent, transcript, stt, speed, runs, args.whisper_threads))
     return 0
 
 
