@@ -139,3 +139,23 @@ def test_yaml_dirs_are_relative_to_the_rootdir_not_the_working_directory(
 
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["rootdir: *", "configfile: pyproject.toml"])
+
+
+def test_m_agent_eval_selects_every_marked_eval(tagged: Project) -> None:
+    evals = tagged.run_live("-m", "agent_eval")
+    others = tagged.run_live("-m", "not agent_eval", "-v")
+
+    evals.assert_outcomes(passed=5, deselected=1)
+    others.assert_outcomes(passed=1, deselected=5)
+    others.stdout.fnmatch_lines(["tests/test_python.py::test_ordinary PASSED*"])
+
+
+def test_k_with_a_hyphenated_dotted_id(project: Project) -> None:
+    project.echo_agent("hello")
+    project.transcript("v2", TAGGED.format(tid="book-slot.v2", tags="[]"))
+    project.transcript("v1", TAGGED.format(tid="book-slot.v1", tags="[]"))
+
+    result = project.run_live("-v", "-k", "book-slot.v2")
+
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["tests/evals/v2.yaml::book-slot.v2 PASSED*"])
