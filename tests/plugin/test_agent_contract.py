@@ -367,3 +367,47 @@ def test_tool_call_args_with_python_values_survive_xdist(project: Project) -> No
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["      tools: create_booking(*2026*)"])
+
+
+def test_stateful_agent_from_a_factory_is_fresh_for_every_run(project: Project) -> None:
+    # docs/python-api.md: an agent keeping its own state is created per run with a factory.
+    project.conftest(
+        """
+        from pytest_agent_eval.adapters.base import CallableAdapter
+
+        created = []
+
+
+        class Waiter:
+            def __init__(self):
+                created.append(self)
+                self.turns = 0
+
+            def respond(self, history):
+                self.turns += 1
+                return f"turn {self.turns} of waiter {len(created)}"
+
+
+        @pytest.fixture
+        def llm_eval_agent():
+            return CallableAdapter(factory=lambda: Waiter().respond)
+        """
+    )
+    project.transcript(
+        "waiter",
+        """\
+        id: waiter
+        runs: 4
+        threshold: 1.0
+        turns:
+          - user: one
+            expect: {reply_matches_all: ["^turn 1 of waiter [1-4]$"]}
+          - user: two
+            expect: {reply_matches_all: ["^turn 2 of waiter [1-4]$"]}
+        """,
+    )
+
+    result = project.run_live()
+
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=1)

@@ -417,6 +417,7 @@ def test_underscore_yaml_files_are_ignored(project: Project) -> None:
     project.echo_agent("hello")
     project.transcript("_shared_snippets.yaml", "anchors:\n  greeting: &greet hi\n")
     project.transcript("_draft.yml", "id: draft\nturns: []\n")
+    project.transcript(".hidden.yaml", "id: hidden\nturns: []\n")
     project.transcript("good", GOOD)
 
     result = project.run_live("-v")
@@ -426,6 +427,7 @@ def test_underscore_yaml_files_are_ignored(project: Project) -> None:
     result.stdout.fnmatch_lines(["tests/evals/good.yaml::good_one PASSED*"])
     result.stdout.no_fnmatch_line("*_shared_snippets*")
     result.stdout.no_fnmatch_line("*_draft*")
+    result.stdout.no_fnmatch_line("*hidden*")
 
 
 def test_yml_suffix_and_nested_folders_are_collected(project: Project) -> None:
@@ -488,9 +490,13 @@ def test_audio_is_resolved_relative_to_the_yaml_file(project: Project) -> None:
     project.agent(
         """
         def agent(history):
+            import json
+
             last = history[-1]
             # Both access styles give the same path; a text agent can ignore it entirely.
             assert last.audio == last["audio"]
+            # It is not a key of the message dict, so it never reaches an API call.
+            assert "audio" not in last and "audio" not in json.dumps(last)
             return f"audio={last.audio}"
         """
     )

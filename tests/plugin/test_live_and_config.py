@@ -109,7 +109,7 @@ def test_no_summary_line_without_evals(project: Project) -> None:
     result.stdout.no_fnmatch_line("*agent-eval:*")
 
 
-@pytest.mark.parametrize("value", ["1", "true", "yes", "TRUE", "Yes"])
+@pytest.mark.parametrize("value", ["1", "true", "yes", "on", "TRUE", "Yes"])
 def test_eval_live_env_turns_evals_on(
     evals: Project, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
@@ -128,7 +128,7 @@ def test_live_in_config_turns_evals_on(evals: Project) -> None:
     result.assert_outcomes(passed=4)
 
 
-@pytest.mark.parametrize("value", ["0", "false", "no"])
+@pytest.mark.parametrize("value", ["0", "false", "no", "off"])
 def test_eval_live_0_overrides_live_true_in_config(
     evals: Project, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:

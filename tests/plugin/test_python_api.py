@@ -347,3 +347,30 @@ def test_bad_marker_value_is_a_short_message(project: Project) -> None:
     result.stdout.fnmatch_lines(["*transcript 'test_booking': runs must be at least 1, got 0*"])
     result.stdout.no_fnmatch_line("*no running event loop*")
     result.stdout.no_fnmatch_line("*asyncio/runners.py*")
+
+
+def test_an_async_plugin_marker_takes_over(project: Project) -> None:
+    # anyio's pytest plugin is installed here: its marker runs the test on its own loop.
+    _project(project)
+    project.test_file(
+        "test_booking.py",
+        """
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+
+
+        @pytest.mark.anyio
+        @pytest.mark.agent_eval(runs=2)
+        async def test_booking(agent_eval):
+            result = await agent_eval.run(
+                turns=[Turn("Book", expect=Expect(reply_contains_any=["booked"]))]
+            )
+            result.assert_threshold()
+        """,
+    )
+
+    result = project.run_live("-v")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tests/test_booking.py::test_booking PASSED*"])
