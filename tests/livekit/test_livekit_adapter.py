@@ -409,3 +409,13 @@ def test_without_a_tts_there_is_no_audio_latency(fixtures: Fixtures) -> None:
     assert reply.latency_s is not None
     assert reply.first_audio_latency_s is None
     assert reply.audio_out is None
+
+
+@pytest.mark.parametrize("speed", [0.0, 2.0])
+def test_paced_and_max_speed_streaming_give_the_same_turns(
+    fixtures: Fixtures, speed: float
+) -> None:
+    script = transcript(Turn(user=BOOK_TEXT, audio=fixtures.book))
+    (reply,) = run(converse(LiveKitAdapter(booking.make_session, speed=speed), script))
+    assert reply.heard == BOOK_TEXT
+    assert [(c.name, c.args) for c in reply.calls] == [("book_table", BOOKED)]

@@ -408,6 +408,7 @@ class LiveKitConversation:
             )
         text = audio.text if audio.text is not None else turn.text
         if isinstance(session.stt, FixtureTextSTT):
+            session.stt.clear()
             session.stt.expect(text, [s.speech_s for s in segments])
         own_stt = isinstance(session.stt, SegmentSTT)
         n = len(segments)
