@@ -14,7 +14,8 @@ GOOD = """\
           reply_contains_any: [hello]
 """
 
-# (file body, the message after "<path>:<line>, ") for every kind of bad input.
+# (file body, the collection error users see) for every kind of bad input; in the message,
+# `*` is a wildcard and everything else is literal.
 BAD_INPUTS = {
     "unknown_top_level_field": (
         """\

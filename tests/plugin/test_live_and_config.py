@@ -187,6 +187,14 @@ def test_bad_eval_live_value_is_a_usage_error(
         ("runs = 0", "'runs' must be >= 1, got 0"),
         ("threshold = 1.2", "'threshold' must be between 0.0 and 1.0, got 1.2"),
         ("early_stop = 1", "'early_stop' must be true or false, got int 1"),
+        ("yaml_dirs = [1, 2]", "'yaml_dirs' must be a list of strings, got [[]1, 2]"),
+        ("timeout = 0", "'timeout' must be > 0 seconds, got 0"),
+        ("retries = -1", "'retries' must be >= 0, got -1"),
+        (
+            'stale_audio = "skipp"',
+            "'stale_audio' must be one of fail, skip, synthesize, got 'skipp'"
+            " (did you mean 'skip'?)",
+        ),
     ],
 )
 def test_bad_config_value_is_a_usage_error_naming_the_key(

@@ -394,6 +394,7 @@ def test_concurrency_bounds_runs_in_flight(
     [
         (["--agent-eval-runs=0"], "ERROR: --agent-eval-runs must be >= 1, got 0"),
         (["--agent-eval-concurrency=0"], "ERROR: --agent-eval-concurrency must be >= 1, got 0"),
+        (["--agent-eval-runs=many"], "*argument --agent-eval-runs: invalid int value: 'many'"),
     ],
 )
 def test_bad_runner_options_are_usage_errors(
