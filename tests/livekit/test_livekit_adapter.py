@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from livekit.agents import Agent, AgentSession
+from livekit.agents import Agent, AgentSession, APIStatusError, llm
+from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
 from livekit_support import (
     BOOK_TEXT,
     HELLO_TEXT,
@@ -419,3 +420,36 @@ def test_paced_and_max_speed_streaming_give_the_same_turns(
     (reply,) = run(converse(LiveKitAdapter(booking.make_session, speed=speed), script))
     assert reply.heard == BOOK_TEXT
     assert [(c.name, c.args) for c in reply.calls] == [("book_table", BOOKED)]
+
+
+class ExplodingLLM(llm.LLM):
+    """A model whose every request fails for good (a 500 that is not retried)."""
+
+    def chat(self, *, chat_ctx: llm.ChatContext, tools: Any = None, **kwargs: Any) -> Any:
+        return _Exploding(
+            self,
+            chat_ctx=chat_ctx,
+            tools=tools or [],
+            conn_options=kwargs.get("conn_options", DEFAULT_API_CONNECT_OPTIONS),
+        )
+
+
+class _Exploding(llm.LLMStream):
+    async def _run(self) -> None:
+        raise APIStatusError("model exploded", status_code=500, retryable=False)
+
+
+@pytest.mark.parametrize("audio", [True, False], ids=["audio", "text"])
+def test_model_errors_fail_the_turn_with_the_error(fixtures: Fixtures, audio: bool) -> None:
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(
+            stt=FixtureTextSTT(), vad=booking.VAD, llm=ExplodingLLM(), **eval_session_kwargs()
+        )
+        return session, booking.RestaurantAgent()
+
+    script = transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k if audio else None))
+    with pytest.raises(AdapterError) as info:
+        run(converse(LiveKitAdapter(factory), script))
+    message = str(info.value)
+    assert message.startswith("turn 1: ")
+    assert "APIStatusError: message='model exploded', status_code=500" in message

@@ -444,6 +444,12 @@ class LiveKitConversation:
             "fixture_rate": audio.source_rate,
             "fixture_channels": audio.source_channels,
         }
+        if recorder.unrecoverable:
+            # A text turn raises this from session.run(); an audio turn only sees the event.
+            raise AdapterError(
+                f"turn {turn.index + 1}: the agent failed to reply to the audio {path}: "
+                + "; ".join(recorder.errors)
+            )
         if self.adapter.speed == 0:
             # Streamed faster than real time, the audio has no clock of its own: count from
             # the moment the session's VAD declared the end of the user's speech.
@@ -479,6 +485,8 @@ class LiveKitConversation:
         first_audio = self._audio_out.first_frame_at if self._audio_out else None
         if self._audio_out is not None:
             extra["reply_audio_s"] = sum(f.duration for f in self._audio_out.frames)
+        if self._recorder.errors:
+            extra["errors"] = list(self._recorder.errors)
         return AgentReply(
             self._recorder.reply,
             list(self._recorder.tool_calls),
@@ -530,9 +538,11 @@ class LiveKitConversation:
         except AgentEvalError:
             raise
         except Exception as exc:
+            errors = self._recorder.errors if self._recorder else []
             raise AdapterError(
                 f"{turn_label}: the LiveKit session failed while waiting for {stage.text}: "
                 f"{type(exc).__name__}: {exc}"
+                + (f"; session errors: {'; '.join(errors)}" if errors else "")
             ) from exc
 
 

@@ -13,6 +13,7 @@ from livekit.agents import AgentSession, llm
 from livekit.agents.voice.events import (
     CloseEvent,
     ConversationItemAddedEvent,
+    ErrorEvent,
     FunctionToolsExecutedEvent,
     UserInputTranscribedEvent,
     UserStateChangedEvent,
@@ -64,6 +65,10 @@ class TurnRecorder:
         self.tool_calls: list[ToolCall] = []
         self.finals: list[str] = []
         """Non-empty final transcripts of the current turn."""
+        self.errors: list[str] = []
+        """Errors the session reported during the turn (LLM, STT, TTS), as text."""
+        self.unrecoverable = 0
+        """How many of them the session gave up on (no retry left)."""
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
@@ -77,6 +82,7 @@ class TurnRecorder:
             ("function_tools_executed", self._on_tools),
             ("user_input_transcribed", self._on_transcript),
             ("user_state_changed", self._on_user_state),
+            ("error", self._on_error),
             ("close", self._on_close),
         ]
         for event, handler in self._handlers:
@@ -94,6 +100,8 @@ class TurnRecorder:
         self.items = []
         self.tool_calls = []
         self.finals = []
+        self.errors = []
+        self.unrecoverable = 0
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         self.speech_ended = _Counter()
@@ -149,6 +157,15 @@ class TurnRecorder:
         if ev.old_state == "speaking" and ev.new_state != "speaking":
             self.speech_ended_at.append(time.perf_counter())
             self.speech_ended.bump()
+
+    def _on_error(self, ev: ErrorEvent) -> None:
+        error = getattr(ev.error, "error", ev.error)
+        source = type(ev.source).__name__
+        recoverable = getattr(ev.error, "recoverable", None)
+        kind = "recoverable" if recoverable else "unrecoverable"
+        if not recoverable:
+            self.unrecoverable += 1
+        self.errors.append(f"{source} ({kind}): {type(error).__name__}: {error}")
 
     def _on_close(self, ev: CloseEvent) -> None:
         if not self._closed.done():
