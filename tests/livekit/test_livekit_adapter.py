@@ -453,3 +453,30 @@ def test_model_errors_fail_the_turn_with_the_error(fixtures: Fixtures, audio: bo
     message = str(info.value)
     assert message.startswith("turn 1: ")
     assert "APIStatusError: message='model exploded', status_code=500" in message
+
+
+class GreetingAgent(booking.RestaurantAgent):  # type: ignore[misc, name-defined]
+    async def on_enter(self) -> None:
+        self.session.say("Welcome to Chez Pytest!")
+
+
+def test_a_greeting_is_waited_for_and_kept_apart_from_turn_one() -> None:
+    def factory() -> tuple[AgentSession, Agent]:
+        session, _ = booking.make_session()
+        return session, GreetingAgent()
+
+    async def scenario() -> tuple[str, Any]:
+        adapter = LiveKitAdapter(factory)
+        script = transcript(Turn(user="hello"))
+        conversation = await adapter.start_conversation(
+            ConversationInfo(transcript=script, run_index=0)
+        )
+        try:
+            return conversation.greeting, await conversation.respond(turn_input(script, 0))
+        finally:
+            await conversation.aclose()
+
+    greeting, reply = run(scenario())
+    assert greeting == "Welcome to Chez Pytest!"
+    assert reply.reply == "Hello! How can I help you?"
+    assert reply.metadata["livekit"]["greeting"] == greeting

@@ -252,6 +252,10 @@ class LiveKitConversation:
         """The chat items (assistant messages, function calls, outputs) of the last turn."""
         self._expect: Any = None
         self._turn_index = 0
+        self.greeting = ""
+        """What the agent said on its own when the session started (``on_enter``), if anything."""
+        self.greeting_items: list[Any] = []
+        """The chat items of that greeting, tool calls included."""
 
     @property
     def expect(self) -> Any:
@@ -321,7 +325,9 @@ class LiveKitConversation:
             # start() attaches an OpenTelemetry context it never detaches; a task of its own
             # keeps that out of the caller's context.
             await asyncio.create_task(session.start(self.agent))
-            await session.wait_for_idle()
+            await self._recorder.guard(session.wait_for_idle())
+        self.greeting = self._recorder.reply
+        self.greeting_items = list(self._recorder.items)
 
     async def aclose(self) -> None:
         """Close the session (interrupting any reply in progress); safe to call twice."""
@@ -376,7 +382,10 @@ class LiveKitConversation:
             else:
                 reply = await self._text_turn(turn, stage)
         reply.usage = usage_delta(tokens_before, llm_usage(self.session))
-        reply.metadata.setdefault("livekit", {})["turn_wall_s"] = time.perf_counter() - started
+        meta = reply.metadata.setdefault("livekit", {})
+        meta["turn_wall_s"] = time.perf_counter() - started
+        if turn.index == 0 and self.greeting:
+            meta["greeting"] = self.greeting
         self.last_items = list(recorder.items)
         self._expect = None
         return reply
