@@ -540,7 +540,7 @@ class LiveKitConversation:
                 f"still waiting for {stage.text} (agent state {self.session.agent_state!r}, "
                 f"user state {self.session.user_state!r}"
                 + (f", heard so far {self._recorder.heard!r}" if self._recorder else "")
-                + ")"
+                + "). If the agent is only slow, raise LiveKitAdapter(timeout_s=...)"
             ) from exc
         except SessionClosedError as exc:
             raise AdapterError(f"{turn_label}: {exc}") from exc
