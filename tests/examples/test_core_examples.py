@@ -149,6 +149,30 @@ def test_single_turn_is_green_without_the_known_failure(pytester: pytest.Pyteste
     result.assert_outcomes(passed=2, deselected=1)
 
 
+def test_multi_turn_readme_quick_check(pytester: pytest.Pytester) -> None:
+    use_example(pytester, "multi-turn")
+
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--agent-eval-live", "--agent-eval-runs", "1"
+    )
+
+    result.assert_outcomes(passed=2)
+
+
+def test_python_api_readme_smoke_selection(pytester: pytest.Pytester) -> None:
+    use_example(pytester, "python-api")
+
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--agent-eval-live", "--agent-eval-tags", "smoke", "-v"
+    )
+
+    # The three parametrized cases of the smoke-tagged test; everything else is deselected.
+    result.assert_outcomes(passed=3, deselected=4)
+    result.stdout.fnmatch_lines_random(
+        [f"tests/test_booking.py::test_books_small_groups[[]{n}] PASSED*" for n in (1, 4, 8)]
+    )
+
+
 # example, file, text replaced, replacement, a line of the failure users then see.
 BREAKAGES = [
     (
