@@ -73,3 +73,50 @@ def test_missing_fixture_fails_before_the_agent_runs(project: pytest.Pytester) -
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*audio fixture evals/audio/hello_44k.wav is missing*"])
     assert "Hello! How can I help" not in result.stdout.str()
+
+
+SILENT_CONFTEST = """
+import asyncio
+
+import pytest
+from booking_agent import make_session, RestaurantAgent
+
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+
+
+class SilentAgent(RestaurantAgent):
+    async def llm_node(self, chat_ctx, tools, model_settings):
+        await asyncio.Event().wait()  # the model never answers
+        yield ""
+
+
+@pytest.fixture
+def llm_eval_agent():
+    def factory():
+        session, _ = make_session()
+        return session, SilentAgent()
+
+    return LiveKitAdapter(factory, timeout_s=1.0)
+"""
+
+SILENT_YAML = """
+id: silent_agent
+turns:
+  - user: "What name is the booking under?"
+    audio: ../audio/booking_t3.wav
+"""
+
+
+def test_an_agent_that_never_answers_fails_with_the_reason(project: pytest.Pytester) -> None:
+    folder = project.path / "evals" / "silent"
+    folder.mkdir()
+    (folder / "conftest.py").write_text(SILENT_CONFTEST)
+    (folder / "silent.yaml").write_text(SILENT_YAML)
+    result = project.runpytest_subprocess(*FAST, "evals/silent")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*turn 1: no result within timeout_s=1 s; the session was still waiting for the "
+            "agent to finish replying (session.wait_for_idle)*"
+        ]
+    )
