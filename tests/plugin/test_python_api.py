@@ -374,3 +374,21 @@ def test_an_async_plugin_marker_takes_over(project: Project) -> None:
 
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["tests/test_booking.py::test_booking PASSED*"])
+
+
+def test_default_agent_without_the_fixture_names_it(project: Project) -> None:
+    project.test_file(
+        "test_booking.py",
+        """
+        @pytest.mark.agent_eval
+        async def test_booking(agent_eval):
+            (await agent_eval.run(turns=[Turn("Book")])).assert_threshold()
+        """,
+    )
+
+    result = project.run_live()
+
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*fixture 'llm_eval_agent' not found*"])
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
