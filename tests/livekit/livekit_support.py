@@ -71,6 +71,8 @@ class Fixtures:
     """A valid WAV header with no samples."""
     silent: Path
     """One second of digital silence."""
+    tone: Path
+    """One second of a 220 Hz tone: loud, but not speech."""
     missing: Path
     """A path where no file exists."""
 
@@ -116,6 +118,9 @@ def make_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
         w.setsampwidth(2)
         w.setframerate(16000)
         w.writeframes(b"\0\0" * 16000)
+    seconds = np.arange(16000) / 16000
+    tone = (0.5 * np.sin(2 * np.pi * 220 * seconds)).astype(np.float32)
+    soundfile.write(str(folder / "tone.wav"), tone, 16000, subtype="PCM_16")
     return Fixtures(
         folder=folder,
         book=folder / "book.wav",
@@ -124,6 +129,7 @@ def make_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
         book_stereo=folder / "book_stereo.wav",
         empty=folder / "empty.wav",
         silent=folder / "silent.wav",
+        tone=folder / "tone.wav",
         missing=folder / "missing.wav",
     )
 

@@ -480,3 +480,12 @@ def test_a_greeting_is_waited_for_and_kept_apart_from_turn_one() -> None:
     assert greeting == "Welcome to Chez Pytest!"
     assert reply.reply == "Hello! How can I help you?"
     assert reply.metadata["livekit"]["greeting"] == greeting
+
+
+def test_a_fixture_without_speech_fails_its_turn(fixtures: Fixtures) -> None:
+    script = transcript(Turn(user="hello"), Turn(user="beep", audio=fixtures.tone))
+    with pytest.raises(AdapterError) as info:
+        run(converse(LiveKitAdapter(booking.make_session), script))
+    assert str(info.value).startswith(
+        f"turn 2: the session's VAD hears no speech in audio fixture {fixtures.tone} (1.00 s)"
+    )

@@ -401,9 +401,13 @@ class LiveKitConversation:
         return self._reply(anchors=[sent_at], heard=None, extra={"input": "text"})
 
     async def _audio_turn(self, turn: TurnInput, stage: _Stage) -> AgentReply:
-        assert self._recorder is not None and self._audio_in is not None and turn.audio
+        assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
-        assert session.vad is not None
+        if self._audio_in is None or session.vad is None:
+            raise AdapterError(
+                "this conversation was started for a transcript without audio turns, so the "
+                "session has no audio input; start it with the transcript that has the audio"
+            )
         path = Path(turn.audio)
         stage.text = f"the audio fixture {path} to load"
         audio = await asyncio.to_thread(self.adapter.fixture_audio, path)
@@ -456,8 +460,7 @@ class LiveKitConversation:
         if recorder.unrecoverable:
             # A text turn raises this from session.run(); an audio turn only sees the event.
             raise AdapterError(
-                f"turn {turn.index + 1}: the agent failed to reply to the audio {path}: "
-                + "; ".join(recorder.errors)
+                f"the agent failed to reply to the audio {path}: " + "; ".join(recorder.errors)
             )
         if self.adapter.speed == 0:
             # Streamed faster than real time, the audio has no clock of its own: count from
@@ -544,8 +547,11 @@ class LiveKitConversation:
             ) from exc
         except SessionClosedError as exc:
             raise AdapterError(f"{turn_label}: {exc}") from exc
-        except AgentEvalError:
-            raise
+        except AgentEvalError as exc:
+            if str(exc).startswith(f"{turn_label}:"):
+                raise
+            # Same class (AudioFixtureError stays one), with the turn in front.
+            raise type(exc)(f"{turn_label}: {exc}") from exc
         except Exception as exc:
             errors = self._recorder.errors if self._recorder else []
             raise AdapterError(
