@@ -38,7 +38,8 @@ class LiveKitAdapter:
     """Runs transcripts against a real LiveKit ``AgentSession``, one session per run.
 
     Each run gets a fresh session from ``session_factory``; every turn of the run goes to that
-    same session, so the agent keeps its context across turns. A text turn is sent with
+    same session, so the agent keeps its context across turns (the session's own history is
+    the conversation; ``TurnInput.history`` is not replayed into it). A text turn is sent with
     ``session.run(user_input=...)``. An audio turn streams its WAV fixture (resampled and
     down-mixed to ``sample_rate``, cut into ``frame_ms`` frames, followed by
     ``tail_silence_s`` of silence) into the session's audio input, through the session's own
