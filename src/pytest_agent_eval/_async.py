@@ -23,6 +23,11 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:
+        # Outside the except block, so a failure is not chained to "no running event loop".
         return asyncio.run(coro)
 
     outcome: dict[str, Any] = {}

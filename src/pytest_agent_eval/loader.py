@@ -328,9 +328,11 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
     if kind == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return (
-            f"{where}: expected {_article(expected)}, got {_yaml_type(value)} {_short(value)}"
-            + _type_hint(field, expected)
+        got = (
+            "nothing (an empty value)" if value is None else f"{_yaml_type(value)} {_short(value)}"
+        )
+        return f"{where}: expected {_article(expected)}, got {got}" + _type_hint(
+            field, expected, value
         )
     if kind in ("minimum", "maximum", "exclusiveMinimum"):
         if field and field[-1] == "threshold":
@@ -380,13 +382,22 @@ def _yaml_type(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def _type_hint(field: _Path, expected: str) -> str:
+def _type_hint(field: _Path, expected: str, value: Any = None) -> str:
     if (
         expected == "array"
         and field
         and str(field[-1]).startswith(("reply_", "tool_calls_", "heard_"))
     ):
         return '; write a list, e.g. `- "text"` on its own line or ["a", "b"]'
+    if expected == "string" and isinstance(value, bool | int | float):
+        return (
+            f'; quote it to make it text: "{value}"'
+            if not isinstance(value, bool)
+            else (
+                f'; quote it to make it text: "{str(value).lower()}" (YAML reads yes/no/true/false '
+                "as booleans)"
+            )
+        )
     if expected == "object" and field and field[-1] == "expect":
         return "; `expect:` is a mapping of checks such as `reply_contains_any: [...]`"
     return ""

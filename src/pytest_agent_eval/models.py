@@ -308,7 +308,7 @@ class ToolCall(str):
         """A JSON-friendly dict of the call."""
         return {
             "name": str(self),
-            "args": self.args,
+            "args": _jsonable(self.args),
             "output": _jsonable(self.output),
             "is_error": self.is_error,
             "call_id": self.call_id,
@@ -843,11 +843,14 @@ class TranscriptResult:
 
 
 def _jsonable(value: Any) -> Any:
-    """Best-effort conversion of a tool output to something JSON can hold."""
+    """Best-effort conversion of tool arguments and outputs to something JSON can hold (they
+    travel in pytest reports, across xdist workers too)."""
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set | frozenset):
         return [_jsonable(v) for v in value]
+    if hasattr(value, "isoformat"):  # dates, times, datetimes: their ISO form reads best
+        return value.isoformat()
     return repr(value)

@@ -287,16 +287,16 @@ class TranscriptItem(pytest.Function):
         super().__init__(**kwargs)
         self.transcript = transcript
         self.add_marker(pytest.mark.agent_eval(tags=list(transcript.tags)))
-        # `-k smoke` selects transcripts tagged smoke, as it would a marker.
-        self.extra_keyword_matches.update(transcript.tags)
+
+    @property
+    def has_agent_fixture(self) -> bool:
+        """Whether some conftest visible from this transcript defines ``llm_eval_agent``."""
+        fixtureinfo = getattr(self, "_fixtureinfo", None)
+        return fixtureinfo is None or AGENT_FIXTURE in fixtureinfo.name2fixturedefs
 
     def setup(self) -> None:
-        state = self.config.stash[state_key]
-        fixtureinfo = getattr(self, "_fixtureinfo", None)
-        if fixtureinfo is not None and AGENT_FIXTURE not in fixtureinfo.name2fixturedefs:
+        if not self.has_agent_fixture:
             pytest.fail(MISSING_AGENT_MESSAGE, pytrace=False)
-        if not state.live:
-            pytest.skip(NOT_LIVE_REASON)
         super().setup()
 
     def execute(self, agent: Any, request: pytest.FixtureRequest) -> None:
@@ -474,10 +474,22 @@ class AgentEval:
         Returns:
             The aggregated result; call ``assert_threshold()`` on it to fail the test.
         """
-        resolved = self._transcript(turns, transcript, id, threshold, runs, tags)
+        __tracebackhide__ = True
+        try:
+            resolved = self._transcript(turns, transcript, id, threshold, runs, tags)
+        except TranscriptError as exc:
+            pytest.fail(str(exc), pytrace=False)
         if agent is None:
-            agent = self._request.getfixturevalue(AGENT_FIXTURE)
-        adapter = as_adapter(agent)
+            try:
+                agent = self._request.getfixturevalue(AGENT_FIXTURE)
+            except pytest.FixtureLookupError:
+                pytest.fail(
+                    "agent_eval.run() got no agent= and there is no "
+                    f"'{AGENT_FIXTURE}' fixture to fall back on; pass agent=... or define the "
+                    "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2],
+                    pytrace=False,
+                )
+        adapter = _adapter_or_fail(agent)
         if getattr(adapter, "consumes_audio", False) and resolved.has_audio:
             _check_audio_fixtures(resolved, self._state)
         if judge_model is None:
@@ -511,9 +523,19 @@ def is_eval_item(item: pytest.Item) -> bool:
     return isinstance(item, TranscriptItem) or _is_python_eval(item)
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    if _is_python_eval(item) and not item.config.stash[state_key].live:
-        pytest.skip(NOT_LIVE_REASON)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark eval tests: tags as ``-k`` keywords, and a skip marker when evals are not live.
+
+    A skip *marker* (rather than a skip call) makes ``-rs`` point at the transcript or test.
+    A transcript without an agent fixture is left unmarked, so its setup error shows even
+    when not live.
+    """
+    if not is_eval_item(item):
+        return
+    item.extra_keyword_matches.update(_tags(item))
+    live = item.config.stash[state_key].live
+    if not live and not (isinstance(item, TranscriptItem) and not item.has_agent_fixture):
+        item.add_marker(pytest.mark.skip(reason=NOT_LIVE_REASON))
 
 
 @pytest.hookimpl(tryfirst=True)

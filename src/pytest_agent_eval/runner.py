@@ -105,15 +105,16 @@ async def run_transcript(
 
     started = time.perf_counter()
     pending: set[asyncio.Task[RunResult]] = set()
+    started_tasks: list[asyncio.Task[RunResult]] = []
     limit = max(1, settings.concurrency)
     next_index = 0
     try:
         while next_index < planned or pending:
             # Keep at most `concurrency` tasks alive so early stop can still skip the rest.
             while next_index < planned and len(pending) < limit and not settled():
-                pending.add(
-                    asyncio.create_task(_run_once(transcript, adapter, next_index, evaluators))
-                )
+                task = asyncio.create_task(_run_once(transcript, adapter, next_index, evaluators))
+                pending.add(task)
+                started_tasks.append(task)
                 next_index += 1
             if not pending:
                 break
@@ -126,10 +127,11 @@ async def run_transcript(
                 if on_run_done is not None:
                     on_run_done(run)
     finally:
+        # On the way out (a skip or exit raised by the agent, or cancellation), stop the runs
+        # still in flight and collect every task's outcome so none is left unretrieved.
         for task in pending:
             task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        await asyncio.gather(*started_tasks, return_exceptions=True)
 
     results.sort(key=lambda r: r.index)
     executed = len(results)

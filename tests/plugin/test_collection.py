@@ -287,7 +287,7 @@ BAD_INPUTS = {
           - user: 42
         """,
         "*/tests/evals/bad.yaml:3, transcript 'user_number', turn 1, turns[0].user: expected a"
-        " string, got an integer 42",
+        ' string, got an integer 42; quote it to make it text: "42"',
     ),
     "two_documents": (
         """\

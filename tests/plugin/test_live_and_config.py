@@ -63,19 +63,14 @@ def test_not_live_skips_evals_with_one_summary_line(evals: Project) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: -rs points not-live skips at the plugin's source (plugin.py:301/505) instead "
-    "of the transcript or test",
-)
 def test_not_live_skip_is_located_at_the_transcript_and_test(evals: Project) -> None:
     result = evals.run("-rs")
 
     result.assert_outcomes(passed=1, skipped=3)
     result.stdout.fnmatch_lines_random(
         [
-            "SKIPPED [[]1] tests/evals/one.yaml:*: agent evals are not live*",
-            "SKIPPED [[]1] tests/evals/two.yaml:*: agent evals are not live*",
+            "SKIPPED [[]1] tests/evals/one.yaml*: agent evals are not live*",
+            "SKIPPED [[]1] tests/evals/two.yaml*: agent evals are not live*",
             "SKIPPED [[]1] tests/test_python.py:*: agent evals are not live*",
         ]
     )

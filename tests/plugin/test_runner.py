@@ -444,11 +444,6 @@ def test_identical_failed_runs_are_folded_but_different_ones_are_shown(project: 
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: when the agent calls pytest.skip() with runs in flight, the runner leaves the "
-    "other finished tasks' exceptions unretrieved: 'Task exception was never retrieved' noise",
-)
 def test_agent_calling_pytest_skip_skips_cleanly(project: Project) -> None:
     project.agent('pytest.skip("no OPENAI_API_KEY")\n')
     project.transcript("booking", ONE_TURN.format(runs=3, threshold=1.0))

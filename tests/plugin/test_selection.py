@@ -161,11 +161,6 @@ def test_k_with_a_hyphenated_dotted_id(project: Project) -> None:
     result.stdout.fnmatch_lines(["tests/evals/v2.yaml::book-slot.v2 PASSED*"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: -k <tag> matches YAML transcript tags but not the tags of Python evals "
-    "(marker agent_eval(tags=[...])), though docs/configuration.md says -k works on tags",
-)
 def test_k_selects_python_evals_by_marker_tag(tagged: Project) -> None:
     result = tagged.run_live("-v", "-k", "smoke")
 
