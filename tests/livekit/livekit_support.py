@@ -32,6 +32,7 @@ EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"
 BOOK_TEXT = "Hi, I am Alice and I would like a table for two at seven pm."
 NAME_TEXT = "What name is the booking under?"
 HELLO_TEXT = "Hello there!"
+TWO_PHRASES_TEXT = "Hi, my name is Alice. Book a table for two at seven pm."
 
 
 def _import_example_agent() -> ModuleType:
@@ -65,6 +66,8 @@ class Fixtures:
     """NAME_TEXT, 16 kHz mono."""
     hello_44k: Path
     """HELLO_TEXT at 44.1 kHz."""
+    two_phrases: Path
+    """TWO_PHRASES_TEXT: two sentences with a pause the VAD cuts at."""
     book_stereo: Path
     """``book`` as a two-channel 22.05 kHz file (same speech on both channels)."""
     empty: Path
@@ -87,6 +90,8 @@ turns:
   - user: "{HELLO_TEXT}"
     audio: hello_44k.wav
     voice: {{sample_rate: 44100}}
+  - user: "{TWO_PHRASES_TEXT}"
+    audio: two_phrases.wav
 """
 
 
@@ -126,6 +131,7 @@ def make_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
         book=folder / "book.wav",
         name=folder / "name.wav",
         hello_44k=folder / "hello_44k.wav",
+        two_phrases=folder / "two_phrases.wav",
         book_stereo=folder / "book_stereo.wav",
         empty=folder / "empty.wav",
         silent=folder / "silent.wav",

@@ -15,6 +15,7 @@ from livekit_support import (
     BOOK_TEXT,
     HELLO_TEXT,
     NAME_TEXT,
+    TWO_PHRASES_TEXT,
     Fixtures,
     ProjectVoiceTTS,
     booking,
@@ -489,3 +490,16 @@ def test_a_fixture_without_speech_fails_its_turn(fixtures: Fixtures) -> None:
     assert str(info.value).startswith(
         f"turn 2: the session's VAD hears no speech in audio fixture {fixtures.tone} (1.00 s)"
     )
+
+
+def test_each_phrase_of_a_fixture_is_answered_at_max_speed(fixtures: Fixtures) -> None:
+    """A pause the VAD cuts at ends a user turn, as in a live call, at every speed."""
+    script = transcript(*[Turn(user=TWO_PHRASES_TEXT, audio=fixtures.two_phrases)] * 3)
+    replies = run(converse(LiveKitAdapter(booking.make_session), script))
+    for index, reply in enumerate(replies, start=1):
+        assert reply.metadata["livekit"]["speech_segments"] == 2
+        assert reply.heard == TWO_PHRASES_TEXT
+        assert reply.reply == (
+            "Hello! How can I help you? You're all set: table for 2 at 19:00 under Alice, "
+            f"reference BK-10{index}."
+        )

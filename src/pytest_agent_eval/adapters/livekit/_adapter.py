@@ -6,21 +6,20 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import math
 import os
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from livekit.agents import Agent, AgentSession
-from livekit.agents import vad as lk_vad
 
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError
 from ...models import AgentReply, Transcript
 from ..base import ConversationInfo, TurnInput
-from ._audio import FixtureAudio, SpeechSegment, content_key, load_fixture_audio, scan_segments
+from ._audio import FixtureAudio, SpeechSegment, VADMirror, content_key, load_fixture_audio
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._stt import FixtureTextSTT, SegmentSTT
 from ._turn import SessionClosedError, TurnRecorder, llm_usage, usage_delta
@@ -45,11 +44,12 @@ class LiveKitAdapter:
     ``tail_silence_s`` of silence) into the session's audio input, through the session's own
     VAD, STT, turn detection, LLM and tools.
 
-    The end of an audio turn is found from events, never by sleeping: the fixture is first
-    scanned with the session's VAD to count its speech segments, then the turn waits for the
-    user's speech to end that many times, for that many transcripts, and for the session to
-    go idle. Every wait is bounded by ``timeout_s``; on timeout the turn fails with what the
-    session was still waiting for.
+    The end of an audio turn is found from events, never by sleeping: a twin of the session's
+    VAD stream, fed the same frames first, says how many phrases the session will hear and
+    where each ends; the turn waits for the session to end each phrase, transcribe it and (at
+    max speed, before the next phrase) answer it, then for the session to go idle. Every wait
+    is bounded by ``timeout_s``; on timeout the turn fails with what the session was still
+    waiting for.
 
     Per turn it captures the reply (all assistant messages, in order), tool calls with parsed
     arguments, outputs and errors (including calls to tools the agent does not have), what
@@ -131,9 +131,6 @@ class LiveKitAdapter:
         self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
         self.log_level = log_level
         self._audio: dict[tuple[str, int, int], FixtureAudio] = {}
-        self._segments: weakref.WeakKeyDictionary[
-            lk_vad.VAD, dict[tuple[str, int, int], tuple[SpeechSegment, ...]]
-        ] = weakref.WeakKeyDictionary()
 
     # -- the adapter protocol -------------------------------------------------------------
 
@@ -190,19 +187,6 @@ class LiveKitAdapter:
             self._audio[key] = audio
         return audio
 
-    async def speech_segments(
-        self, vad: lk_vad.VAD, audio: FixtureAudio
-    ) -> tuple[SpeechSegment, ...]:
-        """The segments ``vad`` cuts ``audio`` into (scanned once per VAD and fixture)."""
-        key = content_key(audio.path)
-        per_vad = self._segments.setdefault(vad, {})
-        if key is not None and key in per_vad:
-            return per_vad[key]
-        segments = await scan_segments(vad, audio)
-        if key is not None:
-            per_vad[key] = segments
-        return segments
-
 
 def _resolve(audio: Any, transcript: Transcript) -> Path:
     path = Path(audio)
@@ -245,6 +229,8 @@ class LiveKitConversation:
         self.info = info
         self._recorder: TurnRecorder | None = None
         self._audio_in: FrameQueueInput | None = None
+        self._mirror: VADMirror | None = None
+        self._mirrored_agent: Agent | None = None
         self._text_out: CaptureTextOutput | None = None
         self._audio_out: CaptureAudioOutput | None = None
         self._quiet: contextlib.ExitStack = contextlib.ExitStack()
@@ -313,6 +299,8 @@ class LiveKitConversation:
                 )
             self._audio_in = FrameQueueInput()
             session.input.audio = self._audio_in
+            assert session.vad is not None
+            self._mirror = VADMirror(session.vad)
         self._text_out = CaptureTextOutput(next_in_chain=session.output.transcription)
         session.output.transcription = self._text_out
         if self.adapter.capture_audio and session.tts is not None and session.output.audio is None:
@@ -351,6 +339,8 @@ class LiveKitConversation:
             finally:
                 if self._audio_out is not None:
                     self._audio_out.close()
+                if self._mirror is not None:
+                    await self._mirror.aclose()
         finally:
             self._quiet.close()
 
@@ -404,7 +394,7 @@ class LiveKitConversation:
     async def _audio_turn(self, turn: TurnInput, stage: _Stage) -> AgentReply:
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
-        if self._audio_in is None or session.vad is None:
+        if self._audio_in is None or self._mirror is None:
             raise AdapterError(
                 "this conversation was started for a transcript without audio turns, so the "
                 "session has no audio input; start it with the transcript that has the audio"
@@ -413,7 +403,11 @@ class LiveKitConversation:
         stage.text = f"the audio fixture {path} to load"
         audio = await asyncio.to_thread(self.adapter.fixture_audio, path)
         stage.text = f"the VAD pre-scan of {path}"
-        segments = await self.adapter.speech_segments(session.vad, audio)
+        if self._mirrored_agent is not None and session.current_agent is not self._mirrored_agent:
+            # A new agent runs in a new activity, whose VAD streams start afresh.
+            await self._mirror.reset()
+        self._mirrored_agent = session.current_agent
+        segments = await self._mirror.feed(audio)
         if not segments:
             raise AdapterError(
                 f"the session's VAD hears no speech in audio fixture {path} "
@@ -424,33 +418,40 @@ class LiveKitConversation:
         if isinstance(session.stt, FixtureTextSTT):
             session.stt.clear()
             session.stt.expect(text, [s.speech_s for s in segments])
-        own_stt = isinstance(session.stt, SegmentSTT)
         n = len(segments)
         anchors: list[float] = []
-        pusher = asyncio.create_task(self._push(audio, segments, anchors))
-        try:
-            for k in range(1, n + 1):
-                stage.text = (
-                    f"the session's VAD to end the user's speech (segment {k} of {n} in {path}; "
-                    f"user state {session.user_state!r})"
-                )
-                await recorder.guard(recorder.speech_ended.reach(k))
-            for k in range(1, n + 1):
-                stage.text = f"the STT's transcript of speech segment {k} of {n} in {path}"
-                counter = recorder.segments_recognized if own_stt else recorder.final_count
-                await recorder.guard(counter.reach(k))
-            stage.text = "the audio to finish streaming"
-            await recorder.guard(pusher)
-            if session.turn_detection == "manual":
-                stage.text = "the manual user turn to be committed (session.commit_user_turn)"
-                await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
-            stage.text = "the agent to finish replying (session.wait_for_idle)"
-            await recorder.guard(session.wait_for_idle())
-        finally:
-            if not pusher.done():
-                pusher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await pusher
+        if self.adapter.speed > 0:
+            pusher = asyncio.create_task(self._push_paced(audio, segments, anchors))
+            try:
+                for k in range(1, n + 1):
+                    await self._segment_done(k, n, path, stage)
+                stage.text = "the audio to finish streaming"
+                await recorder.guard(pusher)
+            finally:
+                if not pusher.done():
+                    pusher.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await pusher
+        else:
+            # As fast as possible, but one phrase at a time: stream up to where the VAD ends
+            # phrase k, and let the agent answer it before phrase k+1 comes. In real time the
+            # pause gives the agent that moment; without it, whether the agent answered
+            # between two phrases would depend on how fast it was.
+            pushed = 0
+            for k, segment in enumerate(segments, start=1):
+                upto = min(len(audio.frames), _frames_until(segment.detected_s, audio.frame_s))
+                await self._push_now(audio.frames[pushed:upto])
+                pushed = max(pushed, upto)
+                await self._segment_done(k, n, path, stage)
+                if k < n and session.turn_detection != "manual":
+                    stage.text = f"the agent's answer to phrase {k} of {n} in {path}"
+                    await recorder.guard(session.wait_for_idle())
+            await self._push_now(audio.frames[pushed:])
+        if session.turn_detection == "manual":
+            stage.text = "the manual user turn to be committed (session.commit_user_turn)"
+            await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
+        stage.text = "the agent to finish replying (session.wait_for_idle)"
+        await recorder.guard(session.wait_for_idle())
         extra: dict[str, Any] = {
             "input": "audio",
             "audio_duration_s": audio.duration_s,
@@ -469,7 +470,30 @@ class LiveKitConversation:
             anchors = list(recorder.speech_ended_at)
         return self._reply(anchors=anchors, heard=recorder.heard, extra=extra)
 
-    async def _push(
+    async def _segment_done(self, k: int, n: int, path: Path, stage: _Stage) -> None:
+        """Wait until the session has ended speech segment ``k`` and transcribed it."""
+        assert self._recorder is not None
+        recorder, session = self._recorder, self.session
+        stage.text = (
+            f"the session's VAD to end the user's speech (segment {k} of {n} in {path}; "
+            f"user state {session.user_state!r})"
+        )
+        await recorder.guard(recorder.speech_ended.reach(k))
+        stage.text = f"the STT's transcript of speech segment {k} of {n} in {path}"
+        own_stt = isinstance(session.stt, SegmentSTT)
+        counter = recorder.segments_recognized if own_stt else recorder.final_count
+        await recorder.guard(counter.reach(k))
+
+    async def _push_now(self, frames: tuple[Any, ...]) -> None:
+        """Hand ``frames`` to the session at once, yielding now and then as a source would."""
+        assert self._audio_in is not None
+        for i, frame in enumerate(frames):
+            self._audio_in.push(frame)
+            if i % 25 == 24:
+                await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    async def _push_paced(
         self, audio: FixtureAudio, segments: tuple[SpeechSegment, ...], anchors: list[float]
     ) -> None:
         """Stream the frames at the adapter's speed, noting when each segment's speech ended."""
@@ -479,16 +503,13 @@ class LiveKitConversation:
         loop = asyncio.get_running_loop()
         start = loop.time()
         for i, frame in enumerate(audio.frames):
-            if speed > 0:
-                due = start + i * audio.frame_s / speed
-                if (delay := due - loop.time()) > 0:
-                    await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
+            due = start + i * audio.frame_s / speed
+            if (delay := due - loop.time()) > 0:
+                await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
             self._audio_in.push(frame)
             while ends and i >= ends[0]:
                 ends.pop(0)
                 anchors.append(time.perf_counter())
-            if speed == 0 and i % 25 == 24:
-                await asyncio.sleep(0)  # let the session consume, as a real source would
 
     def _reply(
         self, *, anchors: list[float], heard: str | None, extra: dict[str, Any]
@@ -571,6 +592,17 @@ class _Events:
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+def _frames_until(detected_s: float, frame_s: float) -> int:
+    """Frames the session needs to reach the VAD window where it ends a phrase.
+
+    The mirror reports that window's end in the VAD's own clock, which trails the input by the
+    resampler's delay (one sample); one more frame covers that and any rounding. Less than
+    the VAD's minimum speech (50 ms for Silero) of the next phrase can slip in, so the session
+    cannot start the next phrase early.
+    """
+    return math.ceil((detected_s + 0.001) / frame_s) + 1
 
 
 def _since(anchors: list[float], at: float | None) -> float | None:

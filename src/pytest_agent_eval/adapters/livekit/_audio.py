@@ -17,9 +17,9 @@ from ...errors import AdapterError
 __all__ = [
     "FixtureAudio",
     "SpeechSegment",
+    "VADMirror",
     "content_key",
     "load_fixture_audio",
-    "scan_segments",
 ]
 
 
@@ -31,6 +31,9 @@ class SpeechSegment:
     """Where the speech ends, from the start of the fixture."""
     speech_s: float
     """How long the speech lasts."""
+    detected_s: float
+    """Where the VAD declares the end of speech (after its silence threshold), from the start
+    of the fixture."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,44 +101,76 @@ def load_fixture_audio(
     )
 
 
-async def scan_segments(vad: lk_vad.VAD, audio: FixtureAudio) -> tuple[SpeechSegment, ...]:
-    """Run ``vad`` over the fixture at full speed and return the speech segments it finds.
+class VADMirror:
+    """A twin of the session's VAD streams, fed the same frames first, to know what they will see.
 
-    VAD segmentation counts samples, not wall time, so the session's own VAD will cut the
-    same segments when the frames are streamed at any speed. Knowing their number up front
-    is what lets a turn wait for events instead of sleeping.
-
-    Raises:
-        AdapterError: When speech is still going on at the end of the silence tail.
+    The session runs its VAD twice over the user's audio (turn detection, and the STT's
+    segmenter), each as one stream that lives as long as the agent's activity. A VAD keeps
+    state across turns, so a pause close to its silence threshold can be cut differently in
+    turn 5 than in a fresh scan of the same fixture. This mirror is one more stream of the same
+    VAD, fed exactly the frames the session gets, in the same order, before the session gets
+    them: VAD decisions count samples, not wall time, so it finds the segments the session will
+    find, at any streaming speed. Knowing their number is what lets a turn wait for events
+    instead of sleeping.
     """
-    stream = vad.stream()
-    segments: list[SpeechSegment] = []
-    open_speech = False
-    try:
+
+    # The mirror's clock lags the audio pushed by the resampler's delay and a partial window;
+    # waiting for it to reach the end minus this much still covers every end of speech, since
+    # those happen at least min_silence_duration before the end of the silence tail.
+    _LAG_S = 0.1
+
+    def __init__(self, vad: lk_vad.VAD) -> None:
+        self._vad = vad
+        self._stream = vad.stream()
+        self._pushed_s = 0.0
+        self._speaking = False
+
+    async def reset(self) -> None:
+        """Start over, as the session does when the agent changes (a fresh activity)."""
+        await self.aclose()
+        self._stream = self._vad.stream()
+        self._pushed_s = 0.0
+        self._speaking = False
+
+    async def feed(self, audio: FixtureAudio) -> tuple[SpeechSegment, ...]:
+        """Push ``audio``'s frames and return the speech segments that end within them.
+
+        Raises:
+            AdapterError: When speech is still going on at the end of the silence tail.
+        """
+        offset = self._pushed_s
         for frame in audio.frames:
-            stream.push_frame(frame)
-        stream.end_input()
-        async for event in stream:
+            self._stream.push_frame(frame)
+            self._pushed_s += frame.duration
+        target = self._pushed_s - self._LAG_S
+        segments: list[SpeechSegment] = []
+        while True:
+            event = await self._stream.__anext__()
             if event.type == lk_vad.VADEventType.START_OF_SPEECH:
-                open_speech = True
+                self._speaking = True
             elif event.type == lk_vad.VADEventType.END_OF_SPEECH:
-                open_speech = False
+                self._speaking = False
                 segments.append(
                     SpeechSegment(
-                        end_s=max(0.0, event.timestamp - event.silence_duration),
+                        end_s=max(0.0, event.timestamp - event.silence_duration - offset),
                         speech_s=event.speech_duration,
+                        detected_s=event.timestamp - offset,
                     )
                 )
-    finally:
-        await stream.aclose()
-    if open_speech:
-        tail = len(audio.frames) * audio.frame_s - audio.duration_s
-        raise AdapterError(
-            f"audio fixture {audio.path}: the session's VAD still hears speech at the end of "
-            f"the {tail:.2f} s of silence appended to it, so the turn would never end; raise "
-            "LiveKitAdapter(tail_silence_s=...) above the VAD's min_silence_duration"
-        )
-    return tuple(segments)
+            elif event.type == lk_vad.VADEventType.INFERENCE_DONE and event.timestamp >= target:
+                break
+        if self._speaking:
+            tail = len(audio.frames) * audio.frame_s - audio.duration_s
+            raise AdapterError(
+                f"audio fixture {audio.path}: the session's VAD still hears speech at the end of "
+                f"the {tail:.2f} s of silence appended to it, so the turn would never end; raise "
+                "LiveKitAdapter(tail_silence_s=...) above the VAD's min_silence_duration"
+            )
+        return tuple(segments)
+
+    async def aclose(self) -> None:
+        """Stop the mirror's stream."""
+        await self._stream.aclose()
 
 
 def content_key(path: Path) -> tuple[str, int, int] | None:
