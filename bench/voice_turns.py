@@ -83,7 +83,7 @@ async def _bench(
         return agent.make_session(stt=whisper)
 
     adapter = LiveKitAdapter(factory, speed=speed, timeout_s=60.0)
-    await _run_once(adapter, transcript, -1)  # warm-up: model loads, VAD pre-scan cache
+    await _run_once(adapter, transcript, -1)  # warm-up: imports, model loads, fixture cache
     totals: list[float] = []
     per_turn: list[list[Any]] = []
     for index in range(runs):

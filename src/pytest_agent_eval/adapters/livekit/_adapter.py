@@ -402,7 +402,7 @@ class LiveKitConversation:
         path = Path(turn.audio)
         stage.text = f"the audio fixture {path} to load"
         audio = await asyncio.to_thread(self.adapter.fixture_audio, path)
-        stage.text = f"the VAD pre-scan of {path}"
+        stage.text = f"the twin VAD stream to scan {path}"
         if self._mirrored_agent is not None and session.current_agent is not self._mirrored_agent:
             # A new agent runs in a new activity, whose VAD streams start afresh.
             await self._mirror.reset()

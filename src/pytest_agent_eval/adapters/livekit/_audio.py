@@ -1,4 +1,4 @@
-"""Fixture audio for a session: WAV -> frames at the session's one rate, and a VAD pre-scan."""
+"""Fixture audio for a session: WAV -> frames at the session's one rate, and a twin VAD stream."""
 
 from __future__ import annotations
 
