@@ -22,6 +22,8 @@ def eval_session_kwargs(
     - interruptions by VAD only, and no preemptive generation, so the LLM is called once per
       user turn.
     - no "user away" timer and no 2 s wait for a last transcript when closing.
+    - no echo-cancellation warm-up: there is no echo in a test, and during the warm-up the
+      session would feed the STT silence while the agent speaks.
 
     Args:
         min_endpointing_delay_s: Seconds of silence after the VAD's end of speech before the
@@ -42,4 +44,5 @@ def eval_session_kwargs(
         },
         "user_away_timeout": None,
         "session_close_transcript_timeout": 0.0,
+        "aec_warmup_duration": None,
     }
