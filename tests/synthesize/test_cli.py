@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.audio_fixtures import read_sidecar, validate_fixture
+from pytest_agent_eval.audio_fixtures import Sidecar, read_sidecar, validate_fixture, write_sidecar
 from pytest_agent_eval.synthesize.cli import main
 
 from .conftest import file_ids
@@ -105,12 +105,14 @@ def test_check_names_missing_and_broken_fixtures(
     root = project()
     evals = root / "evals"
     (evals / "booking_t1.wav").unlink()
-    (evals / "booking_t2.wav.hash").unlink()
+    t2 = read_sidecar(evals / "booking_t2.wav")
+    assert t2 is not None
+    write_sidecar(evals / "booking_t2.wav", Sidecar(text=t2.text, inputs=t2.inputs, pending=True))
     (evals / "booking_t4.wav").write_bytes((evals / "booking_t4.wav").read_bytes()[:1000])
     assert main(["--check", "evals/booking.yaml"]) == 1
     out = capsys.readouterr().out
     assert "WAV missing" in out
-    assert "sidecar missing" in out
+    assert "an earlier synthesis of it was interrupted" in out
     assert "WAV changed since it was synthesized" in out
     assert "audio/booking_t3.wav" not in out
 
@@ -242,3 +244,21 @@ def test_a_backend_that_is_not_installed_names_the_install(
     assert "hibari voice 'fenrir' is not bundled: it needs a download" in out
     assert "piper voice 'amy' is not installed" in out
     assert not (tmp_path / "hi.wav").exists()
+
+
+def test_a_recording_without_sidecar_is_used_and_never_synthesized_over(
+    project: Callable[[], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project()
+    evals = root / "evals"
+    wav = evals / "booking_t1.wav"
+    (evals / "booking_t1.wav.hash").unlink()
+    recorded = wav.read_bytes()[:44] + bytes(reversed(wav.read_bytes()[44:]))
+    wav.write_bytes(recorded)  # "a human recording": no sidecar
+
+    assert main(["--check"]) == 0
+    assert main([]) == 0
+    assert main(["--force"]) == 0
+    capsys.readouterr()
+    assert wav.read_bytes() == recorded
+    assert not (evals / "booking_t1.wav.hash").exists()

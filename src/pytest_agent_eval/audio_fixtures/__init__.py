@@ -26,7 +26,7 @@ from ._sidecar import (
     sidecar_path,
     write_sidecar,
 )
-from ._stats import SILENCE_FLOOR_DBFS, AudioStats, audio_stats
+from ._stats import SILENCE_FLOOR_DBFS, AudioStats, audio_stats, voiced_frames
 from ._validate import SYNTHESIZE_COMMAND, synthesize_command, validate_fixture
 from .wer import normalize_for_wer, word_error_rate
 from .whisper import load_whisper, transcribe
@@ -58,6 +58,7 @@ __all__ = [
     "transcribe",
     "trim_silence",
     "validate_fixture",
+    "voiced_frames",
     "word_error_rate",
     "write_sidecar",
     "write_wav_atomic",

@@ -77,6 +77,9 @@ class Sidecar:
     """sha256 of the WAV file's bytes."""
     duration_s: float | None = None
     """Length of the audio in seconds."""
+    pending: bool = False
+    """Written just before the WAV is renamed into place and replaced by the final sidecar
+    right after: a pending sidecar left behind means that write was interrupted."""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -101,7 +104,8 @@ class Sidecar:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document written to disk."""
-        return {
+        doc: dict[str, Any] = {"pending": True} if self.pending else {}
+        return doc | {
             "format": self.format,
             "key": self.key,
             "text": self.text,
@@ -141,6 +145,7 @@ class Sidecar:
             wav_bytes=wav.get("bytes"),
             wav_sha256=wav.get("sha256"),
             duration_s=wav.get("duration_s"),
+            pending=bool(data.get("pending", False)),
         )
 
     def to_json(self) -> str:
@@ -167,7 +172,8 @@ def read_sidecar(wav_path: str | os.PathLike[str]) -> Sidecar | None:
     except (json.JSONDecodeError, ValueError) as exc:
         raise AudioFixtureError(
             f"{path}: not a sidecar this version understands ({exc}); it may come from an older "
-            "version. Re-create it with: python -m pytest_agent_eval.synthesize_audio --force"
+            "version. The fixture counts as stale: python -m pytest_agent_eval.synthesize_audio "
+            "re-creates it"
         ) from exc
 
 

@@ -30,6 +30,8 @@ from .backend import DEFAULT_BACKEND, TTSBackend, get_backend
 __all__ = [
     "BUILTIN_DEFAULTS",
     "DEFAULT_SAMPLE_RATE",
+    "INTERRUPTED",
+    "RECORDING_NOTE",
     "FixtureProblem",
     "FixtureSpec",
     "FixtureState",
@@ -49,6 +51,10 @@ speech. Adapters that stream at another rate resample (the LiveKit adapter does)
 
 BUILTIN_DEFAULTS = VoiceSettings(backend=DEFAULT_BACKEND, sample_rate=DEFAULT_SAMPLE_RATE)
 """The bottom layer under ``[tool.agent_eval.voice]``, the transcript's and the turn's."""
+
+
+RECORDING_NOTE = "no sidecar: a recording, used as it is and never synthesized over"
+INTERRUPTED = "an earlier synthesis of it was interrupted"
 
 
 def display_path(path: Path | str | None) -> str:
@@ -147,6 +153,11 @@ class FixtureStatus:
     @property
     def is_fresh(self) -> bool:
         return self.state is FixtureState.FRESH
+
+    @property
+    def is_recording(self) -> bool:
+        """A WAV without a sidecar: used as it is, never synthesized over."""
+        return self.reasons == (RECORDING_NOTE,)
 
     def problem(self) -> FixtureProblem:
         """This status as a `FixtureProblem`."""
@@ -315,7 +326,10 @@ def check_fixture(spec: FixtureSpec) -> FixtureStatus:
             spec=spec, state=FixtureState.STALE, reasons=(f"sidecar unreadable: {exc}",)
         )
     if sidecar is None:
-        return FixtureStatus(spec=spec, state=FixtureState.STALE, reasons=("sidecar missing",))
+        # A WAV nobody synthesized (a human recording): not ours to judge or overwrite.
+        return FixtureStatus(spec=spec, state=FixtureState.FRESH, reasons=(RECORDING_NOTE,))
+    if sidecar.pending:
+        return FixtureStatus(spec=spec, state=FixtureState.STALE, reasons=(INTERRUPTED,))
     if sidecar.key == spec.key:
         reasons: list[str] = []
     else:
@@ -387,7 +401,9 @@ def _replay_reasons(wav: Path, text: str, wanted: VoiceSettings) -> list[str]:
     except AudioFixtureError as exc:
         return [f"sidecar unreadable: {exc}"]
     if sidecar is None:
-        return ["sidecar missing"]
+        return []  # a recording: used as it is
+    if sidecar.pending:
+        return [INTERRUPTED]
     reasons = [] if sidecar.text == text else ["text changed"]
     for name, value in wanted.to_dict().items():
         recorded = sidecar.inputs.get(name)

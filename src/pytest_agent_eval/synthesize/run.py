@@ -39,14 +39,14 @@ from pathlib import Path
 from ..audio_fixtures import (
     AudioClip,
     PostProcess,
+    Sidecar,
     clean_stale_temp_files,
     postprocess,
     resample,
-    sidecar_path,
+    voiced_frames,
     write_sidecar,
     write_wav_atomic,
 )
-from ..audio_fixtures._stats import voiced_frames
 from ..errors import AgentEvalError, AudioFixtureError
 from ..models import Transcript, VoiceSettings
 from .backend import TTSBackend, get_backend
@@ -156,9 +156,11 @@ def write_fixture(spec: FixtureSpec, clip: AudioClip) -> float:
         raise AudioFixtureError(
             f"the {spec.inputs['backend']} backend produced no audible audio for {spec.text!r}"
         )
-    # Drop the old record first: from here on, a kill leaves a WAV without a sidecar (reported
-    # as stale), never new audio beside a sidecar describing the old.
-    sidecar_path(spec.wav).unlink(missing_ok=True)
+    # Mark the write as pending first: from here on, a kill leaves the WAV (old or new) beside a
+    # pending sidecar, reported as stale and made again; never new audio beside a sidecar
+    # describing the old. A WAV with no sidecar at all is a recording we never touch.
+    spec.wav.parent.mkdir(parents=True, exist_ok=True)
+    write_sidecar(spec.wav, Sidecar(text=spec.text, inputs=dict(spec.inputs), pending=True))
     size = write_wav_atomic(spec.wav, out)
     write_sidecar(
         spec.wav,
@@ -359,7 +361,8 @@ def ensure_fixtures(
     todo: list[FixtureSpec] = []
     for spec in plan.specs:
         status = check_fixture(spec)
-        if status.is_fresh and not force:
+        # --force re-makes synthesized fixtures, never a recording (a WAV without a sidecar).
+        if status.is_fresh and (not force or status.is_recording):
             summary.up_to_date.append(status)
         else:
             todo.append(spec)
