@@ -174,7 +174,7 @@ def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
     try:
         node = loader.get_single_node()
         if node is not None:
-            _reject_duplicate_keys(node)
+            _check_nodes(node)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -202,12 +202,27 @@ def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
     return node, data
 
 
-def _reject_duplicate_keys(root: yaml.Node) -> None:
-    """YAML silently keeps the last of two equal keys; a transcript author never means that."""
+_STR_TAG = "tag:yaml.org,2002:str"
+_YAML11_SURPRISES = ("tag:yaml.org,2002:timestamp",)
+
+
+def _check_nodes(root: yaml.Node) -> None:
+    """Reject duplicate keys, and read YAML 1.1's surprising scalars as the text they look like.
+
+    YAML silently keeps the last of two equal keys; a transcript author never means that.
+    Unquoted ``2024-05-01`` would become a date and ``10:30`` the number 630 (base 60); in a
+    transcript (tool arguments, expected text) they always mean the text, as in YAML 1.2.
+    """
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, yaml.MappingNode):
+        if isinstance(node, yaml.ScalarNode):
+            if not node.style and (  # plain (unquoted) scalars only
+                node.tag in _YAML11_SURPRISES
+                or (node.tag.endswith((":int", ":float")) and ":" in node.value)
+            ):
+                node.tag = _STR_TAG
+        elif isinstance(node, yaml.MappingNode):
             seen: dict[Any, int] = {}
             for key_node, value_node in node.value:
                 key = getattr(key_node, "value", None)
@@ -455,8 +470,10 @@ def _build_turn(raw: dict[str, Any], index: int, base: Path, lines: _LineIndex) 
     audio = raw.get("audio")
     resolved = None
     if audio is not None:
-        candidate = Path(audio).expanduser()
-        resolved = candidate if candidate.is_absolute() else (base / candidate).resolve()
+        # Joining onto an absolute path yields that path; folders are resolved, the file
+        # itself is not, so a symlinked WAV keeps the name the transcript gave it.
+        candidate = base / Path(audio).expanduser()
+        resolved = candidate.parent.resolve() / candidate.name
     return Turn(
         user=raw["user"],
         audio=resolved,

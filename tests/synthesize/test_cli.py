@@ -262,3 +262,18 @@ def test_a_recording_without_sidecar_is_used_and_never_synthesized_over(
     capsys.readouterr()
     assert wav.read_bytes() == recorded
     assert not (evals / "booking_t1.wav.hash").exists()
+
+
+def test_prune_keeps_fixtures_named_through_dotdot_or_absolute_paths(
+    project: Callable[[], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project()
+    evals = root / "evals"
+    yaml = evals / "booking.yaml"
+    roundabout = f"{evals}/../evals/booking_t4.wav"
+    yaml.write_text(yaml.read_text().replace("audio: booking_t4.wav", f"audio: {roundabout}"))
+    assert main(["--check", "--prune"]) == 0
+    assert main(["--prune"]) == 0
+    capsys.readouterr()
+    assert (evals / "booking_t4.wav").exists()
+    assert (evals / "booking_t4.wav.hash").exists()

@@ -195,3 +195,14 @@ def test_every_example_transcript_validates() -> None:
     files = find_transcript_files([ROOT / "examples"])
     for path in files:
         load_transcript_file(path)
+
+
+def test_dates_and_clock_times_stay_text(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "a.yaml",
+        "id: a\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n"
+        "        - tool: book\n          args: {date: 2024-05-01, time: 10:30, party: 2, ratio: 1.5}\n",
+    )
+    args = load_transcript_file(path).turns[0].expect.tool_calls_args[0].args
+    assert args == {"date": "2024-05-01", "time": "10:30", "party": 2, "ratio": 1.5}

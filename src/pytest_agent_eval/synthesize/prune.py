@@ -14,17 +14,24 @@ def find_orphans(folders: Iterable[Path], referenced: Iterable[Path]) -> list[Pa
     """WAVs under ``folders`` that have a sidecar (so this tool made them) and are not
     ``referenced``, plus sidecars whose WAV is gone. A WAV without a sidecar is someone's
     recording and is never touched."""
-    keep = {Path(p).absolute() for p in referenced}
+    keep = {_canonical(Path(p)) for p in referenced}
     orphans: set[Path] = set()
     for folder in folders:
         for side in Path(folder).rglob(f"*.wav{SIDECAR_SUFFIX}"):
             wav = side.with_name(side.name[: -len(SIDECAR_SUFFIX)]).absolute()
-            if wav in keep:
+            if _canonical(wav) in keep:
                 continue
             orphans.add(side.absolute())
             if wav.exists():
                 orphans.add(wav)
     return sorted(orphans)
+
+
+def _canonical(path: Path) -> Path:
+    """The same file however it was spelt (``..``, symlinked folders), without following a
+    symlinked WAV itself: the link is what the transcript names."""
+    path = path.expanduser().absolute()
+    return path.parent.resolve() / path.name
 
 
 def prune_orphans(folders: Iterable[Path], referenced: Iterable[Path]) -> list[Path]:
