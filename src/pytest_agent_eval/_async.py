@@ -32,15 +32,29 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     outcome: dict[str, Any] = {}
 
+    async def main() -> T:
+        outcome["loop"] = asyncio.get_running_loop()
+        outcome["task"] = asyncio.current_task()
+        return await coro
+
     def target() -> None:
         try:
-            outcome["value"] = asyncio.run(coro)
+            outcome["value"] = asyncio.run(main())
         except BaseException as exc:  # re-raised in the caller's thread
             outcome["error"] = exc
 
     thread = threading.Thread(target=target, name="agent-eval-run", daemon=True)
     thread.start()
-    thread.join()
+    try:
+        thread.join()
+    except BaseException:
+        # Ctrl-C lands here, in the caller's thread: cancel the coroutine on its own loop so
+        # adapters close their sessions, wait for that, then let the interrupt through.
+        loop, task = outcome.get("loop"), outcome.get("task")
+        if loop is not None and task is not None:
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join()
+        raise
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]  # type: ignore[no-any-return]

@@ -19,14 +19,19 @@ from .models import VoiceSettings
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_JUDGE_MODEL",
     "GateConfig",
     "JudgeSettings",
     "Settings",
+    "did_you_mean",
     "find_pyproject",
     "load_settings",
     "parse_bool_env",
     "parse_settings",
 ]
+
+DEFAULT_JUDGE_MODEL = "openai:gpt-4o"
+"""The judge model when neither ``judge_model`` nor ``model`` is configured (compat default)."""
 
 DEFAULT_CONCURRENCY = 4
 """Runs of one transcript in flight at once: enough to hide model latency, few enough to stay
@@ -39,7 +44,7 @@ _STALE_AUDIO_CHOICES = ("fail", "skip", "synthesize")
 class JudgeSettings:
     """What every judge needs that is not in its rubric."""
 
-    model: Any = "openai:gpt-4o"
+    model: Any = DEFAULT_JUDGE_MODEL
     """Default judge model: a pydantic-ai model id (``judge_model`` wins over ``model``), or a
     pydantic-ai ``Model`` instance supplied by the ``llm_eval_judge_model`` fixture."""
     retries: int = 2
@@ -70,7 +75,7 @@ class Settings:
     yaml_dirs: tuple[str, ...] = ("tests/evals",)
     threshold: float = 0.8
     runs: int = 1
-    model: str = "openai:gpt-4o"
+    model: str = DEFAULT_JUDGE_MODEL
     judge_model: str | None = None
     retries: int = 2
     timeout: float = 30.0

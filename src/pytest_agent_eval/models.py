@@ -31,6 +31,7 @@ __all__ = [
     "TurnResult",
     "Usage",
     "VoiceSettings",
+    "sum_usage",
     "wilson_interval",
 ]
 
@@ -224,6 +225,12 @@ class Transcript:
         from .errors import TranscriptError
 
         where = f"transcript {self.id!r}"
+        for name, kind in (("threshold", (int, float)), ("runs", (int,))):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise TranscriptError(
+                    f"{where}: {name} must be a number, got {type(value).__name__} {value!r}"
+                )
         if not self.turns:
             raise TranscriptError(f"{where}: 'turns' is empty; add at least one turn")
         if not 0.0 <= float(self.threshold) <= 1.0:
@@ -505,8 +512,8 @@ class AgentReply:
 
     @property
     def calls(self) -> list[ToolCall]:
-        """The tool calls, typed as ToolCall."""
-        return [ToolCall.coerce(c) for c in self.tool_calls]
+        """The tool calls, typed as ToolCall (``__post_init__`` already coerced them)."""
+        return self.tool_calls  # type: ignore[return-value]
 
 
 @dataclass

@@ -291,6 +291,8 @@ class TranscriptItem(pytest.Function):
     @property
     def has_agent_fixture(self) -> bool:
         """Whether some conftest visible from this transcript defines ``llm_eval_agent``."""
+        # pytest has no public way to ask "is fixture X visible from this item" without
+        # instantiating it; the item's fixture info answers it, so read that when present.
         fixtureinfo = getattr(self, "_fixtureinfo", None)
         return fixtureinfo is None or AGENT_FIXTURE in fixtureinfo.name2fixturedefs
 
@@ -494,9 +496,12 @@ class AgentEval:
             _check_audio_fixtures(resolved, self._state)
         if judge_model is None:
             judge_model = _judge_model(self._request)
-        result = await run_transcript(
-            resolved, adapter, settings=self._state.run_settings(judge_model)
-        )
+        try:
+            result = await run_transcript(
+                resolved, adapter, settings=self._state.run_settings(judge_model)
+            )
+        except AgentEvalError as exc:  # bad input found before any run: say it short
+            pytest.fail(f"transcript {resolved.id!r}: {exc}", pytrace=False)
         record_result(self._request.node, result, kind="python", path=resolved.path)
         return result
 
@@ -521,6 +526,12 @@ def _is_python_eval(item: pytest.Item) -> bool:
 def is_eval_item(item: pytest.Item) -> bool:
     """YAML transcripts and Python tests that use the marker or the fixture."""
     return isinstance(item, TranscriptItem) or _is_python_eval(item)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # A rerun (pytest-rerunfailures) reuses the item: start its records afresh.
+    if is_eval_item(item):
+        item.stash[records_key] = []
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

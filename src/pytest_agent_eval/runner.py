@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -24,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter
+from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
 from .config import DEFAULT_CONCURRENCY, JudgeSettings
+from .errors import TranscriptError
 from .evaluators import build_evaluators
 from .evaluators.base import evaluate_safely
 from .models import (
@@ -39,7 +41,13 @@ from .models import (
     TurnResult,
 )
 
-__all__ = ["RunSettings", "describe_exception", "passes_needed", "run_transcript"]
+__all__ = [
+    "RunSettings",
+    "assistant_messages",
+    "describe_exception",
+    "passes_needed",
+    "run_transcript",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,14 +102,16 @@ async def run_transcript(
     if callable(prepare):
         await prepare(transcript)
 
-    evaluators = [build_evaluators(t.expect, settings.judge) for t in transcript.turns]
+    evaluators = [_evaluators_for(transcript, i, settings) for i in range(len(transcript.turns))]
     planned = transcript.runs
     needed = passes_needed(transcript.threshold, planned)
     results: list[RunResult] = []
     passed = failed = 0
 
     def settled() -> bool:
-        return settings.early_stop and (passed >= needed or planned - failed < needed)
+        # At least one run always happens, also when threshold 0 needs no passes at all.
+        decided = passed >= needed or planned - failed < needed
+        return settings.early_stop and passed + failed > 0 and decided
 
     started = time.perf_counter()
     pending: set[asyncio.Task[RunResult]] = set()
@@ -147,6 +157,15 @@ async def run_transcript(
         tags=list(transcript.tags),
         duration_s=time.perf_counter() - started,
     )
+
+
+def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
+    try:
+        return build_evaluators(transcript.turns[index].expect, settings.judge)
+    except re.error as exc:
+        raise TranscriptError(
+            f"transcript {transcript.id!r}, turn {index + 1}: invalid regex {exc.pattern!r}: {exc}"
+        ) from exc
 
 
 async def _run_once(
@@ -202,8 +221,6 @@ async def _run_turn(
             TurnInput(turn=turn, index=turn_index, history=list(history), audio=audio)
         )
         if not isinstance(reply, AgentReply):
-            from .adapters.base import coerce_reply
-
             reply = coerce_reply(reply)
     except Exception as exc:  # the run boundary
         result.error = describe_exception(exc)

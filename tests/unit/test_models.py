@@ -153,3 +153,10 @@ def test_voice_settings_layering() -> None:
     merged = turn.merged_over(base)
     assert merged == VoiceSettings(backend="hibari", voice="joe", speed=1.2, sample_rate=16000)
     assert turn.merged_over(None) == turn
+
+
+def test_transcript_rejects_non_numbers() -> None:
+    with pytest.raises(TranscriptError, match="threshold must be a number, got str 'x'"):
+        Transcript(id="t", turns=[Turn("hi")], threshold="x")  # type: ignore[arg-type]
+    with pytest.raises(TranscriptError, match="runs must be a number, got bool True"):
+        Transcript(id="t", turns=[Turn("hi")], runs=True)

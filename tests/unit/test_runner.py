@@ -247,3 +247,35 @@ def test_agent_reply_shapes_are_accepted() -> None:
     result = asyncio.run(run_transcript(transcript(runs=1), lambda h: 42))
     error = result.runs[0].turns[0].error
     assert error is not None and "expected AgentReply(reply, tool_calls)" in error
+
+
+def test_threshold_zero_with_early_stop_still_runs_once() -> None:
+    adapter = RecordingAdapter()
+    settings = RunSettings(concurrency=1, early_stop=True)
+    result = asyncio.run(
+        run_transcript(transcript(runs=4, threshold=0.0), adapter, settings=settings)
+    )
+    assert adapter.started == [0]
+    assert len(result.runs) == 1
+    assert result.passed
+
+
+def test_bad_regex_in_python_expect_is_a_transcript_error() -> None:
+    from pytest_agent_eval import TranscriptError
+
+    bad = transcript(turns=[Turn("hi"), Turn("x", expect=Expect(reply_matches_any=["("]))])
+    with pytest.raises(TranscriptError, match=r"transcript 't', turn 2: invalid regex '\('"):
+        asyncio.run(run_transcript(bad, RecordingAdapter()))
+
+
+def test_run_sync_inside_a_running_loop_uses_a_worker_thread() -> None:
+    from pytest_agent_eval._async import run_sync
+
+    async def inner() -> str:
+        await asyncio.sleep(0)
+        return "done"
+
+    async def outer() -> str:
+        return run_sync(inner())
+
+    assert asyncio.run(outer()) == "done"

@@ -41,6 +41,7 @@ class ContainsEvaluator:
             self.name = "reply" if self.target == "reply" else "heard"
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """Run every configured check on the reply (or heard text) and report all failures."""
         text = ctx.reply if self.target == "reply" else ctx.heard
         if text is None:
             return EvalResult(
@@ -81,6 +82,7 @@ class LatencyEvaluator:
     name: str = "latency"
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """Compare the measured first-reply latency with the budget."""
         if ctx.latency_s is None:
             return EvalResult(
                 False,

@@ -48,6 +48,7 @@ class ToolCallEvaluator:
     name: str = "tool_calls"
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """Check included, excluded and ordered tool names against the turn's calls."""
         names = [str(c) for c in ctx.tool_calls]
         failures: list[str] = []
         missing = [n for n in self.include if n not in names]
@@ -101,6 +102,7 @@ class ToolCallArgsEvaluator:
             self.name = f"tool_calls_args[{self.tool}]"
 
     def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """Pass when any call to ``tool`` has matching arguments."""
         calls = [c for c in ctx.tool_calls if str(c) == self.tool]
         want = json.dumps(dict(self.args), sort_keys=True, default=str)
         if not calls:
