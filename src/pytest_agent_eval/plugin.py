@@ -431,12 +431,10 @@ class AgentEval:
             transcript = Transcript(
                 id=transcript_id or self._request.node.name,
                 turns=[t if isinstance(t, Turn) else Turn(str(t)) for t in turns],
-                threshold=float(
-                    threshold
-                    if threshold is not None
-                    else marked.get("threshold", settings.threshold)
-                ),
-                runs=int(runs if runs is not None else marked.get("runs", settings.runs)),
+                threshold=threshold
+                if threshold is not None
+                else marked.get("threshold", settings.threshold),
+                runs=runs if runs is not None else marked.get("runs", settings.runs),
                 tags=list(tags if tags is not None else marked.get("tags", [])),
             )
         elif threshold is not None or runs is not None:
