@@ -438,8 +438,8 @@ class LiveKitConversation:
             # pause gives the agent that moment; without it, whether the agent answered
             # between two phrases would depend on how fast it was.
             pushed = 0
-            for k, segment in enumerate(segments, start=1):
-                upto = min(len(audio.frames), _frames_until(segment.detected_s, audio.frame_s))
+            for k in range(1, n + 1):
+                upto = _frames_for_phrase(segments, k, audio)
                 await self._push_now(audio.frames[pushed:upto])
                 pushed = max(pushed, upto)
                 await self._segment_done(k, n, path, stage)
@@ -594,15 +594,33 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def _frames_until(detected_s: float, frame_s: float) -> int:
-    """Frames the session needs to reach the VAD window where it ends a phrase.
+def _frames_for_phrase(segments: tuple[SpeechSegment, ...], k: int, audio: FixtureAudio) -> int:
+    """How many of the fixture's frames to stream before waiting for the answer to phrase ``k``.
 
-    The mirror reports that window's end in the VAD's own clock, which trails the input by the
-    resampler's delay (one sample); one more frame covers that and any rounding. Less than
-    the VAD's minimum speech (50 ms for Silero) of the next phrase can slip in, so the session
-    cannot start the next phrase early.
+    The last phrase gets everything. Earlier ones get the audio up to where the twin VAD ended
+    the phrase, plus a margin (the session's own VAD streams can need a frame or two more than
+    the twin), stopping short of the next phrase so the session cannot hear it early.
     """
-    return math.ceil((detected_s + 0.001) / frame_s) + 1
+    total = len(audio.frames)
+    if k == len(segments):
+        return total
+    frame_s = audio.frame_s
+    detected = segments[k - 1].detected_s
+    following = segments[k]
+    next_start = following.end_s - following.speech_s
+    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / frame_s)
+    floor = math.ceil((detected + 0.001) / frame_s) + 1
+    cap = int((next_start - _NEXT_PHRASE_GUARD_S) / frame_s)
+    return min(total, max(floor, min(wanted, cap)))
+
+
+_PHRASE_MARGIN_S = 0.25
+"""Audio streamed past the twin's end of a phrase: covers the session's VADs lagging the twin
+by a few frames (their resampling and windows line up differently now and then)."""
+
+_NEXT_PHRASE_GUARD_S = 0.05
+"""Stop this far before the next phrase's speech: less than Silero's 50 ms minimum speech,
+so the session cannot start hearing the next phrase while the agent answers this one."""
 
 
 def _since(anchors: list[float], at: float | None) -> float | None:
