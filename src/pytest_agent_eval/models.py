@@ -788,8 +788,13 @@ class TranscriptResult:
 
     @property
     def turn_latencies_s(self) -> list[float]:
-        """Every measured voice-turn latency, across runs."""
-        return [t.latency_s for r in self.runs for t in r.turns if t.latency_s is not None]
+        """Every measured voice-turn latency (turns that streamed audio), across runs."""
+        return [
+            t.latency_s
+            for r in self.runs
+            for t in r.turns
+            if t.latency_s is not None and t.audio is not None
+        ]
 
     @property
     def p95_latency_s(self) -> float | None:

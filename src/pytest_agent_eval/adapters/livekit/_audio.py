@@ -7,9 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from livekit.agents import vad as lk_vad
-
 from livekit import rtc
+from livekit.agents import vad as lk_vad
 
 from ...audio_fixtures import read_sidecar, resample, to_pcm16_bytes, validate_fixture
 from ...errors import AdapterError

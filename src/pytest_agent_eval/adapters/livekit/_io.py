@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities, TextOutput
-
 from livekit import rtc
+from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities, TextOutput
 
 __all__ = ["CaptureAudioOutput", "CaptureTextOutput", "FrameQueueInput"]
 

@@ -8,10 +8,9 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from livekit import rtc
 from livekit.agents import stt, utils
 from livekit.agents.types import NOT_GIVEN, APIConnectOptions, NotGivenOr
-
-from livekit import rtc
 
 __all__ = ["FixtureTextSTT", "SegmentListener", "SegmentSTT", "WhisperSTT"]
 
