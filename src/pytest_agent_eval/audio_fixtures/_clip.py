@@ -6,14 +6,14 @@ importing this module costs nothing.
 
 from __future__ import annotations
 
-import contextlib
+import io
 import os
-import tempfile
 import wave
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._atomic import clean_stale_temp_files, write_atomic
 from ..errors import AudioFixtureError, require_extra
 
 if TYPE_CHECKING:
@@ -24,57 +24,15 @@ __all__ = [
     "AudioClip",
     "clean_stale_temp_files",
     "clip_from_pcm16",
+    "encode_wav",
     "read_wav",
     "resample",
-    "temp_prefix",
     "to_pcm16_bytes",
     "write_wav_atomic",
 ]
 
 PCM16_SCALE = 32767
 """Full scale of 16-bit PCM. Scaling by 32767 (not 32768) maps +1.0 and -1.0 symmetrically."""
-
-
-FILE_MODE = 0o644
-"""Mode of written fixtures: mkstemp's 0600 would hide them from CI users and containers."""
-
-
-def temp_prefix(path: Path) -> str:
-    """Prefix of the temporary files written next to ``path``; it carries the writer's pid."""
-    return f".{path.name}.{os.getpid()}."
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def clean_stale_temp_files(folder: str | os.PathLike[str]) -> list[Path]:
-    """Delete temp files in ``folder`` left by a writer that died (SIGKILL, power loss).
-
-    Temp files of live processes are kept, so two runs over one folder do not break each other.
-
-    Returns:
-        The files removed.
-    """
-    removed: list[Path] = []
-    base = Path(folder)
-    if not base.is_dir():
-        return removed
-    for tmp in base.glob(".*.tmp"):
-        parts = tmp.name.split(".")
-        # ".<name>.<ext>.<pid>.<random>.tmp" -> the pid is the third field from the end.
-        if len(parts) < 5 or not parts[-3].isdigit() or _pid_alive(int(parts[-3])):
-            continue
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-            removed.append(tmp)
-    return removed
 
 
 def _numpy() -> Any:
@@ -158,34 +116,25 @@ def to_pcm16_bytes(clip: AudioClip) -> bytes:
     return pcm.tobytes()
 
 
+def encode_wav(clip: AudioClip) -> bytes:
+    """The bytes of a 16-bit mono PCM WAV file holding ``clip``."""
+    buffer = io.BytesIO()
+    # stdlib wave writes the canonical 44-byte header; the lab found it byte-identical to
+    # soundfile's PCM_16 output, with no native dependency.
+    with wave.open(buffer, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(clip.sample_rate)
+        w.writeframes(to_pcm16_bytes(clip))
+    return buffer.getvalue()
+
+
 def write_wav_atomic(path: str | os.PathLike[str], clip: AudioClip) -> int:
     """Write a 16-bit mono PCM WAV so that ``path`` is either the old file or the whole new one.
 
-    The data goes to a temporary file in the same folder (``.<name>.<pid>.*.tmp``, see
-    `clean_stale_temp_files`), is flushed to disk, then renamed over ``path``.
+    See `write_atomic` (the temp file is named so that `clean_stale_temp_files` knows it).
 
     Returns:
         The size of the written file in bytes.
     """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    frames = to_pcm16_bytes(clip)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(p), suffix=".tmp", dir=p.parent)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as raw:
-            # stdlib wave writes the canonical 44-byte header; the lab found it byte-identical
-            # to soundfile's PCM_16 output, with no native dependency.
-            with wave.open(raw, "wb") as w:
-                w.setnchannels(1)
-                w.setsampwidth(2)
-                w.setframerate(clip.sample_rate)
-                w.writeframes(frames)
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return p.stat().st_size
+    return write_atomic(path, encode_wav(clip)).size_bytes

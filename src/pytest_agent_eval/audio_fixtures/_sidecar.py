@@ -9,18 +9,16 @@ inputs lets `describe_changes` say *why* a fixture is stale.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from ..errors import AudioFixtureError
-from ._clip import FILE_MODE, temp_prefix
 
 __all__ = [
     "FORMAT_VERSION",
@@ -180,18 +178,7 @@ def read_sidecar(wav_path: str | os.PathLike[str]) -> Sidecar | None:
 def write_sidecar(wav_path: str | os.PathLike[str], sidecar: Sidecar) -> Path:
     """Write the sidecar of ``wav_path`` atomically (temp file + rename). Returns its path."""
     path = sidecar_path(wav_path)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(sidecar.to_json())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, sidecar.to_json())
     return path
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from .._atomic import write_atomic
 
 __all__ = ["CachedVerdict", "VerdictCache", "verdict_key"]
 
@@ -91,14 +91,6 @@ class VerdictCache:
             indent=2,
         )
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(body)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_atomic(path, body)
         except OSError:
             return

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from .._atomic import write_atomic
 
 __all__ = [
     "GITHUB_STEP_SUMMARY_LIMIT_BYTES",
@@ -22,23 +23,6 @@ def resolve_report_path(path: str | os.PathLike[str], rootdir: Path) -> Path:
     """An absolute path; a relative one is taken from ``rootdir`` (where pyproject.toml is)."""
     candidate = Path(path).expanduser()
     return candidate if candidate.is_absolute() else rootdir / candidate
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``.
-
-    The folder is created. A reader never sees a half-written report, and a failure leaves the
-    previous file untouched.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def append_step_summary(

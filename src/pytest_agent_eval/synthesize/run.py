@@ -20,7 +20,6 @@ with a semaphore for network backends.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import multiprocessing
 import os
 import threading
@@ -34,8 +33,8 @@ from concurrent.futures import (
     as_completed,
 )
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from .._atomic import write_atomic
 from ..audio_fixtures import (
     AudioClip,
     PostProcess,
@@ -45,8 +44,8 @@ from ..audio_fixtures import (
     resample,
     voiced_frames,
     write_sidecar,
-    write_wav_atomic,
 )
+from ..audio_fixtures._clip import encode_wav
 from ..errors import AgentEvalError, AudioFixtureError
 from ..models import Transcript, VoiceSettings
 from .backend import TTSBackend, get_backend
@@ -137,10 +136,6 @@ class SynthesisSummary:
         )
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def write_fixture(spec: FixtureSpec, clip: AudioClip) -> float:
     """Post-process ``clip`` and write it as ``spec``'s WAV, then its sidecar.
 
@@ -161,10 +156,12 @@ def write_fixture(spec: FixtureSpec, clip: AudioClip) -> float:
     # describing the old. A WAV with no sidecar at all is a recording we never touch.
     spec.wav.parent.mkdir(parents=True, exist_ok=True)
     write_sidecar(spec.wav, Sidecar(text=spec.text, inputs=dict(spec.inputs), pending=True))
-    size = write_wav_atomic(spec.wav, out)
+    wav = write_atomic(spec.wav, encode_wav(out))
     write_sidecar(
         spec.wav,
-        sidecar_for(spec, wav_bytes=size, wav_sha256=_sha256(spec.wav), duration_s=out.duration_s),
+        sidecar_for(
+            spec, wav_bytes=wav.size_bytes, wav_sha256=wav.sha256, duration_s=out.duration_s
+        ),
     )
     return out.duration_s
 
