@@ -107,7 +107,7 @@ def test_terminal_leaves_out_latency_and_token_columns_when_nothing_was_measured
         passed=True,
         score=1.0,
         threshold=1.0,
-        runs=[RunResult(0, [_turn(usage=Usage(10, 5, 1), latency_s=0.3)])],
+        runs=[RunResult(0, [_turn(usage=Usage(10, 5, 1), latency_s=0.3, audio="t1.wav")])],
     )
     header = summary_lines(_data(_record(with_usage)))[0].text
     assert "p95 latency" in header and "agent tokens" in header

@@ -133,6 +133,7 @@ def test_result_round_trips_through_json() -> None:
     result = _result([True, False])
     result.runs[0].turns[0].usage = Usage(10, 5, 1)
     result.runs[0].turns[0].latency_s = 0.25
+    result.runs[0].turns[0].audio = "t1.wav"
     restored = TranscriptResult.from_dict(json.loads(json.dumps(result.to_dict())))
     assert restored.to_dict() == result.to_dict()
     assert restored.agent_usage == Usage(10, 5, 1)
