@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from ._text import clip, format_tool_call
 from .models import RunResult, TranscriptResult, TurnResult
 
 __all__ = ["format_account", "format_score_line"]
 
 _MAX_TEXT = 160
-
-
-def _clip(text: str, limit: int = _MAX_TEXT) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+"""Replies and transcriptions are cut past this; the account sits in a terminal."""
+_MAX_TOOL_ARGS = 80
+"""Tool arguments are cut shorter here than in the reports."""
 
 
 def format_score_line(result: TranscriptResult) -> str:
@@ -31,18 +30,17 @@ def format_score_line(result: TranscriptResult) -> str:
 
 def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
     mark = "ok" if turn.passed else ("ERROR" if turn.error else "FAIL")
-    lines = [f"    turn {turn.index + 1} [{mark}] user: {_clip(turn.user, 80)!r}"]
+    lines = [f"    turn {turn.index + 1} [{mark}] user: {clip(turn.user, 80)!r}"]
     if turn.error:
-        lines.append(f"      error: {_clip(turn.error, 400)}")
+        lines.append(f"      error: {clip(turn.error, 400)}")
         return lines
     if not turn.passed or verbose:
-        lines.append(f"      reply: {_clip(turn.reply)!r}")
+        lines.append(f"      reply: {clip(turn.reply, _MAX_TEXT)!r}")
         if turn.heard is not None:
-            lines.append(f"      heard: {_clip(turn.heard)!r}")
+            lines.append(f"      heard: {clip(turn.heard, _MAX_TEXT)!r}")
         if turn.tool_calls:
             calls = ", ".join(
-                f"{c}({_clip(str(c.args), 80) if c.args is not None else ''})"
-                + (" [error]" if c.is_error else "")
+                format_tool_call(c, limit=_MAX_TOOL_ARGS, with_output=False)
                 for c in turn.tool_calls
             )
             lines.append(f"      tools: {calls}")
@@ -53,7 +51,7 @@ def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
         reasoning = evaluation.reasoning
         # Judges already start their reasoning with "judge errored: "; say it once.
         reasoning = reasoning.removeprefix(f"{evaluation.name} {status}: ")
-        lines.append(f"      - {evaluation.name} {status}: {_clip(reasoning, 400)}")
+        lines.append(f"      - {evaluation.name} {status}: {clip(reasoning, 400)}")
     return lines
 
 
@@ -61,7 +59,7 @@ def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
     status = "passed" if run.passed else "FAILED"
     lines = [f"  run {run.index + 1}: {status} ({run.duration_s:.2f}s)"]
     if run.error:
-        lines.append(f"    error: {_clip(run.error, 400)}")
+        lines.append(f"    error: {clip(run.error, 400)}")
     if run.passed and not verbose:
         return lines
     for turn in run.turns:

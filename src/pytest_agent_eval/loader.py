@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from ._text import short_repr
 from .config import did_you_mean
 from .errors import TranscriptError
 from .models import (
@@ -419,8 +420,7 @@ def _type_hint(field: _Path, expected: str, value: Any = None) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return short_repr(value, limit)
 
 
 def _check_regexes(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:

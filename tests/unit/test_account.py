@@ -36,7 +36,7 @@ def test_account_lists_failed_checks_folds_identical_runs_and_says_errored_once(
     assert "early stop: 2 of 6 runs not started" in lines[0]
     assert "  run 2: FAILED (0.00s) same as run 1" in lines
     assert "      reply: 'no tables'" in lines
-    assert "      tools: book({'n': 2}) [error]" in lines
+    assert '      tools: book({"n": 2}) [error]' in lines
     assert "      - reply fail: reply contains none of ['booked']" in lines
     assert "      - judge errored: timed out after 30s" in lines
     assert "fine" not in text  # passing checks stay quiet unless verbose

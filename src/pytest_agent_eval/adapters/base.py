@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from .._text import short_repr
 from ..errors import AdapterError
 from ..models import AgentReply, Message, ToolCall, Transcript, Turn
 
@@ -145,8 +146,7 @@ def coerce_reply(value: Any) -> AgentReply:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return short_repr(value, limit)
 
 
 class _CallableConversation:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._text import compact_json
 from ..models import ToolCall, TurnContext
 
 __all__ = [
@@ -78,17 +79,10 @@ def _block(name: str, suffix: str, body: str) -> str:
     return f"<{name}_{suffix}>\n{body}\n</{name}_{suffix}>"
 
 
-def _json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    return value if isinstance(value, str) else _json(value)
+    return value if isinstance(value, str) else compact_json(value)
 
 
 def render_history(history: Sequence[Mapping[str, Any]]) -> str:
@@ -127,7 +121,7 @@ def _render_calls(calls: Sequence[ToolCall]) -> str:
         return "(no tool calls)"
     lines = []
     for i, call in enumerate(calls, 1):
-        args = "(not captured)" if call.args is None else _json(call.args)
+        args = "(not captured)" if call.args is None else compact_json(call.args)
         line = f"{i}. {call.name} arguments: {args}"
         if call.output is not None:
             output = _text(call.output)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from ..models import ToolCall, TranscriptResult, Usage
+from .._text import TOOL_ARGS_MAX_CHARS, shorten
+from .._text import format_tool_call as fmt_tool_call
+from ..models import TranscriptResult, Usage
 from .records import EvalRecord
 
 __all__ = [
@@ -28,14 +27,6 @@ __all__ = [
 
 SCORE_DECIMALS = 2
 """Scores are fractions of a few runs; two decimals tell 2/3 from 3/4 without false precision."""
-
-TOOL_ARGS_MAX_CHARS = 400
-"""Tool arguments and outputs are shortened past this; reports stay readable with big payloads."""
-
-
-def shorten(text: str, limit: int) -> str:
-    """Cut ``text`` to ``limit`` characters, marking the cut."""
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
 
 
 def fmt_score(value: float) -> str:
@@ -95,24 +86,6 @@ def fmt_usage_per_run(usage: Usage | None, runs: int) -> str:
         return "–"
     per_run = round(usage.total_tokens / runs) if runs else 0
     return f"{fmt_tokens(usage.total_tokens)} ({fmt_tokens(per_run)}/run)"
-
-
-def _json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def fmt_tool_call(call: ToolCall) -> str:
-    """``book_slot({"time": "10am"}) -> "ok"`` with ``[error]`` for a failed call."""
-    args = "" if call.args is None else shorten(_json(call.args), TOOL_ARGS_MAX_CHARS)
-    text = f"{call.name}({args})"
-    if call.output is not None:
-        text += " → " + shorten(_json(call.output), TOOL_ARGS_MAX_CHARS)
-    if call.is_error:
-        text += " [error]"
-    return text
 
 
 def verdict_label(record: EvalRecord) -> str:

@@ -1,0 +1,68 @@
+"""Short text for messages and reports: cutting, compact JSON and tool calls, in one style.
+
+Failure reasons, the pytest account, the reports and the judge prompt all show values cut to a
+size and tool calls with their arguments; one helper each keeps them alike.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .models import ToolCall
+
+__all__ = [
+    "TOOL_ARGS_MAX_CHARS",
+    "clip",
+    "compact_json",
+    "format_tool_call",
+    "short_repr",
+    "shorten",
+]
+
+TOOL_ARGS_MAX_CHARS = 400
+"""Tool arguments and outputs are shortened past this; reports stay readable with big payloads."""
+
+
+def shorten(text: str, limit: int, *, marker: str = "…") -> str:
+    """``text`` cut to ``limit`` characters, the last of them ``marker``, when it is longer."""
+    text = str(text)
+    return text if len(text) <= limit else text[: max(0, limit - len(marker))] + marker
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line (runs of whitespace become one space), then `shorten`-ed."""
+    return shorten(" ".join(str(text).split()), limit)
+
+
+def short_repr(value: Any, limit: int) -> str:
+    """``repr(value)`` cut to ``limit`` characters with ``...``, for error messages."""
+    return shorten(repr(value), limit, marker="...")
+
+
+def compact_json(value: Any) -> str:
+    """One-line JSON with sorted keys and readable non-ASCII; ``repr`` for what JSON can't hold."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def format_tool_call(
+    call: ToolCall, *, limit: int = TOOL_ARGS_MAX_CHARS, with_output: bool = True
+) -> str:
+    """``book_slot({"time": "10am"}) → "ok"``, with `` [error]`` for a failed call.
+
+    Args:
+        call: The tool call.
+        limit: Arguments and output are each shortened to this many characters.
+        with_output: Show what the tool returned, when it is known.
+    """
+    args = "" if call.args is None else shorten(compact_json(call.args), limit)
+    text = f"{call.name}({args})"
+    if with_output and call.output is not None:
+        text += " → " + shorten(compact_json(call.output), limit)
+    if call.is_error:
+        text += " [error]"
+    return text
