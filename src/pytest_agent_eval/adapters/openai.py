@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from .._retry import describe_error
 from ..errors import AdapterError, require_extra
 from ..models import AgentReply, ToolCall, Usage
 from .base import Conversation, ConversationInfo, TurnInput
@@ -176,15 +177,6 @@ def _parse_args(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _describe_api_error(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    message = getattr(exc, "message", None) or str(exc)
-    text = " ".join(str(message).split())
-    if status is not None:
-        return f"HTTP {status} {type(exc).__name__}: {text}"
-    return f"{type(exc).__name__}: {text}"
-
-
 class OpenAIAdapter:
     """An `AgentAdapter` for a model behind the OpenAI SDK (Chat Completions), with tools.
 
@@ -301,7 +293,7 @@ class _OpenAIConversation:
             except Exception as exc:  # translate at the edge; the run records it
                 raise AdapterError(
                     f"OpenAI chat completion failed for model {adapter.model!r} on turn "
-                    f"{turn.index + 1}, step {step}: {_describe_api_error(exc)}"
+                    f"{turn.index + 1}, step {step}: {describe_error(exc)}"
                 ) from exc
             usage = usage + _usage_of(response)
             choices = getattr(response, "choices", None) or []

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .._retry import backoff_delay, describe_error, is_transient, retry_after_s
 from ..config import JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
 from ._judge_cache import VerdictCache, verdict_key
@@ -36,7 +37,7 @@ from ._judge_prompt import (
     build_reply_prompt,
     build_tool_args_prompt,
 )
-from ._judge_retry import backoff_delay, describe_error, is_transient, rejects_temperature
+from ._judge_retry import rejects_temperature
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -236,7 +237,7 @@ class _JudgeBase:
                         failures,
                         base_s=self.backoff_s,
                         cap_s=self.max_backoff_s,
-                        retry_after_s=getattr(exc, "retry_after", None),
+                        retry_after_s=retry_after_s(exc),
                     )
                 )
                 continue

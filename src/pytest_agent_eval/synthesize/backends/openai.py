@@ -13,9 +13,9 @@ endpoint come from the SDK's usual environment variables (``OPENAI_API_KEY``,
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any
 
+from ..._retry import backoff_delay, describe_error, is_transient, retry_after_s
 from ...audio_fixtures import AudioClip, clip_from_pcm16
 from ...errors import AudioFixtureError, ConfigError, MissingExtraError, require_extra
 from ...models import VoiceSettings
@@ -26,7 +26,8 @@ __all__ = ["OpenAIBackend", "SpeechAPIError"]
 _INSTALL = "pip install 'pytest-agent-eval[openai]'"
 PCM_SAMPLE_RATE = 24000
 """The speech endpoint's ``pcm`` format is 16-bit mono at 24 kHz, always."""
-_MAX_RETRY_AFTER_S = 30.0
+_MAX_BACKOFF_S = 30.0
+"""Cap of one wait between attempts, a provider's ``Retry-After`` included."""
 
 
 class SpeechAPIError(AudioFixtureError):
@@ -106,21 +107,25 @@ class OpenAIBackend:
                     speed=settings.speed or 1.0,
                 )
                 return clip_from_pcm16(response.content, PCM_SAMPLE_RATE)
-            except (
-                openai.RateLimitError,
-                openai.InternalServerError,
-                openai.APITimeoutError,
-                openai.APIConnectionError,
-            ) as exc:
+            except Exception as exc:  # classified below; anything else propagates as is
+                if not is_transient(exc):
+                    if isinstance(exc, openai.APIStatusError):
+                        raise SpeechAPIError(
+                            f"OpenAI speech refused the request: {_describe(exc)}"
+                        ) from exc
+                    raise
                 if attempt == self.retries:
                     raise SpeechAPIError(
                         f"OpenAI speech failed after {attempt + 1} attempts: {_describe(exc)}"
                     ) from exc
-                await asyncio.sleep(self._delay_s(attempt, exc))
-            except openai.APIStatusError as exc:
-                raise SpeechAPIError(
-                    f"OpenAI speech refused the request: {_describe(exc)}"
-                ) from exc
+                await asyncio.sleep(
+                    backoff_delay(
+                        attempt + 1,
+                        base_s=self.backoff_s,
+                        cap_s=_MAX_BACKOFF_S,
+                        retry_after_s=retry_after_s(exc),
+                    )
+                )
         raise AssertionError("unreachable")  # pragma: no cover
 
     def synthesize(self, text: str, settings: VoiceSettings) -> AudioClip:
@@ -140,23 +145,7 @@ class OpenAIBackend:
             client, self._client = self._client, None
             await client.close()
 
-    def _delay_s(self, attempt: int, exc: Exception) -> float:
-        response = getattr(exc, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
-        if header is not None:
-            try:
-                return min(max(float(header), 0.0), _MAX_RETRY_AFTER_S)
-            except ValueError:
-                pass
-        # Full jitter keeps parallel workers from retrying in lockstep.
-        return random.uniform(0, self.backoff_s * 2**attempt)
-
 
 def _describe(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        message = body["message"]  # the API's own words, without the SDK's prefix
-    else:
-        message = getattr(exc, "message", None) or str(exc)
-    return f"HTTP {status}: {message}" if status else f"{type(exc).__name__}: {message}"
+    # The message already names the API, so an HTTP error reads "HTTP 429: <its words>".
+    return describe_error(exc, with_class=False)
