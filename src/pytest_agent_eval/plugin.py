@@ -267,9 +267,71 @@ class TranscriptFile(pytest.File):
         if first is not None and first != self.path:
             raise self.CollectError(str(duplicate_id_error(transcript, first)))
         state.seen_ids[transcript.id] = self.path
-        yield TranscriptItem.from_parent(
+        item = TranscriptItem.from_parent(
             self, name=transcript.id, callobj=_run_yaml_transcript, transcript=transcript
         )
+        yield from _per_agent_param(self, item) or [item]
+
+
+def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[TranscriptItem] | None:
+    """One item per param of a parametrized ``llm_eval_agent`` fixture, as the seed promises.
+
+    pytest parametrizes fixtures only for Python test functions, through a private ``CallSpec``.
+    YAML items need the same, so this builds those call specs from the fixture's definition.
+    It leans on pytest internals (``_fixtureinfo``, ``CallSpec``, a fixture's ``_scope``);
+    when they change shape, transcripts fall back to one item and pytest's own
+    "no parameter defined" setup error, never a crash.
+    """
+    try:
+        from _pytest.python import CallSpec  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fixtureinfo = getattr(item, "_fixtureinfo", None)
+    defs = fixtureinfo.name2fixturedefs.get(AGENT_FIXTURE) if fixtureinfo is not None else None
+    if not defs or getattr(defs[-1], "params", None) is None:
+        return None
+    fixturedef = defs[-1]
+    scope = getattr(fixturedef, "_scope", None)
+    if scope is None:
+        return None
+    items = []
+    for index, param in enumerate(fixturedef.params):
+        value, marks, explicit_id = param, [], None
+        if isinstance(param, tuple) and hasattr(param, "marks") and hasattr(param, "values"):
+            value, marks, explicit_id = param.values[0], list(param.marks), param.id
+        param_id = explicit_id or _param_id(fixturedef.ids, index, value)
+        callspec = CallSpec(
+            params={AGENT_FIXTURE: value},
+            indices={AGENT_FIXTURE: index},
+            _arg2scope={AGENT_FIXTURE: scope},
+            _idlist=[param_id],
+            marks=[getattr(m, "mark", m) for m in marks],
+        )
+        items.append(
+            TranscriptItem.from_parent(
+                parent,
+                name=f"{item.transcript.id}[{param_id}]",
+                callobj=_run_yaml_transcript,
+                transcript=item.transcript,
+                callspec=callspec,
+                fixtureinfo=fixtureinfo,
+                keywords={param_id: True},
+                originalname=item.transcript.id,
+            )
+        )
+    return items
+
+
+def _param_id(ids: Any, index: int, value: Any) -> str:
+    if callable(ids):
+        made = ids(value)
+        if made is not None:
+            return str(made)
+    elif ids is not None and index < len(ids) and ids[index] is not None:
+        return str(ids[index])
+    if isinstance(value, str | int | float | bool) and str(value):
+        return str(value)
+    return f"{AGENT_FIXTURE}{index}"
 
 
 def _run_yaml_transcript(llm_eval_agent: Any, request: pytest.FixtureRequest) -> None:

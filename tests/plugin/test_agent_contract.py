@@ -72,12 +72,6 @@ def test_agent_fixture_can_differ_per_directory(project: Project) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not supported yet: parametrizing llm_eval_agent needs pytest's private CallSpec; "
-    "YAML items get the fixture's setup error. Use one conftest per folder, or the Python API "
-    "with @pytest.mark.parametrize (docs/python-api.md)",
-)
 def test_parametrized_agent_fixture_runs_each_transcript_per_agent(project: Project) -> None:
     project.conftest(
         """
@@ -97,6 +91,35 @@ def test_parametrized_agent_fixture_runs_each_transcript_per_agent(project: Proj
         [
             "tests/evals/booking.yaml::booking[[]fast] PASSED*",
             "tests/evals/booking.yaml::booking[[]smart] PASSED*",
+        ]
+    )
+
+
+def test_parametrized_agent_fixture_honours_ids_marks_and_per_param_outcomes(
+    project: Project,
+) -> None:
+    project.conftest(
+        """
+        @pytest.fixture(
+            params=[pytest.param("a", id="alpha"), "b", pytest.param("c", marks=pytest.mark.skip)],
+        )
+        def llm_eval_agent(request):
+            def agent(history):
+                tools = ["create_booking"] if request.param == "a" else []
+                return AgentReply(f"booked by {request.param}", tools)
+            return agent
+        """
+    )
+    project.transcript("booking", BOOKING)
+
+    result = project.run_live("-v")
+
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines_random(
+        [
+            "tests/evals/booking.yaml::booking[[]alpha] PASSED*",
+            "tests/evals/booking.yaml::booking[[]b] FAILED*",
+            "tests/evals/booking.yaml::booking[[]c] SKIPPED*",
         ]
     )
 
