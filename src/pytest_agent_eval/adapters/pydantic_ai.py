@@ -14,8 +14,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._pydantic_ai import usage_of
 from ..errors import AdapterError, require_extra
-from ..models import AgentReply, ToolCall, Usage
+from ..models import AgentReply, ToolCall
 from .base import Conversation, ConversationInfo, TurnInput
 
 if TYPE_CHECKING:
@@ -104,19 +105,6 @@ def tool_calls_from_messages(
         for i in order
         if i not in outputs
     ]
-
-
-def _usage_of(result: Any) -> Usage | None:
-    usage = getattr(result, "usage", None)
-    if inspect.ismethod(usage):  # pydantic-ai 1.x: usage() is a method
-        usage = usage()
-    if usage is None:
-        return None
-    return Usage(
-        input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-        requests=int(getattr(usage, "requests", 0) or 0),
-    )
 
 
 class PydanticAIAdapter:
@@ -220,7 +208,7 @@ class _PydanticAIConversation:
         return AgentReply(
             adapter.render(result.output),
             list(calls),
-            usage=_usage_of(result),
+            usage=usage_of(result),
             metadata=metadata,
         )
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .._pydantic_ai import usage_of
 from .._retry import backoff_delay, describe_error, is_transient, retry_after_s
 from ..config import JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
@@ -88,19 +88,6 @@ def _model_id(model: Any) -> str:
     if system and name:
         return name if str(name).startswith(f"{system}:") else f"{system}:{name}"
     return type(model).__name__
-
-
-def _usage_of(result: Any) -> Usage | None:
-    usage = getattr(result, "usage", None)
-    if inspect.ismethod(usage):  # pydantic-ai 1.x exposes usage() as a method
-        usage = usage()
-    if usage is None:
-        return None
-    return Usage(
-        input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-        requests=int(getattr(usage, "requests", 0) or 0),
-    )
 
 
 @dataclass
@@ -179,7 +166,7 @@ class _JudgeBase:
         if self.temperature is not None and not self._omit_temperature:
             model_settings["temperature"] = self.temperature
         result = await agent.run(prompt.user_prompt, model_settings=model_settings or None)  # type: ignore[arg-type]
-        return result.output, _usage_of(result)
+        return result.output, usage_of(result)
 
     async def _judge(self, prompt: JudgePrompt) -> EvalResult:
         """Ask for one verdict, with cache, timeout, retries and the temperature quirk."""
