@@ -339,7 +339,7 @@ def test_failure_shows_the_users_words_reply_and_tools_seen(project: Project) ->
         [
             "    turn 1 [[]FAIL] user: 'Book a table for two'",
             "      reply: 'Sorry, fully booked.'",
-            "      tools: check_slots({'n': 2})",
+            '      tools: check_slots({"n": 2})',
             lit(
                 "      - tool_calls fail: expected tool calls not made: ['create_booking']"
                 ' (saw check_slots({"n": 2}))'
@@ -369,7 +369,7 @@ def test_tool_call_args_with_python_values_work_without_xdist(project: Project) 
     result = project.run_live()
 
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["      tools: create_booking({'day': '2026-12-24', 'party': 2})"])
+    result.stdout.fnmatch_lines(['      tools: create_booking({"day": "2026-12-24", "party": 2})'])
 
 
 def test_tool_call_args_with_python_values_survive_xdist(project: Project) -> None:

@@ -187,7 +187,7 @@ def test_every_failed_check_is_listed_with_reply_and_tool_calls(project: Project
         [
             "    turn 1 [[]FAIL] user: 'Book Monday'",
             "      reply: 'Let me check.'",
-            "      tools: check_slots({'day': 'mon'}), cancel_booking()",
+            '      tools: check_slots({"day": "mon"}), cancel_booking()',
             lit(
                 "      - reply fail: reply contains none of ['booked', 'confirmed'];"
                 " reply is missing ['monday']; reply matches none of the patterns ['BK-\\\\d+'];"
