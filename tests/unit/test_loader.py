@@ -193,6 +193,7 @@ def test_schema_is_valid_and_published_copy_is_identical() -> None:
 
 def test_every_example_transcript_validates() -> None:
     files = find_transcript_files([ROOT / "examples"])
+    assert len(files) >= 8
     for path in files:
         load_transcript_file(path)
 
