@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from ._records import EvalRecord, SessionRecords
 from .config import GateConfig
-from .report.records import EvalRecord, SessionRecords
 
 __all__ = [
     "ExitDecision",

@@ -3,17 +3,19 @@
 The plugin attaches ``report.agent_eval_all`` (a list of JSON-friendly dicts, one per eval the test
 ran) and ``report.agent_eval`` (its first element) to each phase's `pytest.TestReport`. Those
 attributes travel through xdist unchanged, so the controller rebuilds exactly what a single process
-sees. Nothing here renders anything; `terminal`, `markdown` and `html` do that.
+sees. Nothing here renders anything; `terminal`, `markdown` and `html` do that. The record types
+themselves live in `pytest_agent_eval._records` (the gates read them too) and are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from .._records import EvalRecord, SessionRecords, TestOutcome, Verdict
 from ..models import TranscriptResult
 
 if TYPE_CHECKING:
@@ -32,67 +34,6 @@ __all__ = [
     "iter_results",
     "record_from_entry",
 ]
-
-Verdict = Literal["passed", "failed", "error", "skipped"]
-"""What happened to one eval: its threshold met or missed, could not run, or was skipped."""
-
-TestOutcome = Literal["passed", "failed", "error", "skipped"]
-"""The pytest outcome of a whole test: ``failed`` in the call phase, ``error`` in setup/teardown."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvalRecord:
-    """One eval (a YAML transcript, or one ``agent_eval.run`` of a Python test) and its outcome."""
-
-    nodeid: str
-    """The pytest node id of the test that ran the eval."""
-    transcript_id: str
-    """The transcript id (for Python tests, what the plugin reported)."""
-    kind: str = "yaml"
-    """``"yaml"`` or ``"python"``."""
-    markers: tuple[str, ...] = ()
-    """Names of the pytest markers on the test."""
-    tags: tuple[str, ...] = ()
-    """The transcript's tags."""
-    path: str | None = None
-    """File the transcript or test came from."""
-    result: TranscriptResult | None = None
-    """The runs; None when the eval did not run (skipped, or the test errored before it)."""
-    test_outcome: TestOutcome = "passed"
-    """The pytest outcome of the whole test (shared by every eval of a Python test)."""
-    index: int = 0
-    """Position among the evals of its test."""
-
-    @property
-    def test_name(self) -> str:
-        """The last part of the node id, e.g. ``test_booking[fast]`` or ``book_slot``."""
-        return self.nodeid.rsplit("::", 1)[-1]
-
-    @property
-    def verdict(self) -> Verdict:
-        """The eval's own verdict, independent of anything else the test asserted."""
-        if self.result is not None:
-            return "passed" if self.result.passed else "failed"
-        if self.test_outcome == "skipped":
-            return "skipped"
-        if self.test_outcome == "passed":
-            # A test that reported an eval but never ran it and still passed: nothing to judge.
-            return "skipped"
-        return "error"
-
-    @property
-    def ran(self) -> bool:
-        """True unless skipped: errors count as having run (and not passed)."""
-        return self.verdict != "skipped"
-
-    def matches_name(self, name: str) -> bool:
-        """True when a ``must_pass`` entry names this eval.
-
-        An entry may be the transcript id, the full node id, or the test name with or without
-        its parametrization (``test_booking`` matches ``test_booking[fast]``).
-        """
-        test_name = self.test_name
-        return name in (self.transcript_id, self.nodeid, test_name, test_name.split("[", 1)[0])
 
 
 def eval_entries(report: Any) -> list[Mapping[str, Any]]:
@@ -143,30 +84,6 @@ class _TestState:
     outcome: TestOutcome = "passed"
     call_entries: list[Mapping[str, Any]] | None = None
     other_entries: list[Mapping[str, Any]] | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionRecords:
-    """Everything the collector saw, in the order tests finished."""
-
-    records: tuple[EvalRecord, ...] = ()
-    """Every eval, including skipped ones."""
-    failed_nodeids: tuple[str, ...] = ()
-    """Every test (eval or not) with a failed phase, plus collection errors, in order."""
-    eval_nodeids: frozenset[str] = frozenset()
-    """Node ids of tests that carried eval data."""
-    failed_in_call: frozenset[str] = frozenset()
-    """Tests whose failure happened in the call phase (the only kind a gate may absorb)."""
-
-    @property
-    def ran(self) -> tuple[EvalRecord, ...]:
-        """The evals that ran (not skipped)."""
-        return tuple(r for r in self.records if r.ran)
-
-    @property
-    def skipped(self) -> tuple[EvalRecord, ...]:
-        """The evals that were skipped."""
-        return tuple(r for r in self.records if not r.ran)
 
 
 class RecordCollector:
@@ -220,7 +137,9 @@ class RecordCollector:
             for index, entry in enumerate(entries):
                 record = record_from_entry(entry, outcome=state.outcome, index=index)
                 if not record.nodeid:
-                    record = _with_nodeid(record, nodeid)
+                    record = replace(
+                        record, nodeid=nodeid, transcript_id=record.transcript_id or nodeid
+                    )
                 records.append(record)
         # Sorted, so a report reads the same whatever order (xdist) tests finished in.
         records.sort(key=lambda r: (r.nodeid, r.index))
@@ -230,20 +149,6 @@ class RecordCollector:
             eval_nodeids=frozenset(eval_ids),
             failed_in_call=frozenset(failed_in_call),
         )
-
-
-def _with_nodeid(record: EvalRecord, nodeid: str) -> EvalRecord:
-    return EvalRecord(
-        nodeid=nodeid,
-        transcript_id=record.transcript_id or nodeid,
-        kind=record.kind,
-        markers=record.markers,
-        tags=record.tags,
-        path=record.path,
-        result=record.result,
-        test_outcome=record.test_outcome,
-        index=record.index,
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,99 @@
+"""One eval's record and the session's records: the data both the gates and the reports read.
+
+Kept apart from `report/` so `gates` can take records without importing the report package,
+which itself imports `gates`. Pure data: nothing here reads pytest reports or renders anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .models import TranscriptResult
+
+__all__ = ["EvalRecord", "SessionRecords", "TestOutcome", "Verdict"]
+
+Verdict = Literal["passed", "failed", "error", "skipped"]
+"""What happened to one eval: its threshold met or missed, could not run, or was skipped."""
+
+TestOutcome = Literal["passed", "failed", "error", "skipped"]
+"""The pytest outcome of a whole test: ``failed`` in the call phase, ``error`` in setup/teardown."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalRecord:
+    """One eval (a YAML transcript, or one ``agent_eval.run`` of a Python test) and its outcome."""
+
+    nodeid: str
+    """The pytest node id of the test that ran the eval."""
+    transcript_id: str
+    """The transcript id (for Python tests, what the plugin reported)."""
+    kind: str = "yaml"
+    """``"yaml"`` or ``"python"``."""
+    markers: tuple[str, ...] = ()
+    """Names of the pytest markers on the test."""
+    tags: tuple[str, ...] = ()
+    """The transcript's tags."""
+    path: str | None = None
+    """File the transcript or test came from."""
+    result: TranscriptResult | None = None
+    """The runs; None when the eval did not run (skipped, or the test errored before it)."""
+    test_outcome: TestOutcome = "passed"
+    """The pytest outcome of the whole test (shared by every eval of a Python test)."""
+    index: int = 0
+    """Position among the evals of its test."""
+
+    @property
+    def test_name(self) -> str:
+        """The last part of the node id, e.g. ``test_booking[fast]`` or ``book_slot``."""
+        return self.nodeid.rsplit("::", 1)[-1]
+
+    @property
+    def verdict(self) -> Verdict:
+        """The eval's own verdict, independent of anything else the test asserted."""
+        if self.result is not None:
+            return "passed" if self.result.passed else "failed"
+        if self.test_outcome == "skipped":
+            return "skipped"
+        if self.test_outcome == "passed":
+            # A test that reported an eval but never ran it and still passed: nothing to judge.
+            return "skipped"
+        return "error"
+
+    @property
+    def ran(self) -> bool:
+        """True unless skipped: errors count as having run (and not passed)."""
+        return self.verdict != "skipped"
+
+    def matches_name(self, name: str) -> bool:
+        """True when a ``must_pass`` entry names this eval.
+
+        An entry may be the transcript id, the full node id, or the test name with or without
+        its parametrization (``test_booking`` matches ``test_booking[fast]``).
+        """
+        test_name = self.test_name
+        return name in (self.transcript_id, self.nodeid, test_name, test_name.split("[", 1)[0])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRecords:
+    """Everything the collector saw, in the order tests finished."""
+
+    records: tuple[EvalRecord, ...] = ()
+    """Every eval, including skipped ones."""
+    failed_nodeids: tuple[str, ...] = ()
+    """Every test (eval or not) with a failed phase, plus collection errors, in order."""
+    eval_nodeids: frozenset[str] = frozenset()
+    """Node ids of tests that carried eval data."""
+    failed_in_call: frozenset[str] = frozenset()
+    """Tests whose failure happened in the call phase (the only kind a gate may absorb)."""
+
+    @property
+    def ran(self) -> tuple[EvalRecord, ...]:
+        """The evals that ran (not skipped)."""
+        return tuple(r for r in self.records if r.ran)
+
+    @property
+    def skipped(self) -> tuple[EvalRecord, ...]:
+        """The evals that were skipped."""
+        return tuple(r for r in self.records if not r.ran)
