@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 
 from ..gates import GateResult
-from ..models import RunResult, TurnResult, Usage, sum_usage
+from ..models import RunResult, TurnResult, Usage
 from ._format import (
     fmt_interval,
     fmt_latency,
@@ -36,7 +36,7 @@ from ._format import (
     verdict_label,
 )
 from .markdown import NOTHING_RAN
-from .records import EvalRecord, ReportData, iter_results
+from .records import EvalRecord, ReportData
 
 __all__ = ["AUDIO_EMBED_LIMIT_BYTES", "AudioStore", "render_chart_svg", "render_html"]
 
@@ -220,18 +220,15 @@ def render_chart_svg(records: Sequence[EvalRecord]) -> str:
     return "".join(out)
 
 
-def _summary_table(ran: Sequence[EvalRecord]) -> str:
-    latency = any(r.result is not None and r.result.p95_latency_s is not None for r in ran)
-    tokens = any(
-        res.agent_usage is not None or res.judge_usage is not None for _, res in iter_results(ran)
-    )
+def _summary_table(data: ReportData) -> str:
+    latency, tokens = data.has_latency, data.has_tokens
     head = ["Transcript", "Runs", "Passed", "Score [95% CI]", "Threshold", "Verdict"]
     if latency:
         head.append("p95 latency")
     if tokens:
         head += ["Agent tokens", "Judge tokens"]
     rows: list[str] = []
-    for n, record in enumerate(ran):
+    for n, record in enumerate(data.ran):
         res = record.result
         cells = [
             f'<td><a href="#t{n}">{_e(record.transcript_id)}</a>'
@@ -298,13 +295,11 @@ def _usage_cells(usage: Usage | None) -> str:
     return "".join(f'<td class="num">{fmt_tokens(v)}</td>' for v in values)
 
 
-def _cost_section(ran: Sequence[EvalRecord]) -> str:
-    results = [res for _, res in iter_results(ran)]
-    agent = sum_usage(r.agent_usage for r in results)
-    judge = sum_usage(r.judge_usage for r in results)
+def _cost_section(data: ReportData) -> str:
+    agent, judge = data.agent_usage, data.judge_usage
     if agent is None and judge is None:
         return ""
-    runs = sum(len(r.runs) for r in results)
+    runs = data.run_count
     return (
         '<section id="cost"><h2>Cost</h2><table id="cost-table"><thead><tr><th>Tokens</th>'
         "<th>Input</th><th>Output</th><th>Total</th><th>Requests</th></tr></thead><tbody>"
@@ -410,9 +405,8 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
 
 def _headline(data: ReportData) -> str:
     ran = data.ran
-    passed = sum(r.verdict == "passed" for r in ran)
-    skipped = len(data.records) - len(ran)
-    facts = [f"<b>{passed} of {len(ran)} evals passed</b>"]
+    skipped = data.skipped_count
+    facts = [f"<b>{data.passed_count} of {len(ran)} evals passed</b>"]
     if skipped:
         facts.append(f"{skipped} skipped")
     if data.generated_at is not None:
@@ -435,13 +429,13 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
     """
     audio = AudioStore(rootdir=rootdir, report_dir=report_dir)
     if data.nothing_ran:
-        skipped = len(data.records)
+        skipped = data.skipped_count
         why = f" {skipped} eval test(s) were skipped." if skipped else ""
         main = f'<p class="headline" id="nothing-ran">{_e(NOTHING_RAN + why)}</p>'
         script = ""
     else:
         ran = data.ran
-        failed = sum(r.verdict != "passed" for r in ran)
+        failed = len(ran) - data.passed_count
         controls = (
             '<div class="controls" role="group" aria-label="Filter transcripts">'
             '<label><input type="radio" name="filter" id="filter-all" value="all" checked> '
@@ -454,10 +448,10 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
         details = "".join(_record_html(n, r, audio, data) for n, r in enumerate(ran))
         main = (
             _headline(data)
-            + f'<section id="summary"><h2>Summary</h2>{controls}{_summary_table(ran)}'
+            + f'<section id="summary"><h2>Summary</h2>{controls}{_summary_table(data)}'
             + f"<figure>{render_chart_svg(ran)}</figure></section>"
             + _gates_section(data)
-            + _cost_section(ran)
+            + _cost_section(data)
             + f'<section id="transcripts"><h2>Transcripts</h2>{details}</section>'
         )
         # "</" cannot appear inside the JSON: base64 and our keys never contain it.

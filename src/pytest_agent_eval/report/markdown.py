@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..gates import GateResult
-from ..models import RunResult, TurnResult, Usage, sum_usage
+from ..models import RunResult, TurnResult, Usage
 from ._format import (
     fmt_interval,
     fmt_latency,
@@ -25,7 +25,7 @@ from ._format import (
     shown_markers,
     verdict_label,
 )
-from .records import EvalRecord, ReportData, iter_results
+from .records import EvalRecord, ReportData
 
 __all__ = ["NOTHING_RAN", "md_escape", "md_table", "render_markdown", "render_summary_markdown"]
 
@@ -57,11 +57,9 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 def _headline(data: ReportData) -> list[str]:
     ran = data.ran
-    passed = sum(r.verdict == "passed" for r in ran)
-    skipped = len(data.records) - len(ran)
-    facts = [f"**{passed} of {len(ran)} evals passed**"]
-    if skipped:
-        facts.append(f"{skipped} skipped")
+    facts = [f"**{data.passed_count} of {len(ran)} evals passed**"]
+    if data.skipped_count:
+        facts.append(f"{data.skipped_count} skipped")
     if data.generated_at is not None:
         facts.append("generated " + data.generated_at.strftime("%Y-%m-%d %H:%M:%S %Z").strip())
     if data.duration_s is not None:
@@ -71,18 +69,15 @@ def _headline(data: ReportData) -> list[str]:
     return [" · ".join(facts), ""]
 
 
-def _summary_section(ran: Sequence[EvalRecord]) -> list[str]:
-    latency = any(r.result is not None and r.result.p95_latency_s is not None for r in ran)
-    tokens = any(
-        res.agent_usage is not None or res.judge_usage is not None for _, res in iter_results(ran)
-    )
+def _summary_section(data: ReportData) -> list[str]:
+    latency, tokens = data.has_latency, data.has_tokens
     header = ["Transcript", "Test", "Runs", "Passed", "Score [95% CI]", "Threshold", "Verdict"]
     if latency:
         header.append("p95 latency")
     if tokens:
         header += ["Agent tokens", "Judge tokens"]
     rows: list[list[str]] = []
-    for record in ran:
+    for record in data.ran:
         res = record.result
         row = [
             md_escape(record.transcript_id),
@@ -157,13 +152,11 @@ def _usage_row(label: str, usage: Usage | None) -> list[str]:
     ]
 
 
-def _cost_section(ran: Sequence[EvalRecord]) -> list[str]:
-    results = [res for _, res in iter_results(ran)]
-    agent = sum_usage(r.agent_usage for r in results)
-    judge = sum_usage(r.judge_usage for r in results)
+def _cost_section(data: ReportData) -> list[str]:
+    agent, judge = data.agent_usage, data.judge_usage
     if agent is None and judge is None:
         return []
-    runs = sum(len(r.runs) for r in results)
+    runs = data.run_count
     header = ["Tokens", "Input", "Output", "Total", "Requests"]
     rows = [_usage_row("Agent", agent), _usage_row("Judges", judge)]
     return [
@@ -269,9 +262,9 @@ def render_summary_markdown(data: ReportData) -> str:
         why = f" {skipped} eval test(s) were skipped." if skipped else ""
         return "\n".join([*lines, NOTHING_RAN + why, ""])
     lines += _headline(data)
-    lines += _summary_section(data.ran)
+    lines += _summary_section(data)
     lines += _groups_section(data)
-    lines += _cost_section(data.ran)
+    lines += _cost_section(data)
     return "\n".join(lines).rstrip("\n") + "\n\n"
 
 

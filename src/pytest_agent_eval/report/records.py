@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._records import EvalRecord, SessionRecords, TestOutcome, Verdict
-from ..models import TranscriptResult
+from ..models import TranscriptResult, Usage, sum_usage
 
 if TYPE_CHECKING:
     import pytest
@@ -186,6 +186,48 @@ class ReportData:
     def nothing_ran(self) -> bool:
         """True when no eval ran at all (all skipped, deselected, or none collected)."""
         return not self.session.ran
+
+    @property
+    def passed_count(self) -> int:
+        """Evals that ran and passed."""
+        return sum(r.verdict == "passed" for r in self.ran)
+
+    @property
+    def skipped_count(self) -> int:
+        """Evals that were skipped."""
+        return len(self.records) - len(self.ran)
+
+    @property
+    def results(self) -> tuple[TranscriptResult, ...]:
+        """The results of the evals that ran (an errored eval may have none)."""
+        return tuple(res for _, res in iter_results(self.ran))
+
+    @property
+    def run_count(self) -> int:
+        """Runs over every eval that ran."""
+        return sum(len(res.runs) for res in self.results)
+
+    @property
+    def agent_usage(self) -> Usage | None:
+        """Tokens the agents spent over every eval that ran; None when none reported any."""
+        return sum_usage(res.agent_usage for res in self.results)
+
+    @property
+    def judge_usage(self) -> Usage | None:
+        """Tokens the judges spent over every eval that ran; None when none reported any."""
+        return sum_usage(res.judge_usage for res in self.results)
+
+    @property
+    def has_latency(self) -> bool:
+        """True when some eval measured turn latency: the tables then get a latency column."""
+        return any(res.p95_latency_s is not None for res in self.results)
+
+    @property
+    def has_tokens(self) -> bool:
+        """True when an agent or a judge reported tokens: the tables then get token columns."""
+        return any(
+            res.agent_usage is not None or res.judge_usage is not None for res in self.results
+        )
 
 
 def iter_results(records: Iterable[EvalRecord]) -> Iterable[tuple[EvalRecord, TranscriptResult]]:

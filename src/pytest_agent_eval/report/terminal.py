@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..gates import GateResult
-from ..models import sum_usage
 from ._format import (
     fmt_interval,
     fmt_latency,
@@ -17,7 +16,7 @@ from ._format import (
     fmt_usage_per_run,
     verdict_label,
 )
-from .records import EvalRecord, ReportData, iter_results
+from .records import EvalRecord, ReportData
 
 __all__ = ["TerminalLine", "format_table", "gate_line", "summary_lines"]
 
@@ -96,10 +95,7 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
     ran = data.ran
     if not ran:
         return []
-    latency = any(r.result is not None and r.result.p95_latency_s is not None for r in ran)
-    agent_total = sum_usage(res.agent_usage for _, res in iter_results(ran))
-    judge_total = sum_usage(res.judge_usage for _, res in iter_results(ran))
-    tokens = agent_total is not None or judge_total is not None
+    latency, tokens = data.has_latency, data.has_tokens
 
     header = ["transcript", "runs", "passed", "score [95% CI]", "threshold", "verdict"]
     if latency:
@@ -113,13 +109,14 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
     for record, text in zip(ran, table[2:], strict=True):
         lines.append(TerminalLine(text, _VERDICT_COLOR[verdict_label(record)]))
 
-    passed = sum(r.verdict == "passed" for r in ran)
-    skipped = len(data.records) - len(ran)
+    skipped = data.skipped_count
     tail = f", {skipped} skipped" if skipped else ""
-    lines.append(TerminalLine(f"{passed}/{len(ran)} evals passed{tail}", bold=True))
+    lines.append(TerminalLine(f"{data.passed_count}/{len(ran)} evals passed{tail}", bold=True))
     if tokens:
         lines.append(
-            TerminalLine(f"tokens: agent {fmt_usage(agent_total)}; judges {fmt_usage(judge_total)}")
+            TerminalLine(
+                f"tokens: agent {fmt_usage(data.agent_usage)}; judges {fmt_usage(data.judge_usage)}"
+            )
         )
     lines.extend(gate_line(g) for g in data.gates)
     decision = data.decision
