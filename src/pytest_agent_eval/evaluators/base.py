@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Protocol, runtime_checkable
 
+from .. import _text
 from ..models import EvalResult, TurnContext
 
 __all__ = ["Evaluator", "evaluate_safely", "evaluator_name", "shorten"]
@@ -61,5 +62,4 @@ async def evaluate_safely(evaluator: Any, ctx: TurnContext) -> EvalResult:
 
 def shorten(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters with an ellipsis, for failure reasons."""
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return _text.shorten(text, limit)
