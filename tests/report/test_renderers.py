@@ -139,6 +139,17 @@ def test_audio_is_embedded_once_linked_when_big_and_named_when_missing(tmp_path:
     assert "<audio" not in missing and "audio file not found: gone.wav" in missing
 
 
+def test_audio_past_the_embed_budget_is_linked(tmp_path: Path) -> None:
+    one, two = _wav(tmp_path / "one.wav"), _wav(tmp_path / "two.wav")
+    size = one.stat().st_size
+    store = AudioStore(rootdir=tmp_path, report_dir=tmp_path, embed_budget_bytes=size + 10)
+    assert 'data-audio="a0"' in store.player(str(one), "user audio")
+    assert 'src="two.wav"' in store.player(str(two), "user audio")
+    assert 'data-audio="a0"' in store.player(str(one), "user audio")  # already embedded
+    assert list(store.data) == ["a0"]
+    assert store.embedded_bytes == size
+
+
 def test_html_escapes_replies(tmp_path: Path) -> None:
     result = TranscriptResult(
         passed=True,

@@ -144,6 +144,7 @@ class PydanticAIAdapter:
         usage_limits: Any = None,
         render: Callable[[Any], str] = render_output,
     ) -> None:
+        # pydantic-ai-slim is a core dependency: reaching this means it was uninstalled.
         require_extra("pydantic_ai", extra="openai", feature="PydanticAIAdapter")
         if not callable(getattr(agent, "run", None)):
             raise TypeError(

@@ -38,10 +38,20 @@ from ._format import (
 from .markdown import NOTHING_RAN
 from .records import EvalRecord, ReportData
 
-__all__ = ["AUDIO_EMBED_LIMIT_BYTES", "AudioStore", "render_chart_svg", "render_html"]
+__all__ = [
+    "AUDIO_EMBED_BUDGET_BYTES",
+    "AUDIO_EMBED_LIMIT_BYTES",
+    "AudioStore",
+    "render_chart_svg",
+    "render_html",
+]
 
 AUDIO_EMBED_LIMIT_BYTES = 8 * 1024 * 1024
 """Audio files up to this size are embedded; a typical voice turn is 50-500 kB of WAV."""
+
+AUDIO_EMBED_BUDGET_BYTES = 64 * 1024 * 1024
+"""Most audio embedded in one report, all files together; past it, files are linked, so a
+large suite with reply audio keeps a report a browser opens quickly."""
 
 CHART_LABEL_CHARS = 28
 """Transcript ids are shortened to this in the chart; the table holds the full id."""
@@ -63,11 +73,14 @@ class AudioStore:
         rootdir: Where relative audio paths are resolved from.
         report_dir: The folder of the report, for links to files too big to embed.
         embed_limit_bytes: Files larger than this are linked, not embedded.
+        embed_budget_bytes: Once this much audio is embedded, further files are linked.
     """
 
     rootdir: Path
     report_dir: Path
     embed_limit_bytes: int = AUDIO_EMBED_LIMIT_BYTES
+    embed_budget_bytes: int = AUDIO_EMBED_BUDGET_BYTES
+    embedded_bytes: int = field(default=0, init=False)
     data: dict[str, str] = field(default_factory=dict, init=False)
     """Embedded files: reference -> ``data:`` URI."""
     _refs: dict[Path, str] = field(default_factory=dict, init=False, repr=False)
@@ -82,15 +95,18 @@ class AudioStore:
             return (
                 f'<span class="missing">{_e(label)}: audio file not found: {_e(path_text)}</span>'
             )
-        if path.stat().st_size > self.embed_limit_bytes:
+        size = path.stat().st_size
+        ref = self._refs.get(path)
+        over_budget = self.embedded_bytes + size > self.embed_budget_bytes
+        if ref is None and (size > self.embed_limit_bytes or over_budget):
             href = Path(os.path.relpath(path, self.report_dir)).as_posix()
             return (
                 f'<audio controls preload="none" src="{_e(href)}" title="{_e(title)}"></audio>'
                 f'<a class="audio-link" href="{_e(href)}">{_e(path.name)}</a>'
             )
-        ref = self._refs.get(path)
         if ref is None:
             ref = self._refs[path] = f"a{len(self._refs)}"
+            self.embedded_bytes += size
             mime = mimetypes.guess_type(path.name)[0] or "audio/wav"
             payload = base64.b64encode(path.read_bytes()).decode("ascii")
             self.data[ref] = f"data:{mime};base64,{payload}"
