@@ -156,7 +156,13 @@ def main() -> None:
     overhead(args.transcripts, args.runs)
     print()
     print("## Early stop")
-    for runs, threshold, concurrency in ((5, 0.8, 1), (5, 0.8, 4), (10, 0.8, 1), (10, 0.5, 1)):
+    for runs, threshold, concurrency in (
+        (5, 0.8, 1),
+        (5, 0.8, 4),
+        (10, 0.8, 4),
+        (10, 0.5, 4),
+        (20, 0.8, 4),
+    ):
         early_stop(200, runs, threshold, concurrency)
 
 

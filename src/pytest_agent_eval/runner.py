@@ -113,15 +113,22 @@ async def run_transcript(
         decided = passed >= needed or planned - failed < needed
         return settings.early_stop and passed + failed > 0 and decided
 
+    def in_flight_limit() -> int:
+        if not settings.early_stop:
+            return concurrency
+        # Never more runs in flight than could still be needed to settle the verdict: if they
+        # all go the same way, none of them is wasted.
+        to_settle = min(needed - passed, planned - needed + 1 - failed)
+        return max(1, min(concurrency, to_settle))
+
     started = time.perf_counter()
     pending: set[asyncio.Task[RunResult]] = set()
     started_tasks: list[asyncio.Task[RunResult]] = []
-    limit = max(1, settings.concurrency)
+    concurrency = max(1, settings.concurrency)
     next_index = 0
     try:
         while next_index < planned or pending:
-            # Keep at most `concurrency` tasks alive so early stop can still skip the rest.
-            while next_index < planned and len(pending) < limit and not settled():
+            while next_index < planned and len(pending) < in_flight_limit() and not settled():
                 task = asyncio.create_task(_run_once(transcript, adapter, next_index, evaluators))
                 pending.add(task)
                 started_tasks.append(task)

@@ -279,3 +279,21 @@ def test_run_sync_inside_a_running_loop_uses_a_worker_thread() -> None:
         return run_sync(inner())
 
     assert asyncio.run(outer()) == "done"
+
+
+def test_early_stop_keeps_no_more_runs_in_flight_than_could_settle_the_verdict() -> None:
+    # threshold 0.8 of 5 needs 4 passes; 2 failures settle it. With every run failing, at
+    # most 2 runs are ever started even though 4 could run at once.
+    failing = RecordingAdapter(passing_runs=set())
+    settings = RunSettings(concurrency=4, early_stop=True)
+    result = asyncio.run(
+        run_transcript(transcript(runs=5, threshold=0.8), failing, settings=settings)
+    )
+    assert sorted(failing.started) == [0, 1]
+    assert failing.max_inflight == 2
+    assert not result.passed
+    assert result.saved_runs == 3
+    # Without early stop the same concurrency starts four at once.
+    eager = RecordingAdapter(passing_runs=set())
+    asyncio.run(run_transcript(transcript(runs=5), eager, settings=RunSettings(concurrency=4)))
+    assert eager.max_inflight == 4
