@@ -6,11 +6,14 @@ of tests breaks one expectation per example to show the checks bite, with the me
 
 from __future__ import annotations
 
-import shutil
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import ExampleProjects
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -53,23 +56,6 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
 }
 
 
-def use_example(pytester: pytest.Pytester, name: str) -> Path:
-    """Copy ``examples/name`` into pytester's folder (which becomes the rootdir)."""
-    shutil.copytree(
-        EXAMPLES / name,
-        pytester.path,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".agent_eval_cache"),
-    )
-    return pytester.path
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new, 1))
-
-
 @pytest.fixture(autouse=True)
 def _not_live_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVAL_LIVE", raising=False)
@@ -87,8 +73,8 @@ def test_example_is_a_small_project(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_example_runs_live(pytester: pytest.Pytester, name: str) -> None:
-    use_example(pytester, name)
+def test_example_runs_live(pytester: pytest.Pytester, examples: ExampleProjects, name: str) -> None:
+    examples.copy(name)
     passed, failed = EXPECTED[name]
 
     result = pytester.runpytest("-p", "no:cacheprovider", "--agent-eval-live", "-v")
@@ -102,9 +88,9 @@ def test_example_runs_live(pytester: pytest.Pytester, name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_is_skipped_with_one_line_when_not_live(
-    pytester: pytest.Pytester, name: str
+    pytester: pytest.Pytester, examples: ExampleProjects, name: str
 ) -> None:
-    use_example(pytester, name)
+    examples.copy(name)
     passed, failed = EXPECTED[name]
     total = len(passed) + len(failed)
 
@@ -119,9 +105,11 @@ def test_example_is_skipped_with_one_line_when_not_live(
     )
 
 
-def test_single_turn_known_failure_explains_itself(pytester: pytest.Pytester) -> None:
+def test_single_turn_known_failure_explains_itself(
+    pytester: pytest.Pytester, examples: ExampleProjects
+) -> None:
     # Documented in examples/single-turn/README.md: refund_policy fails on purpose.
-    use_example(pytester, "single-turn")
+    examples.copy("single-turn")
 
     result = pytester.runpytest("-p", "no:cacheprovider", "--agent-eval-live")
 
@@ -138,8 +126,10 @@ def test_single_turn_known_failure_explains_itself(pytester: pytest.Pytester) ->
     )
 
 
-def test_single_turn_is_green_without_the_known_failure(pytester: pytest.Pytester) -> None:
-    use_example(pytester, "single-turn")
+def test_single_turn_is_green_without_the_known_failure(
+    pytester: pytest.Pytester, examples: ExampleProjects
+) -> None:
+    examples.copy("single-turn")
 
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--agent-eval-live", "-k", "not known-failure"
@@ -149,8 +139,10 @@ def test_single_turn_is_green_without_the_known_failure(pytester: pytest.Pyteste
     result.assert_outcomes(passed=2, deselected=1)
 
 
-def test_multi_turn_readme_quick_check(pytester: pytest.Pytester) -> None:
-    use_example(pytester, "multi-turn")
+def test_multi_turn_readme_quick_check(
+    pytester: pytest.Pytester, examples: ExampleProjects
+) -> None:
+    examples.copy("multi-turn")
 
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--agent-eval-live", "--agent-eval-runs", "1"
@@ -159,8 +151,10 @@ def test_multi_turn_readme_quick_check(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2)
 
 
-def test_python_api_readme_smoke_selection(pytester: pytest.Pytester) -> None:
-    use_example(pytester, "python-api")
+def test_python_api_readme_smoke_selection(
+    pytester: pytest.Pytester, examples: ExampleProjects
+) -> None:
+    examples.copy("python-api")
 
     result = pytester.runpytest(
         "-p", "no:cacheprovider", "--agent-eval-live", "--agent-eval-tags", "smoke", "-v"
@@ -223,10 +217,16 @@ BREAKAGES = [
     ids=[f"{b[0]}-{i}" for i, b in enumerate(BREAKAGES)],
 )
 def test_breaking_an_expectation_fails_the_example(
-    pytester: pytest.Pytester, name: str, path: str, old: str, new: str, line: str
+    pytester: pytest.Pytester,
+    examples: ExampleProjects,
+    name: str,
+    path: str,
+    old: str,
+    new: str,
+    line: str,
 ) -> None:
-    root = use_example(pytester, name)
-    edit(root / path, old, new)
+    root = examples.copy(name)
+    examples.edit(root / path, old, new, 1)
 
     result = pytester.runpytest("-p", "no:cacheprovider", "--agent-eval-live")
 
