@@ -58,12 +58,12 @@ def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
 def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
     status = "passed" if run.passed else "FAILED"
     lines = [f"  run {run.index + 1}: {status} ({run.duration_s:.2f}s)"]
+    if not run.passed or verbose:
+        for turn in run.turns:
+            lines.extend(_format_turn(turn, verbose=verbose))
+    # After the turns: a failed close is usually a consequence of a failed turn above.
     if run.error:
         lines.append(f"    error: {clip(run.error, 400)}")
-    if run.passed and not verbose:
-        return lines
-    for turn in run.turns:
-        lines.extend(_format_turn(turn, verbose=verbose))
     return lines
 
 

@@ -101,7 +101,9 @@ def test_reply_collects_every_assistant_message_in_order(fixtures: Fixtures) -> 
     assert reply.reply == "Let me check the menu. We have mushroom risotto and lentil curry."
 
 
-def test_tool_errors_and_unknown_tools_are_errored_tool_calls() -> None:
+def test_tool_errors_and_unknown_tools_are_errored_tool_calls(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     rules = [
         Rule(r"cancel", tool="cancel_booking", args={"reference": "BK-101"}, reply="{output}"),
         Rule(r"keto", tool="check_menu", args={"diet": "keto"}, reply="Checked ({error})."),
@@ -127,6 +129,8 @@ def test_tool_errors_and_unknown_tools_are_errored_tool_calls() -> None:
     (call,) = failing.calls
     assert (call.name, call.args, call.is_error) == ("check_menu", {"diet": "keto"}, True)
     assert failing.reply == "Checked (error)."
+    # The raising tool is captured above; its traceback is not logged as an ERROR.
+    assert not [r for r in caplog.records if "executing tool" in r.getMessage()]
 
 
 def test_run_assert_works_on_audio_turns(fixtures: Fixtures) -> None:
@@ -502,3 +506,37 @@ def test_each_phrase_of_a_fixture_is_answered_at_max_speed(fixtures: Fixtures) -
             "Hello! How can I help you? You're all set: table for 2 at 19:00 under Alice, "
             f"reference BK-10{index}."
         )
+
+
+def test_an_stt_or_agent_shared_between_sessions_is_named(fixtures: Fixtures) -> None:
+    shared_stt = FixtureTextSTT()
+    shared_agent = booking.RestaurantAgent()
+
+    async def two_open(factory: Any) -> None:
+        adapter = LiveKitAdapter(factory)
+        script = transcript(Turn(user="x", audio=fixtures.hello_44k))
+        first = await adapter.start_conversation(ConversationInfo(transcript=script, run_index=0))
+        try:
+            await adapter.start_conversation(ConversationInfo(transcript=script, run_index=1))
+        finally:
+            await first.aclose()
+
+    with pytest.raises(AdapterError, match=r"STT \(FixtureTextSTT\) is already used by another"):
+        run(two_open(lambda: booking.make_session(stt=shared_stt)))
+
+    def reused_agent() -> tuple[AgentSession, Agent]:
+        session, _ = booking.make_session()
+        return session, shared_agent
+
+    with pytest.raises(AdapterError, match=r"RestaurantAgent\) that is already running"):
+        run(two_open(reused_agent))
+
+
+def test_an_stt_that_hears_nothing_fails_the_turn_saying_so(fixtures: Fixtures) -> None:
+    class DeafSTT(FixtureTextSTT):
+        async def _transcribe(self, frame: Any) -> str:
+            return ""
+
+    adapter = LiveKitAdapter(lambda: booking.make_session(stt=DeafSTT()), timeout_s=10)
+    with pytest.raises(AdapterError, match=r"the STT \(DeafSTT\) heard nothing in .*hello"):
+        run(converse(adapter, transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))))

@@ -44,12 +44,13 @@ class ContainsEvaluator:
         """Run every configured check on the reply (or heard text) and report all failures."""
         text = ctx.reply if self.target == "reply" else ctx.heard
         if text is None:
-            return EvalResult(
-                False,
-                "nothing was heard: this adapter does not report speech recognition "
-                "(heard_* checks need a voice adapter)",
-                name=self.name,
+            why = (
+                f"turn {ctx.turn_index + 1} is a text turn (no audio:), so nothing is heard"
+                if ctx.audio is None
+                else "this adapter does not report speech recognition (heard_* checks need a "
+                "voice adapter such as LiveKitAdapter)"
             )
+            return EvalResult(False, f"nothing was heard: {why}", name=self.name)
         lowered = text.lower()
         failures: list[str] = []
         label = self.target
@@ -84,11 +85,12 @@ class LatencyEvaluator:
     def evaluate(self, ctx: TurnContext) -> EvalResult:
         """Compare the measured first-reply latency with the budget."""
         if ctx.latency_s is None:
-            return EvalResult(
-                False,
-                "no latency was measured: max_latency_ms needs a voice adapter that reports it",
-                name=self.name,
+            why = (
+                "the agent produced no reply text"
+                if not ctx.reply
+                else "max_latency_ms needs an adapter that measures it (LiveKitAdapter does)"
             )
+            return EvalResult(False, f"no latency was measured: {why}", name=self.name)
         measured_ms = ctx.latency_s * 1000
         if measured_ms > self.max_latency_ms:
             return EvalResult(

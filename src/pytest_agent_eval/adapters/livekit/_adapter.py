@@ -32,6 +32,10 @@ SessionFactory = Callable[[], "tuple[AgentSession, Agent] | Awaitable[tuple[Agen
 _CLOSE_TIMEOUT_S = 10.0
 """Upper bound on closing a session; a close stuck longer than this is reported, not waited on."""
 
+_CLOSE_AFTER_FAILURE_S = 2.0
+"""The same after a failed turn, whose cause is already reported: a tool stuck past the turn's
+timeout should not cost the full close wait on top."""
+
 
 class LiveKitAdapter:
     """Runs transcripts against a real LiveKit ``AgentSession``, one session per run.
@@ -202,7 +206,23 @@ def _check_pair(made: Any) -> tuple[AgentSession, Agent]:
         and isinstance(made[0], AgentSession)
         and isinstance(made[1], Agent)
     ):
-        return made[0], made[1]
+        session, agent = made
+        # An Agent runs in one session at a time; LiveKit's own error for a reused one
+        # ("an activity is already running") does not say what to change.
+        if getattr(agent, "_activity", None) is not None:
+            raise AdapterError(
+                f"session_factory returned an Agent ({type(agent).__name__}) that is already "
+                "running in another session; return a new Agent() on every call, since runs "
+                "go in parallel"
+            )
+        stt_ = session.stt
+        if isinstance(stt_, SegmentSTT) and stt_.has_listeners:
+            raise AdapterError(
+                f"session_factory returned a session whose STT ({type(stt_).__name__}) is "
+                "already used by another open session; create the STT inside the factory, one "
+                "per session (WhisperSTT caches its model per process, so this costs nothing)"
+            )
+        return session, agent
     raise AdapterError(
         "LiveKitAdapter's session_factory must return a fresh (AgentSession, Agent) pair; "
         f"it returned {type(made).__name__} {made!r:.80}"
@@ -235,6 +255,7 @@ class LiveKitConversation:
         self._audio_out: CaptureAudioOutput | None = None
         self._quiet: contextlib.ExitStack = contextlib.ExitStack()
         self._closed = False
+        self._turn_failed = False
         self.last_items: list[Any] = []
         """The chat items (assistant messages, function calls, outputs) of the last turn."""
         self._expect: Any = None
@@ -330,11 +351,20 @@ class LiveKitConversation:
                 self._recorder.detach()
             if isinstance(self.session.stt, FixtureTextSTT):
                 self.session.stt.clear()
+            timeout_s = _CLOSE_TIMEOUT_S
+            if self._turn_failed:
+                # A reply or a tool may still be running after a failed turn: stop it, and
+                # do not let a stuck tool add the full close wait to a failure already known.
+                timeout_s = _CLOSE_AFTER_FAILURE_S
+                with contextlib.suppress(Exception):
+                    self.session.interrupt(force=True)
             try:
-                await asyncio.wait_for(self.session.aclose(), _CLOSE_TIMEOUT_S)
+                await asyncio.wait_for(self.session.aclose(), timeout_s)
             except TimeoutError as exc:
+                after = " after the failed turn (a reply or tool was still running)"
                 raise AdapterError(
-                    f"the AgentSession did not close within {_CLOSE_TIMEOUT_S:g} s"
+                    f"the AgentSession did not close within {timeout_s:g} s"
+                    + (after if self._turn_failed else "")
                 ) from exc
             finally:
                 if self._audio_out is not None:
@@ -367,11 +397,15 @@ class LiveKitConversation:
         stage = _Stage()
         started = time.perf_counter()
         label = f"turn {turn.index + 1}"
-        async with self._deadline(stage, turn_label=label):
-            if turn.audio is not None:
-                reply = await self._audio_turn(turn, stage)
-            else:
-                reply = await self._text_turn(turn, stage)
+        try:
+            async with self._deadline(stage, turn_label=label):
+                if turn.audio is not None:
+                    reply = await self._audio_turn(turn, stage)
+                else:
+                    reply = await self._text_turn(turn, stage)
+        except BaseException:
+            self._turn_failed = True
+            raise
         reply.usage = usage_delta(tokens_before, llm_usage(self.session))
         meta = reply.metadata.setdefault("livekit", {})
         meta["turn_wall_s"] = time.perf_counter() - started
@@ -463,6 +497,13 @@ class LiveKitConversation:
             # A text turn raises this from session.run(); an audio turn only sees the event.
             raise AdapterError(
                 f"the agent failed to reply to the audio {path}: " + "; ".join(recorder.errors)
+            )
+        if not (recorder.heard or "").strip():
+            # The session starts no user turn for an empty transcript, so the agent never
+            # answered: say so, instead of handing the checks an empty reply.
+            raise AdapterError(
+                f"the STT ({type(session.stt).__name__}) heard nothing in {path}: all {n} "
+                "speech segment(s) came back empty, so the agent got no user turn"
             )
         if self.adapter.speed == 0:
             # Streamed faster than real time, the audio has no clock of its own: count from
@@ -636,6 +677,19 @@ _saved_levels: dict[str, int] = {}
 _LIVEKIT_LOGGERS = ("livekit", "livekit.agents", "livekit.plugins")
 
 
+class _DemoteToolTracebacks(logging.Filter):
+    """A tool that raises is captured as an errored ToolCall; its traceback goes to DEBUG."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("exception occurred while executing tool"):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
+_tool_tracebacks = _DemoteToolTracebacks()
+
+
 @contextlib.contextmanager
 def _quiet_livekit(level: int | str | None) -> Iterator[None]:
     """Raise LiveKit's loggers to ``level`` while at least one conversation is open."""
@@ -650,6 +704,7 @@ def _quiet_livekit(level: int | str | None) -> Iterator[None]:
             _saved_levels[name] = logger.level
             if logger.getEffectiveLevel() < numeric:
                 logger.setLevel(numeric)
+        logging.getLogger("livekit.agents").addFilter(_tool_tracebacks)
     _quiet_depth += 1
     try:
         yield
@@ -659,3 +714,4 @@ def _quiet_livekit(level: int | str | None) -> Iterator[None]:
             for name, saved in _saved_levels.items():
                 logging.getLogger(name).setLevel(saved)
             _saved_levels.clear()
+            logging.getLogger("livekit.agents").removeFilter(_tool_tracebacks)

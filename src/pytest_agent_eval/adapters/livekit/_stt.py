@@ -39,6 +39,11 @@ class SegmentSTT(stt.STT):
         """Call ``listener(text)`` after each recognized segment."""
         self._listeners.append(listener)
 
+    @property
+    def has_listeners(self) -> bool:
+        """True while an open conversation listens: the STT then belongs to that session."""
+        return bool(self._listeners)
+
     def remove_segment_listener(self, listener: SegmentListener) -> None:
         """Stop calling ``listener``."""
         if listener in self._listeners:
