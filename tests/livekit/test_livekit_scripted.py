@@ -101,3 +101,14 @@ def test_split_words_shares_words_by_segment_duration(
     text: str, weights: list[float], parts: list[str]
 ) -> None:
     assert split_words(text, weights) == parts
+
+
+def test_greeting_answers_before_the_user_speaks() -> None:
+    scripted = ScriptedLLM([Rule(r"hello", reply="Hi!")], greeting="Welcome to the line.")
+    assert scripted.respond_to(chat(("system", "Greet the user warmly."))) == (
+        "Welcome to the line.",
+        [],
+    )
+    assert scripted.respond_to(chat(("user", "hello"))) == ("Hi!", [])
+    silent = ScriptedLLM([Rule(r"hello", reply="Hi!")])
+    assert silent.respond_to(chat()) == ("Sorry, I can't help with that.", [])

@@ -202,13 +202,17 @@ class ScriptedLLM(llm.LLM):
       session has run the tool, the next request (whose last item is the tool's output) gets
       the rule's ``reply``;
     - a rule without ``tool`` answers with its ``reply`` directly;
-    - no matching rule answers ``default_reply``.
+    - no matching rule answers ``default_reply``;
+    - with no user message yet (an agent greeting in ``on_enter`` with
+      ``session.generate_reply(instructions=...)``), it answers ``greeting`` when given.
 
     It also reports token usage (words counted as tokens), so usage capture can be tested.
 
     Args:
         rules: The rules, tried in order.
         default_reply: Said when no rule matches; may use ``{user}``.
+        greeting: Said when the user has not spoken yet (the agent's opening line); None
+            falls back to the rules and ``default_reply``.
 
     Example:
         ```python
@@ -221,11 +225,16 @@ class ScriptedLLM(llm.LLM):
     """
 
     def __init__(
-        self, rules: Sequence[Rule], *, default_reply: str = "Sorry, I can't help with that."
+        self,
+        rules: Sequence[Rule],
+        *,
+        default_reply: str = "Sorry, I can't help with that.",
+        greeting: str | None = None,
     ) -> None:
         super().__init__()
         self.rules = list(rules)
         self.default_reply = default_reply
+        self.greeting = greeting
         self.requests: list[llm.ChatContext] = []
         """A copy of the context of every request, oldest first (for assertions)."""
         self._call_ids = itertools.count(1)
@@ -264,6 +273,8 @@ class ScriptedLLM(llm.LLM):
             (i for i, it in enumerate(items) if it.type == "message" and it.role == "user"),
             default=-1,
         )
+        if user_index < 0 and self.greeting is not None:
+            return self.greeting, []
         user = (items[user_index].text_content or "") if user_index >= 0 else ""
         outputs = [it for it in items[user_index + 1 :] if it.type == "function_call_output"]
         for rule in self.rules:
