@@ -41,10 +41,15 @@ def short_repr(value: Any, limit: int) -> str:
     return shorten(repr(value), limit, marker="...")
 
 
+def _json_default(value: Any) -> str:
+    # Dates and times read best in ISO form (as results store them); anything else as repr.
+    return value.isoformat() if hasattr(value, "isoformat") else repr(value)
+
+
 def compact_json(value: Any) -> str:
-    """One-line JSON with sorted keys and readable non-ASCII; ``repr`` for what JSON can't hold."""
+    """One-line JSON with sorted keys and readable non-ASCII; ISO dates, ``repr`` for the rest."""
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=_json_default)
     except (TypeError, ValueError):
         return repr(value)
 

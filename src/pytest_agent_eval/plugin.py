@@ -84,8 +84,8 @@ class PluginState:
 
 state_key = pytest.StashKey[PluginState]()
 settings_key = pytest.StashKey[Settings]()
-records_key = pytest.StashKey[list[dict[str, Any]]]()
-"""Per item: the payloads of every eval the test ran (one for a YAML transcript)."""
+records_key = pytest.StashKey[list[tuple[TranscriptResult, Path | None]]]()
+"""Per item: every eval the test ran (one for a YAML transcript), with its YAML file if any."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -374,7 +374,7 @@ class TranscriptItem(pytest.Function):
         if getattr(adapter, "consumes_audio", False) and transcript.has_audio:
             _check_audio_fixtures(transcript, state)
         result = _run_or_fail(transcript, adapter, state.run_settings(_judge_model(request)))
-        record_result(self, result, kind="yaml", path=self.path)
+        record_result(self, result, path=self.path)
         result.assert_threshold()
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -384,7 +384,7 @@ class TranscriptItem(pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         records = self.stash.get(records_key, [])
         if excinfo.errisinstance(AssertionError) and records:
-            result = TranscriptResult.from_dict(records[-1]["result"])
+            result = records[-1][0]
             return f"{excinfo.value}\n{format_account(result)}"
         if excinfo.errisinstance(pytest.FixtureLookupError) and AGENT_FIXTURE in str(excinfo.value):
             return MISSING_AGENT_MESSAGE
@@ -562,7 +562,7 @@ class AgentEval:
             )
         except AgentEvalError as exc:  # bad input found before any run: say it short
             pytest.fail(f"transcript {resolved.id!r}: {exc}", pytrace=False)
-        record_result(self._request.node, result, kind="python", path=resolved.path)
+        record_result(self._request.node, result, path=resolved.path)
         return result
 
     def run_sync(self, *args: Any, **kwargs: Any) -> TranscriptResult:
@@ -639,21 +639,9 @@ def _tags(item: pytest.Item) -> list[str]:
     return list(marker.kwargs.get("tags", [])) if marker is not None else []
 
 
-def record_result(
-    item: pytest.Item, result: TranscriptResult, *, kind: str, path: Path | None
-) -> None:
+def record_result(item: pytest.Item, result: TranscriptResult, *, path: Path | None) -> None:
     """Keep ``result`` on the item for its report, and add JUnit properties."""
-    payload = {
-        "nodeid": item.nodeid,
-        "transcript_id": result.transcript_id,
-        "kind": kind,
-        "markers": _marker_names(item),
-        "tags": list(result.tags) or _tags(item),
-        "path": str(path) if path is not None else None,
-        "not_live": False,
-        "result": result.to_dict(),
-    }
-    item.stash.setdefault(records_key, []).append(payload)
+    item.stash.setdefault(records_key, []).append((result, path))
     low, high = result.interval
     properties: list[tuple[str, object]] = [
         ("agent_eval_score", round(result.score, 4)),
@@ -668,18 +656,30 @@ def record_result(
     item.user_properties.extend(properties)
 
 
-def _base_payload(item: pytest.Item, *, not_live: bool) -> dict[str, Any]:
-    transcript_id = item.transcript.id if isinstance(item, TranscriptItem) else item.name
-    path = item.path if isinstance(item, TranscriptItem) else None
+def _payload(
+    item: pytest.Item,
+    result: TranscriptResult | None = None,
+    path: Path | None = None,
+    *,
+    not_live: bool = False,
+) -> dict[str, Any]:
+    """The JSON-friendly record of one eval that travels on the test report (also via xdist)."""
+    is_yaml = isinstance(item, TranscriptItem)
+    if is_yaml:
+        path = item.path
+    if result is not None:
+        transcript_id = result.transcript_id
+    else:
+        transcript_id = item.transcript.id if is_yaml else item.name
     return {
         "nodeid": item.nodeid,
         "transcript_id": transcript_id,
-        "kind": "yaml" if isinstance(item, TranscriptItem) else "python",
+        "kind": "yaml" if is_yaml else "python",
         "markers": _marker_names(item),
-        "tags": _tags(item),
+        "tags": (list(result.tags) if result is not None else []) or _tags(item),
         "path": str(path) if path is not None else None,
         "not_live": not_live,
-        "result": None,
+        "result": result.to_dict() if result is not None else None,
     }
 
 
@@ -692,12 +692,11 @@ def pytest_runtest_makereport(
         return report
     records = item.stash.get(records_key, []) if report.when == "call" else []
     if records:
-        payloads = records
+        payloads = [_payload(item, result, path) for result, path in records]
         if report.failed and not isinstance(item, TranscriptItem):
-            for payload in records:
-                result = TranscriptResult.from_dict(payload["result"])
+            for result, _ in records:
                 report.sections.append(
-                    (f"agent eval: {payload['transcript_id']}", format_account(result))
+                    (f"agent eval: {result.transcript_id}", format_account(result))
                 )
     else:
         not_live = (
@@ -706,7 +705,7 @@ def pytest_runtest_makereport(
             and not item.config.stash[state_key].live
             and NOT_LIVE_REASON in str(report.longrepr)
         )
-        payloads = [_base_payload(item, not_live=bool(not_live))]
+        payloads = [_payload(item, not_live=bool(not_live))]
     report.agent_eval_all = payloads  # type: ignore[attr-defined]
     report.agent_eval = payloads[0]  # type: ignore[attr-defined]
     return report
