@@ -431,15 +431,9 @@ def _check_audio_fixtures(transcript: Transcript, state: PluginState) -> None:
         # can run on committed or cached fixtures without the TTS engine installed.
         problems = fixture_problems(transcript, voice, strict=False)
         if problems and mode == "synthesize":
-            summary = ensure_fixtures([transcript], voice)
+            ensure_fixtures([transcript], voice).raise_for_failures()
             problems = fixture_problems(transcript, voice, strict=False)
-            failures = [f"{r.spec.wav}: {r.error}" for r in summary.failed]
-            failures += [p.message for p in summary.invalid]
-            if failures:
-                pytest.fail(
-                    "synthesizing audio fixtures failed:\n" + "\n".join(failures), pytrace=False
-                )
-    except AgentEvalError as exc:
+    except AgentEvalError as exc:  # a failed synthesis, or a missing extra
         pytest.fail(str(exc), pytrace=False)
     if not problems:
         return
