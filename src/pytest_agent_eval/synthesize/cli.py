@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..config import Settings, find_pyproject, load_settings
 from ..errors import ConfigError, TranscriptError
-from ..loader import find_transcript_files, load_transcript_file
+from ..loader import find_transcript_files, iter_audio_paths, load_transcript_file
 from ..models import Transcript, VoiceSettings
 from .backend import available_backends
 from .plan import FixtureSpec, FixtureStatus, Planner, check_fixture, display_path
@@ -230,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _prune(inputs: _Inputs, *, check: bool, out: Console) -> bool:
-    referenced = [Path(t.audio) for tr in inputs.transcripts for t in tr.turns if t.audio]
+    referenced = list(iter_audio_paths(inputs.transcripts))
     if check:
         orphans = find_orphans(inputs.folders, referenced)
         for path in orphans:
