@@ -138,12 +138,16 @@ def test_replay_trusts_recorded_fixtures_across_engine_versions_and_missing_engi
     """CI replays committed fixtures: a newer engine version, or no engine at all, is fine."""
     import json
 
+    from pytest_agent_eval.audio_fixtures import fixture_key
+
     result = project.runpytest("--agent-eval-live", "--agent-eval-stale-audio=synthesize")
     result.assert_outcomes(passed=1)
     sidecar = project.path / "evals" / "audio" / "greet.wav.hash"
     data = json.loads(sidecar.read_text())
     data["inputs"]["backend_version"] = "0.0.1-older"
     data["inputs"]["backend"] = "acme-tts"  # an engine this machine does not have
+    # As that engine's synthesizer would have written it: the key sums up text and inputs.
+    data["key"] = fixture_key(data["text"], data["inputs"], format_version=data["format"])
     sidecar.write_text(json.dumps(data))
     (project.path / "evals" / "greet.yaml").write_text(
         TRANSCRIPT.replace("turns:\n", "voice: {backend: acme-tts}\nturns:\n", 1)
