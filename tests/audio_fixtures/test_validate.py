@@ -19,7 +19,7 @@ from pytest_agent_eval.errors import AudioFixtureError
 from .conftest import tone
 
 FIX = "python -m pytest_agent_eval.synthesize_audio"
-RECORDING = RECORDING_FIX[0].upper() + RECORDING_FIX[1:]
+RECORDING = f"It is a recording (no sidecar, no provenance): {RECORDING_FIX}"
 """What a broken recording's message ends with: re-record it (the synthesizer never will)."""
 
 
@@ -113,7 +113,7 @@ def test_a_fixture_over_the_cap_is_refused_from_its_header(tmp_path: Path) -> No
     with pytest.raises(AudioFixtureError) as info:
         validate_fixture(wav)
     assert str(info.value) == (
-        f"audio fixture {wav} is 3600.0 s long, over the 120 s limit for a fixture; use a "
+        f"audio fixture {wav} is 3600.0 s long, over the 120 s limit for a fixture: use a "
         "shorter clip, or raise max_fixture_s in [tool.agent_eval]"
     )
     assert validate_fixture(wav, max_duration_s=4000).duration_s == pytest.approx(3600)

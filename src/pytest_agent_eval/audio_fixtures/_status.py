@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import AudioFixtureError
 from ._provenance import Origin, Provenance, pcm_sha256, read_provenance
 from ._sidecar import FORMAT_VERSION, Sidecar, TimedPhrase, describe_changes, legacy_text_matches
-from ._validate import RECORDING_FIX, audio_problem, max_fixture_s
+from ._validate import RECORDING_FIX, TOO_LONG_FIX, audio_problem, max_fixture_s
 
 __all__ = [
     "INTERRUPTED",
@@ -146,9 +146,10 @@ def judge_fixture(
     if origin is Origin.RECORDING:
         problem = audio_problem(path, max_duration_s=limit)
         if problem is not None:
+            fix = TOO_LONG_FIX if " long, over the " in problem else RECORDING_FIX
             return Verdict(
-                state=FixtureState.INVALID, origin=origin, reasons=(f"recording {problem}",),
-                fix=RECORDING_FIX,
+                state=FixtureState.INVALID, origin=origin, reasons=(f"a recording that {problem}",),
+                fix=fix,
             )  # fmt: skip
         return Verdict(state=FixtureState.FRESH, origin=origin, reasons=(RECORDING_NOTE,))
     if origin is Origin.EMBEDDED:

@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_MAX_FIXTURE_S",
     "RECORDING_FIX",
     "SYNTHESIZE_COMMAND",
+    "TOO_LONG_FIX",
     "audio_problem",
     "max_fixture_s",
     "set_max_fixture_s",
@@ -29,9 +30,10 @@ is seconds long; an hour-long file would hold gigabytes in memory and minutes of
 refused from its header, before any decoding."""
 
 RECORDING_FIX = (
-    "it is a recording (no sidecar, no provenance), which the synthesizer never writes over: "
-    "re-record or replace it, or delete it to have the turn's text synthesized"
+    "re-record or replace it (the synthesizer never writes over a recording; delete it to have "
+    "the turn's text synthesized instead)"
 )
+TOO_LONG_FIX = "use a shorter clip, or raise max_fixture_s in [tool.agent_eval]"
 
 _max_fixture_s = DEFAULT_MAX_FIXTURE_S
 
@@ -67,10 +69,7 @@ def synthesize_command(
 
 
 def _too_long(seconds: float, limit: float) -> str:
-    return (
-        f"is {seconds:.1f} s long, over the {limit:g} s limit for a fixture; use a shorter "
-        "clip, or raise max_fixture_s in [tool.agent_eval]"
-    )
+    return f"is {seconds:.1f} s long, over the {limit:g} s limit for a fixture"
 
 
 def _header(path: Path) -> tuple[int, int, int]:
@@ -141,7 +140,7 @@ def _fix(path: Path, yaml_path: str | os.PathLike[str] | None) -> str:
     from ._provenance import Origin, read_provenance
 
     if read_provenance(path).origin is Origin.RECORDING:
-        return RECORDING_FIX[0].upper() + RECORDING_FIX[1:]
+        return f"It is a recording (no sidecar, no provenance): {RECORDING_FIX}"
     return f"Re-create it with: {synthesize_command(yaml_path, force=True)}"
 
 
@@ -188,7 +187,7 @@ def validate_fixture(
             f"{where} is empty (a valid WAV header but no samples). {_fix(p, yaml_path)}"
         )
     if frames / rate > limit:
-        raise AudioFixtureError(f"{where} {_too_long(frames / rate, limit)}")
+        raise AudioFixtureError(f"{where} {_too_long(frames / rate, limit)}: {TOO_LONG_FIX}")
     try:
         clip = read_wav(p)
     except AudioFixtureError as exc:
