@@ -7,6 +7,7 @@ and soxr (the ``voice`` extra) and faster-whisper (the ``stt`` extra) are import
 from __future__ import annotations
 
 from ._clip import (
+    MAX_COMMENT_BYTES,
     AudioClip,
     clean_stale_temp_files,
     clip_from_pcm16,
@@ -70,6 +71,7 @@ __all__ = [
     "INTERRUPTED",
     "LEGACY_NOTE",
     "MARKUP_FIX",
+    "MAX_COMMENT_BYTES",
     "RECORDING_FIX",
     "RECORDING_NOTE",
     "SIDECAR_SUFFIX",
