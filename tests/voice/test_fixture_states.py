@@ -307,13 +307,15 @@ def test_check_gate_and_synthesizer_agree_on_every_kind_of_file(
     assert made_now == {
         c for c, s in expected.items() if s in (FixtureState.MISSING, FixtureState.STALE)
     }
-    assert {p.wav.stem for p in summary.invalid} == {
+    assert {p.wav.stem for p in summary.unusable} == {
         c for c, s in expected.items() if s is FixtureState.INVALID
     }
     assert {s.spec.wav.stem for s in summary.up_to_date} == set(fresh)
     for case in CASES:
         if expected[case] is FixtureState.INVALID or case == "recording":
             assert (project / "evals" / f"{case}.wav").read_bytes() == before[case], case
+    summary.raise_for_failures()  # broken recordings are not synthesis failures
+    assert not summary.ok
     assert main(["--check"]) == 1
     after = _check_states(capsys.readouterr().out)
     assert after == {c: "invalid" for c, s in expected.items() if s is FixtureState.INVALID}

@@ -349,7 +349,7 @@ def _synthesize(
         summary = ensure_fixtures(
             transcripts, jobs=args.jobs, force=args.force, planner=planner, on_result=report
         )
-    for problem in summary.invalid:
+    for problem in summary.invalid + summary.unusable:
         out.print(f"[red]INVALID[/]       {escape(problem.message)}", markup=True)
     for note in summary.notes:
         out.print(f"note: {note}")
@@ -360,7 +360,8 @@ def _synthesize(
     audio = summary.audio_seconds
     table.add_row(
         str(len(summary.synthesized)), str(len(summary.up_to_date)),
-        str(len(summary.failed) + len(summary.invalid)), f"{elapsed:.2f}", f"{audio:.1f}",
+        str(len(summary.failed) + len(summary.invalid) + len(summary.unusable)),
+        f"{elapsed:.2f}", f"{audio:.1f}",
         f"{audio / elapsed:.0f}" if summary.synthesized and elapsed > 0 else "-",
     )  # fmt: skip
     out.print(table)

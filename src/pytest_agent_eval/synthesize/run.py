@@ -122,8 +122,10 @@ class SynthesisSummary:
     up_to_date: list[FixtureStatus] = field(default_factory=list)
     failed: list[FixtureResult] = field(default_factory=list)
     invalid: list[FixtureProblem] = field(default_factory=list)
-    """Turns that could not be planned (bad voice settings or markup, conflicting paths) and
-    fixtures that cannot be used and that synthesis will not fix (a broken recording)."""
+    """Turns that could not be planned (bad voice settings or markup, conflicting paths)."""
+    unusable: list[FixtureProblem] = field(default_factory=list)
+    """Fixtures that cannot be used and that synthesis may not replace: a broken or over-long
+    recording. Not a synthesis failure (`raise_for_failures` ignores them), but not ok."""
     notes: list[str] = field(default_factory=list)
     """One line per usable fixture worth a remark (made by pytest-agent-eval 0.3)."""
     seconds: float = 0.0
@@ -131,7 +133,7 @@ class SynthesisSummary:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.invalid
+        return not self.failed and not self.invalid and not self.unusable
 
     @property
     def audio_seconds(self) -> float:
@@ -146,8 +148,9 @@ class SynthesisSummary:
         return lines
 
     def raise_for_failures(self) -> None:
-        """Raise `AudioFixtureError` listing every failure, if there was any."""
-        if self.ok:
+        """Raise `AudioFixtureError` listing every fixture that could not be synthesized, if
+        there was any (`unusable` recordings are not: checking them is the caller's job)."""
+        if not self.failed and not self.invalid:
             return
         lines = self.failure_lines()
         raise AudioFixtureError(
@@ -469,7 +472,7 @@ def ensure_fixtures(
     for spec in plan.specs:
         status = check_fixture(spec)
         if status.state is FixtureState.INVALID:
-            summary.invalid.append(status.problem())  # a broken recording: not ours to remake
+            summary.unusable.append(status.problem())  # a broken recording: not ours to remake
         # --force re-makes synthesized fixtures (a predecessor's included), never a recording.
         elif status.is_fresh and (not force or status.is_recording):
             summary.up_to_date.append(status)
