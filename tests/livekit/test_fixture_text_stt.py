@@ -204,3 +204,27 @@ def small_cap() -> Iterator[None]:
 def test_the_session_loader_applies_the_duration_cap(made: Made) -> None:
     with pytest.raises(AudioFixtureError, match=r"is 5\.\d s long, over the 1 s limit"):
         load_fixture_audio(made.refill, sample_rate=24000, frame_ms=20, tail_s=0.6)
+
+
+def test_a_format_1_sidecar_gets_timings_cut_only_between_sentences(
+    made: Made, tmp_path: Path
+) -> None:
+    """Sidecars of the previous format recorded no phrase timings: estimate them, but never
+    inside a sentence."""
+    from pytest_agent_eval.audio_fixtures import fixture_key
+
+    wav = _copy(made.refill, tmp_path / "old")
+    side_path = wav.with_name(wav.name + ".hash")
+    side = json.loads(side_path.read_text())
+    del side["phrases"]
+    side["format"] = 1
+    side["key"] = fixture_key(side["text"], side["inputs"], format_version=1)
+    side_path.write_text(json.dumps(side))
+    phrases = prove_fixture_text(wav, REFILL)
+    assert [p.text for p in phrases] == [
+        "Hi, this is Maria Lopez.",
+        "I need a refill of my blood pressure medication.",
+    ]
+    assert phrases[0].start_s == pytest.approx(0.25)
+    assert phrases[-1].end_s == pytest.approx(side["wav"]["duration_s"] - 0.25)
+    assert phrases[0].end_s == pytest.approx(phrases[1].start_s)
