@@ -87,6 +87,7 @@ class Settings:
     concurrency: int = DEFAULT_CONCURRENCY
     early_stop: bool = False
     stale_audio: str = "fail"
+    max_fixture_s: float = 120.0
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     groups: tuple[GateConfig, ...] = ()
 
@@ -128,6 +129,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "concurrency": ((int,), "an integer >= 1"),
     "early_stop": ((bool,), "true or false"),
     "stale_audio": ((str,), "one of 'fail', 'skip', 'synthesize'"),
+    "max_fixture_s": ((int, float), "a number of seconds > 0"),
     "voice": ((dict,), "a table of voice settings"),
     "groups": ((dict,), "a table of [tool.agent_eval.groups.NAME] tables"),
 }
@@ -207,6 +209,10 @@ def parse_settings(
     for key, low in (("runs", 1), ("concurrency", 1), ("retries", 0)):
         if key in values and values[key] < low:
             raise ConfigError(f"{source}: '{key}' must be >= {low}, got {values[key]!r}")
+    if "max_fixture_s" in values and not values["max_fixture_s"] > 0:
+        raise ConfigError(
+            f"{source}: 'max_fixture_s' must be > 0 seconds, got {values['max_fixture_s']!r}"
+        )
     if "timeout" in values and values["timeout"] <= 0:
         raise ConfigError(f"{source}: 'timeout' must be > 0 seconds, got {values['timeout']!r}")
     if "stale_audio" in values and values["stale_audio"] not in _STALE_AUDIO_CHOICES:

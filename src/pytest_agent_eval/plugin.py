@@ -218,6 +218,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[state_key] = state
     config.stash[settings_key] = state.settings
+    from .audio_fixtures import set_max_fixture_s  # every fixture check uses the one cap
+
+    set_max_fixture_s(state.settings.max_fixture_s)
     for warning in warnings:
         config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
     if not hasattr(config, "workerinput"):

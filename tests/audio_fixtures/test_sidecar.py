@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from pytest_agent_eval.audio_fixtures import (
+    FORMAT_VERSION,
     Sidecar,
     describe_changes,
     fixture_key,
+    legacy_text_matches,
+    read_legacy_hash,
     read_sidecar,
     sidecar_path,
     write_sidecar,
@@ -50,10 +54,22 @@ def test_no_sidecar_is_none(tmp_path: Path) -> None:
     assert read_sidecar(tmp_path / "x.wav") is None
 
 
-def test_an_old_bare_hash_sidecar_is_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "x.wav.hash").write_text("d41d8cd98f00b204e9800998ecf8427e\n")
+def test_an_unknown_sidecar_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "x.wav.hash").write_text("d41d8cd98f00b204e9800998ecf8427e\n")  # md5: not ours
     with pytest.raises(AudioFixtureError, match=r"x\.wav\.hash: not a sidecar this version"):
         read_sidecar(tmp_path / "x.wav")
+
+
+def test_the_earlier_packages_bare_hash_is_read_as_such(tmp_path: Path) -> None:
+    """pytest-agent-eval 0.3 wrote sha256(user.strip()) in hex and a newline."""
+    text = "  Book me a table for two.  "
+    digest = hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
+    (tmp_path / "x.wav.hash").write_text(digest + "\n")
+    assert read_sidecar(tmp_path / "x.wav") is None  # not a record of what the WAV says
+    assert read_legacy_hash(tmp_path / "x.wav") == digest
+    assert legacy_text_matches(digest, text)
+    assert legacy_text_matches(digest, text.strip())
+    assert not legacy_text_matches(digest, "Book me a table for three.")
 
 
 def test_key_covers_every_input() -> None:
@@ -70,7 +86,7 @@ def test_key_covers_every_input() -> None:
     ]:
         assert fixture_key("Hello.", {**INPUTS, name: value}) != base, name
     assert fixture_key("Hello.", {**INPUTS, "postprocess": {"pad_s": 0.3}}) != base
-    assert fixture_key("Hello.", INPUTS, format_version=2) != base
+    assert fixture_key("Hello.", INPUTS, format_version=FORMAT_VERSION + 1) != base
 
 
 def test_changes_are_explained() -> None:
@@ -84,6 +100,6 @@ def test_changes_are_explained() -> None:
     assert describe_changes(
         old, "Hello.", {**INPUTS, "postprocess": {"pad_s": 0.5, "target_rms_dbfs": -20.0}}
     ) == ["postprocess.pad_s changed: 0.25 -> 0.5"]
-    assert describe_changes(old, "Hello.", INPUTS, format_version=2) == [
-        "fixture format changed: 1 -> 2"
+    assert describe_changes(old, "Hello.", INPUTS, format_version=FORMAT_VERSION + 1) == [
+        f"fixture format changed: {FORMAT_VERSION} -> {FORMAT_VERSION + 1}"
     ]

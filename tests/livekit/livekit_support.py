@@ -113,6 +113,7 @@ def make_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
     at_22k = soxr.resample(mono, 16000, 22050)
     stereo = np.stack([at_22k, at_22k], axis=1)
     soundfile.write(str(folder / "book_stereo.wav"), stereo, 22050, subtype="PCM_16")
+    _record_derivation(folder / "book_stereo.wav", folder / "book.wav", sample_rate=22050)
 
     with wave.open(str(folder / "empty.wav"), "wb") as w:
         w.setnchannels(1)
@@ -137,6 +138,31 @@ def make_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
         silent=folder / "silent.wav",
         tone=folder / "tone.wav",
         missing=folder / "missing.wav",
+    )
+
+
+def _record_derivation(derived: Path, source: Path, *, sample_rate: int) -> None:
+    """Give a WAV derived from a synthesized one (resampled, channels added) a sidecar saying
+    so: the text it speaks, the source's inputs, its own bytes. FixtureTextSTT answers only for
+    fixtures whose provenance proves their text; a bare derived file would be a recording."""
+    import hashlib
+
+    from pytest_agent_eval.audio_fixtures import Sidecar, read_sidecar, write_sidecar
+
+    made = read_sidecar(source)
+    assert made is not None
+    inputs = {**made.inputs, "sample_rate": sample_rate, "derived_from": source.name}
+    data = derived.read_bytes()
+    write_sidecar(
+        derived,
+        Sidecar(
+            text=made.text,
+            inputs=inputs,
+            wav_bytes=len(data),
+            wav_sha256=hashlib.sha256(data).hexdigest(),
+            duration_s=made.duration_s,
+            phrases=made.phrases,
+        ),
     )
 
 

@@ -346,7 +346,7 @@ def test_livekit_logs_are_quiet_unless_asked(
     fixtures: Fixtures, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    script = transcript(Turn(user="Please book", audio=fixtures.hello_44k))
+    script = transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
 
     run(converse(LiveKitAdapter(booking.make_session), script))
     quiet = [r for r in caplog.records if r.name.startswith("livekit")]

@@ -8,7 +8,6 @@ import pytest
 from livekit.agents import llm
 
 from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM, parse_number
-from pytest_agent_eval.adapters.livekit._stt import split_words
 
 
 def chat(*messages: tuple[str, str]) -> llm.ChatContext:
@@ -85,22 +84,6 @@ def test_recall_searches_only_earlier_user_messages() -> None:
 def test_rule_needs_a_reply_or_a_tool() -> None:
     with pytest.raises(ValueError, match="needs a reply, a tool, or both"):
         Rule(r"x")
-
-
-@pytest.mark.parametrize(
-    ("text", "weights", "parts"),
-    [
-        ("one two three four", [1.0], ["one two three four"]),
-        ("one two three four", [1.0, 1.0], ["one two", "three four"]),
-        ("one two three four", [3.0, 1.0], ["one two three", "four"]),
-        ("one two three four", [0.1, 9.0], ["one", "two three four"]),
-        ("one two", [1.0, 1.0, 1.0], ["one", "two", ""]),
-    ],
-)
-def test_split_words_shares_words_by_segment_duration(
-    text: str, weights: list[float], parts: list[str]
-) -> None:
-    assert split_words(text, weights) == parts
 
 
 def test_greeting_answers_before_the_user_speaks() -> None:

@@ -40,6 +40,15 @@ def file_ids(folder: Path) -> dict[str, tuple[int, int]]:
     }
 
 
+def as_recording(source: Path, target: Path) -> None:
+    """Write ``source``'s audio to ``target`` as a plain WAV from another tool would: the same
+    samples, without the provenance the synthesizer writes into its WAVs."""
+    import soundfile
+
+    data, rate = soundfile.read(str(source), dtype="int16")
+    soundfile.write(str(target), data, rate, subtype="PCM_16")
+
+
 @pytest.fixture(scope="session")
 def synthesized_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project (pyproject + evals/booking.yaml) whose four fixtures are made, read-only."""

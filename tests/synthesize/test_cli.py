@@ -12,7 +12,7 @@ import pytest
 from pytest_agent_eval.audio_fixtures import Sidecar, read_sidecar, validate_fixture, write_sidecar
 from pytest_agent_eval.synthesize.cli import main
 
-from .conftest import file_ids
+from .conftest import as_recording, file_ids
 
 FIX = "python -m pytest_agent_eval.synthesize_audio"
 WAVS = ["booking_t1.wav", "booking_t2.wav", "audio/booking_t3.wav", "booking_t4.wav"]
@@ -133,7 +133,7 @@ def test_prune_removes_only_unreferenced_fixtures(
     yaml = evals / "booking.yaml"
     yaml.write_text(yaml.read_text().replace("    audio: booking_t4.wav\n", ""))
     recording = evals / "recorded_by_hand.wav"
-    recording.write_bytes((evals / "booking_t1.wav").read_bytes())  # no sidecar: not ours
+    as_recording(evals / "booking_t1.wav", recording)  # no sidecar, no provenance: not ours
 
     assert main(["--check", "--prune"]) == 1
     out = capsys.readouterr().out
@@ -253,8 +253,8 @@ def test_a_recording_without_sidecar_is_used_and_never_synthesized_over(
     evals = root / "evals"
     wav = evals / "booking_t1.wav"
     (evals / "booking_t1.wav.hash").unlink()
-    recorded = wav.read_bytes()[:44] + bytes(reversed(wav.read_bytes()[44:]))
-    wav.write_bytes(recorded)  # "a human recording": no sidecar
+    as_recording(evals / "booking_t2.wav", wav)  # "a human recording": no sidecar, no provenance
+    recorded = wav.read_bytes()
 
     assert main(["--check"]) == 0
     assert main([]) == 0

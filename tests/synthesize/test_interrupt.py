@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +111,78 @@ def test_a_killed_rewrite_never_pairs_new_audio_with_an_old_sidecar(
     assert 1 <= len(redone) < len(SENTENCES)
     assert main(["."]) == 0
     assert main(["--check", "."]) == 0
+
+
+def _children(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (from /proc)."""
+    found: set[int] = set()
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                for child in task.read_text().split():
+                    if int(child) not in found:
+                        found.add(int(child))
+                        frontier.append(int(child))
+    return found
+
+
+def _wait_all_exit(pids: set[int], deadline_s: float) -> set[int]:
+    """Wait (on pidfds, no sleeping) until every process in ``pids`` has exited; the ones still
+    running at the deadline are returned."""
+    fds = {}
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            fds[os.pidfd_open(pid)] = pid
+    end = time.monotonic() + deadline_s
+    try:
+        while fds and (left := end - time.monotonic()) > 0:
+            ready, _, _ = select.select(list(fds), [], [], left)
+            for fd in ready:
+                os.close(fd)
+                fds.pop(fd)
+        return set(fds.values())
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs Linux pidfds to watch processes")
+def test_kill_9_of_the_command_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """Issue 12: workers (hundreds of MB each) outlived a SIGKILLed command."""
+    from pytest_agent_eval.synthesize.run import MIN_ITEMS_PER_PROCESS
+
+    count = 2 * MIN_ITEMS_PER_PROCESS + 8  # enough for two worker processes
+    turns = "".join(
+        f'  - user: "Number {i} please."\n    audio: n{i:02d}.wav\n' for i in range(count)
+    )
+    (tmp_path / "many.yaml").write_text(f"id: many\nturns:\n{turns}")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest_agent_eval.synthesize_audio", "-j", "2", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    workers: set[int] = set()
+    try:
+        for line in proc.stdout:
+            if line.startswith(b"synthesized"):  # a worker has made one: the pool is up
+                workers = _children(proc.pid)
+                break
+        else:
+            raise AssertionError("the run ended before reporting a fixture")
+        assert len(workers) >= 2, workers
+        os.kill(proc.pid, signal.SIGKILL)  # the command only, as `kill -9 PID` does
+        proc.wait(timeout=60)
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+    left = _wait_all_exit(workers, deadline_s=30)
+    for pid in left:  # do not leak them into the rest of the suite
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"worker processes outlived the killed command: {sorted(left)}"

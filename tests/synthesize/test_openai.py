@@ -144,3 +144,39 @@ def test_the_command_line_makes_fixtures_through_openai(
     assert sidecar.inputs["backend_version"] == "speech-v1"
     assert sidecar.inputs["model"] == "gpt-4o-mini-tts"
     assert main(["-j", "1", "cloud.yaml"]) == 0  # the failed one is retried on the next run
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--voice", "alloy"], "--voice alloy is an OpenAI voice"),
+        (["--model", "tts-1"], "--model tts-1 is an OpenAI model"),
+        (
+            ["--voice", "alloy", "--model", "gpt-4o-realtime-preview"],
+            "--voice alloy is an OpenAI voice",
+        ),
+    ],
+)
+def test_openai_names_from_the_earlier_package_say_to_add_the_backend(
+    speech_server: SpeechServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    named: str,
+) -> None:
+    """pytest-agent-eval 0.3 synthesized with OpenAI and took ``--voice alloy``: say, in one
+    line, to add ``--backend openai``; never switch to a paid network backend unasked."""
+    (tmp_path / "a.yaml").write_text("id: a\nturns:\n  - user: Hello.\n    audio: hi.wav\n")
+    monkeypatch.chdir(tmp_path)
+    assert main([*flags, "a.yaml"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {named}, but the backend here is 'hibari' (")
+    assert "add --backend openai" in err
+    assert "\n" not in err
+    assert not (tmp_path / "hi.wav").exists()
+    assert speech_server.requests == []  # nothing was sent
+
+    assert main([*flags, "--backend", "openai", "a.yaml"]) == 0
+    assert len(speech_server.requests) == 1
+    assert speech_server.requests[0]["voice" if "--voice" in flags else "model"] == flags[1]

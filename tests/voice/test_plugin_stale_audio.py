@@ -138,12 +138,16 @@ def test_replay_trusts_recorded_fixtures_across_engine_versions_and_missing_engi
     """CI replays committed fixtures: a newer engine version, or no engine at all, is fine."""
     import json
 
+    from pytest_agent_eval.audio_fixtures import fixture_key
+
     result = project.runpytest("--agent-eval-live", "--agent-eval-stale-audio=synthesize")
     result.assert_outcomes(passed=1)
     sidecar = project.path / "evals" / "audio" / "greet.wav.hash"
     data = json.loads(sidecar.read_text())
     data["inputs"]["backend_version"] = "0.0.1-older"
     data["inputs"]["backend"] = "acme-tts"  # an engine this machine does not have
+    # As that engine's synthesizer would have written it: the key sums up text and inputs.
+    data["key"] = fixture_key(data["text"], data["inputs"], format_version=data["format"])
     sidecar.write_text(json.dumps(data))
     (project.path / "evals" / "greet.yaml").write_text(
         TRANSCRIPT.replace("turns:\n", "voice: {backend: acme-tts}\nturns:\n", 1)
@@ -166,3 +170,52 @@ def test_replay_trusts_recorded_fixtures_across_engine_versions_and_missing_engi
     result = project.runpytest("--agent-eval-live")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*greet.wav is stale (voice changed: 'heart' -> 'joe')*"])
+
+
+def test_a_broken_recording_fails_once_with_a_fix_for_a_recording(
+    project: pytest.Pytester,
+) -> None:
+    """Issue 9: the fix printed was `synthesize_audio --force` (which never touches a
+    recording), and the message came 4-5 times as a chain of exceptions."""
+    audio = project.path / "evals" / "audio"
+    audio.mkdir()
+    (audio / "greet.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt not really a wav")
+    for mode in ("fail", "synthesize"):  # synthesizing leaves a recording alone
+        result = project.runpytest("--agent-eval-live", f"--agent-eval-stale-audio={mode}")
+        result.assert_outcomes(failed=1)
+        out = result.stdout.str()
+        assert out.count("is not readable audio") == 1, mode
+        assert out.count("re-record or replace it") == 1
+        assert "--force" not in out
+        assert "The above exception was the direct cause" not in out
+        assert "During handling of the above exception" not in out
+
+
+def test_a_fixture_of_the_earlier_package_is_used_with_a_note(
+    project: pytest.Pytester,
+) -> None:
+    """pytest-agent-eval 0.3 left a plain WAV and a bare sha256 of the stripped text."""
+    import hashlib
+
+    result = project.runpytest("--agent-eval-live", "--agent-eval-stale-audio=synthesize")
+    result.assert_outcomes(passed=1)
+    wav = project.path / "evals" / "audio" / "greet.wav"
+    import soundfile
+
+    data, rate = soundfile.read(str(wav), dtype="int16")
+    soundfile.write(str(wav), data, rate, subtype="PCM_16")  # no provenance inside
+    digest = hashlib.sha256(b"Hello there, I would like a table.").hexdigest()
+    (wav.parent / "greet.wav.hash").write_text(digest + "\n")
+
+    result = project.runpytest("--agent-eval-live")
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "made by pytest-agent-eval 0.3" in out
+    assert "unreadable" not in out
+
+    (project.path / "evals" / "greet.yaml").write_text(
+        TRANSCRIPT.replace("Hello there, I would like a table.", "Hi, a table for two please.")
+    )
+    result = project.runpytest("--agent-eval-live")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*greet.wav is stale (text changed (its sidecar is pytest-agent*"])

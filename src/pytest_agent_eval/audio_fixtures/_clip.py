@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import wave
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,14 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "MAX_COMMENT_BYTES",
     "PCM16_SCALE",
     "AudioClip",
     "clean_stale_temp_files",
     "clip_from_pcm16",
     "encode_wav",
     "read_wav",
+    "read_wav_comment",
     "resample",
     "to_pcm16_bytes",
     "write_wav_atomic",
@@ -91,7 +94,8 @@ def read_wav(path: str | os.PathLike[str]) -> AudioClip:
     try:
         data, rate = soundfile.read(str(p), dtype="float32", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as exc:
-        raise AudioFixtureError(f"{p}: not a readable audio file ({exc})") from exc
+        # The library's text is in the message: no chained copy of it.
+        raise AudioFixtureError(f"{p}: not a readable audio file ({exc})") from None
     mono = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
     return AudioClip(np.ascontiguousarray(mono, dtype=np.float32), int(rate))
 
@@ -116,8 +120,34 @@ def to_pcm16_bytes(clip: AudioClip) -> bytes:
     return pcm.tobytes()
 
 
-def encode_wav(clip: AudioClip) -> bytes:
-    """The bytes of a 16-bit mono PCM WAV file holding ``clip``."""
+MAX_COMMENT_BYTES = 2000
+"""Longest comment `encode_wav` writes: libsndfile (1.2) reads an INFO string only up to about
+2 KB and silently drops a longer one, so anything longer would not come back."""
+
+
+def _info_chunk(comment: str) -> bytes:
+    """A RIFF ``LIST`` chunk of type ``INFO`` holding ``comment`` as ``ICMT`` (NUL-terminated,
+    padded to an even length, as RIFF wants)."""
+    text = comment.encode("utf-8") + b"\0"
+    if len(text) % 2:
+        text += b"\0"
+    sub = b"ICMT" + struct.pack("<I", len(text)) + text
+    return b"LIST" + struct.pack("<I", 4 + len(sub)) + b"INFO" + sub
+
+
+def encode_wav(clip: AudioClip, *, comment: str | None = None) -> bytes:
+    """The bytes of a 16-bit mono PCM WAV file holding ``clip``.
+
+    Args:
+        clip: The audio.
+        comment: Text stored in a ``LIST/INFO`` chunk (``ICMT``, the field libsndfile and
+            soundfile expose as ``comment``), placed after the samples: the 44-byte header and
+            the sample bytes are exactly those of a WAV without it, so readers that stop at
+            the ``data`` chunk see the same file.
+
+    Raises:
+        ValueError: ``comment`` is longer than `MAX_COMMENT_BYTES` in UTF-8.
+    """
     buffer = io.BytesIO()
     # stdlib wave writes the canonical 44-byte header; the lab found it byte-identical to
     # soundfile's PCM_16 output, with no native dependency.
@@ -126,15 +156,39 @@ def encode_wav(clip: AudioClip) -> bytes:
         w.setsampwidth(2)
         w.setframerate(clip.sample_rate)
         w.writeframes(to_pcm16_bytes(clip))
-    return buffer.getvalue()
+    data = buffer.getvalue()
+    if comment is None:
+        return data
+    if len(comment.encode("utf-8")) > MAX_COMMENT_BYTES:
+        raise ValueError(f"a WAV comment holds at most {MAX_COMMENT_BYTES} bytes")
+    out = bytearray(data + _info_chunk(comment))
+    struct.pack_into("<I", out, 4, len(out) - 8)  # the RIFF size covers the new chunk
+    return bytes(out)
 
 
-def write_wav_atomic(path: str | os.PathLike[str], clip: AudioClip) -> int:
+def read_wav_comment(path: str | os.PathLike[str]) -> str | None:
+    """The ``comment`` string of an audio file (a WAV's ``ICMT``), read with soundfile from the
+    header and chunks only, no samples decoded. None when there is none or the file is not
+    audio libsndfile can open."""
+    require_extra("soundfile", extra="voice", feature="Reading WAV fixtures")
+    import soundfile
+
+    try:
+        with soundfile.SoundFile(os.fspath(path)) as handle:
+            return handle.comment or None
+    except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError, OSError):
+        return None
+
+
+def write_wav_atomic(
+    path: str | os.PathLike[str], clip: AudioClip, *, comment: str | None = None
+) -> int:
     """Write a 16-bit mono PCM WAV so that ``path`` is either the old file or the whole new one.
 
-    See `write_atomic` (the temp file is named so that `clean_stale_temp_files` knows it).
+    See `write_atomic` (the temp file is named so that `clean_stale_temp_files` knows it) and
+    `encode_wav` for ``comment``.
 
     Returns:
         The size of the written file in bytes.
     """
-    return write_atomic(path, encode_wav(clip)).size_bytes
+    return write_atomic(path, encode_wav(clip, comment=comment)).size_bytes

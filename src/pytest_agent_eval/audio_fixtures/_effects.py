@@ -7,13 +7,14 @@ those, so every fixture gets the same fixed pad and the same loudness.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ._clip import AudioClip, _numpy
 from ._stats import dbfs, voiced_frames
 
-__all__ = ["PostProcess", "normalize_level", "postprocess", "trim_silence"]
+__all__ = ["PostProcess", "normalize_level", "postprocess", "render_phrases", "trim_silence"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,6 +32,10 @@ class PostProcess:
     """Gain is reduced so no sample exceeds this, so normalization never clips."""
     fade_ms: float = 5.0
     """Fade at the trimmed edges, so a cut never clicks."""
+    sentence_pause_s: float = 0.75
+    """Silence between two sentences of one turn (each sentence is spoken on its own, so the
+    synthesizer knows where each one is). hibari's own pause between sentences measures about
+    0.75 s, above the 0.55 s after which LiveKit's Silero VAD ends a speech segment."""
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters, for a sidecar."""
@@ -100,3 +105,49 @@ def postprocess(clip: AudioClip, params: PostProcess | None = None) -> AudioClip
     return normalize_level(
         trimmed, target_rms_dbfs=p.target_rms_dbfs, peak_ceiling_dbfs=p.peak_ceiling_dbfs
     )
+
+
+def render_phrases(
+    pieces: Sequence[AudioClip | float], params: PostProcess | None = None
+) -> tuple[AudioClip, list[tuple[float, float]]]:
+    """Join spoken phrases and silences into one fixture, and say where each phrase landed.
+
+    Each phrase is trimmed of its own silence, the pieces are joined in order (a float is that
+    many seconds of silence), the whole gets the fixed pad at both ends and one level
+    normalization. A single phrase comes out exactly as `postprocess` makes it.
+
+    Args:
+        pieces: Phrase clips, all at one sample rate, and silences in seconds.
+        params: Post-processing parameters.
+
+    Returns:
+        The clip, and the (start, end) in seconds of every phrase, in order.
+    """
+    np = _numpy()
+    p = params or PostProcess()
+    clips = [c for c in pieces if isinstance(c, AudioClip)]
+    if not clips:
+        raise ValueError("render_phrases needs at least one phrase")
+    rate = clips[0].sample_rate
+    if any(c.sample_rate != rate for c in clips):
+        raise ValueError("render_phrases needs every phrase at one sample rate")
+    pad = np.zeros(round(p.pad_s * rate), dtype=np.float32)
+    parts = [pad]
+    at = len(pad)
+    times: list[tuple[float, float]] = []
+    for piece in pieces:
+        if isinstance(piece, AudioClip):
+            speech = trim_silence(
+                piece, pad_s=0.0, floor_db_below_peak=p.trim_below_peak_db, fade_ms=p.fade_ms
+            ).samples
+            times.append((round(at / rate, 4), round((at + len(speech)) / rate, 4)))
+        else:
+            speech = np.zeros(round(float(piece) * rate), dtype=np.float32)
+        parts.append(speech)
+        at += len(speech)
+    parts.append(pad)
+    joined = AudioClip(np.concatenate(parts), rate)
+    out = normalize_level(
+        joined, target_rms_dbfs=p.target_rms_dbfs, peak_ceiling_dbfs=p.peak_ceiling_dbfs
+    )
+    return out, times

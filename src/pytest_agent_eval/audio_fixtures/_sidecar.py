@@ -2,9 +2,14 @@
 
 A sidecar is a small JSON file written after its WAV. It records the exact text, every input
 that shapes the audio (backend and its version, model, voice, speed, seed, sample rate,
-post-processing) and the WAV's size and sha256. The key is a sha256 over the format version,
-the text and the inputs, so any change to them makes a different key; the readable copy of the
-inputs lets `describe_changes` say *why* a fixture is stale.
+post-processing), where each phrase sits in the audio, and the WAV's size and sha256. The key
+is a sha256 over the format version, the text and the inputs, so any change to them makes a
+different key; the readable copy of the inputs lets `describe_changes` say *why* a fixture is
+stale. The same key travels inside the WAV (see `_provenance`), so a WAV that lost its sidecar
+is still known as synthesized.
+
+The earlier pytest-agent-eval (0.3) wrote a sidecar holding only ``sha256(user.strip())`` in
+hex; `read_legacy_hash` reads that one.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,16 +30,23 @@ __all__ = [
     "FORMAT_VERSION",
     "SIDECAR_SUFFIX",
     "Sidecar",
+    "TimedPhrase",
     "describe_changes",
     "fixture_key",
+    "legacy_text_matches",
+    "read_legacy_hash",
     "read_sidecar",
     "sidecar_path",
     "write_sidecar",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever the pipeline changes in a way the inputs do not show; every fixture made by
-an older format is then stale."""
+an older format is then stale for ``--check`` and the synthesizer (a replay in pytest does not
+compare it). 2: one engine call per phrase with a fixed pause between sentences, pause
+markers, phrase timings, provenance inside the WAV."""
+
+_LEGACY_HASH = re.compile(r"\s*([0-9a-f]{64})\s*")
 
 SIDECAR_SUFFIX = ".hash"
 
@@ -57,6 +70,20 @@ def fixture_key(
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class TimedPhrase:
+    """One phrase of a synthesized fixture and where it sits in the WAV."""
+
+    text: str
+    start_s: float
+    """Start of the phrase's audio, in seconds from the start of the WAV."""
+    end_s: float
+    """End of the phrase's audio."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "start_s": self.start_s, "end_s": self.end_s}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Sidecar:
     """What a fixture's sidecar says about its WAV."""
@@ -78,6 +105,9 @@ class Sidecar:
     pending: bool = False
     """Written just before the WAV is renamed into place and replaced by the final sidecar
     right after: a pending sidecar left behind means that write was interrupted."""
+    phrases: tuple[TimedPhrase, ...] = ()
+    """Each phrase (sentence, or words between pause markers) and its place in the WAV; empty
+    in sidecars of format 1, which did not record them."""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -100,10 +130,16 @@ class Sidecar:
         """Sample rate of the WAV in Hz."""
         return self.inputs.get("sample_rate")
 
+    @property
+    def key_is_consistent(self) -> bool:
+        """True when ``key`` is the key of this record's own text and inputs: False for a
+        sidecar edited by hand (its text or inputs changed without a new synthesis)."""
+        return self.key == fixture_key(self.text, self.inputs, format_version=self.format)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON document written to disk."""
         doc: dict[str, Any] = {"pending": True} if self.pending else {}
-        return doc | {
+        doc |= {
             "format": self.format,
             "key": self.key,
             "text": self.text,
@@ -114,6 +150,9 @@ class Sidecar:
                 "duration_s": self.duration_s,
             },
         }
+        if self.phrases:
+            doc["phrases"] = [p.to_dict() for p in self.phrases]
+        return doc
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Sidecar:
@@ -135,6 +174,8 @@ class Sidecar:
         if not isinstance(inputs, Mapping):
             raise ValueError("'inputs' is not an object")
         wav = data.get("wav") or {}
+        if not isinstance(wav, Mapping):
+            raise ValueError("'wav' is not an object")
         return cls(
             text=text,
             inputs=dict(inputs),
@@ -144,6 +185,7 @@ class Sidecar:
             wav_sha256=wav.get("sha256"),
             duration_s=wav.get("duration_s"),
             pending=bool(data.get("pending", False)),
+            phrases=_phrases(data.get("phrases") or []),
         )
 
     def to_json(self) -> str:
@@ -151,28 +193,63 @@ class Sidecar:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def read_sidecar(wav_path: str | os.PathLike[str]) -> Sidecar | None:
-    """The sidecar of ``wav_path``, or None when there is none.
+def _phrases(raw: Any) -> tuple[TimedPhrase, ...]:
+    if not isinstance(raw, list):
+        raise ValueError("'phrases' is not a list")
+    out = []
+    for item in raw:
+        if not isinstance(item, Mapping):
+            raise ValueError("a phrase is not an object")
+        text, start, end = item.get("text"), item.get("start_s"), item.get("end_s")
+        if not isinstance(text, str) or not all(isinstance(v, int | float) for v in (start, end)):
+            raise ValueError("a phrase needs 'text', 'start_s' and 'end_s'")
+        out.append(TimedPhrase(text, float(start), float(end)))
+    return tuple(out)
 
-    Raises:
-        AudioFixtureError: When the sidecar exists but cannot be read (for example one written by
-            an older version of this tool, which held only a bare hash).
-    """
-    path = sidecar_path(wav_path)
+
+def _read_text(path: Path) -> str | None:
     try:
-        raw = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise AudioFixtureError(f"{path}: cannot read the sidecar ({exc})") from exc
+        raise AudioFixtureError(f"{path}: cannot read the sidecar ({exc})") from None
+
+
+def read_legacy_hash(wav_path: str | os.PathLike[str]) -> str | None:
+    """The bare sha256 (hex) a sidecar of the earlier pytest-agent-eval holds, or None when the
+    sidecar is missing or is not of that kind."""
+    raw = _read_text(sidecar_path(wav_path))
+    match = _LEGACY_HASH.fullmatch(raw) if raw is not None else None
+    return match.group(1) if match else None
+
+
+def legacy_text_matches(digest: str, text: str) -> bool:
+    """True when ``digest`` is what the earlier package wrote for ``text``: the sha256 of the
+    UTF-8 bytes of the stripped ``user`` (the unstripped text is accepted too)."""
+    return digest in {
+        hashlib.sha256(text.strip().encode("utf-8")).hexdigest(),
+        hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    }
+
+
+def read_sidecar(wav_path: str | os.PathLike[str]) -> Sidecar | None:
+    """The sidecar of ``wav_path``, or None when there is none.
+
+    A bare-hash sidecar of the earlier pytest-agent-eval is not a record of what the WAV says,
+    so it reads as None too; `read_legacy_hash` reads it.
+
+    Raises:
+        AudioFixtureError: When the sidecar exists but cannot be read.
+    """
+    path = sidecar_path(wav_path)
+    raw = _read_text(path)
+    if raw is None or _LEGACY_HASH.fullmatch(raw):
+        return None
     try:
         return Sidecar.from_dict(json.loads(raw))
     except (json.JSONDecodeError, ValueError) as exc:
-        raise AudioFixtureError(
-            f"{path}: not a sidecar this version understands ({exc}); it may come from an older "
-            "version. The fixture counts as stale: python -m pytest_agent_eval.synthesize_audio "
-            "re-creates it"
-        ) from exc
+        raise AudioFixtureError(f"{path}: not a sidecar this version understands ({exc})") from None
 
 
 def write_sidecar(wav_path: str | os.PathLike[str], sidecar: Sidecar) -> Path:

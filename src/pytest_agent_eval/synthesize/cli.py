@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..audio_fixtures import set_max_fixture_s
 from ..config import Settings, find_pyproject, load_settings
-from ..errors import ConfigError, TranscriptError
+from ..errors import ConfigError, MissingExtraError, TranscriptError
 from ..loader import find_transcript_files, iter_audio_paths, load_transcript_file
 from ..models import Transcript, VoiceSettings
-from .backend import available_backends
+from .backend import DEFAULT_BACKEND, available_backends
+from .backends.openai import OPENAI_MODELS, OPENAI_VOICES
 from .plan import FixtureSpec, FixtureStatus, Planner, check_fixture, display_path
 from .prune import find_orphans, prune_orphans
 from .run import FixtureResult, SynthesisSummary, default_jobs, ensure_fixtures
@@ -193,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (_UsageError, ConfigError) as exc:
         _error(err, str(exc))
         return EXIT_USAGE
+    set_max_fixture_s(inputs.settings.max_fixture_s)
     for message in inputs.errors:
         _error(err, message)
     if args.prune and inputs.errors:
@@ -207,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
     planner = Planner(inputs.settings.voice, overrides=overrides)
+    hint = _openai_hint(args, inputs.transcripts, planner)
+    if hint is not None:
+        _error(err, hint)
+        return EXIT_USAGE
     # Invalid transcripts do not stop the others, but the run still ends in a usage error.
     failed = False
     final = EXIT_USAGE if inputs.errors else EXIT_OK
@@ -229,6 +236,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     return final or (EXIT_FAILED if failed else EXIT_OK)
 
 
+def _openai_hint(
+    args: argparse.Namespace, transcripts: list[Transcript], planner: Planner
+) -> str | None:
+    """One line for ``--voice alloy`` or ``--model tts-1`` (OpenAI names, as the earlier
+    pytest-agent-eval took them) given without ``--backend openai``, when a turn's backend
+    cannot use that name. Nothing is synthesized then: silently switching to a paid network
+    backend is not ours to decide."""
+    if args.backend is not None:
+        return None
+    flags: list[tuple[str, str]] = []
+    if args.voice in OPENAI_VOICES:
+        flags.append((f"--voice {args.voice}", "voice"))
+    if args.model in OPENAI_MODELS:
+        flags.append((f"--model {args.model}", "model"))
+    if not flags:
+        return None
+    for transcript in transcripts:
+        for index, turn in enumerate(transcript.turns):
+            if turn.audio is None:
+                continue
+            layered = planner.settings_for(transcript, index)
+            backend = layered.backend or DEFAULT_BACKEND
+            if backend == "openai":
+                continue
+            try:
+                planner.resolve(layered)
+            except (ConfigError, MissingExtraError) as exc:
+                flag, what = flags[0]
+                return (
+                    f"{flag} is an OpenAI {what}, but the backend here is {backend!r} ({exc}); "
+                    f"add --backend openai to synthesize with OpenAI's speech API (needs "
+                    f"OPENAI_API_KEY), or drop {flag.split()[0]} to use {backend!r}"
+                )
+    return None
+
+
 def _prune(inputs: _Inputs, *, check: bool, out: Console) -> bool:
     referenced = list(iter_audio_paths(inputs.transcripts))
     if check:
@@ -248,13 +291,17 @@ def _check(transcripts: list[Transcript], planner: Planner, *, out: Console) -> 
     plan = planner.plan(transcripts)
     statuses: list[FixtureStatus] = [check_fixture(spec) for spec in plan.specs]
     bad = [s.problem() for s in statuses if not s.is_fresh] + plan.problems
+    for status in statuses:
+        if status.is_fresh and status.note:
+            out.print(f"note: {display_path(status.spec.wav)}: {status.note}")
     if not bad:
         out.print(f"all {len(statuses)} fixture(s) up to date")
         return False
     # Plain lines, not a table: CI logs get grepped, and long reasons must not wrap.
     for p in sorted(bad, key=lambda p: str(p.wav)):
+        fix = f"; fix: {p.fix}" if p.fix else ""
         out.print(
-            f"{p.state.value:<9} {display_path(p.wav)}: {p.reason} "
+            f"{p.state.value:<9} {display_path(p.wav)}: {p.reason}{fix} "
             f"({display_path(p.yaml_path)}, turn {p.turn_index + 1})"
         )
     total = len(statuses) + len(plan.problems)
@@ -302,8 +349,10 @@ def _synthesize(
         summary = ensure_fixtures(
             transcripts, jobs=args.jobs, force=args.force, planner=planner, on_result=report
         )
-    for problem in summary.invalid:
+    for problem in summary.invalid + summary.unusable:
         out.print(f"[red]INVALID[/]       {escape(problem.message)}", markup=True)
+    for note in summary.notes:
+        out.print(f"note: {note}")
     elapsed = time.perf_counter() - start
     table = Table(title="Voice fixtures")
     for column in ("synthesized", "up to date", "failed", "seconds", "audio s", "x real time"):
@@ -311,7 +360,8 @@ def _synthesize(
     audio = summary.audio_seconds
     table.add_row(
         str(len(summary.synthesized)), str(len(summary.up_to_date)),
-        str(len(summary.failed) + len(summary.invalid)), f"{elapsed:.2f}", f"{audio:.1f}",
+        str(len(summary.failed) + len(summary.invalid) + len(summary.unusable)),
+        f"{elapsed:.2f}", f"{audio:.1f}",
         f"{audio / elapsed:.0f}" if summary.synthesized and elapsed > 0 else "-",
     )  # fmt: skip
     out.print(table)

@@ -7,7 +7,6 @@ small JSON read per fixture.
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -15,23 +14,33 @@ from pathlib import Path
 from typing import Any
 
 from ..audio_fixtures import (
-    FORMAT_VERSION,
+    INTERRUPTED,
+    LEGACY_NOTE,
+    MARKUP_FIX,
+    RECORDING_NOTE,
+    FixtureState,
+    Origin,
     PostProcess,
     Sidecar,
-    describe_changes,
+    TimedPhrase,
+    Verdict,
     fixture_key,
-    read_sidecar,
+    judge_fixture,
+    max_fixture_s,
     synthesize_command,
 )
-from ..errors import AudioFixtureError, ConfigError, MissingExtraError
+from ..errors import ConfigError, MissingExtraError
 from ..models import Transcript, VoiceSettings
+from ..speech import Pause, PauseMarkupError, split_speech
 from .backend import DEFAULT_BACKEND, TTSBackend, get_backend
 
 __all__ = [
     "BUILTIN_DEFAULTS",
     "DEFAULT_SAMPLE_RATE",
     "INTERRUPTED",
+    "LEGACY_NOTE",
     "RECORDING_NOTE",
+    "FixtureNoteWarning",
     "FixtureProblem",
     "FixtureSpec",
     "FixtureState",
@@ -41,6 +50,7 @@ __all__ = [
     "check_fixture",
     "display_path",
     "fixture_problems",
+    "fixture_statuses",
     "sidecar_for",
 ]
 
@@ -53,8 +63,9 @@ BUILTIN_DEFAULTS = VoiceSettings(backend=DEFAULT_BACKEND, sample_rate=DEFAULT_SA
 """The bottom layer under ``[tool.agent_eval.voice]``, the transcript's and the turn's."""
 
 
-RECORDING_NOTE = "no sidecar: a recording, used as it is and never synthesized over"
-INTERRUPTED = "an earlier synthesis of it was interrupted"
+class FixtureNoteWarning(UserWarning):
+    """A usable fixture worth a remark (one made by pytest-agent-eval 0.3): `fixture_problems`
+    warns with it, so pytest shows the note once in its warnings summary."""
 
 
 def display_path(path: Path | str | None) -> str:
@@ -94,16 +105,6 @@ class FixtureSpec:
         return f"{head}, transcript {self.transcript_id!r}, turn {self.turn_index + 1}"
 
 
-class FixtureState(enum.Enum):
-    """Whether a fixture can be used as it is."""
-
-    FRESH = "up to date"
-    MISSING = "missing"
-    STALE = "stale"
-    INVALID = "invalid"
-    """The turn's voice settings cannot be used (unknown backend or voice, not installed)."""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FixtureProblem:
     """A fixture a transcript needs that is missing, stale, or cannot be made as configured."""
@@ -116,6 +117,11 @@ class FixtureProblem:
     state: FixtureState
     reasons: tuple[str, ...]
     line: int | None = None
+    fix: str | None = None
+    """What fixes it when the synthesize command does not (a recording: re-record it; a
+    malformed pause marker: edit the text). None: `fix_command`, or nothing for INVALID."""
+    origin: Origin | None = None
+    """Who made the WAV (None when it is missing or the turn could not be planned)."""
 
     @property
     def reason(self) -> str:
@@ -124,22 +130,22 @@ class FixtureProblem:
 
     @property
     def fix_command(self) -> str:
-        """The exact command that makes the fixture."""
-        if self.state is FixtureState.INVALID:
+        """The exact command that makes the fixture ("" when synthesizing cannot fix it)."""
+        if self.state is FixtureState.INVALID or self.fix is not None:
             return ""
         return synthesize_command(display_path(self.yaml_path) if self.yaml_path else None)
 
     @property
     def message(self) -> str:
-        """What a user reads: where, what, and the command that fixes it."""
+        """What a user reads: where, what, and what fixes it (for synthesized fixtures, the
+        exact command; for a recording, re-recording it)."""
         head = display_path(self.yaml_path)
         if self.line:
             head += f":{self.line}"
         where = f"{head}: transcript {self.transcript_id!r}, turn {self.turn_index + 1}"
         what = f"audio fixture {display_path(self.wav)} is {self.state.value} ({self.reason})"
-        if self.state is FixtureState.INVALID:
-            return f"{where}: {what}"
-        return f"{where}: {what}. Fix: {self.fix_command}"
+        fix = self.fix or self.fix_command
+        return f"{where}: {what}. Fix: {fix}" if fix else f"{where}: {what}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +155,18 @@ class FixtureStatus:
     spec: FixtureSpec
     state: FixtureState
     reasons: tuple[str, ...] = ()
+    origin: Origin | None = None
+    note: str | None = None
+    """A remark on a usable fixture (made by pytest-agent-eval 0.3)."""
+    fix: str | None = None
+
+    @classmethod
+    def of(cls, spec: FixtureSpec, verdict: Verdict) -> FixtureStatus:
+        """``spec`` with what `judge_fixture` found."""
+        return cls(
+            spec=spec, state=verdict.state, reasons=verdict.reasons, origin=verdict.origin,
+            note=verdict.note, fix=verdict.fix,
+        )  # fmt: skip
 
     @property
     def is_fresh(self) -> bool:
@@ -156,8 +174,8 @@ class FixtureStatus:
 
     @property
     def is_recording(self) -> bool:
-        """A WAV without a sidecar: used as it is, never synthesized over."""
-        return self.reasons == (RECORDING_NOTE,)
+        """A WAV with neither sidecar nor provenance: used as it is, never synthesized over."""
+        return self.origin is Origin.RECORDING
 
     def problem(self) -> FixtureProblem:
         """This status as a `FixtureProblem`."""
@@ -170,6 +188,8 @@ class FixtureStatus:
             state=self.state,
             reasons=self.reasons,
             line=s.line,
+            fix=self.fix,
+            origin=self.origin,
         )
 
 
@@ -255,6 +275,14 @@ class Planner:
                 if turn.audio is None:
                     continue
                 wav = _absolute_wav(transcript, turn.audio)
+                markup = _markup_problem(turn.user)
+                if markup is not None:
+                    plan.problems.append(
+                        _problem(
+                            transcript, index, wav, FixtureState.INVALID, markup, fix=MARKUP_FIX
+                        )
+                    )
+                    continue
                 layered = self.settings_for(transcript, index)
                 try:
                     resolved, inputs = self.resolve(layered)
@@ -299,8 +327,29 @@ def _absolute_wav(transcript: Transcript, audio: str | os.PathLike[str]) -> Path
     return wav.absolute()
 
 
+def _markup_problem(text: str) -> str | None:
+    """Why ``text``'s pause markers cannot be rendered, or None."""
+    try:
+        parts = split_speech(text)
+    except PauseMarkupError as exc:
+        return str(exc)
+    silence = sum(p.seconds for p in parts if isinstance(p, Pause))
+    if silence > max_fixture_s():
+        return (
+            f"its pauses add up to {silence:g} s, over the {max_fixture_s():g} s limit for a "
+            "fixture (max_fixture_s in [tool.agent_eval])"
+        )
+    return None
+
+
 def _problem(
-    transcript: Transcript, index: int, wav: Path, state: FixtureState, reason: str
+    transcript: Transcript,
+    index: int,
+    wav: Path,
+    state: FixtureState,
+    reason: str,
+    *,
+    fix: str | None = None,
 ) -> FixtureProblem:
     return FixtureProblem(
         transcript_id=transcript.id,
@@ -310,38 +359,58 @@ def _problem(
         state=state,
         reasons=(reason,),
         line=transcript.turns[index].line,
+        fix=fix,
     )
 
 
 def check_fixture(spec: FixtureSpec) -> FixtureStatus:
-    """Compare a fixture on disk with its spec: one ``stat`` and one sidecar read, no audio."""
-    try:
-        size = spec.wav.stat().st_size
-    except FileNotFoundError:
-        return FixtureStatus(spec=spec, state=FixtureState.MISSING, reasons=("WAV missing",))
-    try:
-        sidecar = read_sidecar(spec.wav)
-    except AudioFixtureError as exc:
-        return FixtureStatus(
-            spec=spec, state=FixtureState.STALE, reasons=(f"sidecar unreadable: {exc}",)
-        )
-    if sidecar is None:
-        # A WAV nobody synthesized (a human recording): not ours to judge or overwrite.
-        return FixtureStatus(spec=spec, state=FixtureState.FRESH, reasons=(RECORDING_NOTE,))
-    if sidecar.pending:
-        return FixtureStatus(spec=spec, state=FixtureState.STALE, reasons=(INTERRUPTED,))
-    if sidecar.key == spec.key:
-        reasons: list[str] = []
-    else:
-        reasons = describe_changes(sidecar, spec.text, spec.inputs, format_version=FORMAT_VERSION)
-    if not reasons and sidecar.wav_bytes is not None and sidecar.wav_bytes != size:
-        reasons = [
-            f"WAV changed since it was synthesized ({size} bytes, the sidecar says "
-            f"{sidecar.wav_bytes})"
-        ]
-    if reasons:
-        return FixtureStatus(spec=spec, state=FixtureState.STALE, reasons=tuple(reasons))
-    return FixtureStatus(spec=spec, state=FixtureState.FRESH)
+    """Compare a fixture on disk with its spec, strictly (every input of the key): the one
+    definition in `judge_fixture`. A synthesized fixture costs one ``stat`` and one sidecar
+    read; a WAV without a sidecar is opened for its header (and scanned, for a recording)."""
+    verdict = judge_fixture(spec.wav, spec.text, key=spec.key, inputs=spec.inputs)
+    return FixtureStatus.of(spec, verdict)
+
+
+def fixture_statuses(
+    transcript: Transcript, planner: Planner, *, strict: bool = True
+) -> tuple[list[FixtureProblem], list[str]]:
+    """The problems of ``transcript``'s fixtures and the notes on usable ones (see
+    `fixture_problems` for ``strict``)."""
+    problems: list[FixtureProblem] = []
+    notes: list[str] = []
+    if strict:
+        plan = planner.plan([transcript])
+        problems += plan.problems
+        for spec in plan.specs:
+            status = check_fixture(spec)
+            if not status.is_fresh:
+                problems.append(status.problem())
+            elif status.note:
+                notes.append(f"{display_path(spec.wav)}: {status.note}")
+        return sorted(problems, key=lambda p: p.turn_index), notes
+    for index, turn in enumerate(transcript.turns):
+        if turn.audio is None:
+            continue
+        wav = _absolute_wav(transcript, turn.audio)
+        wanted = planner.settings_for(transcript, index).to_dict()
+        verdict = judge_fixture(wav, turn.user, wanted=wanted)
+        if verdict.state is not FixtureState.FRESH:
+            problems.append(
+                FixtureProblem(
+                    transcript_id=transcript.id,
+                    yaml_path=transcript.path,
+                    turn_index=index,
+                    wav=wav,
+                    state=verdict.state,
+                    reasons=verdict.reasons,
+                    line=turn.line,
+                    fix=verdict.fix,
+                    origin=verdict.origin,
+                )
+            )
+        elif verdict.note:
+            notes.append(f"{display_path(wav)}: {verdict.note}")
+    return problems, notes
 
 
 def fixture_problems(
@@ -351,11 +420,15 @@ def fixture_problems(
     planner: Planner | None = None,
     strict: bool = True,
 ) -> list[FixtureProblem]:
-    """Every audio fixture of ``transcript`` that is missing, stale or cannot be made.
+    """Every audio fixture of ``transcript`` that is missing, stale or cannot be used.
 
     For the pytest plugin: call it before a voice transcript's conversation starts and fail (or
-    skip) with each problem's ``.message``, which ends with the exact command to fix it. Cheap:
-    no audio is read and no engine is loaded.
+    skip) with each problem's ``.message``, which ends with what fixes it (the exact command
+    for a synthesized fixture; "re-record or replace it" for a recording). Cheap: no engine is
+    loaded, and only WAVs without a sidecar are opened. A usable fixture made by
+    pytest-agent-eval 0.3 is not a problem; it is noted with a `FixtureNoteWarning`.
+
+    The decision is `judge_fixture`'s, the same one ``--check`` and the synthesizer use.
 
     Args:
         transcript: A loaded transcript.
@@ -369,58 +442,23 @@ def fixture_problems(
             backend needs to be installed, so CI can replay committed or cached fixtures
             without the engine, its exact version, network or keys.
     """
-    planner = planner or Planner(defaults)
-    if not strict:
-        return _replay_problems(transcript, planner)
-    plan = planner.plan([transcript])
-    statuses = [check_fixture(spec) for spec in plan.specs]
-    problems = plan.problems + [s.problem() for s in statuses if not s.is_fresh]
-    return sorted(problems, key=lambda p: p.turn_index)
+    import warnings
 
-
-def _replay_problems(transcript: Transcript, planner: Planner) -> list[FixtureProblem]:
-    problems: list[FixtureProblem] = []
-    for index, turn in enumerate(transcript.turns):
-        if turn.audio is None:
-            continue
-        wav = _absolute_wav(transcript, turn.audio)
-        reasons = _replay_reasons(wav, turn.user, planner.settings_for(transcript, index))
-        if reasons:
-            state = FixtureState.MISSING if reasons == ["WAV missing"] else FixtureState.STALE
-            problems.append(_problem(transcript, index, wav, state, "; ".join(reasons)))
+    problems, notes = fixture_statuses(transcript, planner or Planner(defaults), strict=strict)
+    for note in notes:
+        warnings.warn(FixtureNoteWarning(note), stacklevel=2)
     return problems
 
 
-def _replay_reasons(wav: Path, text: str, wanted: VoiceSettings) -> list[str]:
-    try:
-        size = wav.stat().st_size
-    except FileNotFoundError:
-        return ["WAV missing"]
-    try:
-        sidecar = read_sidecar(wav)
-    except AudioFixtureError as exc:
-        return [f"sidecar unreadable: {exc}"]
-    if sidecar is None:
-        return []  # a recording: used as it is
-    if sidecar.pending:
-        return [INTERRUPTED]
-    reasons = [] if sidecar.text == text else ["text changed"]
-    for name, value in wanted.to_dict().items():
-        recorded = sidecar.inputs.get(name)
-        if value is not None and recorded != value:
-            reasons.append(f"{name.replace('_', ' ')} changed: {recorded!r} -> {value!r}")
-    if not reasons and sidecar.wav_bytes is not None and sidecar.wav_bytes != size:
-        reasons.append(
-            f"WAV changed since it was synthesized ({size} bytes, the sidecar says "
-            f"{sidecar.wav_bytes})"
-        )
-    return reasons
-
-
 def sidecar_for(
-    spec: FixtureSpec, *, wav_bytes: int, wav_sha256: str, duration_s: float
+    spec: FixtureSpec,
+    *,
+    wav_bytes: int | None,
+    wav_sha256: str | None,
+    duration_s: float,
+    phrases: tuple[TimedPhrase, ...] = (),
 ) -> Sidecar:
-    """The sidecar recording ``spec``'s inputs for a WAV just written."""
+    """The sidecar recording ``spec``'s inputs (and phrase timings) for a WAV just written."""
     return Sidecar(
         text=spec.text,
         inputs=dict(spec.inputs),
@@ -428,4 +466,5 @@ def sidecar_for(
         wav_bytes=wav_bytes,
         wav_sha256=wav_sha256,
         duration_s=round(duration_s, 4),
+        phrases=phrases,
     )

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..audio_fixtures import SIDECAR_SUFFIX, clean_stale_temp_files, sidecar_path
+from ..audio_fixtures import SIDECAR_SUFFIX, clean_stale_temp_files, read_embedded, sidecar_path
 
 __all__ = ["find_orphans", "prune_orphans"]
 
 
 def find_orphans(folders: Iterable[Path], referenced: Iterable[Path]) -> list[Path]:
-    """WAVs under ``folders`` that have a sidecar (so this tool made them) and are not
-    ``referenced``, plus sidecars whose WAV is gone. A WAV without a sidecar is someone's
+    """WAVs under ``folders`` that this tool (or its predecessor) made and no transcript
+    ``referenced``: those with a sidecar, and those whose sidecar was lost but that carry our
+    provenance inside; plus sidecars whose WAV is gone. A WAV with neither is someone's
     recording and is never touched."""
     keep = {_canonical(Path(p)) for p in referenced}
     orphans: set[Path] = set()
@@ -24,6 +25,11 @@ def find_orphans(folders: Iterable[Path], referenced: Iterable[Path]) -> list[Pa
             orphans.add(side.absolute())
             if wav.exists():
                 orphans.add(wav)
+        for wav in Path(folder).rglob("*.wav"):
+            if wav.name.startswith(".") or sidecar_path(wav).exists():
+                continue
+            if _canonical(wav) not in keep and read_embedded(wav) is not None:
+                orphans.add(wav.absolute())
     return sorted(orphans)
 
 

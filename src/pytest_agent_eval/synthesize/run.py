@@ -2,26 +2,34 @@
 
 Flow for one fixture (`make_fixture`):
 
-1. the backend speaks the text at its own rate;
-2. the audio is resampled (soxr), trimmed to the fixed pad and level-normalized;
-3. the old sidecar is removed, so an old record never sits beside new audio;
-4. the WAV is written to a temp file and renamed into place;
-5. the sidecar is written (also temp + rename), last.
+1. the text is split into phrases (sentences, and the pause markers between them,
+   `pytest_agent_eval.speech.split_speech`); the backend speaks each phrase at its own rate;
+2. each phrase is resampled (soxr) and trimmed; the phrases are joined with the sentence pause
+   or the marked pause between them, padded and level-normalized (`render_phrases`), which
+   also says where each phrase sits;
+3. the old sidecar is replaced by a *pending* one, so an old record never sits beside new audio;
+4. the WAV, carrying its key in a comment chunk, is written to a temp file and renamed into
+   place;
+5. the sidecar, with the phrase timings, is written (also temp + rename), last.
 
-A kill at any point leaves either the previous fixture with its sidecar, or a WAV without one
-(which every check reports as stale), never a WAV that looks current. A failure is recorded
-for its fixture and the others go on; `SynthesisSummary` says what failed.
+A kill at any point leaves either the previous fixture with its sidecar, or a WAV beside a
+pending sidecar (which every check reports as stale), never a WAV that looks current. A failure
+is recorded for its fixture and the others go on; `SynthesisSummary` says what failed.
 
 Parallelism follows each backend's ``execution``: worker processes (spawned, each with its own
-engine) for CPU-bound engines, threads for those that wait on a subprocess, and an event loop
-with a semaphore for network backends.
+engine, and dying with the parent: a ``kill -9`` of the command leaves no orphan) for
+CPU-bound engines, threads for those that wait on a subprocess, and an event loop with a
+semaphore for network backends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,17 +45,24 @@ from dataclasses import dataclass, field
 from .._atomic import write_atomic
 from ..audio_fixtures import (
     AudioClip,
+    FixtureState,
     PostProcess,
     Sidecar,
+    TimedPhrase,
     clean_stale_temp_files,
-    postprocess,
+    embedded_comment,
+    encode_wav,
+    max_fixture_s,
+    render_phrases,
     resample,
+    set_max_fixture_s,
+    to_pcm16_bytes,
     voiced_frames,
     write_sidecar,
 )
-from ..audio_fixtures._clip import encode_wav
 from ..errors import AgentEvalError, AudioFixtureError
 from ..models import Transcript, VoiceSettings
+from ..speech import Pause, split_speech
 from .backend import TTSBackend, get_backend
 from .plan import (
     FixtureProblem,
@@ -65,6 +80,7 @@ __all__ = [
     "default_jobs",
     "ensure_fixtures",
     "make_fixture",
+    "speech_pieces",
     "synthesize_specs",
 ]
 
@@ -106,13 +122,18 @@ class SynthesisSummary:
     up_to_date: list[FixtureStatus] = field(default_factory=list)
     failed: list[FixtureResult] = field(default_factory=list)
     invalid: list[FixtureProblem] = field(default_factory=list)
-    """Turns that could not be planned (bad voice settings, conflicting paths)."""
+    """Turns that could not be planned (bad voice settings or markup, conflicting paths)."""
+    unusable: list[FixtureProblem] = field(default_factory=list)
+    """Fixtures that cannot be used and that synthesis may not replace: a broken or over-long
+    recording. Not a synthesis failure (`raise_for_failures` ignores them), but not ok."""
+    notes: list[str] = field(default_factory=list)
+    """One line per usable fixture worth a remark (made by pytest-agent-eval 0.3)."""
     seconds: float = 0.0
     """Wall-clock time of the run."""
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.invalid
+        return not self.failed and not self.invalid and not self.unusable
 
     @property
     def audio_seconds(self) -> float:
@@ -127,8 +148,9 @@ class SynthesisSummary:
         return lines
 
     def raise_for_failures(self) -> None:
-        """Raise `AudioFixtureError` listing every failure, if there was any."""
-        if self.ok:
+        """Raise `AudioFixtureError` listing every fixture that could not be synthesized, if
+        there was any (`unusable` recordings are not: checking them is the caller's job)."""
+        if not self.failed and not self.invalid:
             return
         lines = self.failure_lines()
         raise AudioFixtureError(
@@ -136,33 +158,70 @@ class SynthesisSummary:
         )
 
 
-def write_fixture(spec: FixtureSpec, clip: AudioClip) -> float:
-    """Post-process ``clip`` and write it as ``spec``'s WAV, then its sidecar.
+def speech_pieces(spec: FixtureSpec) -> list[str | float]:
+    """What to speak and what to leave silent, in order: the text of each phrase, and seconds
+    of silence (the sentence pause between two phrases, or a marked pause)."""
+    sentence_pause = float(spec.inputs["postprocess"].get("sentence_pause_s", 0.75))
+    pieces: list[str | float] = []
+    for part in split_speech(spec.text):
+        if isinstance(part, Pause):
+            pieces.append(part.seconds)
+        else:
+            if pieces and isinstance(pieces[-1], str):
+                pieces.append(sentence_pause)
+            pieces.append(part.text)
+    return pieces
+
+
+def write_fixture(spec: FixtureSpec, pieces: list[AudioClip | float]) -> float:
+    """Join the spoken phrases and silences, post-process, and write ``spec``'s WAV (carrying
+    its key), then its sidecar (with the phrase timings).
+
+    Args:
+        spec: The fixture.
+        pieces: `speech_pieces` with every phrase replaced by the backend's audio of it.
 
     Returns:
         Seconds of audio written.
 
     Raises:
-        AudioFixtureError: The backend produced no audible audio.
+        AudioFixtureError: The backend produced no audible audio, or the result is longer than
+            the fixture duration cap.
     """
     params = PostProcess(**spec.inputs["postprocess"])
-    out = postprocess(resample(clip, int(spec.inputs["sample_rate"])), params)
+    rate = int(spec.inputs["sample_rate"])
+    parts = [resample(p, rate) if isinstance(p, AudioClip) else p for p in pieces]
+    out, times = render_phrases(parts, params)
     if len(out.samples) == 0 or voiced_frames(out)[0].size == 0:
         raise AudioFixtureError(
             f"the {spec.inputs['backend']} backend produced no audible audio for {spec.text!r}"
         )
+    if out.duration_s > max_fixture_s():
+        raise AudioFixtureError(
+            f"the audio is {out.duration_s:.1f} s long, over the {max_fixture_s():g} s limit for "
+            "a fixture; shorten the turn's text or pauses, or raise max_fixture_s in "
+            "[tool.agent_eval]"
+        )
+    texts = [p for p in speech_pieces(spec) if isinstance(p, str)]
+    phrases = tuple(TimedPhrase(t, s, e) for t, (s, e) in zip(texts, times, strict=True))
+    record = sidecar_for(
+        spec, wav_bytes=None, wav_sha256=None, duration_s=out.duration_s, phrases=phrases
+    )
+    comment = embedded_comment(record, hashlib.sha256(to_pcm16_bytes(out)).hexdigest())
     # Mark the write as pending first: from here on, a kill leaves the WAV (old or new) beside a
     # pending sidecar, reported as stale and made again; never new audio beside a sidecar
-    # describing the old. A WAV with no sidecar at all is a recording we never touch.
+    # describing the old. A WAV with no sidecar at all is a recording we never touch, unless it
+    # carries our key in its comment.
     spec.wav.parent.mkdir(parents=True, exist_ok=True)
     write_sidecar(spec.wav, Sidecar(text=spec.text, inputs=dict(spec.inputs), pending=True))
-    wav = write_atomic(spec.wav, encode_wav(out))
+    wav = write_atomic(spec.wav, encode_wav(out, comment=comment))
     write_sidecar(
         spec.wav,
         sidecar_for(
-            spec, wav_bytes=wav.size_bytes, wav_sha256=wav.sha256, duration_s=out.duration_s
+            spec, wav_bytes=wav.size_bytes, wav_sha256=wav.sha256, duration_s=out.duration_s,
+            phrases=phrases,
         ),
-    )
+    )  # fmt: skip
     return out.duration_s
 
 
@@ -176,8 +235,11 @@ def make_fixture(spec: FixtureSpec, backend: TTSBackend) -> FixtureResult:
     """Synthesize and write one fixture; a failure is returned, not raised."""
     start = time.perf_counter()
     try:
-        clip = backend.synthesize(spec.text, spec.settings)
-        audio_s = write_fixture(spec, clip)
+        pieces = [
+            backend.synthesize(p, spec.settings) if isinstance(p, str) else p
+            for p in speech_pieces(spec)
+        ]
+        audio_s = write_fixture(spec, pieces)
     except Exception as exc:  # the run boundary of one fixture: record it, go on with the rest
         return FixtureResult(
             spec=spec, error=_error_text(exc), elapsed_s=time.perf_counter() - start
@@ -199,6 +261,49 @@ def _local_backend(name: str) -> TTSBackend:
 
 def _make_in_worker(spec: FixtureSpec) -> FixtureResult:
     return make_fixture(spec, _local_backend(spec.inputs["backend"]))
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _init_worker(parent_pid: int, limit_s: float) -> None:
+    """Runs first in every worker process: die with the parent, and use its duration cap.
+
+    A ``kill -9`` of the command runs no cleanup, so without this its workers (hundreds of MB
+    each) would live on. On Linux the kernel sends the worker SIGKILL when its parent dies
+    (``PR_SET_PDEATHSIG``); a watcher thread also waits on the parent's pidfd (or, where there
+    is none, checks the parent once a second), which covers the parent dying before the
+    ``prctl`` took effect.
+    """
+    set_max_fixture_s(limit_s)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl: the watcher below still works
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)  # the parent is already gone
+    threading.Thread(
+        target=_watch_parent, args=(parent_pid,), name="agent-eval-parent-watch", daemon=True
+    ).start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    import select
+
+    try:
+        fd = os.pidfd_open(parent_pid)  # Linux 5.3+: readable once the parent has exited
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None and os.getppid() == parent_pid:
+        select.select([fd], [], [])
+        os._exit(1)
+    while os.getppid() == parent_pid:
+        time.sleep(1.0)  # no pidfd on this system: poll
+    os._exit(1)
 
 
 def _run_pool(
@@ -238,8 +343,13 @@ async def _run_async(
         async with limit:
             start = time.perf_counter()
             try:
-                clip = await backend.asynthesize(spec.text, spec.settings)  # type: ignore[attr-defined]
-                audio_s = await asyncio.to_thread(write_fixture, spec, clip)
+                pieces: list[AudioClip | float] = [
+                    await backend.asynthesize(p, spec.settings)  # type: ignore[attr-defined]
+                    if isinstance(p, str)
+                    else p
+                    for p in speech_pieces(spec)
+                ]
+                audio_s = await asyncio.to_thread(write_fixture, spec, pieces)
                 result = FixtureResult(
                     spec=spec, audio_s=audio_s, elapsed_s=time.perf_counter() - start
                 )
@@ -293,7 +403,10 @@ def synthesize_specs(
         else:
             # spawn, not fork: the parent may hold threads (progress display) and engine state.
             pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn")
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_init_worker,
+                initargs=(os.getpid(), max_fixture_s()),
             )
             results += _run_pool(pool, todo, on_result)
     if groups["thread"]:
@@ -358,9 +471,13 @@ def ensure_fixtures(
     todo: list[FixtureSpec] = []
     for spec in plan.specs:
         status = check_fixture(spec)
-        # --force re-makes synthesized fixtures, never a recording (a WAV without a sidecar).
-        if status.is_fresh and (not force or status.is_recording):
+        if status.state is FixtureState.INVALID:
+            summary.unusable.append(status.problem())  # a broken recording: not ours to remake
+        # --force re-makes synthesized fixtures (a predecessor's included), never a recording.
+        elif status.is_fresh and (not force or status.is_recording):
             summary.up_to_date.append(status)
+            if status.note:
+                summary.notes.append(f"{display_path(spec.wav)}: {status.note}")
         else:
             todo.append(spec)
     for result in synthesize_specs(todo, jobs=jobs, planner=planner, on_result=on_result):

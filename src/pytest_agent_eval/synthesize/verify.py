@@ -7,13 +7,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..audio_fixtures import (
+    Origin,
     load_whisper,
-    read_sidecar,
+    read_provenance,
     transcribe,
     validate_fixture,
     word_error_rate,
 )
 from ..errors import AgentEvalError
+from ..speech import spoken_text
 from .plan import FixtureSpec
 
 __all__ = ["DEFAULT_MAX_WER", "VerifyResult", "verify_fixtures"]
@@ -30,6 +32,7 @@ class VerifyResult:
 
     spec: FixtureSpec
     expected: str
+    """The words the WAV should say (pause markers removed)."""
     heard: str = ""
     wer: float | None = None
     error: str | None = None
@@ -44,8 +47,10 @@ def verify_fixtures(
     model: str | os.PathLike[str] | None = None,
     on_result: Callable[[VerifyResult], None] | None = None,
 ) -> list[VerifyResult]:
-    """Transcribe each fixture and score it against the text its sidecar records (the text the
-    audio was made from; the turn's text when there is no sidecar).
+    """Transcribe each fixture and score the words its provenance records (the text the audio
+    was made from, from the sidecar or the WAV itself; the turn's text for a recording or a
+    fixture of pytest-agent-eval 0.3) against what Whisper heard. Each file is checked against
+    the duration cap from its header before it is decoded.
 
     Raises:
         MissingExtraError, AudioFixtureError: The STT model cannot be loaded.
@@ -55,9 +60,12 @@ def verify_fixtures(
     for spec in specs:
         expected = spec.text
         try:
-            sidecar = read_sidecar(spec.wav)
-            if sidecar is not None:
-                expected = sidecar.text
+            prov = read_provenance(spec.wav)
+            if prov.origin is Origin.SYNTHESIZED and prov.sidecar is not None:
+                expected = prov.sidecar.text
+            elif prov.origin is Origin.EMBEDDED and prov.embedded and prov.embedded.text:
+                expected = prov.embedded.text
+            expected = spoken_text(expected)
             clip = validate_fixture(spec.wav, yaml_path=spec.yaml_path)
             heard = transcribe(clip, model=whisper)
             result = VerifyResult(

@@ -448,10 +448,10 @@ class LiveKitConversation:
                 f"({audio.duration_s:.2f} s); the agent would never get a turn. Re-create the "
                 "fixture, or check the VAD's activation threshold"
             )
-        text = audio.text if audio.text is not None else turn.text
         if isinstance(session.stt, FixtureTextSTT):
             session.stt.clear()
-            session.stt.expect(text, [s.speech_s for s in segments])
+            speech = [(s.end_s - s.speech_s, s.end_s) for s in segments]
+            session.stt.expect(path, turn.text, speech)
         n = len(segments)
         anchors: list[float] = []
         if self.adapter.speed > 0:

@@ -6,13 +6,14 @@ import asyncio
 import os
 from collections import deque
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from livekit import rtc
 from livekit.agents import stt, utils
 from livekit.agents.types import NOT_GIVEN, APIConnectOptions, NotGivenOr
 
-__all__ = ["FixtureTextSTT", "SegmentListener", "SegmentSTT", "WhisperSTT"]
+__all__ = ["FixtureTextSTT", "SegmentListener", "SegmentSTT", "WhisperSTT", "assign_phrases"]
 
 SegmentListener = Callable[[str], None]
 """Called with the transcript (possibly empty) of every speech segment an STT recognized."""
@@ -70,28 +71,65 @@ class SegmentSTT(stt.STT):
 
 
 class FixtureTextSTT(SegmentSTT):
-    """An STT that "hears" exactly the text each audio fixture was made from.
+    """An STT that "hears" the text a synthesized fixture provably says, phrase by phrase.
 
-    Before streaming a fixture, `LiveKitAdapter` tells this STT what the fixture says (the
-    ``text`` of its sidecar, else the turn's ``user``) and how many speech segments the
-    session's VAD will cut it into; when a fixture has several segments its words are shared
-    out by the segments' speech durations. Use one instance per session: it is a queue.
+    Before streaming a fixture, `LiveKitAdapter` hands this STT the WAV, the turn's text and
+    the speech segments the session's VAD will cut it into. The STT answers only when the
+    fixture's provenance (its sidecar, or the key the synthesizer wrote inside the WAV) proves
+    the WAV was synthesized from exactly that text; otherwise the turn fails with one line
+    saying why. A recording (or a fixture of pytest-agent-eval 0.3, whose sidecar holds only a
+    hash) proves nothing: test those with `WhisperSTT`.
 
-    It isolates the agent from recognition errors, so a failing turn points at the agent. Use
-    `WhisperSTT` to test with real recognition.
+    Each segment's transcript is the phrase or phrases whose audio lies in it, from the phrase
+    timings the synthesizer recorded, so a sentence is never cut where the audio has no pause.
+    Use one instance per session: it is a queue.
+
+    It isolates the agent from recognition errors, so a failing turn points at the agent.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self._pending: deque[str] = deque()
+        self._proofs: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     @property
     def model(self) -> str:
         return "fixture-text"
 
-    def expect(self, text: str, segment_durations_s: Sequence[float] = (1.0,)) -> None:
-        """Queue the transcripts of the next fixture: ``text`` split over its segments."""
-        self._pending.extend(split_words(text, segment_durations_s))
+    def expect(
+        self,
+        wav: str | os.PathLike[str],
+        text: str,
+        segments: Sequence[tuple[float, float]],
+    ) -> None:
+        """Queue the transcripts of the next fixture, one per speech segment.
+
+        Args:
+            wav: The fixture about to be streamed.
+            text: The turn's ``user`` text (pause markers allowed) or its spoken text.
+            segments: ``(start_s, end_s)`` of each speech segment the session's VAD will cut,
+                in seconds from the start of the WAV, in order.
+
+        Raises:
+            AudioFixtureError: Nothing proves the WAV says ``text`` (one line, naming why and
+                pointing to `WhisperSTT`).
+        """
+        self._pending.extend(assign_phrases(self._phrases(Path(wav), text), segments))
+
+    def _phrases(self, wav: Path, text: str) -> tuple[Any, ...]:
+        from ...audio_fixtures import prove_fixture_text
+
+        try:
+            st = wav.stat()
+            key: tuple[Any, ...] | None = (str(wav), st.st_size, st.st_mtime_ns, text)
+        except OSError:
+            key = None
+        if key is not None and key in self._proofs:
+            return self._proofs[key]
+        phrases = prove_fixture_text(wav, text)
+        if key is not None:
+            self._proofs[key] = phrases
+        return phrases
 
     def clear(self) -> None:
         """Forget queued transcripts (after a failed turn)."""
@@ -101,29 +139,60 @@ class FixtureTextSTT(SegmentSTT):
         return self._pending.popleft() if self._pending else ""
 
 
-def split_words(text: str, weights: Sequence[float]) -> list[str]:
-    """Share ``text``'s words out over ``len(weights)`` parts, in proportion to ``weights``.
+SPLIT_MIN_OVERLAP_S = 0.3
+"""A phrase is shared between two segments only when each holds at least this much of it (and
+`SPLIT_MIN_SHARE` of its length): VAD boundaries are a few frames off, which must not move a
+word."""
+SPLIT_MIN_SHARE = 0.2
 
-    Every part gets at least one word while words last, so each segment yields a transcript.
+
+def assign_phrases(phrases: Sequence[Any], segments: Sequence[tuple[float, float]]) -> list[str]:
+    """The transcript of each speech segment: the phrases whose audio lies in it.
+
+    A phrase goes to the segment it overlaps most (the nearest one if it overlaps none). Only
+    when the VAD really cut inside a phrase (two segments each hold a good part of it) are its
+    words shared between them, in proportion to the overlaps.
+
+    Args:
+        phrases: Objects with ``text``, ``start_s`` and ``end_s`` (`TimedPhrase`), in order.
+        segments: ``(start_s, end_s)`` of each speech segment, in order.
+
+    Returns:
+        One string per segment ("" for a segment no phrase falls in).
     """
-    words = text.split()
-    parts = max(1, len(weights))
-    if parts == 1:
-        return [text]
-    if len(words) <= parts:
-        return words + [""] * (parts - len(words))
-    total = sum(max(w, 1e-6) for w in weights)
-    out: list[str] = []
-    start = 0
-    acc = 0.0
-    for i, weight in enumerate(weights):
-        acc += max(weight, 1e-6)
-        remaining_parts = parts - i - 1
-        end = len(words) if i == parts - 1 else round(len(words) * acc / total)
-        end = max(start + 1, min(end, len(words) - remaining_parts))
-        out.append(" ".join(words[start:end]))
-        start = end
-    return out
+    if not segments:
+        return []
+    parts: list[list[str]] = [[] for _ in segments]
+    for phrase in phrases:
+        start, end = float(phrase.start_s), float(phrase.end_s)
+        length = max(end - start, 1e-6)
+        overlaps = [max(0.0, min(end, e) - max(start, s)) for s, e in segments]
+        cut = [
+            k
+            for k, o in enumerate(overlaps)
+            if o >= max(SPLIT_MIN_OVERLAP_S, SPLIT_MIN_SHARE * length)
+        ]
+        words = phrase.text.split()
+        if len(cut) >= 2 and len(words) >= len(cut):
+            total = sum(overlaps[k] for k in cut)
+            taken, acc = 0, 0.0
+            for i, k in enumerate(cut):
+                acc += overlaps[k]
+                left = len(cut) - i - 1
+                upto = len(words) if left == 0 else round(len(words) * acc / total)
+                upto = max(taken + 1, min(upto, len(words) - left))
+                parts[k].append(" ".join(words[taken:upto]))
+                taken = upto
+            continue
+        if max(overlaps) > 0:
+            best = max(range(len(segments)), key=lambda k: overlaps[k])
+        else:
+            best = min(
+                range(len(segments)),
+                key=lambda k: max(segments[k][0] - end, start - segments[k][1], 0.0),
+            )
+        parts[best].append(phrase.text)
+    return [" ".join(p) for p in parts]
 
 
 class WhisperSTT(SegmentSTT):

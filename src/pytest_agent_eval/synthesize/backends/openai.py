@@ -21,7 +21,19 @@ from ...errors import AudioFixtureError, ConfigError, MissingExtraError, require
 from ...models import VoiceSettings
 from ..backend import Execution, package_version
 
-__all__ = ["OpenAIBackend", "SpeechAPIError"]
+__all__ = ["OPENAI_MODELS", "OPENAI_VOICES", "OpenAIBackend", "SpeechAPIError"]
+
+OPENAI_VOICES = frozenset(
+    {"alloy", "ash", "ballad", "cedar", "coral", "echo", "fable", "marin", "nova", "onyx"}
+    | {"sage", "shimmer", "verse"}
+)
+"""OpenAI's speech voices: the command line recognizes them (the earlier pytest-agent-eval
+took ``--voice alloy``) and says to add ``--backend openai``."""
+OPENAI_MODELS = frozenset(
+    {"tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-realtime-preview"}
+    | {"gpt-4o-mini-realtime-preview", "gpt-realtime"}
+)
+"""OpenAI speech (and the earlier package's Realtime) model names, recognized the same way."""
 
 _INSTALL = "pip install 'pytest-agent-eval[openai]'"
 PCM_SAMPLE_RATE = 24000
