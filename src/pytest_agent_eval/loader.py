@@ -19,8 +19,7 @@ from typing import Any
 
 import yaml
 
-from ._text import short_repr
-from .config import did_you_mean
+from ._text import did_you_mean, short_repr
 from .errors import TranscriptError
 from .models import (
     Expect,

@@ -21,12 +21,12 @@ import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
-from .config import DEFAULT_CONCURRENCY, JudgeSettings
+from .config import DEFAULT_CONCURRENCY, JudgeSettings, Settings
 from .errors import TranscriptError
 from .evaluators import build_evaluators
 from .evaluators.base import evaluate_safely
@@ -60,6 +60,15 @@ class RunSettings:
     """Stop starting runs once the verdict cannot change."""
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     """Model, retries, timeout and cache for judges."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, judge_model: Any = None) -> RunSettings:
+        """The run settings ``[tool.agent_eval]`` asks for; ``judge_model`` (from the
+        ``llm_eval_judge_model`` fixture or ``agent_eval.run``) wins over the configured one."""
+        judge = settings.judge
+        if judge_model is not None:
+            judge = replace(judge, model=judge_model)
+        return cls(concurrency=settings.concurrency, early_stop=settings.early_stop, judge=judge)
 
 
 def passes_needed(threshold: float, runs: int) -> int:

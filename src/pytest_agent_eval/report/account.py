@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._text import clip, format_tool_call
-from .models import RunResult, TranscriptResult, TurnResult
+from .._text import clip, format_tool_call
+from ..models import RunResult, TranscriptResult, TurnResult
 
 __all__ = ["format_account", "format_score_line"]
 
