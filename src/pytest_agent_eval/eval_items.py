@@ -8,10 +8,10 @@ xdist), which the reporter and the gates read back.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from ._records import EvalRecord, put_records
 from .collection import TranscriptItem
 from .fixture import records_key, session_key
 from .models import TranscriptResult
@@ -21,6 +21,7 @@ __all__ = [
     "NOT_LIVE_REASON",
     "attach_records",
     "deselect_by_tags",
+    "eval_record",
     "is_eval_item",
     "is_python_eval",
     "item_tags",
@@ -93,14 +94,14 @@ def start_records(item: pytest.Item) -> None:
         item.stash[records_key] = []
 
 
-def _payload(
+def eval_record(
     item: pytest.Item,
     result: TranscriptResult | None = None,
     path: Path | None = None,
     *,
     not_live: bool = False,
-) -> dict[str, Any]:
-    """The JSON-friendly record of one eval that travels on the test report (also via xdist)."""
+) -> EvalRecord:
+    """The record of one eval of ``item`` (``result`` None: it did not run)."""
     is_yaml = isinstance(item, TranscriptItem)
     if is_yaml:
         path = item.path
@@ -108,26 +109,27 @@ def _payload(
         transcript_id = result.transcript_id
     else:
         transcript_id = item.transcript.id if is_yaml else item.name
-    return {
-        "nodeid": item.nodeid,
-        "transcript_id": transcript_id,
-        "kind": "yaml" if is_yaml else "python",
-        "markers": sorted({m.name for m in item.iter_markers()}),
-        "tags": (list(result.tags) if result is not None else []) or item_tags(item),
-        "path": str(path) if path is not None else None,
-        "not_live": not_live,
-        "result": result.to_dict() if result is not None else None,
-    }
+    return EvalRecord(
+        nodeid=item.nodeid,
+        transcript_id=transcript_id,
+        kind="yaml" if is_yaml else "python",
+        markers=tuple(sorted({m.name for m in item.iter_markers()})),
+        tags=tuple((list(result.tags) if result is not None else []) or item_tags(item)),
+        path=str(path) if path is not None else None,
+        result=result,
+        not_live=not_live,
+    )
 
 
 def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
-    """Put the item's eval records on its report (``report.agent_eval_all``, and its first as
-    ``report.agent_eval``); for a failed Python test, add each eval's account as a section."""
+    """Put the item's eval records on its report, serialized (`put_records`); for a failed
+    Python test, add each eval's account as a section. A test that ran no eval gets one record
+    without a result, saying whether it was skipped for not being live."""
     if not is_eval_item(item):
         return
     records = item.stash.get(records_key, []) if report.when == "call" else []
     if records:
-        payloads = [_payload(item, result, path) for result, path in records]
+        put_records(report, [eval_record(item, result, path) for result, path in records])
         if report.failed and not isinstance(item, TranscriptItem):
             for result, _ in records:
                 report.sections.append(
@@ -140,6 +142,4 @@ def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
             and not item.config.stash[session_key].live
             and NOT_LIVE_REASON in str(report.longrepr)
         )
-        payloads = [_payload(item, not_live=bool(not_live))]
-    report.agent_eval_all = payloads  # type: ignore[attr-defined]
-    report.agent_eval = payloads[0]  # type: ignore[attr-defined]
+        put_records(report, [eval_record(item, not_live=bool(not_live))])

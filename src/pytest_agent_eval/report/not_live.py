@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from .._records import EvalRecord, serialized_records
+
 __all__ = ["NotLiveSummary"]
 
 
@@ -18,8 +20,9 @@ class NotLiveSummary:
         self.count = 0
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        payload = getattr(report, "agent_eval", None)
-        if isinstance(payload, dict) and payload.get("not_live") and report.skipped:
+        if report.skipped and any(
+            EvalRecord.from_dict(data).not_live for data in serialized_records(report)
+        ):
             self.count += 1
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
