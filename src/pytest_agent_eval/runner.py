@@ -28,8 +28,8 @@ from typing import Any
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
 from .config import DEFAULT_CONCURRENCY, JudgeSettings, Settings
 from .errors import TranscriptError
-from .evaluators import build_evaluators
 from .evaluators.base import evaluate_safely
+from .expectations import build_evaluators
 from .models import (
     AgentReply,
     Message,
