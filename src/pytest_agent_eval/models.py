@@ -117,6 +117,9 @@ class Expect:
         heard_contains_all: Voice turns: what was heard must contain all of these strings.
         max_latency_ms: Voice turns: the time from the end of the user's speech to the first
             reply text must not exceed this many milliseconds.
+        reply_contains_none: Reply must contain none of these strings (case-insensitive).
+
+    Each YAML key and its checks are defined in `pytest_agent_eval.expectations`.
     """
 
     evaluators: list[Any] = field(default_factory=list)
@@ -132,6 +135,8 @@ class Expect:
     heard_contains_any: list[str] = field(default_factory=list)
     heard_contains_all: list[str] = field(default_factory=list)
     max_latency_ms: float | None = None
+    # New expectations append their fields here, after every existing one: Expect is positional.
+    reply_contains_none: list[str] = field(default_factory=list)
 
 
 @dataclass

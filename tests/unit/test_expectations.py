@@ -65,6 +65,27 @@ def test_expect_has_exactly_one_field_per_registered_key_with_an_empty_default()
         assert default in ([], None, False), f"Expect.{name} must default to 'not checked'"
 
 
+def test_expect_keeps_its_positional_order_and_new_fields_go_last() -> None:
+    names = [f.name for f in dataclasses.fields(Expect)]
+    assert names[:13] == [
+        # the seed's order (Expect is constructed positionally)
+        "evaluators",
+        "judge",
+        "tool_calls_include",
+        "tool_calls_exclude",
+        "tool_calls_ordered",
+        "tool_calls_args",
+        "reply_contains_any",
+        "reply_contains_all",
+        "reply_matches_any",
+        "reply_matches_all",
+        # added before the registry
+        "heard_contains_any",
+        "heard_contains_all",
+        "max_latency_ms",
+    ]
+
+
 def test_every_module_of_the_package_is_registered_once() -> None:
     modules = {m.name for m in pkgutil.iter_modules(registry.__path__) if m.name not in ("base",)}
     registered = [e.name for e in EXPECTATIONS]

@@ -17,7 +17,15 @@ from typing import Any
 
 from ..config import JudgeSettings
 from ..models import Expect
-from . import heard, judge, latency, reply_text, tool_args, tool_calls
+from . import (
+    heard,
+    judge,
+    latency,
+    reply_contains_none,
+    reply_text,
+    tool_args,
+    tool_calls,
+)
 from .base import Expectation, ExpectKey
 
 __all__ = [
@@ -32,6 +40,7 @@ __all__ = [
 
 EXPECTATIONS: tuple[Expectation, ...] = (
     reply_text.EXPECTATION,
+    reply_contains_none.EXPECTATION,
     tool_calls.EXPECTATION,
     judge.EXPECTATION,
     tool_args.EXPECTATION,
