@@ -5,9 +5,9 @@ Results travel inside pytest reports (also from xdist workers to the controller)
 become `Expect` fields; both go through here, so no record is written by hand as a dict and read
 back by string keys. Rules:
 
-- A dataclass becomes a dict of its fields (``init=False`` fields are not written); decoding
-  calls the class with the fields found, so a missing field takes its default, and a key that
-  is not a field (a newer writer's, or a derived value) is ignored.
+- A dataclass becomes a dict of its fields, in constructor order (``init=False`` fields are not
+  written); decoding calls the class with the fields found, so a missing field takes its
+  default, and a key that is not a field (a newer writer's, or a derived value) is ignored.
 - A class that is not a dataclass but has ``to_dict()`` and a ``from_dict()`` classmethod
   (`ToolCall`, a ``str`` with attributes) is written and read by those.
 - ``Path`` becomes a string, tuples and sets become lists, mapping keys become strings,
@@ -17,6 +17,9 @@ back by string keys. Rules:
 
 Decoding checks each value against its type hint and raises `ValueError` naming the path
 (``runs[0].turns[1].latency_s``) rather than building a record that lies about its types.
+
+Each type gets its encoder and each type hint its decoder once, on first use (results hold
+thousands of values, and the reports of a big suite are decoded on the controller).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import functools
 import math
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path, PurePath
 from typing import Any, Literal, TypeVar, Union
@@ -37,47 +40,27 @@ T = TypeVar("T")
 
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
+Encoder = Callable[[Any], Any]
+Decoder = Callable[[Any], Any]
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+# --------------------------------------------------------------------------------------------
+
 
 def to_json(value: Any) -> Any:
     """``value`` as plain JSON types: dict, list, str, int, float, bool or None."""
-    if value is None or isinstance(value, bool | int):
+    cls = type(value)
+    if cls is str or cls is int or cls is bool or value is None:
         return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        # In the constructor's order: positional fields, then keyword-only ones.
-        ordered = sorted(dataclasses.fields(value), key=lambda f: bool(f.kw_only))
-        return {f.name: to_json(getattr(value, f.name)) for f in ordered if f.init}
-    if _is_codec(type(value)):
-        return to_json(value.to_dict())
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, PurePath):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, set | frozenset):
-        items = [to_json(v) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return items
-    if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
-    if hasattr(value, "isoformat"):  # dates, times, datetimes: their ISO form reads best
-        return value.isoformat()
-    return repr(value)
+    encoder = _ENCODERS.get(cls)
+    if encoder is None:
+        encoder = _ENCODERS[cls] = _encoder_for(cls)
+    return encoder(value)
 
 
-def from_json(tp: type[T] | Any, data: Any, *, path: str = "") -> T:
-    """Rebuild a value of type ``tp`` (a class or a type hint) from what `to_json` produced.
-
-    Raises:
-        ValueError: When ``data`` does not fit ``tp``; the message names the path.
-    """
-    return _decode(tp, data, path)  # type: ignore[no-any-return]
+_ENCODERS: dict[type, Encoder] = {}
 
 
 def _is_codec(cls: type) -> bool:
@@ -88,74 +71,186 @@ def _is_codec(cls: type) -> bool:
     )
 
 
+def _init_fields(cls: type) -> list[dataclasses.Field[Any]]:
+    """The fields the constructor takes, in its order: positional ones, then keyword-only."""
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    return sorted(fields, key=lambda f: bool(f.kw_only))
+
+
+def _encode_float(value: float) -> Any:
+    if math.isfinite(value):
+        return value
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+def _encode_unknown(value: Any) -> Any:
+    if hasattr(value, "isoformat"):  # dates, times, datetimes: their ISO form reads best
+        return value.isoformat()
+    return repr(value)
+
+
+def _encode_set(value: AbstractSet[Any]) -> list[Any]:
+    items = [to_json(v) for v in value]
+    try:
+        return sorted(items)
+    except TypeError:
+        return items
+
+
+def _encoder_for(cls: type) -> Encoder:
+    if issubclass(cls, bool):
+        return bool
+    if issubclass(cls, int):
+        return int
+    if issubclass(cls, float):
+        return _encode_float
+    if dataclasses.is_dataclass(cls):
+        names = tuple(f.name for f in _init_fields(cls))
+        return lambda value: {name: to_json(getattr(value, name)) for name in names}
+    if _is_codec(cls):
+        return lambda value: to_json(value.to_dict())
+    if issubclass(cls, str | PurePath):
+        return str
+    if issubclass(cls, Mapping):
+        return lambda value: {str(k): to_json(v) for k, v in value.items()}
+    if issubclass(cls, AbstractSet):
+        return _encode_set
+    if issubclass(cls, list | tuple):
+        return lambda value: [to_json(v) for v in value]
+    return _encode_unknown
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+# --------------------------------------------------------------------------------------------
+
+
+class _Mismatch(Exception):
+    """A value that does not fit its type; containers add their part of the path on the way up."""
+
+    def __init__(self, expected: str, data: Any) -> None:
+        super().__init__(expected)
+        self.expected = expected
+        self.data = data
+        self.path: list[str] = []
+
+    def message(self) -> str:
+        where = "".join(self.path).lstrip(".") or "(top level)"
+        if self.expected.startswith("missing"):
+            return f"{where}: {self.expected}"
+        shown = repr(self.data)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        return f"{where}: expected {self.expected}, got {type(self.data).__name__} {shown}"
+
+
+def from_json(tp: type[T] | Any, data: Any, *, path: str = "") -> T:
+    """Rebuild a value of type ``tp`` (a class or a type hint) from what `to_json` produced.
+
+    Args:
+        tp: The class or type hint to build.
+        data: Plain JSON data.
+        path: Where ``data`` sits, prefixed to the path in error messages.
+
+    Raises:
+        ValueError: When ``data`` does not fit ``tp``; the message names the path.
+    """
+    try:
+        return _decoder(tp)(data)  # type: ignore[no-any-return]
+    except _Mismatch as exc:
+        if path:
+            exc.path.insert(0, path if path.startswith("[") else "." + path)
+        raise ValueError(exc.message()) from None
+
+
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def _where(path: str) -> str:
-    return path or "(top level)"
-
-
-def _fail(path: str, expected: str, data: Any) -> ValueError:
-    shown = repr(data)
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
-    return ValueError(f"{_where(path)}: expected {expected}, got {type(data).__name__} {shown}")
-
-
-def _decode(tp: Any, data: Any, path: str) -> Any:
+def _decoder(tp: Any) -> Decoder:
+    """The decoder of one type hint, built once."""
     if tp is Any or isinstance(tp, TypeVar):
-        return data
+        return _identity
     origin = typing.get_origin(tp)
     if origin is Union or origin is types.UnionType:
-        return _decode_union(typing.get_args(tp), data, path)
+        return _union_decoder(typing.get_args(tp))
     if origin is Literal:
-        if data in typing.get_args(tp):
-            return data
-        raise _fail(path, f"one of {list(typing.get_args(tp))!r}", data)
+        return _literal_decoder(typing.get_args(tp))
     if origin is not None:
-        return _decode_generic(origin, typing.get_args(tp), data, path)
+        return _generic_decoder(origin, typing.get_args(tp))
     if tp is type(None):
-        if data is None:
-            return None
-        raise _fail(path, "null", data)
-    if isinstance(tp, type):
-        if dataclasses.is_dataclass(tp):
-            return _decode_dataclass(tp, data, path)
-        if _is_codec(tp):
-            if not isinstance(data, Mapping):
-                raise _fail(path, f"an object for {tp.__name__}", data)
-            return tp.from_dict(data)  # type: ignore[attr-defined]
-        return _decode_scalar(tp, data, path)
+        return _scalar_decoder(lambda d: d is None, "null")
+    if not isinstance(tp, type):
+        return _identity
+    if dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    if _is_codec(tp):
+        return _codec_decoder(tp)
+    return _class_decoder(tp)
+
+
+def _identity(data: Any) -> Any:
     return data
 
 
-def _decode_scalar(tp: type, data: Any, path: str) -> Any:
+def _scalar_decoder(accepts: Callable[[Any], bool], expected: str) -> Decoder:
+    def decode(data: Any) -> Any:
+        if accepts(data):
+            return data
+        raise _Mismatch(expected, data)
+
+    return decode
+
+
+def _is_int(data: Any) -> bool:
+    return isinstance(data, int) and not isinstance(data, bool)
+
+
+def _is_number(data: Any) -> bool:
+    return isinstance(data, int | float) and not isinstance(data, bool)
+
+
+def _decode_float(data: Any) -> float:
+    if _is_number(data):
+        return float(data)
+    if isinstance(data, str) and data in _NON_FINITE:
+        return _NON_FINITE[data]
+    raise _Mismatch("a number", data)
+
+
+def _class_decoder(tp: type) -> Decoder:
     if tp is bool:
-        if isinstance(data, bool):
-            return data
-        raise _fail(path, "true or false", data)
+        return _scalar_decoder(lambda d: isinstance(d, bool), "true or false")
     if tp is int:
-        if isinstance(data, int) and not isinstance(data, bool):
-            return data
-        raise _fail(path, "an integer", data)
+        return _scalar_decoder(_is_int, "an integer")
     if tp is float:
-        if isinstance(data, int | float) and not isinstance(data, bool):
-            return float(data)
-        if isinstance(data, str) and data in _NON_FINITE:
-            return _NON_FINITE[data]
-        raise _fail(path, "a number", data)
+        return _decode_float
     if tp is str:
-        if isinstance(data, str):
-            return data
-        raise _fail(path, "a string", data)
+        return _scalar_decoder(lambda d: isinstance(d, str), "a string")
     if issubclass(tp, PurePath):
-        if isinstance(data, str | PurePath):
-            return Path(data) if tp is PurePath else tp(data)
-        raise _fail(path, "a path string", data)
-    if isinstance(data, tp):
-        return data
-    raise _fail(path, tp.__name__, data)
+        make = Path if tp is PurePath else tp
+
+        def decode_path(data: Any) -> Any:
+            if isinstance(data, str | PurePath):
+                return make(data)
+            raise _Mismatch("a path string", data)
+
+        return decode_path
+    return _scalar_decoder(lambda d: isinstance(d, tp), tp.__name__)
+
+
+def _literal_decoder(values: tuple[Any, ...]) -> Decoder:
+    def decode(data: Any) -> Any:
+        if data in values:
+            return data
+        raise _Mismatch(f"one of {list(values)!r}", data)
+
+    return decode
+
+
+def _codec_decoder(tp: type) -> Decoder:
+    def decode(data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            raise _Mismatch(f"an object for {tp.__name__}", data)
+        return tp.from_dict(data)  # type: ignore[attr-defined]
+
+    return decode
 
 
 def _accepts(tp: Any, data: Any) -> bool:
@@ -172,71 +267,135 @@ def _accepts(tp: Any, data: Any) -> bool:
     if origin is bool:
         return isinstance(data, bool)
     if origin is int:
-        return isinstance(data, int) and not isinstance(data, bool)
+        return _is_int(data)
     if origin is float:
-        return (isinstance(data, int | float) and not isinstance(data, bool)) or (
-            isinstance(data, str) and data in _NON_FINITE
-        )
+        return _is_number(data) or (isinstance(data, str) and data in _NON_FINITE)
     if issubclass(origin, str | PurePath):
         return isinstance(data, str)
     if dataclasses.is_dataclass(origin) or _is_codec(origin) or issubclass(origin, Mapping):
         return isinstance(data, Mapping)
-    if issubclass(origin, list | tuple | set | frozenset):
+    if issubclass(origin, list | tuple | AbstractSet):
         return isinstance(data, list | tuple)
     return isinstance(data, origin)
 
 
-def _decode_union(arms: tuple[Any, ...], data: Any, path: str) -> Any:
-    if data is None and type(None) in arms:
-        return None
-    for arm in arms:
-        if arm is not type(None) and _accepts(arm, data):
-            return _decode(arm, data, path)
+def _union_decoder(arms: tuple[Any, ...]) -> Decoder:
+    optional = type(None) in arms
+    choices = [(arm, _decoder(arm)) for arm in arms if arm is not type(None)]
     names = " or ".join(getattr(a, "__name__", str(a)) for a in arms)
-    raise _fail(path, names, data)
+    if optional and len(choices) == 1:  # X | None, the common case: no shape test needed
+        decode_arm = choices[0][1]
+
+        def decode_optional(data: Any) -> Any:
+            if data is None:
+                return None
+            try:
+                return decode_arm(data)
+            except _Mismatch as exc:
+                if exc.path:  # deeper inside the value: keep that message
+                    raise
+                raise _Mismatch(names, data) from None
+
+        return decode_optional
+
+    def decode(data: Any) -> Any:
+        if data is None and optional:
+            return None
+        for arm, decode_arm in choices:
+            if _accepts(arm, data):
+                return decode_arm(data)
+        raise _Mismatch(names, data)
+
+    return decode
 
 
-def _decode_generic(origin: Any, args: tuple[Any, ...], data: Any, path: str) -> Any:
-    if not isinstance(origin, type):
-        return data
-    if issubclass(origin, Mapping):
-        if not isinstance(data, Mapping):
-            raise _fail(path, "an object", data)
-        value_type = args[1] if len(args) == 2 else Any
-        return {str(k): _decode(value_type, v, f"{path}.{k}") for k, v in data.items()}
-    if not issubclass(origin, Sequence | AbstractSet):
-        return data
+def _items(decode_item: Decoder, data: Any) -> list[Any]:
     if not isinstance(data, list | tuple):
-        raise _fail(path, "a list", data)
+        raise _Mismatch("a list", data)
+    out = []
+    for index, value in enumerate(data):
+        try:
+            out.append(decode_item(value))
+        except _Mismatch as exc:
+            exc.path.insert(0, f"[{index}]")
+            raise
+    return out
+
+
+def _generic_decoder(origin: Any, args: tuple[Any, ...]) -> Decoder:
+    if not isinstance(origin, type):
+        return _identity
+    if issubclass(origin, Mapping):
+        decode_value = _decoder(args[1]) if len(args) == 2 else _identity
+
+        def decode_mapping(data: Any) -> Any:
+            if not isinstance(data, Mapping):
+                raise _Mismatch("an object", data)
+            out = {}
+            for key, value in data.items():
+                try:
+                    out[str(key)] = decode_value(value)
+                except _Mismatch as exc:
+                    exc.path.insert(0, f".{key}")
+                    raise
+            return out
+
+        return decode_mapping
+    if not issubclass(origin, Sequence | AbstractSet):
+        return _identity
     if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-        if args and len(args) != len(data):
-            raise _fail(path, f"a list of {len(args)} items", data)
-        types_ = args or (Any,) * len(data)
-        return tuple(
-            _decode(t, v, f"{path}[{i}]") for i, (t, v) in enumerate(zip(types_, data, strict=True))
-        )
-    item = args[0] if args else Any
-    items = [_decode(item, v, f"{path}[{i}]") for i, v in enumerate(data)]
+        decoders = [_decoder(a) for a in args]
+
+        def decode_fixed(data: Any) -> Any:
+            if not isinstance(data, list | tuple) or len(data) != len(decoders):
+                raise _Mismatch(f"a list of {len(decoders)} items", data)
+            out = []
+            for index, (decode_item, value) in enumerate(zip(decoders, data, strict=True)):
+                try:
+                    out.append(decode_item(value))
+                except _Mismatch as exc:
+                    exc.path.insert(0, f"[{index}]")
+                    raise
+            return tuple(out)
+
+        return decode_fixed
+    decode_item = _decoder(args[0]) if args else _identity
     if origin is tuple:
-        return tuple(items)
+        return lambda data: tuple(_items(decode_item, data))
     if issubclass(origin, AbstractSet):
-        return frozenset(items) if origin is frozenset else set(items)
-    return items
+        make = frozenset if origin is frozenset else set
+        return lambda data: make(_items(decode_item, data))
+    return lambda data: _items(decode_item, data)
 
 
-def _decode_dataclass(cls: type, data: Any, path: str) -> Any:
-    if isinstance(data, cls):
-        return data
-    if not isinstance(data, Mapping):
-        raise _fail(path, f"an object for {cls.__name__}", data)
-    hints = _hints(cls)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        where = f"{path}.{f.name}" if path else f.name
-        if f.name in data:
-            values[f.name] = _decode(hints.get(f.name, Any), data[f.name], where)
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ValueError(f"{where}: missing (required by {cls.__name__})")
-    return cls(**values)
+def _dataclass_decoder(cls: type) -> Decoder:
+    hints = typing.get_type_hints(cls)
+    fields = [
+        (
+            f.name,
+            _decoder(hints.get(f.name, Any)),
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+        )
+        for f in _init_fields(cls)
+    ]
+
+    def decode(data: Any) -> Any:
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, Mapping):
+            raise _Mismatch(f"an object for {cls.__name__}", data)
+        values: dict[str, Any] = {}
+        for name, decode_field, required in fields:
+            if name in data:
+                try:
+                    values[name] = decode_field(data[name])
+                except _Mismatch as exc:
+                    exc.path.insert(0, f".{name}")
+                    raise
+            elif required:
+                error = _Mismatch(f"missing (required by {cls.__name__})", None)
+                error.path.append(f".{name}")
+                raise error
+        return cls(**values)
+
+    return decode

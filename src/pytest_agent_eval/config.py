@@ -7,7 +7,7 @@ did-you-mean, so a typo never silently falls back to a default.
 
 Field names of `Settings` are the ``[tool.agent_eval]`` keys as users write them (``timeout``,
 ``groups``); the records derived from them use the package's own words (`JudgeSettings.timeout_s`,
-`GateConfig` for one entry of ``groups``).
+`GateConfig` for one ``[tool.agent_eval.groups.NAME]`` table).
 """
 
 from __future__ import annotations

@@ -143,6 +143,10 @@ class Expect:
 class VoiceSettings:
     """How a turn's ``user`` text becomes speech; every field is optional and layered.
 
+    Defined here rather than with the synthesizer because `Turn` and `Transcript` carry it and
+    this module imports nothing further down the data flow (``synthesize/`` loads the planner and
+    the audio code on import).
+
     Settings merge from ``[tool.agent_eval.voice]``, then the transcript's ``voice:`` block,
     then the turn's ``voice:`` block; a field left ``None`` inherits from the layer below.
 

@@ -190,3 +190,12 @@ def test_type_hints_drive_decoding_of_unions_tuples_and_literals() -> None:
     assert to_json(frozenset({"b", "a"})) == ["a", "b"]
     assert to_json(-math.inf) == "-Infinity"
     assert to_json(object()).startswith("<object object")
+
+
+def test_error_paths_run_through_mappings_tuples_and_a_given_prefix() -> None:
+    with pytest.raises(ValueError, match=r"^a\.b: expected an integer, got str 'x'$"):
+        from_json(dict[str, dict[str, int]], {"a": {"b": "x"}})
+    with pytest.raises(ValueError, match=r"^\[1\]: expected a string, got int 2$"):
+        from_json(tuple[int, str], [1, 2])
+    with pytest.raises(ValueError, match=r"^expect\.max_latency_ms: expected float or NoneType"):
+        from_json(float | None, "fast", path="expect.max_latency_ms")

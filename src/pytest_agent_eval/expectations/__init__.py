@@ -4,11 +4,20 @@
 the transcript JSON Schema (`expect_schema`), the loader's extra checks (`expect_keys`), the
 evaluators of a turn (`build_evaluators`) and the docs table (`pytest_agent_eval.schema`).
 
-Adding an expectation: write a module here declaring ``EXPECTATION`` (its keys with schema,
-description and example, and how it builds its evaluators), list it in `EXPECTATIONS`, add the
-field to `Expect` in models.py, run ``python -m pytest_agent_eval.schema`` to regenerate the
-shipped schema and the docs table, and add a test of its evaluator. The registry tests check
-the rest (schema, docs, `Expect` fields, every key building an evaluator).
+Adding an expectation (see ``reply_contains_none.py``, the smallest complete one):
+
+1. write a module here declaring ``EXPECTATION``: its keys (name, schema fragment, description,
+   example, optional extra check) and how it builds its evaluators (``checks`` and/or
+   ``judges``); a small evaluator class can live in the same module;
+2. list it in `EXPECTATIONS` at the place its evaluators should run;
+3. add one field per key to `Expect` in models.py, after every existing field (it is
+   positional), with an empty default;
+4. run ``python -m pytest_agent_eval.schema`` to regenerate the shipped schema and the docs
+   table;
+5. add a test of its evaluator.
+
+The registry tests (tests/unit/test_expectations.py) check the rest: schema and docs current,
+`Expect` fields matching the keys, every key validating, loading and building an evaluator.
 """
 
 from __future__ import annotations
