@@ -555,6 +555,11 @@ class AgentTurn:
     agent_speech: list[AgentSpeech] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if type(self) is AgentTurn:
+            raise TypeError(
+                "AgentTurn is the part AgentReply, TurnContext and TurnResult share; "
+                "build one of those"
+            )
         self.reply = "" if self.reply is None else str(self.reply)
         self.tool_calls = [ToolCall.coerce(c) for c in (self.tool_calls or [])]
         if self.audio_out is not None and not isinstance(self.audio_out, Path):

@@ -6,6 +6,8 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from pytest_agent_eval.models import (
     AgentReply,
     AgentSpeech,
@@ -39,6 +41,11 @@ def test_the_three_records_share_every_agent_field_and_keep_the_seed_constructor
     keywords = TurnResult(index=1, user="Hi", latency_s=0.2, audio_out="out.wav")
     assert keywords.reply == "" and keywords.audio_out == Path("out.wav")
     assert repr(keywords).startswith("TurnResult(index=1, user='Hi', reply=''")
+
+
+def test_the_shared_part_alone_is_not_a_record() -> None:
+    with pytest.raises(TypeError, match="build one of those"):
+        AgentTurn(heard="x")
 
 
 def test_agent_turn_values_copy_every_field_into_another_record() -> None:
