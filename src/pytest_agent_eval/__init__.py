@@ -1,15 +1,24 @@
 """pytest-agent-eval: evaluate voice and text AI agents with pytest.
 
 Transcripts (YAML or Python) run N times against your agent; a test passes when the share of
-passing runs reaches its threshold. This module is the public surface; everything users need
-is importable from here.
+passing runs reaches its threshold. This module is the public surface and holds only
+re-exports: the names of the seed documentation, the error classes, the per-run and per-turn
+results, and `AgentEval` (the class of the ``agent_eval`` fixture).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import TranscriptError
+from .errors import (
+    AdapterError,
+    AgentEvalError,
+    AudioFixtureError,
+    ConfigError,
+    JudgeError,
+    MissingExtraError,
+    TranscriptError,
+)
 from .evaluators import (
     ContainsEvaluator,
     ToolCallArgsEvaluator,
@@ -20,26 +29,37 @@ from .models import (
     EvalResult,
     Expect,
     JudgeConfig,
+    RunResult,
     ToolCall,
     ToolCallArgsConfig,
     Transcript,
     TranscriptResult,
     Turn,
     TurnContext,
+    TurnResult,
 )
 
 if TYPE_CHECKING:
     from .evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
+    from .fixture import AgentEval
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdapterError",
+    "AgentEval",
+    "AgentEvalError",
     "AgentReply",
+    "AudioFixtureError",
+    "ConfigError",
     "ContainsEvaluator",
     "EvalResult",
     "Expect",
     "JudgeConfig",
+    "JudgeError",
     "JudgeEvaluator",
+    "MissingExtraError",
+    "RunResult",
     "ToolCall",
     "ToolCallArgsConfig",
     "ToolCallArgsEvaluator",
@@ -50,14 +70,20 @@ __all__ = [
     "TranscriptResult",
     "Turn",
     "TurnContext",
+    "TurnResult",
     "__version__",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    # Judges import pydantic-ai; load them on first use, not with the plugin.
+    # Loaded on first use, not with the package: the judges' verdict machinery, and the
+    # pytest-side AgentEval (which pulls in the runner and pytest).
     if name in ("JudgeEvaluator", "ToolCallArgsJudgeEvaluator"):
         from .evaluators import judge
 
         return getattr(judge, name)
+    if name == "AgentEval":
+        from .fixture import AgentEval
+
+        return AgentEval
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""The one bridge from synchronous pytest code into the async runner."""
+"""The one bridge from synchronous code into async code: the runner from a pytest test, network
+TTS backends from the synthesizer."""
 
 from __future__ import annotations
 

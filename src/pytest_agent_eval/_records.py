@@ -1,17 +1,28 @@
 """One eval's record and the session's records: the data both the gates and the reports read.
 
-Kept apart from `report/` so `gates` can take records without importing the report package,
-which itself imports `gates`. Pure data: nothing here reads pytest reports or renders anything.
+An `EvalRecord` is written by the plugin onto each test report in serialized form (plain JSON,
+by the one typed serializer) and read back on the controller, also across xdist workers; that
+is the only form in which results travel. Kept apart from `report/` so `gates` can take records
+without importing the report package, which itself imports `gates`. Nothing here renders.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from ._serialize import from_json, to_json
 from .models import TranscriptResult
 
-__all__ = ["EvalRecord", "SessionRecords", "TestOutcome", "Verdict"]
+__all__ = [
+    "EvalRecord",
+    "SessionRecords",
+    "TestOutcome",
+    "Verdict",
+    "put_records",
+    "serialized_records",
+]
 
 Verdict = Literal["passed", "failed", "error", "skipped"]
 """What happened to one eval: its threshold met or missed, could not run, or was skipped."""
@@ -38,10 +49,22 @@ class EvalRecord:
     """File the transcript or test came from."""
     result: TranscriptResult | None = None
     """The runs; None when the eval did not run (skipped, or the test errored before it)."""
+    not_live: bool = False
+    """True when the eval was skipped because evals are not live."""
     test_outcome: TestOutcome = "passed"
-    """The pytest outcome of the whole test (shared by every eval of a Python test)."""
+    """The pytest outcome of the whole test (shared by every eval of a Python test); filled
+    in by the collector from the test's reports."""
     index: int = 0
-    """Position among the evals of its test."""
+    """Position among the evals of its test; filled in by the collector."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The serialized record: plain JSON types."""
+        return to_json(self)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalRecord:
+        """Inverse of `to_dict`."""
+        return from_json(cls, data)
 
     @property
     def test_name(self) -> str:
@@ -97,3 +120,26 @@ class SessionRecords:
     def skipped(self) -> tuple[EvalRecord, ...]:
         """The evals that were skipped."""
         return tuple(r for r in self.records if not r.ran)
+
+
+def put_records(report: Any, records: Sequence[EvalRecord]) -> None:
+    """Attach serialized ``records`` to a pytest report: ``report.agent_eval_all`` (every eval
+    the test ran) and ``report.agent_eval`` (the first); xdist carries both unchanged."""
+    serialized = [r.to_dict() for r in records]
+    report.agent_eval_all = serialized
+    report.agent_eval = serialized[0] if serialized else None
+
+
+def serialized_records(report: Any) -> list[Mapping[str, Any]]:
+    """The serialized records on a report; empty for a test that is not an eval.
+
+    Reads ``agent_eval_all`` (list) and falls back to ``agent_eval`` (one dict), so either form
+    is understood.
+    """
+    records = getattr(report, "agent_eval_all", None)
+    if isinstance(records, list | tuple):
+        return [r for r in records if isinstance(r, Mapping)]
+    single = getattr(report, "agent_eval", None)
+    if isinstance(single, Mapping):
+        return [single]
+    return []

@@ -1,12 +1,15 @@
-"""Short text for messages and reports: cutting, compact JSON and tool calls, in one style.
+"""Short text for messages and reports: cutting, compact JSON, tool calls and did-you-mean hints.
 
 Failure reasons, the pytest account, the reports and the judge prompt all show values cut to a
-size and tool calls with their arguments; one helper each keeps them alike.
+size and tool calls with their arguments; error messages suggest the closest valid name. One
+helper each keeps them alike.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,6 +19,7 @@ __all__ = [
     "TOOL_ARGS_MAX_CHARS",
     "clip",
     "compact_json",
+    "did_you_mean",
     "format_tool_call",
     "short_repr",
     "shorten",
@@ -39,6 +43,12 @@ def clip(text: str, limit: int) -> str:
 def short_repr(value: Any, limit: int) -> str:
     """``repr(value)`` cut to ``limit`` characters with ``...``, for error messages."""
     return shorten(repr(value), limit, marker="...")
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest choice, or "" when nothing is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _json_default(value: Any) -> str:

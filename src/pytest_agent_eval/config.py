@@ -1,37 +1,50 @@
-"""Settings from ``[tool.agent_eval]`` in pyproject.toml, type-checked at the edge.
+"""Settings: ``[tool.agent_eval]`` in pyproject.toml, the environment and the command line.
 
-A wrong type is a `ConfigError` (pytest shows it as a usage error); an unknown key is a
-warning with a did-you-mean, so a typo never silently falls back to a default.
+Each layer wins over the one before it: pyproject, then ``EVAL_LIVE``, then ``--agent-eval-*``
+options (`session_settings`). Values are type-checked at the edge: a wrong type is a
+`ConfigError` (pytest shows it as a usage error); an unknown key is a warning with a
+did-you-mean, so a typo never silently falls back to a default.
+
+Field names of `Settings` are the ``[tool.agent_eval]`` keys as users write them (``timeout``,
+``groups``); the records derived from them use the package's own words (`JudgeSettings.timeout_s`,
+`GateConfig` for one ``[tool.agent_eval.groups.NAME]`` table).
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ._text import did_you_mean
 from .errors import ConfigError
 from .models import VoiceSettings
+
+if TYPE_CHECKING:
+    import pytest
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
     "DEFAULT_JUDGE_MODEL",
     "GateConfig",
     "JudgeSettings",
+    "PytestConfigLike",
+    "SessionSettings",
     "Settings",
-    "did_you_mean",
+    "add_options",
     "find_pyproject",
     "load_settings",
     "parse_bool_env",
     "parse_settings",
+    "session_settings",
 ]
 
 DEFAULT_JUDGE_MODEL = "openai:gpt-4o"
-"""The judge model when neither ``judge_model`` nor ``model`` is configured (compat default)."""
+"""The judge model when neither the evaluator, ``judge_model`` nor ``model`` names one (the
+seed's default). The one definition: `evaluators.judge` re-exports it."""
 
 DEFAULT_CONCURRENCY = 4
 """Runs of one transcript in flight at once: enough to hide model latency, few enough to stay
@@ -57,7 +70,7 @@ class JudgeSettings:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GateConfig:
-    """One quality gate, ``[tool.agent_eval.groups.NAME]``."""
+    """One quality gate: an entry ``[tool.agent_eval.groups.NAME]`` (users say "group")."""
 
     name: str
     threshold: float = 1.0
@@ -151,12 +164,6 @@ _GATE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "must_pass": ((list,), "a list of transcript ids or test names"),
     "enforce": ((bool,), "true or false"),
 }
-
-
-def did_you_mean(name: str, choices: Any) -> str:
-    """``" (did you mean 'x'?)"`` for the closest choice, or "" when nothing is close."""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _check_type(where: str, key: str, value: Any, spec: tuple[tuple[type, ...], str]) -> None:
@@ -307,3 +314,154 @@ def parse_bool_env(name: str, environ: Mapping[str, str] | None = None) -> bool 
     raise ConfigError(
         f"{name}={raw!r} is not understood; use 1/true/yes to enable, 0/false/no to disable"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The command line, and which layer wins
+# --------------------------------------------------------------------------------------------
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Declare the ``--agent-eval-*`` command-line options."""
+    group = parser.getgroup("agent-eval", "agent evaluation (pytest-agent-eval)")
+    group.addoption(
+        "--agent-eval-live",
+        action="store_true",
+        default=False,
+        help="Run agent eval tests (otherwise they are collected, validated and skipped).",
+    )
+    group.addoption(
+        "--agent-eval-report",
+        metavar="PATH",
+        default=None,
+        help="Write a markdown report of every eval to PATH.",
+    )
+    group.addoption(
+        "--agent-eval-html",
+        metavar="PATH",
+        default=None,
+        help="Write a self-contained HTML report of every eval to PATH.",
+    )
+    group.addoption(
+        "--agent-eval-tags",
+        metavar="TAGS",
+        action="append",
+        default=[],
+        help="Only run evals carrying one of these tags (comma-separated, repeatable).",
+    )
+    group.addoption(
+        "--agent-eval-runs",
+        metavar="N",
+        type=int,
+        default=None,
+        help="Run every transcript N times, whatever its `runs` says (quick local checks).",
+    )
+    group.addoption(
+        "--agent-eval-concurrency",
+        metavar="N",
+        type=int,
+        default=None,
+        help="Most runs of one transcript in flight at once (default: concurrency in config, 4).",
+    )
+    group.addoption(
+        "--agent-eval-early-stop",
+        action="store_true",
+        default=None,
+        help="Stop starting runs once a transcript's verdict cannot change.",
+    )
+    group.addoption(
+        "--agent-eval-stale-audio",
+        choices=("fail", "skip", "synthesize"),
+        default=None,
+        help="What to do when a voice transcript's WAV fixture is missing or stale "
+        "(default: stale_audio in config, 'fail').",
+    )
+    group.addoption(
+        "--agent-eval-no-judge-cache",
+        action="store_true",
+        default=False,
+        help="Ignore the judge verdict cache even when judge_cache = true.",
+    )
+
+
+class PytestConfigLike(Protocol):
+    """What `session_settings` reads of a ``pytest.Config`` (kept structural, so this module
+    needs no pytest import)."""
+
+    @property
+    def rootpath(self) -> Path: ...
+
+    @property
+    def inipath(self) -> Path | None: ...
+
+    def getoption(self, name: str) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSettings:
+    """What one pytest session runs with: the settings after every layer, plus the choices
+    that exist only on the command line."""
+
+    settings: Settings
+    """``[tool.agent_eval]`` with the command-line overrides applied."""
+    live: bool
+    """Whether eval tests run (``live``, then ``EVAL_LIVE``, then ``--agent-eval-live``)."""
+    tags: tuple[str, ...] = ()
+    """``--agent-eval-tags``: only evals with one of these tags are selected."""
+    runs_override: int | None = None
+    """``--agent-eval-runs``: every transcript runs this many times."""
+
+
+def _pyproject_for(config: PytestConfigLike) -> Path | None:
+    inipath = config.inipath
+    if inipath is not None and inipath.name == "pyproject.toml":
+        return inipath
+    candidate = config.rootpath / "pyproject.toml"
+    return candidate if candidate.is_file() else find_pyproject(config.rootpath)
+
+
+def session_settings(
+    config: PytestConfigLike, environ: Mapping[str, str] | None = None
+) -> tuple[SessionSettings, list[str]]:
+    """Settings from pyproject, then environment, then command line (each wins over the last).
+
+    Returns:
+        The session's settings and the warnings (unknown keys) to show.
+
+    Raises:
+        ConfigError: For a bad value anywhere.
+    """
+    pyproject = _pyproject_for(config)
+    rootdir = pyproject.parent if pyproject is not None else config.rootpath
+    settings, warnings = load_settings(rootdir, pyproject)
+
+    runs = config.getoption("agent_eval_runs")
+    concurrency = config.getoption("agent_eval_concurrency")
+    if runs is not None and runs < 1:
+        raise ConfigError(f"--agent-eval-runs must be >= 1, got {runs}")
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"--agent-eval-concurrency must be >= 1, got {concurrency}")
+    settings = settings.with_overrides(
+        report_path=config.getoption("agent_eval_report"),
+        html_report_path=config.getoption("agent_eval_html"),
+        concurrency=concurrency,
+        early_stop=config.getoption("agent_eval_early_stop"),
+        stale_audio=config.getoption("agent_eval_stale_audio"),
+    )
+    if config.getoption("agent_eval_no_judge_cache"):
+        settings = replace(settings, judge_cache=False)
+
+    live = settings.live
+    env_live = parse_bool_env("EVAL_LIVE", environ)
+    if env_live is not None:
+        live = env_live
+    if config.getoption("agent_eval_live"):
+        live = True
+    tags = tuple(
+        tag.strip()
+        for chunk in config.getoption("agent_eval_tags")
+        for tag in chunk.split(",")
+        if tag.strip()
+    )
+    session = SessionSettings(settings=settings, live=live, tags=tags, runs_override=runs)
+    return session, warnings

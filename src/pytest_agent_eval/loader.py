@@ -1,15 +1,17 @@
 """YAML transcripts in, validated `Transcript` objects out.
 
 Validation happens once, here, against the JSON Schema shipped in the package, plus the checks
-a schema cannot express (regexes compile, duplicate keys). Every problem becomes a single
-`TranscriptError` whose message names the file, the line, the field path and, for a misspelt
-key, the closest valid one.
+a schema cannot express (duplicate keys, and the checks expectations declare, such as regexes
+that must compile). Every problem becomes a single `TranscriptError` whose message names the
+file, the line, the field path and, for a misspelt key, the closest valid one. ``expect:`` keys
+are built into `Expect` by a loop over the expectation registry (`pytest_agent_eval.expectations`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import typing
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -19,17 +21,11 @@ from typing import Any
 
 import yaml
 
-from ._text import short_repr
-from .config import did_you_mean
+from ._serialize import from_json
+from ._text import did_you_mean, short_repr
 from .errors import TranscriptError
-from .models import (
-    Expect,
-    JudgeConfig,
-    ToolCallArgsConfig,
-    Transcript,
-    Turn,
-    VoiceSettings,
-)
+from .expectations import expect_keys
+from .models import Expect, Transcript, Turn, VoiceSettings
 
 __all__ = [
     "TRANSCRIPT_SUFFIXES",
@@ -156,7 +152,7 @@ def load_transcript_text(
             "yaml_dirs, or start their name with '_' so they are not collected"
         )
     _validate_schema(data, path, lines)
-    _check_regexes(data, path, lines)
+    _check_expect_values(data, path, lines)
     return _build(data, path, lines, default_threshold, default_runs)
 
 
@@ -399,11 +395,7 @@ def _yaml_type(value: Any) -> str:
 
 
 def _type_hint(field: _Path, expected: str, value: Any = None) -> str:
-    if (
-        expected == "array"
-        and field
-        and str(field[-1]).startswith(("reply_", "tool_calls_", "heard_"))
-    ):
+    if expected == "array" and len(field) >= 2 and field[-2] == "expect":
         return '; write a list, e.g. `- "text"` on its own line or ["a", "b"]'
     if expected == "string" and isinstance(value, bool | int | float):
         return (
@@ -423,20 +415,20 @@ def _short(value: Any, limit: int = 60) -> str:
     return short_repr(value, limit)
 
 
-def _check_regexes(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
+def _check_expect_values(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
+    """Run the checks that expectations declare beyond the schema (regexes compile)."""
+    checked = [key for key in expect_keys() if key.check is not None]
     for t_index, turn in enumerate(data.get("turns", [])):
         expect = turn.get("expect") or {}
-        for key in ("reply_matches_any", "reply_matches_all"):
-            for p_index, pattern in enumerate(expect.get(key, [])):
-                try:
-                    re.compile(pattern, re.IGNORECASE)
-                except re.error as exc:
-                    field: _Path = ("turns", t_index, "expect", key, p_index)
-                    raise TranscriptError(
-                        f"{_where(path, lines, field, data)}, {_format_path(field)}: "
-                        f"invalid regex {pattern!r}: {exc}. In YAML, double-quote patterns and "
-                        "double the backslashes (\"\\\\d+\"), or single-quote them ('\\d+')"
-                    ) from exc
+        for key in checked:
+            if key.name not in expect:
+                continue
+            assert key.check is not None
+            for inner, problem in key.check(expect[key.name]):
+                field: _Path = ("turns", t_index, "expect", key.name, *inner)
+                raise TranscriptError(
+                    f"{_where(path, lines, field, data)}, {_format_path(field)}: {problem}"
+                )
 
 
 # --------------------------------------------------------------------------------------------
@@ -484,31 +476,19 @@ def _build_turn(raw: dict[str, Any], index: int, base: Path, lines: _LineIndex) 
 
 
 def _build_expect(raw: dict[str, Any]) -> Expect:
-    judge = raw.get("judge")
-    return Expect(
-        judge=JudgeConfig(judge["rubric"], judge.get("model")) if judge else None,
-        tool_calls_include=list(raw.get("tool_calls_include", [])),
-        tool_calls_exclude=list(raw.get("tool_calls_exclude", [])),
-        tool_calls_ordered=bool(raw.get("tool_calls_ordered", False)),
-        tool_calls_args=[_build_args(a) for a in raw.get("tool_calls_args", [])],
-        reply_contains_any=list(raw.get("reply_contains_any", [])),
-        reply_contains_all=list(raw.get("reply_contains_all", [])),
-        reply_matches_any=list(raw.get("reply_matches_any", [])),
-        reply_matches_all=list(raw.get("reply_matches_all", [])),
-        heard_contains_any=list(raw.get("heard_contains_any", [])),
-        heard_contains_all=list(raw.get("heard_contains_all", [])),
-        max_latency_ms=raw.get("max_latency_ms"),
-    )
+    """The `Expect` of a turn: each registered key's YAML value, typed as its `Expect` field."""
+    hints = _expect_hints()
+    values = {
+        key.name: from_json(hints[key.name], raw[key.name], path=f"expect.{key.name}")
+        for key in expect_keys()
+        if key.name in raw
+    }
+    return Expect(**values)
 
 
-def _build_args(raw: dict[str, Any]) -> ToolCallArgsConfig:
-    judge = raw.get("judge")
-    return ToolCallArgsConfig(
-        tool=raw["tool"],
-        args=raw.get("args"),
-        mode=raw.get("mode", "subset"),
-        judge=JudgeConfig(judge["rubric"], judge.get("model")) if judge else None,
-    )
+@cache
+def _expect_hints() -> dict[str, Any]:
+    return typing.get_type_hints(Expect)
 
 
 def _voice(raw: Mapping[str, Any] | None) -> VoiceSettings | None:

@@ -2,8 +2,10 @@
 
 Public records are plain dataclasses, as the seed documentation shows them. Validation of YAML
 happens at the edge (`loader`); these classes only check invariants a Python user could break.
-Results are JSON-friendly (`to_dict` / `from_dict`) so they can travel inside pytest reports,
-including across xdist workers.
+What the agent did in a turn is one record, `AgentTurn`, shared by `AgentReply` (what an adapter
+returns), `TurnContext` (what evaluators see) and `TurnResult` (what reports show). Results turn
+into plain JSON and back through one typed serializer (`to_dict` / `from_dict` wrap it), so they
+can travel inside pytest reports, including across xdist workers.
 """
 
 from __future__ import annotations
@@ -11,12 +13,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ._serialize import from_json, to_json
 
 __all__ = [
     "AgentReply",
+    "AgentSpeech",
+    "AgentTurn",
     "EvalResult",
     "Expect",
     "JudgeConfig",
@@ -111,6 +117,9 @@ class Expect:
         heard_contains_all: Voice turns: what was heard must contain all of these strings.
         max_latency_ms: Voice turns: the time from the end of the user's speech to the first
             reply text must not exceed this many milliseconds.
+        reply_contains_none: Reply must contain none of these strings (case-insensitive).
+
+    Each YAML key and its checks are defined in `pytest_agent_eval.expectations`.
     """
 
     evaluators: list[Any] = field(default_factory=list)
@@ -126,11 +135,17 @@ class Expect:
     heard_contains_any: list[str] = field(default_factory=list)
     heard_contains_all: list[str] = field(default_factory=list)
     max_latency_ms: float | None = None
+    # New expectations append their fields here, after every existing one: Expect is positional.
+    reply_contains_none: list[str] = field(default_factory=list)
 
 
 @dataclass
 class VoiceSettings:
     """How a turn's ``user`` text becomes speech; every field is optional and layered.
+
+    Defined here rather than with the synthesizer because `Turn` and `Transcript` carry it and
+    this module imports nothing further down the data flow (``synthesize/`` loads the planner and
+    the audio code on import).
 
     Settings merge from ``[tool.agent_eval.voice]``, then the transcript's ``voice:`` block,
     then the turn's ``voice:`` block; a field left ``None`` inherits from the layer below.
@@ -315,8 +330,8 @@ class ToolCall(str):
         """A JSON-friendly dict of the call."""
         return {
             "name": str(self),
-            "args": _jsonable(self.args),
-            "output": _jsonable(self.output),
+            "args": to_json(self.args),
+            "output": to_json(self.output),
             "is_error": self.is_error,
             "call_id": self.call_id,
         }
@@ -453,22 +468,12 @@ class Usage:
 
     def to_dict(self) -> dict[str, int]:
         """A JSON-friendly dict."""
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "requests": self.requests,
-        }
+        return to_json(self)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Usage | None:
         """Inverse of `to_dict`; None stays None."""
-        if data is None:
-            return None
-        return cls(
-            int(data.get("input_tokens", 0)),
-            int(data.get("output_tokens", 0)),
-            int(data.get("requests", 0)),
-        )
+        return None if data is None else from_json(cls, data)
 
 
 def sum_usage(items: Iterable[Usage | None]) -> Usage | None:
@@ -480,35 +485,120 @@ def sum_usage(items: Iterable[Usage | None]) -> Usage | None:
     return total
 
 
-@dataclass
-class AgentReply:
-    """What the agent said and did in one turn.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentSpeech:
+    """Something the agent said on its own initiative, not in answer to the user's words.
+
+    A greeting when the session starts, an ``on_enter`` line after a handoff, a ``say()`` from
+    a tool: adapters that can tell such speech apart from the reply list it on the turn it
+    happened in (a greeting goes on the first turn); ``reply`` stays the answer to the user.
+    Reports show each one on its own line under the turn, marked as agent-initiated.
 
     Args:
-        reply: The reply text.
-        tool_calls: Tools called during the turn; plain names become ``ToolCall(name)``.
+        text: What was said.
+        cause: Why: ``"greeting"``, ``"on_enter"``, ``"say"``, ``"handoff"``, or another word
+            the adapter knows.
+        agent: Name of the agent that spoke, in multi-agent sessions.
+        turn_index: Zero-based index of the turn it belongs to.
+        started_at_s: Seconds from the start of the conversation to its first word, if known.
+        latency_s: Seconds from what triggered it (session start, handoff, the user's turn) to
+            its first word, if known.
+    """
+
+    text: str
+    cause: str
+    agent: str | None = None
+    turn_index: int | None = None
+    started_at_s: float | None = None
+    latency_s: float | None = None
+
+
+@dataclass(kw_only=True, repr=False)
+class AgentTurn:
+    """What the agent did in one turn: the record `AgentReply`, `TurnContext` and `TurnResult`
+    share.
+
+    Each of the three inherits these fields, so an adapter's reply reaches the evaluators and the
+    reports without a hand-copied field list (`agent_turn_values`), and a field added here
+    (a new measurement, a new kind of output) appears everywhere at once.
+
+    Why a base class with keyword-only fields: the seed's constructors take ``reply`` and
+    ``tool_calls`` positionally at different places (``AgentReply(reply, tool_calls)``,
+    ``TurnContext(user, reply, tool_calls, history)``, ``TurnResult(index, user, reply, ...)``),
+    so each subclass declares those two in its own order; everything else is keyword-only and
+    goes after the subclass's positional fields. Composition with properties would have needed a
+    hand-written ``__init__`` per class to keep those constructors.
+
+    Args:
         heard: Voice adapters: what the agent's speech recognizer transcribed.
         latency_s: Voice adapters: seconds from the end of the user's speech to the first
             reply text.
         first_audio_latency_s: Voice adapters: seconds from the end of the user's speech to the
             first reply audio frame, when the session produces audio.
         usage: Token usage of the agent for this turn, when the adapter reports it.
-        audio_out: Path of the reply audio the adapter saved, if any.
+        audio_out: The reply audio the adapter saved, if any.
         metadata: Anything else an adapter wants evaluators and reports to see.
+        agent_speech: What the agent said on its own initiative in this turn (greetings,
+            ``say()``), apart from the reply.
     """
 
-    reply: str
-    tool_calls: list[ToolCall | str] = field(default_factory=list)
+    if TYPE_CHECKING:  # declared by each subclass, in the position its constructor needs
+        reply: str
+        tool_calls: list[ToolCall]
+
     heard: str | None = None
     latency_s: float | None = None
     first_audio_latency_s: float | None = None
     usage: Usage | None = None
     audio_out: Path | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    agent_speech: list[AgentSpeech] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if type(self) is AgentTurn:
+            raise TypeError(
+                "AgentTurn is the part AgentReply, TurnContext and TurnResult share; "
+                "build one of those"
+            )
         self.reply = "" if self.reply is None else str(self.reply)
         self.tool_calls = [ToolCall.coerce(c) for c in (self.tool_calls or [])]
+        if self.audio_out is not None and not isinstance(self.audio_out, Path):
+            self.audio_out = Path(self.audio_out)
+
+    def agent_turn_values(self) -> dict[str, Any]:
+        """``reply``, ``tool_calls`` and every `AgentTurn` field, as keyword arguments for
+        another record of the same turn (lists and dicts copied, so the records stay apart)."""
+        values = {name: getattr(self, name) for name in _AGENT_TURN_FIELDS}
+        return {k: v.copy() if isinstance(v, list | dict) else v for k, v in values.items()}
+
+    def __repr__(self) -> str:
+        # The constructor's order: the subclass's positional fields, then the shared ones.
+        ordered = sorted(fields(self), key=lambda f: bool(f.kw_only))
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in ordered if f.repr)
+        return f"{type(self).__name__}({shown})"
+
+
+_AGENT_TURN_FIELDS = ("reply", "tool_calls", *(f.name for f in fields(AgentTurn)))
+
+
+@dataclass(repr=False)
+class AgentReply(AgentTurn):
+    """What the agent said and did in one turn, as an adapter or agent callable returns it.
+
+    Args:
+        reply: The reply text.
+        tool_calls: Tools called during the turn; plain names become ``ToolCall(name)``.
+        heard: See `AgentTurn` (this and every field below).
+        latency_s: End of the user's speech to the first reply text, in seconds.
+        first_audio_latency_s: End of the user's speech to the first reply audio, in seconds.
+        usage: Token usage of the agent for this turn.
+        audio_out: Path of the reply audio the adapter saved, if any.
+        metadata: Anything else an adapter wants evaluators and reports to see.
+        agent_speech: What the agent said on its own initiative in this turn.
+    """
+
+    reply: str
+    tool_calls: list[ToolCall | str] = field(default_factory=list)  # type: ignore[assignment]
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -516,8 +606,8 @@ class AgentReply:
         return self.tool_calls  # type: ignore[return-value]
 
 
-@dataclass
-class TurnContext:
+@dataclass(repr=False)
+class TurnContext(AgentTurn):
     """Context passed to every evaluator for a turn.
 
     Args:
@@ -531,10 +621,14 @@ class TurnContext:
         run_index: Zero-based index of the run.
         transcript_id: Id of the transcript being run.
         audio: Resolved path of the turn's audio fixture, if any.
-        heard: What the agent's speech recognizer heard (voice adapters).
+        heard: What the agent's speech recognizer heard (voice adapters); see `AgentTurn` for
+            this and the fields below.
         latency_s: End of user speech to first reply text, in seconds (voice adapters).
         first_audio_latency_s: End of user speech to first reply audio, in seconds.
+        usage: Tokens the agent spent in this turn.
+        audio_out: Reply audio saved by the adapter, if any.
         metadata: Adapter-specific extras from `AgentReply.metadata`.
+        agent_speech: What the agent said on its own initiative in this turn.
     """
 
     user: str
@@ -545,10 +639,6 @@ class TurnContext:
     run_index: int = 0
     transcript_id: str = ""
     audio: Path | None = None
-    heard: str | None = None
-    latency_s: float | None = None
-    first_audio_latency_s: float | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -577,28 +667,16 @@ class EvalResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
-        return {
-            "passed": self.passed,
-            "reasoning": self.reasoning,
-            "name": self.name,
-            "errored": self.errored,
-            "usage": self.usage.to_dict() if self.usage else None,
-        }
+        return to_json(self)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EvalResult:
         """Inverse of `to_dict`."""
-        return cls(
-            passed=bool(data["passed"]),
-            reasoning=data.get("reasoning", ""),
-            name=data.get("name", ""),
-            errored=bool(data.get("errored", False)),
-            usage=Usage.from_dict(data.get("usage")),
-        )
+        return from_json(cls, data)
 
 
-@dataclass
-class TurnResult:
+@dataclass(repr=False)
+class TurnResult(AgentTurn):
     """What happened in one turn of one run.
 
     Args:
@@ -610,11 +688,14 @@ class TurnResult:
         error: Short description of an exception in the agent or adapter, if any.
         duration_s: Wall time of the turn (agent plus evaluators).
         audio: The audio fixture streamed for this turn, if any.
-        heard: What the agent's speech recognizer heard.
+        heard: What the agent's speech recognizer heard; see `AgentTurn` for this and the
+            fields below.
         latency_s: End of user speech to first reply text.
         first_audio_latency_s: End of user speech to first reply audio.
         usage: Tokens the agent spent in this turn.
         audio_out: Reply audio saved by the adapter, if any.
+        metadata: Adapter-specific extras from `AgentReply.metadata`.
+        agent_speech: What the agent said on its own initiative in this turn.
     """
 
     index: int
@@ -625,11 +706,6 @@ class TurnResult:
     error: str | None = None
     duration_s: float = 0.0
     audio: str | None = None
-    heard: str | None = None
-    latency_s: float | None = None
-    first_audio_latency_s: float | None = None
-    usage: Usage | None = None
-    audio_out: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -643,40 +719,12 @@ class TurnResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
-        return {
-            "index": self.index,
-            "user": self.user,
-            "reply": self.reply,
-            "tool_calls": [c.to_dict() for c in self.tool_calls],
-            "evaluations": [e.to_dict() for e in self.evaluations],
-            "error": self.error,
-            "duration_s": self.duration_s,
-            "audio": self.audio,
-            "heard": self.heard,
-            "latency_s": self.latency_s,
-            "first_audio_latency_s": self.first_audio_latency_s,
-            "usage": self.usage.to_dict() if self.usage else None,
-            "audio_out": self.audio_out,
-        }
+        return to_json(self)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TurnResult:
         """Inverse of `to_dict`."""
-        return cls(
-            index=int(data["index"]),
-            user=data.get("user", ""),
-            reply=data.get("reply", ""),
-            tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls", [])],
-            evaluations=[EvalResult.from_dict(e) for e in data.get("evaluations", [])],
-            error=data.get("error"),
-            duration_s=float(data.get("duration_s", 0.0)),
-            audio=data.get("audio"),
-            heard=data.get("heard"),
-            latency_s=data.get("latency_s"),
-            first_audio_latency_s=data.get("first_audio_latency_s"),
-            usage=Usage.from_dict(data.get("usage")),
-            audio_out=data.get("audio_out"),
-        )
+        return from_json(cls, data)
 
 
 @dataclass
@@ -712,22 +760,12 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
-        return {
-            "index": self.index,
-            "turns": [t.to_dict() for t in self.turns],
-            "error": self.error,
-            "duration_s": self.duration_s,
-        }
+        return to_json(self)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunResult:
         """Inverse of `to_dict`."""
-        return cls(
-            index=int(data["index"]),
-            turns=[TurnResult.from_dict(t) for t in data.get("turns", [])],
-            error=data.get("error"),
-            duration_s=float(data.get("duration_s", 0.0)),
-        )
+        return from_json(cls, data)
 
 
 def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float, float]:
@@ -825,44 +863,11 @@ class TranscriptResult:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-friendly dict (what travels inside pytest reports)."""
-        low, high = self.interval
-        return {
-            "transcript_id": self.transcript_id,
-            "passed": self.passed,
-            "score": self.score,
-            "threshold": self.threshold,
-            "planned_runs": self.planned_runs,
-            "tags": list(self.tags),
-            "duration_s": self.duration_s,
-            "interval": [low, high],
-            "runs": [r.to_dict() for r in self.runs],
-        }
+        """A JSON-friendly dict (what travels inside pytest reports); derived values such as
+        the interval are not stored, they are recomputed."""
+        return to_json(self)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TranscriptResult:
         """Inverse of `to_dict`."""
-        return cls(
-            passed=bool(data["passed"]),
-            score=float(data["score"]),
-            threshold=float(data["threshold"]),
-            runs=[RunResult.from_dict(r) for r in data.get("runs", [])],
-            transcript_id=data.get("transcript_id", ""),
-            planned_runs=data.get("planned_runs"),
-            tags=list(data.get("tags", [])),
-            duration_s=float(data.get("duration_s", 0.0)),
-        )
-
-
-def _jsonable(value: Any) -> Any:
-    """Best-effort conversion of tool arguments and outputs to something JSON can hold (they
-    travel in pytest reports, across xdist workers too)."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "isoformat"):  # dates, times, datetimes: their ISO form reads best
-        return value.isoformat()
-    return repr(value)
+        return from_json(cls, data)

@@ -21,15 +21,15 @@ import re
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
-from .config import DEFAULT_CONCURRENCY, JudgeSettings
+from .config import DEFAULT_CONCURRENCY, JudgeSettings, Settings
 from .errors import TranscriptError
-from .evaluators import build_evaluators
 from .evaluators.base import evaluate_safely
+from .expectations import build_evaluators
 from .models import (
     AgentReply,
     Message,
@@ -60,6 +60,15 @@ class RunSettings:
     """Stop starting runs once the verdict cannot change."""
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     """Model, retries, timeout and cache for judges."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, judge_model: Any = None) -> RunSettings:
+        """The run settings ``[tool.agent_eval]`` asks for; ``judge_model`` (from the
+        ``llm_eval_judge_model`` fixture or ``agent_eval.run``) wins over the configured one."""
+        judge = settings.judge
+        if judge_model is not None:
+            judge = replace(judge, model=judge_model)
+        return cls(concurrency=settings.concurrency, early_stop=settings.early_stop, judge=judge)
 
 
 def passes_needed(threshold: float, runs: int) -> int:
@@ -221,7 +230,7 @@ async def _run_turn(
     turn = transcript.turns[turn_index]
     audio = Path(turn.audio) if turn.audio is not None else None
     history.append(Message("user", turn.user, audio=audio))
-    result = TurnResult(index=turn_index, user=turn.user, audio=str(audio) if audio else None)
+    audio_text = str(audio) if audio else None
     started = time.perf_counter()
     try:
         reply = await conversation.respond(
@@ -230,37 +239,33 @@ async def _run_turn(
         if not isinstance(reply, AgentReply):
             reply = coerce_reply(reply)
     except Exception as exc:  # the run boundary
-        result.error = describe_exception(exc)
-        result.duration_s = time.perf_counter() - started
-        return result
-
-    calls = reply.calls
-    result.reply = reply.reply
-    result.tool_calls = calls
-    result.heard = reply.heard
-    result.latency_s = reply.latency_s
-    result.first_audio_latency_s = reply.first_audio_latency_s
-    result.usage = reply.usage
-    result.audio_out = str(reply.audio_out) if reply.audio_out else None
+        return TurnResult(
+            index=turn_index,
+            user=turn.user,
+            audio=audio_text,
+            error=describe_exception(exc),
+            duration_s=time.perf_counter() - started,
+        )
 
     ctx = TurnContext(
         user=turn.user,
-        reply=reply.reply,
-        tool_calls=calls,
         history=list(history),
         turn_index=turn_index,
         run_index=run_index,
         transcript_id=transcript.id,
         audio=audio,
-        heard=reply.heard,
-        latency_s=reply.latency_s,
-        first_audio_latency_s=reply.first_audio_latency_s,
-        metadata=dict(reply.metadata),
+        **reply.agent_turn_values(),
     )
-    result.evaluations = list(await asyncio.gather(*(evaluate_safely(e, ctx) for e in evaluators)))
-    history.extend(assistant_messages(reply.reply, calls, turn_index))
-    result.duration_s = time.perf_counter() - started
-    return result
+    evaluations = list(await asyncio.gather(*(evaluate_safely(e, ctx) for e in evaluators)))
+    history.extend(assistant_messages(reply.reply, reply.calls, turn_index))
+    return TurnResult(
+        index=turn_index,
+        user=turn.user,
+        audio=audio_text,
+        evaluations=evaluations,
+        duration_s=time.perf_counter() - started,
+        **reply.agent_turn_values(),
+    )
 
 
 def assistant_messages(reply: str, calls: Sequence[ToolCall], turn_index: int) -> list[Message]:

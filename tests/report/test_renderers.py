@@ -28,7 +28,7 @@ from pytest_agent_eval.report.records import (
     RecordCollector,
     ReportData,
     SessionRecords,
-    eval_entries,
+    serialized_records,
 )
 from pytest_agent_eval.report.terminal import summary_lines
 
@@ -198,9 +198,12 @@ def _report(nodeid: str, when: str, outcome: str, **attrs: object) -> SimpleName
 
 def test_collector_reads_the_list_form_and_the_single_form() -> None:
     payload = {"nodeid": "a.py::t", "transcript_id": "t", "kind": "python", "result": None}
-    assert eval_entries(SimpleNamespace(agent_eval_all=[payload, payload])) == [payload, payload]
-    assert eval_entries(SimpleNamespace(agent_eval=payload)) == [payload]
-    assert eval_entries(SimpleNamespace()) == []
+    assert serialized_records(SimpleNamespace(agent_eval_all=[payload, payload])) == [
+        payload,
+        payload,
+    ]
+    assert serialized_records(SimpleNamespace(agent_eval=payload)) == [payload]
+    assert serialized_records(SimpleNamespace()) == []
 
     collector = RecordCollector()
     result = TranscriptResult(passed=False, score=0.0, threshold=1.0, runs=[]).to_dict()

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._pydantic_ai import usage_of
 from .._retry import backoff_delay, describe_error, is_transient, retry_after_s
-from ..config import JudgeSettings
+from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
 from ._judge_cache import VerdictCache, verdict_key
 from ._judge_prompt import (
@@ -50,9 +50,6 @@ __all__ = [
     "OutputMode",
     "ToolCallArgsJudgeEvaluator",
 ]
-
-DEFAULT_JUDGE_MODEL = "openai:gpt-4o"
-"""The judge model when neither the evaluator nor the settings name one (the seed's default)."""
 
 JudgeModel: TypeAlias = "str | Model"
 """A pydantic-ai model id (``"openai:gpt-4o"``, ``"anthropic:claude-sonnet-4-5"``, ...) or a

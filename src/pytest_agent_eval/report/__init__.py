@@ -1,4 +1,5 @@
-"""Reports of an eval session: records, terminal summary, markdown, HTML and the reporter plugin.
+"""Reports of an eval session: records, the failure account, terminal summary, markdown, HTML,
+the not-live summary line and the reporter plugin.
 
 Submodules are imported where used; importing this package imports nothing heavy.
 """

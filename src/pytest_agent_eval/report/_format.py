@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from .._text import TOOL_ARGS_MAX_CHARS, shorten
 from .._text import format_tool_call as fmt_tool_call
-from ..models import TranscriptResult, Usage
+from ..models import AgentSpeech, TranscriptResult, Usage
 from .records import EvalRecord
 
 __all__ = [
+    "AGENT_SPEECH_LABEL",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
+    "fmt_agent_speech",
     "fmt_interval",
     "fmt_latency",
     "fmt_rate",
@@ -86,6 +88,23 @@ def fmt_usage_per_run(usage: Usage | None, runs: int) -> str:
         return "–"
     per_run = round(usage.total_tokens / runs) if runs else 0
     return f"{fmt_tokens(usage.total_tokens)} ({fmt_tokens(per_run)}/run)"
+
+
+AGENT_SPEECH_LABEL = "agent-initiated"
+"""How every report marks speech the agent started itself (a greeting, a ``say()``), so it is
+never read as the reply to the user's turn."""
+
+
+def fmt_agent_speech(speech: AgentSpeech) -> str:
+    """``greeting, Receptionist, at 0.42 s``: why, who and when, for one agent-initiated line."""
+    parts = [speech.cause]
+    if speech.agent:
+        parts.append(speech.agent)
+    if speech.started_at_s is not None:
+        parts.append(f"at {fmt_seconds(speech.started_at_s)}")
+    if speech.latency_s is not None:
+        parts.append(f"latency {fmt_seconds(speech.latency_s)}")
+    return ", ".join(parts)
 
 
 def verdict_label(record: EvalRecord) -> str:

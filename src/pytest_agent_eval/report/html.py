@@ -21,6 +21,8 @@ from pathlib import Path
 from ..gates import GateResult
 from ..models import RunResult, TurnResult, Usage
 from ._format import (
+    AGENT_SPEECH_LABEL,
+    fmt_agent_speech,
     fmt_interval,
     fmt_latency,
     fmt_rate,
@@ -341,9 +343,12 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
         rows.append(("User audio", audio.player(turn.audio, "user audio")))
     if turn.heard is not None:
         rows.append(("Heard", _e(turn.heard)))
+    for speech in turn.agent_speech:
+        detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
+        rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))
     rows.append(("Reply", _e(turn.reply)))
     if turn.audio_out:
-        rows.append(("Reply audio", audio.player(turn.audio_out, "reply audio")))
+        rows.append(("Reply audio", audio.player(str(turn.audio_out), "reply audio")))
     calls = "<br>".join(_e(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
     rows.append(("Tool calls", calls))
     if turn.evaluations:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from ..gates import GateResult
 from ..models import RunResult, TurnResult, Usage
 from ._format import (
+    AGENT_SPEECH_LABEL,
+    fmt_agent_speech,
     fmt_interval,
     fmt_latency,
     fmt_rate,
@@ -185,9 +187,12 @@ def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
         lines.append(f"- Audio: {md_escape(data.show_path(turn.audio))}")
     if turn.heard is not None:
         lines.append(f"- Heard: {md_escape(turn.heard)}")
+    for speech in turn.agent_speech:
+        label = f"{AGENT_SPEECH_LABEL.capitalize()} ({fmt_agent_speech(speech)})"
+        lines.append(f"- {md_escape(label)}: {md_escape(speech.text)}")
     lines.append(f"- Reply: {md_escape(turn.reply)}")
     if turn.audio_out:
-        lines.append(f"- Reply audio: {md_escape(data.show_path(turn.audio_out))}")
+        lines.append(f"- Reply audio: {md_escape(data.show_path(str(turn.audio_out)))}")
     if turn.tool_calls:
         calls = "; ".join(md_escape(fmt_tool_call(c)) for c in turn.tool_calls)
         lines.append(f"- Tool calls: {calls}")

@@ -1,10 +1,10 @@
 """The data every report is built from: one record per eval, gathered from pytest reports.
 
-The plugin attaches ``report.agent_eval_all`` (a list of JSON-friendly dicts, one per eval the test
-ran) and ``report.agent_eval`` (its first element) to each phase's `pytest.TestReport`. Those
-attributes travel through xdist unchanged, so the controller rebuilds exactly what a single process
-sees. Nothing here renders anything; `terminal`, `markdown` and `html` do that. The record types
-themselves live in `pytest_agent_eval._records` (the gates read them too) and are re-exported here.
+The plugin attaches each eval's serialized `EvalRecord` to each phase's `pytest.TestReport`
+(``report.agent_eval_all``, see `put_records`). Those attributes travel through xdist unchanged,
+so the controller rebuilds exactly what a single process sees. Nothing here renders anything;
+`terminal`, `markdown` and `html` do that. The record types themselves live in
+`pytest_agent_eval._records` (the gates read them too) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._records import EvalRecord, SessionRecords, TestOutcome, Verdict
+from .._records import EvalRecord, SessionRecords, TestOutcome, Verdict, serialized_records
 from ..models import TranscriptResult, Usage, sum_usage
 
 if TYPE_CHECKING:
@@ -30,51 +30,15 @@ __all__ = [
     "SessionRecords",
     "TestOutcome",
     "Verdict",
-    "eval_entries",
     "iter_results",
-    "record_from_entry",
+    "read_record",
+    "serialized_records",
 ]
 
 
-def eval_entries(report: Any) -> list[Mapping[str, Any]]:
-    """The eval dicts the plugin attached to a report; empty for a test that is not an eval.
-
-    Reads ``agent_eval_all`` (list) and falls back to ``agent_eval`` (one dict), so either form
-    the plugin sets is understood.
-    """
-    entries = getattr(report, "agent_eval_all", None)
-    if isinstance(entries, list | tuple):
-        return [e for e in entries if isinstance(e, Mapping)]
-    single = getattr(report, "agent_eval", None)
-    if isinstance(single, Mapping):
-        return [single]
-    return []
-
-
-def record_from_entry(
-    entry: Mapping[str, Any], *, outcome: TestOutcome, index: int = 0
-) -> EvalRecord:
-    """Build an `EvalRecord` from one dict of ``report.agent_eval_all``."""
-    raw = entry.get("result")
-    result = TranscriptResult.from_dict(raw) if isinstance(raw, Mapping) else None
-    nodeid = str(entry.get("nodeid", ""))
-    transcript_id = str(
-        entry.get("transcript_id") or (result.transcript_id if result else "") or nodeid
-    )
-    tags = entry.get("tags")
-    if tags is None and result is not None:
-        tags = result.tags
-    return EvalRecord(
-        nodeid=nodeid,
-        transcript_id=transcript_id,
-        kind=str(entry.get("kind", "yaml")),
-        markers=tuple(str(m) for m in entry.get("markers") or ()),
-        tags=tuple(str(t) for t in tags or ()),
-        path=None if entry.get("path") is None else str(entry.get("path")),
-        result=result,
-        test_outcome=outcome,
-        index=index,
-    )
+def read_record(data: Mapping[str, Any], *, outcome: TestOutcome, index: int = 0) -> EvalRecord:
+    """An `EvalRecord` from its serialized form, with the test's outcome and its position."""
+    return replace(EvalRecord.from_dict(data), test_outcome=outcome, index=index)
 
 
 @dataclass
@@ -82,8 +46,10 @@ class _TestState:
     """What the collector has seen of one test across its phases."""
 
     outcome: TestOutcome = "passed"
-    call_entries: list[Mapping[str, Any]] | None = None
-    other_entries: list[Mapping[str, Any]] | None = None
+    call_records: list[Mapping[str, Any]] | None = None
+    """Serialized records of the call phase (the eval ran)."""
+    other_records: list[Mapping[str, Any]] | None = None
+    """Serialized records of the first other phase that had some (skipped or errored)."""
 
 
 class RecordCollector:
@@ -102,15 +68,15 @@ class RecordCollector:
         if report.outcome == "rerun":  # type: ignore[comparison-overlap]
             # pytest-rerunfailures: only the final attempt counts.
             return
-        entries = eval_entries(report)
+        serialized = serialized_records(report)
         state = self._tests.get(report.nodeid)
         if state is None:
             state = self._tests[report.nodeid] = _TestState()
-        if entries:
+        if serialized:
             if report.when == "call":
-                state.call_entries = entries
-            elif state.other_entries is None:
-                state.other_entries = entries
+                state.call_records = serialized
+            elif state.other_records is None:
+                state.other_records = serialized
         if report.failed:
             if state.outcome not in ("failed", "error"):
                 self._failed.append(report.nodeid)
@@ -130,12 +96,12 @@ class RecordCollector:
         for nodeid, state in self._tests.items():
             if state.outcome == "failed":
                 failed_in_call.add(nodeid)
-            entries = state.call_entries or state.other_entries
-            if not entries:
+            serialized = state.call_records or state.other_records
+            if not serialized:
                 continue
             eval_ids.add(nodeid)
-            for index, entry in enumerate(entries):
-                record = record_from_entry(entry, outcome=state.outcome, index=index)
+            for index, data in enumerate(serialized):
+                record = read_record(data, outcome=state.outcome, index=index)
                 if not record.nodeid:
                     record = replace(
                         record, nodeid=nodeid, transcript_id=record.transcript_id or nodeid

@@ -17,7 +17,7 @@ import importlib.metadata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from ..config import did_you_mean
+from .._text import did_you_mean
 from ..errors import ConfigError, MissingExtraError
 from ..models import VoiceSettings
 

@@ -42,6 +42,7 @@ from concurrent.futures import (
 )
 from dataclasses import dataclass, field
 
+from .._async import run_sync
 from .._atomic import write_atomic
 from ..audio_fixtures import (
     AudioClip,
@@ -413,30 +414,10 @@ def synthesize_specs(
         pool_t = ThreadPoolExecutor(max_workers=min(jobs, len(groups["thread"])))
         results += _run_pool(pool_t, groups["thread"], on_result)
     if groups["async"]:
-        results += _run_in_fresh_loop(groups["async"], jobs, on_result)
+        # The one sync bridge: a caller with a running loop (pytest-asyncio, a notebook) gets a
+        # worker thread, and Ctrl-C cancels the batch so network backends close their clients.
+        results += run_sync(_run_async(groups["async"], jobs, on_result))
     return results
-
-
-def _run_in_fresh_loop(
-    specs: Sequence[FixtureSpec], jobs: int, on_result: OnResult | None
-) -> list[FixtureResult]:
-    """Run the async group on a loop of its own, in a thread, so a caller that already has a
-    running loop (pytest-asyncio, a notebook) can still call us."""
-    box: dict[str, list[FixtureResult] | BaseException] = {}
-
-    def target() -> None:
-        try:
-            box["out"] = asyncio.run(_run_async(specs, jobs, on_result))
-        except BaseException as exc:
-            box["out"] = exc
-
-    thread = threading.Thread(target=target, name="agent-eval-tts")
-    thread.start()
-    thread.join()
-    out = box["out"]
-    if isinstance(out, BaseException):
-        raise out
-    return out
 
 
 def ensure_fixtures(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..._text import did_you_mean
 from ...audio_fixtures import AudioClip
-from ...config import did_you_mean
 from ...errors import ConfigError, MissingExtraError, require_extra
 from ...models import VoiceSettings
 from ..backend import Execution, package_version

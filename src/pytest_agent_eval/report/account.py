@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ._text import clip, format_tool_call
-from .models import RunResult, TranscriptResult, TurnResult
+from .._text import clip, format_tool_call
+from ..models import RunResult, TranscriptResult, TurnResult
+from ._format import AGENT_SPEECH_LABEL, fmt_agent_speech
 
 __all__ = ["format_account", "format_score_line"]
 
@@ -35,6 +36,9 @@ def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
         lines.append(f"      error: {clip(turn.error, 400)}")
         return lines
     if not turn.passed or verbose:
+        for speech in turn.agent_speech:
+            label = f"{AGENT_SPEECH_LABEL} ({fmt_agent_speech(speech)})"
+            lines.append(f"      {label}: {clip(speech.text, _MAX_TEXT)!r}")
         lines.append(f"      reply: {clip(turn.reply, _MAX_TEXT)!r}")
         if turn.heard is not None:
             lines.append(f"      heard: {clip(turn.heard, _MAX_TEXT)!r}")

@@ -1,0 +1,174 @@
+"""YAML transcripts as pytest tests: one `TranscriptFile` per file, one `TranscriptItem` per
+transcript (one per param of a parametrized ``llm_eval_agent``).
+
+Collection validates every transcript, also when evals are not live, so a broken transcript
+fails CI even where no agent runs. A `TranscriptError` shows only its message, the way pytest's
+``CollectError`` does; the other files still collect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .errors import TranscriptError
+from .fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
+from .loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
+from .models import Transcript
+from .report.account import format_account
+
+__all__ = ["TranscriptFile", "TranscriptItem", "collect_transcript_file", "seen_ids_key"]
+
+seen_ids_key = pytest.StashKey[dict[str, Path]]()
+"""On ``config.stash``: transcript id -> the file that first used it (ids name tests)."""
+
+
+def _is_under(path: Path, folders: Iterable[Path]) -> bool:
+    resolved = path.resolve()
+    return any(resolved == f or f in resolved.parents for f in folders)
+
+
+def collect_transcript_file(file_path: Path, parent: pytest.Collector) -> TranscriptFile | None:
+    """A `TranscriptFile` for a ``*.yaml`` / ``*.yml`` under ``yaml_dirs``, else None."""
+    session = parent.config.stash.get(session_key, None)
+    if session is None or file_path.suffix not in TRANSCRIPT_SUFFIXES:
+        return None
+    if is_ignored_file(file_path) or not _is_under(file_path, session.settings.yaml_paths):
+        return None
+    return TranscriptFile.from_parent(parent, path=file_path)
+
+
+class TranscriptFile(pytest.File):
+    """A YAML transcript file; collects into one `TranscriptItem` (or one per agent param)."""
+
+    def collect(self) -> Iterable[pytest.Item]:
+        settings = self.config.stash[session_key].settings
+        try:
+            transcript = load_transcript_file(
+                self.path, default_threshold=settings.threshold, default_runs=settings.runs
+            )
+        except TranscriptError as exc:
+            raise self.CollectError(str(exc)) from None
+        seen = self.config.stash.setdefault(seen_ids_key, {})
+        first = seen.get(transcript.id)
+        if first is not None and first != self.path:
+            raise self.CollectError(str(duplicate_id_error(transcript, first)))
+        seen[transcript.id] = self.path
+        item = TranscriptItem.from_parent(
+            self, name=transcript.id, callobj=_run_yaml_transcript, transcript=transcript
+        )
+        yield from _per_agent_param(self, item) or [item]
+
+
+def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[TranscriptItem] | None:
+    """One item per param of a parametrized ``llm_eval_agent`` fixture, as the seed promises.
+
+    pytest parametrizes fixtures only for Python test functions, through a private ``CallSpec``.
+    YAML items need the same, so this builds those call specs from the fixture's definition.
+    It leans on pytest internals (``_fixtureinfo``, ``CallSpec``, a fixture's ``_scope``);
+    when they change shape, transcripts fall back to one item and pytest's own
+    "no parameter defined" setup error, never a crash.
+    """
+    try:
+        from _pytest.python import CallSpec  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fixtureinfo = getattr(item, "_fixtureinfo", None)
+    defs = fixtureinfo.name2fixturedefs.get(AGENT_FIXTURE) if fixtureinfo is not None else None
+    if not defs or getattr(defs[-1], "params", None) is None:
+        return None
+    fixturedef = defs[-1]
+    scope = getattr(fixturedef, "_scope", None)
+    if scope is None:
+        return None
+    items = []
+    for index, param in enumerate(fixturedef.params):
+        value, marks, explicit_id = param, [], None
+        if isinstance(param, tuple) and hasattr(param, "marks") and hasattr(param, "values"):
+            value, marks, explicit_id = param.values[0], list(param.marks), param.id
+        param_id = explicit_id or _param_id(fixturedef.ids, index, value)
+        callspec = CallSpec(
+            params={AGENT_FIXTURE: value},
+            indices={AGENT_FIXTURE: index},
+            _arg2scope={AGENT_FIXTURE: scope},
+            _idlist=[param_id],
+            marks=[getattr(m, "mark", m) for m in marks],
+        )
+        items.append(
+            TranscriptItem.from_parent(
+                parent,
+                name=f"{item.transcript.id}[{param_id}]",
+                callobj=_run_yaml_transcript,
+                transcript=item.transcript,
+                callspec=callspec,
+                fixtureinfo=fixtureinfo,
+                keywords={param_id: True},
+                originalname=item.transcript.id,
+            )
+        )
+    return items
+
+
+def _param_id(ids: Any, index: int, value: Any) -> str:
+    if callable(ids):
+        made = ids(value)
+        if made is not None:
+            return str(made)
+    elif ids is not None and index < len(ids) and ids[index] is not None:
+        return str(ids[index])
+    if isinstance(value, str | int | float | bool) and str(value):
+        return str(value)
+    return f"{AGENT_FIXTURE}{index}"
+
+
+def _run_yaml_transcript(llm_eval_agent: Any, request: pytest.FixtureRequest) -> None:
+    """The test function behind every YAML transcript (resolves the user's agent fixture)."""
+    __tracebackhide__ = True
+    item = request.node
+    assert isinstance(item, TranscriptItem)
+    item.execute(llm_eval_agent, request)
+
+
+class TranscriptItem(pytest.Function):
+    """One transcript as a test. A `pytest.Function`, so it gets fixtures like any test."""
+
+    def __init__(self, *, transcript: Transcript, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.transcript = transcript
+        self.add_marker(pytest.mark.agent_eval(tags=list(transcript.tags)))
+
+    @property
+    def has_agent_fixture(self) -> bool:
+        """Whether some conftest visible from this transcript defines ``llm_eval_agent``."""
+        # pytest has no public way to ask "is fixture X visible from this item" without
+        # instantiating it; the item's fixture info answers it, so read that when present.
+        fixtureinfo = getattr(self, "_fixtureinfo", None)
+        return fixtureinfo is None or AGENT_FIXTURE in fixtureinfo.name2fixturedefs
+
+    def setup(self) -> None:
+        if not self.has_agent_fixture:
+            pytest.fail(MISSING_AGENT_MESSAGE, pytrace=False)
+        super().setup()
+
+    def execute(self, agent: Any, request: pytest.FixtureRequest) -> None:
+        """Run the transcript against ``agent``, as ``agent_eval.run`` would, and assert its
+        threshold."""
+        __tracebackhide__ = True
+        evaluation = AgentEval(request, self.config.stash[session_key])
+        evaluation.run_sync(agent, transcript=self.transcript).assert_threshold()
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = (self.transcript.line or 1) - 1
+        return self.path, line, f"transcript: {self.transcript.id}"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        records = self.stash.get(records_key, [])
+        if excinfo.errisinstance(AssertionError) and records:
+            result = records[-1][0]
+            return f"{excinfo.value}\n{format_account(result)}"
+        if excinfo.errisinstance(pytest.FixtureLookupError) and AGENT_FIXTURE in str(excinfo.value):
+            return MISSING_AGENT_MESSAGE
+        return super().repr_failure(excinfo)

@@ -1,0 +1,145 @@
+"""Which test items are evals, how they are selected and skipped, and what their reports carry.
+
+An eval item is a YAML transcript, or a Python test that uses the ``agent_eval`` marker or
+fixture. Its test report carries one serialized `EvalRecord` per eval it ran (also through
+xdist), which the reporter and the gates read back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ._records import EvalRecord, put_records
+from .collection import TranscriptItem
+from .fixture import records_key, session_key
+from .models import TranscriptResult
+from .report.account import format_account
+
+__all__ = [
+    "NOT_LIVE_REASON",
+    "attach_records",
+    "deselect_by_tags",
+    "eval_record",
+    "is_eval_item",
+    "is_python_eval",
+    "item_tags",
+    "mark_eval_item",
+    "start_records",
+]
+
+NOT_LIVE_REASON = (
+    "agent evals are not live: pass --agent-eval-live or set EVAL_LIVE=1 "
+    "(or live = true in [tool.agent_eval]) to run them"
+)
+"""The skip reason of eval tests when evals are not live (the summary line counts these)."""
+
+
+def is_python_eval(item: pytest.Item) -> bool:
+    """A Python test that uses the ``agent_eval`` marker or fixture."""
+    return not isinstance(item, TranscriptItem) and (
+        item.get_closest_marker("agent_eval") is not None
+        or "agent_eval" in getattr(item, "fixturenames", ())
+    )
+
+
+def is_eval_item(item: pytest.Item) -> bool:
+    """YAML transcripts and Python tests that use the marker or the fixture."""
+    return isinstance(item, TranscriptItem) or is_python_eval(item)
+
+
+def item_tags(item: pytest.Item) -> list[str]:
+    """The transcript's tags, or the ``agent_eval`` marker's."""
+    if isinstance(item, TranscriptItem):
+        return list(item.transcript.tags)
+    marker = item.get_closest_marker("agent_eval")
+    return list(marker.kwargs.get("tags", [])) if marker is not None else []
+
+
+def mark_eval_item(item: pytest.Item) -> None:
+    """Mark an eval test: tags as ``-k`` keywords, and a skip marker when evals are not live.
+
+    A skip *marker* (rather than a skip call) makes ``-rs`` point at the transcript or test.
+    A transcript without an agent fixture is left unmarked, so its setup error shows even
+    when not live.
+    """
+    if not is_eval_item(item):
+        return
+    item.extra_keyword_matches.update(item_tags(item))
+    live = item.config.stash[session_key].live
+    if not live and not (isinstance(item, TranscriptItem) and not item.has_agent_fixture):
+        item.add_marker(pytest.mark.skip(reason=NOT_LIVE_REASON))
+
+
+def deselect_by_tags(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--agent-eval-tags``, deselect eval tests carrying none of the tags."""
+    tags = config.stash[session_key].tags
+    if not tags:
+        return
+    keep, drop = [], []
+    for item in items:
+        if is_eval_item(item) and not set(item_tags(item)) & set(tags):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def start_records(item: pytest.Item) -> None:
+    """A fresh record list for an eval test (a rerun by pytest-rerunfailures reuses the item)."""
+    if is_eval_item(item):
+        item.stash[records_key] = []
+
+
+def eval_record(
+    item: pytest.Item,
+    result: TranscriptResult | None = None,
+    path: Path | None = None,
+    *,
+    not_live: bool = False,
+) -> EvalRecord:
+    """The record of one eval of ``item`` (``result`` None: it did not run)."""
+    is_yaml = isinstance(item, TranscriptItem)
+    if is_yaml:
+        path = item.path
+    if result is not None:
+        transcript_id = result.transcript_id
+    else:
+        transcript_id = item.transcript.id if is_yaml else item.name
+    return EvalRecord(
+        nodeid=item.nodeid,
+        transcript_id=transcript_id,
+        kind="yaml" if is_yaml else "python",
+        markers=tuple(sorted({m.name for m in item.iter_markers()})),
+        tags=tuple((list(result.tags) if result is not None else []) or item_tags(item)),
+        path=str(path) if path is not None else None,
+        result=result,
+        not_live=not_live,
+    )
+
+
+def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Put the item's eval records on its report, serialized (`put_records`); for a failed
+    Python test, add each eval's account as a section. A test that ran no eval gets one record
+    without a result, saying whether it was skipped for not being live."""
+    if not is_eval_item(item):
+        return
+    records = item.stash.get(records_key, []) if report.when == "call" else []
+    if records:
+        put_records(report, [eval_record(item, result, path) for result, path in records])
+        if report.failed and not isinstance(item, TranscriptItem):
+            for result, _ in records:
+                report.sections.append(
+                    (f"agent eval: {result.transcript_id}", format_account(result))
+                )
+    else:
+        not_live = (
+            report.skipped
+            and report.when == "setup"
+            and not item.config.stash[session_key].live
+            and NOT_LIVE_REASON in str(report.longrepr)
+        )
+        put_records(report, [eval_record(item, not_live=bool(not_live))])

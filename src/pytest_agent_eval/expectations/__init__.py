@@ -1,0 +1,107 @@
+"""The expectations a turn's ``expect:`` can hold, each defined once, in one module of this package.
+
+`EXPECTATIONS` lists them in the order their evaluators run. From it come the ``expect`` part of
+the transcript JSON Schema (`expect_schema`), the loader's extra checks (`expect_keys`), the
+evaluators of a turn (`build_evaluators`) and the docs table (`pytest_agent_eval.schema`).
+
+Adding an expectation (see ``reply_contains_none.py``, the smallest complete one):
+
+1. write a module here declaring ``EXPECTATION``: its keys (name, schema fragment, description,
+   example, optional extra check) and how it builds its evaluators (``checks`` and/or
+   ``judges``); a small evaluator class can live in the same module;
+2. list it in `EXPECTATIONS` at the place its evaluators should run;
+3. add one field per key to `Expect` in models.py, after every existing field (it is
+   positional), with an empty default;
+4. run ``python -m pytest_agent_eval.schema`` to regenerate the shipped schema and the docs
+   table;
+5. add a test of its evaluator.
+
+The registry tests (tests/unit/test_expectations.py) check the rest: schema and docs current,
+`Expect` fields matching the keys, every key validating, loading and building an evaluator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import JudgeSettings
+from ..models import Expect
+from . import (
+    heard,
+    judge,
+    latency,
+    reply_contains_none,
+    reply_text,
+    tool_args,
+    tool_calls,
+)
+from .base import Expectation, ExpectKey
+
+__all__ = [
+    "EXPECTATIONS",
+    "ExpectKey",
+    "Expectation",
+    "build_evaluators",
+    "expect_defs",
+    "expect_keys",
+    "expect_schema",
+]
+
+EXPECTATIONS: tuple[Expectation, ...] = (
+    reply_text.EXPECTATION,
+    reply_contains_none.EXPECTATION,
+    tool_calls.EXPECTATION,
+    judge.EXPECTATION,
+    tool_args.EXPECTATION,
+    heard.EXPECTATION,
+    latency.EXPECTATION,
+)
+"""Every expectation, in evaluator order: the reply, then tools, then voice; judges after every
+deterministic check (see `Expectation`)."""
+
+
+def expect_keys() -> tuple[ExpectKey, ...]:
+    """Every ``expect:`` key, in registry order."""
+    return tuple(key for expectation in EXPECTATIONS for key in expectation.keys)
+
+
+def expect_schema() -> dict[str, Any]:
+    """The JSON Schema of a turn's ``expect:`` mapping (``#/$defs/expect``)."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "description": "Expectations for the agent's reply in this turn. All optional.",
+        "properties": {
+            key.name: {**key.schema, "description": key.description} for key in expect_keys()
+        },
+    }
+
+
+def expect_defs() -> dict[str, Any]:
+    """The schema definitions the expectations refer to (``#/$defs/...``).
+
+    Raises:
+        ValueError: When two expectations define the same name differently.
+    """
+    defs: dict[str, Any] = {}
+    for expectation in EXPECTATIONS:
+        for name, schema in expectation.defs.items():
+            if name in defs and defs[name] != schema:
+                raise ValueError(
+                    f"expectation {expectation.name!r} redefines schema definition {name!r}"
+                )
+            defs[name] = schema
+    return defs
+
+
+def build_evaluators(expect: Expect, judge_settings: JudgeSettings | None = None) -> list[Any]:
+    """The evaluators a turn's `Expect` asks for, in a stable order.
+
+    Every expectation's deterministic checks first (reply, tools, voice), then every judge (the
+    slow, paid ones), then the user's own ``expect.evaluators``.
+    """
+    checks = [ev for expectation in EXPECTATIONS for ev in expectation.checks(expect)]
+    judges = [
+        ev for expectation in EXPECTATIONS for ev in expectation.judges(expect, judge_settings)
+    ]
+    return [*checks, *judges, *expect.evaluators]

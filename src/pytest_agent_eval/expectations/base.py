@@ -1,0 +1,85 @@
+"""What an expectation declares: its YAML keys, their schema and description, and its evaluators.
+
+One `Expectation` per module of this package. Everything else about ``expect:`` is derived from
+these declarations or checked against them by a test: the ``expect`` part of the JSON Schema,
+the table in docs/transcripts.md, the loader's extra checks, the evaluators a turn gets, and the
+fields of `Expect` (which stays a hand-written public dataclass, for editors and the seed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from ..config import JudgeSettings
+from ..models import Expect
+
+__all__ = [
+    "Check",
+    "ExpectKey",
+    "Expectation",
+    "Problem",
+    "no_evaluators",
+    "string_list",
+]
+
+Problem: TypeAlias = tuple[tuple[str | int, ...], str]
+"""A problem in a YAML value: the path inside the value (``(0,)`` for its first item) and what
+is wrong, with the fix."""
+
+Check: TypeAlias = Callable[[Any], Iterable[Problem]]
+"""A check of a YAML value that the JSON Schema cannot express (a regex that compiles)."""
+
+
+def no_evaluators(expect: Expect, judge_settings: JudgeSettings | None = None) -> list[Any]:
+    """The default `Expectation.checks` / `Expectation.judges`: nothing."""
+    return []
+
+
+def string_list() -> dict[str, Any]:
+    """The schema of a list of strings, the shape of most ``expect`` keys."""
+    return {"type": "array", "items": {"type": "string"}}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExpectKey:
+    """One key under a turn's ``expect:``, and the `Expect` field of the same name it fills.
+
+    The YAML value is turned into the field's value by the typed serializer, following the type
+    hint of the `Expect` field (a list of strings, a `JudgeConfig`, ...).
+    """
+
+    name: str
+    """The YAML key, which is also the `Expect` field name."""
+    schema: Mapping[str, Any]
+    """JSON Schema (draft 2020-12) of the value, without ``description``."""
+    description: str
+    """One or two sentences saying when the check passes. It becomes the schema's description
+    (editors show it on hover) and the key's row in the docs table."""
+    example: Any
+    """A valid value, exercised by the tests: it must validate, load and build an evaluator."""
+    check: Check | None = None
+    """A check the schema cannot express, run by the loader with file and line in the message."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expectation:
+    """A family of ``expect`` keys checked together, and how to build their evaluators.
+
+    Evaluators come in two phases: ``checks`` (deterministic, cheap) for every expectation in
+    registry order, then ``judges`` (LLM calls: slow and paid) in registry order, then the
+    user's own ``Expect.evaluators``. Both return an empty list when the turn sets none of the
+    keys; a key that is set must produce an evaluator, or it would pass without being checked.
+    """
+
+    name: str
+    """A short name for the family (the module name)."""
+    keys: tuple[ExpectKey, ...]
+    """The YAML keys, in the order the schema and the docs list them."""
+    checks: Callable[[Expect], list[Any]] = no_evaluators
+    """The deterministic evaluators for a turn's `Expect`."""
+    judges: Callable[[Expect, JudgeSettings | None], list[Any]] = no_evaluators
+    """The LLM-judge evaluators for a turn's `Expect`, with the session's judge settings."""
+    defs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Schema definitions the keys refer to as ``#/$defs/NAME``."""

@@ -1,0 +1,32 @@
+"""``max_latency_ms``: voice turns, end of the user's speech to the first reply text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..evaluators.reply import LatencyEvaluator
+from ..models import Expect
+from .base import Expectation, ExpectKey
+
+__all__ = ["EXPECTATION"]
+
+
+def _checks(expect: Expect) -> list[Any]:
+    if expect.max_latency_ms is None:
+        return []
+    return [LatencyEvaluator(expect.max_latency_ms)]
+
+
+EXPECTATION = Expectation(
+    name="latency",
+    keys=(
+        ExpectKey(
+            name="max_latency_ms",
+            schema={"type": "number", "exclusiveMinimum": 0},
+            description="Voice turns: at most this many milliseconds from the end of the "
+            "user's speech to the first reply text.",
+            example=1500,
+        ),
+    ),
+    checks=_checks,
+)

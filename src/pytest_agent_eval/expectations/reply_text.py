@@ -1,0 +1,80 @@
+"""``reply_contains_any/all`` and ``reply_matches_any/all``: substrings and regexes in the reply."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ..evaluators.reply import ContainsEvaluator
+from ..models import Expect
+from .base import Expectation, ExpectKey, Problem, string_list
+
+__all__ = ["EXPECTATION", "check_regexes"]
+
+
+def check_regexes(patterns: Any) -> Iterable[Problem]:
+    """Each pattern must compile (case-insensitive, as the evaluator uses it)."""
+    for index, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            yield (
+                (index,),
+                f"invalid regex {pattern!r}: {exc}. In YAML, double-quote patterns and double "
+                "the backslashes (\"\\\\d+\"), or single-quote them ('\\d+')",
+            )
+
+
+def _checks(expect: Expect) -> list[Any]:
+    if not (
+        expect.reply_contains_any
+        or expect.reply_contains_all
+        or expect.reply_matches_any
+        or expect.reply_matches_all
+    ):
+        return []
+    return [
+        ContainsEvaluator(
+            any_of=list(expect.reply_contains_any),
+            all_of=list(expect.reply_contains_all),
+            matches_any=list(expect.reply_matches_any),
+            matches_all=list(expect.reply_matches_all),
+        )
+    ]
+
+
+EXPECTATION = Expectation(
+    name="reply_text",
+    keys=(
+        ExpectKey(
+            name="reply_contains_any",
+            schema=string_list(),
+            description="At least one of these strings appears in the reply (case-insensitive).",
+            example=["confirmed", "booked"],
+        ),
+        ExpectKey(
+            name="reply_contains_all",
+            schema=string_list(),
+            description="Every one of these strings appears in the reply (case-insensitive).",
+            example=["tomorrow", "10"],
+        ),
+        ExpectKey(
+            name="reply_matches_any",
+            schema=string_list(),
+            description="At least one of these regexes matches the reply "
+            "(re.search, case-insensitive).",
+            example=["BK-\\d+"],
+            check=check_regexes,
+        ),
+        ExpectKey(
+            name="reply_matches_all",
+            schema=string_list(),
+            description="Every one of these regexes matches the reply "
+            "(re.search, case-insensitive).",
+            example=["\\d+ (people|guests)"],
+            check=check_regexes,
+        ),
+    ),
+    checks=_checks,
+)

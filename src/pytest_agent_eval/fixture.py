@@ -1,0 +1,252 @@
+"""The ``agent_eval`` fixture object, and the one path every eval takes inside a pytest test.
+
+A YAML transcript runs exactly like ``agent_eval.run(transcript=...)`` from a Python test:
+resolve the adapter, check voice fixtures, run the transcript through the runner, and keep the
+result on the test item, where the report hook finds it. State lives in stash keys declared here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ._async import run_sync
+from .adapters.base import AgentAdapter, as_adapter
+from .config import SessionSettings
+from .errors import AgentEvalError, TranscriptError
+from .models import Transcript, TranscriptResult, Turn
+from .runner import RunSettings, run_transcript
+
+__all__ = [
+    "AGENT_FIXTURE",
+    "JUDGE_MODEL_FIXTURE",
+    "MISSING_AGENT_MESSAGE",
+    "AgentEval",
+    "adapter_or_fail",
+    "call_async_test",
+    "check_audio_fixtures",
+    "record_result",
+    "records_key",
+    "session_key",
+]
+
+AGENT_FIXTURE = "llm_eval_agent"
+"""The fixture, written by the user, that returns the agent YAML transcripts talk to."""
+JUDGE_MODEL_FIXTURE = "llm_eval_judge_model"
+"""An optional user fixture returning the judge model (an id or a pydantic-ai ``Model``)."""
+MISSING_AGENT_MESSAGE = f"""\
+no '{AGENT_FIXTURE}' fixture: YAML transcripts need it to know which agent to talk to.
+Define it in a conftest.py next to (or above) your transcripts, for example:
+
+    # tests/conftest.py
+    import pytest
+    from pytest_agent_eval import AgentReply
+
+    @pytest.fixture
+    def {AGENT_FIXTURE}():
+        async def my_agent(history):
+            # history[-1].content is this turn's user text
+            return AgentReply("Booking confirmed!", ["create_booking"])
+        return my_agent
+"""
+
+session_key = pytest.StashKey[SessionSettings]()
+"""On ``config.stash``: the session's settings, set in ``pytest_configure``."""
+records_key = pytest.StashKey[list[tuple[TranscriptResult, Path | None]]]()
+"""On ``item.stash``: every eval the test ran (one for a YAML transcript), with its file if any."""
+
+
+class AgentEval:
+    """The ``agent_eval`` fixture: run a conversation from a Python test.
+
+    Args:
+        request: The requesting test's fixture request.
+        session: The session's settings (``config.stash[session_key]``).
+
+    Example:
+        ```python
+        @pytest.mark.agent_eval(threshold=0.8, runs=5, tags=["smoke"])
+        async def test_booking(agent_eval):
+            result = await agent_eval.run(agent=my_agent, turns=[Turn("Book a table")])
+            result.assert_threshold()
+        ```
+    """
+
+    def __init__(self, request: pytest.FixtureRequest, session: SessionSettings) -> None:
+        self._request = request
+        self._session = session
+
+    def _transcript(
+        self,
+        turns: Sequence[Turn] | None,
+        transcript: Transcript | None,
+        transcript_id: str | None,
+        threshold: float | None,
+        runs: int | None,
+        tags: Sequence[str] | None,
+    ) -> Transcript:
+        marker = self._request.node.get_closest_marker("agent_eval")
+        marked = dict(marker.kwargs) if marker is not None else {}
+        settings = self._session.settings
+        if transcript is None:
+            if not turns:
+                raise TranscriptError(
+                    "agent_eval.run() needs turns=[Turn(...), ...] or transcript="
+                )
+            transcript = Transcript(
+                id=transcript_id or self._request.node.name,
+                turns=[t if isinstance(t, Turn) else Turn(str(t)) for t in turns],
+                threshold=threshold
+                if threshold is not None
+                else marked.get("threshold", settings.threshold),
+                runs=runs if runs is not None else marked.get("runs", settings.runs),
+                tags=list(tags if tags is not None else marked.get("tags", [])),
+            )
+        elif threshold is not None or runs is not None:
+            transcript = replace(
+                transcript,
+                threshold=transcript.threshold if threshold is None else threshold,
+                runs=transcript.runs if runs is None else runs,
+            )
+        if self._session.runs_override is not None:
+            transcript = replace(transcript, runs=self._session.runs_override)
+        return transcript
+
+    async def run(
+        self,
+        agent: Any = None,
+        turns: Sequence[Turn] | None = None,
+        *,
+        transcript: Transcript | None = None,
+        id: str | None = None,
+        threshold: float | None = None,
+        runs: int | None = None,
+        tags: Sequence[str] | None = None,
+        judge_model: Any = None,
+    ) -> TranscriptResult:
+        """Run ``turns`` (or a whole ``transcript``) against ``agent`` and return the result.
+
+        Args:
+            agent: Agent callable or adapter; default: the ``llm_eval_agent`` fixture.
+            turns: The conversation.
+            transcript: Alternatively, a ready `Transcript` (e.g. from the loader).
+            id: Name in reports; default: the test name.
+            threshold: Pass fraction; default: the marker's, then config.
+            runs: Number of runs; default: the marker's, then config.
+            tags: Quality-gate tags; default: the marker's.
+            judge_model: Judge model for this call (id or pydantic-ai Model).
+
+        Returns:
+            The aggregated result; call ``assert_threshold()`` on it to fail the test.
+        """
+        __tracebackhide__ = True
+        try:
+            resolved = self._transcript(turns, transcript, id, threshold, runs, tags)
+        except TranscriptError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        if agent is None:
+            try:
+                agent = self._request.getfixturevalue(AGENT_FIXTURE)
+            except pytest.FixtureLookupError:
+                pytest.fail(
+                    "agent_eval.run() got no agent= and there is no "
+                    f"'{AGENT_FIXTURE}' fixture to fall back on; pass agent=... or define the "
+                    "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2],
+                    pytrace=False,
+                )
+        adapter = adapter_or_fail(agent)
+        if getattr(adapter, "consumes_audio", False) and resolved.has_audio:
+            check_audio_fixtures(resolved, self._session)
+        if judge_model is None:
+            judge_model = _judge_model_fixture(self._request)
+        settings = RunSettings.from_settings(self._session.settings, judge_model=judge_model)
+        try:
+            result = await run_transcript(resolved, adapter, settings=settings)
+        except AgentEvalError as exc:  # bad input found before any run: say it short
+            pytest.fail(f"transcript {resolved.id!r}: {exc}", pytrace=False)
+        record_result(self._request.node, result, path=resolved.path)
+        return result
+
+    def run_sync(self, *args: Any, **kwargs: Any) -> TranscriptResult:
+        """`run` for synchronous tests."""
+        __tracebackhide__ = True
+        return run_sync(self.run(*args, **kwargs))
+
+
+def adapter_or_fail(agent: Any) -> AgentAdapter:
+    """``agent`` as an adapter, or a test failure naming the agent fixture."""
+    __tracebackhide__ = True
+    try:
+        return as_adapter(agent)
+    except TypeError as exc:
+        pytest.fail(f"'{AGENT_FIXTURE}' returned an unusable agent: {exc}", pytrace=False)
+
+
+def _judge_model_fixture(request: pytest.FixtureRequest) -> Any:
+    """The ``llm_eval_judge_model`` fixture's value, when the project defines one."""
+    try:
+        return request.getfixturevalue(JUDGE_MODEL_FIXTURE)
+    except pytest.FixtureLookupError:
+        return None
+
+
+def check_audio_fixtures(transcript: Transcript, session: SessionSettings) -> None:
+    """Fail, skip or synthesize when a voice transcript's fixtures are missing or stale.
+
+    Text adapters never get here: they ignore ``audio:``.
+    """
+    __tracebackhide__ = True
+    from .synthesize.preflight import unready_fixtures
+
+    mode = session.settings.stale_audio
+    try:
+        problem = unready_fixtures(transcript, session.settings.voice, mode)
+    except AgentEvalError as exc:  # a failed synthesis, or a missing extra
+        pytest.fail(str(exc), pytrace=False)
+    if problem is None:
+        return
+    if mode == "skip":
+        pytest.skip(problem)
+    pytest.fail(
+        problem + "\n(or run pytest with --agent-eval-stale-audio=synthesize to make them first)",
+        pytrace=False,
+    )
+
+
+def record_result(item: pytest.Item, result: TranscriptResult, *, path: Path | None) -> None:
+    """Keep ``result`` on the item for its report, and add JUnit properties."""
+    item.stash.setdefault(records_key, []).append((result, path))
+    low, high = result.interval
+    properties: list[tuple[str, object]] = [
+        ("agent_eval_score", round(result.score, 4)),
+        ("agent_eval_ci_low", round(low, 4)),
+        ("agent_eval_ci_high", round(high, 4)),
+        ("agent_eval_runs", len(result.runs)),
+        ("agent_eval_passed_runs", result.passed_run_count),
+        ("agent_eval_threshold", result.threshold),
+    ]
+    if result.p95_latency_s is not None:
+        properties.append(("agent_eval_p95_latency_s", round(result.p95_latency_s, 4)))
+    item.user_properties.extend(properties)
+
+
+def call_async_test(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` eval test when no async plugin (pytest-asyncio, anyio) claims it.
+
+    Returns:
+        True when it ran the test, None to leave it to pytest or the async plugin.
+    """
+    func = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(func):
+        return None
+    if any(pyfuncitem.get_closest_marker(m) for m in ("asyncio", "anyio", "trio")):
+        return None
+    params = inspect.signature(func).parameters
+    kwargs = {name: pyfuncitem.funcargs[name] for name in params if name in pyfuncitem.funcargs}
+    run_sync(func(**kwargs))
+    return True

@@ -1,0 +1,58 @@
+"""``python -m pytest_agent_eval.schema [--check] [--root DIR]``: regenerate the transcript schema
+(packaged and published copies) and the expectations table in docs/transcripts.md.
+
+Run it from the repository root after adding or changing an expectation. ``--check`` writes
+nothing and exits 1 naming every file that is out of date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .._atomic import write_atomic
+from . import PACKAGED_SCHEMA, render_schema, replace_table
+
+__all__ = ["main"]
+
+
+def _targets(root: Path) -> dict[Path, str]:
+    schema = render_schema()
+    docs = root / "docs"
+    transcripts_md = docs / "transcripts.md"
+    if not transcripts_md.is_file():
+        raise SystemExit(f"{transcripts_md} not found: run from the repository root or pass --root")
+    return {
+        PACKAGED_SCHEMA: schema,
+        docs / "schema" / "transcript.json": schema,
+        transcripts_md: replace_table(transcripts_md.read_text(encoding="utf-8")),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Regenerate (or with ``--check``, compare) the generated files; return the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m pytest_agent_eval.schema")
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 if stale")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, text in _targets(args.root).items():
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current == text:
+            continue
+        stale.append(path)
+        if not args.check:
+            write_atomic(path, text)
+    verb = "out of date" if args.check else "rewritten"
+    for path in stale:
+        print(f"{verb}: {path}")
+    if args.check and stale:
+        print("run: python -m pytest_agent_eval.schema", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""Before a voice eval runs: are its WAV fixtures present and fresh? Synthesize them, or say why not.
+
+Runs before the conversation starts, so no agent cost is spent on stale audio. The check is the
+replay one (`fixture_problems` with ``strict=False``): the recorded text and the requested voice
+must match, engine versions need not, so CI can run on committed or cached fixtures without the
+TTS engine installed. Pure: the caller (the pytest side) turns the answer into a fail or a skip.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..models import Transcript, VoiceSettings
+from .plan import fixture_problems
+from .run import ensure_fixtures
+
+__all__ = ["StaleAudioMode", "unready_fixtures"]
+
+StaleAudioMode = Literal["fail", "skip", "synthesize"]
+"""``stale_audio`` in ``[tool.agent_eval]``: what a missing or stale fixture does to the eval."""
+
+
+def unready_fixtures(
+    transcript: Transcript, voice: VoiceSettings | None, mode: StaleAudioMode | str
+) -> str | None:
+    """None when every audio fixture of ``transcript`` is ready, else what is wrong with them.
+
+    With ``mode="synthesize"``, missing and stale fixtures are made first and only what is still
+    wrong afterwards is returned.
+
+    Args:
+        transcript: A voice transcript.
+        voice: ``[tool.agent_eval.voice]``, the layer under the transcript's own settings.
+        mode: ``"fail"``, ``"skip"`` or ``"synthesize"``.
+
+    Raises:
+        AgentEvalError: A synthesis failed, or a backend's extra is missing.
+    """
+    problems = fixture_problems(transcript, voice, strict=False)
+    if problems and mode == "synthesize":
+        ensure_fixtures([transcript], voice).raise_for_failures()
+        problems = fixture_problems(transcript, voice, strict=False)
+    if not problems:
+        return None
+    return "audio fixtures not ready:\n" + "\n".join(p.message for p in problems)

@@ -1,0 +1,569 @@
+"""Every module's ``__all__``, pinned: a change to what a module exports is a deliberate edit here.
+
+Like httpx's ``test_exported_members``, for the whole package: the table below is the public
+surface (and, for ``_private`` modules, the surface between our own modules). A module added,
+removed or changing its ``__all__`` fails here with the line to paste. Also checked: every module
+declares ``__all__``, and every name in it is defined at the module's top level (a definition,
+an assignment or an import, lazy ``TYPE_CHECKING`` re-exports included). Read statically, so no
+optional dependency is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest_agent_eval
+
+SRC = Path(pytest_agent_eval.__file__).parent
+
+EXPORTS: dict[str, list[str]] = {
+    "(package)": [
+        "AdapterError",
+        "AgentEval",
+        "AgentEvalError",
+        "AgentReply",
+        "AudioFixtureError",
+        "ConfigError",
+        "ContainsEvaluator",
+        "EvalResult",
+        "Expect",
+        "JudgeConfig",
+        "JudgeError",
+        "JudgeEvaluator",
+        "MissingExtraError",
+        "RunResult",
+        "ToolCall",
+        "ToolCallArgsConfig",
+        "ToolCallArgsEvaluator",
+        "ToolCallArgsJudgeEvaluator",
+        "ToolCallEvaluator",
+        "Transcript",
+        "TranscriptError",
+        "TranscriptResult",
+        "Turn",
+        "TurnContext",
+        "TurnResult",
+        "__version__",
+    ],
+    "_async": ["run_sync"],
+    "_atomic": [
+        "FILE_MODE",
+        "WrittenFile",
+        "clean_stale_temp_files",
+        "temp_prefix",
+        "write_atomic",
+    ],
+    "_pydantic_ai": ["usage_of"],
+    "_records": [
+        "EvalRecord",
+        "SessionRecords",
+        "TestOutcome",
+        "Verdict",
+        "put_records",
+        "serialized_records",
+    ],
+    "_retry": [
+        "ERROR_TEXT_MAX_CHARS",
+        "backoff_delay",
+        "describe_error",
+        "http_status",
+        "is_transient",
+        "retry_after_s",
+    ],
+    "_serialize": ["from_json", "to_json"],
+    "_text": [
+        "TOOL_ARGS_MAX_CHARS",
+        "clip",
+        "compact_json",
+        "did_you_mean",
+        "format_tool_call",
+        "short_repr",
+        "shorten",
+    ],
+    "adapters": [
+        "AgentAdapter",
+        "CallableAdapter",
+        "Conversation",
+        "ConversationInfo",
+        "TurnInput",
+    ],
+    "adapters.base": [
+        "AgentAdapter",
+        "AgentCallable",
+        "CallableAdapter",
+        "Conversation",
+        "ConversationInfo",
+        "PreparingAdapter",
+        "TurnInput",
+        "as_adapter",
+        "coerce_reply",
+    ],
+    "adapters.livekit": [
+        "FixtureTextSTT",
+        "LiveKitAdapter",
+        "LiveKitConversation",
+        "Rule",
+        "ScriptContext",
+        "ScriptedLLM",
+        "SegmentSTT",
+        "SessionFactory",
+        "WhisperSTT",
+        "eval_session_kwargs",
+        "parse_number",
+    ],
+    "adapters.livekit._adapter": ["LiveKitAdapter", "LiveKitConversation", "SessionFactory"],
+    "adapters.livekit._audio": [
+        "FixtureAudio",
+        "SpeechSegment",
+        "VADMirror",
+        "content_key",
+        "load_fixture_audio",
+    ],
+    "adapters.livekit._io": ["CaptureAudioOutput", "CaptureTextOutput", "FrameQueueInput"],
+    "adapters.livekit._options": ["eval_session_kwargs"],
+    "adapters.livekit._scripted": ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"],
+    "adapters.livekit._stt": ["FixtureTextSTT", "SegmentListener", "SegmentSTT", "WhisperSTT"],
+    "adapters.livekit._turn": ["SessionClosedError", "TurnRecorder", "llm_usage", "usage_delta"],
+    "adapters.openai": ["DEFAULT_MAX_STEPS", "OpenAIAdapter", "Tool", "ToolSpec"],
+    "adapters.pydantic_ai": ["PydanticAIAdapter", "render_output", "tool_calls_from_messages"],
+    "audio_fixtures": [
+        "AudioClip",
+        "AudioStats",
+        "FORMAT_VERSION",
+        "PostProcess",
+        "SIDECAR_SUFFIX",
+        "SILENCE_FLOOR_DBFS",
+        "SYNTHESIZE_COMMAND",
+        "Sidecar",
+        "audio_stats",
+        "clean_stale_temp_files",
+        "clip_from_pcm16",
+        "describe_changes",
+        "fixture_key",
+        "load_whisper",
+        "normalize_for_wer",
+        "normalize_level",
+        "postprocess",
+        "read_sidecar",
+        "read_wav",
+        "resample",
+        "sidecar_path",
+        "synthesize_command",
+        "to_pcm16_bytes",
+        "transcribe",
+        "trim_silence",
+        "validate_fixture",
+        "voiced_frames",
+        "word_error_rate",
+        "write_sidecar",
+        "write_wav_atomic",
+    ],
+    "audio_fixtures._clip": [
+        "AudioClip",
+        "PCM16_SCALE",
+        "clean_stale_temp_files",
+        "clip_from_pcm16",
+        "encode_wav",
+        "read_wav",
+        "resample",
+        "to_pcm16_bytes",
+        "write_wav_atomic",
+    ],
+    "audio_fixtures._effects": ["PostProcess", "normalize_level", "postprocess", "trim_silence"],
+    "audio_fixtures._sidecar": [
+        "FORMAT_VERSION",
+        "SIDECAR_SUFFIX",
+        "Sidecar",
+        "describe_changes",
+        "fixture_key",
+        "read_sidecar",
+        "sidecar_path",
+        "write_sidecar",
+    ],
+    "audio_fixtures._stats": [
+        "AudioStats",
+        "SILENCE_FLOOR_DBFS",
+        "audio_stats",
+        "dbfs",
+        "voiced_frames",
+    ],
+    "audio_fixtures._validate": ["SYNTHESIZE_COMMAND", "synthesize_command", "validate_fixture"],
+    "audio_fixtures.wer": ["normalize_for_wer", "word_error_rate"],
+    "audio_fixtures.whisper": [
+        "WHISPER_SAMPLE_RATE",
+        "load_whisper",
+        "resolve_whisper_model",
+        "transcribe",
+    ],
+    "collection": ["TranscriptFile", "TranscriptItem", "collect_transcript_file", "seen_ids_key"],
+    "config": [
+        "DEFAULT_CONCURRENCY",
+        "DEFAULT_JUDGE_MODEL",
+        "GateConfig",
+        "JudgeSettings",
+        "PytestConfigLike",
+        "SessionSettings",
+        "Settings",
+        "add_options",
+        "find_pyproject",
+        "load_settings",
+        "parse_bool_env",
+        "parse_settings",
+        "session_settings",
+    ],
+    "errors": [
+        "AdapterError",
+        "AgentEvalError",
+        "AudioFixtureError",
+        "ConfigError",
+        "JudgeError",
+        "MissingExtraError",
+        "TranscriptError",
+        "require_extra",
+    ],
+    "eval_items": [
+        "NOT_LIVE_REASON",
+        "attach_records",
+        "deselect_by_tags",
+        "eval_record",
+        "is_eval_item",
+        "is_python_eval",
+        "item_tags",
+        "mark_eval_item",
+        "start_records",
+    ],
+    "evaluators": [
+        "ContainsEvaluator",
+        "Evaluator",
+        "JudgeEvaluator",
+        "LatencyEvaluator",
+        "ToolCallArgsEvaluator",
+        "ToolCallArgsJudgeEvaluator",
+        "ToolCallEvaluator",
+        "build_evaluators",
+        "evaluate_safely",
+        "evaluator_name",
+    ],
+    "evaluators._judge_cache": ["CachedVerdict", "VerdictCache", "verdict_key"],
+    "evaluators._judge_prompt": [
+        "JUDGE_PROMPT_VERSION",
+        "JudgePrompt",
+        "build_reply_prompt",
+        "build_tool_args_prompt",
+        "render_history",
+    ],
+    "evaluators._judge_retry": ["rejects_temperature"],
+    "evaluators.base": ["Evaluator", "evaluate_safely", "evaluator_name", "shorten"],
+    "evaluators.judge": [
+        "DEFAULT_JUDGE_MODEL",
+        "JUDGE_PROMPT_VERSION",
+        "JudgeEvaluator",
+        "JudgeModel",
+        "OutputMode",
+        "ToolCallArgsJudgeEvaluator",
+    ],
+    "evaluators.reply": ["ContainsEvaluator", "LatencyEvaluator"],
+    "evaluators.tools": [
+        "ToolCallArgsEvaluator",
+        "ToolCallEvaluator",
+        "describe_calls",
+        "is_subsequence",
+    ],
+    "expectations": [
+        "EXPECTATIONS",
+        "ExpectKey",
+        "Expectation",
+        "build_evaluators",
+        "expect_defs",
+        "expect_keys",
+        "expect_schema",
+    ],
+    "expectations.base": [
+        "Check",
+        "ExpectKey",
+        "Expectation",
+        "Problem",
+        "no_evaluators",
+        "string_list",
+    ],
+    "expectations.heard": ["EXPECTATION"],
+    "expectations.judge": ["EXPECTATION", "JUDGE_SCHEMA"],
+    "expectations.latency": ["EXPECTATION"],
+    "expectations.reply_contains_none": ["EXPECTATION", "ReplyContainsNoneEvaluator"],
+    "expectations.reply_text": ["EXPECTATION", "check_regexes"],
+    "expectations.tool_args": ["EXPECTATION", "TOOL_CALL_ARGS_SCHEMA"],
+    "expectations.tool_calls": ["EXPECTATION"],
+    "fixture": [
+        "AGENT_FIXTURE",
+        "AgentEval",
+        "JUDGE_MODEL_FIXTURE",
+        "MISSING_AGENT_MESSAGE",
+        "adapter_or_fail",
+        "call_async_test",
+        "check_audio_fixtures",
+        "record_result",
+        "records_key",
+        "session_key",
+    ],
+    "gates": [
+        "ExitDecision",
+        "GateResult",
+        "decide_exit",
+        "evaluate_gate",
+        "evaluate_gates",
+        "is_member",
+    ],
+    "loader": [
+        "TRANSCRIPT_SUFFIXES",
+        "find_transcript_files",
+        "is_ignored_file",
+        "iter_audio_paths",
+        "load_transcript_file",
+        "load_transcript_text",
+        "load_transcripts",
+        "transcript_schema",
+    ],
+    "models": [
+        "AgentReply",
+        "AgentSpeech",
+        "AgentTurn",
+        "EvalResult",
+        "Expect",
+        "JudgeConfig",
+        "Message",
+        "RunResult",
+        "ToolCall",
+        "ToolCallArgsConfig",
+        "Transcript",
+        "TranscriptResult",
+        "Turn",
+        "TurnContext",
+        "TurnResult",
+        "Usage",
+        "VoiceSettings",
+        "sum_usage",
+        "wilson_interval",
+    ],
+    "plugin": ["agent_eval"],
+    "report": [],
+    "report._format": [
+        "AGENT_SPEECH_LABEL",
+        "SCORE_DECIMALS",
+        "TOOL_ARGS_MAX_CHARS",
+        "fmt_agent_speech",
+        "fmt_interval",
+        "fmt_latency",
+        "fmt_rate",
+        "fmt_runs",
+        "fmt_score",
+        "fmt_seconds",
+        "fmt_tokens",
+        "fmt_tool_call",
+        "fmt_usage",
+        "fmt_usage_per_run",
+        "shorten",
+        "shown_markers",
+        "verdict_label",
+    ],
+    "report.account": ["format_account", "format_score_line"],
+    "report.files": [
+        "GITHUB_STEP_SUMMARY_LIMIT_BYTES",
+        "append_step_summary",
+        "resolve_report_path",
+        "write_atomic",
+    ],
+    "report.html": [
+        "AUDIO_EMBED_BUDGET_BYTES",
+        "AUDIO_EMBED_LIMIT_BYTES",
+        "AudioStore",
+        "render_chart_svg",
+        "render_html",
+    ],
+    "report.markdown": [
+        "NOTHING_RAN",
+        "md_escape",
+        "md_table",
+        "render_markdown",
+        "render_summary_markdown",
+    ],
+    "report.not_live": ["NotLiveSummary"],
+    "report.records": [
+        "EvalRecord",
+        "RecordCollector",
+        "ReportData",
+        "SessionRecords",
+        "TestOutcome",
+        "Verdict",
+        "iter_results",
+        "read_record",
+        "serialized_records",
+    ],
+    "report.session": ["AgentEvalReporter", "WrittenReports", "reporter_key"],
+    "report.terminal": ["TerminalLine", "format_table", "gate_line", "summary_lines"],
+    "runner": [
+        "RunSettings",
+        "assistant_messages",
+        "describe_exception",
+        "passes_needed",
+        "run_transcript",
+    ],
+    "schema": [
+        "PACKAGED_SCHEMA",
+        "TABLE_END",
+        "TABLE_START",
+        "build_schema",
+        "expectations_table",
+        "render_schema",
+        "replace_table",
+    ],
+    "schema.__main__": ["main"],
+    "synthesize": [
+        "DEFAULT_SAMPLE_RATE",
+        "ENTRY_POINT_GROUP",
+        "FixtureProblem",
+        "FixtureResult",
+        "FixtureSpec",
+        "FixtureState",
+        "FixtureStatus",
+        "Planner",
+        "SynthesisSummary",
+        "TTSBackend",
+        "VerifyResult",
+        "available_backends",
+        "check_fixture",
+        "ensure_fixtures",
+        "fixture_problems",
+        "get_backend",
+        "synthesize_specs",
+        "verify_fixtures",
+    ],
+    "synthesize.backend": [
+        "BUILTIN_BACKENDS",
+        "DEFAULT_BACKEND",
+        "ENTRY_POINT_GROUP",
+        "Execution",
+        "TTSBackend",
+        "available_backends",
+        "get_backend",
+        "package_version",
+    ],
+    "synthesize.backends": [],
+    "synthesize.backends._espeak_worker": ["main"],
+    "synthesize.backends.espeak": ["EspeakBackend"],
+    "synthesize.backends.hibari": ["HibariBackend"],
+    "synthesize.backends.openai": ["OpenAIBackend", "SpeechAPIError"],
+    "synthesize.backends.piper": ["PiperBackend"],
+    "synthesize.cli": ["build_parser", "main"],
+    "synthesize.plan": [
+        "BUILTIN_DEFAULTS",
+        "DEFAULT_SAMPLE_RATE",
+        "FixtureProblem",
+        "FixtureSpec",
+        "FixtureState",
+        "FixtureStatus",
+        "INTERRUPTED",
+        "Plan",
+        "Planner",
+        "RECORDING_NOTE",
+        "check_fixture",
+        "display_path",
+        "fixture_problems",
+        "sidecar_for",
+    ],
+    "synthesize.preflight": ["StaleAudioMode", "unready_fixtures"],
+    "synthesize.prune": ["find_orphans", "prune_orphans"],
+    "synthesize.run": [
+        "FixtureResult",
+        "SynthesisSummary",
+        "default_jobs",
+        "ensure_fixtures",
+        "make_fixture",
+        "synthesize_specs",
+    ],
+    "synthesize.verify": ["DEFAULT_MAX_WER", "VerifyResult", "verify_fixtures"],
+    "synthesize_audio": ["main"],
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) or "(package)"
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """Names bound by the module's own top-level statements (also inside if/try blocks)."""
+    names: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(
+                node.target, ast.Name
+            ):
+                names.add(node.target.id)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.If | ast.Try):
+                visit(node.body)
+                visit(node.orelse)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(tree.body)
+    return names
+
+
+def _declared_all(tree: ast.Module) -> list[str] | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return list(ast.literal_eval(node.value))
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "__all__"
+            and node.value is not None
+        ):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def _modules() -> dict[str, ast.Module]:
+    return {_module_name(p): ast.parse(p.read_text("utf-8")) for p in sorted(SRC.rglob("*.py"))}
+
+
+def test_every_module_declares_an_all_of_names_it_defines() -> None:
+    for name, tree in _modules().items():
+        declared = _declared_all(tree)
+        assert declared is not None, f"{name} declares no __all__"
+        assert len(declared) == len(set(declared)), f"{name}: __all__ lists a name twice"
+        missing = set(declared) - _top_level_names(tree)
+        assert not missing, f"{name}: __all__ names {sorted(missing)}, not defined there"
+
+
+def test_every_module_exports_exactly_the_pinned_names() -> None:
+    actual = {name: sorted(_declared_all(tree) or []) for name, tree in _modules().items()}
+    problems = []
+    for name in sorted(set(actual) | set(EXPORTS)):
+        if actual.get(name) != EXPORTS.get(name):
+            entry = f'"{name}": {actual.get(name)!r},'.replace("'", '"')
+            problems.append(
+                f"{name}: pinned {EXPORTS.get(name)!r}, module has {actual.get(name)!r}; if the "
+                f"change is deliberate, set the entry to: {entry}"
+                if name in actual
+                else f"{name}: pinned but the module is gone; remove its entry"
+            )
+    assert not problems, "\n".join(problems)
+
+
+def test_the_package_exports_resolve_at_run_time() -> None:
+    for name in pytest_agent_eval.__all__:
+        assert getattr(pytest_agent_eval, name) is not None, name
