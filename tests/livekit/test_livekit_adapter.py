@@ -231,10 +231,11 @@ def test_an_agent_that_never_answers_fails_at_timeout(fixtures: Fixtures, audio:
         assert message.startswith("turn 1: no result within timeout_s=1 s;")
         assert "agent state 'thinking'" in message
         if audio:
-            assert "waiting for the agent to finish replying (session.wait_for_idle)" in message
+            assert "still waiting for SilentAgent's reply to be generated (the LLM;" in message
             assert f"heard so far {BOOK_TEXT!r}" in message
         else:
-            assert "waiting for the agent's reply to the text turn (session.run)" in message
+            assert "still waiting for the agent's reply to the text turn (session.run)" in message
+        assert message.endswith("If the agent is only slow, raise LiveKitAdapter(timeout_s=...).")
         return asyncio.all_tasks() - {asyncio.current_task()}  # type: ignore[operator]
 
     leftover = run(scenario())
@@ -483,7 +484,15 @@ def test_a_greeting_is_waited_for_and_kept_apart_from_turn_one() -> None:
     greeting, reply = run(scenario())
     assert greeting == "Welcome to Chez Pytest!"
     assert reply.reply == "Hello! How can I help you?"
-    assert reply.metadata["livekit"]["greeting"] == greeting
+    assert reply.metadata["livekit"]["greeting"] == [
+        {
+            "text": "Welcome to Chez Pytest!",
+            "cause": "greeting",
+            "agent": "GreetingAgent",
+            "turn_index": None,
+        }
+    ]
+    assert reply.metadata["livekit"]["agent_speech"] == []
 
 
 def test_a_fixture_without_speech_fails_its_turn(fixtures: Fixtures) -> None:

@@ -116,7 +116,7 @@ def test_an_agent_that_never_answers_fails_with_the_reason(project: pytest.Pytes
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*turn 1: no result within timeout_s=1 s; the session was still waiting for the "
-            "agent to finish replying (session.wait_for_idle)*"
+            "*turn 1: no result within timeout_s=1 s; still waiting for SilentAgent's reply to "
+            "be generated (the LLM;*"
         ]
     )
