@@ -505,8 +505,11 @@ class LiveKitConversation:
             result = self.session.run(user_input=turn.text)
         finally:
             recorder.sending_text = False
-        await recorder.guard(_await(result))
+        # Wait the way audio turns do (the timeout then names what is pending), then collect
+        # the run's own result: session.run raises what made the reply fail.
         await recorder.settle(stage.set)
+        stage.set("the result of the text turn (session.run)")
+        await recorder.guard(_await(result))
         return [sent_at], None, {"input": "text"}
 
     async def _audio_turn(

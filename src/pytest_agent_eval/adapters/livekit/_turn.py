@@ -404,12 +404,7 @@ class TurnRecorder:
             return self._agent
 
     def _resolve_said(self) -> list[_Said]:
-        """Attach each message to the speech that said it; add speeches that left no message.
-
-        A message is found in its speech's ``chat_items``; a speech that added nothing to the
-        chat (``say(..., add_to_chat_ctx=False)``) is represented by the text it sent to the
-        transcription output.
-        """
+        """Attach each message to the speech that said it (found in its ``chat_items``)."""
         said = list(self._said)
         handles = [s.handle for s in self._speeches.values()]
         for s in said:
@@ -418,16 +413,6 @@ class TurnRecorder:
                     if any(item is s.item for item in handle.chat_items):
                         s.handle_id = handle.id
                         break
-        spoken = {s.handle_id for s in said}
-        for speech in self._speeches.values():
-            handle = speech.handle
-            if handle.id in spoken or speech.turn != self.turn or not handle.done():
-                continue
-            if any(isinstance(i, llm.ChatMessage) for i in handle.chat_items):
-                continue
-            text = self._text_of_handle(handle.id) if self._text_of_handle else ""
-            if text.strip():
-                said.append(_Said(text=text.strip(), agent=speech.agent, handle_id=handle.id))
         return said
 
     # -- waiting ---------------------------------------------------------------------------
@@ -462,8 +447,21 @@ class TurnRecorder:
                     "the session to finish end-of-turn detection and become idle "
                     "(session.wait_for_idle)"
                 )
-                self._changed.clear()
-                await self.guard(self._session.wait_for_idle())
+                # wait_for_idle also waits out a reply it sees start; race it against the
+                # events, so a new reply or tool is named while it is pending.
+                idle = asyncio.ensure_future(self._session.wait_for_idle())
+                changed = asyncio.ensure_future(self._changed.wait())
+                try:
+                    await self.guard(
+                        asyncio.wait({idle, changed}, return_when=asyncio.FIRST_COMPLETED)
+                    )
+                finally:
+                    for future in (idle, changed):
+                        if not future.done():
+                            future.cancel()
+                if not idle.done() or idle.cancelled():
+                    continue
+                idle.result()
                 if self._changed.is_set() or self.probe.busy(self.running_tools) is not None:
                     continue
                 return
@@ -595,8 +593,23 @@ class TurnRecorder:
         self._speeches[handle.id] = _Speech(
             handle=handle, cause=self._cause(), turn=self.turn, agent=creator
         )
-        handle.add_done_callback(lambda _: self._changed.set())
+        handle.add_done_callback(self._on_speech_done)
         self._changed.set()
+
+    def _on_speech_done(self, handle: Any) -> None:
+        """A speech that added nothing to the chat (``say(..., add_to_chat_ctx=False)``) was
+        still said: it counts with the text it sent to the transcription output."""
+        self._changed.set()
+        speech = self._speeches.get(handle.id)
+        if speech is None or self._text_of_handle is None:
+            return
+        if any(isinstance(i, llm.ChatMessage) for i in handle.chat_items):
+            return
+        if any(s.handle_id == handle.id for s in self._said):
+            return
+        text = self._text_of_handle(handle.id).strip()
+        if text:
+            self._said.append(_Said(text=text, agent=speech.agent, handle_id=handle.id))
 
     def _cause(self) -> str:
         """Why a speech is being created right now, from the task creating it.
