@@ -376,6 +376,9 @@ def test_constructor_rejects_bad_settings() -> None:
         LiveKitAdapter(booking.make_session, sample_rate=22050, frame_ms=15)
     with pytest.raises(TypeError, match="needs a session_factory"):
         LiveKitAdapter("not callable")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown log_level 'LOUD'"):
+        LiveKitAdapter(booking.make_session, log_level="LOUD")
+    LiveKitAdapter(booking.make_session, log_level="debug")
 
 
 def test_with_a_tts_the_reply_audio_is_captured(fixtures: Fixtures, tmp_path: Path) -> None:

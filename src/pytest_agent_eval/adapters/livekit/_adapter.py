@@ -21,7 +21,7 @@ from ...models import AgentReply, ToolCall, Transcript
 from ..base import ConversationInfo, TurnInput
 from ._audio import FixtureAudio, SpeechSegment, VADMirror, content_key, load_fixture_audio
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
-from ._logs import hold_livekit_logs
+from ._logs import hold_livekit_logs, resolve_level
 from ._stt import FixtureTextSTT, SegmentSTT
 from ._turn import SessionClosedError, TurnCapture, TurnRecorder, llm_usage, usage_delta
 
@@ -156,6 +156,7 @@ class LiveKitAdapter:
         self.tail_silence_s = tail_silence_s
         self.capture_audio = capture_audio
         self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
+        resolve_level(log_level)  # a bad name fails here, not in the first run
         self.log_level = log_level
         self._factory_takes_info = _takes_info(session_factory)
         self._audio: dict[tuple[str, int, int], FixtureAudio] = {}

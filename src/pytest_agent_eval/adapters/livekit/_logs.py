@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Protocol
 
-__all__ = ["LiveKitLogScope", "ToolErrorSink", "hold_livekit_logs"]
+__all__ = ["LiveKitLogScope", "ToolErrorSink", "hold_livekit_logs", "resolve_level"]
 
 _AGENTS_LOGGER = "livekit.agents"
 _LEVELLED_LOGGERS = ("livekit", "livekit.agents", "livekit.plugins")
@@ -123,7 +123,7 @@ class LiveKitLogScope(logging.Filter):
                 call_id=getattr(record, "call_id", None) or _current_call_id(),
                 function=getattr(record, "function", None),
                 speech_id=speech_id,
-                text=f"{type(exc).__name__}: {exc}",
+                text=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
             )
         if level is None:
             return True
@@ -149,6 +149,23 @@ def _current_call_id() -> str | None:
     return getattr(call, "call_id", None)
 
 
+def resolve_level(level: int | str | None) -> int | None:
+    """``"WARNING"``/``"warning"``/``30`` -> 30; None stays None.
+
+    Raises:
+        ValueError: For a name ``logging`` does not know.
+    """
+    if level is None or isinstance(level, int):
+        return level
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ValueError(
+            f"LiveKitAdapter: unknown log_level {level!r}; use a logging level such as "
+            "'WARNING' or 'DEBUG', or None to leave logging alone"
+        )
+    return numeric
+
+
 @contextlib.contextmanager
 def hold_livekit_logs(holder: ToolErrorSink, level: int | str | None) -> Iterator[None]:
     """Hold the LiveKit log scope for one conversation (installed on first hold).
@@ -158,15 +175,7 @@ def hold_livekit_logs(holder: ToolErrorSink, level: int | str | None) -> Iterato
         level: Raise LiveKit's loggers to this level while held and demote tool tracebacks
             to DEBUG; None leaves levels and records alone (exceptions are still captured).
     """
-    numeric: int | None
-    if level is None:
-        numeric = None
-    elif isinstance(level, str):
-        numeric = logging.getLevelName(level.upper())
-        if not isinstance(numeric, int):
-            raise ValueError(f"LiveKitAdapter: unknown log_level {level!r}")
-    else:
-        numeric = level
+    numeric = resolve_level(level)
     while True:
         scope = LiveKitLogScope.installed()
         if scope is None:
