@@ -202,6 +202,7 @@ class _CallRecord:
     output: Any = None
     is_error: bool = False
     error: str | None = None
+    ended_message: str | None = None
     done: bool = False
 
     def tool_call(self) -> ToolCall:
@@ -487,8 +488,6 @@ class TurnRecorder:
     ) -> None:
         if call_id is not None:
             self._tool_errors[call_id] = text
-            if (record := self._calls.get(call_id)) is not None and record.done:
-                record.error = text
             return
         self._orphan_tool_errors.append((function, speech_id, text))
 
@@ -553,8 +552,9 @@ class TurnRecorder:
                 self._call_order.append(call.call_id)
         elif isinstance(update, ToolCallEnded):
             record = self._calls.get(update.call_id)
-            if record is not None and update.status == "error" and record.error is None:
-                record.error = self._tool_errors.get(update.call_id)
+            if record is not None and update.status == "error":
+                # The exception's message, in case its full text never reached the log scope.
+                record.ended_message = update.message
         self._changed.set()
 
     def _on_tools(self, ev: FunctionToolsExecutedEvent) -> None:
@@ -579,8 +579,11 @@ class TurnRecorder:
             record.is_error = bool(out is not None and out.is_error)
             record.done = True
             if record.is_error:
-                record.error = self._error_for(call.call_id, call.name) or (
-                    str(record.output) if record.output is not None else "failed"
+                # The exception as the tool raised it, else what LiveKit said of the failure.
+                record.error = (
+                    self._error_for(call.call_id, call.name)
+                    or record.ended_message
+                    or (str(record.output) if record.output is not None else "failed")
                 )
             if record.turn != self.turn:
                 self._late.append(call.call_id)
