@@ -281,6 +281,9 @@ class ToolCall(str):
         output: What the tool returned, when the adapter saw it.
         is_error: True when the call failed (bad arguments, unknown tool, exception).
         call_id: The id linking the call to its result, when the framework has one.
+        error: The failure in the tool's own words when the call failed (for an exception,
+            its type and message), which may say more than ``output``: a framework can hide
+            an exception from the model behind a generic output.
 
     Example:
         ```python
@@ -294,6 +297,7 @@ class ToolCall(str):
     output: Any
     is_error: bool
     call_id: str | None
+    error: str | None
 
     def __new__(
         cls,
@@ -303,6 +307,7 @@ class ToolCall(str):
         output: Any = None,
         is_error: bool = False,
         call_id: str | None = None,
+        error: str | None = None,
     ) -> ToolCall:
         """Create a ToolCall from a tool name and optional captured arguments."""
         obj = super().__new__(cls, name)
@@ -310,6 +315,7 @@ class ToolCall(str):
         obj.output = output
         obj.is_error = is_error
         obj.call_id = call_id
+        obj.error = error
         return obj
 
     @property
@@ -323,7 +329,7 @@ class ToolCall(str):
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild_tool_call,
-            (str(self), self.args, self.output, self.is_error, self.call_id),
+            (str(self), self.args, self.output, self.is_error, self.call_id, self.error),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -334,6 +340,7 @@ class ToolCall(str):
             "output": to_json(self.output),
             "is_error": self.is_error,
             "call_id": self.call_id,
+            "error": self.error,
         }
 
     @classmethod
@@ -345,6 +352,7 @@ class ToolCall(str):
             output=data.get("output"),
             is_error=bool(data.get("is_error", False)),
             call_id=data.get("call_id"),
+            error=data.get("error"),
         )
 
     @classmethod
@@ -370,9 +378,14 @@ class ToolCall(str):
 
 
 def _rebuild_tool_call(
-    name: str, args: dict[str, Any] | None, output: Any, is_error: bool, call_id: str | None
+    name: str,
+    args: dict[str, Any] | None,
+    output: Any,
+    is_error: bool,
+    call_id: str | None,
+    error: str | None = None,
 ) -> ToolCall:
-    return ToolCall(name, args, output=output, is_error=is_error, call_id=call_id)
+    return ToolCall(name, args, output=output, is_error=is_error, call_id=call_id, error=error)
 
 
 class Message(dict[str, Any]):

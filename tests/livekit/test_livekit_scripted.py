@@ -95,3 +95,51 @@ def test_greeting_answers_before_the_user_speaks() -> None:
     assert scripted.respond_to(chat(("user", "hello"))) == ("Hi!", [])
     silent = ScriptedLLM([Rule(r"hello", reply="Hi!")])
     assert silent.respond_to(chat()) == ("Sorry, I can't help with that.", [])
+
+
+def instructed(ctx: llm.ChatContext, instructions: str) -> llm.ChatContext:
+    """What LiveKit sends for ``generate_reply(instructions=...)``: the agent's instructions
+    first (an ``lk.`` id), the conversation, then the reply's instructions."""
+    ctx.items.insert(
+        0,
+        llm.ChatMessage(id="lk.agent_task.instructions", role="system", content=["Be billing."]),
+    )
+    ctx.add_message(role="system", content=instructions)
+    return ctx
+
+
+def test_an_agent_that_inherits_the_conversation_gets_its_scripted_intro() -> None:
+    """The history has user messages, yet the reply answers the instructions, not the rules."""
+    scripted = ScriptedLLM(
+        [Rule(r"bill", tool="transfer", reply="Transferring.")],
+        instructions=[Rule(r"introduce yourself", reply="Hi, this is billing.")],
+    )
+    history = chat(("user", "A question about my bill"), ("assistant", "Transferring."))
+    assert scripted.respond_to(instructed(history, "Introduce yourself.")) == (
+        "Hi, this is billing.",
+        [],
+    )
+    # Without an instructed reply, the same history goes to the rules as before.
+    assert scripted.respond_to(chat(("user", "A question about my bill")))[1][0].name == (
+        "transfer"
+    )
+
+
+def test_greeting_answers_an_instructed_reply_no_rule_matches() -> None:
+    scripted = ScriptedLLM([Rule(r"bill", reply="Rules.")], greeting="Welcome back!")
+    history = chat(("user", "my bill"), ("assistant", "Rules."))
+    assert scripted.respond_to(instructed(history, "Greet the caller.")) == ("Welcome back!", [])
+    fallback = ScriptedLLM([Rule(r"bill", reply="Rules.")])
+    history = chat(("user", "my bill"), ("assistant", "Rules."))
+    assert fallback.respond_to(instructed(history, "Greet the caller.")) == ("Rules.", [])
+
+
+def test_an_instruction_rule_can_call_a_tool_then_reply() -> None:
+    scripted = ScriptedLLM(
+        [], instructions=[Rule(r"offer (?P<what>\w+)", tool="menu", reply="We have {output}.")]
+    )
+    ctx = instructed(chat(("user", "hi")), "Offer drinks.")
+    text, calls = scripted.respond_to(ctx)
+    assert (text, [c.name for c in calls]) == ("", ["menu"])
+    with_tool_output(ctx, "lemonade")
+    assert scripted.respond_to(ctx) == ("We have lemonade.", [])

@@ -93,11 +93,12 @@ ALLOWED: dict[str, set[str]] = {
     "_retry": {"_text"},
     "_pydantic_ai": {"models"},
     "models": {"errors", "_serialize"},
+    "speech": {"errors"},
     "_records": {"models", "_serialize"},
     "config": {"errors", "models", "_text"},
-    "audio_fixtures": {"errors", "_atomic"},
+    "audio_fixtures": {"errors", "_atomic", "speech"},
     "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
-    "loader": {"models", "errors", "expectations", "_text", "_serialize"},
+    "loader": {"models", "errors", "expectations", "speech", "_text", "_serialize"},
     "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_pydantic_ai"},
     "adapters": {
         "models",
@@ -119,6 +120,7 @@ ALLOWED: dict[str, set[str]] = {
         "config",
         "loader",
         "audio_fixtures",
+        "speech",
         "_text",
         "_retry",
         "_atomic",
@@ -129,7 +131,7 @@ ALLOWED: dict[str, set[str]] = {
     "fixture": {"models", "errors", "config", "adapters", "runner", "synthesize", "_async"},
     "collection": {"models", "errors", "loader", "fixture", "report"},
     "eval_items": {"models", "_records", "collection", "fixture", "report"},
-    "plugin": {"config", "collection", "fixture", "eval_items", "report"},
+    "plugin": {"config", "collection", "fixture", "eval_items", "report", "audio_fixtures"},
     "__init__": {"errors", "models", "evaluators", "fixture"},
 }
 

@@ -11,7 +11,12 @@ from ...errors import require_extra
 
 require_extra("livekit.agents", extra="livekit", feature="LiveKitAdapter")
 
-from ._adapter import LiveKitAdapter, LiveKitConversation, SessionFactory  # noqa: E402
+from ._adapter import (  # noqa: E402
+    LiveKitAdapter,
+    LiveKitConversation,
+    SessionFactory,
+    SessionInfo,
+)
 from ._options import eval_session_kwargs  # noqa: E402
 from ._scripted import Rule, ScriptContext, ScriptedLLM, parse_number  # noqa: E402
 from ._stt import FixtureTextSTT, SegmentSTT, WhisperSTT  # noqa: E402
@@ -25,6 +30,7 @@ __all__ = [
     "ScriptedLLM",
     "SegmentSTT",
     "SessionFactory",
+    "SessionInfo",
     "WhisperSTT",
     "eval_session_kwargs",
     "parse_number",

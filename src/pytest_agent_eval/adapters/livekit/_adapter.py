@@ -9,7 +9,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,17 +17,36 @@ from typing import Any
 from livekit.agents import Agent, AgentSession
 
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError
-from ...models import AgentReply, Transcript
+from ...models import AgentReply, ToolCall, Transcript
 from ..base import ConversationInfo, TurnInput
 from ._audio import FixtureAudio, SpeechSegment, VADMirror, content_key, load_fixture_audio
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
+from ._logs import hold_livekit_logs, resolve_level
 from ._stt import FixtureTextSTT, SegmentSTT
-from ._turn import SessionClosedError, TurnRecorder, llm_usage, usage_delta
+from ._turn import SessionClosedError, TurnCapture, TurnRecorder, llm_usage, usage_delta
 
-__all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory"]
+__all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory", "SessionInfo"]
 
-SessionFactory = Callable[[], "tuple[AgentSession, Agent] | Awaitable[tuple[AgentSession, Agent]]"]
-"""Returns a fresh ``(AgentSession, Agent)`` pair; sync or async. Called once per run."""
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What a session factory may know about the run it builds a session for.
+
+    A factory that takes one required positional argument gets this, e.g. to seed an agent
+    per run: ``def make_session(info): ... random.Random(info.run_index) ...``.
+    """
+
+    transcript_id: str
+    """Id of the transcript being run."""
+    run_index: int
+    """Zero-based index of the run."""
+    transcript: Transcript
+    """The transcript itself."""
+
+
+SessionFactory = Callable[..., "tuple[AgentSession, Agent] | Awaitable[tuple[AgentSession, Agent]]"]
+"""Returns a fresh ``(AgentSession, Agent)`` pair; sync or async; called once per run, with a
+`SessionInfo` when it takes a required positional argument, else with none."""
 
 _CLOSE_TIMEOUT_S = 10.0
 """Upper bound on closing a session; a close stuck longer than this is reported, not waited on."""
@@ -35,6 +54,8 @@ _CLOSE_TIMEOUT_S = 10.0
 _CLOSE_AFTER_FAILURE_S = 2.0
 """The same after a failed turn, whose cause is already reported: a tool stuck past the turn's
 timeout should not cost the full close wait on top."""
+
+_SLOW_AGENT = "If the agent is only slow, raise LiveKitAdapter(timeout_s=...)."
 
 
 class LiveKitAdapter:
@@ -48,32 +69,34 @@ class LiveKitAdapter:
     ``tail_silence_s`` of silence) into the session's audio input, through the session's own
     VAD, STT, turn detection, LLM and tools.
 
-    The end of an audio turn is found from events, never by sleeping: a twin of the session's
-    VAD stream, fed the same frames first, says how many phrases the session will hear and
-    where each ends; the turn waits for the session to end each phrase, transcribe it and (at
-    max speed, before the next phrase) answer it, then for the session to go idle. Every wait
-    is bounded by ``timeout_s``; on timeout the turn fails with what the session was still
-    waiting for.
+    A turn ends when the agent is really done with it, decided from the session's events and
+    state, never by a clock: every phrase of the fixture ended by the session's VAD and
+    transcribed, no tool running, no handoff pending (the new agent started and its
+    ``on_enter`` finished), no speech scheduled or playing, and the session idle. At the
+    default max speed the phrases of a fixture go in one at a time, each once the agent is
+    done with the one before, as the pause between them allows in a live call. Every wait is
+    bounded by ``timeout_s``; on timeout the turn fails naming what was still pending.
 
-    Per turn it captures the reply (all assistant messages, in order), tool calls with parsed
-    arguments, outputs and errors (including calls to tools the agent does not have), what
-    the STT heard, the latency from the end of the user's speech (or from sending a text
-    turn) to the first reply text and, when the session has a TTS, to the first audio frame,
-    and the LLM tokens spent.
-
-    For audio turns the session needs an STT and a VAD. For fast, repeatable runs build it
-    with `eval_session_kwargs` (VAD turn detection, no preemptive generation).
+    Per turn it captures the reply (everything the agent said in the turn, in order, including
+    speech it started on its own), the tool calls the turn made with parsed arguments,
+    outputs and errors, what the STT heard, the speech the agent started on its own
+    (greeting, ``on_enter`` after a handoff, ``say`` from a tool) with its cause, the
+    handoffs and the agent active at the end, the latency from the end of the user's speech
+    (or from sending a text turn) to the first reply text and, with a TTS, to the first audio
+    frame, and the LLM tokens spent. See docs/livekit.md for the ``metadata["livekit"]``
+    shape.
 
     Args:
         session_factory: Returns a fresh ``(AgentSession, Agent)``, sync or async. It is
-            called inside the running event loop, as ``AgentSession`` requires.
+            called inside the running event loop, as ``AgentSession`` requires; a factory
+            with a required positional parameter gets a `SessionInfo`.
         sample_rate: The one rate every fixture is converted to (a session's audio input
             must never change rate).
         frame_ms: Length of each audio frame pushed.
         timeout_s: Longest a turn (or the session start) may take.
         speed: Pacing of the audio: 0 pushes as fast as the pipeline accepts, 1.0 is real
-            time, 2.0 twice as fast. Turn-taking is the same at every speed as long as the
-            endpointing delay is no longer than the VAD's ``min_silence_duration``.
+            time, 2.0 twice as fast. The captured turns are the same at every speed as long
+            as the endpointing delay is no longer than the VAD's ``min_silence_duration``.
         tail_silence_s: Silence appended to each fixture; it must exceed the VAD's
             ``min_silence_duration`` (0.55 s for Silero) for the user's turn to end.
         capture_audio: With a TTS in the session, attach an audio sink that records the
@@ -81,7 +104,7 @@ class LiveKitAdapter:
         audio_out_dir: Save each turn's reply audio there as a WAV (``AgentReply.audio_out``);
             needs ``capture_audio`` and a TTS in the session.
         log_level: While conversations are open, LiveKit's loggers are raised to this level
-            (default WARNING) so runs stay quiet; None leaves logging alone.
+            (default WARNING) and tool tracebacks go to DEBUG; None leaves logging alone.
 
     Example:
         ```python
@@ -133,7 +156,9 @@ class LiveKitAdapter:
         self.tail_silence_s = tail_silence_s
         self.capture_audio = capture_audio
         self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
+        resolve_level(log_level)  # a bad name fails here, not in the first run
         self.log_level = log_level
+        self._factory_takes_info = _takes_info(session_factory)
         self._audio: dict[tuple[str, int, int], FixtureAudio] = {}
 
     # -- the adapter protocol -------------------------------------------------------------
@@ -162,7 +187,16 @@ class LiveKitAdapter:
             AdapterError: The factory returned something else than ``(AgentSession, Agent)``,
                 the session lacks what audio turns need, or it did not start in time.
         """
-        made = self.session_factory()
+        if self._factory_takes_info:
+            made = self.session_factory(
+                SessionInfo(
+                    transcript_id=info.transcript.id,
+                    run_index=info.run_index,
+                    transcript=info.transcript,
+                )
+            )
+        else:
+            made = self.session_factory()
         if inspect.isawaitable(made):
             made = await made
         session, agent = _check_pair(made)
@@ -190,6 +224,25 @@ class LiveKitAdapter:
         if key is not None:
             self._audio[key] = audio
         return audio
+
+
+def _takes_info(factory: Callable[..., Any]) -> bool:
+    """True when ``factory``'s first positional parameter is required (it wants the info).
+
+    ``def make_session(stt=None)`` keeps being called with no argument.
+    """
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return False
+    for parameter in signature.parameters.values():
+        if parameter.kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            return parameter.default is inspect.Parameter.empty
+        return False
+    return False
 
 
 def _resolve(audio: Any, transcript: Transcript) -> Path:
@@ -231,9 +284,14 @@ def _check_pair(made: Any) -> tuple[AgentSession, Agent]:
 
 @dataclass
 class _Stage:
-    """What a turn is waiting for right now, for the timeout message."""
+    """What a turn is waiting for right now, and what to suggest if it never comes."""
 
     text: str = "starting"
+    hint: str = _SLOW_AGENT
+
+    def set(self, text: str, hint: str = _SLOW_AGENT) -> None:
+        self.text = text
+        self.hint = hint
 
 
 class LiveKitConversation:
@@ -250,26 +308,31 @@ class LiveKitConversation:
         self._recorder: TurnRecorder | None = None
         self._audio_in: FrameQueueInput | None = None
         self._mirror: VADMirror | None = None
-        self._mirrored_agent: Agent | None = None
+        self._mirrored: Any = None
         self._text_out: CaptureTextOutput | None = None
         self._audio_out: CaptureAudioOutput | None = None
         self._quiet: contextlib.ExitStack = contextlib.ExitStack()
         self._closed = False
         self._turn_failed = False
         self.last_items: list[Any] = []
-        """The chat items (assistant messages, function calls, outputs) of the last turn."""
+        """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
         self._expect: Any = None
         self._turn_index = 0
         self.greeting = ""
-        """What the agent said on its own when the session started (``on_enter``), if anything."""
+        """What the agent said on its own while the session started (``on_enter``), if any."""
         self.greeting_items: list[Any] = []
-        """The chat items of that greeting, tool calls included."""
+        """The items of that greeting, tool calls included."""
+        self.greeting_speech: list[dict[str, Any]] = []
+        """The greeting's utterances, in the ``agent_speech`` shape (see docs/livekit.md)."""
+        self.greeting_tool_calls: list[ToolCall] = []
+        """Tool calls made while the session started."""
 
     @property
     def expect(self) -> Any:
         """LiveKit's ``RunAssert`` over the last turn, for audio turns as well as text ones.
 
-        One cursor per turn: successive ``next_event()`` calls walk through the turn's events.
+        One cursor per turn: successive ``next_event()`` calls walk through the turn's events
+        (messages, function calls and outputs, and agent handoffs).
 
         Example:
             ```python
@@ -283,6 +346,7 @@ class LiveKitConversation:
         if self._expect is not None:
             return self._expect
         from livekit.agents.voice.run_result import (
+            AgentHandoffEvent,
             ChatMessageEvent,
             FunctionCallEvent,
             FunctionCallOutputEvent,
@@ -297,15 +361,20 @@ class LiveKitConversation:
                 events.append(FunctionCallEvent(item=item))
             elif item.type == "function_call_output":
                 events.append(FunctionCallOutputEvent(item=item))
+            elif item.type == "agent_handoff":
+                events.append(
+                    AgentHandoffEvent(
+                        item=item.item, old_agent=item.old_agent, new_agent=item.new_agent
+                    )
+                )
         self._expect = RunAssert(_Events(events))  # type: ignore[arg-type]
         return self._expect
 
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self, *, needs_audio: bool) -> None:
-        """Wire the session's I/O, start it, and wait for any greeting to finish."""
+        """Wire the session's I/O, start it, and wait until the agent is done greeting."""
         session = self.session
-        self._quiet.enter_context(_quiet_livekit(self.adapter.log_level))
         # Closing waits this long for a last transcript; there is none to wait for here, and
         # the default (2 s) would be paid by every run. Same for "user away" timers.
         session.options.session_close_transcript_timeout = 0.0
@@ -327,17 +396,22 @@ class LiveKitConversation:
         if self.adapter.capture_audio and session.tts is not None and session.output.audio is None:
             self._audio_out = CaptureAudioOutput(speed=self.adapter.speed)
             session.output.audio = self._audio_out
-        self._recorder = TurnRecorder(session)
+        recorder = self._recorder = TurnRecorder(session)
+        recorder.text_of_handles(self._text_out.text_of)
+        self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         if isinstance(session.stt, SegmentSTT):
-            session.stt.add_segment_listener(self._recorder.on_segment)
-        stage = _Stage("the session to start and finish its greeting (session.start)")
+            session.stt.add_segment_listener(recorder.on_segment)
+        stage = _Stage("the session to start (session.start)")
         async with self._deadline(stage, turn_label="session start"):
             # start() attaches an OpenTelemetry context it never detaches; a task of its own
             # keeps that out of the caller's context.
             await asyncio.create_task(session.start(self.agent))
-            await self._recorder.guard(session.wait_for_idle())
-        self.greeting = self._recorder.reply
-        self.greeting_items = list(self._recorder.items)
+            await recorder.settle(stage.set)
+        capture = recorder.end_turn()
+        self.greeting = capture.reply
+        self.greeting_items = capture.items
+        self.greeting_speech = capture.agent_speech
+        self.greeting_tool_calls = capture.tool_calls
 
     async def aclose(self) -> None:
         """Close the session (interrupting any reply in progress); safe to call twice."""
@@ -380,14 +454,15 @@ class LiveKitConversation:
         """Send one turn (audio when it has a fixture, else text) and collect the reply.
 
         Raises:
-            AdapterError: The turn timed out (the message says what the session was waiting
-                for), the session closed itself, or the fixture has no speech for the VAD.
+            AdapterError: The turn timed out (the message says what was still pending), the
+                session closed itself, the fixture has no speech for the VAD, or the latency
+                could not be measured.
             AudioFixtureError: The fixture is missing, unreadable, empty or silent.
         """
         if self._closed or self._recorder is None:
             raise AdapterError("this LiveKit conversation is closed")
         recorder = self._recorder
-        recorder.begin_turn()
+        recorder.begin_turn(turn.index)
         self._turn_index = turn.index
         if self._text_out is not None:
             self._text_out.reset()
@@ -400,32 +475,47 @@ class LiveKitConversation:
         try:
             async with self._deadline(stage, turn_label=label):
                 if turn.audio is not None:
-                    reply = await self._audio_turn(turn, stage)
+                    anchors, heard, extra = await self._audio_turn(turn, stage)
                 else:
-                    reply = await self._text_turn(turn, stage)
+                    anchors, heard, extra = await self._text_turn(turn, stage)
+            capture = recorder.end_turn()
+            reply = self._reply(capture, anchors=anchors, heard=heard, extra=extra, label=label)
         except BaseException:
             self._turn_failed = True
             raise
         reply.usage = usage_delta(tokens_before, llm_usage(self.session))
-        meta = reply.metadata.setdefault("livekit", {})
+        meta = reply.metadata["livekit"]
         meta["turn_wall_s"] = time.perf_counter() - started
-        if turn.index == 0 and self.greeting:
-            meta["greeting"] = self.greeting
-        self.last_items = list(recorder.items)
+        if turn.index == 0:
+            meta["greeting"] = list(self.greeting_speech)
+            if self.greeting_tool_calls:
+                meta["greeting_tool_calls"] = [c.to_dict() for c in self.greeting_tool_calls]
+        self.last_items = capture.items
         self._expect = None
         return reply
 
-    async def _text_turn(self, turn: TurnInput, stage: _Stage) -> AgentReply:
+    async def _text_turn(
+        self, turn: TurnInput, stage: _Stage
+    ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None
-        stage.text = "the agent's reply to the text turn (session.run)"
+        recorder = self._recorder
+        stage.set("the agent's reply to the text turn (session.run)")
         sent_at = time.perf_counter()
-        result = self.session.run(user_input=turn.text)
-        await self._recorder.guard(_await(result))
-        stage.text = "the session to become idle after the reply"
-        await self._recorder.guard(self.session.wait_for_idle())
-        return self._reply(anchors=[sent_at], heard=None, extra={"input": "text"})
+        recorder.sending_text = True
+        try:
+            result = self.session.run(user_input=turn.text)
+        finally:
+            recorder.sending_text = False
+        # Wait the way audio turns do (the timeout then names what is pending), then collect
+        # the run's own result: session.run raises what made the reply fail.
+        await recorder.settle(stage.set)
+        stage.set("the result of the text turn (session.run)")
+        await recorder.guard(_await(result))
+        return [sent_at], None, {"input": "text"}
 
-    async def _audio_turn(self, turn: TurnInput, stage: _Stage) -> AgentReply:
+    async def _audio_turn(
+        self, turn: TurnInput, stage: _Stage
+    ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
         if self._audio_in is None or self._mirror is None:
@@ -434,14 +524,11 @@ class LiveKitConversation:
                 "session has no audio input; start it with the transcript that has the audio"
             )
         path = Path(turn.audio)
-        stage.text = f"the audio fixture {path} to load"
+        stage.set(f"the audio fixture {path} to load")
         audio = await asyncio.to_thread(self.adapter.fixture_audio, path)
-        stage.text = f"the twin VAD stream to scan {path}"
-        if self._mirrored_agent is not None and session.current_agent is not self._mirrored_agent:
-            # A new agent runs in a new activity, whose VAD streams start afresh.
-            await self._mirror.reset()
-        self._mirrored_agent = session.current_agent
-        segments = await self._mirror.feed(audio)
+        stage.set(f"the twin VAD stream to scan {path}")
+        await self._follow_recognition()
+        segments = list(await self._mirror.feed(audio))
         if not segments:
             raise AdapterError(
                 f"the session's VAD hears no speech in audio fixture {path} "
@@ -452,44 +539,31 @@ class LiveKitConversation:
             session.stt.clear()
             speech = [(s.end_s - s.speech_s, s.end_s) for s in segments]
             session.stt.expect(path, turn.text, speech)
-        n = len(segments)
         anchors: list[float] = []
         if self.adapter.speed > 0:
-            pusher = asyncio.create_task(self._push_paced(audio, segments, anchors))
+            n = len(segments)
+            pusher = asyncio.create_task(self._push_paced(audio, tuple(segments), anchors))
             try:
                 for k in range(1, n + 1):
                     await self._segment_done(k, n, path, stage)
-                stage.text = "the audio to finish streaming"
+                stage.set("the audio to finish streaming")
                 await recorder.guard(pusher)
             finally:
                 if not pusher.done():
                     pusher.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await pusher
+            heard_segments = n
         else:
-            # As fast as possible, but one phrase at a time: stream up to where the VAD ends
-            # phrase k, and let the agent answer it before phrase k+1 comes. In real time the
-            # pause gives the agent that moment; without it, whether the agent answered
-            # between two phrases would depend on how fast it was.
-            pushed = 0
-            for k in range(1, n + 1):
-                upto = _frames_for_phrase(segments, k, audio)
-                await self._push_now(audio.frames[pushed:upto])
-                pushed = max(pushed, upto)
-                await self._segment_done(k, n, path, stage)
-                if k < n and session.turn_detection != "manual":
-                    stage.text = f"the agent's answer to phrase {k} of {n} in {path}"
-                    await recorder.guard(session.wait_for_idle())
-            await self._push_now(audio.frames[pushed:])
+            heard_segments = await self._push_phrases(audio, segments, path, stage)
         if session.turn_detection == "manual":
-            stage.text = "the manual user turn to be committed (session.commit_user_turn)"
+            stage.set("the manual user turn to be committed (session.commit_user_turn)")
             await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
-        stage.text = "the agent to finish replying (session.wait_for_idle)"
-        await recorder.guard(session.wait_for_idle())
+        await recorder.settle(stage.set)
         extra: dict[str, Any] = {
             "input": "audio",
             "audio_duration_s": audio.duration_s,
-            "speech_segments": n,
+            "speech_segments": heard_segments,
             "fixture_rate": audio.source_rate,
             "fixture_channels": audio.source_channels,
         }
@@ -502,25 +576,84 @@ class LiveKitConversation:
             # The session starts no user turn for an empty transcript, so the agent never
             # answered: say so, instead of handing the checks an empty reply.
             raise AdapterError(
-                f"the STT ({type(session.stt).__name__}) heard nothing in {path}: all {n} "
-                "speech segment(s) came back empty, so the agent got no user turn"
+                f"the STT ({type(session.stt).__name__}) heard nothing in {path}: all "
+                f"{heard_segments} speech segment(s) came back empty, so the agent got no user "
+                "turn"
             )
         if self.adapter.speed == 0:
             # Streamed faster than real time, the audio has no clock of its own: count from
             # the moment the session's VAD declared the end of the user's speech.
             anchors = list(recorder.speech_ended_at)
-        return self._reply(anchors=anchors, heard=recorder.heard, extra=extra)
+        return anchors, recorder.heard, extra
+
+    async def _push_phrases(
+        self, audio: FixtureAudio, segments: list[SpeechSegment], path: Path, stage: _Stage
+    ) -> int:
+        """Stream ``audio`` as fast as possible, one phrase at a time; return the phrase count.
+
+        Up to where the VAD ends phrase k, then the agent finishes its answer to phrase k
+        (tools, handoff, the next agent's ``on_enter``) before phrase k+1 comes, as the pause
+        gives it the time to in a live call. After a handoff the new agent listens with new
+        VAD streams, so the twin starts afresh on the rest of the fixture.
+        """
+        assert self._recorder is not None and self._audio_in is not None
+        assert self._mirror is not None
+        recorder, session = self._recorder, self.session
+        pushed = 0
+        done = 0
+        while segments:
+            upto = (
+                len(audio.frames)
+                if len(segments) == 1
+                else _frames_for_phrase(segments[0], segments[1], audio)
+            )
+            await self._push_now(audio.frames[pushed:upto])
+            pushed = max(pushed, upto)
+            done += 1
+            await self._segment_done(done, done + len(segments) - 1, path, stage)
+            segments.pop(0)
+            if not segments or session.turn_detection == "manual":
+                continue
+            stage.set(f"the session to take the audio of phrase {done} in {path}")
+            await recorder.guard(self._audio_in.taken())
+            await recorder.settle(stage.set)
+            if await self._follow_recognition():
+                stage.set(f"the twin VAD stream to scan the rest of {path}")
+                segments = list(await self._mirror.feed(audio, start=pushed))
+        await self._push_now(audio.frames[pushed:])
+        return done
+
+    async def _follow_recognition(self) -> bool:
+        """Start the twin afresh when the session listens with new VAD streams (an agent was
+        started or resumed since the twin was fed); True when it did."""
+        assert self._recorder is not None and self._mirror is not None
+        current = self._recorder.probe.recognition
+        if self._mirrored is None or current is self._mirrored:
+            self._mirrored = current
+            return False
+        self._mirrored = current
+        await self._mirror.reset()
+        return True
 
     async def _segment_done(self, k: int, n: int, path: Path, stage: _Stage) -> None:
         """Wait until the session has ended speech segment ``k`` and transcribed it."""
         assert self._recorder is not None
         recorder, session = self._recorder, self.session
-        stage.text = (
+        stage.set(
             f"the session's VAD to end the user's speech (segment {k} of {n} in {path}; "
-            f"user state {session.user_state!r})"
+            f"user state {session.user_state!r})",
+            hint=(
+                "The adapter's twin of the session's VAD found the end of this phrase and the "
+                "session's VAD did not: its audio may have reached an agent that was not "
+                "listening, or a pause in the fixture sits right at the VAD's "
+                "min_silence_duration (re-synthesize it with a clearer pause)."
+            ),
         )
         await recorder.guard(recorder.speech_ended.reach(k))
-        stage.text = f"the STT's transcript of speech segment {k} of {n} in {path}"
+        stage.set(
+            f"the STT's transcript of speech segment {k} of {n} in {path}",
+            hint="If the STT is only slow, raise LiveKitAdapter(timeout_s=...).",
+        )
         own_stt = isinstance(session.stt, SegmentSTT)
         counter = recorder.segments_recognized if own_stt else recorder.final_count
         await recorder.guard(counter.reach(k))
@@ -553,23 +686,40 @@ class LiveKitConversation:
                 anchors.append(time.perf_counter())
 
     def _reply(
-        self, *, anchors: list[float], heard: str | None, extra: dict[str, Any]
+        self,
+        capture: TurnCapture,
+        *,
+        anchors: list[float],
+        heard: str | None,
+        extra: dict[str, Any],
+        label: str,
     ) -> AgentReply:
         assert self._recorder is not None
         first_text = self._text_out.first_text_at if self._text_out else None
         first_audio = self._audio_out.first_frame_at if self._audio_out else None
+        latency = _latency(anchors, first_text, what="first reply text", label=label)
+        audio_latency = _latency(anchors, first_audio, what="first reply audio", label=label)
         if self._audio_out is not None:
             extra["reply_audio_s"] = sum(f.duration for f in self._audio_out.frames)
         if self._recorder.errors:
             extra["errors"] = list(self._recorder.errors)
+        meta = {
+            **extra,
+            "agent": capture.agent,
+            "handoffs": capture.handoffs,
+            "agent_speech": capture.agent_speech,
+            "pending_tool_calls": capture.pending_tool_calls,
+            "late_tool_results": capture.late_tool_results,
+            "events": capture.events,
+        }
         return AgentReply(
-            self._recorder.reply,
-            list(self._recorder.tool_calls),
+            capture.reply,
+            list(capture.tool_calls),
             heard=heard,
-            latency_s=_since(anchors, first_text),
-            first_audio_latency_s=_since(anchors, first_audio),
+            latency_s=latency,
+            first_audio_latency_s=audio_latency,
             audio_out=self._save_reply_audio(),
-            metadata={"livekit": {**extra, "events": self._recorder.events()}},
+            metadata={"livekit": meta},
         )
 
     def _save_reply_audio(self) -> Path | None:
@@ -601,12 +751,13 @@ class LiveKitConversation:
             async with asyncio.timeout(timeout_s):
                 yield
         except TimeoutError as exc:
+            heard = self._recorder.heard if self._recorder else ""
             raise AdapterError(
-                f"{turn_label}: no result within timeout_s={timeout_s:g} s; the session was "
-                f"still waiting for {stage.text} (agent state {self.session.agent_state!r}, "
-                f"user state {self.session.user_state!r}"
-                + (f", heard so far {self._recorder.heard!r}" if self._recorder else "")
-                + "). If the agent is only slow, raise LiveKitAdapter(timeout_s=...)"
+                f"{turn_label}: no result within timeout_s={timeout_s:g} s; still waiting for "
+                f"{stage.text} (agent {self._agent_name()!r}, agent state "
+                f"{self.session.agent_state!r}, user state {self.session.user_state!r}"
+                + (f", heard so far {heard!r}" if heard else "")
+                + f"). {stage.hint}"
             ) from exc
         except SessionClosedError as exc:
             raise AdapterError(f"{turn_label}: {exc}") from exc
@@ -623,6 +774,12 @@ class LiveKitConversation:
                 + (f"; session errors: {'; '.join(errors)}" if errors else "")
             ) from exc
 
+    def _agent_name(self) -> str:
+        try:
+            return type(self.session.current_agent).__name__
+        except RuntimeError:
+            return type(self.agent).__name__
+
 
 @dataclass
 class _Events:
@@ -635,19 +792,19 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
-def _frames_for_phrase(segments: tuple[SpeechSegment, ...], k: int, audio: FixtureAudio) -> int:
-    """How many of the fixture's frames to stream before waiting for the answer to phrase ``k``.
+def _frames_for_phrase(
+    segment: SpeechSegment, following: SpeechSegment, audio: FixtureAudio
+) -> int:
+    """How many of the fixture's frames to stream before waiting for the answer to a phrase
+    that is followed by another one.
 
-    The last phrase gets everything. Earlier ones get the audio up to where the twin VAD ended
-    the phrase, plus a margin (the session's own VAD streams can need a frame or two more than
-    the twin), stopping short of the next phrase so the session cannot hear it early.
+    The audio up to where the twin VAD ended the phrase, plus a margin (the session's own VAD
+    streams can need a frame or two more than the twin), stopping short of the next phrase so
+    the session cannot hear it early.
     """
     total = len(audio.frames)
-    if k == len(segments):
-        return total
     frame_s = audio.frame_s
-    detected = segments[k - 1].detected_s
-    following = segments[k]
+    detected = segment.detected_s
     next_start = following.end_s - following.speech_s
     wanted = math.ceil((detected + _PHRASE_MARGIN_S) / frame_s)
     floor = math.ceil((detected + 0.001) / frame_s) + 1
@@ -664,54 +821,26 @@ _NEXT_PHRASE_GUARD_S = 0.05
 so the session cannot start hearing the next phrase while the agent answers this one."""
 
 
-def _since(anchors: list[float], at: float | None) -> float | None:
-    """Seconds from the last anchor before ``at`` (the end of the speech it answers) to ``at``."""
-    if at is None or not anchors:
+def _latency(anchors: list[float], at: float | None, *, what: str, label: str) -> float | None:
+    """Seconds from the end of the speech the reply answers to ``at`` (None: no reply).
+
+    The anchor is the last end of user speech (or the sending of a text turn) before ``at``.
+    A reply before every anchor, or with no anchor at all, cannot be a latency: the turn
+    fails saying so rather than hand a check a number it could pass on.
+    """
+    if at is None:
         return None
+    if not anchors:
+        raise AdapterError(
+            f"{label}: the {what} came, but the end of the user's speech was never observed, "
+            "so the latency cannot be measured"
+        )
     before = [a for a in anchors if a <= at]
-    return at - (before[-1] if before else anchors[0])
-
-
-_quiet_depth = 0
-_saved_levels: dict[str, int] = {}
-_LIVEKIT_LOGGERS = ("livekit", "livekit.agents", "livekit.plugins")
-
-
-class _DemoteToolTracebacks(logging.Filter):
-    """A tool that raises is captured as an errored ToolCall; its traceback goes to DEBUG."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.getMessage().startswith("exception occurred while executing tool"):
-            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
-            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
-        return True
-
-
-_tool_tracebacks = _DemoteToolTracebacks()
-
-
-@contextlib.contextmanager
-def _quiet_livekit(level: int | str | None) -> Iterator[None]:
-    """Raise LiveKit's loggers to ``level`` while at least one conversation is open."""
-    global _quiet_depth
-    if level is None:
-        yield
-        return
-    numeric = logging.getLevelName(level) if isinstance(level, str) else level
-    if _quiet_depth == 0:
-        for name in _LIVEKIT_LOGGERS:
-            logger = logging.getLogger(name)
-            _saved_levels[name] = logger.level
-            if logger.getEffectiveLevel() < numeric:
-                logger.setLevel(numeric)
-        logging.getLogger("livekit.agents").addFilter(_tool_tracebacks)
-    _quiet_depth += 1
-    try:
-        yield
-    finally:
-        _quiet_depth -= 1
-        if _quiet_depth == 0:
-            for name, saved in _saved_levels.items():
-                logging.getLogger(name).setLevel(saved)
-            _saved_levels.clear()
-            logging.getLogger("livekit.agents").removeFilter(_tool_tracebacks)
+    if not before:
+        early = min(anchors) - at
+        raise AdapterError(
+            f"{label}: the {what} came {early:.3f} s before the end of the user's speech, so "
+            "it does not answer this turn and the latency cannot be measured (speech left "
+            "over from an earlier turn, or the agent spoke while the user was talking)"
+        )
+    return at - before[-1]

@@ -125,20 +125,23 @@ class VADMirror:
         self._speaking = False
 
     async def reset(self) -> None:
-        """Start over, as the session does when the agent changes (a fresh activity)."""
+        """Start over, as the session does when an agent starts or resumes (new VAD streams)."""
         await self.aclose()
         self._stream = self._vad.stream()
         self._pushed_s = 0.0
         self._speaking = False
 
-    async def feed(self, audio: FixtureAudio) -> tuple[SpeechSegment, ...]:
-        """Push ``audio``'s frames and return the speech segments that end within them.
+    async def feed(self, audio: FixtureAudio, start: int = 0) -> tuple[SpeechSegment, ...]:
+        """Push ``audio``'s frames from index ``start`` on; return the segments ending in them.
+
+        Times in the segments count from the start of the fixture, whatever ``start`` is (a
+        twin reset in the middle of a fixture is fed the rest of it).
 
         Raises:
             AdapterError: When speech is still going on at the end of the silence tail.
         """
-        offset = self._pushed_s
-        for frame in audio.frames:
+        offset = self._pushed_s - start * audio.frame_s
+        for frame in audio.frames[start:]:
             self._stream.push_frame(frame)
             self._pushed_s += frame.duration
         target = self._pushed_s - self._LAG_S

@@ -8,6 +8,11 @@ import time
 from livekit import rtc
 from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities, TextOutput
 
+try:  # which speech a piece of text belongs to (LiveKit sets it in every speech task)
+    from livekit.agents.voice.agent_activity import _SpeechHandleContextVar as _SPEECH_VAR
+except ImportError:  # pragma: no cover - another livekit-agents layout
+    _SPEECH_VAR = None  # type: ignore[assignment]
+
 __all__ = ["CaptureAudioOutput", "CaptureTextOutput", "FrameQueueInput"]
 
 
@@ -21,30 +26,50 @@ class FrameQueueInput(AudioInput):
     def __init__(self) -> None:
         super().__init__(label="pytest_agent_eval.FrameQueueInput")
         self._queue: asyncio.Queue[rtc.AudioFrame] = asyncio.Queue()
+        self._taken = asyncio.Event()
+        self._taken.set()
 
     async def __anext__(self) -> rtc.AudioFrame:
-        return await self._queue.get()
+        frame = await self._queue.get()
+        if self._queue.empty():
+            self._taken.set()
+        return frame
 
     def push(self, frame: rtc.AudioFrame) -> None:
         """Hand one frame to the session."""
+        self._taken.clear()
         self._queue.put_nowait(frame)
+
+    async def taken(self) -> None:
+        """Return once the session has taken every frame pushed so far."""
+        await self._taken.wait()
 
 
 class CaptureTextOutput(TextOutput):
-    """Records when the first reply text of a turn reaches the session's text output."""
+    """Records when the first reply text of a turn reaches the session's text output, and the
+    text each speech sent (for speech that leaves no message in the chat)."""
 
     def __init__(self, next_in_chain: TextOutput | None = None) -> None:
         super().__init__(label="pytest_agent_eval.CaptureTextOutput", next_in_chain=next_in_chain)
         self.first_text_at: float | None = None
         """``time.perf_counter()`` of the first non-empty text since `reset`."""
+        self._by_speech: dict[str, list[str]] = {}
 
     def reset(self) -> None:
         """Start a new turn."""
         self.first_text_at = None
+        self._by_speech.clear()
+
+    def text_of(self, speech_id: str) -> str:
+        """What the speech ``speech_id`` sent to the transcription output since `reset`."""
+        return "".join(self._by_speech.get(speech_id, ()))
 
     async def capture_text(self, text: str) -> None:
         if text and self.first_text_at is None:
             self.first_text_at = time.perf_counter()
+        handle = _SPEECH_VAR.get(None) if _SPEECH_VAR is not None else None
+        if handle is not None and text:
+            self._by_speech.setdefault(handle.id, []).append(text)
         if self.next_in_chain is not None:
             await self.next_in_chain.capture_text(text)
 

@@ -78,6 +78,8 @@ class ScriptContext:
     """The output of this turn's tool call, once it has run."""
     tool_error: bool = False
     """True when this turn's tool call failed (bad arguments, unknown tool, exception)."""
+    instructions: str | None = None
+    """The instructions of this reply (``generate_reply(instructions=...)``), if any."""
 
     def group(self, name: str | int, default: str | None = None) -> str | None:
         """A group of the match, or ``default`` when it did not take part."""
@@ -202,17 +204,24 @@ class ScriptedLLM(llm.LLM):
       session has run the tool, the next request (whose last item is the tool's output) gets
       the rule's ``reply``;
     - a rule without ``tool`` answers with its ``reply`` directly;
-    - no matching rule answers ``default_reply``;
-    - with no user message yet (an agent greeting in ``on_enter`` with
-      ``session.generate_reply(instructions=...)``), it answers ``greeting`` when given.
+    - no matching rule answers ``default_reply``.
+
+    A reply the agent asks for with instructions (``session.generate_reply(instructions=...)``,
+    typically in ``on_enter`` to greet or introduce itself, even when the agent inherited the
+    conversation so far) is answered from ``instructions`` rules, matched against those
+    instructions; failing that, with ``greeting`` when given. ``greeting`` also answers a
+    request made before the user has said anything.
 
     It also reports token usage (words counted as tokens), so usage capture can be tested.
 
     Args:
-        rules: The rules, tried in order.
+        rules: The rules, tried in order against the last user message.
         default_reply: Said when no rule matches; may use ``{user}``.
-        greeting: Said when the user has not spoken yet (the agent's opening line); None
-            falls back to the rules and ``default_reply``.
+        greeting: Said for an instructed reply no ``instructions`` rule matches, and before
+            the user has spoken (the agent's opening line); None falls back to the rules and
+            ``default_reply``.
+        instructions: Rules tried in order against the instructions of an instructed reply;
+            they may call tools and use ``{user}`` like the others.
 
     Example:
         ```python
@@ -230,11 +239,13 @@ class ScriptedLLM(llm.LLM):
         *,
         default_reply: str = "Sorry, I can't help with that.",
         greeting: str | None = None,
+        instructions: Sequence[Rule] = (),
     ) -> None:
         super().__init__()
         self.rules = list(rules)
         self.default_reply = default_reply
         self.greeting = greeting
+        self.instructions = list(instructions)
         self.requests: list[llm.ChatContext] = []
         """A copy of the context of every request, oldest first (for assertions)."""
         self._call_ids = itertools.count(1)
@@ -273,32 +284,65 @@ class ScriptedLLM(llm.LLM):
             (i for i, it in enumerate(items) if it.type == "message" and it.role == "user"),
             default=-1,
         )
-        if user_index < 0 and self.greeting is not None:
-            return self.greeting, []
         user = (items[user_index].text_content or "") if user_index >= 0 else ""
+        instructed = _reply_instructions(items, after=user_index)
+        if instructed is not None:
+            index, instructions = instructed
+            outputs = [it for it in items[index + 1 :] if it.type == "function_call_output"]
+            for rule in self.instructions:
+                if (match := rule.search(instructions)) is not None:
+                    return self._answer(rule, match, user, chat_ctx, outputs, instructions)
+            if self.greeting is not None:
+                return self.greeting, []
+        elif user_index < 0 and self.greeting is not None:
+            return self.greeting, []
         outputs = [it for it in items[user_index + 1 :] if it.type == "function_call_output"]
         for rule in self.rules:
-            match = rule.search(user)
-            if match is None:
-                continue
-            last = outputs[-1] if outputs else None
-            ctx = ScriptContext(
-                match=match,
-                user=user,
-                chat_ctx=chat_ctx,
-                tool_output=last.output if last else None,
-                tool_error=bool(last and last.is_error),
-            )
-            if rule.tool is not None and last is None:
-                call = llm.FunctionToolCall(
-                    name=rule.tool,
-                    arguments=json.dumps(_render_args(rule.args, ctx)),
-                    call_id=self.next_call_id(),
-                )
-                preamble = _render(rule.preamble, ctx) if rule.preamble is not None else ""
-                return preamble, [call]
-            return (_render(rule.reply, ctx) if rule.reply is not None else ""), []
+            if (match := rule.search(user)) is not None:
+                return self._answer(rule, match, user, chat_ctx, outputs, None)
         return self.default_reply.format(user=user), []
+
+    def _answer(
+        self,
+        rule: Rule,
+        match: re.Match[str],
+        user: str,
+        chat_ctx: llm.ChatContext,
+        outputs: list[Any],
+        instructions: str | None,
+    ) -> tuple[str, list[llm.FunctionToolCall]]:
+        last = outputs[-1] if outputs else None
+        ctx = ScriptContext(
+            match=match,
+            user=user,
+            chat_ctx=chat_ctx,
+            tool_output=last.output if last else None,
+            tool_error=bool(last and last.is_error),
+            instructions=instructions,
+        )
+        if rule.tool is not None and last is None:
+            call = llm.FunctionToolCall(
+                name=rule.tool,
+                arguments=json.dumps(_render_args(rule.args, ctx)),
+                call_id=self.next_call_id(),
+            )
+            preamble = _render(rule.preamble, ctx) if rule.preamble is not None else ""
+            return preamble, [call]
+        return (_render(rule.reply, ctx) if rule.reply is not None else ""), []
+
+
+def _reply_instructions(items: Sequence[Any], *, after: int) -> tuple[int, str] | None:
+    """The instructions of an instructed reply: the last system message after the last user
+    message that is not one of LiveKit's own (the agent's instructions have ``lk.`` ids)."""
+    for index in range(len(items) - 1, after, -1):
+        item = items[index]
+        if (
+            item.type == "message"
+            and item.role in ("system", "developer")
+            and not str(item.id).startswith("lk.")
+        ):
+            return index, item.text_content or ""
+    return None
 
 
 class _ScriptedStream(llm.LLMStream):

@@ -1,20 +1,34 @@
-"""What happened in one turn of a LiveKit session, recorded from its public events."""
+"""What happened in one turn of a LiveKit session, and when the agent is really done with it.
+
+`TurnRecorder` listens to a session's public events for the whole conversation and cuts them
+into turns: the reply (every assistant message, in order), the tool calls the turn made, the
+speech the agent started on its own (greeting, ``on_enter`` after a handoff, ``say`` from a
+tool) with its cause, and the handoffs. `SessionProbe` reads the session's state to say what
+the agent is still busy with; `TurnRecorder.settle` waits, on events and task completions only,
+until nothing is left.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from livekit.agents import AgentSession, llm
 from livekit.agents.voice.events import (
+    AgentStateChangedEvent,
     CloseEvent,
     ConversationItemAddedEvent,
     ErrorEvent,
     FunctionToolsExecutedEvent,
+    SpeechCreatedEvent,
+    ToolCallEnded,
+    ToolCallStarted,
+    ToolExecutionUpdatedEvent,
     UserInputTranscribedEvent,
     UserStateChangedEvent,
 )
@@ -22,9 +36,19 @@ from livekit.agents.voice.events import (
 from ...errors import AdapterError
 from ...models import ToolCall, Usage
 
-__all__ = ["SessionClosedError", "TurnRecorder", "llm_usage", "usage_delta"]
+__all__ = [
+    "SessionClosedError",
+    "SessionProbe",
+    "TurnCapture",
+    "TurnRecorder",
+    "llm_usage",
+    "usage_delta",
+]
 
 T = TypeVar("T")
+
+GREETING = None
+"""The turn index of what happens while the session starts, before turn 1."""
 
 
 class SessionClosedError(AdapterError):
@@ -48,27 +72,208 @@ class _Counter:
             await self._changed.wait()
 
 
-class TurnRecorder:
-    """Listens to a session for the duration of one conversation and splits it into turns.
+# -- LiveKit internals, read in one place ---------------------------------------------------
+#
+# A turn is over when the agent has nothing left to do. LiveKit's public API has no single
+# signal for that (``session.wait_for_idle`` returns while a tool runs, and before a handoff
+# has started the next agent), so the probe below reads the session's activity bookkeeping.
+# tests/livekit/test_livekit_turn_end.py checks these attributes exist on the installed
+# version.
 
-    Everything comes from public session events: assistant messages from
-    ``conversation_item_added``, tool calls with their outputs from ``function_tools_executed``
-    (which, unlike the chat history, also carries calls to tools the agent does not have),
-    transcripts from ``user_input_transcribed`` and end of user speech from
-    ``user_state_changed``.
+
+def _context_var(module: str, name: str) -> contextvars.ContextVar[Any] | None:
+    try:
+        mod = __import__(module, fromlist=[name])
+    except ImportError:  # pragma: no cover - another livekit-agents layout
+        return None
+    var = getattr(mod, name, None)
+    return var if isinstance(var, contextvars.ContextVar) else None
+
+
+_ACTIVITY_VAR = _context_var("livekit.agents.voice.agent_activity", "_AgentActivityContextVar")
+_SPEECH_VAR = _context_var("livekit.agents.voice.agent_activity", "_SpeechHandleContextVar")
+_ON_ENTER_VAR = _context_var("livekit.agents.voice.agent_activity", "_OnEnterContextVar")
+
+
+def _task_info(task: asyncio.Task[Any] | None) -> Any:
+    if task is None:
+        return None
+    try:
+        from livekit.agents.voice.agent import _get_activity_task_info
+    except ImportError:  # pragma: no cover - another livekit-agents layout
+        return None
+    return _get_activity_task_info(task)
+
+
+def agent_name(agent: Any) -> str:
+    """How reports name an agent: its class name."""
+    return type(agent).__name__
+
+
+class SessionProbe:
+    """Says what a session's agent is still busy with, and what to wait on until that changes."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    @property
+    def activity(self) -> Any:
+        """The session's current ``AgentActivity`` (None before start or after close)."""
+        return getattr(self._session, "_activity", None)
+
+    @property
+    def recognition(self) -> Any:
+        """The current activity's audio recognition (one per start/resume of an agent).
+
+        A new one means new VAD streams: frames from then on are cut afresh.
+        """
+        activity = self.activity
+        return getattr(activity, "_audio_recognition", None) if activity is not None else None
+
+    def busy(
+        self, running_tools: Callable[[], list[str]]
+    ) -> tuple[str, list[Awaitable[Any]]] | None:
+        """What the agent still does, and awaitables that finish when that may have changed.
+
+        None when nothing is pending: no handoff under way, the current agent started and its
+        ``on_enter`` finished, no speech or tool task running, no speech queued, the user not
+        speaking. (The caller still has ``session.wait_for_idle`` check end-of-turn
+        detection.)
+        """
+        session = self._session
+        agent = getattr(session, "_agent", None)
+        switch = getattr(session, "_update_activity_atask", None)
+        if switch is not None and not switch.done():
+            return f"the handoff to {agent_name(agent)} to finish", [switch]
+        lock = getattr(session, "_activity_lock", None)
+        if lock is not None and lock.locked():
+            return f"the agent switch to {agent_name(agent)} to finish", [_lock_free(lock)]
+        activity = self.activity
+        if activity is None:
+            return "the session to run an agent", []
+        current = activity.agent
+        name = agent_name(current)
+        done = getattr(current, "done", None)
+        if getattr(current, "_old_agent", None) is not None and callable(done) and done():
+            # An AgentTask that completed hands control back to the agent that awaited it.
+            return f"the completed task {name} to hand back to the agent that started it", []
+        if activity.scheduling_paused:
+            return f"{name}'s activity to start", []
+        on_enter = getattr(activity, "_on_enter_task", None)
+        if on_enter is not None and not on_enter.done():
+            return f"{name}.on_enter() to finish", [on_enter]
+        tasks = [t for t in getattr(activity, "_speech_tasks", ()) if not t.done()]
+        if tasks:
+            tools = running_tools()
+            speech = activity.current_speech
+            if tools:
+                what = f"the tool {', '.join(tools)} of {name} to return"
+            elif speech is not None and session.agent_state == "speaking":
+                what = f"{name}'s speech to finish playing ({speech.id})"
+            elif speech is not None:
+                what = f"{name}'s reply to be generated (the LLM; {speech.id})"
+            else:
+                what = f"{name}'s reply to finish"
+            return what, list(tasks)
+        if getattr(activity, "_speech_q", None) or activity.current_speech is not None:
+            return f"{name}'s queued speech to play", []
+        if session.user_state == "speaking":
+            return "the user's speech to end (the session's VAD)", []
+        return None
+
+
+async def _lock_free(lock: asyncio.Lock) -> None:
+    async with lock:
+        pass
+
+
+# -- what a turn captured -------------------------------------------------------------------
+
+
+@dataclass
+class _CallRecord:
+    """One tool call, from the moment it starts to its result."""
+
+    call_id: str
+    name: str
+    arguments: str
+    turn: int | None
+    started: bool
+    output: Any = None
+    is_error: bool = False
+    error: str | None = None
+    ended_message: str | None = None
+    done: bool = False
+
+    def tool_call(self) -> ToolCall:
+        return ToolCall(
+            self.name,
+            _parse_args(self.arguments),
+            output=self.output,
+            is_error=self.is_error,
+            call_id=self.call_id,
+            error=self.error,
+        )
+
+
+@dataclass
+class _Speech:
+    """One speech handle the session created, and why."""
+
+    handle: Any
+    cause: str
+    turn: int | None
+    agent: str
+    """The agent that created it (the one whose activity it was scheduled on)."""
+
+
+@dataclass
+class _Said:
+    """One thing the agent said, in the order it was said."""
+
+    text: str
+    agent: str
+    handle_id: str | None
+    item: Any = None
+
+
+@dataclass
+class TurnCapture:
+    """Everything recorded between two turn boundaries."""
+
+    reply: str
+    items: list[Any]
+    tool_calls: list[ToolCall]
+    pending_tool_calls: list[dict[str, Any]]
+    late_tool_results: list[dict[str, Any]]
+    agent_speech: list[dict[str, Any]]
+    handoffs: list[dict[str, str]]
+    agent: str
+    events: list[dict[str, Any]]
+
+
+class TurnRecorder:
+    """Listens to a session for one conversation and cuts what happens into turns.
+
+    Everything it records comes from public session events: assistant messages and handoffs
+    from ``conversation_item_added``, tool calls from ``tool_execution_updated`` (the turn
+    that made a call is the one running when it started) and ``function_tools_executed``
+    (outputs, and calls to tools the agent does not have), every speech from
+    ``speech_created``, transcripts from ``user_input_transcribed`` and the end of the
+    user's speech from ``user_state_changed``.
     """
 
     def __init__(self, session: AgentSession) -> None:
         self._session = session
-        self.items: list[llm.ChatItem] = []
-        """Assistant messages, function calls and outputs of the current turn, in order."""
-        self.tool_calls: list[ToolCall] = []
+        self.probe = SessionProbe(session)
+        self.turn: int | None = GREETING
+        """Zero-based index of the turn in progress; None while the session starts."""
+        self.sending_text = False
+        """True while the adapter itself asks the session to answer a text turn."""
         self.finals: list[str] = []
-        """Non-empty final transcripts of the current turn."""
         self.errors: list[str] = []
         """Errors the session reported during the turn (LLM, STT, TTS), as text."""
         self.unrecoverable = 0
-        """How many of them the session gave up on (no retry left)."""
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
@@ -76,12 +281,28 @@ class TurnRecorder:
         """Times the user went from speaking to listening."""
         self.speech_ended_at: list[float] = []
         """``time.perf_counter()`` of each of those times."""
+        self._items: list[Any] = []
+        self._said: list[_Said] = []
+        self._handoffs: list[dict[str, str]] = []
+        self._calls: dict[str, _CallRecord] = {}
+        self._call_order: list[str] = []
+        self._late: list[str] = []
+        self._speeches: dict[str, _Speech] = {}
+        self._tool_errors: dict[str, str] = {}
+        self._orphan_tool_errors: list[tuple[str | None, str | None, str]] = []
+        self._text_of_handle: Callable[[str], str] | None = None
+        self._agent = ""
+        self._agent_obj: Any = None
+        self._changed = asyncio.Event()
         self._closed: asyncio.Future[CloseEvent] = asyncio.get_running_loop().create_future()
         self._handlers: list[tuple[str, Callable[..., None]]] = [
             ("conversation_item_added", self._on_item),
             ("function_tools_executed", self._on_tools),
+            ("tool_execution_updated", self._on_tool_update),
+            ("speech_created", self._on_speech),
             ("user_input_transcribed", self._on_transcript),
             ("user_state_changed", self._on_user_state),
+            ("agent_state_changed", self._on_agent_state),
             ("error", self._on_error),
             ("close", self._on_close),
         ]
@@ -95,10 +316,15 @@ class TurnRecorder:
         if not self._closed.done():
             self._closed.cancel()
 
-    def begin_turn(self) -> None:
-        """Forget the previous turn."""
-        self.items = []
-        self.tool_calls = []
+    def text_of_handles(self, lookup: Callable[[str], str]) -> None:
+        """Where to read the text a speech sent to the transcription output (by speech id)."""
+        self._text_of_handle = lookup
+
+    # -- turn boundaries ------------------------------------------------------------------
+
+    def begin_turn(self, index: int) -> None:
+        """Start turn ``index`` (zero-based): per-turn counters start from zero."""
+        self.turn = index
         self.finals = []
         self.errors = []
         self.unrecoverable = 0
@@ -107,9 +333,90 @@ class TurnRecorder:
         self.speech_ended = _Counter()
         self.speech_ended_at = []
 
-    def on_segment(self, text: str) -> None:
-        """Listener for `SegmentSTT`: one more segment recognized."""
-        self.segments_recognized.bump()
+    def end_turn(self) -> TurnCapture:
+        """What the turn in progress captured; the recorder then starts afresh."""
+        turn = self.turn
+        said = self._resolve_said()
+        reply = " ".join(s.text for s in said if s.text)
+        calls = [self._calls[c] for c in self._call_order if self._calls[c].turn == turn]
+        late = [self._calls[c] for c in self._late if self._calls[c].turn != turn]
+        by_handle: dict[str, list[_Said]] = {}
+        for s in said:
+            if s.handle_id is not None:
+                by_handle.setdefault(s.handle_id, []).append(s)
+        agent_speech: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for s in said:
+            speech = self._speeches.get(s.handle_id or "")
+            if speech is None or speech.cause == "user" or s.handle_id in seen:
+                continue
+            seen.add(speech.handle.id)
+            parts = by_handle[speech.handle.id]
+            agent_speech.append(
+                {
+                    "text": " ".join(p.text for p in parts if p.text),
+                    "cause": speech.cause,
+                    "agent": parts[0].agent or speech.agent,
+                    "turn_index": speech.turn,
+                }
+            )
+        capture = TurnCapture(
+            reply=reply,
+            items=list(self._items),
+            tool_calls=[c.tool_call() for c in calls],
+            pending_tool_calls=[
+                {"call_id": c.call_id, "name": c.name} for c in calls if not c.done
+            ],
+            late_tool_results=[
+                {
+                    "call_id": c.call_id,
+                    "name": c.name,
+                    "turn_index": c.turn,
+                    "output": c.output,
+                    "is_error": c.is_error,
+                    "error": c.error,
+                }
+                for c in late
+            ],
+            agent_speech=agent_speech,
+            handoffs=list(self._handoffs),
+            agent=self.current_agent,
+            events=_events(self._items),
+        )
+        self._items = []
+        self._said = []
+        self._handoffs = []
+        self._late = []
+        self._call_order = [c for c in self._call_order if not self._calls[c].done]
+        for cid in list(self._calls):
+            if self._calls[cid].done and cid not in self._call_order:
+                del self._calls[cid]
+        done = [sid for sid, s in self._speeches.items() if s.handle.done()]
+        for sid in done:
+            del self._speeches[sid]
+        return capture
+
+    @property
+    def current_agent(self) -> str:
+        """Class name of the session's current agent."""
+        try:
+            return agent_name(self._session.current_agent)
+        except RuntimeError:
+            return self._agent
+
+    def _resolve_said(self) -> list[_Said]:
+        """Attach each message to the speech that said it (found in its ``chat_items``)."""
+        said = list(self._said)
+        handles = [s.handle for s in self._speeches.values()]
+        for s in said:
+            if s.handle_id is None and s.item is not None:
+                for handle in handles:
+                    if any(item is s.item for item in handle.chat_items):
+                        s.handle_id = handle.id
+                        break
+        return said
+
+    # -- waiting ---------------------------------------------------------------------------
 
     async def guard(self, awaitable: Awaitable[T]) -> T:
         """Await ``awaitable``, or raise `SessionClosedError` if the session closes first."""
@@ -126,37 +433,230 @@ class TurnRecorder:
         cause = f": {ev.error}" if ev.error is not None else ""
         raise SessionClosedError(f"the session closed during the turn ({ev.reason}){cause}")
 
+    async def settle(self, on_wait: Callable[[str], None]) -> None:
+        """Return once the agent is really done: no handoff pending, no tool running, no
+        speech scheduled or playing, the new agent's ``on_enter`` finished, the session idle.
+
+        Only events and task completions wake it; ``on_wait`` hears what it waits for (for
+        the timeout message).
+        """
+        while True:
+            self._changed.clear()
+            busy = self.probe.busy(self.running_tools)
+            if busy is None:
+                on_wait(
+                    "the session to finish end-of-turn detection and become idle "
+                    "(session.wait_for_idle)"
+                )
+                # wait_for_idle also waits out a reply it sees start; race it against the
+                # events, so a new reply or tool is named while it is pending.
+                idle = asyncio.ensure_future(self._session.wait_for_idle())
+                changed = asyncio.ensure_future(self._changed.wait())
+                try:
+                    await self.guard(
+                        asyncio.wait({idle, changed}, return_when=asyncio.FIRST_COMPLETED)
+                    )
+                finally:
+                    for future in (idle, changed):
+                        if not future.done():
+                            future.cancel()
+                if not idle.done() or idle.cancelled():
+                    continue
+                idle.result()
+                if self._changed.is_set() or self.probe.busy(self.running_tools) is not None:
+                    continue
+                return
+            what, waits = busy
+            on_wait(what)
+            await self.guard(_first_of([*waits, self._changed.wait()]))
+
+    def running_tools(self) -> list[str]:
+        """Names of the calls that started and have not ended, oldest first."""
+        return [
+            self._calls[c].name
+            for c in self._call_order
+            if self._calls[c].started and not self._calls[c].done
+        ]
+
+    # -- tool exceptions, from the log scope -----------------------------------------------
+
+    def owns_speech(self, speech_id: str) -> bool:
+        return speech_id in self._speeches
+
+    def on_tool_exception(
+        self, *, call_id: str | None, function: str | None, speech_id: str | None, text: str
+    ) -> None:
+        if call_id is not None:
+            self._tool_errors[call_id] = text
+            return
+        self._orphan_tool_errors.append((function, speech_id, text))
+
+    def _error_for(self, call_id: str, name: str) -> str | None:
+        if call_id in self._tool_errors:
+            return self._tool_errors.pop(call_id)
+        for i, (function, _speech, text) in enumerate(self._orphan_tool_errors):
+            if function == name:
+                del self._orphan_tool_errors[i]
+                return text
+        return None
+
     # -- event handlers -------------------------------------------------------------------
 
     def _on_item(self, ev: ConversationItemAddedEvent) -> None:
         item = ev.item
         if isinstance(item, llm.ChatMessage) and item.role == "assistant":
-            self.items.append(item)
+            handle = _SPEECH_VAR.get(None) if _SPEECH_VAR is not None else None
+            activity = _ACTIVITY_VAR.get(None) if _ACTIVITY_VAR is not None else None
+            speaker = agent_name(activity.agent) if activity is not None else self.current_agent
+            self._items.append(item)
+            self._said.append(
+                _Said(
+                    text=(item.text_content or "").strip(),
+                    agent=speaker,
+                    handle_id=handle.id if handle is not None else None,
+                    item=item,
+                )
+            )
+        elif isinstance(item, llm.AgentHandoff):
+            # Emitted just after the session switched activities: the new one is current.
+            activity = self.probe.activity
+            new_agent = activity.agent if activity is not None else None
+            new = agent_name(new_agent) if new_agent is not None else self.current_agent
+            if item.old_agent_id is not None:
+                self._handoffs.append({"from": self._agent, "to": new})
+                self._items.append(
+                    _Handoff(
+                        item=item,
+                        old=self._agent,
+                        new=new,
+                        old_agent=self._agent_obj,
+                        new_agent=new_agent,
+                    )
+                )
+            self._agent = new
+            self._agent_obj = new_agent
+        self._changed.set()
+
+    def _on_tool_update(self, ev: ToolExecutionUpdatedEvent) -> None:
+        update = ev.update
+        if isinstance(update, ToolCallStarted):
+            call = update.function_call
+            if call.call_id not in self._calls:
+                self._calls[call.call_id] = _CallRecord(
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    turn=self.turn,
+                    started=True,
+                )
+                self._call_order.append(call.call_id)
+        elif isinstance(update, ToolCallEnded):
+            record = self._calls.get(update.call_id)
+            if record is not None and update.status == "error":
+                # The exception's message, in case its full text never reached the log scope.
+                record.ended_message = update.message
+        self._changed.set()
 
     def _on_tools(self, ev: FunctionToolsExecutedEvent) -> None:
         for call, out in zip(ev.function_calls, ev.function_call_outputs, strict=False):
-            self.items.append(call)
+            self._items.append(call)
             if out is not None:
-                self.items.append(out)
-            self.tool_calls.append(
-                ToolCall(
-                    call.name,
-                    _parse_args(call.arguments),
-                    output=out.output if out is not None else None,
-                    is_error=bool(out is not None and out.is_error),
+                self._items.append(out)
+            record = self._calls.get(call.call_id)
+            if record is None:
+                # Never started (unknown tool, bad arguments): made by the turn in progress.
+                record = _CallRecord(
                     call_id=call.call_id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    turn=self.turn,
+                    started=False,
                 )
-            )
+                self._calls[call.call_id] = record
+                self._call_order.append(call.call_id)
+            record.arguments = call.arguments
+            record.output = out.output if out is not None else None
+            record.is_error = bool(out is not None and out.is_error)
+            record.done = True
+            if record.is_error:
+                # The exception as the tool raised it, else what LiveKit said of the failure.
+                record.error = (
+                    self._error_for(call.call_id, call.name)
+                    or record.ended_message
+                    or (str(record.output) if record.output is not None else "failed")
+                )
+            if record.turn != self.turn:
+                self._late.append(call.call_id)
+        self._changed.set()
+
+    def _on_speech(self, ev: SpeechCreatedEvent) -> None:
+        handle = ev.speech_handle
+        activity = _ACTIVITY_VAR.get(None) if _ACTIVITY_VAR is not None else None
+        creator = agent_name(activity.agent) if activity is not None else self.current_agent
+        self._speeches[handle.id] = _Speech(
+            handle=handle, cause=self._cause(), turn=self.turn, agent=creator
+        )
+        handle.add_done_callback(self._on_speech_done)
+        self._changed.set()
+
+    def _on_speech_done(self, handle: Any) -> None:
+        """A speech that added nothing to the chat (``say(..., add_to_chat_ctx=False)``) was
+        still said: it counts with the text it sent to the transcription output."""
+        self._changed.set()
+        speech = self._speeches.get(handle.id)
+        if speech is None or self._text_of_handle is None:
+            return
+        if any(isinstance(i, llm.ChatMessage) for i in handle.chat_items):
+            return
+        if any(s.handle_id == handle.id for s in self._said):
+            return
+        text = self._text_of_handle(handle.id).strip()
+        if text:
+            self._said.append(_Said(text=text, agent=speech.agent, handle_id=handle.id))
+
+    def _cause(self) -> str:
+        """Why a speech is being created right now, from the task creating it.
+
+        ``user`` for a reply to the user's turn; otherwise the agent speaks on its own:
+        ``greeting`` (the first agent's ``on_enter`` while the session starts), ``on_enter``
+        (an agent entered by a handoff), ``on_exit``, ``tool`` (``say``/``generate_reply``
+        inside a tool) or ``other``.
+        """
+        if self.sending_text:
+            return "user"
+        task = asyncio.current_task()
+        info = _task_info(task)
+        if info is not None and getattr(info, "function_call", None) is not None:
+            return "tool"
+        if _ON_ENTER_VAR is not None and _ON_ENTER_VAR.get(None) is not None:
+            return "greeting" if self.turn is GREETING else "on_enter"
+        name = task.get_name() if task is not None else ""
+        coro = getattr(task.get_coro(), "__qualname__", "") if task is not None else ""
+        if "on_exit" in name:
+            return "on_exit"
+        if "_user_turn_" in name or "AudioRecognition" in coro:
+            # The reply to the user's turn (or its preemptive generation).
+            return "user"
+        return "other"
 
     def _on_transcript(self, ev: UserInputTranscribedEvent) -> None:
         if ev.is_final and ev.transcript:
             self.finals.append(ev.transcript)
             self.final_count.bump()
+        self._changed.set()
 
     def _on_user_state(self, ev: UserStateChangedEvent) -> None:
         if ev.old_state == "speaking" and ev.new_state != "speaking":
             self.speech_ended_at.append(time.perf_counter())
             self.speech_ended.bump()
+        self._changed.set()
+
+    def _on_agent_state(self, ev: AgentStateChangedEvent) -> None:
+        self._changed.set()
+
+    def on_segment(self, text: str) -> None:
+        """Listener for `SegmentSTT`: one more segment recognized."""
+        self.segments_recognized.bump()
 
     def _on_error(self, ev: ErrorEvent) -> None:
         error = getattr(ev.error, "error", ev.error)
@@ -166,6 +666,7 @@ class TurnRecorder:
         if not recoverable:
             self.unrecoverable += 1
         self.errors.append(f"{source} ({kind}): {type(error).__name__}: {error}")
+        self._changed.set()
 
     def _on_close(self, ev: CloseEvent) -> None:
         if not self._closed.done():
@@ -174,40 +675,64 @@ class TurnRecorder:
     # -- results --------------------------------------------------------------------------
 
     @property
-    def reply(self) -> str:
-        """Every assistant message of the turn, in order, joined by a space."""
-        texts = [
-            (item.text_content or "").strip()
-            for item in self.items
-            if isinstance(item, llm.ChatMessage)
-        ]
-        return " ".join(t for t in texts if t)
-
-    @property
     def heard(self) -> str:
         """The user's speech as the session's STT transcribed it."""
         return " ".join(t.strip() for t in self.finals if t.strip())
 
-    def events(self) -> list[dict[str, Any]]:
-        """The turn's items as JSON-friendly dicts (for reports)."""
-        out: list[dict[str, Any]] = []
-        for item in self.items:
-            if isinstance(item, llm.ChatMessage):
-                out.append({"type": "message", "role": item.role, "text": item.text_content or ""})
-            elif isinstance(item, llm.FunctionCall):
-                out.append(
-                    {"type": "function_call", "name": item.name, "arguments": item.arguments}
-                )
-            elif isinstance(item, llm.FunctionCallOutput):
-                out.append(
-                    {
-                        "type": "function_call_output",
-                        "name": item.name,
-                        "output": item.output,
-                        "is_error": item.is_error,
-                    }
-                )
-        return out
+
+@dataclass
+class _Handoff:
+    """A handoff among a turn's items (for reports and LiveKit's ``RunAssert``)."""
+
+    item: Any
+    old: str
+    new: str
+    old_agent: Any
+    new_agent: Any
+    type: str = "agent_handoff"
+
+
+async def _first_of(awaitables: Iterable[Awaitable[Any]]) -> None:
+    """Return when the first of ``awaitables`` finishes.
+
+    LiveKit's own tasks are only watched; coroutines (our helpers) become tasks here and are
+    cancelled on the way out.
+    """
+    own: list[asyncio.Future[Any]] = []
+    theirs: list[asyncio.Future[Any]] = []
+    for awaitable in awaitables:
+        if isinstance(awaitable, asyncio.Future):
+            theirs.append(awaitable)
+        else:
+            own.append(asyncio.ensure_future(awaitable))
+    try:
+        await asyncio.wait([*own, *theirs], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for future in own:
+            if not future.done():
+                future.cancel()
+
+
+def _events(items: list[Any]) -> list[dict[str, Any]]:
+    """A turn's items as JSON-friendly dicts (for reports)."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, llm.ChatMessage):
+            out.append({"type": "message", "role": item.role, "text": item.text_content or ""})
+        elif isinstance(item, llm.FunctionCall):
+            out.append({"type": "function_call", "name": item.name, "arguments": item.arguments})
+        elif isinstance(item, llm.FunctionCallOutput):
+            out.append(
+                {
+                    "type": "function_call_output",
+                    "name": item.name,
+                    "output": item.output,
+                    "is_error": item.is_error,
+                }
+            )
+        elif isinstance(item, _Handoff):
+            out.append({"type": "agent_handoff", "from": item.old, "to": item.new})
+    return out
 
 
 def _parse_args(arguments: str) -> dict[str, Any] | None:

@@ -1,0 +1,189 @@
+"""LiveKit's loggers while conversations are open: quieter, and tool exceptions routed home.
+
+LiveKit logs through process-wide loggers, so whatever a conversation changes there is shared
+with every other conversation running at the same time. The state therefore lives with the
+shared resource itself: one `LiveKitLogScope` filter installed on the ``livekit.agents``
+logger while at least one conversation holds it, counting its holders, remembering the levels
+it replaced and restoring them when the last holder leaves. Nothing is kept in module globals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Protocol
+
+__all__ = ["LiveKitLogScope", "ToolErrorSink", "hold_livekit_logs", "resolve_level"]
+
+_AGENTS_LOGGER = "livekit.agents"
+_LEVELLED_LOGGERS = ("livekit", "livekit.agents", "livekit.plugins")
+_TOOL_EXCEPTION = "exception occurred while executing tool"
+
+
+class ToolErrorSink(Protocol):
+    """A conversation that wants the exceptions its tools raise."""
+
+    def owns_speech(self, speech_id: str) -> bool:
+        """True when the speech handle ``speech_id`` belongs to this conversation."""
+        ...
+
+    def on_tool_exception(
+        self, *, call_id: str | None, function: str | None, speech_id: str | None, text: str
+    ) -> None:
+        """A tool of this conversation raised; ``text`` is the exception's type and message."""
+        ...
+
+
+class LiveKitLogScope(logging.Filter):
+    """The one filter on ``livekit.agents`` while conversations are open (see the module doc).
+
+    Each holder asks for a level (None: leave levels alone) and says whether tool tracebacks
+    should be demoted to DEBUG. The loggers get the lowest level any holder asked for; a
+    traceback is demoted when the conversation it belongs to asked for quiet.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(name="pytest_agent_eval.livekit")
+        self._lock = threading.Lock()
+        self._holders: dict[int, tuple[ToolErrorSink, int | None]] = {}
+        self._saved: dict[str, int] = {}
+        self._effective: dict[str, int] = {}
+        self._detached = False
+
+    # -- holding ---------------------------------------------------------------------------
+
+    @classmethod
+    def installed(cls) -> LiveKitLogScope | None:
+        """The scope currently installed on ``livekit.agents``, if any."""
+        for existing in logging.getLogger(_AGENTS_LOGGER).filters:
+            if isinstance(existing, cls):
+                return existing
+        return None
+
+    def _acquire(self, holder: ToolErrorSink, level: int | None) -> bool:
+        """Add ``holder``; False when this scope was just taken off the logger (make another)."""
+        with self._lock:
+            if self._detached:
+                return False
+            if not self._holders:
+                for name in _LEVELLED_LOGGERS:
+                    logger = logging.getLogger(name)
+                    self._saved[name] = logger.level
+                    self._effective[name] = logger.getEffectiveLevel()
+            self._holders[id(holder)] = (holder, level)
+            self._apply()
+            return True
+
+    def _release(self, holder: ToolErrorSink) -> None:
+        """Forget ``holder``; the last one out restores the levels and removes the scope."""
+        with self._lock:
+            self._holders.pop(id(holder), None)
+            if self._holders:
+                self._apply()
+                return
+            for name, level in self._saved.items():
+                logging.getLogger(name).setLevel(level)
+            self._saved.clear()
+            self._effective.clear()
+            self._detached = True
+            logging.getLogger(_AGENTS_LOGGER).removeFilter(self)
+
+    def _apply(self) -> None:
+        levels = [level for _, level in self._holders.values() if level is not None]
+        for name, saved in self._saved.items():
+            logger = logging.getLogger(name)
+            if levels and self._effective[name] < min(levels):
+                logger.setLevel(min(levels))
+            else:
+                logger.setLevel(saved)
+
+    # -- the filter ------------------------------------------------------------------------
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith(_TOOL_EXCEPTION):
+            return True
+        speech_id = getattr(record, "speech_id", None)
+        with self._lock:
+            holders = list(self._holders.values())
+        owner = next(
+            ((h, lvl) for h, lvl in holders if speech_id is not None and h.owns_speech(speech_id)),
+            None,
+        )
+        if owner is None and len(holders) == 1 and speech_id is None:
+            owner = holders[0]
+        if owner is None:
+            return True
+        holder, level = owner
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            holder.on_tool_exception(
+                call_id=getattr(record, "call_id", None) or _current_call_id(),
+                function=getattr(record, "function", None),
+                speech_id=speech_id,
+                text=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+            )
+        if level is None:
+            return True
+        # Captured on the ToolCall: the traceback is only for those who asked for DEBUG.
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+def _current_call_id() -> str | None:
+    """The call id of the tool whose task is logging, from LiveKit's task bookkeeping."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return None
+    if task is None:
+        return None
+    try:
+        from livekit.agents.voice.agent import _get_activity_task_info
+    except ImportError:  # pragma: no cover - another livekit-agents layout
+        return None
+    info = _get_activity_task_info(task)
+    call = getattr(info, "function_call", None)
+    return getattr(call, "call_id", None)
+
+
+def resolve_level(level: int | str | None) -> int | None:
+    """``"WARNING"``/``"warning"``/``30`` -> 30; None stays None.
+
+    Raises:
+        ValueError: For a name ``logging`` does not know.
+    """
+    if level is None or isinstance(level, int):
+        return level
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ValueError(
+            f"LiveKitAdapter: unknown log_level {level!r}; use a logging level such as "
+            "'WARNING' or 'DEBUG', or None to leave logging alone"
+        )
+    return numeric
+
+
+@contextlib.contextmanager
+def hold_livekit_logs(holder: ToolErrorSink, level: int | str | None) -> Iterator[None]:
+    """Hold the LiveKit log scope for one conversation (installed on first hold).
+
+    Args:
+        holder: Receives the exceptions its tools raise.
+        level: Raise LiveKit's loggers to this level while held and demote tool tracebacks
+            to DEBUG; None leaves levels and records alone (exceptions are still captured).
+    """
+    numeric = resolve_level(level)
+    while True:
+        scope = LiveKitLogScope.installed()
+        if scope is None:
+            scope = LiveKitLogScope()
+            logging.getLogger(_AGENTS_LOGGER).addFilter(scope)
+        if scope._acquire(holder, numeric):
+            break
+    try:
+        yield
+    finally:
+        scope._release(holder)

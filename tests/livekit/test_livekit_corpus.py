@@ -1,0 +1,265 @@
+"""Speed invariance as a property: the corpus's captured turns are identical at max speed and
+in real time, on real AgentSessions with the Silero VAD and TTS-made WAVs.
+
+Each scenario runs at ``speed=0`` and ``speed=1``; the captured turns (reply text, tool calls
+with arguments, outputs and errors, each agent utterance with its cause and turn, handoffs,
+the active agent) must be equal to each other and to what the scenario should produce.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus_agents import GREETING, PHRASES, SCENARIOS, Scenario
+from livekit_support import converse, run, transcript
+
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+from pytest_agent_eval.models import AgentReply, Turn
+
+TAIL_S = 0.7
+"""Silence after each fixture: above Silero's 0.55 s, short enough to keep real time cheap."""
+
+
+def captured(replies: list[AgentReply]) -> list[dict[str, Any]]:
+    """What a verdict can depend on, turn by turn (timings left out)."""
+    out = []
+    for reply in replies:
+        meta = reply.metadata["livekit"]
+        out.append(
+            {
+                "reply": reply.reply,
+                "heard": reply.heard,
+                "calls": [(c.name, c.args, c.output, c.is_error, c.error) for c in reply.calls],
+                "agent_speech": meta["agent_speech"],
+                "agent": meta["agent"],
+                "handoffs": meta["handoffs"],
+                "greeting": meta.get("greeting"),
+                "pending": [c["name"] for c in meta["pending_tool_calls"]],
+                "late": [
+                    (c["name"], c["turn_index"], c["output"]) for c in meta["late_tool_results"]
+                ],
+                "tokens": (
+                    (reply.usage.input_tokens, reply.usage.output_tokens) if reply.usage else None
+                ),
+            }
+        )
+    return out
+
+
+def without_tokens(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in t.items() if k != "tokens"} for t in turns]
+
+
+def turn(
+    reply: str,
+    *,
+    heard: str | None = None,
+    calls: list[tuple[Any, ...]] | None = None,
+    agent: str,
+    agent_speech: list[dict[str, Any]] | None = None,
+    handoffs: list[dict[str, str]] | None = None,
+    greeting: list[dict[str, Any]] | None = None,
+    pending: list[str] | None = None,
+    late: list[tuple[Any, ...]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "reply": reply,
+        "heard": heard,
+        "calls": calls or [],
+        "agent_speech": agent_speech or [],
+        "agent": agent,
+        "handoffs": handoffs or [],
+        "greeting": greeting,
+        "pending": pending or [],
+        "late": late or [],
+    }
+
+
+def said(text: str, cause: str, agent: str, turn_index: int | None) -> dict[str, Any]:
+    return {"text": text, "cause": cause, "agent": agent, "turn_index": turn_index}
+
+
+HELLO = "Hello! How can I help you?"
+REFUNDED = "I see a duplicate charge and I have refunded it."
+BILLING_INTRO = "Hi, this is billing. How can I help?"
+TO_BILLING = [{"from": "Receptionist", "to": "BillingAgent"}]
+
+EXPECTED: dict[str, list[dict[str, Any]]] = {
+    "single_agent": [
+        turn(HELLO, heard=PHRASES["hello"], agent="Receptionist", greeting=[]),
+        turn(REFUNDED, agent="Receptionist"),
+    ],
+    "greeting_on_entry": [
+        turn(
+            HELLO,
+            heard=PHRASES["hello"],
+            agent="GreeterAgent",
+            greeting=[said(GREETING, "greeting", "GreeterAgent", None)],
+        ),
+    ],
+    "handoff_mid_recording": [
+        # The first sentence hands off; the second is answered by the agent it went to.
+        turn(
+            f"{BILLING_INTRO} {REFUNDED}",
+            heard=PHRASES["bill_then_charge"],
+            calls=[("transfer_to_billing", {}, "", False, None)],
+            agent="BillingAgent",
+            agent_speech=[said(BILLING_INTRO, "on_enter", "BillingAgent", 0)],
+            handoffs=TO_BILLING,
+            greeting=[],
+        ),
+    ],
+    "handoff_end_of_audio_turn": [
+        turn(
+            BILLING_INTRO,
+            heard=PHRASES["to_billing"],
+            calls=[("transfer_to_billing", {}, "", False, None)],
+            agent="BillingAgent",
+            agent_speech=[said(BILLING_INTRO, "on_enter", "BillingAgent", 0)],
+            handoffs=TO_BILLING,
+            greeting=[],
+        ),
+        turn(REFUNDED, agent="BillingAgent"),
+    ],
+    "handoff_between_turns": [
+        turn(
+            BILLING_INTRO,
+            calls=[("transfer_to_billing", {}, "", False, None)],
+            agent="BillingAgent",
+            agent_speech=[said(BILLING_INTRO, "on_enter", "BillingAgent", 0)],
+            handoffs=TO_BILLING,
+            greeting=[],
+        ),
+        turn(REFUNDED, heard=PHRASES["charged"], agent="BillingAgent"),
+    ],
+    "handed_off_agent_says_its_intro": [
+        turn(
+            "Support here. What seems to be the problem?",
+            calls=[("transfer_to_support", {}, "", False, None)],
+            agent="SupportAgent",
+            agent_speech=[
+                said("Support here. What seems to be the problem?", "on_enter", "SupportAgent", 0)
+            ],
+            handoffs=[{"from": "Receptionist", "to": "SupportAgent"}],
+            greeting=[],
+        ),
+        turn(HELLO, heard=PHRASES["hello"], agent="SupportAgent"),
+    ],
+    "tools_that_await": [
+        turn(
+            "Your order ships tomorrow.",
+            heard=PHRASES["order"],
+            calls=[("lookup_order", {}, "ships tomorrow", False, None)],
+            agent="OrderAgent",
+            greeting=[],
+        ),
+        turn(
+            "The warehouse has two pallets in stock.",
+            heard=PHRASES["warehouse"],
+            calls=[("check_warehouse", {}, "two pallets in stock", False, None)],
+            agent="OrderAgent",
+        ),
+    ],
+    "say_inside_a_tool": [
+        turn(
+            "One moment while I check. Your order ships tomorrow.",
+            heard=PHRASES["order"],
+            calls=[("lookup_order", {}, "ships tomorrow", False, None)],
+            agent="ChattyOrderAgent",
+            agent_speech=[said("One moment while I check.", "tool", "ChattyOrderAgent", 0)],
+            greeting=[],
+        ),
+        turn(HELLO, heard=PHRASES["hello"], agent="ChattyOrderAgent"),
+    ],
+    "agent_task_over_two_turns": [
+        # verify_identity is made in turn 1 and waits for the task: pending until turn 3.
+        turn(
+            "What is your full name?",
+            heard=PHRASES["refill"],
+            calls=[("verify_identity", {}, None, False, None)],
+            agent="CollectIdentity",
+            agent_speech=[said("What is your full name?", "on_enter", "CollectIdentity", 0)],
+            handoffs=[{"from": "Pharmacist", "to": "CollectIdentity"}],
+            greeting=[],
+            pending=["verify_identity"],
+        ),
+        turn(
+            "Thanks. What is your date of birth?",
+            heard=PHRASES["name"],
+            calls=[
+                ("record_name", {"name": "Maria Lopez"}, "name Maria Lopez recorded", False, None)
+            ],
+            agent="CollectIdentity",
+        ),
+        turn(
+            "Thank you. Your identity is verified Maria Lopez, born May fifth. "
+            "Your refill is on its way.",
+            heard=PHRASES["born"],
+            calls=[("record_birth_date", {"date": "May fifth"}, "", False, None)],
+            agent="Pharmacist",
+            handoffs=[{"from": "CollectIdentity", "to": "Pharmacist"}],
+            late=[("verify_identity", 0, "verified Maria Lopez, born May fifth")],
+        ),
+    ],
+    "tool_that_raises": [
+        turn(
+            "Sorry, I cannot see the desserts right now.",
+            heard=PHRASES["dessert"],
+            calls=[
+                (
+                    "dessert_menu",
+                    {},
+                    "An internal error occurred",
+                    True,
+                    "RuntimeError: the dessert menu service is down",
+                )
+            ],
+            agent="Kitchen",
+            greeting=[],
+        ),
+    ],
+    "agent_speaks_twice_in_a_turn": [
+        turn(
+            "Would you like a drink with that? Your order 42 for one pizza is placed.",
+            heard=PHRASES["pizza"],
+            calls=[("place_order", {"item": "pizza"}, "order 42 for one pizza", False, None)],
+            agent="Kitchen",
+            agent_speech=[said("Would you like a drink with that?", "tool", "Kitchen", 0)],
+            greeting=[],
+        ),
+        turn(HELLO, heard=PHRASES["hello"], agent="Kitchen"),
+    ],
+}
+
+
+def scenario_script(scenario: Scenario, audio: dict[str, Path]) -> Any:
+    turns = [
+        Turn(user=PHRASES[key], audio=audio[key]) if spoken else Turn(user=key)
+        for key, spoken in scenario.turns
+    ]
+    return transcript(*turns, id=scenario.id)
+
+
+def test_every_scenario_has_expectations() -> None:
+    assert sorted(EXPECTED) == sorted(s.id for s in SCENARIOS)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
+def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
+    scenario: Scenario, corpus_audio: dict[str, Path]
+) -> None:
+    script = scenario_script(scenario, corpus_audio)
+    by_speed = {}
+    for speed in (0.0, 1.0):
+        adapter = LiveKitAdapter(scenario.factory(), speed=speed, tail_silence_s=TAIL_S)
+        replies = run(converse(adapter, script))
+        for index, reply in enumerate(replies, start=1):
+            if reply.reply:
+                assert reply.latency_s is not None and reply.latency_s >= 0, (speed, index)
+        by_speed[speed] = captured(replies)
+    assert without_tokens(by_speed[0.0]) == EXPECTED[scenario.id]
+    # Tokens too: every LLM request of a turn is charged to it, at every speed.
+    assert all(t["tokens"] is not None for t in by_speed[0.0])
+    assert by_speed[1.0] == by_speed[0.0]
