@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,32 +169,15 @@ class Process:
                 self.popen.wait()
 
 
-class RoomLab:
-    """See the module docstring. Use as a context manager, or call `start` and `stop`."""
+class NetnsBox:
+    """`netns_box.py` under ``unshare --net``: the namespace, and what tried to leave it."""
 
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.url = URL
-        self.api_key = API_KEY
-        self.api_secret = API_SECRET
+    def __init__(self) -> None:
         self._box: subprocess.Popen[str] | None = None
-        self.box_pid: int | None = None
-        self.server: Process | None = None
-        self.workers: dict[str, Process] = {}
-        self.timings: dict[str, float] = {}
-        self._box_lock = threading.Lock()
-
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def __enter__(self) -> RoomLab:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.pid: int | None = None
+        self._lock = threading.Lock()
 
     def start(self) -> None:
-        started = time.perf_counter()
         self._box = subprocess.Popen(
             [
                 "unshare",
@@ -209,12 +192,89 @@ class RoomLab:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        first = self._box_line(10.0)
+        first = self._line(10.0)
         if not first.startswith("ready "):
             raise LabError(f"the namespace box did not start: {first}")
-        self.box_pid = int(first.split()[1])
-        self.timings["namespace_s"] = time.perf_counter() - started
+        self.pid = int(first.split()[1])
 
+    def stop(self) -> None:
+        if self._box is None:
+            return
+        with contextlib.suppress(Exception):
+            assert self._box.stdin is not None
+            self._box.stdin.close()
+        try:
+            self._box.wait(10)
+        except subprocess.TimeoutExpired:
+            self._box.kill()
+            self._box.wait()
+
+    def _line(self, timeout_s: float) -> str:
+        assert self._box is not None and self._box.stdout is not None
+        ready, _, _ = select.select([self._box.stdout], [], [], timeout_s)
+        if not ready:
+            raise LabError(f"the namespace box did not answer within {timeout_s:g} s")
+        line = self._box.stdout.readline()
+        if not line:
+            raise LabError(f"the namespace box exited ({self._box.poll()})")
+        return line.strip()
+
+    def ask(self, command: str, timeout_s: float = 10.0) -> str:
+        with self._lock:
+            assert self._box is not None and self._box.stdin is not None
+            self._box.stdin.write(command + "\n")
+            self._box.stdin.flush()
+            return self._line(timeout_s)
+
+    def leaks(self) -> list[dict[str, Any]]:
+        """Every packet a process in the namespace sent towards a non-loopback address."""
+        return list(json.loads(self.ask("leaks")))
+
+    def send_canary(self) -> None:
+        """Send one UDP datagram to 192.0.2.1 from inside the namespace (a deliberate leak)."""
+        assert self.ask("canary") == "sent"
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` run inside the namespace."""
+        assert self.pid is not None
+        return ["nsenter", f"--target={self.pid}", "--net", "--", *argv]
+
+    def addresses(self) -> list[dict[str, Any]]:
+        """``ip -json addr`` inside the namespace."""
+        done = subprocess.run(
+            self.command(["ip", "-json", "addr"]), capture_output=True, text=True, check=True
+        )
+        return list(json.loads(done.stdout))
+
+
+class RoomLab:
+    """See the module docstring. Use as a context manager, or call `start` and `stop`."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.url = URL
+        self.api_key = API_KEY
+        self.api_secret = API_SECRET
+        self.box = NetnsBox()
+        self.server: Process | None = None
+        self.workers: dict[str, Process] = {}
+        self.timings: dict[str, float] = {}
+
+    def __enter__(self) -> RoomLab:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        started = time.perf_counter()
+        self.box.start()
+        self.timings["namespace_s"] = time.perf_counter() - started
         binary = server_binary()
         assert binary is not None
         config = self.workdir / "livekit.yaml"
@@ -229,47 +289,15 @@ class RoomLab:
             worker.stop()
         if self.server is not None:
             self.server.stop()
-        if self._box is not None:
-            with contextlib.suppress(Exception):
-                assert self._box.stdin is not None
-                self._box.stdin.close()
-            try:
-                self._box.wait(10)
-            except subprocess.TimeoutExpired:
-                self._box.kill()
-                self._box.wait()
-
-    # -- the box ----------------------------------------------------------------------------
-
-    def _box_line(self, timeout_s: float) -> str:
-        assert self._box is not None and self._box.stdout is not None
-        ready, _, _ = select.select([self._box.stdout], [], [], timeout_s)
-        if not ready:
-            raise LabError(f"the namespace box did not answer within {timeout_s:g} s")
-        line = self._box.stdout.readline()
-        if not line:
-            raise LabError(f"the namespace box exited ({self._box.poll()})")
-        return line.strip()
-
-    def _ask(self, command: str, timeout_s: float = 10.0) -> str:
-        with self._box_lock:
-            assert self._box is not None and self._box.stdin is not None
-            self._box.stdin.write(command + "\n")
-            self._box.stdin.flush()
-            return self._box_line(timeout_s)
+        self.box.stop()
 
     def leaks(self) -> list[dict[str, Any]]:
-        """Every packet a process in the namespace sent towards a non-loopback address."""
-        return list(json.loads(self._ask("leaks")))
-
-    def send_canary(self) -> None:
-        """Send one UDP datagram to 192.0.2.1 from inside the namespace (a deliberate leak)."""
-        assert self._ask("canary") == "sent"
+        return self.box.leaks()
 
     def wait_for_port(self, port: int, *, timeout_s: float, process: Process) -> None:
         """Poll a TCP connect to 127.0.0.1:port inside the namespace (no event to await)."""
         deadline = time.perf_counter() + timeout_s
-        while (answer := self._ask(f"probe 127.0.0.1 {port}")) != "ok":
+        while (answer := self.box.ask(f"probe 127.0.0.1 {port}")) != "ok":
             if process.popen.poll() is not None:
                 raise LabError(
                     f"{process.name} exited ({process.popen.returncode}):\n{process.tail()}"
@@ -284,8 +312,7 @@ class RoomLab:
 
     def command(self, argv: Sequence[str]) -> list[str]:
         """``argv`` run inside the lab's network namespace."""
-        assert self.box_pid is not None
-        return ["nsenter", f"--target={self.box_pid}", "--net", "--", *argv]
+        return self.box.command(argv)
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment of lab processes: the server's URL and keys, nothing from the cloud."""
@@ -329,14 +356,14 @@ class RoomLab:
         worker = self.spawn(
             name,
             [sys.executable, str(script), "start", "--log-level", "INFO"],
-            env=self.env(AGENT_LOAD_THRESHOLD="inf", **env),
+            env=self.env(**env),
             cwd=script.parent,
         )
         self.workers[name] = worker
         self.timings[f"{name}_registered_s"] = worker.wait_for_line("registered worker", timeout_s)
         return worker
 
-    def call(self, function: str, /, timeout_s: float = 240.0, **kwargs: Any) -> Any:
+    def call(self, function: str, /, call_timeout_s: float = 240.0, **kwargs: Any) -> Any:
         """Run ``room_calls.<function>(**kwargs)`` in a fresh process in the namespace.
 
         Returns what it returned; re-raises what it raised (pickled across).
@@ -354,7 +381,7 @@ class RoomLab:
             env=self.env(),
             capture_output=True,
             text=True,
-            timeout=timeout_s,
+            timeout=call_timeout_s,
             cwd=HERE,
         )
         if not result.exists():
@@ -366,9 +393,3 @@ class RoomLab:
         if outcome["error"] is not None:
             raise outcome["error"]
         return outcome["value"]
-
-
-@contextlib.contextmanager
-def lab_at(workdir: Path) -> Iterator[RoomLab]:
-    with RoomLab(workdir) as lab:
-        yield lab
