@@ -42,6 +42,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoomLab]:
     with RoomLab(tmp_path_factory.mktemp("room-lab")) as room_lab:
         yield room_lab
         leaks = room_lab.leaks()
+    print(f"\nroom lab timings: {room_lab.timings}")
     assert leaks == [], f"packets left the lab's loopback namespace: {leaks}"
 
 
@@ -55,7 +56,8 @@ def booking_worker(lab: RoomLab) -> str:
 @pytest.fixture(scope="session")
 def lab_worker(lab: RoomLab) -> str:
     """The misbehaving test worker, registered as ``lab-agent``."""
-    lab.start_worker("lab-worker", LAB_WORKER)
+    # Its "absent" jobs never end by themselves; no need to wait for them when the lab stops.
+    lab.start_worker("lab-worker", LAB_WORKER, stop_grace_s=2.0)
     return "lab-agent"
 
 

@@ -159,14 +159,19 @@ class Process:
         with self._seen:
             return "".join(self._lines[-lines:])
 
-    def stop(self, grace_s: float = 10.0) -> None:
+    def stop(self, grace_s: float = 10.0) -> float:
+        """SIGTERM, then after ``grace_s`` SIGKILL to its process group (job processes
+        included); seconds it took."""
+        started = time.perf_counter()
         if self.popen.poll() is None:
             self.popen.send_signal(signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(grace_s)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        # The group is this process's own (start_new_session): whatever it left behind.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        self.popen.wait()
+        return time.perf_counter() - started
 
 
 class NetnsBox:
@@ -258,6 +263,8 @@ class RoomLab:
         self.box = NetnsBox()
         self.server: Process | None = None
         self.workers: dict[str, Process] = {}
+        self.stop_grace_s: dict[str, float] = {}
+        """Per worker: how long a SIGTERM may take before the lab kills its process group."""
         self.timings: dict[str, float] = {}
 
     def __enter__(self) -> RoomLab:
@@ -285,10 +292,10 @@ class RoomLab:
         self.timings["server_start_s"] = time.perf_counter() - server_started
 
     def stop(self) -> None:
-        for worker in self.workers.values():
-            worker.stop()
+        for name, worker in self.workers.items():
+            self.timings[f"{name}_stop_s"] = worker.stop(grace_s=self.stop_grace_s.get(name, 10.0))
         if self.server is not None:
-            self.server.stop()
+            self.timings["server_stop_s"] = self.server.stop(grace_s=5.0)
         self.box.stop()
 
     def leaks(self) -> list[dict[str, Any]]:
@@ -342,13 +349,20 @@ class RoomLab:
             stderr=subprocess.STDOUT,
             env=env or self.env(),
             cwd=cwd,
+            start_new_session=True,
         )
         process = Process(name, popen, log)
         process.start_reader()
         return process
 
     def start_worker(
-        self, name: str, script: Path, *, timeout_s: float = 90.0, **env: str
+        self,
+        name: str,
+        script: Path,
+        *,
+        timeout_s: float = 90.0,
+        stop_grace_s: float = 10.0,
+        **env: str,
     ) -> Process:
         """Start ``python script start`` and wait until the server has registered it."""
         if name in self.workers:
@@ -360,6 +374,7 @@ class RoomLab:
             cwd=script.parent,
         )
         self.workers[name] = worker
+        self.stop_grace_s[name] = stop_grace_s
         self.timings[f"{name}_registered_s"] = worker.wait_for_line("registered worker", timeout_s)
         return worker
 

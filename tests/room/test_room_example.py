@@ -26,6 +26,7 @@ def test_the_example_passes_in_room_mode(
         ),
         timeout=600,
     )
+    assert result.ret == 0, "\n".join(result.outlines[-60:])
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*booking_remembered*3*3*PASS*", "*2/2 evals passed*"])
     saved = sorted((pytester.path / ".agent_eval_cache" / "reply-audio").glob("*.wav"))

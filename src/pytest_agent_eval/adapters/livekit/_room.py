@@ -32,10 +32,11 @@ TOPIC_CHAT = "lk.chat"
 """The text-stream topic an agent's RoomIO reads typed user input from."""
 
 HELPER_HINT = (
-    "add publish_eval_events(session) (from pytest_agent_eval.adapters.livekit) to the "
-    "agent's entrypoint"
+    "a LiveKit room shows no tool calls: add publish_eval_events(session) (from "
+    "pytest_agent_eval.adapters.livekit) to the agent's entrypoint so the test can see them"
 )
-"""What to do when a room shows no tool calls: the helper that publishes them."""
+"""Why a room run's tool calls are not observable, and the fix (``metadata``
+``["tool_calls_unobserved_reason"]`` when the agent does not publish them)."""
 
 _MIC_LEAD_S = 0.1
 """How far ahead of real time the microphone keeps its queue: enough to ride out a busy event
@@ -290,7 +291,6 @@ class LiveKitRoomConversation:
         self._stage = _Stage()
         self._closed = False
         self._quiet = contextlib.ExitStack()
-        self._tokens_before: tuple[int, int] | None = None
 
     @property
     def observer(self) -> RoomObserver:
@@ -480,11 +480,22 @@ class LiveKitRoomConversation:
 
     def _turn_done(self, log: TurnLog) -> bool:
         observer = self.observer
+        anchor = log.anchor or log.began_at
         if observer.open_replies() or observer.agent_state != "listening":
             return False
-        # With the helper, its events arrive in order: once it reports the agent listening
-        # again, every tool call of the turn has been read.
-        return not observer.helper_seen or observer.helper_idle_since(log.anchor or 0.0)
+        if observer.helper_seen:
+            # The helper's events arrive in order, and say what the room cannot: whether the
+            # agent still hears the caller, and whether its last reply was cut off by more of
+            # the caller's speech (a fixture with a pause can be two user turns).
+            return (
+                observer.helper_idle_since(anchor)
+                and observer.helper_user_state != "speaking"
+                and observer.helper_answered_since(log.began_at)
+            )
+        # Without the helper: at least, no transcript of the caller came in after the last
+        # reply started (that phrase is still to be answered).
+        started = [r.opened_at for r in observer.replies_since(log.began_at)]
+        return not started or not any(at >= max(started) for at in log.heard_at)
 
     async def _say_audio(self, turn: TurnInput, log: TurnLog) -> dict[str, Any]:
         assert turn.audio is not None
@@ -557,6 +568,9 @@ class LiveKitRoomConversation:
             meta["errors"] = list(log.errors)
         if turn.index == 0 and self.greeting:
             meta["greeting"] = self.greeting
+        metadata: dict[str, Any] = {"livekit": meta, "tool_calls_observed": observer.helper_seen}
+        if not observer.helper_seen:
+            metadata["tool_calls_unobserved_reason"] = HELPER_HINT
         return AgentReply(
             _joined(s.text for s in streams),
             list(log.tool_calls),
@@ -565,7 +579,7 @@ class LiveKitRoomConversation:
             first_audio_latency_s=first_audio - anchor if first_audio is not None else None,
             usage=usage,
             audio_out=self._save_audio(turn, pcm),
-            metadata={"livekit": meta, "tool_calls_observed": observer.helper_seen},
+            metadata=metadata,
         )
 
     def _save_audio(self, turn: TurnInput, pcm: bytes) -> Path | None:

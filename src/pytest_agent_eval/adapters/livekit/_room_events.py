@@ -14,6 +14,7 @@ Wire format (version 1), one JSON object per text stream; every object has ``v``
 ``handoff``               ``old_agent``, ``new_agent``: ids of the agents
 ``message``               ``role``, ``text``, ``interrupted``: a chat message was added
 ``user_transcript``       ``text``: a final transcript of the user's speech
+``user_state``            ``new``: the user is ``speaking``, ``listening`` or ``away``
 ``agent_state``           ``old``, ``new``; on ``listening`` also ``llm_tokens``: [in, out]
 ``error``                 ``source``, ``error``, ``recoverable``
 ``close``                 ``reason``, ``error``: the session closed
@@ -99,6 +100,7 @@ class EvalEventPublisher:
             ("function_tools_executed", self._on_tools),
             ("conversation_item_added", self._on_item),
             ("user_input_transcribed", self._on_transcript),
+            ("user_state_changed", self._on_user_state),
             ("agent_state_changed", self._on_state),
             ("error", self._on_error),
             ("close", self._on_close),
@@ -185,6 +187,9 @@ class EvalEventPublisher:
     def _on_transcript(self, ev: Any) -> None:
         if ev.is_final and ev.transcript:
             self._emit("user_transcript", text=ev.transcript)
+
+    def _on_user_state(self, ev: Any) -> None:
+        self._emit("user_state", new=ev.new_state)
 
     def _on_state(self, ev: Any) -> None:
         fields: dict[str, Any] = {"old": ev.old_state, "new": ev.new_state}

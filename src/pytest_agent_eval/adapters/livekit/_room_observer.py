@@ -59,6 +59,8 @@ class TurnLog:
     ended_at: float | None = None
     heard: list[str] = field(default_factory=list)
     """Final transcripts of the caller, as the agent published them in the room."""
+    heard_at: list[float] = field(default_factory=list)
+    """When each of them arrived."""
     helper_heard: list[str] = field(default_factory=list)
     """The same, as the agent-side helper reported them."""
     tool_calls: list[ToolCall] = field(default_factory=list)
@@ -89,6 +91,9 @@ class RoomObserver:
         self.helper_seen = False
         self.helper_state: str | None = None
         self.helper_state_changes: list[tuple[float, str]] = []
+        self.helper_user_state: str | None = None
+        self.helper_messages: list[tuple[float, str, bool]] = []
+        """``(arrival, role, interrupted)`` of every chat message the helper reported."""
         self.helper_closed: str | None = None
         self.llm_tokens: tuple[int, int] | None = None
         self.greeting = TurnLog(began_at=time.perf_counter())
@@ -150,6 +155,12 @@ class RoomObserver:
         """The helper reported the agent busy after ``t`` and listening again since."""
         busy = [at for at, state in self.helper_state_changes if at >= t and state != "listening"]
         return bool(busy) and self.helper_state == "listening"
+
+    def helper_answered_since(self, t: float) -> bool:
+        """The last chat message since ``t`` is the agent's, and was not interrupted: every
+        user turn the agent took (a fixture may hold several) has had its answer."""
+        messages = [m for m in self.helper_messages if m[0] >= t]
+        return bool(messages) and messages[-1][1] == "assistant" and not messages[-1][2]
 
     def audible_since(self, t: float) -> float | None:
         for at, _pcm, audible in self.audio:
@@ -240,6 +251,7 @@ class RoomObserver:
         attributes = reader.info.attributes or {}
         if attributes.get(ATTRIBUTE_TRANSCRIPTION_FINAL) == "true" and text.strip():
             self.turn.heard.append(text.strip())
+            self.turn.heard_at.append(time.perf_counter())
             self.notify()
 
     async def _read_reply(self, reader: rtc.TextStreamReader) -> None:
@@ -322,8 +334,21 @@ class RoomObserver:
             handoff = {"old_agent": event.get("old_agent"), "new_agent": event.get("new_agent")}
             turn.handoffs.append(handoff)
             turn.events.append({"type": "agent_handoff", **handoff})
-        elif kind == "message" and event.get("role") == "assistant":
-            turn.events.append({"type": "message", "role": "assistant", "text": event.get("text")})
+        elif kind == "message":
+            role = str(event.get("role"))
+            interrupted = bool(event.get("interrupted"))
+            self.helper_messages.append((event["_arrived"], role, interrupted))
+            if role == "assistant":
+                turn.events.append(
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "text": event.get("text"),
+                        "interrupted": interrupted,
+                    }
+                )
+        elif kind == "user_state":
+            self.helper_user_state = str(event.get("new"))
         elif kind == "user_transcript" and event.get("text"):
             turn.helper_heard.append(str(event["text"]).strip())
         elif kind == "agent_state":
