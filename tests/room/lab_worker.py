@@ -7,6 +7,7 @@
 ``mute``       joins and listens, never replies
 ``ghost``      joins the room, never starts a session
 ``absent``     accepts the job, never joins the room
+``greeter``    the restaurant agent, speaking first (with publish_eval_events)
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 from livekit.agents import Agent, AgentServer, AgentSession, JobContext, cli, llm
 
-from pytest_agent_eval.adapters.livekit import ScriptedLLM, SynthesizerTTS, eval_session_kwargs
+from pytest_agent_eval.adapters.livekit import (
+    ScriptedLLM,
+    SynthesizerTTS,
+    eval_session_kwargs,
+    publish_eval_events,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"))
 from booking_agent import RULES, VAD, RestaurantAgent
@@ -33,12 +39,22 @@ AGENT_NAME = "lab-agent"
 server = AgentServer(
     # Load by jobs, not by the machine's CPU, which the tests keep busy (see the example's
     # agent.py and docs/livekit-room.md).
-    load_fnc=lambda server: len(server.active_jobs) / 8,
-    load_threshold=0.7,
+    load_fnc=lambda server: 0.7 * len(server.active_jobs) / 7,
+    load_threshold=float("inf"),
     num_idle_processes=1,
     drain_timeout=5,
     port=0,  # its health-check port; the example's worker has the default one
 )
+
+
+GREETING = "Welcome to Chez Pytest! How can I help?"
+
+
+class GreeterAgent(RestaurantAgent):
+    """The restaurant agent, greeting the caller as soon as it starts."""
+
+    async def on_enter(self) -> None:
+        self.session.generate_reply(instructions="Greet the caller.")
 
 
 class MuteAgent(Agent):
@@ -74,6 +90,16 @@ async def entrypoint(ctx: JobContext) -> None:
             vad=VAD, llm=ScriptedLLM(RULES), tts=SynthesizerTTS(), **eval_session_kwargs()
         )
         await session.start(agent=RestaurantAgent(), room=ctx.room)
+        return
+    if behaviour == "greeter":
+        session = AgentSession(
+            vad=VAD,
+            llm=ScriptedLLM(RULES, greeting=GREETING),
+            tts=SynthesizerTTS(),
+            **eval_session_kwargs(),
+        )
+        publish_eval_events(session)
+        await session.start(agent=GreeterAgent(), room=ctx.room)
         return
     raise ValueError(f"lab-agent: unknown behaviour {behaviour!r} in the job metadata")
 

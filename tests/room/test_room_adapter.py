@@ -84,3 +84,19 @@ def test_without_the_helper_tool_calls_are_marked_unobservable(
     assert reply.calls == []
     assert reply.metadata["tool_calls_observed"] is False
     assert reply.metadata["livekit"]["tool_calls_observed"] is False
+
+
+def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) -> None:
+    out = lab.call(
+        "converse",
+        agent_name=lab_worker,
+        dispatch_metadata="greeter",
+        wait_for_greeting=True,
+        turns=[{"user": "Do you have vegan dishes?"}],
+    )
+    (reply,) = out["replies"]
+    assert out["greeting"] == "Welcome to Chez Pytest! How can I help?"
+    assert reply.metadata["livekit"]["greeting"] == out["greeting"]
+    # Turn 1's reply is only the answer to turn 1.
+    assert reply.reply == "Yes, we have mushroom risotto and lentil curry."
+    assert [c.name for c in reply.calls] == ["check_menu"]

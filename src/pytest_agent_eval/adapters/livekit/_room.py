@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from livekit import api, rtc
 
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
@@ -38,9 +39,11 @@ HELPER_HINT = (
 """Why a room run's tool calls are not observable, and the fix (``metadata``
 ``["tool_calls_unobserved_reason"]`` when the agent does not publish them)."""
 
-_MIC_LEAD_S = 0.1
-"""How far ahead of real time the microphone keeps its queue: enough to ride out a busy event
-loop without gaps in the speech, small enough to keep latencies honest."""
+_MIC_LEAD_S = 0.5
+"""How far ahead of real time the microphone keeps its queue. The track sends silence when its
+queue runs dry, so a caller process held up for longer than this (a busy CI machine) would cut
+a gap into the speech, which the agent hears as the end of a phrase. Latencies are unaffected:
+they count from when the last frame leaves the queue, not from when it was handed over."""
 
 
 class LiveKitRoomAdapter:
@@ -393,19 +396,11 @@ class LiveKitRoomConversation:
                 f"the LiveKit server at {url} refused the request: {exc.code} ({exc.status}): "
                 f"{exc.message}"
             ) from exc
-        except (TimeoutError, OSError) as exc:
+        except (TimeoutError, OSError, aiohttp.ClientError) as exc:
             raise AdapterError(
                 f"cannot reach the LiveKit server at {url}: {type(exc).__name__}: {exc}. Is it "
                 "running, and is LIVEKIT_URL right?"
             ) from exc
-        except Exception as exc:
-            # aiohttp's client errors do not all derive from OSError.
-            if type(exc).__module__.startswith("aiohttp"):
-                raise AdapterError(
-                    f"cannot reach the LiveKit server at {url}: {type(exc).__name__}: {exc}. "
-                    "Is it running, and is LIVEKIT_URL right?"
-                ) from exc
-            raise
 
     async def _why_no_agent(self) -> str:
         """Ask the server what became of the dispatch, to say why the agent did not join."""
