@@ -67,3 +67,17 @@ def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
     observed = {"livekit": {"mode": "room"}, "tool_calls_observed": True}
     result = ToolCallEvaluator(exclude=["book_table"]).evaluate(_context(observed))
     assert result.passed is True
+
+
+def test_only_the_helpers_events_are_read() -> None:
+    from pytest_agent_eval.adapters.livekit._room_events import parse_eval_event
+
+    assert parse_eval_event('{"v": 1, "seq": 3, "t": 0, "type": "tool_calls", "calls": []}') == {
+        "v": 1,
+        "seq": 3,
+        "t": 0,
+        "type": "tool_calls",
+        "calls": [],
+    }
+    for other in ("not json", "[]", '{"v": 2, "seq": 0, "type": "hello"}', '{"v": 1, "type": "x"}'):
+        assert parse_eval_event(other) is None

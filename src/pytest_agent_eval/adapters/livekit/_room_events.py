@@ -9,7 +9,7 @@ Wire format (version 1), one JSON object per text stream; every object has ``v``
 (0, 1, 2, ... in sending order), ``t`` (the agent's ``time.time()``) and ``type``:
 
 ========================  =================================================================
-``hello``                 ``agent_id``: the helper is installed (sent once, first)
+``hello``                 the helper is installed (sent once, first)
 ``tool_calls``            ``calls``: ``[{name, arguments, call_id, output, is_error}]``
 ``handoff``               ``old_agent``, ``new_agent``: ids of the agents
 ``message``               ``role``, ``text``, ``interrupted``: a chat message was added
@@ -32,6 +32,7 @@ import itertools
 import json
 import logging
 import time
+import weakref
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -80,11 +81,20 @@ def publish_eval_events(
             await session.start(agent=BookingAgent(), room=ctx.room)
         ```
     """
+    if session in _published:
+        raise RuntimeError(
+            "publish_eval_events was already called for this session; call it once per session"
+        )
     if room is None:
         from livekit.agents import get_job_context
 
         room = get_job_context().room
+    _published.add(session)
     return EvalEventPublisher(session, room)
+
+
+_published: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Sessions that have a publisher: two would send two interleaved sequences."""
 
 
 class EvalEventPublisher:
@@ -111,8 +121,7 @@ class EvalEventPublisher:
             self._connected.set()
         else:
             room.on("connection_state_changed", self._on_connection_state)
-        agent = session.current_agent if _has_agent(session) else None
-        self._emit("hello", agent_id=agent.id if agent is not None else None)
+        self._emit("hello")
         self._task = asyncio.create_task(self._send_all(), name="agent-eval-events")
 
     async def aclose(self) -> None:
@@ -212,14 +221,6 @@ class EvalEventPublisher:
         self._emit("close", reason=str(ev.reason), error=str(ev.error) if ev.error else None)
         self._detach()
         self._queue.put_nowait(None)
-
-
-def _has_agent(session: AgentSession) -> bool:
-    try:
-        session.current_agent  # noqa: B018 - raises before start
-    except RuntimeError:
-        return False
-    return True
 
 
 def parse_eval_event(text: str) -> dict[str, Any] | None:
