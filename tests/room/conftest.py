@@ -6,7 +6,6 @@ Room tests skip, saying why, on a machine that cannot host a lab (no root, no li
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,24 +14,10 @@ import pytest
 
 pytest.importorskip("livekit.agents", reason="needs the livekit extra")
 
-from room_lab import REPO, REQUIRE_ENV, RoomLab, why_labs_cannot_run
+from room_lab import EXAMPLE_DIR, EXAMPLE_WORKER, LAB_WORKER, RoomLab, require_labs
 
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.synthesize.run import ensure_fixtures
-
-EXAMPLE_DIR = REPO / "examples" / "voice-livekit-room"
-EXAMPLE_WORKER = EXAMPLE_DIR / "agent.py"
-LAB_WORKER = Path(__file__).resolve().parent / "lab_worker.py"
-
-
-def require_labs() -> None:
-    """Skip (or, in CI, fail) when this machine cannot host a lab."""
-    why = why_labs_cannot_run()
-    if why is None:
-        return
-    if os.environ.get(REQUIRE_ENV):
-        pytest.fail(f"{why}; {REQUIRE_ENV} is set, so the room tests must run", pytrace=False)
-    pytest.skip(why)
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+EXAMPLE_DIR = REPO / "examples" / "voice-livekit-room"
+EXAMPLE_WORKER = EXAMPLE_DIR / "agent.py"
+"""The room example's worker file, run unchanged (registers as ``booking-agent``)."""
+LAB_WORKER = HERE / "lab_worker.py"
+"""The misbehaving test worker (registers as ``lab-agent``)."""
 
 SERVER_VERSION = "v1.11.0"
 """The livekit-server release `.ci/run` builds (``go install ...@v1.11.0``)."""
@@ -97,6 +102,18 @@ def why_labs_cannot_run() -> str | None:
             f"(or set {SERVER_BIN_ENV})"
         )
     return None
+
+
+def require_labs() -> None:
+    """Skip (or, with AGENT_EVAL_REQUIRE_ROOM_TESTS set, fail) when no lab can run here."""
+    import pytest
+
+    why = why_labs_cannot_run()
+    if why is None:
+        return
+    if os.environ.get(REQUIRE_ENV):
+        pytest.fail(f"{why}; {REQUIRE_ENV} is set, so the room tests must run", pytrace=False)
+    pytest.skip(why)
 
 
 class LabError(RuntimeError):

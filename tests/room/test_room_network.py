@@ -5,9 +5,7 @@ from __future__ import annotations
 import ipaddress
 from pathlib import Path
 
-from room_lab import NetnsBox, RoomLab
-
-from conftest import require_labs
+from room_lab import NetnsBox, RoomLab, require_labs
 
 
 def test_the_leak_recorder_sees_a_packet_leave() -> None:

@@ -78,7 +78,8 @@ class LiveKitRoomAdapter:
         dispatch_metadata: Job metadata handed to the agent (``ctx.job.metadata``).
         join_timeout_s: Longest the start of a run may take: room, dispatch, the agent
             joining and listening.
-        timeout_s: Longest a turn may take, from the first frame sent to the end of the reply.
+        timeout_s: Longest a turn may take: waiting for the agent to be quiet, saying the
+            input, and the whole reply.
         wait_for_greeting: The agent speaks first (``on_enter``): wait for its greeting before
             turn 1 (kept apart from turn 1's reply, like `LiveKitAdapter` does).
         capture_audio: Subscribe to the agent's audio for first-audio latency and reply audio.
@@ -533,7 +534,12 @@ class LiveKitRoomConversation:
         anchor = log.anchor or log.began_at
         end = log.ended_at or time.perf_counter()
         streams = observer.replies_since(log.began_at)
-        first_text = min((s.first_chunk_at for s in streams if s.first_chunk_at), default=None)
+        # Latency counts to the reply to the end of the input (a fixture the agent takes as
+        # two user turns also has an earlier reply, to its first part).
+        first_text = min(
+            (s.first_chunk_at for s in streams if s.first_chunk_at and s.opened_at >= anchor),
+            default=None,
+        )
         first_audio = observer.audible_since(anchor)
         heard: str | None = None
         if turn.audio is not None:
