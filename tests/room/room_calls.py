@@ -17,8 +17,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from livekit import api, rtc
+
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
-from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
+from pytest_agent_eval.adapters.livekit import EVAL_EVENTS_TOPIC, LiveKitRoomAdapter
 from pytest_agent_eval.models import Transcript, Turn
 
 
@@ -32,9 +34,18 @@ def _transcript(turns: list[dict[str, Any]], transcript_id: str) -> Transcript:
 
 
 async def converse(
-    *, agent_name: str, turns: list[dict[str, Any]], transcript_id: str = "lab", **options: Any
+    *,
+    agent_name: str,
+    turns: list[dict[str, Any]],
+    transcript_id: str = "lab",
+    bystander: bool = False,
+    **options: Any,
 ) -> dict[str, Any]:
-    """One run of ``turns`` against ``agent_name``: the replies, and what the server kept."""
+    """One run of ``turns`` against ``agent_name``: the replies, and what the server kept.
+
+    With ``bystander``, a second participant (an ordinary app, without the listener attribute)
+    sits in the room and counts the helper's events it receives.
+    """
     adapter = LiveKitRoomAdapter(agent_name, **options)
     script = _transcript(turns, transcript_id)
     await adapter.prepare(script)
@@ -44,16 +55,29 @@ async def converse(
     )
     start_s = time.perf_counter() - started
     replies = []
+    other: rtc.Room | None = None
+    seen_by_bystander: list[str] = []
     try:
+        if bystander:
+            other = rtc.Room()
+            other.register_text_stream_handler(
+                EVAL_EVENTS_TOPIC, lambda reader, identity: seen_by_bystander.append(identity)
+            )
+            token = (
+                api.AccessToken()
+                .with_identity("bystander")
+                .with_grants(api.VideoGrants(room_join=True, room=conversation.room_name))
+                .to_jwt()
+            )
+            await other.connect(adapter.url, token)
         for index, turn in enumerate(script.turns):
+            audio = Path(turn.audio) if turn.audio else None
             replies.append(
-                await conversation.respond(
-                    TurnInput(
-                        turn=turn, index=index, audio=Path(turn.audio) if turn.audio else None
-                    )
-                )
+                await conversation.respond(TurnInput(turn=turn, index=index, audio=audio))
             )
     finally:
+        if other is not None:
+            await other.disconnect()
         await conversation.aclose()
     return {
         "replies": replies,
@@ -61,6 +85,7 @@ async def converse(
         "greeting": conversation.greeting,
         "start_s": start_s,
         "rooms_after": await list_rooms(),
+        "bystander_events": len(seen_by_bystander),
     }
 
 
@@ -77,8 +102,6 @@ async def start_run(*, agent_name: str, **options: Any) -> dict[str, Any]:
 
 async def list_rooms() -> list[str]:
     """Names of the rooms the server still has."""
-    from livekit import api
-
     async with api.LiveKitAPI() as lkapi:
         listed = await lkapi.room.list_rooms(api.ListRoomsRequest())
     return [room.name for room in listed.rooms]

@@ -93,6 +93,7 @@ def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) 
         dispatch_metadata="greeter",
         wait_for_greeting=True,
         turns=[{"user": "Do you have vegan dishes?"}],
+        bystander=True,
     )
     (reply,) = out["replies"]
     assert out["greeting"] == "Welcome to Chez Pytest! How can I help?"
@@ -100,3 +101,6 @@ def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) 
     # Turn 1's reply is only the answer to turn 1.
     assert reply.reply == "Yes, we have mushroom risotto and lentil curry."
     assert [c.name for c in reply.calls] == ["check_menu"]
+    # The helper's events (tool outputs included) went to the test's caller only, not to
+    # another participant in the room.
+    assert out["bystander_events"] == 0

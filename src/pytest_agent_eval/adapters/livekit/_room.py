@@ -22,6 +22,7 @@ from ...models import AgentReply, Transcript, Usage
 from ..base import ConversationInfo, TurnInput
 from ._adapter import _quiet_livekit, _resolve
 from ._audio import FixtureAudio, content_key, load_fixture_audio
+from ._room_events import EVAL_LISTENER_ATTRIBUTE
 from ._room_observer import AUDIO_RATE, RoomObserver, TurnLog
 
 __all__ = ["HELPER_HINT", "LiveKitRoomAdapter", "LiveKitRoomConversation"]
@@ -328,14 +329,25 @@ class LiveKitRoomConversation:
                 api.AccessToken(adapter.api_key, adapter.api_secret)
                 .with_identity(adapter.caller_identity)
                 .with_name("pytest-agent-eval caller")
+                .with_attributes({EVAL_LISTENER_ATTRIBUTE: "1"})
                 .with_grants(api.VideoGrants(room_join=True, room=self.room_name))
                 .to_jwt()
             )
             try:
                 await room.connect(adapter.url, token, rtc.RoomOptions(auto_subscribe=True))
             except rtc.ConnectError as exc:
+                hint = ""
+                if "timed out" in str(exc) and re.search(
+                    r"//(127\.|localhost|\[::1\])", adapter.url
+                ):
+                    hint = (
+                        ". The media connection timed out: WebRTC ignores loopback interfaces, so "
+                        "a server on 127.0.0.1 needs another interface carrying a loopback "
+                        "address (docs/livekit-room.md, Pitfalls: Loopback)"
+                    )
                 raise AdapterError(
-                    f"the caller could not join room {self.room_name!r} at {adapter.url}: {exc}"
+                    f"the caller could not join room {self.room_name!r} at {adapter.url}: "
+                    f"{exc}{hint}"
                 ) from exc
             if needs_audio:
                 source = rtc.AudioSource(AUDIO_RATE, 1)

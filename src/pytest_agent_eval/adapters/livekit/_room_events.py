@@ -5,6 +5,10 @@ called. `publish_eval_events` is the one line an agent's entrypoint adds so that
 them too: it listens to the ``AgentSession``'s own events and sends each, as one JSON object,
 on the `EVAL_EVENTS_TOPIC` text-stream topic of the room. `LiveKitRoomAdapter` reads that topic.
 
+Events go only to participants that ask for them with the `EVAL_LISTENER_ATTRIBUTE` attribute
+(the adapter's caller does, in its token): a real user's app never receives tool outputs, so
+the helper can stay in a production entrypoint.
+
 Wire format (version 1), one JSON object per text stream; every object has ``v`` (1), ``seq``
 (0, 1, 2, ... in sending order), ``t`` (the agent's ``time.time()``) and ``type``:
 
@@ -42,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVAL_EVENTS_TOPIC",
     "EVAL_EVENTS_VERSION",
+    "EVAL_LISTENER_ATTRIBUTE",
     "EvalEventPublisher",
     "parse_eval_event",
     "publish_eval_events",
@@ -49,6 +54,9 @@ __all__ = [
 
 EVAL_EVENTS_TOPIC = "agent-eval.events"
 """The text-stream topic the helper sends on and the adapter reads."""
+
+EVAL_LISTENER_ATTRIBUTE = "agent-eval.listen"
+"""A participant attribute; participants that carry it (``"1"``) receive the events."""
 
 EVAL_EVENTS_VERSION = 1
 
@@ -61,7 +69,8 @@ def publish_eval_events(
     """Publish ``session``'s tool calls, handoffs, transcripts and state on the room.
 
     Add it to the agent's entrypoint, right after building the session (before or after
-    ``session.start``); it costs nothing when no test is listening. Tests using
+    ``session.start``). Events go only to participants with the `EVAL_LISTENER_ATTRIBUTE`
+    attribute (test callers), so nothing is sent when no test is listening. Tests using
     `LiveKitRoomAdapter` need it for every tool expectation (``tool_calls_*``): without it the
     room shows no tool calls, and those checks fail saying so.
 
@@ -147,8 +156,17 @@ class EvalEventPublisher:
         while (text := await self._queue.get()) is not None:
             if not self._room.isconnected():
                 break
+            listeners = [
+                p.identity
+                for p in self._room.remote_participants.values()
+                if p.attributes.get(EVAL_LISTENER_ATTRIBUTE) == "1"
+            ]
+            if not listeners:
+                continue
             try:
-                await self._room.local_participant.send_text(text, topic=EVAL_EVENTS_TOPIC)
+                await self._room.local_participant.send_text(
+                    text, topic=EVAL_EVENTS_TOPIC, destination_identities=listeners
+                )
             except Exception as exc:  # a closing room; the test reports what it misses
                 logger.warning("agent-eval events: could not send an event: %s", exc)
 
