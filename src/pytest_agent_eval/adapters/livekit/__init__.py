@@ -18,13 +18,18 @@ require_extra("livekit.agents", extra="livekit", feature="LiveKitAdapter")
 from ._adapter import LiveKitAdapter, LiveKitConversation, SessionFactory  # noqa: E402
 from ._options import eval_session_kwargs  # noqa: E402
 from ._room import LiveKitRoomAdapter, LiveKitRoomConversation  # noqa: E402
-from ._room_events import EVAL_EVENTS_TOPIC, publish_eval_events  # noqa: E402
+from ._room_events import (  # noqa: E402
+    EVAL_EVENTS_TOPIC,
+    EVAL_LISTENER_ATTRIBUTE,
+    publish_eval_events,
+)
 from ._scripted import Rule, ScriptContext, ScriptedLLM, parse_number  # noqa: E402
 from ._stt import FixtureTextSTT, SegmentSTT, WhisperSTT  # noqa: E402
 from ._tts import SynthesizerTTS  # noqa: E402
 
 __all__ = [
     "EVAL_EVENTS_TOPIC",
+    "EVAL_LISTENER_ATTRIBUTE",
     "FixtureTextSTT",
     "LiveKitAdapter",
     "LiveKitConversation",
