@@ -39,12 +39,11 @@ MAX_JOBS = 7
 
 
 def job_load(server: AgentServer) -> float:
-    """The worker's load: its share of MAX_JOBS / 0.7, not the machine's CPU.
+    """The worker's load counted by jobs: it reaches the server's target load (0.7) at MAX_JOBS.
 
     LiveKit's default load is the machine's CPU use, which a 2-core CI runner keeps high while
     the worker starts up and while the tests run; the server offers no job to a worker whose
-    load is above its target (0.7), so the job would never arrive. Counted by jobs, the load
-    reaches 0.7 at MAX_JOBS.
+    load is above its target, so the job would never arrive.
     """
     return 0.7 * len(server.active_jobs) / MAX_JOBS
 

@@ -21,14 +21,20 @@ from livekit import api, rtc
 
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.adapters.livekit import EVAL_EVENTS_TOPIC, LiveKitRoomAdapter
-from pytest_agent_eval.models import Transcript, Turn
+from pytest_agent_eval.models import Expect, Transcript, Turn
 
 
 def _transcript(turns: list[dict[str, Any]], transcript_id: str) -> Transcript:
+    """Turns given as ``{"user", "audio"?, "expect"?}`` (expect: `Expect` fields)."""
     return Transcript(
         id=transcript_id,
         turns=[
-            Turn(user=t["user"], audio=Path(t["audio"]) if t.get("audio") else None) for t in turns
+            Turn(
+                user=t["user"],
+                audio=Path(t["audio"]) if t.get("audio") else None,
+                expect=Expect(**t.get("expect", {})),
+            )
+            for t in turns
         ],
     )
 

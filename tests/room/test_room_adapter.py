@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from room_lab import RoomLab
 
 from pytest_agent_eval.audio_fixtures import read_wav, transcribe, word_error_rate
+from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.models import AgentReply
 
 BOOK_TEXT = "Hi, I am Alice and I would like a table for two at seven pm."
@@ -84,6 +86,28 @@ def test_without_the_helper_tool_calls_are_marked_unobservable(
     assert reply.calls == []
     assert reply.metadata["tool_calls_observed"] is False
     assert reply.metadata["livekit"]["tool_calls_observed"] is False
+
+
+def test_without_the_helper_a_tool_expectation_fails_naming_it(
+    lab: RoomLab, lab_worker: str
+) -> None:
+    # An exclusion would pass on the empty list of calls a room shows: the turn fails instead.
+    with pytest.raises(AdapterError) as caught:
+        lab.call(
+            "converse",
+            agent_name=lab_worker,
+            dispatch_metadata="no-helper",
+            turns=[
+                {
+                    "user": "Do you have vegan dishes?",
+                    "expect": {"tool_calls_exclude": ["book_table"]},
+                }
+            ],
+        )
+    message = str(caught.value)
+    assert message.startswith("turn 1: this turn has tool expectations (tool_calls_exclude)")
+    assert "add publish_eval_events(session)" in message
+    assert "mushroom risotto" in message  # the reply it did get
 
 
 def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) -> None:

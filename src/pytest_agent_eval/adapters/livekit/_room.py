@@ -18,7 +18,7 @@ import aiohttp
 from livekit import api, rtc
 
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
-from ...models import AgentReply, Transcript, Usage
+from ...models import AgentReply, Transcript, Turn, Usage
 from ..base import ConversationInfo, TurnInput
 from ._adapter import _quiet_livekit, _resolve
 from ._audio import FixtureAudio, content_key, load_fixture_audio
@@ -484,7 +484,17 @@ class LiveKitRoomConversation:
             self._stage.text = "the agent to finish its reply and listen again"
             await observer.until(lambda: self._turn_done(log))
             log.ended_at = time.perf_counter()
+            if not observer.helper_seen and (expected := _tool_expectations(turn.turn)):
+                # The room shows no tool calls: checking these against an empty list would
+                # pass an exclusion for the wrong reason.
+                raise AdapterError(
+                    f"this turn has tool expectations ({', '.join(expected)}) but they cannot be "
+                    f"checked: {HELPER_HINT} (reply was {_short(self._reply_text(log))!r})"
+                )
         return self._reply(turn, log, tokens_before, extra, started)
+
+    def _reply_text(self, log: TurnLog) -> str:
+        return _joined(s.text for s in self.observer.replies_since(log.began_at))
 
     def _turn_done(self, log: TurnLog) -> bool:
         observer = self.observer
@@ -585,7 +595,7 @@ class LiveKitRoomConversation:
         if not observer.helper_seen:
             metadata["tool_calls_unobserved_reason"] = HELPER_HINT
         return AgentReply(
-            _joined(s.text for s in streams),
+            self._reply_text(log),
             list(log.tool_calls),
             heard=heard,
             latency_s=first_text - anchor if first_text is not None else None,
@@ -667,6 +677,28 @@ class LiveKitRoomConversation:
             self._quiet.close()
         if problem is not None and not after_failure:
             raise AdapterError(f"could not delete room {self.room_name!r}: {problem}")
+
+
+def _tool_expectations(turn: Turn) -> list[str]:
+    """The turn's expectations on tool calls, by name."""
+    expect = turn.expect
+    found = [
+        name
+        for name, value in (
+            ("tool_calls_include", expect.tool_calls_include),
+            ("tool_calls_exclude", expect.tool_calls_exclude),
+            ("tool_calls_args", expect.tool_calls_args),
+        )
+        if value
+    ]
+    found += [
+        type(e).__name__ for e in expect.evaluators if type(e).__name__.startswith("ToolCall")
+    ]
+    return found
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _joined(texts: Any) -> str:
