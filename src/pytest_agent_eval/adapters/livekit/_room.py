@@ -63,7 +63,8 @@ class LiveKitRoomAdapter:
     latencies a caller experiences (end of the caller's input to the first reply text and to
     the first audible reply audio), the reply audio (saved with ``audio_out_dir``) and, when
     the agent publishes them with `publish_eval_events`, its tool calls, handoffs and token
-    usage. ``metadata["tool_calls_observed"]`` says whether tool calls could be seen at all.
+    usage. ``metadata["tool_calls_observed"]`` says whether tool calls could be seen at all;
+    without the helper, a turn that has tool expectations fails, naming it.
 
     A turn ends on events, never on a timer: the agent has started a reply after the caller's
     input ended, every reply stream has closed, and the agent's state (``lk.agent.state``) is
