@@ -8,7 +8,13 @@ results, and `AgentEval` (the class of the ``agent_eval`` fixture).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
+
+# onnxruntime (under the Silero VAD, the offline voice and Whisper) otherwise tries to send usage
+# telemetry from every process that loads a model; nothing may leave the machine at run time.
+# Set before any of them is loaded: pytest imports this plugin before any conftest.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 from .errors import (
     AdapterError,

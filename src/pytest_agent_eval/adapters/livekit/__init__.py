@@ -2,7 +2,11 @@
 
 Needs the ``livekit`` extra (``pip install 'pytest-agent-eval[livekit]'``). Offline helpers
 come with it: `ScriptedLLM` (regex rules instead of a model), `FixtureTextSTT` (hears each
-fixture's own text) and `WhisperSTT` (real recognition with a local Whisper model).
+fixture's own text), `WhisperSTT` (real recognition with a local Whisper model) and
+`SynthesizerTTS` (the synthesizer's offline voice as a LiveKit TTS).
+
+`LiveKitRoomAdapter` tests a deployed agent (a worker) through a real LiveKit room instead;
+the agent's entrypoint adds `publish_eval_events(session)` so its tool calls can be checked.
 """
 
 from __future__ import annotations
@@ -18,20 +22,33 @@ from ._adapter import (  # noqa: E402
     SessionInfo,
 )
 from ._options import eval_session_kwargs  # noqa: E402
+from ._room import LiveKitRoomAdapter, LiveKitRoomConversation  # noqa: E402
+from ._room_events import (  # noqa: E402
+    EVAL_EVENTS_TOPIC,
+    EVAL_LISTENER_ATTRIBUTE,
+    publish_eval_events,
+)
 from ._scripted import Rule, ScriptContext, ScriptedLLM, parse_number  # noqa: E402
 from ._stt import FixtureTextSTT, SegmentSTT, WhisperSTT  # noqa: E402
+from ._tts import SynthesizerTTS  # noqa: E402
 
 __all__ = [
+    "EVAL_EVENTS_TOPIC",
+    "EVAL_LISTENER_ATTRIBUTE",
     "FixtureTextSTT",
     "LiveKitAdapter",
     "LiveKitConversation",
+    "LiveKitRoomAdapter",
+    "LiveKitRoomConversation",
     "Rule",
     "ScriptContext",
     "ScriptedLLM",
     "SegmentSTT",
     "SessionFactory",
     "SessionInfo",
+    "SynthesizerTTS",
     "WhisperSTT",
     "eval_session_kwargs",
     "parse_number",
+    "publish_eval_events",
 ]

@@ -1,0 +1,108 @@
+"""A worker whose agent misbehaves on request, for the room adapter's error tests.
+
+``python lab_worker.py start`` registers as ``lab-agent``. The job's metadata (the adapter's
+``dispatch_metadata``) picks what the agent does:
+
+``no-helper``  the example's restaurant agent (it hears text only), without publish_eval_events
+``mute``       joins and listens, never replies
+``ghost``      joins the room, never starts a session
+``absent``     accepts the job, never joins the room
+``greeter``    the restaurant agent, speaking first (with publish_eval_events)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterable
+from pathlib import Path
+from typing import Any
+
+# onnxruntime (Silero VAD) would send telemetry otherwise; see examples/voice-livekit-room.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+from livekit.agents import Agent, AgentServer, AgentSession, JobContext, cli, llm
+
+from pytest_agent_eval.adapters.livekit import (
+    ScriptedLLM,
+    SynthesizerTTS,
+    eval_session_kwargs,
+    publish_eval_events,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"))
+from booking_agent import RULES, VAD, RestaurantAgent
+
+AGENT_NAME = "lab-agent"
+
+server = AgentServer(
+    # Load by jobs, not by the machine's CPU, which the tests keep busy (see the example's
+    # agent.py and docs/livekit-room.md).
+    load_fnc=lambda server: 0.7 * len(server.active_jobs) / 7,
+    load_threshold=float("inf"),
+    num_idle_processes=1,
+    drain_timeout=5,
+    port=0,  # its health-check port; the example's worker has the default one
+)
+
+
+GREETING = "Welcome to Chez Pytest! How can I help?"
+
+
+class GreeterAgent(RestaurantAgent):
+    """The restaurant agent, greeting the caller as soon as it starts."""
+
+    async def on_enter(self) -> None:
+        self.session.generate_reply(instructions="Greet the caller.")
+
+
+class MuteAgent(Agent):
+    """Hears everything, says nothing: its LLM step produces no text."""
+
+    def __init__(self) -> None:
+        super().__init__(instructions="Never answer.")
+
+    async def llm_node(
+        self, chat_ctx: llm.ChatContext, tools: list[Any], model_settings: Any
+    ) -> AsyncIterable[str]:
+        return
+        yield  # an async generator that yields nothing
+
+
+@server.rtc_session(agent_name=AGENT_NAME)
+async def entrypoint(ctx: JobContext) -> None:
+    behaviour = ctx.job.metadata
+    if behaviour == "absent":
+        # Never connects; the job ends when the worker stops.
+        await asyncio.Event().wait()
+    if behaviour == "ghost":
+        await ctx.connect()
+        return
+    if behaviour == "mute":
+        session: AgentSession = AgentSession(
+            vad=VAD, llm=ScriptedLLM(RULES), **eval_session_kwargs()
+        )
+        await session.start(agent=MuteAgent(), room=ctx.room)
+        return
+    if behaviour == "no-helper":
+        session = AgentSession(
+            vad=VAD, llm=ScriptedLLM(RULES), tts=SynthesizerTTS(), **eval_session_kwargs()
+        )
+        await session.start(agent=RestaurantAgent(), room=ctx.room)
+        return
+    if behaviour == "greeter":
+        session = AgentSession(
+            vad=VAD,
+            llm=ScriptedLLM(RULES, greeting=GREETING),
+            tts=SynthesizerTTS(),
+            **eval_session_kwargs(),
+        )
+        publish_eval_events(session)
+        await session.start(agent=GreeterAgent(), room=ctx.room)
+        return
+    raise ValueError(f"lab-agent: unknown behaviour {behaviour!r} in the job metadata")
+
+
+if __name__ == "__main__":
+    cli.run_app(server)

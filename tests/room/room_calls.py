@@ -1,0 +1,133 @@
+"""The caller's side of the room tests, run inside the lab's namespace by `RoomLab.call`.
+
+``python room_calls.py FUNCTION JSON_KWARGS RESULT_PATH`` runs ``FUNCTION(**kwargs)`` and pickles
+``{"value": ..., "error": ...}`` to RESULT_PATH. The livekit rtc SDK runs its WebRTC stack in
+native threads of the process that first uses it, so the caller needs a process of its own
+inside the namespace: the test process stays outside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from livekit import api, rtc
+
+from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
+from pytest_agent_eval.adapters.livekit import EVAL_EVENTS_TOPIC, LiveKitRoomAdapter
+from pytest_agent_eval.models import Expect, Transcript, Turn
+
+
+def _transcript(turns: list[dict[str, Any]], transcript_id: str) -> Transcript:
+    """Turns given as ``{"user", "audio"?, "expect"?}`` (expect: `Expect` fields)."""
+    return Transcript(
+        id=transcript_id,
+        turns=[
+            Turn(
+                user=t["user"],
+                audio=Path(t["audio"]) if t.get("audio") else None,
+                expect=Expect(**t.get("expect", {})),
+            )
+            for t in turns
+        ],
+    )
+
+
+async def converse(
+    *,
+    agent_name: str,
+    turns: list[dict[str, Any]],
+    transcript_id: str = "lab",
+    bystander: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
+    """One run of ``turns`` against ``agent_name``: the replies, and what the server kept.
+
+    With ``bystander``, a second participant (an ordinary app, without the listener attribute)
+    sits in the room and counts the helper's events it receives.
+    """
+    adapter = LiveKitRoomAdapter(agent_name, **options)
+    script = _transcript(turns, transcript_id)
+    await adapter.prepare(script)
+    started = time.perf_counter()
+    conversation = await adapter.start_conversation(
+        ConversationInfo(transcript=script, run_index=0)
+    )
+    start_s = time.perf_counter() - started
+    replies = []
+    other: rtc.Room | None = None
+    seen_by_bystander: list[str] = []
+    try:
+        if bystander:
+            other = rtc.Room()
+            other.register_text_stream_handler(
+                EVAL_EVENTS_TOPIC, lambda reader, identity: seen_by_bystander.append(identity)
+            )
+            token = (
+                api.AccessToken()
+                .with_identity("bystander")
+                .with_grants(api.VideoGrants(room_join=True, room=conversation.room_name))
+                .to_jwt()
+            )
+            await other.connect(adapter.url, token)
+        for index, turn in enumerate(script.turns):
+            audio = Path(turn.audio) if turn.audio else None
+            replies.append(
+                await conversation.respond(TurnInput(turn=turn, index=index, audio=audio))
+            )
+    finally:
+        if other is not None:
+            await other.disconnect()
+        await conversation.aclose()
+    return {
+        "replies": replies,
+        "room": conversation.room_name,
+        "greeting": conversation.greeting,
+        "start_s": start_s,
+        "rooms_after": await list_rooms(),
+        "bystander_events": len(seen_by_bystander),
+    }
+
+
+async def start_run(*, agent_name: str, **options: Any) -> dict[str, Any]:
+    """Only the start of a run (room, caller, dispatch, agent ready), then close."""
+    adapter = LiveKitRoomAdapter(agent_name, **options)
+    script = Transcript(id="start", turns=[Turn(user="hello")])
+    conversation = await adapter.start_conversation(
+        ConversationInfo(transcript=script, run_index=0)
+    )
+    await conversation.aclose()
+    return {"room": conversation.room_name, "rooms_after": await list_rooms()}
+
+
+async def list_rooms() -> list[str]:
+    """Names of the rooms the server still has."""
+    async with api.LiveKitAPI() as lkapi:
+        listed = await lkapi.room.list_rooms(api.ListRoomsRequest())
+    return [room.name for room in listed.rooms]
+
+
+def main() -> None:
+    function, kwargs, out = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
+    value: Any = None
+    error: BaseException | None = None
+    try:
+        value = asyncio.run(globals()[function](**kwargs))
+    except BaseException as exc:
+        error = exc
+    try:
+        payload = pickle.dumps({"value": value, "error": error})
+    except Exception:
+        text = "".join(traceback.format_exception(error)) if error else repr(value)
+        payload = pickle.dumps({"value": None, "error": RuntimeError(text)})
+    out.write_bytes(payload)
+
+
+if __name__ == "__main__":
+    main()

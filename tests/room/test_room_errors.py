@@ -1,0 +1,97 @@
+"""Each way a room run can fail to start or to get an answer says what happened and what to do."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+
+import pytest
+from room_lab import RoomLab
+
+from pytest_agent_eval.adapters.base import ConversationInfo
+from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
+from pytest_agent_eval.errors import AdapterError, ConfigError
+from pytest_agent_eval.models import Transcript, Turn
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_server_unreachable() -> None:
+    url = f"ws://127.0.0.1:{_closed_port()}"
+    adapter = LiveKitRoomAdapter("booking-agent", url=url, api_key="k", api_secret="s" * 32)
+    script = Transcript(id="t", turns=[Turn(user="hello")])
+    with pytest.raises(AdapterError) as caught:
+        asyncio.run(adapter.start_conversation(ConversationInfo(transcript=script, run_index=0)))
+    message = str(caught.value)
+    assert message.startswith("the start of the run: cannot reach the LiveKit server at " + url)
+    assert "LIVEKIT_URL" in message
+
+
+def test_missing_settings_name_the_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LIVEKIT_URL", "LIVEKIT_API_KEY", "LIVEKIT_API_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match=r"needs url: pass url=\.\.\. or set LIVEKIT_URL"):
+        LiveKitRoomAdapter("booking-agent")
+    monkeypatch.setenv("LIVEKIT_URL", "ws://127.0.0.1:7880")
+    with pytest.raises(ConfigError, match="LIVEKIT_API_KEY"):
+        LiveKitRoomAdapter("booking-agent")
+    with pytest.raises(ConfigError, match="not a LiveKit server URL"):
+        LiveKitRoomAdapter("booking-agent", url="127.0.0.1:7880", api_key="k", api_secret="s")
+    with pytest.raises(ConfigError, match="agent_name"):
+        LiveKitRoomAdapter("", api_key="k", api_secret="s")
+
+
+def test_bad_credentials(lab: RoomLab) -> None:
+    with pytest.raises(AdapterError) as caught:
+        lab.call("start_run", agent_name="booking-agent", api_secret="w" * 40)
+    message = str(caught.value)
+    assert "rejected the API key 'lab-key' and its secret (401" in message
+    assert "LIVEKIT_API_SECRET" in message
+
+
+def test_no_worker_for_the_agent_name(lab: RoomLab) -> None:
+    with pytest.raises(AdapterError) as caught:
+        lab.call("start_run", agent_name="nobody-registered", join_timeout_s=4)
+    message = str(caught.value)
+    assert "still waiting for agent 'nobody-registered' to join room" in message
+    assert "no worker took the job" in message
+    assert "agent_name 'nobody-registered'" in message and "load_threshold" in message
+
+
+def test_dispatch_accepted_but_the_agent_never_joined(lab: RoomLab, lab_worker: str) -> None:
+    with pytest.raises(AdapterError) as caught:
+        lab.call("start_run", agent_name=lab_worker, dispatch_metadata="absent", join_timeout_s=6)
+    message = str(caught.value)
+    assert "the dispatch was accepted (worker AW_" in message
+    assert "but the agent never joined the room" in message and "ctx.connect()" in message
+
+
+def test_agent_joined_but_never_started_its_session(lab: RoomLab, lab_worker: str) -> None:
+    with pytest.raises(AdapterError) as caught:
+        lab.call("start_run", agent_name=lab_worker, dispatch_metadata="ghost", join_timeout_s=6)
+    message = str(caught.value)
+    assert "to start its session and listen (lk.agent.state)" in message
+    assert "agent state None" in message
+
+
+def test_agent_joined_but_never_spoke(lab: RoomLab, lab_worker: str) -> None:
+    with pytest.raises(AdapterError) as caught:
+        lab.call(
+            "converse",
+            agent_name=lab_worker,
+            dispatch_metadata="mute",
+            turns=[{"user": "Do you have vegan dishes?"}],
+            timeout_s=6,
+        )
+    message = str(caught.value)
+    assert message.startswith("turn 1: nothing within timeout_s=6 s; still waiting for the agent")
+    assert "to reply after the end of the caller's input" in message
+    # The agent's LLM step produced nothing: it may still show "thinking", or be back to
+    # "listening"; either way nothing was said or transcribed as a reply.
+    assert re.search(r"agent state '(listening|thinking)'", message), message
+    assert "no reply text yet, no agent audio" in message
