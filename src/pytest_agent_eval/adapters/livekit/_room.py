@@ -20,8 +20,9 @@ from livekit import api, rtc
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
 from ...models import AgentReply, Transcript, Turn, Usage
 from ..base import ConversationInfo, TurnInput
-from ._adapter import _quiet_livekit, _resolve
+from ._adapter import _resolve
 from ._audio import FixtureAudio, content_key, load_fixture_audio
+from ._logs import hold_livekit_logs
 from ._room_events import EVAL_LISTENER_ATTRIBUTE
 from ._room_observer import AUDIO_RATE, RoomObserver, TurnLog
 
@@ -275,6 +276,19 @@ class _Microphone:
             done.cancel()
 
 
+class _CallerSide:
+    """The caller's side of a room holds LiveKit's log scope only to keep it quiet: the agent's
+    tools run in the worker, so no tool exception ever belongs to this process."""
+
+    def owns_speech(self, speech_id: str) -> bool:
+        return False
+
+    def on_tool_exception(
+        self, *, call_id: str | None, function: str | None, speech_id: str | None, text: str
+    ) -> None:
+        return None
+
+
 class LiveKitRoomConversation:
     """One run: a room with the caller and the agent; turns in, `AgentReply` out."""
 
@@ -309,7 +323,7 @@ class LiveKitRoomConversation:
 
     async def start(self) -> None:
         adapter = self.adapter
-        self._quiet.enter_context(_quiet_livekit(adapter.log_level))
+        self._quiet.enter_context(hold_livekit_logs(_CallerSide(), adapter.log_level))
         needs_audio = self.info.transcript.has_audio
         async with self._deadline(adapter.join_timeout_s, "the start of the run"):
             self._stage.text = f"the LiveKit server at {adapter.url} to create the room"
