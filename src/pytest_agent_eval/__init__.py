@@ -21,6 +21,7 @@ from .errors import (
 )
 from .evaluators import (
     ContainsEvaluator,
+    Evaluator,
     ToolCallArgsEvaluator,
     ToolCallEvaluator,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "ConfigError",
     "ContainsEvaluator",
     "EvalResult",
+    "Evaluator",
     "Expect",
     "JudgeConfig",
     "JudgeError",

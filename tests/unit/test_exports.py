@@ -27,6 +27,7 @@ EXPORTS: dict[str, list[str]] = {
         "ConfigError",
         "ContainsEvaluator",
         "EvalResult",
+        "Evaluator",
         "Expect",
         "JudgeConfig",
         "JudgeError",
@@ -115,6 +116,7 @@ EXPORTS: dict[str, list[str]] = {
         "ScriptedLLM",
         "SegmentSTT",
         "SessionFactory",
+        "SessionInfo",
         "WhisperSTT",
         "eval_session_kwargs",
         "parse_number",
@@ -123,6 +125,7 @@ EXPORTS: dict[str, list[str]] = {
         "LiveKitAdapter",
         "LiveKitConversation",
         "SessionFactory",
+        "SessionInfo",
     ],
     "adapters.livekit._audio": [
         "FixtureAudio",
@@ -135,6 +138,12 @@ EXPORTS: dict[str, list[str]] = {
         "CaptureAudioOutput",
         "CaptureTextOutput",
         "FrameQueueInput",
+    ],
+    "adapters.livekit._logs": [
+        "LiveKitLogScope",
+        "ToolErrorSink",
+        "hold_livekit_logs",
+        "resolve_level",
     ],
     "adapters.livekit._options": [
         "eval_session_kwargs",
@@ -154,6 +163,8 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "adapters.livekit._turn": [
         "SessionClosedError",
+        "SessionProbe",
+        "TurnCapture",
         "TurnRecorder",
         "llm_usage",
         "usage_delta",
@@ -354,9 +365,11 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "evaluators": [
         "ContainsEvaluator",
+        "EvalResult",
         "Evaluator",
         "JudgeEvaluator",
         "LatencyEvaluator",
+        "ToolCall",
         "ToolCallArgsEvaluator",
         "ToolCallArgsJudgeEvaluator",
         "ToolCallEvaluator",
@@ -380,10 +393,16 @@ EXPORTS: dict[str, list[str]] = {
         "rejects_temperature",
     ],
     "evaluators.base": [
+        "DeterministicEvaluator",
         "Evaluator",
         "evaluate_safely",
         "evaluator_name",
         "shorten",
+    ],
+    "evaluators.contains": [
+        "ContainsEvaluator",
+        "EvalResult",
+        "TurnContext",
     ],
     "evaluators.judge": [
         "DEFAULT_JUDGE_MODEL",
@@ -396,6 +415,12 @@ EXPORTS: dict[str, list[str]] = {
     "evaluators.reply": [
         "ContainsEvaluator",
         "LatencyEvaluator",
+    ],
+    "evaluators.tool_call": [
+        "EvalResult",
+        "ToolCallArgsEvaluator",
+        "ToolCallEvaluator",
+        "TurnContext",
     ],
     "evaluators.tools": [
         "ToolCallArgsEvaluator",

@@ -21,6 +21,7 @@ COMPAT_NAMES = {
     "ToolCallArgsConfig",
     "AgentReply",
     "EvalResult",
+    "Evaluator",
     "TurnContext",
     "TranscriptResult",
     "TranscriptError",
