@@ -360,11 +360,6 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
         )
     if kind == "minLength":
         return f"{where}: must not be empty"
-    if kind == "pattern" and field == ("id",):
-        return (
-            f"{where}: id {value!r} may not contain spaces, brackets, slashes or colons "
-            "(it becomes the pytest test name); use letters, digits, '_' or '-'"
-        )
     return f"{where}: {error.message}"
 
 

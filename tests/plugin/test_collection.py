@@ -170,16 +170,6 @@ BAD_INPUTS = {
         " turns[0].expect.tool_calls_args[0].mode: 'exakt' is not one of subset, exact"
         " (did you mean 'exact'?)",
     ),
-    "id_with_space": (
-        """\
-        id: my booking
-        turns:
-          - user: hi
-        """,
-        "*/tests/evals/bad.yaml:1, transcript 'my booking', id: id 'my booking' may not contain"
-        " spaces, brackets, slashes or colons (it becomes the pytest test name);"
-        " use letters, digits, '_' or '-'",
-    ),
     "yaml_syntax_error": (
         """\
         id: broken

@@ -86,6 +86,7 @@ EXPORTS: dict[str, list[str]] = {
         "compact_json",
         "did_you_mean",
         "format_tool_call",
+        "safe_name",
         "short_repr",
         "shorten",
     ],
@@ -326,6 +327,8 @@ EXPORTS: dict[str, list[str]] = {
         "TranscriptItem",
         "collect_transcript_file",
         "seen_ids_key",
+        "seen_names_key",
+        "transcript_test_name",
     ],
     "config": [
         "DEFAULT_CONCURRENCY",

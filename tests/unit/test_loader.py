@@ -132,7 +132,6 @@ def test_defaults_come_from_config_when_the_file_is_silent(tmp_path: Path) -> No
             "id: a\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n        - {tool: t, args: {}, mode: exakt}\n",
             ["'exakt' is not one of subset, exact (did you mean 'exact'?)"],
         ),
-        ("id: a b\nturns:\n  - user: hi\n", ["may not contain spaces"]),
         ("id: a\nturns:\n  - user: hi\n    expect: [x]\n", ["expected a mapping, got a list"]),
         ("foo: 1\nbar: 2\n", ["not a transcript", "start their name with '_'"]),
         ("", ["not a transcript (it is empty"]),

@@ -130,7 +130,7 @@ ALLOWED: dict[str, set[str]] = {
     "synthesize_audio": {"synthesize"},
     "schema": {"expectations", "_atomic"},
     "fixture": {"models", "errors", "config", "adapters", "runner", "synthesize", "_async"},
-    "collection": {"models", "errors", "loader", "fixture", "report"},
+    "collection": {"models", "errors", "loader", "fixture", "report", "_text"},
     "eval_items": {"models", "_records", "collection", "fixture", "report"},
     "plugin": {"config", "collection", "fixture", "eval_items", "report", "audio_fixtures"},
     "__init__": {"errors", "models", "evaluators", "fixture"},

@@ -1,12 +1,16 @@
 """The markdown report: summary, groups, cost, then every transcript, run and turn.
 
-Every piece of text that came from an agent, a user or a judge goes through `md_escape`, so a
-reply holding ``*``, ``|`` or ``<script>`` shows as written and cannot break a table or inject
-markup. Line breaks inside a value become ``<br>`` so each value stays on one line.
+Every piece of text that came from an agent, a user or a judge goes through `md_escape`, which
+changes only what could break the report: ``|`` (a table cell), line breaks (``<br>``, so each
+value stays on one line), ``<`` (HTML) and an ``&`` that would start an entity. Everything else
+is written as it was, so ids, tool names and replies are found by ``grep`` (``simple_test``,
+not ``simple\\_test``); a ``*word*`` in a reply may show emphasized on GitHub, never as markup
+that hides or injects anything.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from ..gates import GateResult
@@ -34,20 +38,17 @@ __all__ = ["NOTHING_RAN", "md_escape", "md_table", "render_markdown", "render_su
 NOTHING_RAN = "No eval test ran in this session."
 """The sentence a report holds instead of results when every eval was skipped or deselected."""
 
-_ESCAPES = {
-    "&": "&amp;",
-    "<": "&lt;",
-    ">": "&gt;",
-    "\r": "",
-    "\n": "<br>",
-    **{c: "\\" + c for c in "\\`*_[]|~$#"},
-}
+_ESCAPES = {"<": "&lt;", "|": "\\|", "\r": "", "\n": "<br>"}
+# An "&" only needs escaping where it would start a character reference (&amp; &#39; &#x27;).
+_ENTITY_START = re.compile(r"&(?=#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9]*;)")
 _ICON = {"passed": "✅", "failed": "❌", "error": "⚠️", "skipped": "⏭️"}
 
 
 def md_escape(text: object) -> str:
-    """Escape text for inline markdown (GitHub flavour), keeping it on one line."""
-    return "".join(_ESCAPES.get(c, c) for c in str(text))
+    """Text for a GitHub-flavoured markdown line or table cell: on one line, unable to break the
+    table or inject HTML, and otherwise verbatim."""
+    escaped = _ENTITY_START.sub("&amp;", str(text))
+    return "".join(_ESCAPES.get(c, c) for c in escaped)
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
