@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from ._text import safe_name
 from .errors import TranscriptError
 from .fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
-from ._text import safe_name
 from .loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
 from .models import Transcript
 from .report.account import format_account
