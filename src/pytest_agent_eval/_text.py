@@ -50,9 +50,12 @@ def short_repr(value: Any, limit: int) -> str:
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    """``" (did you mean 'x'?)"`` for the closest choice, or "" when nothing is close."""
+    """``" (Did you mean 'x'?)"`` for the closest choice, or "" when nothing is close.
+
+    "Did you mean" with a capital, as the earlier package wrote it: scripts search for it.
+    """
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return f" (Did you mean {close[0]!r}?)" if close else ""
 
 
 # Characters a name keeps: letters and digits of any script, '_', '.', '+' and '-'. Everything

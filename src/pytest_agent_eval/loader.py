@@ -188,12 +188,14 @@ def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
                 else ""
             )
             context = f" ({exc.context}{at})"
+        # "invalid YAML at line N": the earlier package's words, which CI logs are searched for.
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise TranscriptError(
-            f"{where}: YAML syntax error: {problem}{context}"
+            f"{where}: invalid YAML{at}: {problem}{context}"
             + "; check indentation and quoting (quote strings containing ': ' or '#')"
         ) from exc
     except yaml.YAMLError as exc:
-        raise TranscriptError(f"{path}: YAML error: {exc}") from exc
+        raise TranscriptError(f"{path}: invalid YAML: {exc}") from exc
     finally:
         loader.dispose()
     return node, data

@@ -128,3 +128,149 @@ def test_two_ids_that_would_share_a_test_name_are_a_collection_error(project: Pr
             " or digits"
         ]
     )
+
+
+def test_not_live_line_has_what_ci_greps_for_on_one_line(project: Project) -> None:
+    project.echo_agent("Booked.")
+    project.transcript("a.yaml", "id: a\nturns:\n  - user: hi\n")
+    project.transcript("b.yaml", "id: b\nturns:\n  - user: hi\n")
+
+    result = project.run()
+
+    result.assert_outcomes(skipped=2)
+    lines = [line for line in result.outlines if "eval test(s) skipped" in line]
+    assert len(lines) == 1
+    for needed in (
+        "2 eval test(s) skipped",
+        "live mode is off",
+        "--agent-eval-live",
+        "EVAL_LIVE=1",
+    ):
+        assert needed in lines[0]
+    assert lines[0].startswith(
+        "2 eval test(s) skipped — live mode is off. Pass --agent-eval-live or set EVAL_LIVE=1."
+    )
+
+
+def test_yaml_syntax_error_says_invalid_yaml_at_line(project: Project) -> None:
+    project.echo_agent("Booked.")
+    project.transcript("bad.yaml", 'id: broken\nturns:\n  - user: "hi\n    expect: {}\n')
+
+    result = project.run()
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*/tests/evals/bad.yaml:*: invalid YAML at line *, column *: *"])
+
+
+def test_unknown_field_suggestion_says_did_you_mean(project: Project) -> None:
+    project.echo_agent("Booked.")
+    project.transcript(
+        "bad.yaml",
+        "id: typo\nturns:\n  - user: hi\n    expect:\n      reply_contain_any: [booked]\n",
+    )
+
+    result = project.run()
+
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*/tests/evals/bad.yaml:5, transcript 'typo', turn 1, "
+            "turns[[]0].expect.reply_contain_any: unknown field 'reply_contain_any' "
+            "(Did you mean 'reply_contains_any'?). Allowed here: *"
+        ]
+    )
+
+
+GATED = """\
+    [tool.agent_eval.groups.booking]
+    tags = ["gate:booking"]
+    threshold = 0.5
+    must_pass = ["simple_test"]
+
+    [tool.agent_eval.groups.payments]
+    pytest_markers = ["payments"]
+"""
+
+
+def _gated_project(project: Project) -> None:
+    project.pyproject('report_path = "report.md"\n' + GATED)
+    project.agent(
+        """
+        if "refund" in history[-1].content:
+            return AgentReply("Sorry, no.", [])
+        return AgentReply("Booked *table_for_two* | <b>now</b>", [ToolCall("create_booking", {"party_size": 2})])
+        """
+    )
+    project.transcript(
+        "simple.yaml",
+        """\
+        id: simple_test
+        tags: [gate:booking]
+        turns:
+          - user: Book a table
+            expect:
+              tool_calls_include: [create_booking]
+        """,
+    )
+    project.transcript(
+        "refund.yaml",
+        """\
+        id: refund_flow
+        tags: [gate:booking]
+        turns:
+          - user: I want a refund
+            expect:
+              reply_contains_any: [refunded]
+        """,
+    )
+    project.test_file(
+        "test_pay.py",
+        """
+        @pytest.mark.payments
+        @pytest.mark.agent_eval
+        def test_pay(agent_eval):
+            agent_eval.run_sync(turns=[Turn("Pay")]).assert_threshold()
+        """,
+    )
+
+
+def test_group_summary_section_in_the_earlier_format(project: Project) -> None:
+    _gated_project(project)
+
+    result = project.run_live("--strict-markers")
+
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == 0  # the booking group absorbs refund_flow
+    result.stdout.fnmatch_lines(
+        [
+            "*=== group summary ===*",
+            "booking: 1/2 passed (50%) >= 50% required -- PASSED",
+            "  failures: refund_flow",
+            "  must_pass: simple_test ok",
+            "payments: 1/1 passed (100%) >= 100% required -- PASSED",
+            "exit code overridden to 0: 1 eval failure(s) absorbed by passing groups: "
+            "tests/evals/refund.yaml::refund_flow",
+        ]
+    )
+    # pytest_markers are registered: no warning, and --strict-markers accepts them
+    result.stdout.no_fnmatch_line("*PytestUnknownMarkWarning*")
+    result.stdout.no_fnmatch_line("*'payments' not found in `markers`*")
+
+
+def test_markdown_report_groups_table_and_verbatim_text(project: Project) -> None:
+    _gated_project(project)
+
+    project.run_live()
+
+    text = (project.path / "report.md").read_text()
+    lines = text.splitlines()
+    header = lines.index("## Groups") + 2
+    assert lines[header] == "| Group | Passed | Total | Rate | Threshold | Status |"
+    assert lines[header + 2] == "| booking | 1 | 2 | 0.50 | 0.50 | ✅ PASS |"
+    assert lines[header + 3] == "| payments | 1 | 1 | 1.00 | 1.00 | ✅ PASS |"
+    # `grep simple_test report.md` finds the transcript; names and replies are as written,
+    # with only the pipe (table) and the tag (HTML) escaped.
+    assert [line for line in lines if "simple_test" in line]
+    assert "- Reply: Booked *table_for_two* \\| &lt;b>now&lt;/b>" in text
+    assert '- Tool calls: create_booking({"party_size": 2})' in text
+    assert "\\_" not in text and "\\*" not in text

@@ -364,6 +364,7 @@ EXPORTS: dict[str, list[str]] = {
         "is_python_eval",
         "item_tags",
         "mark_eval_item",
+        "register_group_markers",
         "start_records",
     ],
     "evaluators": [
@@ -573,6 +574,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "report.not_live": [
         "NotLiveSummary",
+        "not_live_line",
     ],
     "report.records": [
         "EvalRecord",
@@ -593,7 +595,8 @@ EXPORTS: dict[str, list[str]] = {
     "report.terminal": [
         "TerminalLine",
         "format_table",
-        "gate_line",
+        "gate_lines",
+        "group_summary_lines",
         "summary_lines",
     ],
     "runner": [

@@ -20,7 +20,6 @@ from ._format import (
     fmt_agent_speech,
     fmt_interval,
     fmt_latency,
-    fmt_rate,
     fmt_runs,
     fmt_score,
     fmt_seconds,
@@ -102,44 +101,37 @@ def _summary_section(data: ReportData) -> list[str]:
 
 
 def _groups_section(data: ReportData) -> list[str]:
+    """``## Groups``: the earlier package's table (Group, Passed, Total, Rate, Threshold,
+    Status), then ``must_pass``, enforcement and why a group failed, one bullet each."""
     if not data.gates:
         return []
-    header = [
-        "Group",
-        "Evals",
-        "Passed",
-        "Pass rate",
-        "Threshold",
-        "must_pass",
-        "Enforced",
-        "Verdict",
-    ]
+    header = ["Group", "Passed", "Total", "Rate", "Threshold", "Status"]
     rows = [_gate_row(g) for g in data.gates]
     lines = ["## Groups", "", *md_table(header, rows), ""]
-    problems = [
-        f"- {md_escape(gate.name)}: {md_escape(problem)}"
-        for gate in data.gates
-        for problem in gate.problems
-    ]
-    if problems:
-        lines += [*problems, ""]
+    notes: list[str] = []
+    for gate in data.gates:
+        name = md_escape(gate.name)
+        if gate.config.must_pass:
+            notes.append(f"- {name} must_pass: " + md_escape(", ".join(gate.config.must_pass)))
+        if gate.config.enforce:
+            notes.append(f"- {name} is enforced: when it fails, the run fails")
+        notes += [f"- {name}: {md_escape(problem)}" for problem in gate.problems]
+    if notes:
+        lines += [*notes, ""]
     if data.decision is not None:
         lines += ["Gates: " + md_escape(data.decision.summary()), ""]
     return lines
 
 
 def _gate_row(gate: GateResult) -> list[str]:
-    must = ", ".join(gate.config.must_pass) or "–"
-    verdict = "✅ PASSED" if gate.passed else "❌ FAILED"
+    rate = "-" if gate.rate is None else f"{gate.rate:.2f}"
     return [
         md_escape(gate.name),
-        str(gate.total),
         str(gate.passed_count),
-        fmt_rate(gate.rate),
-        f"{gate.config.threshold:.0%}",
-        md_escape(must),
-        "yes" if gate.config.enforce else "no",
-        verdict,
+        str(gate.total),
+        rate,
+        f"{gate.config.threshold:.2f}",
+        "✅ PASS" if gate.passed else "❌ FAIL",
     ]
 
 
