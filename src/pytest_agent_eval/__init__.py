@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from .evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
     from .fixture import AgentEval
 
-__version__ = "0.1.0"
+# The one place the version is written (pyproject.toml reads it from here).
+__version__ = "0.4.0"
 
 __all__ = [
     "AdapterError",

@@ -274,3 +274,128 @@ def test_markdown_report_groups_table_and_verbatim_text(project: Project) -> Non
     assert "- Reply: Booked *table_for_two* \\| &lt;b>now&lt;/b>" in text
     assert '- Tool calls: create_booking({"party_size": 2})' in text
     assert "\\_" not in text and "\\*" not in text
+
+
+LANGGRAPH_CONFTEST = """
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from pytest_agent_eval.adapters.langchain import LangChainAdapter
+
+
+@tool
+def create_booking(party_size: int) -> str:
+    '''Book a table.'''
+    return "BK-7"
+
+
+class Scripted(BaseChatModel):
+    @property
+    def _llm_type(self):
+        return "scripted"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            message = AIMessage(f"Booked, reference {last.content}.")
+        else:
+            message = AIMessage("", tool_calls=[{"name": "create_booking", "args": {"party_size": 2}, "id": "c1"}])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def bind_tools(self, tools, **kwargs):
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
+
+
+def build_graph():
+    bound = Scripted().bind_tools([create_booking])
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", lambda state: {"messages": [bound.invoke(state["messages"])]})
+    graph.add_node("tools", ToolNode([create_booking]))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    return graph.compile()
+
+
+@pytest.fixture
+def llm_eval_agent():
+    return LangChainAdapter(build_graph())
+"""
+
+BOOKING_YAML = """\
+    id: "booking: langgraph"
+    runs: 2
+    turns:
+      - user: Book a table for two
+        expect:
+          reply_contains_any: [BK-7]
+          tool_calls_include: [create_booking]
+          tool_calls_args:
+            - tool: create_booking
+              args: {party_size: 2}
+"""
+
+
+def test_a_langgraph_agent_through_the_earlier_adapter_name(project: Project) -> None:
+    project.conftest(LANGGRAPH_CONFTEST)
+    project.transcript("booking.yaml", BOOKING_YAML)
+
+    result = project.run_live("-v")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tests/evals/booking.yaml::booking_langgraph PASSED*"])
+
+
+SMOLAGENTS_CONFTEST = """
+from smolagents import Model, ToolCallingAgent, tool
+from smolagents.models import ChatMessage, ChatMessageToolCall, ChatMessageToolCallFunction, MessageRole
+from smolagents.monitoring import LogLevel
+
+from pytest_agent_eval.adapters.smolagents import SmolagentsAdapter
+
+
+@tool
+def create_booking(party_size: int) -> str:
+    '''Book a table.
+
+    Args:
+        party_size: How many people.
+    '''
+    return "BK-7"
+
+
+def _call(name, arguments):
+    function = ChatMessageToolCallFunction(name=name, arguments=arguments)
+    tool_call = ChatMessageToolCall(function=function, id=name, type="function")
+    return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[tool_call])
+
+
+class Scripted(Model):
+    def generate(self, messages, stop_sequences=None, response_format=None, tools_to_call_from=None, **kwargs):
+        last = messages[-1].content
+        text = "".join(b.get("text", "") for b in last) if isinstance(last, list) else str(last)
+        if "Observation:" in text:
+            return _call("final_answer", {"answer": "Booked, reference BK-7."})
+        return _call("create_booking", {"party_size": 2})
+
+
+@pytest.fixture
+def llm_eval_agent():
+    agent = ToolCallingAgent(tools=[create_booking], model=Scripted(), verbosity_level=LogLevel.OFF)
+    return SmolagentsAdapter(agent)
+"""
+
+
+def test_a_smolagents_agent_through_the_earlier_adapter_name(project: Project) -> None:
+    project.conftest(SMOLAGENTS_CONFTEST)
+    project.transcript("booking.yaml", BOOKING_YAML.replace("langgraph", "smolagents"))
+
+    result = project.run_live("-v")
+
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tests/evals/booking.yaml::booking_smolagents PASSED*"])

@@ -97,6 +97,10 @@ EXPORTS: dict[str, list[str]] = {
         "ConversationInfo",
         "TurnInput",
     ],
+    "adapters._args": [
+        "coerce_args",
+        "reply_text",
+    ],
     "adapters.base": [
         "AgentAdapter",
         "AgentCallable",
@@ -107,6 +111,12 @@ EXPORTS: dict[str, list[str]] = {
         "TurnInput",
         "as_adapter",
         "coerce_reply",
+    ],
+    "adapters.langchain": [
+        "DEFAULT_MAX_STEPS",
+        "LangChainAdapter",
+        "text_of",
+        "tool_calls_from_messages",
     ],
     "adapters.livekit": [
         "FixtureTextSTT",
@@ -180,6 +190,10 @@ EXPORTS: dict[str, list[str]] = {
         "PydanticAIAdapter",
         "render_output",
         "tool_calls_from_messages",
+    ],
+    "adapters.smolagents": [
+        "INTERNAL_TOOLS",
+        "SmolagentsAdapter",
     ],
     "audio_fixtures": [
         "AudioClip",

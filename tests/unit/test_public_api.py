@@ -72,8 +72,9 @@ def test_models_module_offers_results() -> None:
 def test_importing_the_package_and_plugin_stays_light() -> None:
     code = (
         "import sys, pytest_agent_eval, pytest_agent_eval.plugin\n"
+        "import pytest_agent_eval.adapters.langchain, pytest_agent_eval.adapters.smolagents\n"
         "heavy = [m for m in ('pydantic_ai', 'openai', 'livekit', 'numpy', 'soundfile', 'hibari', "
-        "'faster_whisper', 'jsonschema') if m in sys.modules]\n"
+        "'faster_whisper', 'jsonschema', 'langchain_core', 'smolagents') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
