@@ -142,3 +142,30 @@ def test_a_subclass_overriding_evaluate_is_called_by_the_runner() -> None:
     assert result.passed and result.reasoning == "overridden"
     plain = asyncio.run(evaluate_safely(ContainsEvaluator(any_of=["absent"]), ctx("nothing")))
     assert not plain.passed
+
+
+def test_a_bad_pattern_is_a_value_error_as_before_and_still_a_re_error() -> None:
+    import re
+
+    with pytest.raises(ValueError, match="missing \\), unterminated subpattern") as info:
+        ContainsEvaluator(matches_any=["("])
+    assert isinstance(info.value, re.error) and info.value.pattern == "("
+
+
+def test_a_python_api_judge_without_settings_takes_the_configured_ones() -> None:
+    from pytest_agent_eval import Expect, JudgeEvaluator
+    from pytest_agent_eval.config import JudgeSettings
+    from pytest_agent_eval.expectations import build_evaluators
+
+    mine = JudgeEvaluator("Confirms the booking")
+    pinned = JudgeEvaluator("Polite", settings=JudgeSettings(model="test", retries=0))
+    configured = JudgeSettings(model="anthropic:claude-sonnet-4-5", retries=4, timeout_s=9.0)
+    built = build_evaluators(Expect(evaluators=[mine, pinned, "custom"]), configured)
+
+    assert built[0] is not mine and built[0].model_id == "anthropic:claude-sonnet-4-5"
+    assert (built[0].judge_settings.retries, built[0].judge_settings.timeout_s) == (4, 9.0)
+    assert mine.settings is None  # the user's object is untouched
+    assert built[1] is pinned and built[2] == "custom"
+    # its own retries= still wins over the configured ones
+    own = build_evaluators(Expect(evaluators=[JudgeEvaluator("r", retries=1)]), configured)[0]
+    assert own.judge_settings.retries == 1

@@ -432,6 +432,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "evaluators.reply": [
         "ContainsEvaluator",
+        "InvalidPatternError",
         "LatencyEvaluator",
     ],
     "evaluators.tool_call": [

@@ -10,7 +10,19 @@ from typing import Literal
 from ..models import EvalResult, TurnContext
 from .base import DeterministicEvaluator, shorten
 
-__all__ = ["ContainsEvaluator", "LatencyEvaluator"]
+__all__ = ["ContainsEvaluator", "InvalidPatternError", "LatencyEvaluator"]
+
+
+class InvalidPatternError(re.error, ValueError):
+    """A regex that does not compile: a ``re.error`` (as our loader and runner catch it) and a
+    ``ValueError`` (as the earlier package raised it)."""
+
+
+def _compile(pattern: str, flags: int) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise InvalidPatternError(exc.msg, pattern=pattern, pos=exc.pos) from exc
 
 
 @dataclass
@@ -27,7 +39,8 @@ class ContainsEvaluator(DeterministicEvaluator):
         name: Display name in results.
 
     Raises:
-        re.error: At construction, for a pattern that does not compile.
+        InvalidPatternError: At construction, for a pattern that does not compile (both a
+            ``re.error`` and a ``ValueError``).
     """
 
     any_of: Sequence[str] = field(default_factory=list)
@@ -41,8 +54,8 @@ class ContainsEvaluator(DeterministicEvaluator):
     def __post_init__(self) -> None:
         # Compile once; a bad pattern is the author's error and should surface at construction.
         flags = 0 if self.case_sensitive else re.IGNORECASE
-        self._any = [re.compile(p, flags) for p in self.matches_any]
-        self._all = [re.compile(p, flags) for p in self.matches_all]
+        self._any = [_compile(p, flags) for p in self.matches_any]
+        self._all = [_compile(p, flags) for p in self.matches_all]
         if not self.name:
             self.name = "reply" if self.target == "reply" else "heard"
 
