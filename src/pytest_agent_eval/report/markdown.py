@@ -72,8 +72,11 @@ def _headline(data: ReportData) -> list[str]:
 
 
 def _summary_section(data: ReportData) -> list[str]:
+    """``## Summary``: the earlier package's six columns first (Transcript, Runs, Passed, Score,
+    Threshold, Status), as scripts read them by position, then the interval, the test and the
+    measurements."""
     latency, tokens = data.has_latency, data.has_tokens
-    header = ["Transcript", "Test", "Runs", "Passed", "Score [95% CI]", "Threshold", "Verdict"]
+    header = ["Transcript", "Runs", "Passed", "Score", "Threshold", "Status", "95% CI", "Test"]
     if latency:
         header.append("p95 latency")
     if tokens:
@@ -83,12 +86,13 @@ def _summary_section(data: ReportData) -> list[str]:
         res = record.result
         row = [
             md_escape(record.transcript_id),
-            md_escape(record.nodeid),
             fmt_runs(res) if res else "–",
             str(res.passed_run_count) if res else "–",
-            f"{fmt_score(res.score)} {fmt_interval(res.interval)}" if res else "–",
+            fmt_score(res.score) if res else "–",
             fmt_score(res.threshold) if res else "–",
             f"{_ICON[record.verdict]} {verdict_label(record)}",
+            fmt_interval(res.interval) if res else "–",
+            md_escape(record.nodeid),
         ]
         if latency:
             row.append(fmt_latency(res))
