@@ -106,3 +106,17 @@ def test_running_an_empty_transcript_is_a_clear_error() -> None:
 
     with pytest.raises(TranscriptError, match="transcript 'draft' has no turns, so there is"):
         asyncio.run(run_transcript(Transcript(id="draft", turns=[]), agent))
+
+
+def test_the_earlier_yaml_loader_module_loads_a_transcript(tmp_path) -> None:
+    from pytest_agent_eval.yaml_loader import TranscriptError as LoaderError
+    from pytest_agent_eval.yaml_loader import load_transcript
+
+    path = tmp_path / "booking.yaml"
+    path.write_text("id: booking\nturns:\n  - user: Book\n", encoding="utf-8")
+    transcript = load_transcript(path, default_threshold=0.5, default_runs=3)
+    assert (transcript.id, transcript.threshold, transcript.runs) == ("booking", 0.5, 3)
+    assert LoaderError is TranscriptError
+    path.write_text("id: booking\nturns: []\n", encoding="utf-8")
+    with pytest.raises(TranscriptError, match="'turns' is empty"):
+        load_transcript(str(path))

@@ -740,6 +740,10 @@ EXPORTS: dict[str, list[str]] = {
     "synthesize_audio": [
         "main",
     ],
+    "yaml_loader": [
+        "TranscriptError",
+        "load_transcript",
+    ],
 }
 
 

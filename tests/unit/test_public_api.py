@@ -129,6 +129,7 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
     },
     "synthesize_audio": {"synthesize"},
+    "yaml_loader": {"loader", "errors", "models"},
     "schema": {"expectations", "_atomic"},
     "fixture": {"models", "errors", "config", "adapters", "runner", "synthesize", "_async"},
     "collection": {"models", "errors", "loader", "fixture", "report", "_text"},
