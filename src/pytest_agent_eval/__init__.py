@@ -27,6 +27,7 @@ from .errors import (
 )
 from .evaluators import (
     ContainsEvaluator,
+    Evaluator,
     ToolCallArgsEvaluator,
     ToolCallEvaluator,
 )
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
     from .evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
     from .fixture import AgentEval
 
-__version__ = "0.1.0"
+# The one place the version is written (pyproject.toml reads it from here).
+__version__ = "0.4.0"
 
 __all__ = [
     "AdapterError",
@@ -60,6 +62,7 @@ __all__ = [
     "ConfigError",
     "ContainsEvaluator",
     "EvalResult",
+    "Evaluator",
     "Expect",
     "JudgeConfig",
     "JudgeError",

@@ -1,14 +1,17 @@
-"""Short text for messages and reports: cutting, compact JSON, tool calls and did-you-mean hints.
+"""Short text for messages and reports: cutting, compact JSON, tool calls, did-you-mean hints
+and safe names.
 
 Failure reasons, the pytest account, the reports and the judge prompt all show values cut to a
-size and tool calls with their arguments; error messages suggest the closest valid name. One
-helper each keeps them alike.
+size and tool calls with their arguments; error messages suggest the closest valid name; test
+names and file names made from a transcript id use the same safe form. One helper each keeps
+them alike.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +24,7 @@ __all__ = [
     "compact_json",
     "did_you_mean",
     "format_tool_call",
+    "safe_name",
     "short_repr",
     "shorten",
 ]
@@ -46,9 +50,31 @@ def short_repr(value: Any, limit: int) -> str:
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    """``" (did you mean 'x'?)"`` for the closest choice, or "" when nothing is close."""
+    """``" (Did you mean 'x'?)"`` for the closest choice, or "" when nothing is close.
+
+    "Did you mean" with a capital, as the earlier package wrote it: scripts search for it.
+    """
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return f" (Did you mean {close[0]!r}?)" if close else ""
+
+
+# Characters a name keeps: letters and digits of any script, '_', '.', '+' and '-'. Everything
+# else (spaces, ':', '[', ']', '/', control characters) could split a pytest node id, break
+# `-k` or a file path.
+_SAFE = r"\w.+\-"
+_UNSAFE_EDGES = re.compile(rf"^[^{_SAFE}]+|[^{_SAFE}]+$")
+_UNSAFE_RUN = re.compile(rf"[^{_SAFE}]+")
+
+
+def safe_name(text: str, *, fallback: str = "transcript") -> str:
+    """``text`` as a name for a pytest test or a file: each run of other characters becomes one
+    ``_`` (at the ends it is dropped), so ``"booking: happy path"`` is ``booking_happy_path``.
+
+    Deterministic and readable; a name that is already safe is returned unchanged. Different
+    texts can share a safe name (``"a b"`` and ``"a_b"``); callers that need unique names check
+    for that. ``fallback`` is returned when nothing is left.
+    """
+    return _UNSAFE_RUN.sub("_", _UNSAFE_EDGES.sub("", text)) or fallback
 
 
 def _json_default(value: Any) -> str:

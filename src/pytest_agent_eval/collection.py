@@ -4,6 +4,11 @@ transcript (one per param of a parametrized ``llm_eval_agent``).
 Collection validates every transcript, also when evals are not live, so a broken transcript
 fails CI even where no agent runs. A `TranscriptError` shows only its message, the way pytest's
 ``CollectError`` does; the other files still collect.
+
+A transcript id may hold spaces, colons or brackets (``id: "booking: happy path"``), as the
+earlier package allowed. The test is named by `transcript_test_name` (``booking_happy_path``), which is
+safe in a node id, with ``-k`` and in file names; the real id stays what reports show, a
+``-k`` keyword, and a name ``must_pass`` accepts.
 """
 
 from __future__ import annotations
@@ -14,16 +19,33 @@ from typing import Any
 
 import pytest
 
+from ._text import safe_name
 from .errors import TranscriptError
 from .fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
 from .loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
 from .models import Transcript
 from .report.account import format_account
 
-__all__ = ["TranscriptFile", "TranscriptItem", "collect_transcript_file", "seen_ids_key"]
+__all__ = [
+    "TranscriptFile",
+    "TranscriptItem",
+    "collect_transcript_file",
+    "seen_ids_key",
+    "seen_names_key",
+    "transcript_test_name",
+]
 
 seen_ids_key = pytest.StashKey[dict[str, Path]]()
 """On ``config.stash``: transcript id -> the file that first used it (ids name tests)."""
+seen_names_key = pytest.StashKey[dict[str, tuple[str, Path]]]()
+"""On ``config.stash``: test name -> the transcript id and file that first used it."""
+
+
+def transcript_test_name(transcript_id: str) -> str:
+    """The pytest test name of a transcript: its id, with each run of characters that a node id,
+    ``-k`` or a file name cannot hold replaced by ``_`` (``"booking: happy path"`` ->
+    ``booking_happy_path``). An id made of safe characters is its own name."""
+    return safe_name(transcript_id)
 
 
 def _is_under(path: Path, folders: Iterable[Path]) -> bool:
@@ -56,9 +78,19 @@ class TranscriptFile(pytest.File):
         first = seen.get(transcript.id)
         if first is not None and first != self.path:
             raise self.CollectError(str(duplicate_id_error(transcript, first)))
+        name = transcript_test_name(transcript.id)
+        names = self.config.stash.setdefault(seen_names_key, {})
+        other_id, other_path = names.get(name, (transcript.id, self.path))
+        if other_id != transcript.id:
+            raise self.CollectError(
+                f"{self.path}: id {transcript.id!r} and id {other_id!r} (in {other_path}) both "
+                f"become the test name {name!r} (spaces and signs become '_'); make the ids "
+                "differ in letters or digits"
+            )
         seen[transcript.id] = self.path
+        names[name] = (transcript.id, self.path)
         item = TranscriptItem.from_parent(
-            self, name=transcript.id, callobj=_run_yaml_transcript, transcript=transcript
+            self, name=name, callobj=_run_yaml_transcript, transcript=transcript
         )
         yield from _per_agent_param(self, item) or [item]
 
@@ -100,13 +132,13 @@ def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[Trans
         items.append(
             TranscriptItem.from_parent(
                 parent,
-                name=f"{item.transcript.id}[{param_id}]",
+                name=f"{item.name}[{param_id}]",
                 callobj=_run_yaml_transcript,
                 transcript=item.transcript,
                 callspec=callspec,
                 fixtureinfo=fixtureinfo,
                 keywords={param_id: True},
-                originalname=item.transcript.id,
+                originalname=item.name,
             )
         )
     return items
@@ -139,6 +171,8 @@ class TranscriptItem(pytest.Function):
         super().__init__(**kwargs)
         self.transcript = transcript
         self.add_marker(pytest.mark.agent_eval(tags=list(transcript.tags)))
+        # `-k` matches the real id too, when it differs from the test name.
+        self.extra_keyword_matches.add(transcript.id)
 
     @property
     def has_agent_fixture(self) -> bool:

@@ -26,14 +26,33 @@ __all__ = [
     "is_python_eval",
     "item_tags",
     "mark_eval_item",
+    "register_group_markers",
     "start_records",
 ]
 
 NOT_LIVE_REASON = (
-    "agent evals are not live: pass --agent-eval-live or set EVAL_LIVE=1 "
-    "(or live = true in [tool.agent_eval]) to run them"
+    "agent_eval: live mode disabled (use --agent-eval-live or EVAL_LIVE=1, "
+    "or live = true in [tool.agent_eval])"
 )
-"""The skip reason of eval tests when evals are not live (the summary line counts these)."""
+"""The skip reason of eval tests when evals are not live (the summary line counts these); it
+starts with the earlier package's words."""
+
+
+def register_group_markers(config: pytest.Config) -> None:
+    """Register every group's ``pytest_markers`` as markers, as the earlier package did, so a
+    gate's marker raises no unknown-mark warning and works under ``--strict-markers``.
+
+    A marker the project already registers (in its ini ``markers``) is left as the project
+    wrote it.
+    """
+    known = {line.split(":", 1)[0].split("(", 1)[0].strip() for line in config.getini("markers")}
+    for group in config.stash[session_key].settings.groups:
+        for marker in group.pytest_markers:
+            if marker not in known:
+                known.add(marker)
+                config.addinivalue_line(
+                    "markers", f"{marker}: selects evals for the quality gate '{group.name}'"
+                )
 
 
 def is_python_eval(item: pytest.Item) -> bool:

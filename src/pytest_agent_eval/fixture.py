@@ -168,7 +168,13 @@ class AgentEval:
         try:
             result = await run_transcript(resolved, adapter, settings=settings)
         except AgentEvalError as exc:  # bad input found before any run: say it short
-            pytest.fail(f"transcript {resolved.id!r}: {exc}", pytrace=False)
+            named = f"transcript {resolved.id!r}"
+            message = str(exc)
+            failure = message if message.startswith(named) else f"{named}: {message}"
+        else:
+            failure = None
+        if failure is not None:  # outside the except: no "during handling" second copy
+            pytest.fail(failure, pytrace=False)
         record_result(self._request.node, result, path=resolved.path)
         return result
 

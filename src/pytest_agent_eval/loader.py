@@ -188,12 +188,14 @@ def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
                 else ""
             )
             context = f" ({exc.context}{at})"
+        # "invalid YAML at line N": the earlier package's words, which CI logs are searched for.
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise TranscriptError(
-            f"{where}: YAML syntax error: {problem}{context}"
+            f"{where}: invalid YAML{at}: {problem}{context}"
             + "; check indentation and quoting (quote strings containing ': ' or '#')"
         ) from exc
     except yaml.YAMLError as exc:
-        raise TranscriptError(f"{path}: YAML error: {exc}") from exc
+        raise TranscriptError(f"{path}: invalid YAML: {exc}") from exc
     finally:
         loader.dispose()
     return node, data
@@ -360,11 +362,6 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
         )
     if kind == "minLength":
         return f"{where}: must not be empty"
-    if kind == "pattern" and field == ("id",):
-        return (
-            f"{where}: id {value!r} may not contain spaces, brackets, slashes or colons "
-            "(it becomes the pytest test name); use letters, digits, '_' or '-'"
-        )
     return f"{where}: {error.message}"
 
 

@@ -10,8 +10,10 @@ can travel inside pytest reports, including across xdist workers.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -236,6 +238,9 @@ class Transcript:
     line: int | None = None
 
     def __post_init__(self) -> None:
+        # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up
+        # turn by turn); the loader rejects an empty YAML transcript and the runner one that is
+        # run empty, each with its own message.
         # Imported here: errors is tiny, but keeping models import-light is the point.
         from .errors import TranscriptError
 
@@ -246,8 +251,6 @@ class Transcript:
                 raise TranscriptError(
                     f"{where}: {name} must be a number, got {type(value).__name__} {value!r}"
                 )
-        if not self.turns:
-            raise TranscriptError(f"{where}: 'turns' is empty; add at least one turn")
         if not 0.0 <= float(self.threshold) <= 1.0:
             raise TranscriptError(
                 f"{where}: threshold must be between 0.0 and 1.0, got {self.threshold!r}"
@@ -692,6 +695,12 @@ class EvalResult:
 class TurnResult(AgentTurn):
     """What happened in one turn of one run.
 
+    The earlier package's keywords construct it too, and its names read:
+    ``TurnResult(turn_index=0, passed=True, eval_results=[...])``, ``.turn_index``,
+    ``.eval_results``. ``passed`` is computed; an explicit ``passed=False`` fails the turn (the
+    reason goes in ``error``), and ``passed=True`` cannot make a failed turn pass (a
+    `UserWarning` says why).
+
     Args:
         index: Zero-based turn index.
         user: The user text.
@@ -712,7 +721,7 @@ class TurnResult(AgentTurn):
     """
 
     index: int
-    user: str
+    user: str = ""
     reply: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     evaluations: list[EvalResult] = field(default_factory=list)
@@ -724,6 +733,27 @@ class TurnResult(AgentTurn):
     def passed(self) -> bool:
         """No error and every evaluation passed."""
         return self.error is None and all(e.passed for e in self.evaluations)
+
+    @property
+    def turn_index(self) -> int:
+        """``index``, by the earlier package's name."""
+        return self.index
+
+    @turn_index.setter
+    def turn_index(self, value: int) -> None:
+        self.index = value
+
+    @property
+    def eval_results(self) -> list[EvalResult]:
+        """``evaluations``, by the earlier package's name."""
+        return self.evaluations
+
+    @eval_results.setter
+    def eval_results(self, value: list[EvalResult]) -> None:
+        self.evaluations = value
+
+    def _fail_by_caller(self, why: str) -> None:
+        self.error = self.error or why
 
     @property
     def judge_usage(self) -> Usage | None:
@@ -744,6 +774,11 @@ class TurnResult(AgentTurn):
 class RunResult:
     """One execution of a whole transcript.
 
+    The earlier package's keywords construct it too, and its names read:
+    ``RunResult(run_index=0, passed=True, turn_results=[...])``, ``.run_index``,
+    ``.turn_results``; an explicit ``passed`` combines with the computed verdict as for
+    `TurnResult` (a run without turns never passes).
+
     Args:
         index: Zero-based run index.
         turns: Results of the turns that ran (a run stops at the first turn that errors).
@@ -760,6 +795,27 @@ class RunResult:
     def passed(self) -> bool:
         """True when the run had no error and every turn passed."""
         return self.error is None and bool(self.turns) and all(t.passed for t in self.turns)
+
+    @property
+    def run_index(self) -> int:
+        """``index``, by the earlier package's name."""
+        return self.index
+
+    @run_index.setter
+    def run_index(self, value: int) -> None:
+        self.index = value
+
+    @property
+    def turn_results(self) -> list[TurnResult]:
+        """``turns``, by the earlier package's name."""
+        return self.turns
+
+    @turn_results.setter
+    def turn_results(self, value: list[TurnResult]) -> None:
+        self.turns = value
+
+    def _fail_by_caller(self, why: str) -> None:
+        self.error = self.error or why
 
     @property
     def agent_usage(self) -> Usage | None:
@@ -779,6 +835,69 @@ class RunResult:
     def from_dict(cls, data: Mapping[str, Any]) -> RunResult:
         """Inverse of `to_dict`."""
         return from_json(cls, data)
+
+
+_CALLER_FAILED = "marked failed by the code that built this result (passed=False)"
+
+
+def _accept_earlier_names(cls: type[Any], renames: Mapping[str, str]) -> None:
+    """Let ``cls`` take the earlier package's keyword names and its explicit ``passed=``.
+
+    Each ``renames`` key is an earlier keyword (``turn_index``) standing for one of our fields
+    (``index``); giving both is a `TypeError`. The earlier results stored ``passed`` as given;
+    ours compute it, so an explicit value is combined with the computed one by *and*, so a
+    result never passes for the wrong reason:
+
+    - ``passed=False`` makes the result fail even when everything in it passed; the reason is
+      recorded in its ``error`` (so it survives serialization and shows in reports).
+    - ``passed=True`` cannot overrule what failed (an evaluation, an error, a run without
+      turns); the result stays failed and a `UserWarning` says why.
+    """
+    generated = cls.__init__
+
+    @functools.wraps(generated)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        given_passed = kwargs.pop("passed", None)
+        for earlier, ours in renames.items():
+            if earlier in kwargs:
+                if ours in kwargs:
+                    raise TypeError(
+                        f"{cls.__name__} got both {earlier}= and {ours}=; they are one field "
+                        f"({earlier} is the earlier package's name for {ours})"
+                    )
+                kwargs[ours] = kwargs.pop(earlier)
+        generated(self, *args, **kwargs)
+        if given_passed is None:
+            return
+        if not isinstance(given_passed, bool):
+            raise TypeError(f"{cls.__name__}(passed=...) takes True or False, got {given_passed!r}")
+        if not given_passed and self.passed:
+            self._fail_by_caller(_CALLER_FAILED)
+        elif given_passed and not self.passed:
+            warnings.warn(
+                f"{cls.__name__}(passed=True) was given but the result is failed "
+                f"({_why_failed(self)}); a result passes only when its contents pass",
+                UserWarning,
+                stacklevel=2,
+            )
+
+    cls.__init__ = __init__  # type: ignore[misc]
+
+
+def _why_failed(result: Any) -> str:
+    if result.error:
+        return f"error: {result.error}"
+    if isinstance(result, RunResult):
+        if not result.turns:
+            return "a run without turns never passes"
+        failed = [t.index + 1 for t in result.turns if not t.passed]
+        return f"turn(s) {failed} failed"
+    failed = [e.name or "evaluation" for e in result.evaluations if not e.passed]
+    return f"failed: {', '.join(failed)}"
+
+
+_accept_earlier_names(TurnResult, {"turn_index": "index", "eval_results": "evaluations"})
+_accept_earlier_names(RunResult, {"run_index": "index", "turn_results": "turns"})
 
 
 def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float, float]:

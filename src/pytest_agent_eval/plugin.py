@@ -21,6 +21,7 @@ from .eval_items import (
     deselect_by_tags,
     is_python_eval,
     mark_eval_item,
+    register_group_markers,
     start_records,
 )
 from .fixture import AgentEval, call_async_test, session_key
@@ -45,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[session_key] = session
+    register_group_markers(config)
     from .audio_fixtures import set_max_fixture_s  # every fixture check uses the one cap
 
     set_max_fixture_s(session.settings.max_fixture_s)

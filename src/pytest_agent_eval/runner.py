@@ -104,8 +104,16 @@ async def run_transcript(
 
     Returns:
         The aggregated result; runs are ordered by index.
+
+    Raises:
+        TranscriptError: For a transcript without turns (before the agent is touched).
     """
     settings = settings or RunSettings()
+    if not transcript.turns:
+        raise TranscriptError(
+            f"transcript {transcript.id!r} has no turns, so there is nothing to run; add at "
+            "least one Turn(...) to its turns"
+        )
     adapter = as_adapter(agent)
     prepare = getattr(adapter, "prepare", None)
     if callable(prepare):

@@ -99,9 +99,7 @@ def test_example_is_skipped_with_one_line_when_not_live(
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(skipped=total)
     result.stdout.fnmatch_lines(
-        [
-            f"agent-eval: {total} eval test{'s' if total > 1 else ''} skipped because evals are not live*"
-        ]
+        [f"{total} eval test(s) skipped — live mode is off. Pass --agent-eval-live*"]
     )
 
 

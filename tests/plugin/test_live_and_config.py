@@ -8,9 +8,10 @@ import pytest
 
 from .conftest import Project
 
+# The earlier package's line, word for word, then how to make it permanent.
 SUMMARY = (
-    "agent-eval: {n} eval {noun} skipped because evals are not live; run with --agent-eval-live"
-    " or EVAL_LIVE=1 (or live = true in [[]tool.agent_eval])"
+    "{n} eval test(s) skipped — live mode is off. Pass --agent-eval-live or set EVAL_LIVE=1."
+    " To run them every time, set live = true in [[]tool.agent_eval]."
 )
 
 PASSING = """\
@@ -23,7 +24,7 @@ PASSING = """\
 
 
 def _summary(n: int) -> str:
-    return SUMMARY.format(n=n, noun="test" if n == 1 else "tests")
+    return SUMMARY.format(n=n)
 
 
 @pytest.fixture
@@ -54,12 +55,9 @@ def test_not_live_skips_evals_with_one_summary_line(evals: Project) -> None:
     # Ordinary tests still run; the three evals are skipped, with one line saying how to run them.
     result.assert_outcomes(passed=1, skipped=3)
     result.stdout.fnmatch_lines([_summary(3)])
-    assert (
-        sum("eval tests skipped because evals are not live" in line for line in result.outlines)
-        == 1
-    )
+    assert sum("eval test(s) skipped — live mode is off" in line for line in result.outlines) == 1
     result.stdout.fnmatch_lines(
-        ["SKIPPED [[]*] *: agent evals are not live: pass --agent-eval-live or set EVAL_LIVE=1*"]
+        ["SKIPPED [[]*] *: agent_eval: live mode disabled (use --agent-eval-live or EVAL_LIVE=1*"]
     )
 
 
@@ -69,9 +67,9 @@ def test_not_live_skip_is_located_at_the_transcript_and_test(evals: Project) -> 
     result.assert_outcomes(passed=1, skipped=3)
     result.stdout.fnmatch_lines_random(
         [
-            "SKIPPED [[]1] tests/evals/one.yaml*: agent evals are not live*",
-            "SKIPPED [[]1] tests/evals/two.yaml*: agent evals are not live*",
-            "SKIPPED [[]1] tests/test_python.py:*: agent evals are not live*",
+            "SKIPPED [[]1] tests/evals/one.yaml*: agent_eval: live mode disabled*",
+            "SKIPPED [[]1] tests/evals/two.yaml*: agent_eval: live mode disabled*",
+            "SKIPPED [[]1] tests/test_python.py:*: agent_eval: live mode disabled*",
         ]
     )
     result.stdout.no_fnmatch_line("SKIPPED*plugin.py*")
@@ -188,7 +186,7 @@ def test_bad_eval_live_value_is_a_usage_error(
         (
             'stale_audio = "skipp"',
             "'stale_audio' must be one of fail, skip, synthesize, got 'skipp'"
-            " (did you mean 'skip'?)",
+            " (Did you mean 'skip'?)",
         ),
     ],
 )
@@ -216,7 +214,7 @@ def test_unknown_config_key_warns_with_did_you_mean(evals: Project) -> None:
     result.stdout.fnmatch_lines(
         [
             "*PytestConfigWarning: pyproject.toml [[]tool.agent_eval]: unknown key 'treshold'"
-            " (did you mean 'threshold'?); it is ignored"
+            " (Did you mean 'threshold'?); it is ignored"
         ]
     )
 
@@ -227,7 +225,7 @@ def test_not_live_under_xdist_prints_the_summary_once(evals: Project) -> None:
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=1, skipped=3)
     result.stdout.fnmatch_lines([_summary(3)])
-    assert sum("because evals are not live" in line for line in result.outlines) == 1
+    assert sum("live mode is off" in line for line in result.outlines) == 1
 
 
 def test_live_under_xdist_runs_shows_the_account_and_keeps_junit_properties(

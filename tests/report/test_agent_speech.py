@@ -52,7 +52,7 @@ def test_account_markdown_and_html_show_one_marked_line_per_utterance(tmp_path: 
         )
     )
     markdown = render_markdown(data)
-    assert "- Agent-initiated (greeting, host, latency 0.30 s): Welcome to &lt;Bistro&gt;!" in (
+    assert "- Agent-initiated (greeting, host, latency 0.30 s): Welcome to &lt;Bistro>!" in (
         markdown
     )
     assert "- Agent-initiated (say): One moment please." in markdown

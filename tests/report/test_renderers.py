@@ -52,9 +52,18 @@ def _record(result: TranscriptResult | None, outcome: str = "passed") -> EvalRec
     )
 
 
-def test_md_escape_neutralises_markup_and_keeps_one_line() -> None:
-    assert md_escape("a*b_c`d|e[f](g) <script>&\n$x$ ~~s~~ # h") == (
-        "a\\*b\\_c\\`d\\|e\\[f\\](g) &lt;script&gt;&amp;<br>\\$x\\$ \\~\\~s\\~\\~ \\# h"
+def test_md_escape_changes_only_what_breaks_a_cell_or_injects_html() -> None:
+    # Verbatim: ids, tool names and replies are found by grep as they were written.
+    assert md_escape("simple_test book_slot *not bold* a_b [x](y) $x$ ~~s~~ # h >= 1") == (
+        "simple_test book_slot *not bold* a_b [x](y) $x$ ~~s~~ # h >= 1"
+    )
+    # A pipe would split the table cell, a line break the line, "<" would open HTML.
+    assert md_escape("a|b\r\nc <script>alert(1)</script>") == (
+        "a\\|b<br>c &lt;script>alert(1)&lt;/script>"
+    )
+    # "&" only where it would start an entity: "&amp;" must show as typed.
+    assert md_escape("Tom & Jerry &amp; &#39; &#x27; &copy;") == (
+        "Tom & Jerry &amp;amp; &amp;#39; &amp;#x27; &amp;copy;"
     )
 
 
@@ -94,7 +103,7 @@ def test_tool_call_arguments_output_and_errors_are_shown() -> None:
     result = TranscriptResult(
         passed=True, score=1.0, threshold=1.0, runs=[RunResult(0, [_turn(tool_calls=[call])])]
     )
-    assert '- Tool calls: pay({"amount": 12}) → "card declined" \\[error\\]' in render_markdown(
+    assert '- Tool calls: pay({"amount": 12}) → "card declined" [error]' in render_markdown(
         _data(_record(result))
     )
 

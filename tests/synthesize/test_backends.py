@@ -39,7 +39,7 @@ def test_espeak_takes_a_language_as_voice() -> None:
 @pytest.mark.parametrize(
     ("name", "settings", "error", "message"),
     [
-        ("hibari", VoiceSettings(voice="hart"), ConfigError, "did you mean 'heart'?"),
+        ("hibari", VoiceSettings(voice="hart"), ConfigError, "Did you mean 'heart'?"),
         ("hibari", VoiceSettings(speed=3.0), ConfigError, "between 0.5 and 2.0"),
         ("hibari", VoiceSettings(language="fr"), ConfigError, "'espeak' speaks"),
         ("piper", VoiceSettings(voice="amy"), MissingExtraError, "set 'model' to the .onnx"),
@@ -57,7 +57,7 @@ def test_settings_a_backend_cannot_use(
 def test_unknown_backend_lists_the_available_ones() -> None:
     with pytest.raises(ConfigError) as info:
         get_backend("pipr")
-    assert "unknown TTS backend 'pipr' (did you mean 'piper'?)" in str(info.value)
+    assert "unknown TTS backend 'pipr' (Did you mean 'piper'?)" in str(info.value)
     assert "pytest_agent_eval.tts_backends" in str(info.value)
 
 

@@ -40,7 +40,7 @@ def test_judge_model_wins_over_model(tmp_path: Path) -> None:
         ({"live": "yes"}, "'live' must be true or false, got str 'yes'"),
         ({"yaml_dirs": "tests/evals"}, "'yaml_dirs' must be a list of folder paths"),
         ({"yaml_dirs": [1]}, "'yaml_dirs' must be a list of strings"),
-        ({"stale_audio": "fial"}, "(did you mean 'fail'?)"),
+        ({"stale_audio": "fial"}, "(Did you mean 'fail'?)"),
         ({"groups": {"g": {"threshold": 0.5}}}, "groups.g: a group needs at least one of"),
         ({"groups": {"g": {"tags": "x"}}}, "'tags' must be a list of tag strings"),
         ({"voice": {"speed": "fast"}}, "voice: 'speed' must be a number > 0"),
@@ -57,7 +57,7 @@ def test_unknown_keys_warn_with_did_you_mean(tmp_path: Path) -> None:
     _, warnings = parse_settings({"treshold": 0.5, "zzz": 1}, rootdir=tmp_path)
     assert (
         warnings[0]
-        == "[tool.agent_eval]: unknown key 'treshold' (did you mean 'threshold'?); it is ignored"
+        == "[tool.agent_eval]: unknown key 'treshold' (Did you mean 'threshold'?); it is ignored"
     )
     assert warnings[1] == "[tool.agent_eval]: unknown key 'zzz'; it is ignored"
 

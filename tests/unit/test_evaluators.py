@@ -23,6 +23,11 @@ def ctx(reply: str = "", calls: list[ToolCall] | None = None, **kw: object) -> T
     return TurnContext(user="u", reply=reply, tool_calls=calls or [], history=[], **kw)  # type: ignore[arg-type]
 
 
+def verdict(evaluator: object, context: TurnContext) -> EvalResult:
+    """``await evaluator.evaluate(context)``, from a sync test."""
+    return asyncio.run(evaluator.evaluate(context))  # type: ignore[attr-defined]
+
+
 def test_contains_is_case_insensitive_and_reports_every_failure() -> None:
     ev = ContainsEvaluator(
         any_of=["booked", "CONFIRMED"],
@@ -30,9 +35,9 @@ def test_contains_is_case_insensitive_and_reports_every_failure() -> None:
         matches_any=[r"BK-\d+"],
         matches_all=[r"ref(erence)?", r"\bxyz\b"],
     )
-    ok = ev.evaluate(ctx("Confirmed for tomorrow at 10 PM, reference BK-12 xyz"))
+    ok = verdict(ev, ctx("Confirmed for tomorrow at 10 PM, reference BK-12 xyz"))
     assert ok.passed, ok.reasoning
-    bad = ev.evaluate(ctx("Sorry, nothing for today"))
+    bad = verdict(ev, ctx("Sorry, nothing for today"))
     assert not bad.passed
     for fragment in (
         "contains none of ['booked', 'CONFIRMED']",
@@ -46,17 +51,17 @@ def test_contains_is_case_insensitive_and_reports_every_failure() -> None:
 
 def test_heard_target_needs_a_voice_adapter() -> None:
     ev = ContainsEvaluator(any_of=["table"], target="heard")
-    assert ev.evaluate(ctx("x", heard="book a TABLE")).passed
-    missing = ev.evaluate(ctx("x"))
+    assert verdict(ev, ctx("x", heard="book a TABLE")).passed
+    missing = verdict(ev, ctx("x"))
     assert not missing.passed and "nothing was heard" in missing.reasoning
 
 
 def test_latency_budget() -> None:
     ev = LatencyEvaluator(500)
-    assert ev.evaluate(ctx(latency_s=0.2)).passed
-    slow = ev.evaluate(ctx(latency_s=0.75))
+    assert verdict(ev, ctx(latency_s=0.2)).passed
+    slow = verdict(ev, ctx(latency_s=0.75))
     assert not slow.passed and "750 ms > max_latency_ms 500" in slow.reasoning
-    assert "no latency was measured" in ev.evaluate(ctx()).reasoning
+    assert "no latency was measured" in verdict(ev, ctx()).reasoning
 
 
 @pytest.mark.parametrize(
@@ -75,17 +80,15 @@ def test_is_subsequence(wanted: list[str], seen: list[str], expected: bool) -> N
 
 def test_tool_call_include_exclude_order() -> None:
     calls = [ToolCall("lookup", {"q": 1}), ToolCall("book"), ToolCall("notify")]
-    assert (
-        ToolCallEvaluator(include=["lookup", "notify"], ordered=True)
-        .evaluate(ctx("", calls))
-        .passed
-    )
-    wrong_order = ToolCallEvaluator(include=["notify", "lookup"], ordered=True).evaluate(
-        ctx("", calls)
+    assert verdict(
+        ToolCallEvaluator(include=["lookup", "notify"], ordered=True), ctx("", calls)
+    ).passed
+    wrong_order = verdict(
+        ToolCallEvaluator(include=["notify", "lookup"], ordered=True), ctx("", calls)
     )
     assert not wrong_order.passed
     assert "not in the order ['notify', 'lookup']" in wrong_order.reasoning
-    both = ToolCallEvaluator(include=["cancel"], exclude=["book"]).evaluate(ctx("", calls))
+    both = verdict(ToolCallEvaluator(include=["cancel"], exclude=["book"]), ctx("", calls))
     assert "expected tool calls not made: ['cancel']" in both.reasoning
     assert "forbidden tool calls made: ['book']" in both.reasoning
     assert 'saw lookup({"q": 1}), book(), notify()' in both.reasoning
@@ -96,21 +99,19 @@ def test_tool_call_args_subset_exact_and_any_call() -> None:
         ToolCall("book", {"time": "9am", "party": 2}),
         ToolCall("book", {"time": "10am", "party": 2, "guest": {"name": "Ana", "vip": True}}),
     ]
-    assert ToolCallArgsEvaluator("book", {"time": "10am"}).evaluate(ctx("", calls)).passed
-    assert ToolCallArgsEvaluator("book", {"guest": {"name": "Ana"}}).evaluate(ctx("", calls)).passed
-    assert (
-        ToolCallArgsEvaluator("book", {"time": "9am", "party": 2}, "exact")
-        .evaluate(ctx("", calls))
-        .passed
-    )
-    miss = ToolCallArgsEvaluator("book", {"time": "10am"}, "exact").evaluate(ctx("", calls))
+    assert verdict(ToolCallArgsEvaluator("book", {"time": "10am"}), ctx("", calls)).passed
+    assert verdict(ToolCallArgsEvaluator("book", {"guest": {"name": "Ana"}}), ctx("", calls)).passed
+    assert verdict(
+        ToolCallArgsEvaluator("book", {"time": "9am", "party": 2}, "exact"), ctx("", calls)
+    ).passed
+    miss = verdict(ToolCallArgsEvaluator("book", {"time": "10am"}, "exact"), ctx("", calls))
     assert (
         not miss.passed
         and 'no call to book has arguments matching (exact) {"time": "10am"}' in miss.reasoning
     )
-    absent = ToolCallArgsEvaluator("cancel", {"id": 1}).evaluate(ctx("", calls))
+    absent = verdict(ToolCallArgsEvaluator("cancel", {"id": 1}), ctx("", calls))
     assert "cancel was not called" in absent.reasoning
-    blind = ToolCallArgsEvaluator("book", {"time": "10am"}).evaluate(ctx("", [ToolCall("book")]))
+    blind = verdict(ToolCallArgsEvaluator("book", {"time": "10am"}), ctx("", [ToolCall("book")]))
     assert "arguments were not captured" in blind.reasoning
 
 

@@ -27,6 +27,7 @@ EXPORTS: dict[str, list[str]] = {
         "ConfigError",
         "ContainsEvaluator",
         "EvalResult",
+        "Evaluator",
         "Expect",
         "JudgeConfig",
         "JudgeError",
@@ -85,6 +86,7 @@ EXPORTS: dict[str, list[str]] = {
         "compact_json",
         "did_you_mean",
         "format_tool_call",
+        "safe_name",
         "short_repr",
         "shorten",
     ],
@@ -94,6 +96,10 @@ EXPORTS: dict[str, list[str]] = {
         "Conversation",
         "ConversationInfo",
         "TurnInput",
+    ],
+    "adapters._args": [
+        "coerce_args",
+        "reply_text",
     ],
     "adapters.base": [
         "AgentAdapter",
@@ -105,6 +111,12 @@ EXPORTS: dict[str, list[str]] = {
         "TurnInput",
         "as_adapter",
         "coerce_reply",
+    ],
+    "adapters.langchain": [
+        "DEFAULT_MAX_STEPS",
+        "LangChainAdapter",
+        "text_of",
+        "tool_calls_from_messages",
     ],
     "adapters.livekit": [
         "EVAL_EVENTS_TOPIC",
@@ -205,6 +217,10 @@ EXPORTS: dict[str, list[str]] = {
         "PydanticAIAdapter",
         "render_output",
         "tool_calls_from_messages",
+    ],
+    "adapters.smolagents": [
+        "INTERNAL_TOOLS",
+        "SmolagentsAdapter",
     ],
     "audio_fixtures": [
         "AudioClip",
@@ -352,6 +368,8 @@ EXPORTS: dict[str, list[str]] = {
         "TranscriptItem",
         "collect_transcript_file",
         "seen_ids_key",
+        "seen_names_key",
+        "transcript_test_name",
     ],
     "config": [
         "DEFAULT_CONCURRENCY",
@@ -387,13 +405,16 @@ EXPORTS: dict[str, list[str]] = {
         "is_python_eval",
         "item_tags",
         "mark_eval_item",
+        "register_group_markers",
         "start_records",
     ],
     "evaluators": [
         "ContainsEvaluator",
+        "EvalResult",
         "Evaluator",
         "JudgeEvaluator",
         "LatencyEvaluator",
+        "ToolCall",
         "ToolCallArgsEvaluator",
         "ToolCallArgsJudgeEvaluator",
         "ToolCallEvaluator",
@@ -417,10 +438,16 @@ EXPORTS: dict[str, list[str]] = {
         "rejects_temperature",
     ],
     "evaluators.base": [
+        "DeterministicEvaluator",
         "Evaluator",
         "evaluate_safely",
         "evaluator_name",
         "shorten",
+    ],
+    "evaluators.contains": [
+        "ContainsEvaluator",
+        "EvalResult",
+        "TurnContext",
     ],
     "evaluators.judge": [
         "DEFAULT_JUDGE_MODEL",
@@ -432,7 +459,14 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "evaluators.reply": [
         "ContainsEvaluator",
+        "InvalidPatternError",
         "LatencyEvaluator",
+    ],
+    "evaluators.tool_call": [
+        "EvalResult",
+        "ToolCallArgsEvaluator",
+        "ToolCallEvaluator",
+        "TurnContext",
     ],
     "evaluators.tools": [
         "ToolCallArgsEvaluator",
@@ -582,6 +616,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "report.not_live": [
         "NotLiveSummary",
+        "not_live_line",
     ],
     "report.records": [
         "EvalRecord",
@@ -602,7 +637,8 @@ EXPORTS: dict[str, list[str]] = {
     "report.terminal": [
         "TerminalLine",
         "format_table",
-        "gate_line",
+        "gate_lines",
+        "group_summary_lines",
         "summary_lines",
     ],
     "runner": [
@@ -730,6 +766,10 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "synthesize_audio": [
         "main",
+    ],
+    "yaml_loader": [
+        "TranscriptError",
+        "load_transcript",
     ],
 }
 

@@ -97,10 +97,10 @@ def test_defaults_come_from_config_when_the_file_is_silent(tmp_path: Path) -> No
             "id: a\nturns:\n  - user: hi\n    expect:\n      reply_contain_any: [x]\n",
             [
                 ":5, transcript 'a', turn 1, turns[0].expect.reply_contain_any: unknown field "
-                "'reply_contain_any' (did you mean 'reply_contains_any'?)"
+                "'reply_contain_any' (Did you mean 'reply_contains_any'?)"
             ],
         ),
-        ("id: a\nthreshhold: 0.5\nturns:\n  - user: hi\n", ["(did you mean 'threshold'?)", ":2"]),
+        ("id: a\nthreshhold: 0.5\nturns:\n  - user: hi\n", ["(Did you mean 'threshold'?)", ":2"]),
         (
             "id: a\nturns:\n  - user: [x]\n",
             [":3, transcript 'a', turn 1, turns[0].user: expected a string, got a list"],
@@ -119,7 +119,7 @@ def test_defaults_come_from_config_when_the_file_is_silent(tmp_path: Path) -> No
             "id: a\nturns:\n  - user: hi\n    expect:\n      reply_matches_any: ['BK-(\\d+']\n",
             [":5", "expect.reply_matches_any[0]: invalid regex 'BK-(\\\\d+'", "missing )"],
         ),
-        ('id: a\nturns:\n  - user: "hi\n', ["YAML syntax error"]),
+        ('id: a\nturns:\n  - user: "hi\n', ["invalid YAML at line 4, column 1"]),
         ("id: a\nid: b\nturns:\n  - user: hi\n", [":2: duplicate key 'id'"]),
         ("id: a\n", ["missing required field 'turns'"]),
         ("turns:\n  - user: hi\n", ["missing required field 'id'"]),
@@ -130,9 +130,8 @@ def test_defaults_come_from_config_when_the_file_is_silent(tmp_path: Path) -> No
         ),
         (
             "id: a\nturns:\n  - user: hi\n    expect:\n      tool_calls_args:\n        - {tool: t, args: {}, mode: exakt}\n",
-            ["'exakt' is not one of subset, exact (did you mean 'exact'?)"],
+            ["'exakt' is not one of subset, exact (Did you mean 'exact'?)"],
         ),
-        ("id: a b\nturns:\n  - user: hi\n", ["may not contain spaces"]),
         ("id: a\nturns:\n  - user: hi\n    expect: [x]\n", ["expected a mapping, got a list"]),
         ("foo: 1\nbar: 2\n", ["not a transcript", "start their name with '_'"]),
         ("", ["not a transcript (it is empty"]),

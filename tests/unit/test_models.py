@@ -90,7 +90,6 @@ def test_tool_call_args_config_needs_args_or_judge() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"turns": []}, "'turns' is empty"),
         ({"threshold": 1.2}, "threshold must be between 0.0 and 1.0"),
         ({"runs": 0}, "runs must be at least 1"),
     ],

@@ -21,6 +21,7 @@ COMPAT_NAMES = {
     "ToolCallArgsConfig",
     "AgentReply",
     "EvalResult",
+    "Evaluator",
     "TurnContext",
     "TranscriptResult",
     "TranscriptError",
@@ -71,8 +72,9 @@ def test_models_module_offers_results() -> None:
 def test_importing_the_package_and_plugin_stays_light() -> None:
     code = (
         "import sys, pytest_agent_eval, pytest_agent_eval.plugin\n"
+        "import pytest_agent_eval.adapters.langchain, pytest_agent_eval.adapters.smolagents\n"
         "heavy = [m for m in ('pydantic_ai', 'openai', 'livekit', 'numpy', 'soundfile', 'hibari', "
-        "'faster_whisper', 'jsonschema') if m in sys.modules]\n"
+        "'faster_whisper', 'jsonschema', 'langchain_core', 'smolagents') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -128,9 +130,10 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
     },
     "synthesize_audio": {"synthesize"},
+    "yaml_loader": {"loader", "errors", "models"},
     "schema": {"expectations", "_atomic"},
     "fixture": {"models", "errors", "config", "adapters", "runner", "synthesize", "_async"},
-    "collection": {"models", "errors", "loader", "fixture", "report"},
+    "collection": {"models", "errors", "loader", "fixture", "report", "_text"},
     "eval_items": {"models", "_records", "collection", "fixture", "report"},
     "plugin": {"config", "collection", "fixture", "eval_items", "report", "audio_fixtures"},
     "__init__": {"errors", "models", "evaluators", "fixture"},

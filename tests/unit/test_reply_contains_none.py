@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 
 import pytest
@@ -17,7 +18,7 @@ def _ctx(reply: str) -> TurnContext:
 
 def test_fails_naming_every_forbidden_string_found_case_insensitively() -> None:
     evaluator = ReplyContainsNoneEvaluator(["sorry", "Refund", "cancel"])
-    result = evaluator.evaluate(_ctx("SORRY, no tables. A refund is on its way."))
+    result = asyncio.run(evaluator.evaluate(_ctx("SORRY, no tables. A refund is on its way.")))
     assert not result.passed and not result.errored
     assert result.name == "reply_contains_none"
     assert result.reasoning.startswith("reply contains ['sorry', 'Refund'], which must not appear")
@@ -26,7 +27,7 @@ def test_fails_naming_every_forbidden_string_found_case_insensitively() -> None:
 
 
 def test_passes_when_none_appears() -> None:
-    result = ReplyContainsNoneEvaluator(["sorry"]).evaluate(_ctx("Booked for two."))
+    result = asyncio.run(ReplyContainsNoneEvaluator(["sorry"]).evaluate(_ctx("Booked for two.")))
     assert result.passed and result.reasoning == "reply contains none of ['sorry']"
 
 

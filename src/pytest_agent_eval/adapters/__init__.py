@@ -4,6 +4,8 @@
 - `pydantic_ai`: `PydanticAIAdapter` for pydantic-ai agents.
 - `openai`: `OpenAIAdapter` for the OpenAI SDK (Chat Completions with a real tool loop).
 - `livekit`: `LiveKitAdapter`, a real LiveKit `AgentSession` fed WAV fixtures and text.
+- `langchain`: `LangChainAdapter` for chat models (with a tool loop), chains and agent graphs.
+- `smolagents`: `SmolagentsAdapter` for smolagents agents.
 
 Framework adapters import their framework on first use; this package imports none of them.
 """

@@ -1,5 +1,8 @@
 """Evaluators: deterministic checks and LLM judges over one turn.
 
+Every evaluator has ``async evaluate(ctx: TurnContext) -> EvalResult``. The modules the earlier
+package had (``contains``, ``tool_call``, ``judge``, ``base``) import as before.
+
 Which evaluators a turn gets is decided by the expectation registry
 (`pytest_agent_eval.expectations`); `build_evaluators` here is that registry's builder.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..config import JudgeSettings
-from ..models import Expect
+from ..models import EvalResult, Expect, ToolCall
 from .base import Evaluator, evaluate_safely, evaluator_name
 from .reply import ContainsEvaluator, LatencyEvaluator
 from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
@@ -19,9 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ContainsEvaluator",
+    "EvalResult",
     "Evaluator",
     "JudgeEvaluator",
     "LatencyEvaluator",
+    "ToolCall",
     "ToolCallArgsEvaluator",
     "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",

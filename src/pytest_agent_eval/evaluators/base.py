@@ -1,9 +1,13 @@
 """The evaluator protocol: one method over one context.
 
-An evaluator is any object with ``evaluate(ctx: TurnContext) -> EvalResult``, sync or async.
-The runner awaits only what is awaitable, fills in the result's ``name`` when empty, and turns
-an exception into an errored result (``errored=True``) so a crashing evaluator never sinks the
-other runs.
+An evaluator is any object with ``async evaluate(ctx: TurnContext) -> EvalResult`` (as in the
+earlier package); a plain ``def evaluate`` works too, because the runner awaits only what is
+awaitable. The runner fills in the result's ``name`` when empty, and turns an exception into an
+errored result (``errored=True``) so a crashing evaluator never sinks the other runs.
+
+Our deterministic evaluators derive from `DeterministicEvaluator`: their public ``evaluate`` is
+a coroutine, and the runner calls their synchronous ``_check`` directly (no coroutine per check)
+unless a subclass overrides ``evaluate``.
 """
 
 from __future__ import annotations
@@ -14,16 +18,65 @@ from typing import Any, Protocol, runtime_checkable
 from .. import _text
 from ..models import EvalResult, TurnContext
 
-__all__ = ["Evaluator", "evaluate_safely", "evaluator_name", "shorten"]
+__all__ = [
+    "DeterministicEvaluator",
+    "Evaluator",
+    "evaluate_safely",
+    "evaluator_name",
+    "shorten",
+]
 
 
 @runtime_checkable
 class Evaluator(Protocol):
-    """Anything that can judge one turn."""
+    """Anything that can judge one turn.
 
-    def evaluate(self, ctx: TurnContext) -> Any:
-        """Return an `EvalResult` (or an awaitable of one)."""
+    Example:
+        ```python
+        from dataclasses import dataclass
+
+        from pytest_agent_eval import EvalResult, TurnContext
+
+
+        @dataclass
+        class PolitenessEvaluator:
+            word: str = "please"
+
+            async def evaluate(self, ctx: TurnContext) -> EvalResult:
+                if self.word in ctx.reply.lower():
+                    return EvalResult(passed=True)
+                return EvalResult(passed=False, reasoning=f"{self.word!r} not in the reply")
+        ```
+    """
+
+    async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """Judge one turn (a synchronous ``evaluate`` returning `EvalResult` is accepted too)."""
         ...
+
+
+class DeterministicEvaluator:
+    """Base of the evaluators that need no I/O: ``_check`` decides, ``evaluate`` awaits it.
+
+    ``await evaluator.evaluate(ctx)`` is the public call, as for every evaluator; the runner
+    calls ``_check`` itself when ``evaluate`` is not overridden.
+    """
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
+        raise NotImplementedError
+
+    async def evaluate(self, ctx: TurnContext) -> EvalResult:
+        """The verdict on one turn."""
+        return self._check(ctx)
+
+
+def _sync_check(evaluator: Any) -> Any:
+    """The synchronous ``_check`` of a `DeterministicEvaluator` whose ``evaluate`` is ours."""
+    if (
+        isinstance(evaluator, DeterministicEvaluator)
+        and type(evaluator).evaluate is DeterministicEvaluator.evaluate
+    ):
+        return evaluator._check
+    return None
 
 
 def evaluator_name(evaluator: Any) -> str:
@@ -36,7 +89,8 @@ async def evaluate_safely(evaluator: Any, ctx: TurnContext) -> EvalResult:
     """Run one evaluator; exceptions become an errored `EvalResult`, never escape."""
     name = evaluator_name(evaluator)
     try:
-        outcome = evaluator.evaluate(ctx)
+        check = _sync_check(evaluator)
+        outcome = check(ctx) if check is not None else evaluator.evaluate(ctx)
         if inspect.isawaitable(outcome):
             outcome = await outcome
     except Exception as exc:  # the run boundary: record, don't raise

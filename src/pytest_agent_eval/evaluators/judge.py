@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .._pydantic_ai import usage_of
@@ -109,12 +109,33 @@ class _JudgeBase:
 
     if TYPE_CHECKING:  # fields of the subclasses, declared here for the type checker only
         model: JudgeModel | None
+        retries: int | None
+        timeout: float | None
         name: str
+
+    def __post_init__(self) -> None:
+        if self.retries is not None and (
+            isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0
+        ):
+            raise ValueError(f"retries must be a whole number >= 0, got {self.retries!r}")
+        if self.timeout is not None and (
+            isinstance(self.timeout, bool)
+            or not isinstance(self.timeout, int | float)
+            or not self.timeout > 0
+        ):
+            raise ValueError(f"timeout must be a number of seconds > 0, got {self.timeout!r}")
 
     @property
     def judge_settings(self) -> JudgeSettings:
-        """The effective settings."""
-        return self.settings if self.settings is not None else JudgeSettings()
+        """The effective settings: ``settings`` (or the defaults), with ``retries`` and
+        ``timeout`` given to the judge itself winning."""
+        base = self.settings if self.settings is not None else JudgeSettings()
+        given: dict[str, Any] = {}
+        if self.retries is not None:
+            given["retries"] = self.retries
+        if self.timeout is not None:
+            given["timeout_s"] = float(self.timeout)
+        return replace(base, **given) if given else base
 
     @property
     def model_id(self) -> str:
@@ -246,6 +267,10 @@ class JudgeEvaluator(_JudgeBase):
         model: pydantic-ai model id or ``Model`` instance; None uses ``settings.model``
             (``judge_model``, then ``model`` from ``[tool.agent_eval]``), then
             ``"openai:gpt-4o"``.
+        retries: Retries after a transient failure; None takes ``settings.retries`` (2 by
+            default, or ``retries`` from ``[tool.agent_eval]``).
+        timeout: Seconds allowed per judge call; None takes ``settings.timeout_s`` (30 by
+            default, or ``timeout`` from ``[tool.agent_eval]``).
         settings: Retries, timeout per call, cache folder and default model.
         name: Name shown in results and reports.
         temperature: Sampling temperature (0.0); dropped automatically for models that
@@ -270,6 +295,8 @@ class JudgeEvaluator(_JudgeBase):
 
     rubric: str
     model: JudgeModel | None = None
+    retries: int | None = None
+    timeout: float | None = None
     _: KW_ONLY
     name: str = "judge"
 
@@ -290,6 +317,8 @@ class ToolCallArgsJudgeEvaluator(_JudgeBase):
         rubric: What good arguments look like, e.g. "the time is within business hours".
         model: pydantic-ai model id or ``Model`` instance; None falls back as for
             `JudgeEvaluator`.
+        retries: See `JudgeEvaluator`.
+        timeout: See `JudgeEvaluator`.
         settings: Retries, timeout per call, cache folder and default model.
         name: Name shown in results and reports.
         temperature: See `JudgeEvaluator`.
@@ -302,10 +331,13 @@ class ToolCallArgsJudgeEvaluator(_JudgeBase):
     tool: str
     rubric: str
     model: JudgeModel | None = None
+    retries: int | None = None
+    timeout: float | None = None
     _: KW_ONLY
     name: str = ""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.name:
             self.name = f"tool_args_judge[{self.tool}]"
 

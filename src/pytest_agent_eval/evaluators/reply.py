@@ -8,39 +8,61 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..models import EvalResult, TurnContext
-from .base import shorten
+from .base import DeterministicEvaluator, shorten
 
-__all__ = ["ContainsEvaluator", "LatencyEvaluator"]
+__all__ = ["ContainsEvaluator", "InvalidPatternError", "LatencyEvaluator"]
+
+
+class InvalidPatternError(re.error, ValueError):
+    """A regex that does not compile: a ``re.error`` (as our loader and runner catch it) and a
+    ``ValueError`` (as the earlier package raised it)."""
+
+
+def _compile(pattern: str, flags: int) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise InvalidPatternError(exc.msg, pattern=pattern, pos=exc.pos) from exc
 
 
 @dataclass
-class ContainsEvaluator:
-    """Case-insensitive substring and regex checks; every failed check is reported.
+class ContainsEvaluator(DeterministicEvaluator):
+    """Substring and regex checks, case-insensitive by default; every failed check is reported.
 
     Args:
         any_of: At least one of these substrings must appear.
         all_of: All of these substrings must appear.
         matches_any: At least one of these regexes must match (``re.search``).
         matches_all: All of these regexes must match.
+        case_sensitive: If True, substrings and regexes must match case exactly.
         target: ``"reply"`` (default) or ``"heard"`` (what a voice agent's STT transcribed).
         name: Display name in results.
+
+    Raises:
+        InvalidPatternError: At construction, for a pattern that does not compile (both a
+            ``re.error`` and a ``ValueError``).
     """
 
     any_of: Sequence[str] = field(default_factory=list)
     all_of: Sequence[str] = field(default_factory=list)
     matches_any: Sequence[str] = field(default_factory=list)
     matches_all: Sequence[str] = field(default_factory=list)
+    case_sensitive: bool = False
     target: Literal["reply", "heard"] = "reply"
     name: str = ""
 
     def __post_init__(self) -> None:
         # Compile once; a bad pattern is the author's error and should surface at construction.
-        self._any = [re.compile(p, re.IGNORECASE) for p in self.matches_any]
-        self._all = [re.compile(p, re.IGNORECASE) for p in self.matches_all]
+        flags = 0 if self.case_sensitive else re.IGNORECASE
+        self._any = [_compile(p, flags) for p in self.matches_any]
+        self._all = [_compile(p, flags) for p in self.matches_all]
         if not self.name:
             self.name = "reply" if self.target == "reply" else "heard"
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
+    def _fold(self, text: str) -> str:
+        return text if self.case_sensitive else text.lower()
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
         """Run every configured check on the reply (or heard text) and report all failures."""
         text = ctx.reply if self.target == "reply" else ctx.heard
         if text is None:
@@ -51,12 +73,12 @@ class ContainsEvaluator:
                 "voice adapter such as LiveKitAdapter)"
             )
             return EvalResult(False, f"nothing was heard: {why}", name=self.name)
-        lowered = text.lower()
+        folded = self._fold(text)
         failures: list[str] = []
         label = self.target
-        if self.any_of and not any(s.lower() in lowered for s in self.any_of):
+        if self.any_of and not any(self._fold(s) in folded for s in self.any_of):
             failures.append(f"{label} contains none of {list(self.any_of)!r}")
-        missing = [s for s in self.all_of if s.lower() not in lowered]
+        missing = [s for s in self.all_of if self._fold(s) not in folded]
         if missing:
             failures.append(f"{label} is missing {missing!r}")
         if self._any and not any(p.search(text) for p in self._any):
@@ -71,7 +93,7 @@ class ContainsEvaluator:
 
 
 @dataclass
-class LatencyEvaluator:
+class LatencyEvaluator(DeterministicEvaluator):
     """Voice turns: end of user speech to first reply text must stay within a budget.
 
     Args:
@@ -82,7 +104,7 @@ class LatencyEvaluator:
     max_latency_ms: float
     name: str = "latency"
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
+    def _check(self, ctx: TurnContext) -> EvalResult:
         """Compare the measured first-reply latency with the budget."""
         if ctx.latency_s is None:
             why = (

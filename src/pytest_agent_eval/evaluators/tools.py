@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..models import EvalResult, ToolCall, TurnContext
-from .base import shorten
+from .base import DeterministicEvaluator, shorten
 
 __all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "describe_calls", "is_subsequence"]
 
@@ -31,15 +31,19 @@ def is_subsequence(wanted: Sequence[str], seen: Sequence[str]) -> bool:
     return all(any(name == s for s in position) for name in wanted)
 
 
-@dataclass
-class ToolCallEvaluator:
+@dataclass(init=False)
+class ToolCallEvaluator(DeterministicEvaluator):
     """Which tools were (not) called in the turn, optionally in order.
 
     Args:
-        include: Tool names that must be called.
-        exclude: Tool names that must not be called.
+        include: Tool names that must be called (``must_include`` is the same, by its
+            earlier name).
+        exclude: Tool names that must not be called (``must_exclude`` likewise).
         ordered: If True, ``include`` must appear in this order (a subsequence of the calls).
         name: Display name in results.
+
+    Raises:
+        TypeError: When a list is given under both of its names.
     """
 
     include: Sequence[str] = field(default_factory=list)
@@ -47,7 +51,32 @@ class ToolCallEvaluator:
     ordered: bool = False
     name: str = "tool_calls"
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
+    def __init__(
+        self,
+        include: Sequence[str] | None = None,
+        exclude: Sequence[str] | None = None,
+        ordered: bool = False,
+        name: str = "tool_calls",
+        *,
+        must_include: Sequence[str] | None = None,
+        must_exclude: Sequence[str] | None = None,
+    ) -> None:
+        self.include = list(_either("include", include, "must_include", must_include))
+        self.exclude = list(_either("exclude", exclude, "must_exclude", must_exclude))
+        self.ordered = ordered
+        self.name = name
+
+    @property
+    def must_include(self) -> Sequence[str]:
+        """``include``, under the name the earlier package used."""
+        return self.include
+
+    @property
+    def must_exclude(self) -> Sequence[str]:
+        """``exclude``, under the name the earlier package used."""
+        return self.exclude
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
         """Check included, excluded and ordered tool names against the turn's calls."""
         names = [str(c) for c in ctx.tool_calls]
         failures: list[str] = []
@@ -66,6 +95,17 @@ class ToolCallEvaluator:
         return EvalResult(True, f"tool calls ok ({describe_calls(ctx.tool_calls)})", self.name)
 
 
+def _either(
+    name: str, value: Sequence[str] | None, alias: str, alias_value: Sequence[str] | None
+) -> Sequence[str]:
+    if value is not None and alias_value is not None:
+        raise TypeError(f"ToolCallEvaluator got both {name}= and {alias}=; they are one list")
+    chosen = value if value is not None else alias_value
+    if isinstance(chosen, str):
+        raise TypeError(f"ToolCallEvaluator {name}= takes a list of tool names, not one string")
+    return chosen or []
+
+
 def _args_match(expected: Mapping[str, Any], actual: Mapping[str, Any], mode: str) -> bool:
     if mode == "exact":
         return dict(actual) == dict(expected)
@@ -80,7 +120,7 @@ def _value_match(expected: Any, actual: Any) -> bool:
 
 
 @dataclass
-class ToolCallArgsEvaluator:
+class ToolCallArgsEvaluator(DeterministicEvaluator):
     """The arguments of a tool call; passes when any call to ``tool`` matches.
 
     Args:
@@ -101,7 +141,7 @@ class ToolCallArgsEvaluator:
         if not self.name:
             self.name = f"tool_calls_args[{self.tool}]"
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
+    def _check(self, ctx: TurnContext) -> EvalResult:
         """Pass when any call to ``tool`` has matching arguments."""
         calls = [c for c in ctx.tool_calls if str(c) == self.tool]
         want = json.dumps(dict(self.args), sort_keys=True, default=str)

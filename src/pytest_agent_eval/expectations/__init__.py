@@ -22,6 +22,7 @@ The registry tests (tests/unit/test_expectations.py) check the rest: schema and 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..config import JudgeSettings
@@ -98,10 +99,28 @@ def build_evaluators(expect: Expect, judge_settings: JudgeSettings | None = None
     """The evaluators a turn's `Expect` asks for, in a stable order.
 
     Every expectation's deterministic checks first (reply, tools, voice), then every judge (the
-    slow, paid ones), then the user's own ``expect.evaluators``.
+    slow, paid ones), then the user's own ``expect.evaluators``. A judge among those that was
+    built without ``settings`` (``JudgeEvaluator("rubric")``) runs with ``judge_settings``, so
+    it uses the configured model, retries and timeout as a YAML judge does (and as the earlier
+    package's judges did); the user's object itself is left as it was.
     """
     checks = [ev for expectation in EXPECTATIONS for ev in expectation.checks(expect)]
     judges = [
         ev for expectation in EXPECTATIONS for ev in expectation.judges(expect, judge_settings)
     ]
-    return [*checks, *judges, *expect.evaluators]
+    own = [_with_settings(ev, judge_settings) for ev in expect.evaluators]
+    return [*checks, *judges, *own]
+
+
+def _with_settings(evaluator: Any, settings: JudgeSettings | None) -> Any:
+    # Duck-typed (a judge has `settings` and `judge_settings`) so the judges module, and the
+    # verdict machinery behind it, is not imported for turns without a judge.
+    if (
+        settings is None
+        or not dataclasses.is_dataclass(evaluator)
+        or isinstance(evaluator, type)
+        or not hasattr(evaluator, "judge_settings")
+        or getattr(evaluator, "settings", False) is not None
+    ):
+        return evaluator
+    return dataclasses.replace(evaluator, settings=settings)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._text import shorten
+from ..evaluators.base import DeterministicEvaluator
 from ..models import EvalResult, Expect, TurnContext
 from .base import Expectation, ExpectKey, string_list
 
@@ -15,7 +16,7 @@ __all__ = ["EXPECTATION", "ReplyContainsNoneEvaluator"]
 
 
 @dataclass
-class ReplyContainsNoneEvaluator:
+class ReplyContainsNoneEvaluator(DeterministicEvaluator):
     """Fails when any of ``none_of`` appears in the reply (case-insensitive), naming each one.
 
     Args:
@@ -26,7 +27,7 @@ class ReplyContainsNoneEvaluator:
     none_of: Sequence[str] = field(default_factory=list)
     name: str = "reply_contains_none"
 
-    def evaluate(self, ctx: TurnContext) -> EvalResult:
+    def _check(self, ctx: TurnContext) -> EvalResult:
         """List every forbidden string found in the reply."""
         lowered = ctx.reply.lower()
         found = [s for s in self.none_of if s.lower() in lowered]

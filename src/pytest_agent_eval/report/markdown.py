@@ -1,12 +1,16 @@
 """The markdown report: summary, groups, cost, then every transcript, run and turn.
 
-Every piece of text that came from an agent, a user or a judge goes through `md_escape`, so a
-reply holding ``*``, ``|`` or ``<script>`` shows as written and cannot break a table or inject
-markup. Line breaks inside a value become ``<br>`` so each value stays on one line.
+Every piece of text that came from an agent, a user or a judge goes through `md_escape`, which
+changes only what could break the report: ``|`` (a table cell), line breaks (``<br>``, so each
+value stays on one line), ``<`` (HTML) and an ``&`` that would start an entity. Everything else
+is written as it was, so ids, tool names and replies are found by ``grep`` (``simple_test``,
+not ``simple\\_test``); a ``*word*`` in a reply may show emphasized on GitHub, never as markup
+that hides or injects anything.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from ..gates import GateResult
@@ -16,7 +20,6 @@ from ._format import (
     fmt_agent_speech,
     fmt_interval,
     fmt_latency,
-    fmt_rate,
     fmt_runs,
     fmt_score,
     fmt_seconds,
@@ -34,20 +37,17 @@ __all__ = ["NOTHING_RAN", "md_escape", "md_table", "render_markdown", "render_su
 NOTHING_RAN = "No eval test ran in this session."
 """The sentence a report holds instead of results when every eval was skipped or deselected."""
 
-_ESCAPES = {
-    "&": "&amp;",
-    "<": "&lt;",
-    ">": "&gt;",
-    "\r": "",
-    "\n": "<br>",
-    **{c: "\\" + c for c in "\\`*_[]|~$#"},
-}
+_ESCAPES = {"<": "&lt;", "|": "\\|", "\r": "", "\n": "<br>"}
+# An "&" only needs escaping where it would start a character reference (&amp; &#39; &#x27;).
+_ENTITY_START = re.compile(r"&(?=#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9]*;)")
 _ICON = {"passed": "✅", "failed": "❌", "error": "⚠️", "skipped": "⏭️"}
 
 
 def md_escape(text: object) -> str:
-    """Escape text for inline markdown (GitHub flavour), keeping it on one line."""
-    return "".join(_ESCAPES.get(c, c) for c in str(text))
+    """Text for a GitHub-flavoured markdown line or table cell: on one line, unable to break the
+    table or inject HTML, and otherwise verbatim."""
+    escaped = _ENTITY_START.sub("&amp;", str(text))
+    return "".join(_ESCAPES.get(c, c) for c in escaped)
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -72,8 +72,11 @@ def _headline(data: ReportData) -> list[str]:
 
 
 def _summary_section(data: ReportData) -> list[str]:
+    """``## Summary``: the earlier package's six columns first (Transcript, Runs, Passed, Score,
+    Threshold, Status), as scripts read them by position, then the interval, the test and the
+    measurements."""
     latency, tokens = data.has_latency, data.has_tokens
-    header = ["Transcript", "Test", "Runs", "Passed", "Score [95% CI]", "Threshold", "Verdict"]
+    header = ["Transcript", "Runs", "Passed", "Score", "Threshold", "Status", "95% CI", "Test"]
     if latency:
         header.append("p95 latency")
     if tokens:
@@ -83,12 +86,13 @@ def _summary_section(data: ReportData) -> list[str]:
         res = record.result
         row = [
             md_escape(record.transcript_id),
-            md_escape(record.nodeid),
             fmt_runs(res) if res else "–",
             str(res.passed_run_count) if res else "–",
-            f"{fmt_score(res.score)} {fmt_interval(res.interval)}" if res else "–",
+            fmt_score(res.score) if res else "–",
             fmt_score(res.threshold) if res else "–",
             f"{_ICON[record.verdict]} {verdict_label(record)}",
+            fmt_interval(res.interval) if res else "–",
+            md_escape(record.nodeid),
         ]
         if latency:
             row.append(fmt_latency(res))
@@ -101,44 +105,37 @@ def _summary_section(data: ReportData) -> list[str]:
 
 
 def _groups_section(data: ReportData) -> list[str]:
+    """``## Groups``: the earlier package's table (Group, Passed, Total, Rate, Threshold,
+    Status), then ``must_pass``, enforcement and why a group failed, one bullet each."""
     if not data.gates:
         return []
-    header = [
-        "Group",
-        "Evals",
-        "Passed",
-        "Pass rate",
-        "Threshold",
-        "must_pass",
-        "Enforced",
-        "Verdict",
-    ]
+    header = ["Group", "Passed", "Total", "Rate", "Threshold", "Status"]
     rows = [_gate_row(g) for g in data.gates]
     lines = ["## Groups", "", *md_table(header, rows), ""]
-    problems = [
-        f"- {md_escape(gate.name)}: {md_escape(problem)}"
-        for gate in data.gates
-        for problem in gate.problems
-    ]
-    if problems:
-        lines += [*problems, ""]
+    notes: list[str] = []
+    for gate in data.gates:
+        name = md_escape(gate.name)
+        if gate.config.must_pass:
+            notes.append(f"- {name} must_pass: " + md_escape(", ".join(gate.config.must_pass)))
+        if gate.config.enforce:
+            notes.append(f"- {name} is enforced: when it fails, the run fails")
+        notes += [f"- {name}: {md_escape(problem)}" for problem in gate.problems]
+    if notes:
+        lines += [*notes, ""]
     if data.decision is not None:
         lines += ["Gates: " + md_escape(data.decision.summary()), ""]
     return lines
 
 
 def _gate_row(gate: GateResult) -> list[str]:
-    must = ", ".join(gate.config.must_pass) or "–"
-    verdict = "✅ PASSED" if gate.passed else "❌ FAILED"
+    rate = "-" if gate.rate is None else f"{gate.rate:.2f}"
     return [
         md_escape(gate.name),
-        str(gate.total),
         str(gate.passed_count),
-        fmt_rate(gate.rate),
-        f"{gate.config.threshold:.0%}",
-        md_escape(must),
-        "yes" if gate.config.enforce else "no",
-        verdict,
+        str(gate.total),
+        rate,
+        f"{gate.config.threshold:.2f}",
+        "✅ PASS" if gate.passed else "❌ FAIL",
     ]
 
 

@@ -9,7 +9,15 @@ import pytest
 
 from .._records import EvalRecord, serialized_records
 
-__all__ = ["NotLiveSummary"]
+__all__ = ["NotLiveSummary", "not_live_line"]
+
+
+def not_live_line(count: int) -> str:
+    """The line, in the earlier package's words (CI logs are searched for them), then ours."""
+    return (
+        f"{count} eval test(s) skipped — live mode is off. Pass --agent-eval-live or set "
+        "EVAL_LIVE=1. To run them every time, set live = true in [tool.agent_eval]."
+    )
 
 
 class NotLiveSummary:
@@ -27,9 +35,4 @@ class NotLiveSummary:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.count:
-            noun = "test" if self.count == 1 else "tests"
-            terminalreporter.write_line(
-                f"agent-eval: {self.count} eval {noun} skipped because evals are not live; "
-                "run with --agent-eval-live or EVAL_LIVE=1 (or live = true in [tool.agent_eval])",
-                yellow=True,
-            )
+            terminalreporter.write_line(not_live_line(self.count), yellow=True)

@@ -20,7 +20,7 @@ from .files import append_step_summary, resolve_report_path, write_atomic
 from .html import render_html
 from .markdown import render_markdown, render_summary_markdown
 from .records import RecordCollector, ReportData
-from .terminal import summary_lines
+from .terminal import group_summary_lines, summary_lines
 
 __all__ = ["AgentEvalReporter", "WrittenReports", "reporter_key"]
 
@@ -84,11 +84,14 @@ class AgentEvalReporter:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.data is None:
             return
-        lines = summary_lines(self.data)
-        if lines:
-            terminalreporter.write_sep("=", "agent eval summary")
-            for line in lines:
-                terminalreporter.write_line(line.text, **line.markup())
+        for title, lines in (
+            ("agent eval summary", summary_lines(self.data)),
+            ("group summary", group_summary_lines(self.data)),
+        ):
+            if lines:
+                terminalreporter.write_sep("=", title)
+                for line in lines:
+                    terminalreporter.write_line(line.text, **line.markup())
         for label, path in (("markdown", self.written.markdown), ("html", self.written.html)):
             if path is not None:
                 note = " (no eval test ran)" if self.data.nothing_ran else ""

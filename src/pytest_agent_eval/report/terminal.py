@@ -1,4 +1,10 @@
-"""The end-of-session summary table and gate lines, as plain lines for the terminal reporter."""
+"""The end-of-session summary table and the group summary, as plain lines for the terminal
+reporter.
+
+The group summary keeps the line format of the earlier package, which CI scripts grep:
+``NAME: P/N passed (R%) >= T% required -- PASSED|FAILED``, then indented ``failures:`` and
+``must_pass:`` lines, and ``exit code overridden to 0: ...`` when failures were absorbed.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from ._format import (
 )
 from .records import EvalRecord, ReportData
 
-__all__ = ["TerminalLine", "format_table", "gate_line", "summary_lines"]
+__all__ = ["TerminalLine", "format_table", "gate_lines", "group_summary_lines", "summary_lines"]
 
 _VERDICT_COLOR = {"PASS": "green", "FAIL": "red", "ERROR": "red", "SKIP": "yellow"}
 
@@ -75,19 +81,51 @@ def _row(record: EvalRecord, *, latency: bool, tokens: bool) -> list[str]:
     return cells
 
 
-def gate_line(gate: GateResult) -> TerminalLine:
-    """``group booking: PASSED 4/5 (80%) >= 80%`` and why it failed, if it did."""
-    enforced = " [enforced]" if gate.config.enforce else ""
-    counts = f"{gate.passed_count}/{gate.total} ({fmt_rate(gate.rate)})"
-    if gate.passed:
-        must = f"; must_pass ok ({len(gate.config.must_pass)})" if gate.config.must_pass else ""
-        text = (
-            f"group {gate.name}: PASSED {counts} >= threshold "
-            f"{gate.config.threshold:.0%}{must}{enforced}"
+def gate_lines(gate: GateResult) -> list[TerminalLine]:
+    """One group: its headline, then ``failures:``, ``must_pass:`` and the other reasons."""
+    verdict = "PASSED" if gate.passed else "FAILED"
+    color = "green" if gate.passed else ("red" if gate.config.enforce else "yellow")
+    lines = [
+        TerminalLine(
+            f"{gate.name}: {gate.passed_count}/{gate.total} passed ({fmt_rate(gate.rate)}) >= "
+            f"{gate.config.threshold:.0%} required -- {verdict}",
+            color,
         )
-        return TerminalLine(text, "green")
-    text = f"group {gate.name}: FAILED {counts}; " + "; ".join(gate.problems) + enforced
-    return TerminalLine(text, "red" if gate.config.enforce else "yellow")
+    ]
+    failing = [r.transcript_id for r in gate.members if r.verdict != "passed"]
+    if failing:
+        lines.append(TerminalLine("  failures: " + ", ".join(dict.fromkeys(failing))))
+    for entry in gate.config.must_pass:
+        if entry in gate.must_pass_failed:
+            lines.append(TerminalLine(f"  must_pass: {entry} FAILED", "red"))
+        elif entry in gate.must_pass_missing:
+            lines.append(
+                TerminalLine(f"  must_pass: {entry} did not run (counts as FAILED)", "red")
+            )
+        else:
+            lines.append(TerminalLine(f"  must_pass: {entry} ok"))
+    if gate.matched_nothing:
+        skipped = f" ({len(gate.skipped)} skipped)" if gate.skipped else ""
+        lines.append(
+            TerminalLine(
+                f"  WARNING: group '{gate.name}' matched no eval that ran{skipped}", "yellow"
+            )
+        )
+    if gate.config.enforce:
+        lines.append(TerminalLine("  enforced: a FAILED here fails the run"))
+    return lines
+
+
+def group_summary_lines(data: ReportData) -> list[TerminalLine]:
+    """The ``group summary`` section; empty when no group is configured or no eval was
+    collected."""
+    decision = data.decision
+    if decision is None or not data.records:
+        return []
+    lines = [line for gate in data.gates for line in gate_lines(gate)]
+    color = "red" if decision.enforced_failures else ("green" if decision.forgiven else None)
+    lines.append(TerminalLine(decision.summary(), color, bold=decision.changed))
+    return lines
 
 
 def summary_lines(data: ReportData) -> list[TerminalLine]:
@@ -118,9 +156,4 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
                 f"tokens: agent {fmt_usage(data.agent_usage)}; judges {fmt_usage(data.judge_usage)}"
             )
         )
-    lines.extend(gate_line(g) for g in data.gates)
-    decision = data.decision
-    if decision is not None and data.gates:
-        color = "red" if decision.enforced_failures else ("green" if decision.forgiven else None)
-        lines.append(TerminalLine(decision.summary(), color, bold=decision.changed))
     return lines

@@ -108,9 +108,8 @@ _TRANSCRIPT: dict[str, Any] = {
         "id": {
             "type": "string",
             "minLength": 1,
-            "pattern": "^[^\\s\\[\\]/:]+$",
-            "description": "Unique test identifier, used as the pytest test name (no spaces, "
-            "brackets, slashes or colons).",
+            "description": "Unique test identifier; the pytest test name is made from it "
+            "(spaces, colons and other signs become '_').",
         },
         "description": {"type": "string", "description": "Free text shown in reports."},
         "threshold": {

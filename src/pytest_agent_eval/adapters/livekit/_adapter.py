@@ -16,6 +16,7 @@ from typing import Any
 
 from livekit.agents import Agent, AgentSession
 
+from ..._text import safe_name
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError
 from ...models import AgentReply, ToolCall, Transcript
 from ..base import ConversationInfo, TurnInput
@@ -737,10 +738,9 @@ class LiveKitConversation:
 
             samples = clip.samples.reshape(-1, frame.num_channels).mean(axis=1)
             clip = type(clip)(np.ascontiguousarray(samples), frame.sample_rate)
-        path = (
-            folder
-            / f"{self.info.transcript.id}-run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
-        )
+        # safe_name: an id may hold spaces, colons or slashes, which a file name must not.
+        stem = safe_name(self.info.transcript.id)
+        path = folder / f"{stem}-run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
         write_wav_atomic(path, clip)
         return path
 
