@@ -34,7 +34,7 @@ from pytest_agent_eval.adapters.livekit import (
     eval_session_kwargs,
 )
 from pytest_agent_eval.errors import AdapterError, AudioFixtureError
-from pytest_agent_eval.models import Turn
+from pytest_agent_eval.models import Greeting, Turn
 
 BOOKED = {"party_size": 2, "time": "19:00", "name": "Alice"}
 
@@ -473,20 +473,36 @@ def test_a_greeting_is_waited_for_and_kept_apart_from_turn_one() -> None:
         session, _ = booking.make_session()
         return session, GreetingAgent()
 
-    async def scenario() -> tuple[str, Any]:
+    async def scenario() -> tuple[Greeting, str, Any]:
         adapter = LiveKitAdapter(factory)
         script = transcript(Turn(user="hello"))
         conversation = await adapter.start_conversation(
             ConversationInfo(transcript=script, run_index=0)
         )
         try:
-            return conversation.greeting, await conversation.respond(turn_input(script, 0))
+            greeting = conversation.greeting()
+            text = conversation.greeting_text
+            return greeting, text, await conversation.respond(turn_input(script, 0))
         finally:
             await conversation.aclose()
 
-    greeting, reply = run(scenario())
-    assert greeting == "Welcome to Chez Pytest!"
+    greeting, text, reply = run(scenario())
+    assert text == greeting.text == "Welcome to Chez Pytest!"
+    (said,) = greeting.speech
+    assert (said.text, said.cause, said.agent, said.turn_index) == (
+        "Welcome to Chez Pytest!",
+        "greeting",
+        "GreetingAgent",
+        None,
+    )
+    # Measured from the start of the conversation, which is what triggered it.
+    assert said.started_at_s is not None and said.latency_s is not None
+    assert 0 <= said.latency_s <= said.started_at_s + 1e-6
+    assert greeting.tool_calls == []
     assert reply.reply == "Hello! How can I help you?"
+    assert reply.agent_speech == [] and reply.active_agent == "GreetingAgent"
+    assert reply.handoffs == []
+    # The documented metadata keys stay.
     assert reply.metadata["livekit"]["greeting"] == [
         {
             "text": "Welcome to Chez Pytest!",
