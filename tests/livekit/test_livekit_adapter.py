@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -379,6 +380,27 @@ def test_constructor_rejects_bad_settings() -> None:
     with pytest.raises(ValueError, match="unknown log_level 'LOUD'"):
         LiveKitAdapter(booking.make_session, log_level="LOUD")
     LiveKitAdapter(booking.make_session, log_level="debug")
+
+
+def test_grace_period_of_the_earlier_package_is_accepted_with_a_warning_and_ignored(
+    fixtures: Fixtures,
+) -> None:
+    """The earlier package waited grace_period_s after each voice turn; turns now end on
+    events, so the value is ignored."""
+    with pytest.warns(DeprecationWarning, match="grace_period_s") as caught:
+        adapter = LiveKitAdapter(booking.make_session, grace_period_s=8.0)
+    (warning,) = caught
+    assert str(warning.message).startswith(
+        "LiveKitAdapter(grace_period_s=8.0) is ignored: turns now end when the agent is done"
+    )
+    assert warning.filename == __file__  # points at the caller's line
+    assert not hasattr(adapter, "grace_period_s")
+    script = transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
+    (reply,) = run(converse(adapter, script))
+    assert reply.reply == "Hello! How can I help you?"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LiveKitAdapter(booking.make_session)  # no warning without the argument
 
 
 def test_with_a_tts_the_reply_audio_is_captured(fixtures: Fixtures, tmp_path: Path) -> None:
