@@ -126,7 +126,8 @@ EXPECTATION = Expectation(
             name="handoff_from",
             schema=_AGENT_NAME,
             description="Multi-agent adapters: a handoff away from this agent happened in the "
-            "turn (with handoff_to, the same handoff went from this agent to that one).",
+            "turn (with handoff_to, the same handoff went from this agent to that one). Errors "
+            "with adapters that do not report handoffs.",
             example="Receptionist",
         ),
     ),
