@@ -145,20 +145,26 @@ class AgentEval:
             The aggregated result; call ``assert_threshold()`` on it to fail the test.
         """
         __tracebackhide__ = True
+        # pytest.fail is called outside each ``except``: inside, pytest shows the caught
+        # exception too ("During handling of the above exception"), the message twice.
+        failure: str | None = None
         try:
             resolved = self._transcript(turns, transcript, id, threshold, runs, tags)
         except TranscriptError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            failure = str(exc)
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
         if agent is None:
             try:
                 agent = self._request.getfixturevalue(AGENT_FIXTURE)
             except pytest.FixtureLookupError:
-                pytest.fail(
+                failure = (
                     "agent_eval.run() got no agent= and there is no "
                     f"'{AGENT_FIXTURE}' fixture to fall back on; pass agent=... or define the "
-                    "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2],
-                    pytrace=False,
+                    "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2]
                 )
+            if failure is not None:
+                pytest.fail(failure, pytrace=False)
         adapter = adapter_or_fail(agent)
         if getattr(adapter, "consumes_audio", False) and resolved.has_audio:
             check_audio_fixtures(resolved, self._session)
@@ -168,9 +174,7 @@ class AgentEval:
         try:
             result = await run_transcript(resolved, adapter, settings=settings)
         except AgentEvalError as exc:  # bad input found before any run: say it short
-            named = f"transcript {resolved.id!r}"
-            message = str(exc)
-            failure = message if message.startswith(named) else f"{named}: {message}"
+            failure = _naming_transcript(str(exc), resolved)
         else:
             failure = None
         if failure is not None:  # outside the except: no "during handling" second copy
@@ -184,13 +188,22 @@ class AgentEval:
         return run_sync(self.run(*args, **kwargs))
 
 
+def _naming_transcript(message: str, transcript: Transcript) -> str:
+    """``message`` with the transcript named in front, unless it names it already (the runner,
+    the loader and adapters name the transcript and turn themselves)."""
+    if f"transcript {transcript.id!r}" in message:
+        return message
+    return f"transcript {transcript.id!r}: {message}"
+
+
 def adapter_or_fail(agent: Any) -> AgentAdapter:
     """``agent`` as an adapter, or a test failure naming the agent fixture."""
     __tracebackhide__ = True
     try:
         return as_adapter(agent)
     except TypeError as exc:
-        pytest.fail(f"'{AGENT_FIXTURE}' returned an unusable agent: {exc}", pytrace=False)
+        failure = f"'{AGENT_FIXTURE}' returned an unusable agent: {exc}"
+    pytest.fail(failure, pytrace=False)  # outside the except: one message, no chain
 
 
 def _judge_model_fixture(request: pytest.FixtureRequest) -> Any:
@@ -210,18 +223,22 @@ def check_audio_fixtures(transcript: Transcript, session: SessionSettings) -> No
     from .synthesize.preflight import unready_fixtures
 
     mode = session.settings.stale_audio
+    failure: str | None = None
     try:
-        problem = unready_fixtures(transcript, session.settings.voice, mode)
+        unready = unready_fixtures(transcript, session.settings.voice, mode)
     except AgentEvalError as exc:  # a failed synthesis, or a missing extra
-        pytest.fail(str(exc), pytrace=False)
-    if problem is None:
+        failure = str(exc)
+    if failure is not None:  # outside the except: one message, no exception chain
+        pytest.fail(failure, pytrace=False)
+    if unready is None:
         return
     if mode == "skip":
-        pytest.skip(problem)
-    pytest.fail(
-        problem + "\n(or run pytest with --agent-eval-stale-audio=synthesize to make them first)",
-        pytrace=False,
-    )
+        pytest.skip(unready.message)
+    message = unready.message
+    if mode == "fail" and unready.synthesis_fixes_some:
+        # Only where synthesizing helps: never for a broken recording alone.
+        message += "\n(or run pytest with --agent-eval-stale-audio=synthesize to make them first)"
+    pytest.fail(message, pytrace=False)
 
 
 def record_result(item: pytest.Item, result: TranscriptResult, *, path: Path | None) -> None:

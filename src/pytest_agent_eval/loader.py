@@ -24,8 +24,9 @@ import yaml
 from ._serialize import from_json
 from ._text import did_you_mean, short_repr
 from .errors import TranscriptError
-from .expectations import expect_keys
+from .expectations import expect_keys, transcript_keys
 from .models import Expect, Transcript, Turn, VoiceSettings
+from .speech import PauseMarkupError, spoken_text
 
 __all__ = [
     "TRANSCRIPT_SUFFIXES",
@@ -153,6 +154,7 @@ def load_transcript_text(
         )
     _validate_schema(data, path, lines)
     _check_expect_values(data, path, lines)
+    _check_pause_markup(data, path, lines)
     return _build(data, path, lines, default_threshold, default_runs)
 
 
@@ -337,6 +339,13 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
             f"{where}: needs 'args' (deterministic check) or 'judge' (LLM-judged rubric); "
             "got neither"
         )
+    if kind == "anyOf" and field and "tool_calls_outcome" in field:
+        return (
+            f"{where}: needs 'status' (ok or error), 'output_contains' or 'output_matches'; "
+            "got none"
+        )
+    if kind == "minProperties":
+        return f"{where}: is empty; give at least one check, e.g. `contains_any: [...]`"
     if kind == "minItems" and field == ("turns",):
         return f"{where}: 'turns' is empty; add at least one turn (`- user: ...`)"
     if kind == "type":
@@ -414,6 +423,14 @@ def _short(value: Any, limit: int = 60) -> str:
 
 def _check_expect_values(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
     """Run the checks that expectations declare beyond the schema (regexes compile)."""
+    for key in transcript_keys():
+        if key.check is None or key.name not in data:
+            continue
+        for inner, problem in key.check(data[key.name]):
+            top: _Path = (key.name, *inner)
+            raise TranscriptError(
+                f"{_where(path, lines, top, data)}, {_format_path(top)}: {problem}"
+            )
     checked = [key for key in expect_keys() if key.check is not None]
     for t_index, turn in enumerate(data.get("turns", [])):
         expect = turn.get("expect") or {}
@@ -426,6 +443,19 @@ def _check_expect_values(data: dict[str, Any], path: Path, lines: _LineIndex) ->
                 raise TranscriptError(
                     f"{_where(path, lines, field, data)}, {_format_path(field)}: {problem}"
                 )
+
+
+def _check_pause_markup(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
+    """Every pause marker in a ``user`` text must parse (``[pause 2s]``), here rather than when
+    a fixture is synthesized or a turn is sent."""
+    for t_index, turn in enumerate(data.get("turns", [])):
+        try:
+            spoken_text(turn["user"])
+        except PauseMarkupError as exc:
+            field: _Path = ("turns", t_index, "user")
+            raise PauseMarkupError(
+                f"{_where(path, lines, field, data)}, {_format_path(field)}: {exc}"
+            ) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -452,7 +482,23 @@ def _build(
         line=lines.line(("id",)),
         threshold=float(data.get("threshold", default_threshold)),
         runs=int(data.get("runs", default_runs)),
+        **_transcript_key_values(data),
     )
+
+
+def _transcript_key_values(data: dict[str, Any]) -> dict[str, Any]:
+    """The top-level expectation keys (``greeting``), typed as their `Transcript` fields."""
+    hints = _transcript_hints()
+    return {
+        key.name: from_json(hints[key.name], data[key.name], path=key.name)
+        for key in transcript_keys()
+        if key.name in data
+    }
+
+
+@cache
+def _transcript_hints() -> dict[str, Any]:
+    return typing.get_type_hints(Transcript)
 
 
 def _build_turn(raw: dict[str, Any], index: int, base: Path, lines: _LineIndex) -> Turn:

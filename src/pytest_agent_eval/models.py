@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ._serialize import from_json, to_json
 
@@ -27,11 +27,16 @@ __all__ = [
     "AgentTurn",
     "EvalResult",
     "Expect",
+    "Greeting",
+    "GreetingExpect",
+    "Handoff",
     "JudgeConfig",
     "Message",
     "RunResult",
     "ToolCall",
     "ToolCallArgsConfig",
+    "ToolCallOutcomeConfig",
+    "ToolOutcome",
     "Transcript",
     "TranscriptResult",
     "Turn",
@@ -99,6 +104,68 @@ class ToolCallArgsConfig:
             )
 
 
+ToolOutcome: TypeAlias = Literal["ok", "error", "pending"]
+"""How a tool call ended, as far as the adapter saw: it returned (``ok``), it failed
+(``error``), or it was still running when the turn ended (``pending``)."""
+
+
+@dataclass
+class ToolCallOutcomeConfig:
+    """One tool-outcome assertion in a YAML transcript turn (``tool_calls_outcome``).
+
+    Some call to ``tool`` in the turn must satisfy every condition given.
+
+    Args:
+        tool: Name of the tool whose calls to check.
+        status: ``"ok"`` (the call returned) or ``"error"`` (it failed), or None for any.
+        output_contains: Strings that must all appear in what the call gave back (its output,
+            and for a failed call its error text too), case-insensitive.
+        output_matches: Regexes that must all match it (``re.search``, case-insensitive).
+
+    Raises:
+        ValueError: If no condition is given, or ``status`` is another word.
+    """
+
+    tool: str
+    status: Literal["ok", "error"] | None = None
+    output_contains: list[str] = field(default_factory=list)
+    output_matches: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.status not in (None, "ok", "error"):
+            raise ValueError(
+                f"tool_calls_outcome entry for {self.tool!r}: status must be 'ok' or 'error', "
+                f"got {self.status!r}"
+            )
+        if self.status is None and not (self.output_contains or self.output_matches):
+            raise ValueError(
+                f"tool_calls_outcome entry for {self.tool!r} needs 'status', 'output_contains' "
+                "or 'output_matches'; got none"
+            )
+
+
+@dataclass
+class GreetingExpect:
+    """Checks on what the agent says on its own before turn 1 (a transcript's ``greeting:``).
+
+    The same text checks as a turn's reply, on the greeting's text (every utterance the agent
+    started before the user's first turn, space-joined). All case-insensitive.
+
+    Args:
+        contains_any: At least one of these strings appears.
+        contains_all: Every one of these strings appears.
+        contains_none: None of these strings appears.
+        matches_any: At least one of these regexes matches (``re.search``).
+        matches_all: Every one of these regexes matches.
+    """
+
+    contains_any: list[str] = field(default_factory=list)
+    contains_all: list[str] = field(default_factory=list)
+    contains_none: list[str] = field(default_factory=list)
+    matches_any: list[str] = field(default_factory=list)
+    matches_all: list[str] = field(default_factory=list)
+
+
 @dataclass
 class Expect:
     """Expectations for a single transcript turn.
@@ -120,6 +187,12 @@ class Expect:
         max_latency_ms: Voice turns: the time from the end of the user's speech to the first
             reply text must not exceed this many milliseconds.
         reply_contains_none: Reply must contain none of these strings (case-insensitive).
+        tool_calls_outcome: How specific tool calls ended: returned or failed, and what they
+            gave back.
+        agent_is: Multi-agent adapters: the agent active at the end of the turn.
+        handoff_to: Multi-agent adapters: a handoff to this agent happened in the turn.
+        handoff_from: Multi-agent adapters: a handoff away from this agent happened in the turn
+            (with ``handoff_to``: the same handoff went from this agent to that one).
 
     Each YAML key and its checks are defined in `pytest_agent_eval.expectations`.
     """
@@ -139,6 +212,10 @@ class Expect:
     max_latency_ms: float | None = None
     # New expectations append their fields here, after every existing one: Expect is positional.
     reply_contains_none: list[str] = field(default_factory=list)
+    tool_calls_outcome: list[ToolCallOutcomeConfig] = field(default_factory=list)
+    agent_is: str | None = None
+    handoff_to: str | None = None
+    handoff_from: str | None = None
 
 
 @dataclass
@@ -225,6 +302,8 @@ class Transcript:
         voice: Transcript-wide voice settings for fixture synthesis.
         path: The YAML file it was loaded from, if any.
         line: Line of the ``id`` key in that file, if known.
+        greeting: Checks on what the agent says on its own before turn 1, or None. An adapter
+            that cannot observe a greeting fails such a run with an errored verdict.
     """
 
     id: str
@@ -236,6 +315,7 @@ class Transcript:
     voice: VoiceSettings | None = None
     path: Path | None = None
     line: int | None = None
+    greeting: GreetingExpect | None = None
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up
@@ -287,6 +367,9 @@ class ToolCall(str):
         error: The failure in the tool's own words when the call failed (for an exception,
             its type and message), which may say more than ``output``: a framework can hide
             an exception from the model behind a generic output.
+        done: True when the adapter saw the call finish (return or failure), False when it saw
+            it still running at the end of the turn, None when the adapter does not say.
+            Together with ``is_error`` and ``output`` it gives `outcome`.
 
     Example:
         ```python
@@ -301,6 +384,7 @@ class ToolCall(str):
     is_error: bool
     call_id: str | None
     error: str | None
+    done: bool | None
 
     def __new__(
         cls,
@@ -311,6 +395,7 @@ class ToolCall(str):
         is_error: bool = False,
         call_id: str | None = None,
         error: str | None = None,
+        done: bool | None = None,
     ) -> ToolCall:
         """Create a ToolCall from a tool name and optional captured arguments."""
         obj = super().__new__(cls, name)
@@ -319,7 +404,25 @@ class ToolCall(str):
         obj.is_error = is_error
         obj.call_id = call_id
         obj.error = error
+        obj.done = done
         return obj
+
+    @property
+    def outcome(self) -> ToolOutcome | None:
+        """How the call ended, or None when the adapter did not observe it.
+
+        ``"error"`` when it failed; ``"pending"`` when the adapter saw it still running at the
+        end of the turn; ``"ok"`` when the adapter saw it finish, or recorded what it returned.
+        A bare ``ToolCall(name)`` (a hand-written agent naming the tools it used) has no
+        outcome: checks on outcomes then error instead of guessing.
+        """
+        if self.is_error:
+            return "error"
+        if self.done is False:
+            return "pending"
+        if self.done or self.output is not None:
+            return "ok"
+        return None
 
     @property
     def name(self) -> str:
@@ -332,7 +435,15 @@ class ToolCall(str):
     def __reduce__(self) -> tuple[Any, ...]:
         return (
             _rebuild_tool_call,
-            (str(self), self.args, self.output, self.is_error, self.call_id, self.error),
+            (
+                str(self),
+                self.args,
+                self.output,
+                self.is_error,
+                self.call_id,
+                self.error,
+                self.done,
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -344,6 +455,7 @@ class ToolCall(str):
             "is_error": self.is_error,
             "call_id": self.call_id,
             "error": self.error,
+            "done": self.done,
         }
 
     @classmethod
@@ -356,6 +468,7 @@ class ToolCall(str):
             is_error=bool(data.get("is_error", False)),
             call_id=data.get("call_id"),
             error=data.get("error"),
+            done=data.get("done"),
         )
 
     @classmethod
@@ -387,8 +500,11 @@ def _rebuild_tool_call(
     is_error: bool,
     call_id: str | None,
     error: str | None = None,
+    done: bool | None = None,
 ) -> ToolCall:
-    return ToolCall(name, args, output=output, is_error=is_error, call_id=call_id, error=error)
+    return ToolCall(
+        name, args, output=output, is_error=is_error, call_id=call_id, error=error, done=done
+    )
 
 
 class Message(dict[str, Any]):
@@ -506,19 +622,24 @@ class AgentSpeech:
     """Something the agent said on its own initiative, not in answer to the user's words.
 
     A greeting when the session starts, an ``on_enter`` line after a handoff, a ``say()`` from
-    a tool: adapters that can tell such speech apart from the reply list it on the turn it
-    happened in (a greeting goes on the first turn); ``reply`` stays the answer to the user.
-    Reports show each one on its own line under the turn, marked as agent-initiated.
+    a tool. Adapters that can tell such speech apart list it on the turn that caused it
+    (`AgentTurn.agent_speech`); what the agent said before turn 1 goes to the run's
+    `Greeting`. The turn's ``reply`` is everything the agent said in the turn, so it holds
+    this speech too, in the order it was said; ``agent_speech`` says which parts the agent
+    started on its own and why. Reports show each one on its own line, marked as
+    agent-initiated.
 
     Args:
         text: What was said.
-        cause: Why: ``"greeting"``, ``"on_enter"``, ``"say"``, ``"handoff"``, or another word
-            the adapter knows.
+        cause: Why. LiveKit's words: ``"greeting"`` (said while the session started),
+            ``"on_enter"`` (an agent entered by a handoff), ``"on_exit"``, ``"tool"``
+            (``say``/``generate_reply`` inside a tool) or ``"other"``; other adapters may use
+            their own.
         agent: Name of the agent that spoke, in multi-agent sessions.
-        turn_index: Zero-based index of the turn it belongs to.
+        turn_index: Zero-based index of the turn that caused it (None for the greeting).
         started_at_s: Seconds from the start of the conversation to its first word, if known.
-        latency_s: Seconds from what triggered it (session start, handoff, the user's turn) to
-            its first word, if known.
+        latency_s: Seconds from what triggered it (session start, handoff, the end of the
+            user's speech) to its first word, if known.
     """
 
     text: str
@@ -527,6 +648,40 @@ class AgentSpeech:
     turn_index: int | None = None
     started_at_s: float | None = None
     latency_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """Control of the conversation passing from one agent to another within a turn.
+
+    Args:
+        from_agent: Name of the agent that handed off (None if unknown).
+        to_agent: Name of the agent that took over.
+    """
+
+    from_agent: str | None
+    to_agent: str
+
+
+@dataclass
+class Greeting:
+    """What the agent said and did on its own before the user's first turn.
+
+    Adapters that observe it return it from ``Conversation.greeting()``; the runner keeps it
+    on `RunResult.greeting`, where a transcript's ``greeting:`` checks and the reports read it.
+
+    Args:
+        speech: Each utterance, in order (cause ``"greeting"`` for most).
+        tool_calls: Tools the agent called while greeting.
+    """
+
+    speech: list[AgentSpeech] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """Every utterance, space-joined ("" when the agent said nothing)."""
+        return " ".join(s.text for s in self.speech if s.text)
 
 
 @dataclass(kw_only=True, repr=False)
@@ -554,8 +709,17 @@ class AgentTurn:
         usage: Token usage of the agent for this turn, when the adapter reports it.
         audio_out: The reply audio the adapter saved, if any.
         metadata: Anything else an adapter wants evaluators and reports to see.
-        agent_speech: What the agent said on its own initiative in this turn (greetings,
-            ``say()``), apart from the reply.
+        agent_speech: The parts of what the agent said in this turn that it started on its
+            own (an ``on_enter`` line after a handoff, a ``say()`` from a tool), with why.
+        heard_segments: Voice adapters: what the speech recognizer heard in each speech
+            segment of the user's audio, in order (``heard`` is them joined).
+        active_agent: Multi-agent adapters: the agent active at the end of the turn; None
+            when the adapter does not report agents.
+        handoffs: Multi-agent adapters: the handoffs of the turn, in order; None when the
+            adapter does not report handoffs (as opposed to ``[]``: it saw none).
+        tool_calls_unobserved: Why the adapter could not see the turn's tool calls (a room
+            agent that does not publish them, say); None when it could. Tool checks then error
+            with this reason instead of passing on an empty list.
     """
 
     if TYPE_CHECKING:  # declared by each subclass, in the position its constructor needs
@@ -569,6 +733,10 @@ class AgentTurn:
     audio_out: Path | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     agent_speech: list[AgentSpeech] = field(default_factory=list)
+    heard_segments: list[str] = field(default_factory=list)
+    active_agent: str | None = None
+    handoffs: list[Handoff] | None = None
+    tool_calls_unobserved: str | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:
@@ -611,6 +779,9 @@ class AgentReply(AgentTurn):
         audio_out: Path of the reply audio the adapter saved, if any.
         metadata: Anything else an adapter wants evaluators and reports to see.
         agent_speech: What the agent said on its own initiative in this turn.
+        heard_segments: What the speech recognizer heard, per speech segment.
+        active_agent: The agent active at the end of the turn (multi-agent adapters).
+        handoffs: The turn's handoffs (None: the adapter does not report them).
     """
 
     reply: str
@@ -645,6 +816,9 @@ class TurnContext(AgentTurn):
         audio_out: Reply audio saved by the adapter, if any.
         metadata: Adapter-specific extras from `AgentReply.metadata`.
         agent_speech: What the agent said on its own initiative in this turn.
+        heard_segments: What the speech recognizer heard, per speech segment.
+        active_agent: The agent active at the end of the turn (multi-agent adapters).
+        handoffs: The turn's handoffs (None: the adapter does not report them).
     """
 
     user: str
@@ -718,6 +892,9 @@ class TurnResult(AgentTurn):
         audio_out: Reply audio saved by the adapter, if any.
         metadata: Adapter-specific extras from `AgentReply.metadata`.
         agent_speech: What the agent said on its own initiative in this turn.
+        heard_segments: What the speech recognizer heard, per speech segment.
+        active_agent: The agent active at the end of the turn (multi-agent adapters).
+        handoffs: The turn's handoffs (None: the adapter does not report them).
     """
 
     index: int
@@ -784,17 +961,27 @@ class RunResult:
         turns: Results of the turns that ran (a run stops at the first turn that errors).
         error: An error outside any turn (starting or closing the conversation), if any.
         duration_s: Wall time of the run.
+        greeting: What the agent said and did before turn 1, from adapters that observe it
+            (None: the adapter does not).
+        greeting_evaluations: The verdicts of the transcript's ``greeting:`` checks.
     """
 
     index: int
     turns: list[TurnResult] = field(default_factory=list)
     error: str | None = None
     duration_s: float = 0.0
+    greeting: Greeting | None = None
+    greeting_evaluations: list[EvalResult] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        """True when the run had no error and every turn passed."""
-        return self.error is None and bool(self.turns) and all(t.passed for t in self.turns)
+        """True when the run had no error, every turn passed, and so did the greeting checks."""
+        return (
+            self.error is None
+            and bool(self.turns)
+            and all(t.passed for t in self.turns)
+            and all(e.passed for e in self.greeting_evaluations)
+        )
 
     @property
     def run_index(self) -> int:

@@ -4,8 +4,10 @@ Flow of `run_transcript`:
 
 1. ``adapter.prepare(transcript)`` once, if the adapter has it; its exception propagates (the
    input is unusable, no run could succeed).
-2. Up to ``concurrency`` runs in flight. Each run opens its own conversation, feeds the turns in
-   order, evaluates each reply with every evaluator, and always closes the conversation.
+2. Up to ``concurrency`` runs in flight. Each run opens its own conversation, reads what the
+   agent said before turn 1 (``conversation.greeting()``, when the conversation has it) and
+   checks it against the transcript's ``greeting:``, feeds the turns in order, evaluates each
+   reply with every evaluator, and always closes the conversation.
 3. An exception in the agent ends that run as failed, recorded with a short traceback; an
    exception in an evaluator becomes an errored verdict. Neither touches the other runs.
 4. With ``early_stop``, no new run starts once the verdict is settled either way.
@@ -15,6 +17,7 @@ Flow of `run_transcript`:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import math
 import re
@@ -29,9 +32,10 @@ from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter
 from .config import DEFAULT_CONCURRENCY, JudgeSettings, Settings
 from .errors import TranscriptError
 from .evaluators.base import evaluate_safely
-from .expectations import build_evaluators
+from .expectations import build_evaluators, build_greeting_checks
 from .models import (
     AgentReply,
+    Greeting,
     Message,
     RunResult,
     ToolCall,
@@ -40,6 +44,7 @@ from .models import (
     TurnContext,
     TurnResult,
 )
+from .speech import PauseMarkupError, spoken_text
 
 __all__ = [
     "RunSettings",
@@ -119,7 +124,9 @@ async def run_transcript(
     if callable(prepare):
         await prepare(transcript)
 
+    _check_pause_markup(transcript)
     evaluators = [_evaluators_for(transcript, i, settings) for i in range(len(transcript.turns))]
+    greeting_checks = _greeting_checks_for(transcript)
     planned = transcript.runs
     needed = passes_needed(transcript.threshold, planned)
     results: list[RunResult] = []
@@ -146,7 +153,9 @@ async def run_transcript(
     try:
         while next_index < planned or pending:
             while next_index < planned and len(pending) < in_flight_limit() and not settled():
-                task = asyncio.create_task(_run_once(transcript, adapter, next_index, evaluators))
+                task = asyncio.create_task(
+                    _run_once(transcript, adapter, next_index, evaluators, greeting_checks)
+                )
                 pending.add(task)
                 started_tasks.append(task)
                 next_index += 1
@@ -183,6 +192,27 @@ async def run_transcript(
     )
 
 
+def _check_pause_markup(transcript: Transcript) -> None:
+    """Every turn's pause markers must parse before any run (the loader checks YAML files; this
+    covers transcripts built in Python)."""
+    for index, turn in enumerate(transcript.turns):
+        try:
+            spoken_text(turn.user)
+        except PauseMarkupError as exc:
+            raise PauseMarkupError(
+                f"transcript {transcript.id!r}, turn {index + 1}: user: {exc}"
+            ) from None
+
+
+def _greeting_checks_for(transcript: Transcript) -> list[Any]:
+    try:
+        return build_greeting_checks(transcript)
+    except re.error as exc:
+        raise TranscriptError(
+            f"transcript {transcript.id!r}, greeting: invalid regex {exc.pattern!r}: {exc}"
+        ) from None
+
+
 def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
     try:
         return build_evaluators(transcript.turns[index].expect, settings.judge)
@@ -192,11 +222,28 @@ def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -
         ) from exc
 
 
+async def _greeting_of(conversation: Any) -> Greeting | None:
+    """``conversation.greeting()`` when the conversation offers it (sync or async), else None."""
+    method = getattr(conversation, "greeting", None)
+    if not callable(method):
+        return None
+    greeting = method()
+    if inspect.isawaitable(greeting):
+        greeting = await greeting
+    if greeting is not None and not isinstance(greeting, Greeting):
+        raise TypeError(
+            f"{type(conversation).__name__}.greeting() returned {type(greeting).__name__}; "
+            "expected a Greeting or None"
+        )
+    return greeting
+
+
 async def _run_once(
     transcript: Transcript,
     adapter: AgentAdapter,
     index: int,
     evaluators: Sequence[Sequence[Any]],
+    greeting_checks: Sequence[Any] = (),
 ) -> RunResult:
     started = time.perf_counter()
     run = RunResult(index=index)
@@ -210,6 +257,15 @@ async def _run_once(
         return run
     history: list[Message] = []
     try:
+        try:
+            run.greeting = await _greeting_of(conversation)
+        except Exception as exc:  # the run boundary
+            run.error = f"reading the greeting failed: {describe_exception(exc)}"
+            return run
+        if greeting_checks:
+            run.greeting_evaluations = list(
+                await asyncio.gather(*(evaluate_safely(c, run.greeting) for c in greeting_checks))
+            )
         for turn_index in range(len(transcript.turns)):
             result = await _run_turn(
                 transcript, conversation, turn_index, index, history, evaluators[turn_index]
@@ -237,7 +293,9 @@ async def _run_turn(
 ) -> TurnResult:
     turn = transcript.turns[turn_index]
     audio = Path(turn.audio) if turn.audio is not None else None
-    history.append(Message("user", turn.user, audio=audio))
+    # What the user says, without pause markers: they shape synthesized audio, not the words.
+    words = spoken_text(turn.user)
+    history.append(Message("user", words, audio=audio))
     audio_text = str(audio) if audio else None
     started = time.perf_counter()
     try:
@@ -256,7 +314,7 @@ async def _run_turn(
         )
 
     ctx = TurnContext(
-        user=turn.user,
+        user=words,
         history=list(history),
         turn_index=turn_index,
         run_index=run_index,

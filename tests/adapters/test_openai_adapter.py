@@ -178,6 +178,7 @@ def test_explicit_schema_pairs_and_async_tools(server: ChatServer) -> None:
     (reply,) = asyncio.run(converse(adapter, "Book Friday"))
     assert seen == [{"day": "friday", "time": "10am"}]  # passed through unchanged
     assert reply.tool_calls[0].output == {"reference": "BK-77", "ok": True}
+    assert reply.tool_calls[0].outcome == "ok" and reply.tool_calls[0].done is True
     assert server.requests[0]["tools"] == [schema]
     # Structured results reach the model as JSON.
     assert server.requests[1]["messages"][-1]["content"] == '{"reference":"BK-77","ok":true}'
@@ -189,7 +190,7 @@ def test_a_failing_tool_is_reported_to_the_model_and_recorded(server: ChatServer
     )
     (reply,) = asyncio.run(converse(adapter, "Book Sunday"))
     (call,) = reply.tool_calls
-    assert call.is_error is True
+    assert call.is_error is True and call.done is True and call.outcome == "error"
     assert call.output == "Error: ValueError: closed on sundays"
     assert reply.reply == "Booked, reference Error: ValueError: closed on sundays."
 

@@ -124,6 +124,7 @@ def test_turn_two_sees_turn_one_tool_call_and_result() -> None:
         False,
         "c-1",
     )
+    assert call.outcome == "ok" and call.done is True  # tool_calls_outcome can check it
     assert second.reply == "Your reference is BK-1."
     assert second.tool_calls == []
 

@@ -23,7 +23,7 @@ from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS, APIConnectOptions
 
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.models import AgentReply, Transcript, Turn
+from pytest_agent_eval.models import AgentReply, Greeting, Transcript, Turn
 
 T = TypeVar("T")
 
@@ -179,6 +179,24 @@ async def converse(adapter: Any, script: Transcript, run_index: int = 0) -> list
     )
     try:
         return [await conversation.respond(turn_input(script, i)) for i in range(len(script.turns))]
+    finally:
+        await conversation.aclose()
+
+
+async def converse_greeted(
+    adapter: Any, script: Transcript, run_index: int = 0
+) -> tuple[Greeting, list[AgentReply]]:
+    """`converse`, also returning what the agent said before turn 1 (``greeting()``)."""
+    await adapter.prepare(script)
+    conversation = await adapter.start_conversation(
+        ConversationInfo(transcript=script, run_index=run_index)
+    )
+    try:
+        greeting = conversation.greeting()
+        replies = [
+            await conversation.respond(turn_input(script, i)) for i in range(len(script.turns))
+        ]
+        return greeting, replies
     finally:
         await conversation.aclose()
 

@@ -228,3 +228,32 @@ def test_a_format_1_sidecar_gets_timings_cut_only_between_sentences(
     assert phrases[0].start_s == pytest.approx(0.25)
     assert phrases[-1].end_s == pytest.approx(side["wav"]["duration_s"] - 0.25)
     assert phrases[0].end_s == pytest.approx(phrases[1].start_s)
+
+
+def test_after_a_handoff_the_rest_is_primed_again_without_repeating_what_was_heard(
+    made: Made,
+) -> None:
+    """After a handoff in the middle of a fixture the new agent's VAD streams may cut the rest
+    differently from the first scan. The adapter then primes the STT with the finished
+    segments followed by the rest as now cut (``heard=``): each phrase goes to the segment it
+    is spoken in, and a phrase already heard is not given again."""
+    stt = FixtureTextSTT()
+    maria, refill = prove_fixture_text(made.paused, PAUSED)
+    first = (maria.start_s, maria.end_s)
+    middle = (refill.start_s + refill.end_s) / 2
+
+    async def hear(count: int) -> list[str]:
+        return [await stt._transcribe(None) for _ in range(count)]
+
+    # The first scan: one segment per sentence; the first is heard, then the agent hands off.
+    stt.expect(made.paused, PAUSED, [first, (refill.start_s, refill.end_s)])
+    assert run(hear(1)) == ["Hi, this is Maria."]
+    # The new agent's VAD streams cut the rest in two.
+    rest = [(refill.start_s, middle), (middle, refill.end_s)]
+    stt.clear()
+    stt.expect(made.paused, PAUSED, [first, *rest], heard=1)
+    assert run(hear(2)) == ["I need", "a refill."]
+    # Priming the rest alone would give the sentence already heard to its nearest segment.
+    stt.clear()
+    stt.expect(made.paused, PAUSED, rest)
+    assert run(hear(2)) == ["Hi, this is Maria. I need", "a refill."]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from pytest_agent_eval.adapters.livekit import (
     eval_session_kwargs,
 )
 from pytest_agent_eval.errors import AdapterError, AudioFixtureError
-from pytest_agent_eval.models import Turn
+from pytest_agent_eval.models import Greeting, Turn
 
 BOOKED = {"party_size": 2, "time": "19:00", "name": "Alice"}
 
@@ -381,6 +382,27 @@ def test_constructor_rejects_bad_settings() -> None:
     LiveKitAdapter(booking.make_session, log_level="debug")
 
 
+def test_grace_period_of_the_earlier_package_is_accepted_with_a_warning_and_ignored(
+    fixtures: Fixtures,
+) -> None:
+    """The earlier package waited grace_period_s after each voice turn; turns now end on
+    events, so the value is ignored."""
+    with pytest.warns(DeprecationWarning, match="grace_period_s") as caught:
+        adapter = LiveKitAdapter(booking.make_session, grace_period_s=8.0)
+    (warning,) = caught
+    assert str(warning.message).startswith(
+        "LiveKitAdapter(grace_period_s=8.0) is ignored: turns now end when the agent is done"
+    )
+    assert warning.filename == __file__  # points at the caller's line
+    assert not hasattr(adapter, "grace_period_s")
+    script = transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
+    (reply,) = run(converse(adapter, script))
+    assert reply.reply == "Hello! How can I help you?"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LiveKitAdapter(booking.make_session)  # no warning without the argument
+
+
 def test_with_a_tts_the_reply_audio_is_captured(fixtures: Fixtures, tmp_path: Path) -> None:
     def factory() -> tuple[AgentSession, Agent]:
         session = AgentSession(
@@ -473,20 +495,36 @@ def test_a_greeting_is_waited_for_and_kept_apart_from_turn_one() -> None:
         session, _ = booking.make_session()
         return session, GreetingAgent()
 
-    async def scenario() -> tuple[str, Any]:
+    async def scenario() -> tuple[Greeting, str, Any]:
         adapter = LiveKitAdapter(factory)
         script = transcript(Turn(user="hello"))
         conversation = await adapter.start_conversation(
             ConversationInfo(transcript=script, run_index=0)
         )
         try:
-            return conversation.greeting, await conversation.respond(turn_input(script, 0))
+            greeting = conversation.greeting()
+            text = conversation.greeting_text
+            return greeting, text, await conversation.respond(turn_input(script, 0))
         finally:
             await conversation.aclose()
 
-    greeting, reply = run(scenario())
-    assert greeting == "Welcome to Chez Pytest!"
+    greeting, text, reply = run(scenario())
+    assert text == greeting.text == "Welcome to Chez Pytest!"
+    (said,) = greeting.speech
+    assert (said.text, said.cause, said.agent, said.turn_index) == (
+        "Welcome to Chez Pytest!",
+        "greeting",
+        "GreetingAgent",
+        None,
+    )
+    # Measured from the start of the conversation, which is what triggered it.
+    assert said.started_at_s is not None and said.latency_s is not None
+    assert 0 <= said.latency_s <= said.started_at_s + 1e-6
+    assert greeting.tool_calls == []
     assert reply.reply == "Hello! How can I help you?"
+    assert reply.agent_speech == [] and reply.active_agent == "GreetingAgent"
+    assert reply.handoffs == []
+    # The documented metadata keys stay.
     assert reply.metadata["livekit"]["greeting"] == [
         {
             "text": "Welcome to Chez Pytest!",

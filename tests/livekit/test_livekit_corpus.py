@@ -1,9 +1,11 @@
 """Speed invariance as a property: the corpus's captured turns are identical at max speed and
 in real time, on real AgentSessions with the Silero VAD and TTS-made WAVs.
 
-Each scenario runs at ``speed=0`` and ``speed=1``; the captured turns (reply text, tool calls
-with arguments, outputs and errors, each agent utterance with its cause and turn, handoffs,
-the active agent) must be equal to each other and to what the scenario should produce.
+Each scenario runs at ``speed=0`` and ``speed=1``; the captured turns (reply text, what was
+heard per speech segment, tool calls with arguments, outputs, errors and outcomes, each agent
+utterance with its cause and turn, handoffs, the active agent, the greeting) must be equal to
+each other and to what the scenario should produce. They are read from the typed fields that
+checks and reports use; ``metadata["livekit"]`` must say the same.
 """
 
 from __future__ import annotations
@@ -13,29 +15,48 @@ from typing import Any
 
 import pytest
 from corpus_agents import GREETING, PHRASES, SCENARIOS, Scenario
-from livekit_support import converse, run, transcript
+from livekit_support import converse_greeted, run, transcript
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-from pytest_agent_eval.models import AgentReply, Turn
+from pytest_agent_eval.models import AgentReply, AgentSpeech, Greeting, Turn
 
 TAIL_S = 0.7
 """Silence after each fixture: above Silero's 0.55 s, short enough to keep real time cheap."""
 
 
-def captured(replies: list[AgentReply]) -> list[dict[str, Any]]:
+def _said(speech: AgentSpeech) -> dict[str, Any]:
+    return {
+        "text": speech.text,
+        "cause": speech.cause,
+        "agent": speech.agent,
+        "turn_index": speech.turn_index,
+    }
+
+
+def captured(greeting: Greeting, replies: list[AgentReply]) -> list[dict[str, Any]]:
     """What a verdict can depend on, turn by turn (timings left out)."""
     out = []
-    for reply in replies:
+    for index, reply in enumerate(replies):
         meta = reply.metadata["livekit"]
+        speech = [_said(s) for s in reply.agent_speech]
+        handoffs = [{"from": h.from_agent, "to": h.to_agent} for h in reply.handoffs or []]
+        # The documented metadata keys say what the typed fields say.
+        assert meta["agent_speech"] == speech
+        assert meta["handoffs"] == handoffs
+        assert meta["agent"] == reply.active_agent
+        if index == 0:
+            assert meta["greeting"] == [_said(s) for s in greeting.speech]
         out.append(
             {
                 "reply": reply.reply,
                 "heard": reply.heard,
+                "heard_segments": reply.heard_segments,
                 "calls": [(c.name, c.args, c.output, c.is_error, c.error) for c in reply.calls],
-                "agent_speech": meta["agent_speech"],
-                "agent": meta["agent"],
-                "handoffs": meta["handoffs"],
-                "greeting": meta.get("greeting"),
+                "outcomes": [c.outcome for c in reply.calls],
+                "agent_speech": speech,
+                "agent": reply.active_agent,
+                "handoffs": handoffs,
+                "greeting": [_said(s) for s in greeting.speech] if index == 0 else None,
                 "pending": [c["name"] for c in meta["pending_tool_calls"]],
                 "late": [
                     (c["name"], c["turn_index"], c["output"]) for c in meta["late_tool_results"]
@@ -56,6 +77,7 @@ def turn(
     reply: str,
     *,
     heard: str | None = None,
+    heard_segments: list[str] | None = None,
     calls: list[tuple[Any, ...]] | None = None,
     agent: str,
     agent_speech: list[dict[str, Any]] | None = None,
@@ -64,15 +86,23 @@ def turn(
     pending: list[str] | None = None,
     late: list[tuple[Any, ...]] | None = None,
 ) -> dict[str, Any]:
+    calls = calls or []
+    pending = pending or []
+    outcomes = [
+        "error" if is_error else ("pending" if name in pending else "ok")
+        for name, _args, _output, is_error, _error in calls
+    ]
     return {
         "reply": reply,
         "heard": heard,
-        "calls": calls or [],
+        "heard_segments": heard_segments if heard_segments is not None else [heard] * bool(heard),
+        "calls": calls,
+        "outcomes": outcomes,
         "agent_speech": agent_speech or [],
         "agent": agent,
         "handoffs": handoffs or [],
         "greeting": greeting,
-        "pending": pending or [],
+        "pending": pending,
         "late": late or [],
     }
 
@@ -104,6 +134,21 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
         turn(
             f"{BILLING_INTRO} {REFUNDED}",
             heard=PHRASES["bill_then_charge"],
+            heard_segments=["I have a question about my bill.", "Why was I charged twice?"],
+            calls=[("transfer_to_billing", {}, "", False, None)],
+            agent="BillingAgent",
+            agent_speech=[said(BILLING_INTRO, "on_enter", "BillingAgent", 0)],
+            handoffs=TO_BILLING,
+            greeting=[],
+        ),
+    ],
+    "handoff_mid_recording_long_pause": [
+        # The same with a pause written in the text ([pause 1.5s]): the words are heard without
+        # the marker, one sentence per segment, the second after the handoff.
+        turn(
+            f"{BILLING_INTRO} {REFUNDED}",
+            heard="I have a question about my bill. Why was I charged twice?",
+            heard_segments=["I have a question about my bill.", "Why was I charged twice?"],
             calls=[("transfer_to_billing", {}, "", False, None)],
             agent="BillingAgent",
             agent_speech=[said(BILLING_INTRO, "on_enter", "BillingAgent", 0)],
@@ -254,11 +299,13 @@ def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
     by_speed = {}
     for speed in (0.0, 1.0):
         adapter = LiveKitAdapter(scenario.factory(), speed=speed, tail_silence_s=TAIL_S)
-        replies = run(converse(adapter, script))
+        greeting, replies = run(converse_greeted(adapter, script))
         for index, reply in enumerate(replies, start=1):
             if reply.reply:
                 assert reply.latency_s is not None and reply.latency_s >= 0, (speed, index)
-        by_speed[speed] = captured(replies)
+            for speech in reply.agent_speech:  # measured, never negative
+                assert speech.latency_s is None or speech.latency_s >= 0, (speed, index)
+        by_speed[speed] = captured(greeting, replies)
     assert without_tokens(by_speed[0.0]) == EXPECTED[scenario.id]
     # Tokens too: every LLM request of a turn is charged to it, at every speed.
     assert all(t["tokens"] is not None for t in by_speed[0.0])

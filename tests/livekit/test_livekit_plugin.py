@@ -120,3 +120,66 @@ def test_an_agent_that_never_answers_fails_with_the_reason(project: pytest.Pytes
             "be generated (the LLM;*"
         ]
     )
+
+
+DIRECT_TESTS = """
+import asyncio
+
+from booking_agent import RestaurantAgent, make_session
+
+from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+from pytest_agent_eval.models import Transcript, Turn
+
+
+class SilentAgent(RestaurantAgent):
+    async def llm_node(self, chat_ctx, tools, model_settings):
+        await asyncio.Event().wait()  # the model never answers
+        yield ""
+
+
+def silent_session():
+    session, _ = make_session()
+    return session, SilentAgent()
+
+
+def test_prepare_of_a_missing_fixture():
+    script = Transcript(id="direct", turns=[Turn("hi", audio="evals/audio/gone.wav")])
+    asyncio.run(LiveKitAdapter(make_session).prepare(script))
+
+
+def test_a_turn_that_times_out():
+    script = Transcript(id="direct", turns=[Turn("What name is the booking under?")])
+
+    async def converse():
+        adapter = LiveKitAdapter(silent_session, timeout_s=2.0)
+        info = ConversationInfo(transcript=script, run_index=0)
+        conversation = await adapter.start_conversation(info)
+        try:
+            await conversation.respond(TurnInput(turn=script.turns[0], index=0))
+        finally:
+            await conversation.aclose()
+
+    asyncio.run(converse())
+"""
+
+
+def test_adapter_errors_are_said_once_without_a_chain(project: pytest.Pytester) -> None:
+    """Issue 9: the same message came 4-5 times as a chain of exceptions. Raised straight from
+    the adapter (as a Python test using it directly sees them), each is one message."""
+    (project.path / "test_direct.py").write_text(DIRECT_TESTS)
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_direct.py")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert "The above exception was the direct cause" not in out
+    assert "During handling of the above exception" not in out
+    assert out.count("audio fixture evals/audio/gone.wav does not exist") == 1
+    assert out.count("no result within timeout_s=2 s") == 1
+    result.stdout.fnmatch_lines(
+        [
+            "E * pytest_agent_eval.errors.AudioFixtureError: transcript 'direct', turn 1: audio "
+            "fixture evals/audio/gone.wav does not exist. *",
+            "E * pytest_agent_eval.errors.AdapterError: turn 1: no result within timeout_s=2 s; "
+            "still waiting for SilentAgent's reply to be generated *",
+        ]
+    )

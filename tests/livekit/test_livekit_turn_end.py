@@ -327,35 +327,3 @@ def test_parallel_conversations_share_the_log_scope_and_keep_their_own_errors(
     # The conversation that left logging alone let its traceback through.
     tracebacks = [r for r in caplog.records if "executing tool" in r.getMessage()]
     assert len(tracebacks) == 1 and tracebacks[0].levelno == logging.ERROR
-
-
-# -- the LiveKit internals the turn's end reads ----------------------------------------------
-
-
-def test_the_livekit_internals_the_adapter_reads_are_there() -> None:
-    """The turn's end reads LiveKit's activity bookkeeping (no public API says "done");
-    this fails first, and says what moved, when a LiveKit release changes it."""
-    from livekit.agents.voice import agent, agent_activity
-
-    for module, name in [
-        (agent_activity, "_AgentActivityContextVar"),
-        (agent_activity, "_SpeechHandleContextVar"),
-        (agent_activity, "_OnEnterContextVar"),
-        (agent, "_get_activity_task_info"),
-    ]:
-        assert hasattr(module, name), f"{module.__name__}.{name}"
-
-    async def scenario() -> None:
-        session, _ = session_for(Receptionist())
-        await session.start(Receptionist())
-        try:
-            for name in ("_activity", "_agent", "_update_activity_atask", "_activity_lock"):
-                assert hasattr(session, name), f"AgentSession.{name}"
-            activity = session._activity
-            for name in ("_on_enter_task", "_speech_tasks", "_speech_q", "_audio_recognition"):
-                assert hasattr(activity, name), f"AgentActivity.{name}"
-            assert isinstance(activity.scheduling_paused, bool)
-        finally:
-            await session.aclose()
-
-    run(scenario())

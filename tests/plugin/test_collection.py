@@ -25,8 +25,8 @@ BAD_INPUTS = {
           - user: hi
         """,
         "*/tests/evals/bad.yaml:2, transcript 'typo_top', threshhold: unknown field 'threshhold'"
-        " (Did you mean 'threshold'?). Allowed here: description, id, runs, tags, threshold,"
-        " turns, voice",
+        " (Did you mean 'threshold'?). Allowed here: description, greeting, id, runs, tags,"
+        " threshold, turns, voice",
     ),
     "unknown_expect_field": (
         """\

@@ -11,7 +11,9 @@ import pytest
 from pytest_agent_eval.models import (
     AgentSpeech,
     EvalResult,
+    Greeting,
     RunResult,
+    ToolCall,
     TranscriptResult,
     TurnResult,
 )
@@ -106,3 +108,78 @@ def test_agent_speech_reaches_the_report_through_the_plugin(
     turn_one = report.index("**Turn 1**")
     turn_two = report.index("**Turn 2**")
     assert turn_one < report.index("Agent-initiated") < turn_two
+
+
+def _greeted_result() -> TranscriptResult:
+    greeting = Greeting(
+        [AgentSpeech(text="Welcome to <Bistro>!", cause="greeting", agent="Host", latency_s=0.4)],
+        [ToolCall("load_menu", {}, output="ok", done=True)],
+    )
+    turn = TurnResult(
+        index=0,
+        user="Hi, this is Maria. [pause 2s] I need a refill.",
+        reply="Refill sent.",
+        heard="Hi, this is Maria. I need a refill.",
+        heard_segments=["Hi, this is Maria.", "I need a refill."],
+        evaluations=[EvalResult(True, "reply text checks passed", name="reply")],
+    )
+    run = RunResult(
+        0,
+        [turn],
+        greeting=greeting,
+        greeting_evaluations=[
+            EvalResult(False, "greeting contains none of ['hello']", name="greeting")
+        ],
+    )
+    return TranscriptResult(False, 0.0, 1.0, [run], transcript_id="t")
+
+
+def test_the_greeting_and_heard_per_segment_show_in_every_report(tmp_path: Path) -> None:
+    result = _greeted_result()
+    assert TranscriptResult.from_dict(result.to_dict()) == result  # travels through xdist
+    account = format_account(result).splitlines()
+    assert account[1:] == [
+        "  run 1: FAILED (0.00s)",
+        "    greeting [FAIL]",
+        "      agent-initiated (greeting, Host, latency 0.40 s): 'Welcome to <Bistro>!'",
+        "      tools: load_menu({})",
+        "      - greeting fail: greeting contains none of ['hello']",
+        "    turn 1 [ok] user: 'Hi, this is Maria. [pause 2s] I need a refill.'",
+    ]
+    verbose = format_account(result, verbose=True)
+    assert "      heard, segment 1 of 2: 'Hi, this is Maria.'" in verbose
+    assert "      heard, segment 2 of 2: 'I need a refill.'" in verbose
+
+    data = ReportData(
+        session=SessionRecords(
+            records=(EvalRecord(nodeid="t.yaml::t", transcript_id="t", result=result),)
+        )
+    )
+    markdown = render_markdown(data)
+    greeting_at = markdown.index("**Greeting** (before turn 1)")
+    assert greeting_at < markdown.index("**Turn 1**")
+    assert "- Agent-initiated (greeting, Host, latency 0.40 s): Welcome to &lt;Bistro&gt;!" in (
+        markdown
+    )
+    assert '- Tool calls: load\\_menu({}) → "ok"' in markdown
+    assert "- ❌ greeting — greeting contains none of \\['hello'\\]" in markdown
+    assert "- Heard, segment 1 of 2: Hi, this is Maria." in markdown
+    assert "- Heard, segment 2 of 2: I need a refill." in markdown
+    assert "- Heard: " not in markdown  # one line per segment instead of the joined text
+
+    html = render_html(data, rootdir=tmp_path, report_dir=tmp_path)
+    assert '<div class="turn bad"><b>Greeting</b><span class="meta">before turn 1</span>' in html
+    assert "<dt>Heard, segment 1 of 2</dt><dd>Hi, this is Maria.</dd>" in html
+    assert "<dt>Heard, segment 2 of 2</dt><dd>I need a refill.</dd>" in html
+    assert "Welcome to &lt;Bistro&gt;!" in html and "<Bistro>" not in html
+
+
+def test_a_run_without_greeting_or_checks_shows_no_greeting() -> None:
+    result = _result()
+    assert "greeting [" not in format_account(result, verbose=True)
+    data = ReportData(
+        session=SessionRecords(
+            records=(EvalRecord(nodeid="t.yaml::t", transcript_id="t", result=result),)
+        )
+    )
+    assert "**Greeting**" not in render_markdown(data)

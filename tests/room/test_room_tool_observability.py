@@ -1,12 +1,14 @@
 """Tool expectations on a room run whose agent does not publish its tool calls.
 
 A room shows no tool calls; without publish_eval_events in the agent, `LiveKitRoomAdapter` marks
-each reply ``metadata["tool_calls_observed"] = False`` (see test_room_adapter.py). Every tool
-expectation must then fail, naming the helper, instead of passing on an empty call list.
+each reply ``tool_calls_unobserved`` with the hint naming the helper (see test_room_adapter.py).
+Every tool expectation must then error, naming the helper, instead of passing on an empty call
+list.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -14,7 +16,8 @@ import pytest
 from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
 from pytest_agent_eval.adapters.livekit._room import HELPER_HINT
 from pytest_agent_eval.evaluators import ToolCallArgsEvaluator, ToolCallEvaluator
-from pytest_agent_eval.models import TurnContext
+from pytest_agent_eval.expectations.tool_outcome import ToolOutcomeEvaluator
+from pytest_agent_eval.models import EvalResult, TurnContext
 
 ROOM_METADATA_WITHOUT_HELPER: dict[str, Any] = {
     "livekit": {"mode": "room", "tool_calls_observed": False},
@@ -27,17 +30,26 @@ EXPECTATIONS = [
     pytest.param(ToolCallEvaluator(exclude=["book_table"]), id="tool_calls_exclude"),
     pytest.param(ToolCallEvaluator(include=["check_menu"]), id="tool_calls_include"),
     pytest.param(ToolCallArgsEvaluator("check_menu", {"diet": "vegan"}), id="tool_calls_args"),
+    pytest.param(ToolOutcomeEvaluator("check_menu", "ok"), id="tool_calls_outcome"),
 ]
 
 
 def _context(metadata: dict[str, Any]) -> TurnContext:
+    observed = metadata.get("tool_calls_observed", True)
     return TurnContext(
         user="Do you have vegan dishes?",
         reply="Yes, we have mushroom risotto and lentil curry.",
         tool_calls=[],
         history=[],
         metadata=metadata,
+        tool_calls_unobserved=None if observed else HELPER_HINT,
     )
+
+
+def _verdict(evaluator: Any, ctx: TurnContext) -> EvalResult:
+    result = asyncio.run(evaluator.evaluate(ctx))
+    assert isinstance(result, EvalResult)
+    return result
 
 
 def test_the_hint_names_the_helper() -> None:
@@ -46,26 +58,18 @@ def test_the_hint_names_the_helper() -> None:
     assert "tool_calls_observed" in LiveKitRoomAdapter.__doc__
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "waits for evaluators/tools.py to fail tool expectations when "
-        "metadata['tool_calls_observed'] is False (issue 16, wired after the issue 15 "
-        "evaluator refactor); remove this mark then"
-    ),
-)
 @pytest.mark.parametrize("expectation", EXPECTATIONS)
 def test_tool_expectations_fail_naming_the_helper_when_calls_are_unobservable(
     expectation: Any,
 ) -> None:
-    result = expectation.evaluate(_context(ROOM_METADATA_WITHOUT_HELPER))
-    assert result.passed is False
-    assert "publish_eval_events" in result.reason
+    result = _verdict(expectation, _context(ROOM_METADATA_WITHOUT_HELPER))
+    assert result.passed is False and result.errored
+    assert "publish_eval_events" in result.reasoning
 
 
 def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
     observed = {"livekit": {"mode": "room"}, "tool_calls_observed": True}
-    result = ToolCallEvaluator(exclude=["book_table"]).evaluate(_context(observed))
+    result = _verdict(ToolCallEvaluator(exclude=["book_table"]), _context(observed))
     assert result.passed is True
 
 

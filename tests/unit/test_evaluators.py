@@ -54,6 +54,7 @@ def test_heard_target_needs_a_voice_adapter() -> None:
     assert verdict(ev, ctx("x", heard="book a TABLE")).passed
     missing = verdict(ev, ctx("x"))
     assert not missing.passed and "nothing was heard" in missing.reasoning
+    assert missing.errored  # a text adapter did not observe it: not a "no"
 
 
 def test_latency_budget() -> None:
@@ -61,7 +62,12 @@ def test_latency_budget() -> None:
     assert verdict(ev, ctx(latency_s=0.2)).passed
     slow = verdict(ev, ctx(latency_s=0.75))
     assert not slow.passed and "750 ms > max_latency_ms 500" in slow.reasoning
-    assert "no latency was measured" in verdict(ev, ctx()).reasoning
+    silent = verdict(ev, ctx())
+    assert not silent.passed and not silent.errored  # no reply at all: a real failure
+    assert silent.reasoning == "no latency was measured: the agent produced no reply text"
+    unmeasured = verdict(ev, ctx("Booked."))
+    assert not unmeasured.passed and unmeasured.errored  # the adapter does not measure it
+    assert "needs an adapter that measures it" in unmeasured.reasoning
 
 
 @pytest.mark.parametrize(

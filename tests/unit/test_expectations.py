@@ -21,11 +21,13 @@ from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.expectations import (
     EXPECTATIONS,
     build_evaluators,
+    build_greeting_checks,
     expect_defs,
     expect_keys,
+    transcript_keys,
 )
 from pytest_agent_eval.loader import load_transcript_text, transcript_schema
-from pytest_agent_eval.models import Expect
+from pytest_agent_eval.models import Expect, Transcript
 from pytest_agent_eval.schema import (
     PACKAGED_SCHEMA,
     build_schema,
@@ -115,6 +117,22 @@ def test_every_key_validates_loads_and_builds_an_evaluator(name: str) -> None:
     assert build_evaluators(_load_expect({k.name: k.example for k in family.keys}))
     if name != "tool_calls_ordered":
         assert build_evaluators(expect), f"{name} set alone builds no evaluator"
+
+
+@pytest.mark.parametrize("name", sorted(k.name for k in transcript_keys()))
+def test_every_top_level_key_validates_loads_and_builds_a_check(name: str) -> None:
+    key = next(k for k in transcript_keys() if k.name == name)
+    assert key.description.endswith(".") and "description" not in key.schema
+    assert name in build_schema()["properties"]
+    assert f"| `{name}` (top level) | {key.description} |" in expectations_table()
+    text = yaml.safe_dump({"id": "t", name: key.example, "turns": [{"user": "hi"}]})
+    transcript = load_transcript_text(text, path=Path("t.yaml"))
+    field = next(f for f in dataclasses.fields(Transcript) if f.name == name)
+    assert field.default is None, f"Transcript.{name} must default to 'not checked'"
+    hint = typing.get_type_hints(Transcript)[name]
+    assert getattr(transcript, name) == from_json(hint, key.example)
+    assert build_greeting_checks(transcript), f"{name} set builds no check"
+    assert not build_greeting_checks(Transcript(id="t", turns=transcript.turns))
 
 
 def test_definitions_are_shared_not_redefined() -> None:

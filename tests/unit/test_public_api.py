@@ -106,6 +106,7 @@ ALLOWED: dict[str, set[str]] = {
         "models",
         "errors",
         "config",
+        "speech",  # a text turn's words are the user text without pause markers
         "audio_fixtures",
         "synthesize",  # SynthesizerTTS speaks with the synthesizer's offline backends
         "_text",
@@ -114,7 +115,16 @@ ALLOWED: dict[str, set[str]] = {
         "_atomic",
         "_async",
     },
-    "runner": {"models", "errors", "config", "adapters", "evaluators", "expectations", "_text"},
+    "runner": {
+        "models",
+        "errors",
+        "config",
+        "adapters",
+        "evaluators",
+        "expectations",
+        "speech",  # history, TurnContext.user and judges get the words without pause markers
+        "_text",
+    },
     "gates": {"_records", "config", "models"},
     "report": {"models", "errors", "config", "gates", "_records", "_text", "_atomic", "_serialize"},
     "synthesize": {

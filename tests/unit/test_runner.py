@@ -297,3 +297,108 @@ def test_early_stop_keeps_no_more_runs_in_flight_than_could_settle_the_verdict()
     eager = RecordingAdapter(passing_runs=set())
     asyncio.run(run_transcript(transcript(runs=5), eager, settings=RunSettings(concurrency=4)))
     assert eager.max_inflight == 4
+
+
+# -- the greeting: read from the conversation, checked once per run ----------------------------
+
+
+@dataclass
+class GreetingAdapter:
+    """Conversations whose optional greeting() returns ``said`` (sync, or async)."""
+
+    said: object
+    asynchronous: bool = False
+    consumes_audio: bool = False
+
+    async def start_conversation(self, info: ConversationInfo) -> object:
+        adapter = self
+
+        class Conversation:
+            def greeting(self) -> object:
+                if not adapter.asynchronous:
+                    return adapter.said
+
+                async def later() -> object:
+                    return adapter.said
+
+                return later()
+
+            async def respond(self, turn: TurnInput) -> AgentReply:
+                return AgentReply("ok")
+
+            async def aclose(self) -> None:
+                pass
+
+        return Conversation()
+
+
+def _greeted(**checks: list[str]) -> Transcript:
+    from pytest_agent_eval.models import GreetingExpect
+
+    return Transcript(id="t", turns=[Turn("hello")], runs=2, greeting=GreetingExpect(**checks))
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_the_greeting_is_read_once_per_run_and_checked(asynchronous: bool) -> None:
+    from pytest_agent_eval.models import AgentSpeech, Greeting
+
+    said = Greeting([AgentSpeech(text="Welcome!", cause="greeting")])
+    adapter = GreetingAdapter(said, asynchronous)
+    result = asyncio.run(run_transcript(_greeted(contains_any=["welcome"]), adapter))
+    assert result.passed and len(result.runs) == 2
+    for run in result.runs:
+        assert run.greeting == said
+        (verdict,) = run.greeting_evaluations
+        assert verdict.passed and verdict.name == "greeting"
+    failed = asyncio.run(run_transcript(_greeted(contains_none=["welcome"]), adapter))
+    assert not failed.passed
+    assert all(not r.passed and r.turns[0].passed for r in failed.runs)
+
+
+def test_a_greeting_that_is_not_one_fails_the_run_with_the_reason() -> None:
+    result = asyncio.run(run_transcript(_greeted(contains_any=["hi"]), GreetingAdapter("hi")))
+    assert not result.passed
+    for run in result.runs:
+        assert run.error is not None and run.turns == []
+        assert run.error.startswith(
+            "reading the greeting failed: TypeError: Conversation.greeting() returned str; "
+            "expected a Greeting or None"
+        )
+
+
+def test_without_greeting_checks_the_greeting_is_kept_for_reports_only() -> None:
+    from pytest_agent_eval.models import Greeting
+
+    result = asyncio.run(run_transcript(transcript(runs=1), GreetingAdapter(Greeting())))
+    (run,) = result.runs
+    assert run.greeting == Greeting() and run.greeting_evaluations == []
+    # A conversation without greeting(): nothing observed, nothing checked.
+    plain = asyncio.run(run_transcript(transcript(runs=1), RecordingAdapter()))
+    assert plain.runs[0].greeting is None
+
+
+def test_a_text_agent_gets_the_words_without_pause_markers() -> None:
+    seen: list[str] = []
+
+    async def agent(history: list[Message]) -> str:
+        seen.append(history[-1].content or "")
+        return "ok"
+
+    script = transcript(runs=1, turns=[Turn("Hi, Maria here. [pause 2s] I need a refill.")])
+    result = asyncio.run(run_transcript(script, agent))
+    assert seen == ["Hi, Maria here. I need a refill."]
+    (turn,) = result.runs[0].turns
+    assert turn.user == "Hi, Maria here. [pause 2s] I need a refill."  # reports: as written
+
+
+def test_a_malformed_pause_marker_fails_before_any_run() -> None:
+    from pytest_agent_eval.speech import PauseMarkupError
+
+    adapter = RecordingAdapter()
+    script = transcript(turns=[Turn("hello"), Turn("Hi [pause soon] there")])
+    with pytest.raises(PauseMarkupError) as info:
+        asyncio.run(run_transcript(script, adapter))
+    assert str(info.value).startswith(
+        "transcript 't', turn 2: user: malformed pause marker '[pause soon]'"
+    )
+    assert adapter.started == []

@@ -84,7 +84,9 @@ def test_missing_fixture_fails_before_the_conversation_with_the_fix_command(
             "*--agent-eval-stale-audio=synthesize*",
         ]
     )
+    assert result.stdout.str().count("is missing") == 1
     result.stdout.no_fnmatch_line("*heard * seconds*")
+    result.stdout.no_fnmatch_line("*During handling of the above exception*")
 
 
 def test_skip_mode_skips_with_the_reason(project: pytest.Pytester) -> None:
@@ -187,6 +189,8 @@ def test_a_broken_recording_fails_once_with_a_fix_for_a_recording(
         assert out.count("is not readable audio") == 1, mode
         assert out.count("re-record or replace it") == 1
         assert "--force" not in out
+        # Synthesizing cannot fix a recording: no hint to try it.
+        assert "--agent-eval-stale-audio=synthesize" not in out
         assert "The above exception was the direct cause" not in out
         assert "During handling of the above exception" not in out
 

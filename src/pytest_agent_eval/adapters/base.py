@@ -8,6 +8,12 @@ Flow, for each run of a transcript:
    or sends text, waits for the agent to finish, and returns an `AgentReply`.
 3. ``await conversation.aclose()`` -- always called, also after a failure or cancellation.
 
+Optionally, a conversation that can observe what the agent says on its own before the user's
+first turn (a voice agent's greeting) offers ``greeting()``, returning a `Greeting` (possibly
+empty: the agent said nothing). The runner calls it once, right after the conversation started,
+and keeps the answer on `RunResult.greeting`; a conversation without the method cannot observe
+a greeting, so a transcript's ``greeting:`` checks error for it (see `GreetingConversation`).
+
 An exception raised by ``respond`` fails that turn and ends the run (recorded, not raised);
 other runs go on. ``prepare`` runs once per transcript before any run, so an adapter can reject
 bad input (a missing WAV fixture, say) before any agent cost is spent; an exception there fails
@@ -27,7 +33,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._text import short_repr
 from ..errors import AdapterError
-from ..models import AgentReply, Message, ToolCall, Transcript, Turn
+from ..models import AgentReply, Greeting, Message, ToolCall, Transcript, Turn
+from ..speech import spoken_text
 
 __all__ = [
     "AgentAdapter",
@@ -35,6 +42,7 @@ __all__ = [
     "CallableAdapter",
     "Conversation",
     "ConversationInfo",
+    "GreetingConversation",
     "PreparingAdapter",
     "TurnInput",
     "as_adapter",
@@ -70,8 +78,9 @@ class TurnInput:
 
     @property
     def text(self) -> str:
-        """The user's words."""
-        return self.turn.user
+        """The user's words, as a text agent receives them: pause markers (``[pause 2s]``, for
+        synthesized audio) are taken out (`pytest_agent_eval.speech.spoken_text`)."""
+        return spoken_text(self.turn.user)
 
 
 @runtime_checkable
@@ -84,6 +93,20 @@ class Conversation(Protocol):
 
     async def aclose(self) -> None:
         """Release the session; called exactly once, also after errors."""
+        ...
+
+
+@runtime_checkable
+class GreetingConversation(Conversation, Protocol):
+    """A conversation that observes what the agent says on its own before turn 1 (optional).
+
+    ``greeting()`` returns what the agent said and did while the conversation started (an
+    empty `Greeting` when it said nothing), or None when this conversation cannot tell. It
+    may be ``async``. The runner calls it once, after ``start_conversation``, before turn 1.
+    """
+
+    def greeting(self) -> Greeting | None:
+        """What the agent said and did before the user's first turn."""
         ...
 
 

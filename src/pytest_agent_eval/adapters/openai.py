@@ -348,7 +348,12 @@ class _OpenAIConversation:
             problem = f"unknown tool {name!r}; available tools: {known}"
         if problem is not None or tool is None:
             return ToolCall(
-                name, recorded_args, output=f"Error: {problem}", is_error=True, call_id=call.id
+                name,
+                recorded_args,
+                output=f"Error: {problem}",
+                is_error=True,
+                call_id=call.id,
+                done=True,
             )
         try:
             output = await tool.call(args or {})
@@ -360,8 +365,10 @@ class _OpenAIConversation:
                 output=f"Error: {type(exc).__name__}: {text}",
                 is_error=True,
                 call_id=call.id,
+                done=True,
             )
-        return ToolCall(name, recorded_args, output=output, call_id=call.id)
+        # done: a tool returning None still returned (tool_calls_outcome can tell).
+        return ToolCall(name, recorded_args, output=output, call_id=call.id, done=True)
 
     async def aclose(self) -> None:
         self.messages = []

@@ -101,6 +101,8 @@ def tool_calls_from_messages(
             output=calls[i].get("output"),
             is_error=calls[i].get("is_error", False),
             call_id=calls[i]["id"],
+            # A return or retry part was seen: the call ended (its output may be None).
+            done=True if "output" in calls[i] else None,
         )
         for i in order
         if i not in outputs

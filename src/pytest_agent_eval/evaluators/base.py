@@ -24,6 +24,7 @@ __all__ = [
     "evaluate_safely",
     "evaluator_name",
     "shorten",
+    "unobserved",
 ]
 
 
@@ -77,6 +78,11 @@ def _sync_check(evaluator: Any) -> Any:
     ):
         return evaluator._check
     return None
+
+
+def unobserved(name: str, why: str) -> EvalResult:
+    """The verdict of a check that could not see what it asserts: errored, never passed."""
+    return EvalResult(False, f"cannot be checked: {why}", name=name, errored=True)
 
 
 def evaluator_name(evaluator: Any) -> str:

@@ -72,7 +72,8 @@ class ContainsEvaluator(DeterministicEvaluator):
                 else "this adapter does not report speech recognition (heard_* checks need a "
                 "voice adapter such as LiveKitAdapter)"
             )
-            return EvalResult(False, f"nothing was heard: {why}", name=self.name)
+            # Not observed, so not a "no": errored, naming why (it never passes either).
+            return EvalResult(False, f"nothing was heard: {why}", name=self.name, errored=True)
         folded = self._fold(text)
         failures: list[str] = []
         label = self.target
@@ -107,12 +108,20 @@ class LatencyEvaluator(DeterministicEvaluator):
     def _check(self, ctx: TurnContext) -> EvalResult:
         """Compare the measured first-reply latency with the budget."""
         if ctx.latency_s is None:
-            why = (
-                "the agent produced no reply text"
-                if not ctx.reply
-                else "max_latency_ms needs an adapter that measures it (LiveKitAdapter does)"
+            if not ctx.reply:  # observed: nothing came, which fails the budget
+                return EvalResult(
+                    False,
+                    "no latency was measured: the agent produced no reply text",
+                    name=self.name,
+                )
+            # Not observed by this adapter: errored, naming why (it never passes either).
+            return EvalResult(
+                False,
+                "no latency was measured: max_latency_ms needs an adapter that measures it "
+                "(LiveKitAdapter does)",
+                name=self.name,
+                errored=True,
             )
-            return EvalResult(False, f"no latency was measured: {why}", name=self.name)
         measured_ms = ctx.latency_s * 1000
         if measured_ms > self.max_latency_ms:
             return EvalResult(

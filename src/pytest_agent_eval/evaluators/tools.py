@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..models import EvalResult, ToolCall, TurnContext
-from .base import DeterministicEvaluator, shorten
+from .base import DeterministicEvaluator, shorten, unobserved
 
 __all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "describe_calls", "is_subsequence"]
 
@@ -78,6 +78,8 @@ class ToolCallEvaluator(DeterministicEvaluator):
 
     def _check(self, ctx: TurnContext) -> EvalResult:
         """Check included, excluded and ordered tool names against the turn's calls."""
+        if ctx.tool_calls_unobserved:
+            return unobserved(self.name, ctx.tool_calls_unobserved)
         names = [str(c) for c in ctx.tool_calls]
         failures: list[str] = []
         missing = [n for n in self.include if n not in names]
@@ -143,6 +145,8 @@ class ToolCallArgsEvaluator(DeterministicEvaluator):
 
     def _check(self, ctx: TurnContext) -> EvalResult:
         """Pass when any call to ``tool`` has matching arguments."""
+        if ctx.tool_calls_unobserved:
+            return unobserved(self.name, ctx.tool_calls_unobserved)
         calls = [c for c in ctx.tool_calls if str(c) == self.tool]
         want = json.dumps(dict(self.args), sort_keys=True, default=str)
         if not calls:

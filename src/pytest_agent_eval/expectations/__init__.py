@@ -16,6 +16,10 @@ Adding an expectation (see ``reply_contains_none.py``, the smallest complete one
    table;
 5. add a test of its evaluator.
 
+A key at the top level of a transcript (``greeting:``) goes in the module's
+``transcript_keys`` instead, with a `Transcript` field appended after every existing one
+(default None) and ``greeting_checks`` building its checks from the transcript.
+
 The registry tests (tests/unit/test_expectations.py) check the rest: schema and docs current,
 `Expect` fields matching the keys, every key validating, loading and building an evaluator.
 """
@@ -26,8 +30,10 @@ import dataclasses
 from typing import Any
 
 from ..config import JudgeSettings
-from ..models import Expect
+from ..models import Expect, Transcript
 from . import (
+    agents,
+    greeting,
     heard,
     judge,
     latency,
@@ -35,6 +41,7 @@ from . import (
     reply_text,
     tool_args,
     tool_calls,
+    tool_outcome,
 )
 from .base import Expectation, ExpectKey
 
@@ -43,9 +50,12 @@ __all__ = [
     "ExpectKey",
     "Expectation",
     "build_evaluators",
+    "build_greeting_checks",
     "expect_defs",
     "expect_keys",
     "expect_schema",
+    "transcript_key_schemas",
+    "transcript_keys",
 ]
 
 EXPECTATIONS: tuple[Expectation, ...] = (
@@ -54,8 +64,11 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     tool_calls.EXPECTATION,
     judge.EXPECTATION,
     tool_args.EXPECTATION,
+    tool_outcome.EXPECTATION,
+    agents.EXPECTATION,
     heard.EXPECTATION,
     latency.EXPECTATION,
+    greeting.EXPECTATION,
 )
 """Every expectation, in evaluator order: the reply, then tools, then voice; judges after every
 deterministic check (see `Expectation`)."""
@@ -64,6 +77,16 @@ deterministic check (see `Expectation`)."""
 def expect_keys() -> tuple[ExpectKey, ...]:
     """Every ``expect:`` key, in registry order."""
     return tuple(key for expectation in EXPECTATIONS for key in expectation.keys)
+
+
+def transcript_keys() -> tuple[ExpectKey, ...]:
+    """Every top-level transcript key an expectation declares (``greeting``), in registry order."""
+    return tuple(key for expectation in EXPECTATIONS for key in expectation.transcript_keys)
+
+
+def transcript_key_schemas() -> dict[str, Any]:
+    """The schema of each top-level transcript key, for the transcript's ``properties``."""
+    return {key.name: {**key.schema, "description": key.description} for key in transcript_keys()}
 
 
 def expect_schema() -> dict[str, Any]:
@@ -124,3 +147,14 @@ def _with_settings(evaluator: Any, settings: JudgeSettings | None) -> Any:
     ):
         return evaluator
     return dataclasses.replace(evaluator, settings=settings)
+
+
+def build_greeting_checks(transcript: Transcript) -> list[Any]:
+    """The checks of what the agent said before turn 1 that ``transcript`` asks for.
+
+    Each has ``evaluate(greeting: Greeting | None) -> EvalResult``; the runner gives it the
+    run's `Greeting`, or None when the adapter cannot observe one.
+    """
+    return [
+        check for expectation in EXPECTATIONS for check in expectation.greeting_checks(transcript)
+    ]

@@ -4,16 +4,23 @@ One `Expectation` per module of this package. Everything else about ``expect:`` 
 these declarations or checked against them by a test: the ``expect`` part of the JSON Schema,
 the table in docs/transcripts.md, the loader's extra checks, the evaluators a turn gets, and the
 fields of `Expect` (which stays a hand-written public dataclass, for editors and the seed).
+A few keys sit at the top of a transcript instead (``greeting:``): they fill the `Transcript`
+field of the same name, and their checks look at the whole run rather than one turn.
+
+Also here: the text checks several expectations share (`text_problems`), and the verdict of a
+check that could not observe what it asserts (`unobserved`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..config import JudgeSettings
-from ..models import Expect
+from ..evaluators.base import unobserved
+from ..models import Expect, Transcript
 
 __all__ = [
     "Check",
@@ -21,7 +28,10 @@ __all__ = [
     "Expectation",
     "Problem",
     "no_evaluators",
+    "no_greeting_checks",
     "string_list",
+    "text_problems",
+    "unobserved",
 ]
 
 Problem: TypeAlias = tuple[tuple[str | int, ...], str]
@@ -37,6 +47,11 @@ def no_evaluators(expect: Expect, judge_settings: JudgeSettings | None = None) -
     return []
 
 
+def no_greeting_checks(transcript: Transcript) -> list[Any]:
+    """The default `Expectation.greeting_checks`: nothing."""
+    return []
+
+
 def string_list() -> dict[str, Any]:
     """The schema of a list of strings, the shape of most ``expect`` keys."""
     return {"type": "array", "items": {"type": "string"}}
@@ -44,7 +59,9 @@ def string_list() -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExpectKey:
-    """One key under a turn's ``expect:``, and the `Expect` field of the same name it fills.
+    """One key under a turn's ``expect:``, and the `Expect` field of the same name it fills (or,
+    listed in `Expectation.transcript_keys`, a top-level transcript key and its `Transcript`
+    field).
 
     The YAML value is turned into the field's value by the typed serializer, following the type
     hint of the `Expect` field (a list of strings, a `JudgeConfig`, ...).
@@ -83,3 +100,40 @@ class Expectation:
     """The LLM-judge evaluators for a turn's `Expect`, with the session's judge settings."""
     defs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Schema definitions the keys refer to as ``#/$defs/NAME``."""
+    transcript_keys: tuple[ExpectKey, ...] = ()
+    """Keys at the top level of a transcript, next to ``turns:``; each fills the `Transcript`
+    field of the same name (added after every existing field, defaulting to None)."""
+    greeting_checks: Callable[[Transcript], list[Any]] = no_greeting_checks
+    """Checks of what the agent said before turn 1, for a transcript's top-level keys. Each has
+    ``evaluate(greeting: Greeting | None) -> EvalResult``; None means the adapter could not
+    observe a greeting, which must never pass."""
+
+
+def text_problems(
+    text: str,
+    label: str,
+    *,
+    contains_any: Sequence[str] = (),
+    contains_all: Sequence[str] = (),
+    contains_none: Sequence[str] = (),
+    matches_any: Sequence[str] = (),
+    matches_all: Sequence[str] = (),
+) -> list[str]:
+    """What is wrong with ``text`` against the usual text checks (all case-insensitive; regexes
+    with ``re.search``), one phrase per failed check naming ``label``; empty when all pass."""
+    lowered = text.lower()
+    problems: list[str] = []
+    if contains_any and not any(s.lower() in lowered for s in contains_any):
+        problems.append(f"{label} contains none of {list(contains_any)!r}")
+    missing = [s for s in contains_all if s.lower() not in lowered]
+    if missing:
+        problems.append(f"{label} is missing {missing!r}")
+    found = [s for s in contains_none if s.lower() in lowered]
+    if found:
+        problems.append(f"{label} contains {found!r}, which must not appear")
+    if matches_any and not any(re.search(p, text, re.IGNORECASE) for p in matches_any):
+        problems.append(f"{label} matches none of the patterns {list(matches_any)!r}")
+    unmatched = [p for p in matches_all if not re.search(p, text, re.IGNORECASE)]
+    if unmatched:
+        problems.append(f"{label} does not match {unmatched!r}")
+    return problems

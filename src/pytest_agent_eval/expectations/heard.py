@@ -30,14 +30,16 @@ EXPECTATION = Expectation(
             name="heard_contains_any",
             schema=string_list(),
             description="Voice turns: what the agent's speech recognizer heard contains at "
-            "least one of these strings (case-insensitive).",
+            "least one of these strings (case-insensitive). Errors on a text turn or with an "
+            "adapter that does not report it.",
             example=["table for two"],
         ),
         ExpectKey(
             name="heard_contains_all",
             schema=string_list(),
             description="Voice turns: what the agent's speech recognizer heard contains every "
-            "one of these strings (case-insensitive).",
+            "one of these strings (case-insensitive). Errors on a text turn or with an adapter "
+            "that does not report it.",
             example=["table", "two"],
         ),
     ),

@@ -24,7 +24,8 @@ EXPECTATION = Expectation(
             name="max_latency_ms",
             schema={"type": "number", "exclusiveMinimum": 0},
             description="Voice turns: at most this many milliseconds from the end of the "
-            "user's speech to the first reply text.",
+            "user's speech to the first reply text. Fails when there is no reply; errors with "
+            "an adapter that does not measure latency.",
             example=1500,
         ),
     ),

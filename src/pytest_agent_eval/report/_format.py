@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._text import TOOL_ARGS_MAX_CHARS, shorten
 from .._text import format_tool_call as fmt_tool_call
-from ..models import AgentSpeech, TranscriptResult, Usage
+from ..models import AgentSpeech, AgentTurn, RunResult, TranscriptResult, Usage
 from .records import EvalRecord
 
 __all__ = [
@@ -22,6 +22,8 @@ __all__ = [
     "fmt_tool_call",
     "fmt_usage",
     "fmt_usage_per_run",
+    "greeting_shown",
+    "heard_rows",
     "shorten",
     "shown_markers",
     "verdict_label",
@@ -105,6 +107,25 @@ def fmt_agent_speech(speech: AgentSpeech) -> str:
     if speech.latency_s is not None:
         parts.append(f"latency {fmt_seconds(speech.latency_s)}")
     return ", ".join(parts)
+
+
+def heard_rows(turn: AgentTurn) -> list[tuple[str, str]]:
+    """What the speech recognizer heard, as (label, text) rows: one ``Heard`` row, or one row
+    per speech segment (``Heard, segment 1 of 2``) when the audio was cut in several, so a
+    sentence split in the wrong place shows."""
+    segments = turn.heard_segments
+    if len(segments) > 1:
+        n = len(segments)
+        return [(f"Heard, segment {i} of {n}", text) for i, text in enumerate(segments, start=1)]
+    return [] if turn.heard is None else [("Heard", turn.heard)]
+
+
+def greeting_shown(run: RunResult) -> bool:
+    """Whether a run's greeting deserves a place in a report: something was said or called
+    before turn 1, or the transcript checked it."""
+    greeting = run.greeting
+    said = greeting is not None and bool(greeting.speech or greeting.tool_calls)
+    return said or bool(run.greeting_evaluations)
 
 
 def verdict_label(record: EvalRecord) -> str:

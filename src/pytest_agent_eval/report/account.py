@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .._text import clip, format_tool_call
-from ..models import RunResult, TranscriptResult, TurnResult
-from ._format import AGENT_SPEECH_LABEL, fmt_agent_speech
+from ..models import EvalResult, RunResult, TranscriptResult, TurnResult
+from ._format import AGENT_SPEECH_LABEL, fmt_agent_speech, greeting_shown, heard_rows
 
 __all__ = ["format_account", "format_score_line"]
 
@@ -40,15 +40,54 @@ def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
             label = f"{AGENT_SPEECH_LABEL} ({fmt_agent_speech(speech)})"
             lines.append(f"      {label}: {clip(speech.text, _MAX_TEXT)!r}")
         lines.append(f"      reply: {clip(turn.reply, _MAX_TEXT)!r}")
-        if turn.heard is not None:
-            lines.append(f"      heard: {clip(turn.heard, _MAX_TEXT)!r}")
+        for label, text in heard_rows(turn):
+            lines.append(f"      {label.lower()}: {clip(text, _MAX_TEXT)!r}")
         if turn.tool_calls:
             calls = ", ".join(
                 format_tool_call(c, limit=_MAX_TOOL_ARGS, with_output=False)
                 for c in turn.tool_calls
             )
             lines.append(f"      tools: {calls}")
-    for evaluation in turn.evaluations:
+    lines.extend(_format_evaluations(turn.evaluations, verbose=verbose))
+    return lines
+
+
+def _format_greeting(run: RunResult, *, verbose: bool) -> list[str]:
+    """What the agent said before turn 1, and the transcript's ``greeting:`` verdicts."""
+    if not greeting_shown(run):
+        return []
+    evaluations = run.greeting_evaluations
+    if any(e.errored for e in evaluations):
+        mark = "ERROR"
+    elif all(e.passed for e in evaluations):
+        mark = "ok"
+    else:
+        mark = "FAIL"
+    greeting = run.greeting
+    if greeting is None:
+        head = f"    greeting [{mark}]: not observed by this adapter"
+    elif not greeting.speech and not greeting.tool_calls:
+        head = f"    greeting [{mark}]: the agent said nothing before turn 1"
+    else:
+        head = f"    greeting [{mark}]"
+    lines = [head]
+    if greeting is not None:
+        for speech in greeting.speech:
+            label = f"{AGENT_SPEECH_LABEL} ({fmt_agent_speech(speech)})"
+            lines.append(f"      {label}: {clip(speech.text, _MAX_TEXT)!r}")
+        if greeting.tool_calls:
+            calls = ", ".join(
+                format_tool_call(c, limit=_MAX_TOOL_ARGS, with_output=False)
+                for c in greeting.tool_calls
+            )
+            lines.append(f"      tools: {calls}")
+    lines.extend(_format_evaluations(evaluations, verbose=verbose))
+    return lines
+
+
+def _format_evaluations(evaluations: list[EvalResult], *, verbose: bool) -> list[str]:
+    lines: list[str] = []
+    for evaluation in evaluations:
         if evaluation.passed and not verbose:
             continue
         status = "errored" if evaluation.errored else ("pass" if evaluation.passed else "fail")
@@ -63,6 +102,7 @@ def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
     status = "passed" if run.passed else "FAILED"
     lines = [f"  run {run.index + 1}: {status} ({run.duration_s:.2f}s)"]
     if not run.passed or verbose:
+        lines.extend(_format_greeting(run, verbose=verbose))
         for turn in run.turns:
             lines.extend(_format_turn(turn, verbose=verbose))
     # After the turns: a failed close is usually a consequence of a failed turn above.

@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 
 from ..gates import GateResult
-from ..models import RunResult, TurnResult, Usage
+from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     fmt_agent_speech,
@@ -33,6 +33,8 @@ from ._format import (
     fmt_tool_call,
     fmt_usage,
     fmt_usage_per_run,
+    greeting_shown,
+    heard_rows,
     shorten,
     shown_markers,
     verdict_label,
@@ -341,8 +343,8 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
     rows = [("User", _e(turn.user))]
     if turn.audio:
         rows.append(("User audio", audio.player(turn.audio, "user audio")))
-    if turn.heard is not None:
-        rows.append(("Heard", _e(turn.heard)))
+    for label, text in heard_rows(turn):
+        rows.append((_e(label), _e(text)))
     for speech in turn.agent_speech:
         detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
         rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))
@@ -352,13 +354,7 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
     calls = "<br>".join(_e(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
     rows.append(("Tool calls", calls))
     if turn.evaluations:
-        items = []
-        for ev in turn.evaluations:
-            cls = "err" if ev.errored else ("ok" if ev.passed else "no")
-            extra = " (errored)" if ev.errored else ""
-            reason = f": {_e(ev.reasoning)}" if ev.reasoning else ""
-            items.append(f'<li class="{cls}"><b>{_e(ev.name or "check")}</b>{extra}{reason}</li>')
-        rows.append(("Checks", f'<ul class="checks">{"".join(items)}</ul>'))
+        rows.append(("Checks", _checks_html(turn.evaluations)))
     if turn.error:
         rows.append(("Error", f'<span class="error-text">{_e(turn.error)}</span>'))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
@@ -366,6 +362,43 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
     return (
         f'<div class="{cls}"><b>Turn {turn.index + 1}</b>'
         f'<span class="meta">{_e(" · ".join(facts))}</span><dl>{body}</dl></div>'
+    )
+
+
+def _checks_html(evaluations: list[EvalResult]) -> str:
+    items = []
+    for ev in evaluations:
+        cls = "err" if ev.errored else ("ok" if ev.passed else "no")
+        extra = " (errored)" if ev.errored else ""
+        reason = f": {_e(ev.reasoning)}" if ev.reasoning else ""
+        items.append(f'<li class="{cls}"><b>{_e(ev.name or "check")}</b>{extra}{reason}</li>')
+    return f'<ul class="checks">{"".join(items)}</ul>'
+
+
+def _greeting_html(run: RunResult) -> str:
+    """What the agent said and did before turn 1, and the ``greeting:`` verdicts."""
+    if not greeting_shown(run):
+        return ""
+    rows: list[tuple[str, str]] = []
+    greeting = run.greeting
+    if greeting is None:
+        rows.append(("Greeting", "not observed by this adapter"))
+    elif not greeting.speech and not greeting.tool_calls:
+        rows.append(("Greeting", "the agent said nothing before turn 1"))
+    else:
+        for speech in greeting.speech:
+            detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
+            rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))
+        if greeting.tool_calls:
+            calls = "<br>".join(_e(fmt_tool_call(c)) for c in greeting.tool_calls)
+            rows.append(("Tool calls", calls))
+    if run.greeting_evaluations:
+        rows.append(("Checks", _checks_html(run.greeting_evaluations)))
+    body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    bad = not all(e.passed for e in run.greeting_evaluations)
+    return (
+        f'<div class="{"turn bad" if bad else "turn"}"><b>Greeting</b>'
+        f'<span class="meta">before turn 1</span><dl>{body}</dl></div>'
     )
 
 
@@ -377,7 +410,7 @@ def _run_html(run: RunResult, audio: AudioStore) -> str:
     if run.judge_usage is not None:
         facts.append(f"judge tokens {fmt_usage(run.judge_usage)}")
     error = f'<p class="error-text">Run error: {_e(run.error)}</p>' if run.error else ""
-    turns = "".join(_turn_html(t, audio) for t in run.turns)
+    turns = _greeting_html(run) + "".join(_turn_html(t, audio) for t in run.turns)
     return (
         f'<details class="run {verdict}"{"" if run.passed else " open"}><summary>Run '
         f'{run.index + 1} <span class="badge {verdict}">{verdict}</span>'

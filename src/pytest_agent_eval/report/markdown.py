@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..gates import GateResult
-from ..models import RunResult, TurnResult, Usage
+from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     fmt_agent_speech,
@@ -27,6 +27,8 @@ from ._format import (
     fmt_tool_call,
     fmt_usage,
     fmt_usage_per_run,
+    greeting_shown,
+    heard_rows,
     shown_markers,
     verdict_label,
 )
@@ -182,8 +184,8 @@ def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
     lines = [" · ".join(facts), "", f"- User: {md_escape(turn.user)}"]
     if turn.audio:
         lines.append(f"- Audio: {md_escape(data.show_path(turn.audio))}")
-    if turn.heard is not None:
-        lines.append(f"- Heard: {md_escape(turn.heard)}")
+    for label, text in heard_rows(turn):
+        lines.append(f"- {label}: {md_escape(text)}")
     for speech in turn.agent_speech:
         label = f"{AGENT_SPEECH_LABEL.capitalize()} ({fmt_agent_speech(speech)})"
         lines.append(f"- {md_escape(label)}: {md_escape(speech.text)}")
@@ -195,14 +197,40 @@ def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
         lines.append(f"- Tool calls: {calls}")
     else:
         lines.append("- Tool calls: none")
-    for ev in turn.evaluations:
+    lines += _evaluation_lines(turn.evaluations)
+    if turn.error:
+        lines.append(f"- ⚠️ Error: {md_escape(turn.error)}")
+    return [*lines, ""]
+
+
+def _evaluation_lines(evaluations: list[EvalResult]) -> list[str]:
+    lines = []
+    for ev in evaluations:
         icon = "⚠️ errored" if ev.errored else ("✅" if ev.passed else "❌")
         name = md_escape(ev.name or "check")
         reason = f" — {md_escape(ev.reasoning)}" if ev.reasoning else ""
         lines.append(f"- {icon} {name}{reason}")
-    if turn.error:
-        lines.append(f"- ⚠️ Error: {md_escape(turn.error)}")
-    return [*lines, ""]
+    return lines
+
+
+def _greeting_lines(run: RunResult) -> list[str]:
+    """What the agent said and did before turn 1, and the ``greeting:`` verdicts."""
+    if not greeting_shown(run):
+        return []
+    lines = ["**Greeting** (before turn 1)", ""]
+    greeting = run.greeting
+    if greeting is None:
+        lines.append("- Not observed by this adapter")
+    elif not greeting.speech and not greeting.tool_calls:
+        lines.append("- The agent said nothing before turn 1")
+    else:
+        for speech in greeting.speech:
+            label = f"{AGENT_SPEECH_LABEL.capitalize()} ({fmt_agent_speech(speech)})"
+            lines.append(f"- {md_escape(label)}: {md_escape(speech.text)}")
+        if greeting.tool_calls:
+            calls = "; ".join(md_escape(fmt_tool_call(c)) for c in greeting.tool_calls)
+            lines.append(f"- Tool calls: {calls}")
+    return [*lines, *_evaluation_lines(run.greeting_evaluations), ""]
 
 
 def _run_lines(run: RunResult, data: ReportData) -> list[str]:
@@ -215,6 +243,7 @@ def _run_lines(run: RunResult, data: ReportData) -> list[str]:
     lines = [" · ".join(facts), ""]
     if run.error:
         lines += [f"⚠️ Run error: {md_escape(run.error)}", ""]
+    lines += _greeting_lines(run)
     for turn in run.turns:
         lines += _turn_lines(turn, data)
     return lines

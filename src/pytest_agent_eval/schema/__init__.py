@@ -14,7 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..expectations import expect_defs, expect_keys, expect_schema
+from ..expectations import (
+    expect_defs,
+    expect_keys,
+    expect_schema,
+    transcript_key_schemas,
+    transcript_keys,
+)
 
 __all__ = [
     "PACKAGED_SCHEMA",
@@ -144,6 +150,11 @@ _TRANSCRIPT: dict[str, Any] = {
 def build_schema() -> dict[str, Any]:
     """The whole transcript schema (draft 2020-12)."""
     schema = copy.deepcopy(_TRANSCRIPT)
+    # Top-level keys declared by expectations (``greeting``) go before ``turns``.
+    properties = schema["properties"]
+    turns = properties.pop("turns")
+    properties.update(copy.deepcopy(transcript_key_schemas()))
+    properties["turns"] = turns
     schema["$defs"] = {
         "turn": copy.deepcopy(_TURN),
         "expect": expect_schema(),
@@ -159,8 +170,10 @@ def render_schema() -> str:
 
 
 def expectations_table() -> str:
-    """The markdown table of every ``expect:`` key, between its markers."""
+    """The markdown table of every ``expect:`` key, then every top-level expectation key
+    (marked "top level"), between its markers."""
     rows = [f"| `{key.name}` | {key.description} |" for key in expect_keys()]
+    rows += [f"| `{key.name}` (top level) | {key.description} |" for key in transcript_keys()]
     return "\n".join([TABLE_START, "| field | passes when |", "|---|---|", *rows, TABLE_END])
 
 

@@ -8,21 +8,40 @@ TTS engine installed. Pure: the caller (the pytest side) turns the answer into a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from ..models import Transcript, VoiceSettings
-from .plan import fixture_problems
+from .plan import FixtureProblem, fixture_problems
 from .run import ensure_fixtures
 
-__all__ = ["StaleAudioMode", "unready_fixtures"]
+__all__ = ["StaleAudioMode", "UnreadyFixtures", "unready_fixtures"]
 
 StaleAudioMode = Literal["fail", "skip", "synthesize"]
 """``stale_audio`` in ``[tool.agent_eval]``: what a missing or stale fixture does to the eval."""
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadyFixtures:
+    """The fixtures of a transcript that are not ready, and what that means for the eval."""
+
+    problems: tuple[FixtureProblem, ...]
+
+    @property
+    def message(self) -> str:
+        """Every problem, one per line, each with its fix."""
+        return "audio fixtures not ready:\n" + "\n".join(p.message for p in self.problems)
+
+    @property
+    def synthesis_fixes_some(self) -> bool:
+        """True when synthesizing would fix at least one of them (a missing or stale
+        synthesized fixture); never for a broken recording or a bad pause marker."""
+        return any(p.fix_command for p in self.problems)
+
+
 def unready_fixtures(
     transcript: Transcript, voice: VoiceSettings | None, mode: StaleAudioMode | str
-) -> str | None:
+) -> UnreadyFixtures | None:
     """None when every audio fixture of ``transcript`` is ready, else what is wrong with them.
 
     With ``mode="synthesize"``, missing and stale fixtures are made first and only what is still
@@ -42,4 +61,4 @@ def unready_fixtures(
         problems = fixture_problems(transcript, voice, strict=False)
     if not problems:
         return None
-    return "audio fixtures not ready:\n" + "\n".join(p.message for p in problems)
+    return UnreadyFixtures(tuple(problems))

@@ -9,6 +9,7 @@ import logging
 import math
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +19,21 @@ from livekit.agents import Agent, AgentSession
 
 from ..._text import safe_name
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError
-from ...models import AgentReply, ToolCall, Transcript
+from ...models import AgentReply, AgentSpeech, Greeting, ToolCall, Transcript
 from ..base import ConversationInfo, TurnInput
 from ._audio import FixtureAudio, SpeechSegment, VADMirror, content_key, load_fixture_audio
+from ._compat import agent_in_a_session, run_assert_over
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
 from ._stt import FixtureTextSTT, SegmentSTT
-from ._turn import SessionClosedError, TurnCapture, TurnRecorder, llm_usage, usage_delta
+from ._turn import (
+    SessionClosedError,
+    TurnCapture,
+    TurnRecorder,
+    llm_usage,
+    speech_dict,
+    usage_delta,
+)
 
 __all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory", "SessionInfo"]
 
@@ -106,6 +115,9 @@ class LiveKitAdapter:
             needs ``capture_audio`` and a TTS in the session.
         log_level: While conversations are open, LiveKit's loggers are raised to this level
             (default WARNING) and tool tracebacks go to DEBUG; None leaves logging alone.
+        grace_period_s: Accepted from the earlier package, with a `DeprecationWarning`, and
+            ignored: a turn ends when the agent is done (decided from events), not after a
+            fixed wait.
 
     Example:
         ```python
@@ -133,7 +145,17 @@ class LiveKitAdapter:
         capture_audio: bool = True,
         audio_out_dir: str | os.PathLike[str] | None = None,
         log_level: int | str | None = logging.WARNING,
+        grace_period_s: float | None = None,
     ) -> None:
+        if grace_period_s is not None:
+            warnings.warn(
+                f"LiveKitAdapter(grace_period_s={grace_period_s!r}) is ignored: turns now end "
+                "when the agent is done (no tool running, no handoff or speech pending, the "
+                "session listening again), decided from the session's events rather than after "
+                "a fixed wait; remove the argument",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         if not callable(session_factory):
             raise TypeError(
                 "LiveKitAdapter needs a session_factory: a function returning a fresh "
@@ -179,7 +201,8 @@ class LiveKitAdapter:
                 await asyncio.to_thread(self.fixture_audio, path)
             except AudioFixtureError as exc:
                 where = f"transcript {transcript.id!r}, turn {index + 1}"
-                raise AudioFixtureError(f"{where}: {exc}") from exc
+                # from None: the cause would only repeat the message (issue 9).
+                raise AudioFixtureError(f"{where}: {exc}") from None
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitConversation:
         """Build a fresh session with ``session_factory`` and start it.
@@ -263,7 +286,7 @@ def _check_pair(made: Any) -> tuple[AgentSession, Agent]:
         session, agent = made
         # An Agent runs in one session at a time; LiveKit's own error for a reused one
         # ("an activity is already running") does not say what to change.
-        if getattr(agent, "_activity", None) is not None:
+        if agent_in_a_session(agent):
             raise AdapterError(
                 f"session_factory returned an Agent ({type(agent).__name__}) that is already "
                 "running in another session; return a new Agent() on every call, since runs "
@@ -319,14 +342,34 @@ class LiveKitConversation:
         """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
         self._expect: Any = None
         self._turn_index = 0
-        self.greeting = ""
-        """What the agent said on its own while the session started (``on_enter``), if any."""
+        self._greeting = Greeting()
         self.greeting_items: list[Any] = []
-        """The items of that greeting, tool calls included."""
-        self.greeting_speech: list[dict[str, Any]] = []
-        """The greeting's utterances, in the ``agent_speech`` shape (see docs/livekit.md)."""
-        self.greeting_tool_calls: list[ToolCall] = []
+        """The items of the greeting (messages, tool calls and outputs)."""
+
+    def greeting(self) -> Greeting:
+        """What the agent said and did on its own while the session started (its first agent's
+        ``on_enter``), before turn 1: an empty `Greeting` when it said nothing.
+
+        The runner reads it (the optional ``Conversation.greeting()`` of the adapter protocol)
+        into `RunResult.greeting`, where a transcript's ``greeting:`` checks and the reports
+        find it.
+        """
+        return Greeting(list(self._greeting.speech), list(self._greeting.tool_calls))
+
+    @property
+    def greeting_text(self) -> str:
+        """The greeting's text ("" when the agent said nothing before turn 1)."""
+        return self._greeting.text
+
+    @property
+    def greeting_speech(self) -> list[AgentSpeech]:
+        """The greeting's utterances, with cause, agent and timings."""
+        return list(self._greeting.speech)
+
+    @property
+    def greeting_tool_calls(self) -> list[ToolCall]:
         """Tool calls made while the session started."""
+        return list(self._greeting.tool_calls)
 
     @property
     def expect(self) -> Any:
@@ -344,31 +387,8 @@ class LiveKitConversation:
             conversation.expect.no_more_events()
             ```
         """
-        if self._expect is not None:
-            return self._expect
-        from livekit.agents.voice.run_result import (
-            AgentHandoffEvent,
-            ChatMessageEvent,
-            FunctionCallEvent,
-            FunctionCallOutputEvent,
-            RunAssert,
-        )
-
-        events: list[Any] = []
-        for item in self.last_items:
-            if item.type == "message":
-                events.append(ChatMessageEvent(item=item))
-            elif item.type == "function_call":
-                events.append(FunctionCallEvent(item=item))
-            elif item.type == "function_call_output":
-                events.append(FunctionCallOutputEvent(item=item))
-            elif item.type == "agent_handoff":
-                events.append(
-                    AgentHandoffEvent(
-                        item=item.item, old_agent=item.old_agent, new_agent=item.new_agent
-                    )
-                )
-        self._expect = RunAssert(_Events(events))  # type: ignore[arg-type]
+        if self._expect is None:
+            self._expect = run_assert_over(self.last_items)
         return self._expect
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -398,7 +418,7 @@ class LiveKitConversation:
             self._audio_out = CaptureAudioOutput(speed=self.adapter.speed)
             session.output.audio = self._audio_out
         recorder = self._recorder = TurnRecorder(session)
-        recorder.text_of_handles(self._text_out.text_of)
+        recorder.read_speech_texts(self._text_out)
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         if isinstance(session.stt, SegmentSTT):
             session.stt.add_segment_listener(recorder.on_segment)
@@ -409,10 +429,13 @@ class LiveKitConversation:
             await asyncio.create_task(session.start(self.agent))
             await recorder.settle(stage.set)
         capture = recorder.end_turn()
-        self.greeting = capture.reply
+        speech = capture.agent_speech
+        if " ".join(s.text for s in speech if s.text) != capture.reply:
+            # Something said outside any speech the recorder could attribute: the greeting is
+            # what was said, in one piece, rather than part of it.
+            speech = [AgentSpeech(text=capture.reply, cause="greeting", agent=capture.agent)]
+        self._greeting = Greeting(speech, capture.tool_calls)
         self.greeting_items = capture.items
-        self.greeting_speech = capture.agent_speech
-        self.greeting_tool_calls = capture.tool_calls
 
     async def aclose(self) -> None:
         """Close the session (interrupting any reply in progress); safe to call twice."""
@@ -479,7 +502,7 @@ class LiveKitConversation:
                     anchors, heard, extra = await self._audio_turn(turn, stage)
                 else:
                     anchors, heard, extra = await self._text_turn(turn, stage)
-            capture = recorder.end_turn()
+            capture = recorder.end_turn(anchors)
             reply = self._reply(capture, anchors=anchors, heard=heard, extra=extra, label=label)
         except BaseException:
             self._turn_failed = True
@@ -488,7 +511,7 @@ class LiveKitConversation:
         meta = reply.metadata["livekit"]
         meta["turn_wall_s"] = time.perf_counter() - started
         if turn.index == 0:
-            meta["greeting"] = list(self.greeting_speech)
+            meta["greeting"] = [speech_dict(s) for s in self.greeting_speech]
             if self.greeting_tool_calls:
                 meta["greeting_tool_calls"] = [c.to_dict() for c in self.greeting_tool_calls]
         self.last_items = capture.items
@@ -536,10 +559,7 @@ class LiveKitConversation:
                 f"({audio.duration_s:.2f} s); the agent would never get a turn. Re-create the "
                 "fixture, or check the VAD's activation threshold"
             )
-        if isinstance(session.stt, FixtureTextSTT):
-            session.stt.clear()
-            speech = [(s.end_s - s.speech_s, s.end_s) for s in segments]
-            session.stt.expect(path, turn.text, speech)
+        self._prime_fixture_stt(path, turn.turn.user, segments)
         anchors: list[float] = []
         if self.adapter.speed > 0:
             n = len(segments)
@@ -556,7 +576,7 @@ class LiveKitConversation:
                         await pusher
             heard_segments = n
         else:
-            heard_segments = await self._push_phrases(audio, segments, path, stage)
+            heard_segments = await self._push_phrases(audio, segments, path, turn.turn.user, stage)
         if session.turn_detection == "manual":
             stage.set("the manual user turn to be committed (session.commit_user_turn)")
             await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
@@ -587,21 +607,40 @@ class LiveKitConversation:
             anchors = list(recorder.speech_ended_at)
         return anchors, recorder.heard, extra
 
+    def _prime_fixture_stt(
+        self, path: Path, user: str, segments: list[SpeechSegment], *, heard: int = 0
+    ) -> None:
+        """Hand a `FixtureTextSTT` the fixture's phrases for ``segments`` (after the first
+        ``heard``, which were transcribed already)."""
+        stt_ = self.session.stt
+        if not isinstance(stt_, FixtureTextSTT):
+            return
+        stt_.clear()
+        spans = [(s.end_s - s.speech_s, s.end_s) for s in segments]
+        stt_.expect(path, user, spans, heard=heard)
+
     async def _push_phrases(
-        self, audio: FixtureAudio, segments: list[SpeechSegment], path: Path, stage: _Stage
+        self,
+        audio: FixtureAudio,
+        segments: list[SpeechSegment],
+        path: Path,
+        user: str,
+        stage: _Stage,
     ) -> int:
         """Stream ``audio`` as fast as possible, one phrase at a time; return the phrase count.
 
         Up to where the VAD ends phrase k, then the agent finishes its answer to phrase k
         (tools, handoff, the next agent's ``on_enter``) before phrase k+1 comes, as the pause
         gives it the time to in a live call. After a handoff the new agent listens with new
-        VAD streams, so the twin starts afresh on the rest of the fixture.
+        VAD streams, so the twin starts afresh on the rest of the fixture, and a
+        `FixtureTextSTT` is primed again for the rest as now cut (``user`` is the turn's text).
         """
         assert self._recorder is not None and self._audio_in is not None
         assert self._mirror is not None
         recorder, session = self._recorder, self.session
         pushed = 0
         done = 0
+        finished: list[SpeechSegment] = []
         while segments:
             upto = (
                 len(audio.frames)
@@ -612,7 +651,7 @@ class LiveKitConversation:
             pushed = max(pushed, upto)
             done += 1
             await self._segment_done(done, done + len(segments) - 1, path, stage)
-            segments.pop(0)
+            finished.append(segments.pop(0))
             if not segments or session.turn_detection == "manual":
                 continue
             stage.set(f"the session to take the audio of phrase {done} in {path}")
@@ -621,6 +660,7 @@ class LiveKitConversation:
             if await self._follow_recognition():
                 stage.set(f"the twin VAD stream to scan the rest of {path}")
                 segments = list(await self._mirror.feed(audio, start=pushed))
+                self._prime_fixture_stt(path, user, finished + segments, heard=len(finished))
         await self._push_now(audio.frames[pushed:])
         return done
 
@@ -704,11 +744,12 @@ class LiveKitConversation:
             extra["reply_audio_s"] = sum(f.duration for f in self._audio_out.frames)
         if self._recorder.errors:
             extra["errors"] = list(self._recorder.errors)
+        # The typed fields are what checks and reports read; these keys stay as documented.
         meta = {
             **extra,
             "agent": capture.agent,
-            "handoffs": capture.handoffs,
-            "agent_speech": capture.agent_speech,
+            "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in capture.handoffs],
+            "agent_speech": [speech_dict(s) for s in capture.agent_speech],
             "pending_tool_calls": capture.pending_tool_calls,
             "late_tool_results": capture.late_tool_results,
             "events": capture.events,
@@ -721,6 +762,10 @@ class LiveKitConversation:
             first_audio_latency_s=audio_latency,
             audio_out=self._save_reply_audio(),
             metadata={"livekit": meta},
+            agent_speech=list(capture.agent_speech),
+            heard_segments=[t.strip() for t in self._recorder.finals] if heard is not None else [],
+            active_agent=capture.agent,
+            handoffs=list(capture.handoffs),
         )
 
     def _save_reply_audio(self) -> Path | None:
@@ -746,11 +791,13 @@ class LiveKitConversation:
 
     @contextlib.asynccontextmanager
     async def _deadline(self, stage: _Stage, *, turn_label: str) -> Any:
+        # ``from None`` where the cause would only repeat the message (or, for the timeout,
+        # say nothing more): one message per failure. A LiveKit exception keeps its cause.
         timeout_s = self.adapter.timeout_s
         try:
             async with asyncio.timeout(timeout_s):
                 yield
-        except TimeoutError as exc:
+        except TimeoutError:
             heard = self._recorder.heard if self._recorder else ""
             raise AdapterError(
                 f"{turn_label}: no result within timeout_s={timeout_s:g} s; still waiting for "
@@ -758,14 +805,14 @@ class LiveKitConversation:
                 f"{self.session.agent_state!r}, user state {self.session.user_state!r}"
                 + (f", heard so far {heard!r}" if heard else "")
                 + f"). {stage.hint}"
-            ) from exc
+            ) from None
         except SessionClosedError as exc:
-            raise AdapterError(f"{turn_label}: {exc}") from exc
+            raise AdapterError(f"{turn_label}: {exc}") from None
         except AgentEvalError as exc:
             if str(exc).startswith(f"{turn_label}:"):
                 raise
             # Same class (AudioFixtureError stays one), with the turn in front.
-            raise type(exc)(f"{turn_label}: {exc}") from exc
+            raise type(exc)(f"{turn_label}: {exc}") from None
         except Exception as exc:
             errors = self._recorder.errors if self._recorder else []
             raise AdapterError(
@@ -779,13 +826,6 @@ class LiveKitConversation:
             return type(self.session.current_agent).__name__
         except RuntimeError:
             return type(self.agent).__name__
-
-
-@dataclass
-class _Events:
-    """The one attribute ``RunAssert`` reads from a ``RunResult``."""
-
-    events: list[Any]
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:

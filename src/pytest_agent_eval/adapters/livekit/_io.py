@@ -8,10 +8,7 @@ import time
 from livekit import rtc
 from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities, TextOutput
 
-try:  # which speech a piece of text belongs to (LiveKit sets it in every speech task)
-    from livekit.agents.voice.agent_activity import _SpeechHandleContextVar as _SPEECH_VAR
-except ImportError:  # pragma: no cover - another livekit-agents layout
-    _SPEECH_VAR = None  # type: ignore[assignment]
+from ._compat import running_speech
 
 __all__ = ["CaptureAudioOutput", "CaptureTextOutput", "FrameQueueInput"]
 
@@ -54,22 +51,30 @@ class CaptureTextOutput(TextOutput):
         self.first_text_at: float | None = None
         """``time.perf_counter()`` of the first non-empty text since `reset`."""
         self._by_speech: dict[str, list[str]] = {}
+        self._first_by_speech: dict[str, float] = {}
 
     def reset(self) -> None:
         """Start a new turn."""
         self.first_text_at = None
         self._by_speech.clear()
+        self._first_by_speech.clear()
 
     def text_of(self, speech_id: str) -> str:
         """What the speech ``speech_id`` sent to the transcription output since `reset`."""
         return "".join(self._by_speech.get(speech_id, ()))
 
+    def first_text_time(self, speech_id: str) -> float | None:
+        """``time.perf_counter()`` of the first text of speech ``speech_id`` since `reset`."""
+        return self._first_by_speech.get(speech_id)
+
     async def capture_text(self, text: str) -> None:
+        now = time.perf_counter()
         if text and self.first_text_at is None:
-            self.first_text_at = time.perf_counter()
-        handle = _SPEECH_VAR.get(None) if _SPEECH_VAR is not None else None
+            self.first_text_at = now
+        handle = running_speech()
         if handle is not None and text:
             self._by_speech.setdefault(handle.id, []).append(text)
+            self._first_by_speech.setdefault(handle.id, now)
         if self.next_in_chain is not None:
             await self.next_in_chain.capture_text(text)
 

@@ -9,18 +9,18 @@ it replaced and restoring them when the last holder leaves. Nothing is kept in m
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import threading
 from collections.abc import Iterator
 from typing import Protocol
 
+from ._compat import LiveKitInternalsError, running_tool_call, tool_exception_record
+
 __all__ = ["LiveKitLogScope", "ToolErrorSink", "hold_livekit_logs", "resolve_level"]
 
 _AGENTS_LOGGER = "livekit.agents"
 _LEVELLED_LOGGERS = ("livekit", "livekit.agents", "livekit.plugins")
-_TOOL_EXCEPTION = "exception occurred while executing tool"
 
 
 class ToolErrorSink(Protocol):
@@ -103,9 +103,10 @@ class LiveKitLogScope(logging.Filter):
     # -- the filter ------------------------------------------------------------------------
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith(_TOOL_EXCEPTION):
+        tool = tool_exception_record(record)
+        if tool is None:
             return True
-        speech_id = getattr(record, "speech_id", None)
+        speech_id = tool.speech_id
         with self._lock:
             holders = list(self._holders.values())
         owner = next(
@@ -119,9 +120,13 @@ class LiveKitLogScope(logging.Filter):
         holder, level = owner
         exc = record.exc_info[1] if record.exc_info else None
         if exc is not None:
+            try:
+                call = running_tool_call()
+            except LiveKitInternalsError:  # a filter must not raise; the function name matches
+                call = None
             holder.on_tool_exception(
-                call_id=getattr(record, "call_id", None) or _current_call_id(),
-                function=getattr(record, "function", None),
+                call_id=tool.call_id or getattr(call, "call_id", None),
+                function=tool.function,
                 speech_id=speech_id,
                 text=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
             )
@@ -130,23 +135,6 @@ class LiveKitLogScope(logging.Filter):
         # Captured on the ToolCall: the traceback is only for those who asked for DEBUG.
         record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
-
-
-def _current_call_id() -> str | None:
-    """The call id of the tool whose task is logging, from LiveKit's task bookkeeping."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:
-        return None
-    if task is None:
-        return None
-    try:
-        from livekit.agents.voice.agent import _get_activity_task_info
-    except ImportError:  # pragma: no cover - another livekit-agents layout
-        return None
-    info = _get_activity_task_info(task)
-    call = getattr(info, "function_call", None)
-    return getattr(call, "call_id", None)
 
 
 def resolve_level(level: int | str | None) -> int | None:

@@ -64,8 +64,9 @@ class LiveKitRoomAdapter:
     latencies a caller experiences (end of the caller's input to the first reply text and to
     the first audible reply audio), the reply audio (saved with ``audio_out_dir``) and, when
     the agent publishes them with `publish_eval_events`, its tool calls, handoffs and token
-    usage. ``metadata["tool_calls_observed"]`` says whether tool calls could be seen at all;
-    without the helper, a turn that has tool expectations fails, naming it.
+    usage. Without the helper, ``tool_calls_unobserved`` on each reply says why tool calls could
+    not be seen (tool checks error with it), and a turn that has tool expectations fails,
+    naming the helper.
 
     A turn ends on events, never on a timer: the agent has started a reply after the caller's
     input ended, every reply stream has closed, and the agent's state (``lk.agent.state``) is
@@ -618,6 +619,7 @@ class LiveKitRoomConversation:
             usage=usage,
             audio_out=self._save_audio(turn, pcm),
             metadata=metadata,
+            tool_calls_unobserved=None if observer.helper_seen else HELPER_HINT,
         )
 
     def _save_audio(self, turn: TurnInput, pcm: bytes) -> Path | None:

@@ -101,6 +101,8 @@ class FixtureTextSTT(SegmentSTT):
         wav: str | os.PathLike[str],
         text: str,
         segments: Sequence[tuple[float, float]],
+        *,
+        heard: int = 0,
     ) -> None:
         """Queue the transcripts of the next fixture, one per speech segment.
 
@@ -109,12 +111,19 @@ class FixtureTextSTT(SegmentSTT):
             text: The turn's ``user`` text (pause markers allowed) or its spoken text.
             segments: ``(start_s, end_s)`` of each speech segment the session's VAD will cut,
                 in seconds from the start of the WAV, in order.
+            heard: How many of the leading ``segments`` were already transcribed. After a
+                handoff in the middle of a fixture the session listens with new VAD streams,
+                which may cut the rest differently; the adapter then clears the queue and
+                primes it again with the finished segments followed by the rest as now cut.
+                Phrases are assigned over all of them, so a phrase already heard is not given
+                again, and only the transcripts after the first ``heard`` are queued.
 
         Raises:
             AudioFixtureError: Nothing proves the WAV says ``text`` (one line, naming why and
                 pointing to `WhisperSTT`).
         """
-        self._pending.extend(assign_phrases(self._phrases(Path(wav), text), segments))
+        transcripts = assign_phrases(self._phrases(Path(wav), text), segments)
+        self._pending.extend(transcripts[heard:])
 
     def _phrases(self, wav: Path, text: str) -> tuple[Any, ...]:
         from ...audio_fixtures import prove_fixture_text

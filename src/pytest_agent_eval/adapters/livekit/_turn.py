@@ -11,12 +11,11 @@ until nothing is left.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from livekit.agents import AgentSession, llm
 from livekit.agents.voice.events import (
@@ -34,14 +33,35 @@ from livekit.agents.voice.events import (
 )
 
 from ...errors import AdapterError
-from ...models import ToolCall, Usage
+from ...models import AgentSpeech, Handoff, ToolCall, Usage
+from ._compat import (
+    activity_agent,
+    activity_current_speech,
+    activity_has_queued_speech,
+    activity_on_enter_task,
+    activity_recognition,
+    activity_running_speech_tasks,
+    activity_scheduling_paused,
+    agent_switch_lock,
+    agent_switch_task,
+    running_activity,
+    running_in_on_enter,
+    running_speech,
+    running_tool_call,
+    session_activity,
+    session_target_agent,
+    task_answers,
+    task_hands_back,
+)
 
 __all__ = [
     "SessionClosedError",
     "SessionProbe",
+    "SpeechTexts",
     "TurnCapture",
     "TurnRecorder",
     "llm_usage",
+    "speech_dict",
     "usage_delta",
 ]
 
@@ -72,39 +92,6 @@ class _Counter:
             await self._changed.wait()
 
 
-# -- LiveKit internals, read in one place ---------------------------------------------------
-#
-# A turn is over when the agent has nothing left to do. LiveKit's public API has no single
-# signal for that (``session.wait_for_idle`` returns while a tool runs, and before a handoff
-# has started the next agent), so the probe below reads the session's activity bookkeeping.
-# tests/livekit/test_livekit_turn_end.py checks these attributes exist on the installed
-# version.
-
-
-def _context_var(module: str, name: str) -> contextvars.ContextVar[Any] | None:
-    try:
-        mod = __import__(module, fromlist=[name])
-    except ImportError:  # pragma: no cover - another livekit-agents layout
-        return None
-    var = getattr(mod, name, None)
-    return var if isinstance(var, contextvars.ContextVar) else None
-
-
-_ACTIVITY_VAR = _context_var("livekit.agents.voice.agent_activity", "_AgentActivityContextVar")
-_SPEECH_VAR = _context_var("livekit.agents.voice.agent_activity", "_SpeechHandleContextVar")
-_ON_ENTER_VAR = _context_var("livekit.agents.voice.agent_activity", "_OnEnterContextVar")
-
-
-def _task_info(task: asyncio.Task[Any] | None) -> Any:
-    if task is None:
-        return None
-    try:
-        from livekit.agents.voice.agent import _get_activity_task_info
-    except ImportError:  # pragma: no cover - another livekit-agents layout
-        return None
-    return _get_activity_task_info(task)
-
-
 def agent_name(agent: Any) -> str:
     """How reports name an agent: its class name."""
     return type(agent).__name__
@@ -119,7 +106,7 @@ class SessionProbe:
     @property
     def activity(self) -> Any:
         """The session's current ``AgentActivity`` (None before start or after close)."""
-        return getattr(self._session, "_activity", None)
+        return session_activity(self._session)
 
     @property
     def recognition(self) -> Any:
@@ -128,7 +115,7 @@ class SessionProbe:
         A new one means new VAD streams: frames from then on are cut afresh.
         """
         activity = self.activity
-        return getattr(activity, "_audio_recognition", None) if activity is not None else None
+        return activity_recognition(activity) if activity is not None else None
 
     def busy(
         self, running_tools: Callable[[], list[str]]
@@ -141,31 +128,30 @@ class SessionProbe:
         detection.)
         """
         session = self._session
-        agent = getattr(session, "_agent", None)
-        switch = getattr(session, "_update_activity_atask", None)
-        if switch is not None and not switch.done():
+        agent = session_target_agent(session)
+        switch = agent_switch_task(session)
+        if switch is not None:
             return f"the handoff to {agent_name(agent)} to finish", [switch]
-        lock = getattr(session, "_activity_lock", None)
-        if lock is not None and lock.locked():
+        lock = agent_switch_lock(session)
+        if lock.locked():
             return f"the agent switch to {agent_name(agent)} to finish", [_lock_free(lock)]
         activity = self.activity
         if activity is None:
             return "the session to run an agent", []
-        current = activity.agent
+        current = activity_agent(activity)
         name = agent_name(current)
-        done = getattr(current, "done", None)
-        if getattr(current, "_old_agent", None) is not None and callable(done) and done():
+        if task_hands_back(current):
             # An AgentTask that completed hands control back to the agent that awaited it.
             return f"the completed task {name} to hand back to the agent that started it", []
-        if activity.scheduling_paused:
+        if activity_scheduling_paused(activity):
             return f"{name}'s activity to start", []
-        on_enter = getattr(activity, "_on_enter_task", None)
-        if on_enter is not None and not on_enter.done():
+        on_enter = activity_on_enter_task(activity)
+        if on_enter is not None:
             return f"{name}.on_enter() to finish", [on_enter]
-        tasks = [t for t in getattr(activity, "_speech_tasks", ()) if not t.done()]
+        tasks = activity_running_speech_tasks(activity)
         if tasks:
             tools = running_tools()
-            speech = activity.current_speech
+            speech = activity_current_speech(activity)
             if tools:
                 what = f"the tool {', '.join(tools)} of {name} to return"
             elif speech is not None and session.agent_state == "speaking":
@@ -175,7 +161,7 @@ class SessionProbe:
             else:
                 what = f"{name}'s reply to finish"
             return what, list(tasks)
-        if getattr(activity, "_speech_q", None) or activity.current_speech is not None:
+        if activity_has_queued_speech(activity) or activity_current_speech(activity) is not None:
             return f"{name}'s queued speech to play", []
         if session.user_state == "speaking":
             return "the user's speech to end (the session's VAD)", []
@@ -213,6 +199,7 @@ class _CallRecord:
             is_error=self.is_error,
             call_id=self.call_id,
             error=self.error,
+            done=self.done,
         )
 
 
@@ -225,6 +212,9 @@ class _Speech:
     turn: int | None
     agent: str
     """The agent that created it (the one whose activity it was scheduled on)."""
+    trigger_at: float | None = None
+    """``time.perf_counter()`` of what made the agent speak on its own (the session start, the
+    handoff that brought the agent in); None: the end of the user's speech, found per turn."""
 
 
 @dataclass
@@ -246,10 +236,33 @@ class TurnCapture:
     tool_calls: list[ToolCall]
     pending_tool_calls: list[dict[str, Any]]
     late_tool_results: list[dict[str, Any]]
-    agent_speech: list[dict[str, Any]]
-    handoffs: list[dict[str, str]]
+    agent_speech: list[AgentSpeech]
+    handoffs: list[Handoff]
     agent: str
     events: list[dict[str, Any]]
+
+
+def speech_dict(speech: AgentSpeech) -> dict[str, Any]:
+    """An utterance as ``metadata["livekit"]`` has shown it since before `AgentSpeech`:
+    ``{"text", "cause", "agent", "turn_index"}`` (timings are on the typed record)."""
+    return {
+        "text": speech.text,
+        "cause": speech.cause,
+        "agent": speech.agent,
+        "turn_index": speech.turn_index,
+    }
+
+
+class SpeechTexts(Protocol):
+    """Where the recorder reads what each speech sent to the transcription output."""
+
+    def text_of(self, speech_id: str) -> str:
+        """The text speech ``speech_id`` sent (since the turn started)."""
+        ...
+
+    def first_text_time(self, speech_id: str) -> float | None:
+        """``time.perf_counter()`` of its first text (since the turn started), if any."""
+        ...
 
 
 class TurnRecorder:
@@ -281,16 +294,20 @@ class TurnRecorder:
         """Times the user went from speaking to listening."""
         self.speech_ended_at: list[float] = []
         """``time.perf_counter()`` of each of those times."""
+        self.started_at = time.perf_counter()
+        """When the conversation started (the recorder is made just before the session)."""
         self._items: list[Any] = []
         self._said: list[_Said] = []
-        self._handoffs: list[dict[str, str]] = []
+        self._handoffs: list[Handoff] = []
+        self._handoff_at: dict[str, float] = {}
+        """``time.perf_counter()`` of the latest handoff to each agent (by name)."""
         self._calls: dict[str, _CallRecord] = {}
         self._call_order: list[str] = []
         self._late: list[str] = []
         self._speeches: dict[str, _Speech] = {}
         self._tool_errors: dict[str, str] = {}
         self._orphan_tool_errors: list[tuple[str | None, str | None, str]] = []
-        self._text_of_handle: Callable[[str], str] | None = None
+        self._texts: SpeechTexts | None = None
         self._agent = ""
         self._agent_obj: Any = None
         self._changed = asyncio.Event()
@@ -316,9 +333,9 @@ class TurnRecorder:
         if not self._closed.done():
             self._closed.cancel()
 
-    def text_of_handles(self, lookup: Callable[[str], str]) -> None:
-        """Where to read the text a speech sent to the transcription output (by speech id)."""
-        self._text_of_handle = lookup
+    def read_speech_texts(self, texts: SpeechTexts) -> None:
+        """Where to read what each speech sent to the transcription output, and when."""
+        self._texts = texts
 
     # -- turn boundaries ------------------------------------------------------------------
 
@@ -333,8 +350,14 @@ class TurnRecorder:
         self.speech_ended = _Counter()
         self.speech_ended_at = []
 
-    def end_turn(self) -> TurnCapture:
-        """What the turn in progress captured; the recorder then starts afresh."""
+    def end_turn(self, anchors: Sequence[float] = ()) -> TurnCapture:
+        """What the turn in progress captured; the recorder then starts afresh.
+
+        Args:
+            anchors: ``time.perf_counter()`` of each end of the user's speech (or of sending a
+                text turn): what speech the agent started during the turn counts its latency
+                from, unless a handoff brought the speaking agent in.
+        """
         turn = self.turn
         said = self._resolve_said()
         reply = " ".join(s.text for s in said if s.text)
@@ -344,7 +367,7 @@ class TurnRecorder:
         for s in said:
             if s.handle_id is not None:
                 by_handle.setdefault(s.handle_id, []).append(s)
-        agent_speech: list[dict[str, Any]] = []
+        agent_speech: list[AgentSpeech] = []
         seen: set[str] = set()
         for s in said:
             speech = self._speeches.get(s.handle_id or "")
@@ -352,13 +375,16 @@ class TurnRecorder:
                 continue
             seen.add(speech.handle.id)
             parts = by_handle[speech.handle.id]
+            first = self._texts.first_text_time(speech.handle.id) if self._texts else None
             agent_speech.append(
-                {
-                    "text": " ".join(p.text for p in parts if p.text),
-                    "cause": speech.cause,
-                    "agent": parts[0].agent or speech.agent,
-                    "turn_index": speech.turn,
-                }
+                AgentSpeech(
+                    text=" ".join(p.text for p in parts if p.text),
+                    cause=speech.cause,
+                    agent=parts[0].agent or speech.agent,
+                    turn_index=speech.turn,
+                    started_at_s=None if first is None else max(0.0, first - self.started_at),
+                    latency_s=_speech_latency(speech, first, anchors),
+                )
             )
         capture = TurnCapture(
             reply=reply,
@@ -505,9 +531,11 @@ class TurnRecorder:
     def _on_item(self, ev: ConversationItemAddedEvent) -> None:
         item = ev.item
         if isinstance(item, llm.ChatMessage) and item.role == "assistant":
-            handle = _SPEECH_VAR.get(None) if _SPEECH_VAR is not None else None
-            activity = _ACTIVITY_VAR.get(None) if _ACTIVITY_VAR is not None else None
-            speaker = agent_name(activity.agent) if activity is not None else self.current_agent
+            handle = running_speech()
+            activity = running_activity()
+            speaker = (
+                agent_name(activity_agent(activity)) if activity is not None else self.current_agent
+            )
             self._items.append(item)
             self._said.append(
                 _Said(
@@ -523,7 +551,8 @@ class TurnRecorder:
             new_agent = activity.agent if activity is not None else None
             new = agent_name(new_agent) if new_agent is not None else self.current_agent
             if item.old_agent_id is not None:
-                self._handoffs.append({"from": self._agent, "to": new})
+                self._handoffs.append(Handoff(self._agent or None, new))
+                self._handoff_at[new] = time.perf_counter()
                 self._items.append(
                     _Handoff(
                         item=item,
@@ -591,10 +620,18 @@ class TurnRecorder:
 
     def _on_speech(self, ev: SpeechCreatedEvent) -> None:
         handle = ev.speech_handle
-        activity = _ACTIVITY_VAR.get(None) if _ACTIVITY_VAR is not None else None
-        creator = agent_name(activity.agent) if activity is not None else self.current_agent
+        activity = running_activity()
+        creator = (
+            agent_name(activity_agent(activity)) if activity is not None else self.current_agent
+        )
+        cause = self._cause()
+        trigger_at = None
+        if cause == "greeting":
+            trigger_at = self.started_at
+        elif cause == "on_enter":
+            trigger_at = self._handoff_at.get(creator)
         self._speeches[handle.id] = _Speech(
-            handle=handle, cause=self._cause(), turn=self.turn, agent=creator
+            handle=handle, cause=cause, turn=self.turn, agent=creator, trigger_at=trigger_at
         )
         handle.add_done_callback(self._on_speech_done)
         self._changed.set()
@@ -604,13 +641,13 @@ class TurnRecorder:
         still said: it counts with the text it sent to the transcription output."""
         self._changed.set()
         speech = self._speeches.get(handle.id)
-        if speech is None or self._text_of_handle is None:
+        if speech is None or self._texts is None:
             return
         if any(isinstance(i, llm.ChatMessage) for i in handle.chat_items):
             return
         if any(s.handle_id == handle.id for s in self._said):
             return
-        text = self._text_of_handle(handle.id).strip()
+        text = self._texts.text_of(handle.id).strip()
         if text:
             self._said.append(_Said(text=text, agent=speech.agent, handle_id=handle.id))
 
@@ -625,19 +662,12 @@ class TurnRecorder:
         if self.sending_text:
             return "user"
         task = asyncio.current_task()
-        info = _task_info(task)
-        if info is not None and getattr(info, "function_call", None) is not None:
+        if running_tool_call(task) is not None:
             return "tool"
-        if _ON_ENTER_VAR is not None and _ON_ENTER_VAR.get(None) is not None:
+        if running_in_on_enter():
             return "greeting" if self.turn is GREETING else "on_enter"
-        name = task.get_name() if task is not None else ""
-        coro = getattr(task.get_coro(), "__qualname__", "") if task is not None else ""
-        if "on_exit" in name:
-            return "on_exit"
-        if "_user_turn_" in name or "AudioRecognition" in coro:
-            # The reply to the user's turn (or its preemptive generation).
-            return "user"
-        return "other"
+        # "user": the reply to the user's turn (or its preemptive generation).
+        return task_answers(task) or "other"
 
     def _on_transcript(self, ev: UserInputTranscribedEvent) -> None:
         if ev.is_final and ev.transcript:
@@ -690,6 +720,22 @@ class _Handoff:
     old_agent: Any
     new_agent: Any
     type: str = "agent_handoff"
+
+
+def _speech_latency(speech: _Speech, first: float | None, anchors: Sequence[float]) -> float | None:
+    """Seconds from what made the agent speak on its own to its first word: the session start
+    (greeting), the handoff that brought it in (``on_enter``), else the last end of the user's
+    speech before it. None when there is no such moment before the first word: an impossible
+    value is not reported."""
+    if first is None:
+        return None
+    trigger = speech.trigger_at
+    if trigger is None:
+        before = [a for a in anchors if a <= first]
+        trigger = before[-1] if before else None
+    if trigger is None or trigger > first:
+        return None
+    return first - trigger
 
 
 async def _first_of(awaitables: Iterable[Awaitable[Any]]) -> None:

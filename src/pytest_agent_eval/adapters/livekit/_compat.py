@@ -1,0 +1,293 @@
+"""Every read of livekit-agents internals, behind one door.
+
+LiveKit's public API does not say when an agent is really done with a turn
+(``session.wait_for_idle`` returns while a tool runs, and before a handoff has started the next
+agent), which agent or speech a piece of work belongs to, or which tool a logged exception came
+from. The adapter needs all of that for verdicts that do not depend on streaming speed, so it
+reads a few private attributes and naming conventions of livekit-agents. Each function here
+reads exactly one of them and is named for what it gives the adapter; no other module touches
+a LiveKit name that starts with an underscore.
+
+Reads are strict: an attribute that is gone raises `LiveKitInternalsError` naming the installed
+livekit-agents version and what it was needed for, so a LiveKit release that moves something
+fails every turn loudly instead of ending turns early (a verdict for the wrong reason).
+tests/livekit/test_livekit_compat.py calls every function on a real session and fails the same
+way, the day a release moves one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import livekit.agents
+
+from ...errors import AdapterError
+
+__all__ = [
+    "LIVEKIT_AGENTS_VERSION",
+    "TESTED_WITH",
+    "LiveKitInternalsError",
+    "ToolExceptionRecord",
+    "activity_agent",
+    "activity_current_speech",
+    "activity_has_queued_speech",
+    "activity_on_enter_task",
+    "activity_recognition",
+    "activity_running_speech_tasks",
+    "activity_scheduling_paused",
+    "agent_in_a_session",
+    "agent_switch_lock",
+    "agent_switch_task",
+    "run_assert_over",
+    "running_activity",
+    "running_in_on_enter",
+    "running_speech",
+    "running_tool_call",
+    "session_activity",
+    "session_target_agent",
+    "task_answers",
+    "task_hands_back",
+    "tool_exception_record",
+]
+
+LIVEKIT_AGENTS_VERSION: str = getattr(livekit.agents, "__version__", "unknown")
+"""The installed livekit-agents version, named in every error of this module."""
+
+TESTED_WITH = "1.8"
+"""The livekit-agents minor version these reads were written for (pyproject pins >=1.8,<2)."""
+
+
+class LiveKitInternalsError(AdapterError):
+    """A livekit-agents internal the adapter reads is not there in the installed version."""
+
+
+def _gone(what: str, why: str) -> LiveKitInternalsError:
+    return LiveKitInternalsError(
+        f"livekit-agents {LIVEKIT_AGENTS_VERSION} has no {what}, which pytest-agent-eval reads "
+        f"to {why} (written for livekit-agents {TESTED_WITH}); use a livekit-agents version "
+        "pytest-agent-eval supports, or a pytest-agent-eval release that supports this one"
+    )
+
+
+def _read(obj: Any, name: str, why: str) -> Any:
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        raise _gone(f"{type(obj).__name__}.{name}", why) from None
+
+
+def _module_attr(module: str, name: str, why: str) -> Any:
+    try:
+        mod = __import__(module, fromlist=[name])
+        return getattr(mod, name)
+    except (ImportError, AttributeError):
+        raise _gone(f"{module}.{name}", why) from None
+
+
+def _context_var(name: str, why: str) -> contextvars.ContextVar[Any]:
+    var = _module_attr("livekit.agents.voice.agent_activity", name, why)
+    if not isinstance(var, contextvars.ContextVar):
+        raise _gone(f"livekit.agents.voice.agent_activity.{name} as a ContextVar", why)
+    return var
+
+
+# -- the session ----------------------------------------------------------------------------
+
+_DONE = "know when the agent is done with a turn"
+
+
+def session_activity(session: Any) -> Any:
+    """The session's current ``AgentActivity`` (None before start and after close): the one
+    place the state of the running agent lives."""
+    return _read(session, "_activity", _DONE)
+
+
+def session_target_agent(session: Any) -> Any:
+    """The agent the session runs or is switching to (None before start)."""
+    return _read(session, "_agent", _DONE)
+
+
+def agent_switch_task(session: Any) -> asyncio.Task[Any] | None:
+    """The task switching agents (a handoff, an ``AgentTask`` starting or handing back) while
+    it runs, else None."""
+    task = _read(session, "_update_activity_atask", _DONE)
+    return task if task is not None and not task.done() else None
+
+
+def agent_switch_lock(session: Any) -> asyncio.Lock:
+    """The lock held while the session swaps one activity for another."""
+    return _read(session, "_activity_lock", _DONE)  # type: ignore[no-any-return]
+
+
+# -- an agent's activity --------------------------------------------------------------------
+
+
+def activity_agent(activity: Any) -> Any:
+    """The agent an activity runs."""
+    return _read(activity, "agent", _DONE)
+
+
+def activity_recognition(activity: Any) -> Any:
+    """The activity's audio recognition: a new one (a new agent started or resumed) means new
+    VAD streams, which cut the audio afresh."""
+    return _read(activity, "_audio_recognition", "follow the session's VAD streams")
+
+
+def activity_scheduling_paused(activity: Any) -> bool:
+    """True while the activity does not take new speech yet (starting) or any more (leaving)."""
+    return bool(_read(activity, "scheduling_paused", _DONE))
+
+
+def activity_on_enter_task(activity: Any) -> asyncio.Task[Any] | None:
+    """The agent's ``on_enter`` task while it runs, else None."""
+    task = _read(activity, "_on_enter_task", _DONE)
+    return task if task is not None and not task.done() else None
+
+
+def activity_running_speech_tasks(activity: Any) -> list[asyncio.Task[Any]]:
+    """The activity's speech tasks still running: replies being generated or played, tools."""
+    tasks: Sequence[asyncio.Task[Any]] = _read(activity, "_speech_tasks", _DONE)
+    return [t for t in tasks if not t.done()]
+
+
+def activity_has_queued_speech(activity: Any) -> bool:
+    """True when speech is scheduled on the activity and has not started."""
+    return bool(_read(activity, "_speech_q", _DONE))
+
+
+def activity_current_speech(activity: Any) -> Any:
+    """The speech the activity is saying now, if any."""
+    return _read(activity, "current_speech", _DONE)
+
+
+def agent_in_a_session(agent: Any) -> bool:
+    """True when ``agent`` runs in some session already (an Agent runs in one at a time)."""
+    return _read(agent, "_activity", "refuse an Agent shared between sessions") is not None
+
+
+def task_hands_back(agent: Any) -> bool:
+    """True for an ``AgentTask`` that completed and is handing control back to the agent that
+    awaited it (the switch back has not started yet)."""
+    if not isinstance(agent, livekit.agents.AgentTask):
+        return False
+    old = _read(agent, "_old_agent", _DONE)
+    return old is not None and agent.done()
+
+
+# -- what the running task belongs to -------------------------------------------------------
+
+_WHO = "tell which agent and which speech said something"
+
+
+def running_activity() -> Any:
+    """The ``AgentActivity`` whose task is running now (None outside one)."""
+    return _context_var("_AgentActivityContextVar", _WHO).get(None)
+
+
+def running_speech() -> Any:
+    """The ``SpeechHandle`` whose task is running now (None outside one)."""
+    return _context_var("_SpeechHandleContextVar", _WHO).get(None)
+
+
+def running_in_on_enter() -> bool:
+    """True inside an agent's ``on_enter`` (where a greeting or an introduction is said)."""
+    return _context_var("_OnEnterContextVar", _WHO).get(None) is not None
+
+
+def running_tool_call(task: asyncio.Task[Any] | None = None) -> Any:
+    """The ``FunctionCall`` whose tool ``task`` (default: the current task) executes, if any."""
+    if task is None:
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:
+            return None
+    if task is None:
+        return None
+    task_info = _module_attr(
+        "livekit.agents.voice.agent", "_get_activity_task_info", "tell which tool is running"
+    )
+    return getattr(task_info(task), "function_call", None)
+
+
+def task_answers(task: asyncio.Task[Any] | None) -> Literal["user", "on_exit"] | None:
+    """What a task that creates speech answers, from LiveKit's task names: ``"user"`` for the
+    reply to the user's turn, ``"on_exit"`` for an agent leaving, None for anything else."""
+    if task is None:
+        return None
+    name = task.get_name()
+    coro = getattr(task.get_coro(), "__qualname__", "")
+    if "on_exit" in name:
+        return "on_exit"
+    if "_user_turn_" in name or "AudioRecognition" in coro:
+        return "user"
+    return None
+
+
+# -- tool exceptions in LiveKit's log -------------------------------------------------------
+
+_TOOL_EXCEPTION = "exception occurred while executing tool"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExceptionRecord:
+    """What LiveKit's log record of a tool's exception says about where it came from."""
+
+    speech_id: str | None
+    call_id: str | None
+    function: str | None
+
+
+def tool_exception_record(record: logging.LogRecord) -> ToolExceptionRecord | None:
+    """The tool and speech of a LiveKit "exception occurred while executing tool" record (its
+    ``extra`` fields), None for any other record."""
+    if not record.getMessage().startswith(_TOOL_EXCEPTION):
+        return None
+    return ToolExceptionRecord(
+        speech_id=getattr(record, "speech_id", None),
+        call_id=getattr(record, "call_id", None),
+        function=getattr(record, "function", None),
+    )
+
+
+# -- LiveKit's assertions over a turn we recorded -------------------------------------------
+
+
+@dataclass
+class _Events:
+    """The one attribute ``RunAssert`` reads from a ``RunResult``."""
+
+    events: list[Any]
+
+
+def run_assert_over(items: Sequence[Any]) -> Any:
+    """LiveKit's ``RunAssert`` over a turn's items (chat messages, function calls and outputs,
+    and handoffs with ``item``, ``old_agent`` and ``new_agent``), which LiveKit builds only
+    from its own ``session.run`` results."""
+    from livekit.agents.voice.run_result import (
+        AgentHandoffEvent,
+        ChatMessageEvent,
+        FunctionCallEvent,
+        FunctionCallOutputEvent,
+        RunAssert,
+    )
+
+    events: list[Any] = []
+    for item in items:
+        if item.type == "message":
+            events.append(ChatMessageEvent(item=item))
+        elif item.type == "function_call":
+            events.append(FunctionCallEvent(item=item))
+        elif item.type == "function_call_output":
+            events.append(FunctionCallOutputEvent(item=item))
+        elif item.type == "agent_handoff":
+            events.append(
+                AgentHandoffEvent(
+                    item=item.item, old_agent=item.old_agent, new_agent=item.new_agent
+                )
+            )
+    return RunAssert(_Events(events))  # type: ignore[arg-type]
