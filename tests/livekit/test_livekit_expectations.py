@@ -145,4 +145,4 @@ def test_livekit_observed_expectations_pass_and_fail_for_the_right_reason(
     assert "Welcome to Pytest Services\\!" not in report  # "!" is not escaped
     assert ": Welcome to Pytest Services!" in report
     assert "- Heard, segment 1 of 2: I have a question about my bill." in report
-    assert "- Agent-initiated (on\\_enter, BillingAgent, at " in report  # _ escaped
+    assert "- Agent-initiated (on_enter, BillingAgent, at " in report  # verbatim

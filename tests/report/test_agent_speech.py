@@ -158,11 +158,11 @@ def test_the_greeting_and_heard_per_segment_show_in_every_report(tmp_path: Path)
     markdown = render_markdown(data)
     greeting_at = markdown.index("**Greeting** (before turn 1)")
     assert greeting_at < markdown.index("**Turn 1**")
-    assert "- Agent-initiated (greeting, Host, latency 0.40 s): Welcome to &lt;Bistro&gt;!" in (
+    assert "- Agent-initiated (greeting, Host, latency 0.40 s): Welcome to &lt;Bistro>!" in (
         markdown
     )
-    assert '- Tool calls: load\\_menu({}) → "ok"' in markdown
-    assert "- ❌ greeting — greeting contains none of \\['hello'\\]" in markdown
+    assert '- Tool calls: load_menu({}) → "ok"' in markdown  # verbatim: no escaped `_`
+    assert "- ❌ greeting — greeting contains none of ['hello']" in markdown
     assert "- Heard, segment 1 of 2: Hi, this is Maria." in markdown
     assert "- Heard, segment 2 of 2: I need a refill." in markdown
     assert "- Heard: " not in markdown  # one line per segment instead of the joined text

@@ -55,7 +55,7 @@ def _verdict(evaluator: Any, ctx: TurnContext) -> EvalResult:
 def test_the_hint_names_the_helper() -> None:
     assert "publish_eval_events(session)" in HELPER_HINT
     assert LiveKitRoomAdapter.__doc__ is not None
-    assert "tool_calls_observed" in LiveKitRoomAdapter.__doc__
+    assert "tool_calls_unobserved" in LiveKitRoomAdapter.__doc__
 
 
 @pytest.mark.parametrize("expectation", EXPECTATIONS)
