@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .._pydantic_ai import usage_of
+from .._compat.pydantic_ai import usage_of
 from .._retry import backoff_delay, describe_error, is_transient, retry_after_s
 from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
