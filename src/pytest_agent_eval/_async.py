@@ -11,6 +11,7 @@ session's `SessionLoop` runs every eval, and at the end closes what was opened o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import gc
 import threading
@@ -102,10 +103,9 @@ async def call_in_thread(fn: Callable[..., T], *args: Any) -> T:
             outcome: tuple[bool, Any] = (True, context.run(fn, *args))
         except BaseException as exc:  # re-raised in the awaiting task
             outcome = (False, exc)
-        try:
+        # A closed loop raises RuntimeError: nobody waits for this call any more.
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(deliver, outcome)
-        except RuntimeError:  # the loop is closed: nobody waits for this call any more
-            pass
 
     threading.Thread(target=target, name="agent-eval-sync-call", daemon=True).start()
     ok, value = await future

@@ -21,6 +21,7 @@ Three steps, each applied once where it belongs:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -146,10 +147,9 @@ def _scrub(value: Any, secrets: tuple[str, ...], seen: set[int]) -> Any:
             old = getattr(value, f.name, None)
             new = _scrub(old, secrets, seen)
             if new is not old:
-                try:
+                # A frozen, slotted oddity refuses: leave that field as it is.
+                with contextlib.suppress(AttributeError, TypeError):
                     object.__setattr__(value, f.name, new)
-                except (AttributeError, TypeError):  # a slotted frozen oddity: leave it
-                    pass
         return value
     if isinstance(value, list | tuple):
         seen.add(id(value))

@@ -152,9 +152,8 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def _is_async_callable(fn: Any) -> bool:
     """An ``async def`` function, or an object whose ``__call__`` is one."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)
-    )
+    call = type(fn).__call__ if not inspect.isroutine(fn) else None
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
 class _CallableConversation:
