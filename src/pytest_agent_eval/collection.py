@@ -49,7 +49,10 @@ class TranscriptFile(pytest.File):
         settings = self.config.stash[session_key].settings
         try:
             transcript = load_transcript_file(
-                self.path, default_threshold=settings.threshold, default_runs=settings.runs
+                self.path,
+                default_threshold=settings.threshold,
+                default_runs=settings.runs,
+                audio_roots=settings.audio_root_paths,
             )
         except TranscriptError as exc:
             raise self.CollectError(str(exc)) from None

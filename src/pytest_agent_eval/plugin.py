@@ -23,14 +23,15 @@ from .eval_items import (
     mark_eval_item,
     start_records,
 )
-from .fixture import AgentEval, call_async_test, session_key
+from .fixture import AgentEval, call_async_test, close_session_loop, session_key
 from .report.not_live import NotLiveSummary
 
 __all__ = ["agent_eval"]
 
 _MARKER_HELP = (
-    "agent_eval(threshold=None, runs=None, tags=()): an agent evaluation; threshold and runs "
-    "apply to agent_eval.run() in the test, tags feed quality gates and --agent-eval-tags."
+    "agent_eval(threshold=None, runs=None, tags=(), turn_timeout_s=None): an agent evaluation; "
+    "threshold, runs and turn_timeout_s apply to agent_eval.run() in the test, tags feed "
+    "quality gates and --agent-eval-tags."
 )
 
 
@@ -58,6 +59,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(
             AgentEvalReporter(config, session.settings), "agent-eval-reporter"
         )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    close_session_loop(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
