@@ -26,7 +26,7 @@ BAD_INPUTS = {
         """,
         "*/tests/evals/bad.yaml:2, transcript 'typo_top', threshhold: unknown field 'threshhold'"
         " (did you mean 'threshold'?). Allowed here: description, id, runs, tags, threshold,"
-        " turns, voice",
+        " turn_timeout_s, turns, voice",
     ),
     "unknown_expect_field": (
         """\

@@ -100,7 +100,7 @@ ALLOWED: dict[str, set[str]] = {
     "audio_fixtures": {"errors", "_atomic", "speech"},
     "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
     "loader": {"models", "errors", "expectations", "speech", "_text", "_serialize"},
-    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_compat"},
+    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_compat", "_async"},
     "adapters": {
         "models",
         "errors",
@@ -161,8 +161,16 @@ ALLOWED: dict[str, set[str]] = {
         "_compat",
     },
     "collection": {"models", "errors", "loader", "fixture", "report", "_compat"},
-    "eval_items": {"models", "_records", "collection", "fixture", "report"},
-    "plugin": {"config", "collection", "fixture", "eval_items", "report", "audio_fixtures"},
+    "eval_items": {"models", "_records", "collection", "fixture", "report", "_sanitize"},
+    "plugin": {
+        "config",
+        "collection",
+        "fixture",
+        "eval_items",
+        "report",
+        "audio_fixtures",
+        "loader",
+    },
     "__init__": {"errors", "models", "evaluators", "fixture"},
 }
 

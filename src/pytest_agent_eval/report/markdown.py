@@ -2,13 +2,15 @@
 
 Every piece of text that came from an agent, a user or a judge goes through `md_escape`, so a
 reply holding ``*``, ``|`` or ``<script>`` shows as written and cannot break a table or inject
-markup. Line breaks inside a value become ``<br>`` so each value stays on one line.
+markup; escape and control sequences (ANSI colours, OSC links) are dropped. Line breaks inside
+a value become ``<br>`` so each value stays on one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import RunResult, TurnResult, Usage
 from ._format import (
@@ -29,7 +31,18 @@ from ._format import (
 )
 from .records import EvalRecord, ReportData
 
-__all__ = ["NOTHING_RAN", "md_escape", "md_table", "render_markdown", "render_summary_markdown"]
+__all__ = [
+    "INTERRUPTED",
+    "NOTHING_RAN",
+    "interrupted_lines",
+    "md_escape",
+    "md_table",
+    "render_markdown",
+    "render_summary_markdown",
+]
+
+INTERRUPTED = "Interrupted: the session was stopped (Ctrl-C) before every eval ran."
+"""The first words of every report of an interrupted session."""
 
 NOTHING_RAN = "No eval test ran in this session."
 """The sentence a report holds instead of results when every eval was skipped or deselected."""
@@ -46,8 +59,9 @@ _ICON = {"passed": "✅", "failed": "❌", "error": "⚠️", "skipped": "⏭️
 
 
 def md_escape(text: object) -> str:
-    """Escape text for inline markdown (GitHub flavour), keeping it on one line."""
-    return "".join(_ESCAPES.get(c, c) for c in str(text))
+    """Escape text for inline markdown (GitHub flavour), keeping it on one line, without
+    terminal control sequences."""
+    return "".join(_ESCAPES.get(c, c) for c in strip_controls(str(text)))
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -259,9 +273,31 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
     return lines
 
 
+def interrupted_lines(data: ReportData) -> list[str]:
+    """The interrupted notice and the evals that never ran, as plain text lines."""
+    if not data.interrupted:
+        return []
+    lines = [INTERRUPTED]
+    if data.not_run:
+        lines.append(f"{len(data.not_run)} eval(s) never ran or never finished:")
+        lines.extend(data.not_run)
+    return lines
+
+
+def _interrupted_section(data: ReportData) -> list[str]:
+    lines = interrupted_lines(data)
+    if not lines:
+        return []
+    head, *rest = lines
+    out = [f"> ⚠️ **{md_escape(head)}**", ""]
+    if rest:
+        out += [md_escape(rest[0]), "", *(f"- {md_escape(n)}" for n in rest[1:]), ""]
+    return out
+
+
 def render_summary_markdown(data: ReportData) -> str:
     """The headline, summary table, groups and cost, without per-turn details."""
-    lines = ["# Agent eval report", ""]
+    lines = ["# Agent eval report", "", *_interrupted_section(data)]
     if data.nothing_ran:
         skipped = len(data.records)
         why = f" {skipped} eval test(s) were skipped." if skipped else ""
