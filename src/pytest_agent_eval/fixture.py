@@ -190,25 +190,7 @@ class AgentEval:
         except TranscriptError as exc:
             pytest.fail(str(exc), pytrace=False)
         if agent is None:
-            try:
-                agent = self._request.getfixturevalue(AGENT_FIXTURE)
-            except pytest.fail.Exception as exc:
-                if NO_PARAM_WORDS not in str(exc):
-                    raise
-                pytest.fail(
-                    f"agent_eval.run() got no agent= and '{AGENT_FIXTURE}' is parametrized, so "
-                    "pytest must run this test once per agent: take the fixture as an argument "
-                    f"and pass it on, e.g.\n\n    def test_x(agent_eval, {AGENT_FIXTURE}):\n"
-                    f"        agent_eval.run_sync(agent={AGENT_FIXTURE}, turns=[...])",
-                    pytrace=False,
-                )
-            except pytest.FixtureLookupError:
-                pytest.fail(
-                    "agent_eval.run() got no agent= and there is no "
-                    f"'{AGENT_FIXTURE}' fixture to fall back on; pass agent=... or define the "
-                    "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2],
-                    pytrace=False,
-                )
+            agent = self._agent_fixture()
         adapter = adapter_or_fail(agent)
         if getattr(adapter, "consumes_audio", False) and resolved.has_audio:
             check_audio_fixtures(resolved, self._session)
@@ -223,6 +205,30 @@ class AgentEval:
             pytest.fail(f"transcript {resolved.id!r}: {exc}", pytrace=False)
         record_result(self._request.node, result, path=resolved.path)
         return result
+
+    def _agent_fixture(self) -> Any:
+        """The ``llm_eval_agent`` fixture's value, or a test failure saying what to do."""
+        __tracebackhide__ = True
+        problem = None
+        try:
+            return self._request.getfixturevalue(AGENT_FIXTURE)
+        except pytest.fail.Exception as exc:
+            if NO_PARAM_WORDS not in str(exc):
+                raise
+            problem = (
+                f"agent_eval.run() got no agent= and '{AGENT_FIXTURE}' is parametrized, so "
+                "pytest must run this test once per agent: take the fixture as an argument "
+                f"and pass it on, e.g.\n\n    def test_x(agent_eval, {AGENT_FIXTURE}):\n"
+                f"        agent_eval.run_sync(agent={AGENT_FIXTURE}, turns=[...])"
+            )
+        except pytest.FixtureLookupError:
+            problem = (
+                "agent_eval.run() got no agent= and there is no "
+                f"'{AGENT_FIXTURE}' fixture to fall back on; pass agent=... or define the "
+                "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2]
+            )
+        # Outside the except blocks, so the failure is not chained to pytest's own.
+        pytest.fail(problem, pytrace=False)
 
     def run_sync(self, *args: Any, **kwargs: Any) -> TranscriptResult:
         """`run` for synchronous tests (on the session's one event loop)."""

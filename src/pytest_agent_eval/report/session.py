@@ -72,8 +72,16 @@ class AgentEvalReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.data = self.build(int(session.exitstatus), stopped_early=bool(session.shouldfail))
         if int(session.exitstatus) == int(pytest.ExitCode.INTERRUPTED):
+            # An eval cut off mid-run has a setup record and no verdict: it is listed as never
+            # finished, not counted as skipped.
             never = tuple(n for n in self.planned_evals if n not in self.collector.finished)
-            self.data = replace(self.data, interrupted=True, not_run=never)
+            kept = tuple(r for r in self.data.session.records if r.nodeid not in never)
+            self.data = replace(
+                self.data,
+                session=replace(self.data.session, records=kept),
+                interrupted=True,
+                not_run=never,
+            )
         if self.data.decision is not None:
             session.exitstatus = self.data.decision.exitstatus
         try:
