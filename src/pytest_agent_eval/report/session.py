@@ -54,6 +54,8 @@ class AgentEvalReporter:
         self.write_error: str | None = None
         self.planned_evals: list[str] = []
         """Node ids of every eval collected (to name those an interrupt cut off)."""
+        self.ctrl_c = False
+        """A KeyboardInterrupt stopped the session (not a collection error, also exit 2)."""
         self._started = time.monotonic()
         config.stash[reporter_key] = self
 
@@ -68,10 +70,13 @@ class AgentEvalReporter:
         """Note the evals about to run (collection order)."""
         self.planned_evals.extend(n for n in nodeids if n not in self.planned_evals)
 
+    def pytest_keyboard_interrupt(self) -> None:
+        self.ctrl_c = True
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.data = self.build(int(session.exitstatus), stopped_early=bool(session.shouldfail))
-        if int(session.exitstatus) == int(pytest.ExitCode.INTERRUPTED):
+        if self.ctrl_c:
             # An eval cut off mid-run has a setup record and no verdict: it is listed as never
             # finished, not counted as skipped.
             never = tuple(n for n in self.planned_evals if n not in self.collector.finished)
