@@ -17,6 +17,23 @@ from pytest_agent_eval.models import EvalResult, ToolCall, TurnContext
 RUBRIC = "The reply must give a booking reference number."
 
 
+def _chat_prefix() -> str:
+    """The model-id prefix of OpenAI Chat Completions: ``openai-chat`` in pydantic-ai 2.x
+    (where ``openai`` means the Responses API), ``openai`` in 1.x."""
+    from pydantic_ai.models import infer_model
+
+    try:
+        infer_model("openai-chat:probe")
+    except ValueError:
+        return "openai"
+    except Exception:  # a missing key: the prefix itself is known
+        return "openai-chat"
+    return "openai-chat"
+
+
+CHAT = _chat_prefix()
+
+
 def ctx(reply: str = "Booked, BK-1.", calls: list[ToolCall] | None = None) -> TurnContext:
     return TurnContext(
         user="Book Friday 10am",
@@ -55,7 +72,7 @@ def test_two_retries_mean_three_http_requests_not_nine(
     with loopback.ChatServer(lambda body: rate_limited(loopback)) as server:
         openai_env.setenv("OPENAI_BASE_URL", server.base_url)
         evaluator = JudgeEvaluator(
-            RUBRIC, "openai-chat:loopback-judge", settings=JudgeSettings(retries=2), sleep=no_sleep
+            RUBRIC, f"{CHAT}:loopback-judge", settings=JudgeSettings(retries=2), sleep=no_sleep
         )
         result = run(evaluator, ctx())
     assert len(server.requests) == 3
@@ -78,7 +95,7 @@ def test_retry_after_is_honoured_up_to_the_timeout(
         openai_env.setenv("OPENAI_BASE_URL", server.base_url)
         evaluator = JudgeEvaluator(
             RUBRIC,
-            "openai-chat:loopback-judge",
+            f"{CHAT}:loopback-judge",
             # 25 s is longer than the backoff cap (20 s) but within the timeout: waited in full.
             settings=JudgeSettings(retries=2, timeout_s=30),
             sleep=no_sleep,
@@ -96,7 +113,7 @@ def test_retry_after_longer_than_the_timeout_gives_up_saying_rate_limited(
         openai_env.setenv("OPENAI_BASE_URL", server.base_url)
         evaluator = JudgeEvaluator(
             RUBRIC,
-            "openai-chat:loopback-judge",
+            f"{CHAT}:loopback-judge",
             settings=JudgeSettings(retries=3, timeout_s=10),
             sleep=no_sleep,
         )
@@ -115,7 +132,7 @@ def test_a_long_reply_is_cut_for_the_judge_and_the_verdict_says_so(
     with loopback.ChatServer(lambda body: verdict(loopback, body, True, "has BK-1")) as server:
         openai_env.setenv("OPENAI_BASE_URL", server.base_url)
         evaluator = JudgeEvaluator(
-            RUBRIC, "openai-chat:loopback-judge", settings=JudgeSettings(max_chars=5000)
+            RUBRIC, f"{CHAT}:loopback-judge", settings=JudgeSettings(max_chars=5000)
         )
         result = run(evaluator, ctx(reply=reply))
     sent = server.requests[0]["messages"][-1]["content"]
@@ -133,8 +150,8 @@ def test_python_judges_use_judge_model_from_the_config(
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "loopback-key")
         pytester.makepyprojecttoml(
-            '[tool.agent_eval]\njudge_model = "openai-chat:configured-judge"\n'
-            'model = "openai-chat:not-this-one"\n'
+            f'[tool.agent_eval]\njudge_model = "{CHAT}:configured-judge"\n'
+            f'model = "{CHAT}:not-this-one"\n'
         )
         pytester.makepyfile(
             test_python_judge=textwrap.dedent(

@@ -19,7 +19,6 @@ from ..config import DEFAULT_JUDGE_MAX_CHARS
 from ..models import ToolCall, TurnContext
 
 __all__ = [
-    "DEFAULT_JUDGE_MAX_CHARS",
     "JUDGE_PROMPT_VERSION",
     "JudgePrompt",
     "build_reply_prompt",
