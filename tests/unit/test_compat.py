@@ -5,6 +5,8 @@ When a pytest or pydantic-ai release changes one, these fail naming the version 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_agent_eval._compat import pydantic_ai as pai_compat
@@ -55,7 +57,7 @@ def test_pytest_drift_names_the_version(monkeypatch: pytest.MonkeyPatch) -> None
 def test_the_no_parameter_words_are_pytests() -> None:
     from _pytest import fixtures
 
-    source = open(fixtures.__file__, encoding="utf-8").read()
+    source = Path(fixtures.__file__).read_text(encoding="utf-8")
     assert pytest_compat.NO_PARAM_WORDS in source, (
         f"pytest {pytest.__version__} no longer says {pytest_compat.NO_PARAM_WORDS!r} for a "
         "parametrized fixture requested outside the test's parameters"
