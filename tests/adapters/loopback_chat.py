@@ -106,15 +106,19 @@ class ChatServer:
 
     Args:
         respond: Decides the answer to each ``POST .../chat/completions`` body.
+        keep_alive: Speak HTTP/1.1 and keep connections open between requests, as real
+            servers do (a client then reuses its pooled connections).
     """
 
-    def __init__(self, respond: Respond) -> None:
+    def __init__(self, respond: Respond, *, keep_alive: bool = False) -> None:
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")

