@@ -309,4 +309,14 @@ def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
     assert without_tokens(by_speed[0.0]) == EXPECTED[scenario.id]
     # Tokens too: every LLM request of a turn is charged to it, at every speed.
     assert all(t["tokens"] is not None for t in by_speed[0.0])
-    assert by_speed[1.0] == by_speed[0.0]
+    differences = [
+        (index, key, at_max[key], in_real_time[key])
+        for index, (at_max, in_real_time) in enumerate(
+            zip(by_speed[0.0], by_speed[1.0], strict=True), start=1
+        )
+        for key in at_max
+        if at_max[key] != in_real_time.get(key)
+    ]
+    assert not differences, "turn, field, at max speed, in real time:\n" + "\n".join(
+        map(repr, differences)
+    )
