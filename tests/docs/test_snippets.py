@@ -65,8 +65,10 @@ def test_a_block_without_a_tag_is_refused(tmp_path: Path) -> None:
 
 
 def test_python_is_compiled_for_the_lowest_supported_version(tmp_path: Path) -> None:
-    # The LiveKit guide once had this: a backslash inside an f-string expression, fine on 3.12.
-    (block,) = _blocks(tmp_path, "```python\nx = f\"{'a\\\\w'}\"\n```\n")
+    # The LiveKit guide once had this line: a backslash inside an f-string expression is fine
+    # on 3.12 and a SyntaxError on 3.11.
+    line = "Rule(r'what name', reply=lambda ctx: f\"It is under {ctx.recall(r'I am (\\w+)')}.\")"
+    (block,) = _blocks(tmp_path, f"```python\n{line}\n```\n")
     (problem,) = form_problems(block)
     assert "Python 3.11 cannot compile it" in problem
 
@@ -124,3 +126,49 @@ def test_a_failing_snippet_fails_its_page(tmp_path: Path) -> None:
     assert status == 1
     assert "FAIL docs" not in output
     assert "FAIL " in output and "expected tool calls not made: ['book']" in output
+
+
+# The LiveKit guide once showed these rules beside its booking transcript: they pass no
+# ``time`` to book_table and recall the name only from earlier messages, so the transcript's
+# ``tool_calls_args`` cannot pass (the f-string is made 3.11-safe so only the mismatch is left).
+_RULES_THAT_DO_NOT_FIT = """\
+# tests/rules.py
+from pytest_agent_eval.adapters.livekit import Rule, ScriptContext, ScriptedLLM, parse_number
+
+NAME = r"I am (\\w+)"
+
+
+def booking_args(ctx: ScriptContext) -> dict:
+    return {"party_size": parse_number(ctx.group("party")), "name": ctx.recall(NAME)}
+
+
+RULES = [
+    Rule(r"table for (?P<party>\\w+)", tool="book_table", args=booking_args,
+         reply="Booked: {output}."),
+    Rule(r"(?P<diet>vegan|gluten)", tool="check_menu", args={"diet": "{diet}"},
+         preamble="Let me check.", reply="We have {output}."),
+    Rule(r"what name", reply=lambda ctx: f"It is under {ctx.recall(NAME)}."),
+]
+"""
+
+
+def test_livekit_rules_that_do_not_satisfy_the_transcript_fail_the_page(tmp_path: Path) -> None:
+    # The guide's own conftest, transcript and commands, with the rules swapped for the ones
+    # it used to show: the page must fail where the transcript's check fails.
+    guide = parse_page(ROOT / "docs" / "livekit.md")
+    conftest, transcript, rules = (
+        next(b for b in guide if b.path == path)
+        for path in ("tests/conftest.py", "tests/evals/booking.yaml", "tests/rules.py")
+    )
+    command = next(b for b in guide if b.lang == "bash" and "pytest --agent-eval-live" in b.text)
+    assert "time" in rules.text  # the guide's rules are the fixed ones
+    blocks = [(conftest.lang, conftest.text), (transcript.lang, transcript.text)]
+    blocks += [("python", _RULES_THAT_DO_NOT_FIT), ("bash", command.text)]
+    page = tmp_path / "page" / "livekit.md"  # named so the guide's support files are used
+    page.parent.mkdir()
+    page.write_text("".join(f"```{lang}\n{text}```\n\n" for lang, text in blocks), "utf-8")
+
+    status, output = run_page(page, tmp_path / "run")
+
+    assert status == 1, output
+    assert "FAIL " in output and "tool_calls_args[book_table] fail" in output, output
