@@ -108,26 +108,6 @@ def test_pip_install_names_only_real_extras(tmp_path: Path) -> None:
     assert "'nosuch'" in problem
 
 
-def test_a_failing_snippet_fails_its_page(tmp_path: Path) -> None:
-    # The scripted rules and the transcript next to them must agree: a page whose transcript
-    # expects a tool the agent does not call fails when its pytest command runs.
-    page = tmp_path / "page.md"
-    page.write_text(
-        "```toml\n# pyproject.toml\n[tool.agent_eval]\nyaml_dirs = ['tests/evals']\n```\n\n"
-        "```yaml\n# tests/evals/t.yaml\nid: t\nturns:\n  - user: hi\n    expect:\n"
-        "      tool_calls_include: [book]\n```\n\n"
-        "```python\n# tests/conftest.py\nimport pytest\n\n@pytest.fixture\n"
-        "def llm_eval_agent():\n    return lambda history: 'hello'\n```\n\n"
-        "```bash\npytest --agent-eval-live -q -p no:cacheprovider\n```\n",
-        encoding="utf-8",
-    )
-    status, output = run_page(page, tmp_path)
-
-    assert status == 1
-    assert "FAIL docs" not in output
-    assert "FAIL " in output and "expected tool calls not made: ['book']" in output
-
-
 # The LiveKit guide once showed these rules beside its booking transcript: they pass no
 # ``time`` to book_table and recall the name only from earlier messages, so the transcript's
 # ``tool_calls_args`` cannot pass (the f-string is made 3.11-safe so only the mismatch is left).

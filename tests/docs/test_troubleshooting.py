@@ -72,10 +72,8 @@ _PROJECT = {
 }
 
 
-@pytest.fixture(scope="module")
-def project_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def _project_runs(project: Path) -> dict[str, str]:
     """The small project's pytest output: not live (one eval skipped), then live."""
-    project = tmp_path_factory.mktemp("troubleshooting")
     for name, text in _PROJECT.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text, encoding="utf-8")
@@ -172,10 +170,11 @@ def test_the_missing_fixture_message(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert _pattern(documented()["fixture-missing"]).fullmatch(_flat(said)), said
 
 
-@pytest.mark.parametrize("key", sorted(FROM_A_RUN))
-def test_the_message_is_what_a_run_prints(key: str, project_runs: dict[str, str]) -> None:
-    output = project_runs[FROM_A_RUN[key]]
-    assert _pattern(documented()[key]).search(_flat(output)), output
+def test_the_messages_are_what_a_run_prints(tmp_path: Path) -> None:
+    # One test, so the two pytest runs happen once (a module fixture would run per xdist worker).
+    outputs = _project_runs(tmp_path)
+    for key, mode in FROM_A_RUN.items():
+        assert _pattern(documented()[key]).search(_flat(outputs[mode])), (key, outputs[mode])
 
 
 def test_a_drifted_message_is_caught() -> None:
