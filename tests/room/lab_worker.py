@@ -8,6 +8,8 @@
 ``ghost``      joins the room, never starts a session
 ``absent``     accepts the job, never joins the room
 ``greeter``    the restaurant agent, speaking first (with publish_eval_events)
+``handoff``    a front desk that hands billing questions to a billing agent, which introduces
+               itself (with publish_eval_events)
 """
 
 from __future__ import annotations
@@ -22,9 +24,19 @@ from typing import Any
 # onnxruntime (Silero VAD) would send telemetry otherwise; see examples/voice-livekit-room.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-from livekit.agents import Agent, AgentServer, AgentSession, JobContext, cli, llm
+from livekit.agents import (
+    Agent,
+    AgentServer,
+    AgentSession,
+    JobContext,
+    RunContext,
+    cli,
+    function_tool,
+    llm,
+)
 
 from pytest_agent_eval.adapters.livekit import (
+    Rule,
     ScriptedLLM,
     SynthesizerTTS,
     eval_session_kwargs,
@@ -55,6 +67,34 @@ class GreeterAgent(RestaurantAgent):
 
     async def on_enter(self) -> None:
         self.session.generate_reply(instructions="Greet the caller.")
+
+
+BILLING_INTRO = "Billing here. How can I help with your bill?"
+
+
+class BillingDesk(Agent):
+    """Entered by a handoff; introduces itself."""
+
+    def __init__(self) -> None:
+        super().__init__(instructions="You are the billing assistant.")
+
+    async def on_enter(self) -> None:
+        self.session.say(BILLING_INTRO)
+
+
+class FrontDesk(Agent):
+    """Hands billing questions over to `BillingDesk`."""
+
+    def __init__(self) -> None:
+        super().__init__(instructions="You are the front desk. Transfer billing questions.")
+
+    @function_tool
+    async def transfer_to_billing(self, ctx: RunContext) -> Agent:
+        """Transfer the caller to billing."""
+        return BillingDesk()
+
+
+HANDOFF_RULES = [Rule(r"\bbill\b", tool="transfer_to_billing")]
 
 
 class MuteAgent(Agent):
@@ -100,6 +140,13 @@ async def entrypoint(ctx: JobContext) -> None:
         )
         publish_eval_events(session)
         await session.start(agent=GreeterAgent(), room=ctx.room)
+        return
+    if behaviour == "handoff":
+        session = AgentSession(
+            vad=VAD, llm=ScriptedLLM(HANDOFF_RULES), tts=SynthesizerTTS(), **eval_session_kwargs()
+        )
+        publish_eval_events(session)
+        await session.start(agent=FrontDesk(), room=ctx.room)
         return
     raise ValueError(f"lab-agent: unknown behaviour {behaviour!r} in the job metadata")
 

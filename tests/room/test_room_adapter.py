@@ -9,7 +9,7 @@ from room_lab import RoomLab
 
 from pytest_agent_eval.audio_fixtures import read_wav, transcribe, word_error_rate
 from pytest_agent_eval.errors import AdapterError
-from pytest_agent_eval.models import AgentReply
+from pytest_agent_eval.models import AgentReply, Handoff
 
 BOOK_TEXT = "Hi, I am Alice and I would like a table for two at seven pm."
 NAME_TEXT = "What name is the booking under?"
@@ -128,3 +128,29 @@ def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) 
     # The helper's events (tool outputs included) went to the test's caller only, not to
     # another participant in the room.
     assert out["bystander_events"] == 0
+
+
+def test_handoffs_and_the_active_agent_come_from_the_helper(lab: RoomLab, lab_worker: str) -> None:
+    # The same typed records as in process, so handoff_to / agent_is read a room run too.
+    out = lab.call(
+        "converse",
+        agent_name=lab_worker,
+        dispatch_metadata="handoff",
+        turns=[{"user": "I have a question about my bill."}],
+    )
+    (reply,) = out["replies"]
+    assert reply.reply == "Billing here. How can I help with your bill?"
+    assert [c.name for c in reply.calls] == ["transfer_to_billing"]
+    assert reply.handoffs == [Handoff("FrontDesk", "BillingDesk")]
+    assert reply.active_agent == "BillingDesk"
+
+
+def test_without_the_helper_agents_are_unknown_not_none(lab: RoomLab, lab_worker: str) -> None:
+    out = lab.call(
+        "converse",
+        agent_name=lab_worker,
+        dispatch_metadata="no-helper",
+        turns=[{"user": "Do you have vegan dishes?"}],
+    )
+    (reply,) = out["replies"]
+    assert reply.handoffs is None and reply.active_agent is None

@@ -18,7 +18,7 @@ import aiohttp
 from livekit import api, rtc
 
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
-from ...models import AgentReply, Transcript, Turn, Usage
+from ...models import AgentReply, Handoff, Transcript, Turn, Usage
 from ..base import ConversationInfo, TurnInput
 from ._adapter import _resolve
 from ._audio import FixtureAudio, content_key, load_fixture_audio
@@ -620,6 +620,16 @@ class LiveKitRoomConversation:
             audio_out=self._save_audio(turn, pcm),
             metadata=metadata,
             tool_calls_unobserved=None if observer.helper_seen else HELPER_HINT,
+            # Only the helper sees agents; without it these stay unknown (None), never "none".
+            active_agent=observer.active_agent if observer.helper_seen else None,
+            handoffs=[
+                Handoff(h.get("from_agent"), str(h["to_agent"]))
+                for h in log.handoffs
+                # The session's start is a handoff from no agent: not one of the turn's.
+                if h.get("to_agent") and h.get("old_agent") is not None
+            ]
+            if observer.helper_seen
+            else None,
         )
 
     def _save_audio(self, turn: TurnInput, pcm: bytes) -> Path | None:

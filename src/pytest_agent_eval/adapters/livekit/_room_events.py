@@ -15,11 +15,13 @@ Wire format (version 1), one JSON object per text stream; every object has ``v``
 ========================  =================================================================
 ``hello``                 the helper is installed (sent once, first)
 ``tool_calls``            ``calls``: ``[{name, arguments, call_id, output, is_error}]``
-``handoff``               ``old_agent``, ``new_agent``: ids of the agents
+``handoff``               ``old_agent``, ``new_agent``: ids of the agents; ``from_agent``,
+                          ``to_agent``: their class names (how reports name agents)
 ``message``               ``role``, ``text``, ``interrupted``: a chat message was added
 ``user_transcript``       ``text``: a final transcript of the user's speech
 ``user_state``            ``new``: the user is ``speaking``, ``listening`` or ``away``
-``agent_state``           ``old``, ``new``; on ``listening`` also ``llm_tokens``: [in, out]
+``agent_state``           ``old``, ``new``, ``agent`` (the active agent's class name, or
+                          null); on ``listening`` also ``llm_tokens``: [in, out]
 ``error``                 ``source``, ``error``, ``recoverable``
 ``close``                 ``reason``, ``error``: the session closed
 ========================  =================================================================
@@ -115,6 +117,7 @@ class EvalEventPublisher:
         self._seq = itertools.count()
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
         self._connected = asyncio.Event()
+        self._agent: str | None = None
         self._handlers: list[tuple[str, Any]] = [
             ("function_tools_executed", self._on_tools),
             ("conversation_item_added", self._on_item),
@@ -202,7 +205,17 @@ class EvalEventPublisher:
     def _on_item(self, ev: Any) -> None:
         item = ev.item
         if getattr(item, "type", None) == "agent_handoff":
-            self._emit("handoff", old_agent=item.old_agent_id, new_agent=item.new_agent_id)
+            # Emitted once the session runs the new agent: it is the current one. The session's
+            # start is one too (old_agent None). Only these events move `_agent`: a state
+            # change can be reported before the handoff item is.
+            previous, self._agent = self._agent, self._active_agent()
+            self._emit(
+                "handoff",
+                old_agent=item.old_agent_id,
+                new_agent=item.new_agent_id,
+                from_agent=previous,
+                to_agent=self._agent,
+            )
         elif getattr(item, "type", None) == "message":
             self._emit(
                 "message",
@@ -210,6 +223,14 @@ class EvalEventPublisher:
                 text=item.text_content or "",
                 interrupted=bool(getattr(item, "interrupted", False)),
             )
+
+    def _active_agent(self) -> str | None:
+        from ._turn import agent_name
+
+        try:
+            return agent_name(self._session.current_agent)
+        except RuntimeError:  # not started yet, or closed
+            return None
 
     def _on_transcript(self, ev: Any) -> None:
         if ev.is_final and ev.transcript:
@@ -219,7 +240,11 @@ class EvalEventPublisher:
         self._emit("user_state", new=ev.new_state)
 
     def _on_state(self, ev: Any) -> None:
-        fields: dict[str, Any] = {"old": ev.old_state, "new": ev.new_state}
+        fields: dict[str, Any] = {
+            "old": ev.old_state,
+            "new": ev.new_state,
+            "agent": self._active_agent(),
+        }
         if ev.new_state == "listening":
             from ._turn import llm_usage
 

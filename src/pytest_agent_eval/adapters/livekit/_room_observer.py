@@ -96,6 +96,8 @@ class RoomObserver:
         """``(arrival, role, interrupted)`` of every chat message the helper reported."""
         self.helper_closed: str | None = None
         self.llm_tokens: tuple[int, int] | None = None
+        self.active_agent: str | None = None
+        """The agent the helper last reported active (its class name)."""
         self.greeting = TurnLog(began_at=time.perf_counter())
         self.turn: TurnLog = self.greeting
         self._pending_events: dict[int, dict[str, Any]] = {}
@@ -331,8 +333,12 @@ class RoomObserver:
                     }
                 )
         elif kind == "handoff":
-            handoff = {"old_agent": event.get("old_agent"), "new_agent": event.get("new_agent")}
+            handoff = {
+                key: event.get(key) for key in ("old_agent", "new_agent", "from_agent", "to_agent")
+            }
             turn.handoffs.append(handoff)
+            if event.get("to_agent"):
+                self.active_agent = str(event["to_agent"])
             turn.events.append({"type": "agent_handoff", **handoff})
         elif kind == "message":
             role = str(event.get("role"))
@@ -353,6 +359,8 @@ class RoomObserver:
             turn.helper_heard.append(str(event["text"]).strip())
         elif kind == "agent_state":
             self.helper_state = str(event.get("new"))
+            if event.get("agent"):
+                self.active_agent = str(event["agent"])
             self.helper_state_changes.append((event["_arrived"], self.helper_state))
             tokens = event.get("llm_tokens")
             if isinstance(tokens, list) and len(tokens) == 2:
