@@ -84,6 +84,120 @@ def test_the_yaml_reference_has_every_field_and_description_once() -> None:
         assert page.count(key.description) == 1, key.name
 
 
+def test_expect_has_exactly_one_field_per_registered_key_with_an_empty_default() -> None:
+    fields = {f.name: f for f in dataclasses.fields(Expect)}
+    assert set(fields) - {"evaluators"} == set(KEYS)
+    assert len(KEYS) == len(expect_keys()), "a key is registered twice"
+    for name, field in fields.items():
+        default = field.default_factory() if callable(field.default_factory) else field.default
+        assert default in ([], None, False), f"Expect.{name} must default to 'not checked'"
+
+
+def test_expect_keeps_its_positional_order_and_new_fields_go_last() -> None:
+    names = [f.name for f in dataclasses.fields(Expect)]
+    assert names[:13] == [
+        # the seed's order (Expect is constructed positionally)
+        "evaluators",
+        "judge",
+        "tool_calls_include",
+        "tool_calls_exclude",
+        "tool_calls_ordered",
+        "tool_calls_args",
+        "reply_contains_any",
+        "reply_contains_all",
+        "reply_matches_any",
+        "reply_matches_all",
+        # added before the registry
+        "heard_contains_any",
+        "heard_contains_all",
+        "max_latency_ms",
+    ]
+
+
+def test_every_module_of_the_package_is_registered_once() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(registry.__path__) if m.name not in ("base",)}
+    registered = [e.name for e in EXPECTATIONS]
+    assert len(registered) == len(set(registered))
+    assert modules == set(registered), "list every expectation module in EXPECTATIONS"
+    for expectation in EXPECTATIONS:
+        module = __import__(f"pytest_agent_eval.expectations.{expectation.name}", fromlist=["x"])
+        assert module.EXPECTATION is expectation
+
+
+def _load_expect(raw: dict[str, object]) -> Expect:
+    text = yaml.safe_dump({"id": "t", "turns": [{"user": "hi", "expect": raw}]})
+    return load_transcript_text(text, path=Path("t.yaml")).turns[0].expect
+
+
+@pytest.mark.parametrize("name", sorted(KEYS))
+def test_every_key_validates_loads_and_builds_an_evaluator(name: str) -> None:
+    key = KEYS[name]
+    assert key.description.endswith(".") and "description" not in key.schema
+    expect = _load_expect({name: key.example})
+    hint = typing.get_type_hints(Expect)[name]
+    assert getattr(expect, name) == from_json(hint, key.example)
+    assert getattr(expect, name) != getattr(Expect(), name)
+    # A key that is set must be checked by something, or it would pass unchecked;
+    # tool_calls_ordered only orders tool_calls_include, so it counts with its family.
+    family = next(e for e in EXPECTATIONS if key in e.keys)
+    assert build_evaluators(_load_expect({k.name: k.example for k in family.keys}))
+    if name != "tool_calls_ordered":
+        assert build_evaluators(expect), f"{name} set alone builds no evaluator"
+
+
+@pytest.mark.parametrize("name", sorted(k.name for k in transcript_keys()))
+def test_every_top_level_key_validates_loads_and_builds_a_check(name: str) -> None:
+    key = next(k for k in transcript_keys() if k.name == name)
+    assert key.description.endswith(".") and "description" not in key.schema
+    assert name in build_schema()["properties"]
+    assert f"| `{name}` (top level) | {key.description} |" in expectations_table()
+    text = yaml.safe_dump({"id": "t", name: key.example, "turns": [{"user": "hi"}]})
+    transcript = load_transcript_text(text, path=Path("t.yaml"))
+    field = next(f for f in dataclasses.fields(Transcript) if f.name == name)
+    assert field.default is None, f"Transcript.{name} must default to 'not checked'"
+    hint = typing.get_type_hints(Transcript)[name]
+    assert getattr(transcript, name) == from_json(hint, key.example)
+    assert build_greeting_checks(transcript), f"{name} set builds no check"
+    assert not build_greeting_checks(Transcript(id="t", turns=transcript.turns))
+
+
+def test_definitions_are_shared_not_redefined() -> None:
+    defs = expect_defs()
+    assert {"judge", "tool_call_args"} <= set(defs)
+    schema = build_schema()
+    refs = {ref.split("/")[-1] for ref in _refs(schema)}
+    assert refs <= set(schema["$defs"]), "a $ref points at nothing"
+
+
+def _refs(node: object) -> list[str]:
+    if isinstance(node, dict):
+        found = [node["$ref"]] if "$ref" in node else []
+        return found + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
+
+
+def test_the_regex_check_declared_by_reply_text_runs_in_the_loader() -> None:
+    text = textwrap.dedent(
+        """\
+        id: t
+        turns:
+          - user: hi
+            expect:
+              reply_matches_all:
+                - ok
+                - "BK-(\\\\d+"
+        """
+    )
+    with pytest.raises(TranscriptError) as info:
+        load_transcript_text(text, path=Path("t.yaml"))
+    assert "t.yaml:7, transcript 't', turn 1, turns[0].expect.reply_matches_all[1]: " in str(
+        info.value
+    )
+    assert "invalid regex 'BK-(\\\\d+'" in str(info.value)
+
+
 def test_the_command_regenerates_and_checks(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     (docs / "schema").mkdir(parents=True)
