@@ -55,6 +55,11 @@ server = AgentServer(
     # burst of three calls on a 2-core machine away. The server's target load, on the load
     # above, is the only cap needed.
     load_threshold=float("inf"),
+    # prewarm loads Whisper and the voice in every job process. LiveKit kills a process whose
+    # setup takes over 10 s (its default), and on a busy 2-core runner this one can: every
+    # process is then killed in turn and the dispatched job never starts ("the agent never
+    # joined the room"). Give the setup the time the models need.
+    initialize_process_timeout=120.0,
 )
 
 

@@ -69,6 +69,7 @@ def test_dispatch_accepted_but_the_agent_never_joined(lab: RoomLab, lab_worker: 
     message = str(caught.value)
     assert "the dispatch was accepted (worker AW_" in message
     assert "but the agent never joined the room" in message and "ctx.connect()" in message
+    assert "initialize_process_timeout" in message
 
 
 def test_agent_joined_but_never_started_its_session(lab: RoomLab, lab_worker: str) -> None:

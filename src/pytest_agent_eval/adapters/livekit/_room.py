@@ -459,7 +459,9 @@ class LiveKitRoomConversation:
         return (
             f": the dispatch was accepted (worker {job.state.worker_id or '?'} has job {job.id}, "
             f"status {status}{error}) but the agent never joined the room. Does the "
-            "entrypoint connect (await ctx.connect(), or session.start(room=ctx.room))?"
+            "entrypoint connect (await ctx.connect(), or session.start(room=ctx.room))? If "
+            "the worker logs 'error initializing process', its setup_fnc outlasts "
+            "initialize_process_timeout (10 s by default): raise it on the AgentServer"
         )
 
     # -- turns ----------------------------------------------------------------------------
