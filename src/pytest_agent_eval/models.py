@@ -503,10 +503,10 @@ class ToolCall(str):
     Subclasses ``str`` so name-based checks keep working unchanged: ``"book_slot"
     in ctx.tool_calls``, equality against plain strings, and hand-rolled agents
     returning ``list[str]`` (the runner normalises those to ``ToolCall`` with
-    ``args=None``).
+    ``args=None``). Made as ``ToolCall(name, args, *, output=..., is_error=..., ...)``:
 
-    Args:
-        name: The tool name.
+    Attributes:
+        name: The tool name (the string itself).
         args: The arguments the tool was called with, or None when the adapter
             could not capture them.
         output: What the tool returned, when the adapter saw it.

@@ -756,6 +756,7 @@ EXPORTS: dict[str, list[str]] = {
         "TABLE_START",
         "build_schema",
         "expectations_table",
+        "reference_page",
         "render_schema",
         "replace_table",
     ],

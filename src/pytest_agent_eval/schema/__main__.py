@@ -1,5 +1,5 @@
 """``python -m pytest_agent_eval.schema [--check] [--root DIR]``: regenerate the transcript schema
-(packaged and published copies) and the expectations table in docs/transcripts.md.
+(packaged and published copies) and the YAML reference page docs/yaml-reference.md.
 
 Run it from the repository root after adding or changing an expectation. ``--check`` writes
 nothing and exits 1 naming every file that is out of date.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .._atomic import write_atomic
-from . import PACKAGED_SCHEMA, render_schema, replace_table
+from . import PACKAGED_SCHEMA, reference_page, render_schema
 
 __all__ = ["main"]
 
@@ -21,13 +21,12 @@ __all__ = ["main"]
 def _targets(root: Path) -> dict[Path, str]:
     schema = render_schema()
     docs = root / "docs"
-    transcripts_md = docs / "transcripts.md"
-    if not transcripts_md.is_file():
-        raise SystemExit(f"{transcripts_md} not found: run from the repository root or pass --root")
+    if not docs.is_dir():
+        raise SystemExit(f"{docs} not found: run from the repository root or pass --root")
     return {
         PACKAGED_SCHEMA: schema,
         docs / "schema" / "transcript.json": schema,
-        transcripts_md: replace_table(transcripts_md.read_text(encoding="utf-8")),
+        docs / "yaml-reference.md": reference_page(),
     }
 
 
