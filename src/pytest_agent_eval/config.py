@@ -101,6 +101,8 @@ class Settings:
     early_stop: bool = False
     stale_audio: str = "fail"
     max_fixture_s: float = 120.0
+    stt_cache: bool = False
+    stt_cache_dir: str = ".agent_eval_cache/stt"
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     groups: tuple[GateConfig, ...] = ()
 
@@ -114,6 +116,12 @@ class Settings:
             timeout_s=self.timeout,
             cache_dir=cache,
         )
+
+    @property
+    def stt_cache_path(self) -> Path | None:
+        """The on-disk transcript cache folder (``stt_cache_dir`` under the rootdir), or None
+        when ``stt_cache`` is off."""
+        return (self.rootdir / self.stt_cache_dir) if self.stt_cache else None
 
     @property
     def yaml_paths(self) -> list[Path]:
@@ -143,6 +151,8 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "early_stop": ((bool,), "true or false"),
     "stale_audio": ((str,), "one of 'fail', 'skip', 'synthesize'"),
     "max_fixture_s": ((int, float), "a number of seconds > 0"),
+    "stt_cache": ((bool,), "true or false"),
+    "stt_cache_dir": ((str,), "a folder path"),
     "voice": ((dict,), "a table of voice settings"),
     "groups": ((dict,), "a table of [tool.agent_eval.groups.NAME] tables"),
 }

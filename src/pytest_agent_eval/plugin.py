@@ -35,6 +35,9 @@ _MARKER_HELP = (
 )
 
 
+_outer_stt_cache_dir = pytest.StashKey["Path | None"]()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
@@ -47,9 +50,15 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[session_key] = session
     register_group_markers(config)
-    from .audio_fixtures import set_max_fixture_s  # every fixture check uses the one cap
+    from .audio_fixtures import (
+        default_transcript_cache_dir,
+        set_default_transcript_cache_dir,
+        set_max_fixture_s,
+    )
 
-    set_max_fixture_s(session.settings.max_fixture_s)
+    set_max_fixture_s(session.settings.max_fixture_s)  # every fixture check uses the one cap
+    config.stash[_outer_stt_cache_dir] = default_transcript_cache_dir()
+    set_default_transcript_cache_dir(session.settings.stt_cache_path)  # WhisperSTT's default
     for warning in warnings:
         config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
     # Prevent reporting on worker nodes (xdist): the controller sees every report.
@@ -60,6 +69,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(
             AgentEvalReporter(config, session.settings), "agent-eval-reporter"
         )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # A pytest run inside a process (pytester, an IDE) leaves the process's default as it was.
+    if _outer_stt_cache_dir in config.stash:
+        from .audio_fixtures import set_default_transcript_cache_dir
+
+        set_default_transcript_cache_dir(config.stash[_outer_stt_cache_dir])
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

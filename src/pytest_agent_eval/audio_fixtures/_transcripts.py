@@ -38,6 +38,7 @@ __all__ = [
     "TranscriptCache",
     "TranscriptKey",
     "default_transcript_cache_dir",
+    "entry_path",
     "set_default_transcript_cache_dir",
     "transcript_cache",
 ]

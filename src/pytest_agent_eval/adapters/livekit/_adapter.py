@@ -679,17 +679,20 @@ class LiveKitConversation:
     def _why_agree(self) -> str:
         if self._mirror is not None:
             basis = (
-                "A twin stream of the same VAD, fed the same frames, predicts the session's "
-                "streams; they disagree only if the VAD is not deterministic."
+                "A twin stream of the same VAD, fed the same frames, predicts the session's streams"
             )
         else:
             basis = (
                 "The adapter resets the session's VAD stream at the start of each fixture "
-                "(VADStream.flush()) and cuts the fixture once with the same VAD and settings, "
-                "so the two agree for Silero; a VAD whose flush() keeps state, or whose "
-                "settings change while the session runs, can disagree."
+                "(VADStream.flush()) and cuts the fixture once with the same VAD and settings"
             )
-        return basis + " The turn stops here rather than hand the STT misplaced segments."
+        return (
+            f"{basis}, so both find the same segments, their ends within a few VAD windows of "
+            "each other. They disagree when a pause in the fixture sits right at the VAD's "
+            "min_silence_duration (re-synthesize it with a clearer pause), when the VAD's "
+            "flush() keeps state, or when its settings change while the session runs. The turn "
+            "stops here rather than hand the STT misplaced segments."
+        )
 
     async def _push_phrases(
         self,
@@ -794,6 +797,8 @@ class LiveKitConversation:
     async def _push_now(self, frames: tuple[Any, ...]) -> None:
         """Hand ``frames`` to the session at once, yielding now and then as a source would."""
         assert self._audio_in is not None
+        if self._vad is not None:
+            self._vad.fed(sum(frame.duration for frame in frames))
         for i, frame in enumerate(frames):
             self._audio_in.push(frame)
             if i % 25 == 24:
@@ -804,7 +809,7 @@ class LiveKitConversation:
         self, audio: FixtureAudio, segments: tuple[SpeechSegment, ...], anchors: list[float]
     ) -> None:
         """Stream the frames at the adapter's speed, noting when each segment's speech ended."""
-        assert self._audio_in is not None
+        assert self._audio_in is not None and self._vad is not None
         ends = [min(len(audio.frames) - 1, int(s.end_s / audio.frame_s)) for s in segments]
         speed = self.adapter.speed
         loop = asyncio.get_running_loop()
@@ -814,6 +819,7 @@ class LiveKitConversation:
             if (delay := due - loop.time()) > 0:
                 await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
             self._notice_new_listener()
+            self._vad.fed(frame.duration)
             self._audio_in.push(frame)
             while ends and i >= ends[0]:
                 ends.pop(0)

