@@ -26,7 +26,7 @@ BAD_INPUTS = {
         """,
         "*/tests/evals/bad.yaml:2, transcript 'typo_top', threshhold: unknown field 'threshhold'"
         " (Did you mean 'threshold'?). Allowed here: description, greeting, id, runs, tags,"
-        " threshold, turns, voice",
+        " threshold, turn_timeout_s, turns, voice",
     ),
     "unknown_expect_field": (
         """\

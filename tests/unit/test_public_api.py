@@ -88,12 +88,13 @@ def test_importing_the_package_and_plugin_stays_light() -> None:
 # fixture, eval_items, plugin) sits on top; nothing imports plugin.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "_serialize": set(),
+    "_sanitize": set(),
+    "_serialize": {"_sanitize"},
     "_atomic": set(),
     "_async": set(),
-    "_text": {"models"},  # only for type checking
+    "_text": {"models", "_sanitize"},  # models only for type checking
     "_retry": {"_text"},
-    "_pydantic_ai": {"models"},
+    "_compat": {"models"},
     "models": {"errors", "_serialize"},
     "speech": {"errors"},
     "_records": {"models", "_serialize"},
@@ -101,7 +102,7 @@ ALLOWED: dict[str, set[str]] = {
     "audio_fixtures": {"errors", "_atomic", "speech"},
     "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
     "loader": {"models", "errors", "expectations", "speech", "_text", "_serialize"},
-    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_pydantic_ai"},
+    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_compat", "_async"},
     "adapters": {
         "models",
         "errors",
@@ -111,7 +112,7 @@ ALLOWED: dict[str, set[str]] = {
         "synthesize",  # SynthesizerTTS speaks with the synthesizer's offline backends
         "_text",
         "_retry",
-        "_pydantic_ai",
+        "_compat",
         "_atomic",
         "_async",
     },
@@ -124,9 +125,22 @@ ALLOWED: dict[str, set[str]] = {
         "expectations",
         "speech",  # history, TurnContext.user and judges get the words without pause markers
         "_text",
+        "_sanitize",
+        "_async",
     },
     "gates": {"_records", "config", "models"},
-    "report": {"models", "errors", "config", "gates", "_records", "_text", "_atomic", "_serialize"},
+    "report": {
+        "models",
+        "errors",
+        "config",
+        "gates",
+        "_records",
+        "_text",
+        "_atomic",
+        "_serialize",
+        "_sanitize",
+        "audio_fixtures",
+    },
     "synthesize": {
         "models",
         "errors",
@@ -142,10 +156,27 @@ ALLOWED: dict[str, set[str]] = {
     "synthesize_audio": {"synthesize"},
     "yaml_loader": {"loader", "errors", "models"},
     "schema": {"expectations", "_atomic"},
-    "fixture": {"models", "errors", "config", "adapters", "runner", "synthesize", "_async"},
-    "collection": {"models", "errors", "loader", "fixture", "report", "_text"},
-    "eval_items": {"models", "_records", "collection", "fixture", "report"},
-    "plugin": {"config", "collection", "fixture", "eval_items", "report", "audio_fixtures"},
+    "fixture": {
+        "models",
+        "errors",
+        "config",
+        "adapters",
+        "runner",
+        "synthesize",
+        "_async",
+        "_compat",
+    },
+    "collection": {"models", "errors", "loader", "fixture", "report", "_compat", "_text"},
+    "eval_items": {"models", "_records", "collection", "fixture", "report", "_sanitize"},
+    "plugin": {
+        "config",
+        "collection",
+        "fixture",
+        "eval_items",
+        "report",
+        "audio_fixtures",
+        "loader",
+    },
     "__init__": {"errors", "models", "evaluators", "fixture"},
 }
 
