@@ -131,3 +131,20 @@ def test_decoding_is_deterministic_and_the_disk_cache_serves_a_rerun(
     assert filled == {"text": one["text"], "misses": 1, "disk_hits": 0}
     assert rerun == {"text": one["text"], "misses": 0, "disk_hits": 1}
     assert word_error_rate(SPEECH_TEXT, str(one["text"])) <= 0.1
+
+
+@pytest.mark.parametrize(
+    ("workers", "share"), [(None, 1), ("1", 1), ("2", 2), ("64", 64), ("x", 1)]
+)
+def test_xdist_workers_share_the_cores(
+    monkeypatch: pytest.MonkeyPatch, workers: str | None, share: int
+) -> None:
+    """Each worker's default thread count is its share of the cores, and is in the cache key."""
+    cores = len(os.sched_getaffinity(0))
+    if workers is None:
+        monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
+    else:
+        monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", workers)
+    identity = recognizer_identity(content=False)
+    assert identity["cpu_threads"] == max(1, cores // share)
+    assert recognizer_identity(cpu_threads=3, content=False)["cpu_threads"] == 3

@@ -89,10 +89,17 @@ def resolve_whisper_model(model: str | os.PathLike[str] | None = None) -> str:
 
 
 def _cores() -> int:
+    """The cores this process may use: all of them, or its share under pytest-xdist (workers
+    that each ran one thread per core would fight over the cores and all run slower)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    try:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    except ValueError:
+        workers = 1
+    return max(1, cores // max(1, workers))
 
 
 def load_whisper(model: str | os.PathLike[str] | None = None, *, cpu_threads: int = 0) -> Any:
@@ -100,8 +107,9 @@ def load_whisper(model: str | os.PathLike[str] | None = None, *, cpu_threads: in
 
     Args:
         model: See `resolve_whisper_model`.
-        cpu_threads: CTranslate2 threads; 0 means one per core (CTranslate2's own default of 4
-            oversubscribes a 2-core CI machine).
+        cpu_threads: CTranslate2 threads; 0 means one per core, or under pytest-xdist the
+            worker's share of the cores (CTranslate2's own default of 4 oversubscribes a
+            2-core CI machine).
 
     Raises:
         MissingExtraError: faster-whisper (the ``stt`` extra) or the default model is missing.
