@@ -6,10 +6,12 @@ is only safe because decoding is deterministic; that claim is checked here in fr
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +76,21 @@ def test_the_same_pcm_is_recognized_once_per_process(speech_pcm: bytes) -> None:
     # The cached text is what recognizing the same audio gives.
     samples = np.frombuffer(speech_pcm, dtype="<i2").astype(np.float32) / 32768.0
     assert transcribe(AudioClip(samples, 24000)) == first
+
+
+def test_concurrent_requests_for_the_same_audio_recognize_it_once(speech_pcm: bytes) -> None:
+    """Runs of a transcript run concurrently and ask for the same segment at the same time."""
+    stats = CacheStats()
+    start = threading.Barrier(3)
+
+    def recognize() -> str:
+        start.wait()
+        return transcribe_pcm(speech_pcm, 24000, use_default_cache_dir=False, stats=stats)
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        texts = list(pool.map(lambda _: recognize(), range(3)))
+    assert len(set(texts)) == 1
+    assert (stats.misses, stats.memory_hits) == (1, 2)
 
 
 def test_a_changed_byte_rate_or_channel_count_is_recognized_again(speech_pcm: bytes) -> None:

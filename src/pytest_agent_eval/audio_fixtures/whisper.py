@@ -7,10 +7,12 @@ Hugging Face cache (``local_files_only=True``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,27 @@ _COMPUTE_TYPE = "int8"
 _lock = threading.Lock()
 _models: dict[str, tuple[Any, threading.Lock]] = {}
 _fingerprints: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
+_in_flight: dict[str, tuple[threading.Lock, int]] = {}
+"""Per transcript key being looked up or recognized: its lock and how many callers hold it."""
+
+
+@contextlib.contextmanager
+def _one_at_a_time(digest: str) -> Iterator[None]:
+    """Callers with the same key go one after the other: concurrent runs of a transcript ask
+    for the same audio at once, and all but the first are then answered by the cache."""
+    with _lock:
+        lock, users = _in_flight.get(digest, (threading.Lock(), 0))
+        _in_flight[digest] = (lock, users + 1)
+    try:
+        with lock:
+            yield
+    finally:
+        with _lock:
+            lock, users = _in_flight[digest]
+            if users == 1:
+                del _in_flight[digest]
+            else:
+                _in_flight[digest] = (lock, users - 1)
 
 
 def _default_model_dir() -> Path:
@@ -291,13 +314,14 @@ def transcribe_pcm(
     cache = transcript_cache()
     identity = recognizer_identity(model, cpu_threads=cpu_threads, content=folder is not None)
     key = cache.key(pcm, sample_rate=sample_rate, channels=channels, recognizer=identity)
-    text = cache.get(key, folder, stats=stats)
-    if text is not None:
+    with _one_at_a_time(key.digest):
+        text = cache.get(key, folder, stats=stats)
+        if text is not None:
+            return text
+        samples = np.frombuffer(pcm, dtype="<i2")
+        if channels > 1:
+            samples = samples.reshape(-1, channels).mean(axis=1)
+        clip = AudioClip(samples.astype(np.float32) / 32768.0, sample_rate)
+        text = transcribe(clip, model=load_whisper(model, cpu_threads=cpu_threads))
+        cache.put(key, text, folder)
         return text
-    samples = np.frombuffer(pcm, dtype="<i2")
-    if channels > 1:
-        samples = samples.reshape(-1, channels).mean(axis=1)
-    clip = AudioClip(samples.astype(np.float32) / 32768.0, sample_rate)
-    text = transcribe(clip, model=load_whisper(model, cpu_threads=cpu_threads))
-    cache.put(key, text, folder)
-    return text
