@@ -1,5 +1,6 @@
 """YAML transcripts as pytest tests: one `TranscriptFile` per file, one `TranscriptItem` per
-transcript (one per param of a parametrized ``llm_eval_agent``).
+transcript it expands into (one per variant, see `pytest_agent_eval.expansion`), and one per
+param of a parametrized ``llm_eval_agent``.
 
 Collection validates every transcript, also when evals are not live, so a broken transcript
 fails CI even where no agent runs. A `TranscriptError` shows only its message, the way pytest's
@@ -9,6 +10,9 @@ A transcript id may hold spaces, colons or brackets (``id: "booking: happy path"
 earlier package allowed. The test is named by `transcript_test_name` (``booking_happy_path``), which is
 safe in a node id, with ``-k`` and in file names; the real id stays what reports show, a
 ``-k`` keyword, and a name ``must_pass`` accepts.
+
+An expanded transcript is named ``NAME[SUFFIX]`` (``booking[phone]``); an agent param is added
+last, joined with ``-`` as pytest joins parameter ids: ``booking[phone-agentA]``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import pytest
 
 from ._text import safe_name
 from .errors import TranscriptError
+from .expansion import expand, id_suffix
 from .fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
 from .loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
 from .models import Transcript
@@ -70,7 +75,10 @@ class TranscriptFile(pytest.File):
         settings = self.config.stash[session_key].settings
         try:
             transcript = load_transcript_file(
-                self.path, default_threshold=settings.threshold, default_runs=settings.runs
+                self.path,
+                default_threshold=settings.threshold,
+                default_runs=settings.runs,
+                presets=settings.conditions,
             )
         except TranscriptError as exc:
             raise self.CollectError(str(exc)) from None
@@ -89,13 +97,27 @@ class TranscriptFile(pytest.File):
             )
         seen[transcript.id] = self.path
         names[name] = (transcript.id, self.path)
-        item = TranscriptItem.from_parent(
-            self, name=name, callobj=_run_yaml_transcript, transcript=transcript
-        )
-        yield from _per_agent_param(self, item) or [item]
+        for expanded in expand(transcript):
+            suffix = id_suffix(expanded)
+            item = TranscriptItem.from_parent(
+                self,
+                name=f"{name}[{suffix}]" if suffix else name,
+                callobj=_run_yaml_transcript,
+                transcript=expanded,
+            )
+            yield from _per_agent_param(self, item, base_name=name) or [item]
 
 
-def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[TranscriptItem] | None:
+def _with_param(name: str, param_id: str) -> str:
+    """``booking[agentA]``, or for an expanded item ``booking[phone-agentA]``."""
+    if name.endswith("]") and "[" in name:
+        return f"{name[:-1]}-{param_id}]"
+    return f"{name}[{param_id}]"
+
+
+def _per_agent_param(
+    parent: TranscriptFile, item: TranscriptItem, *, base_name: str
+) -> list[TranscriptItem] | None:
     """One item per param of a parametrized ``llm_eval_agent`` fixture, as the seed promises.
 
     pytest parametrizes fixtures only for Python test functions, through a private ``CallSpec``.
@@ -126,19 +148,20 @@ def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[Trans
             params={AGENT_FIXTURE: value},
             indices={AGENT_FIXTURE: index},
             _arg2scope={AGENT_FIXTURE: scope},
-            _idlist=[param_id],
+            # pytest builds the node id from these: booking[phone-agentA].
+            _idlist=[*item.transcript.id_suffixes, param_id],
             marks=[getattr(m, "mark", m) for m in marks],
         )
         items.append(
             TranscriptItem.from_parent(
                 parent,
-                name=f"{item.name}[{param_id}]",
+                name=_with_param(item.name, param_id),
                 callobj=_run_yaml_transcript,
                 transcript=item.transcript,
                 callspec=callspec,
                 fixtureinfo=fixtureinfo,
                 keywords={param_id: True},
-                originalname=item.name,
+                originalname=base_name,
             )
         )
     return items
@@ -171,8 +194,12 @@ class TranscriptItem(pytest.Function):
         super().__init__(**kwargs)
         self.transcript = transcript
         self.add_marker(pytest.mark.agent_eval(tags=list(transcript.tags)))
-        # `-k` matches the real id too, when it differs from the test name.
+        # `-k` matches the real id too, when it differs from the test name, and for an
+        # expanded transcript its base id and each suffix (`-k phone`).
         self.extra_keyword_matches.add(transcript.id)
+        if transcript.base_id is not None:
+            self.extra_keyword_matches.add(transcript.base_id)
+            self.extra_keyword_matches.update(transcript.id_suffixes)
 
     @property
     def has_agent_fixture(self) -> bool:

@@ -17,9 +17,10 @@ import pytest
 
 from ._async import run_sync
 from .adapters.base import AgentAdapter, as_adapter
+from .conditions import turn_conditions
 from .config import SessionSettings
 from .errors import AgentEvalError, TranscriptError
-from .models import Transcript, TranscriptResult, Turn
+from .models import Transcript, TranscriptResult, Turn, describe_conditions
 from .runner import RunSettings, run_transcript
 
 __all__ = [
@@ -166,7 +167,12 @@ class AgentEval:
             if failure is not None:
                 pytest.fail(failure, pytrace=False)
         adapter = adapter_or_fail(agent)
-        if getattr(adapter, "consumes_audio", False) and resolved.has_audio:
+        consumes_audio = getattr(adapter, "consumes_audio", False)
+        if not consumes_audio:
+            unheard = _unheard_conditions(resolved, adapter)
+            if unheard is not None:
+                pytest.skip(unheard)
+        if consumes_audio and resolved.has_audio:
             check_audio_fixtures(resolved, self._session)
         if judge_model is None:
             judge_model = _judge_model_fixture(self._request)
@@ -194,6 +200,31 @@ def _naming_transcript(message: str, transcript: Transcript) -> str:
     if f"transcript {transcript.id!r}" in message:
         return message
     return f"transcript {transcript.id!r}: {message}"
+
+
+def _unheard_conditions(transcript: Transcript, adapter: Any) -> str | None:
+    """Why a text agent skips ``transcript``: it changes only audio (audio conditions, a
+    variant), which a text agent never hears, so it would run exactly like the clean one and
+    its result would say nothing about those conditions. None when it has no conditions."""
+    conditions = [
+        c
+        for i, turn in enumerate(transcript.turns)
+        if turn.audio is not None
+        for c in turn_conditions(transcript, i)
+    ]
+    if not conditions:
+        return None
+    what = (
+        f"variant {transcript.variant!r}"
+        if transcript.variant is not None
+        else "its audio conditions"
+    )
+    return (
+        f"transcript {transcript.id!r}: {what} ({describe_conditions(conditions)}) change only "
+        f"the audio, and {type(adapter).__name__} is a text agent, which hears no audio: it "
+        "would run exactly like the clean transcript. Run it with a voice adapter (such as "
+        "LiveKitAdapter)"
+    )
 
 
 def adapter_or_fail(agent: Any) -> AgentAdapter:

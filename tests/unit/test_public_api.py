@@ -97,10 +97,23 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"errors", "_serialize"},
     "speech": {"errors"},
     "_records": {"models", "_serialize"},
-    "config": {"errors", "models", "_text"},
-    "audio_fixtures": {"errors", "_atomic", "speech"},
+    "config": {"errors", "models", "_text", "conditions"},  # condition presets
+    # The catalog of audio conditions: data only (kinds, presets, YAML values).
+    "conditions": {"models", "_text"},
+    # One transcript -> several (variants): copies of models.
+    "expansion": {"models"},
+    # apply() reads the catalog of audio conditions (their kinds and defaults).
+    "audio_fixtures": {"errors", "_atomic", "speech", "conditions", "models"},
     "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
-    "loader": {"models", "errors", "expectations", "speech", "_text", "_serialize"},
+    "loader": {
+        "models",
+        "errors",
+        "expectations",
+        "speech",
+        "conditions",  # variants and conditions: presets resolved at load
+        "_text",
+        "_serialize",
+    },
     "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_pydantic_ai"},
     "adapters": {
         "models",
@@ -123,6 +136,8 @@ ALLOWED: dict[str, set[str]] = {
         "evaluators",
         "expectations",
         "speech",  # history, TurnContext.user and judges get the words without pause markers
+        "conditions",  # each turn's chain of audio conditions and its seed
+        "audio_fixtures",  # the WER of what a voice adapter heard (its number-aware scorer)
         "_text",
     },
     "gates": {"_records", "config", "models"},
@@ -141,9 +156,18 @@ ALLOWED: dict[str, set[str]] = {
     },
     "synthesize_audio": {"synthesize"},
     "yaml_loader": {"loader", "errors", "models"},
-    "schema": {"expectations", "_atomic"},
-    "fixture": {"models", "errors", "config", "adapters", "runner", "synthesize", "_async"},
-    "collection": {"models", "errors", "loader", "fixture", "report", "_text"},
+    "schema": {"expectations", "conditions", "_atomic"},
+    "fixture": {
+        "models",
+        "errors",
+        "config",
+        "adapters",
+        "runner",
+        "synthesize",
+        "conditions",  # a text agent skips a transcript that only changes audio
+        "_async",
+    },
+    "collection": {"models", "errors", "loader", "expansion", "fixture", "report", "_text"},
     "eval_items": {"models", "_records", "collection", "fixture", "report"},
     "plugin": {"config", "collection", "fixture", "eval_items", "report", "audio_fixtures"},
     "__init__": {"errors", "models", "evaluators", "fixture"},
