@@ -231,7 +231,8 @@ CONDITION_KINDS: dict[str, ConditionKind] = _kinds(
     ),
     ConditionKind(
         name="clipping",
-        description="Hard clipping at a threshold below full scale (an overdriven microphone).",
+        description="Hard clipping (an overdriven microphone): everything louder than a level "
+        "under the clip's own peak is cut off, so it clips whatever the fixture's level.",
         params=(
             Param(
                 name="threshold_db",
@@ -239,7 +240,7 @@ CONDITION_KINDS: dict[str, ConditionKind] = _kinds(
                 minimum=-40,
                 maximum=0,
                 default=-6,
-                description="Samples above this level (dBFS) are cut off.",
+                description="The clipping level, in dB under the clip's peak.",
             ),
         ),
     ),

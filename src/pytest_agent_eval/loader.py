@@ -406,6 +406,11 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
         )
     if kind == "minLength":
         return f"{where}: must not be empty"
+    if kind == "pattern":
+        return (
+            f"{where}: {_short(value)} may hold letters, digits, '_', '.' and '+' only (a "
+            "variant name becomes part of test ids, where '-' joins parts)"
+        )
     return f"{where}: {error.message}"
 
 

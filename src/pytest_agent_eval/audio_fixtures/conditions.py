@@ -244,10 +244,13 @@ def _codec(
 def _clipping(
     clip: AudioClip, p: Mapping[str, Any], rng: np.random.Generator, sources: Sequence[AudioClip]
 ) -> AudioClip:
+    np = _numpy()
     pb = _pedalboard()
-    return AudioClip(
-        _process(pb.Clipping(threshold_db=float(p["threshold_db"])), clip), clip.sample_rate
-    )
+    peak = float(np.max(np.abs(clip.samples))) if len(clip.samples) else 0.0
+    if peak <= 0.0:
+        return AudioClip(clip.samples.copy(), clip.sample_rate)
+    level_db = 20 * np.log10(peak) + float(p["threshold_db"])
+    return AudioClip(_process(pb.Clipping(threshold_db=level_db), clip), clip.sample_rate)
 
 
 def _reverb(
