@@ -122,6 +122,7 @@ ALLOWED: dict[str, set[str]] = {
         "speech",  # a text turn's words are the user text without pause markers
         "audio_fixtures",
         "synthesize",  # SynthesizerTTS speaks with the synthesizer's offline backends
+        "conditions",  # a turn's chain of audio conditions (FixtureTextSTT refuses them)
         "_text",
         "_retry",
         "_pydantic_ai",
