@@ -788,9 +788,11 @@ class BargeIn:
         min_interruption_s: The session's minimum interruption duration.
         stopped: True when the agent stopped and its reply ended interrupted.
         stop_latency_s: From the start of the interrupting speech to the agent's audio
-            stopping; None when it did not stop.
+            stopping for good (after its last resume, if any); None when it did not stop.
         resumed: True when the agent went quiet, then resumed the same reply (LiveKit's
-            false-interruption handling): it did not stop.
+            false-interruption handling, when no words were transcribed in time).
+        quiet_after_s: From the start of the interrupting speech to the first time the
+            agent's audio went quiet (the same as ``stop_latency_s`` unless it resumed).
         played_s: How much of the interrupted reply's audio played in all.
         interrupted_text: What the session kept of the interrupted reply (the part said).
     """
@@ -804,6 +806,7 @@ class BargeIn:
     resumed: bool = False
     played_s: float | None = None
     interrupted_text: str | None = None
+    quiet_after_s: float | None = None
 
 
 @dataclass

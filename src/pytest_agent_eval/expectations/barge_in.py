@@ -84,8 +84,8 @@ class InterruptEvaluator(DeterministicEvaluator):
         at = f"{_ms(barge.reply_position_s)} into the reply"
         if not barge.stopped:
             how = (
-                "went quiet, then resumed the same reply (the session took it for a false "
-                "interruption)"
+                "went quiet, then resumed the same reply to its end (the session took it for "
+                "a false interruption)"
                 if barge.resumed
                 else "kept speaking"
             )
@@ -102,10 +102,15 @@ class InterruptEvaluator(DeterministicEvaluator):
             )
         latency = barge.stop_latency_s or 0.0
         if latency * 1000 > self.stop_within_ms:
+            resumed = (
+                f" (it went quiet after {_ms(barge.quiet_after_s)}, then resumed the reply)"
+                if barge.resumed
+                else ""
+            )
             return EvalResult(
                 False,
                 f"the agent stopped {_ms(latency)} after the interrupting speech began (at "
-                f"{at}) > stop_within_ms {self.stop_within_ms:g}",
+                f"{at}){resumed} > stop_within_ms {self.stop_within_ms:g}",
                 name=self.name,
             )
         return EvalResult(
@@ -135,6 +140,14 @@ def interrupt_problems(transcript: Transcript) -> list[tuple[int, str]]:
                 (
                     index,
                     "an interrupting turn needs 'audio:', the utterance that speaks over the agent",
+                )
+            )
+        elif transcript.turns[index - 1].interrupt is not None:
+            out.append(
+                (
+                    index,
+                    "the turn before also interrupts; two interrupting turns in a row are not "
+                    "supported (put an ordinary turn between them)",
                 )
             )
     return out

@@ -98,10 +98,15 @@ def fmt_barge_in(barge: BargeIn) -> str:
         else ""
     )
     if barge.stopped and barge.stop_latency_s is not None:
-        said = f"; kept {barge.interrupted_text!r}" if barge.interrupted_text else ""
+        said = f"; the session kept {barge.interrupted_text!r}" if barge.interrupted_text else ""
+        resumed = (
+            f" (it went quiet after {barge.quiet_after_s * 1000:.0f} ms, then resumed)"
+            if barge.resumed and barge.quiet_after_s is not None
+            else ""
+        )
         return (
             f"interrupted{at}; the agent stopped {barge.stop_latency_s * 1000:.0f} ms after the "
-            f"interrupting speech began{said}"
+            f"interrupting speech began{resumed}{said}"
         )
     if barge.resumed:
         return f"interrupted{at}; the agent went quiet, then resumed its reply"

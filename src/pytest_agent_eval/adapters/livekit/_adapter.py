@@ -31,6 +31,7 @@ from ...models import (
 )
 from ..base import ConversationInfo, TurnInput
 from ._audio import FixtureAudio, SpeechSegment, VADMirror, content_key, load_fixture_audio
+from ._barge_in import BargeInTurns, interrupting_turn
 from ._compat import agent_in_a_session, run_assert_over
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
@@ -381,8 +382,12 @@ class _Stage:
         self.hint = hint
 
 
-class LiveKitConversation:
-    """One run's session: turns in, `AgentReply` out; closed exactly once."""
+class LiveKitConversation(BargeInTurns):
+    """One run's session: turns in, `AgentReply` out; closed exactly once.
+
+    A turn with ``interrupt:`` speaks over the reply to the turn before: both run in the call
+    for the earlier turn (see `BargeInTurns`).
+    """
 
     def __init__(
         self, adapter: LiveKitAdapter, session: AgentSession, agent: Agent, info: ConversationInfo
@@ -406,6 +411,7 @@ class LiveKitConversation:
         self._expect: Any = None
         self._turn_index = 0
         self._audio_in_path: Path | None = None
+        self._init_barge_in()
         self._greeting = Greeting()
         self.greeting_items: list[Any] = []
         """The items of the greeting (messages, tool calls and outputs)."""
@@ -549,6 +555,13 @@ class LiveKitConversation:
         """
         if self._closed or self._recorder is None:
             raise AdapterError("this LiveKit conversation is closed")
+        held = self._held_reply(turn.index)
+        if held is not None:  # a barge-in ran this turn over the reply to the one before
+            return held
+        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
+        if following is not None and self._audio_out is None:
+            self._no_tts_to_interrupt(following)
+            following = None
         recorder = self._recorder
         recorder.begin_turn(turn.index)
         self._turn_index = turn.index
@@ -559,6 +572,8 @@ class LiveKitConversation:
             self._audio_out.reset()
         tokens_before = llm_usage(self.session)
         stage = _Stage()
+        if following is not None:
+            return await self._respond_interrupted(turn, following, stage)
         started = time.perf_counter()
         label = f"turn {turn.index + 1}"
         try:
@@ -581,10 +596,11 @@ class LiveKitConversation:
                 meta["greeting_tool_calls"] = [c.to_dict() for c in self.greeting_tool_calls]
         self.last_items = capture.items
         self._expect = None
+        reply.barge_in = reply.barge_in or self._untested_barge_in(turn.index)
         return reply
 
     async def _text_turn(
-        self, turn: TurnInput, stage: _Stage
+        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None
         recorder = self._recorder
@@ -595,6 +611,9 @@ class LiveKitConversation:
             result = self.session.run(user_input=turn.text)
         finally:
             recorder.sending_text = False
+        if not settle:  # a barge-in interrupts the reply: its result is collected later
+            self._pending_run = result
+            return [sent_at], None, {"input": "text"}
         # Wait the way audio turns do (the timeout then names what is pending), then collect
         # the run's own result: session.run raises what made the reply fail.
         await recorder.settle(stage.set)
@@ -603,7 +622,7 @@ class LiveKitConversation:
         return [sent_at], None, {"input": "text"}
 
     async def _audio_turn(
-        self, turn: TurnInput, stage: _Stage
+        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
@@ -650,7 +669,8 @@ class LiveKitConversation:
         if session.turn_detection == "manual":
             stage.set("the manual user turn to be committed (session.commit_user_turn)")
             await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
-        await recorder.settle(stage.set)
+        if settle:  # (a barge-in interrupts the reply instead of waiting for it to end)
+            await recorder.settle(stage.set)
         extra: dict[str, Any] = {
             "input": "audio",
             "conditions": describe_conditions(turn.conditions),

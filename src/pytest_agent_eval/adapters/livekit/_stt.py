@@ -31,6 +31,16 @@ class SegmentSTT(stt.STT):
     def __init__(self) -> None:
         super().__init__(capabilities=stt.STTCapabilities(streaming=False, interim_results=False))
         self._listeners: list[SegmentListener] = []
+        self._recognizing = 0
+        self._idle: asyncio.Event | None = None
+
+    async def idle(self) -> None:
+        """Return once no segment is being recognized."""
+        while self._recognizing:
+            if self._idle is None:
+                self._idle = asyncio.Event()
+            self._idle.clear()
+            await self._idle.wait()
 
     @property
     def provider(self) -> str:
@@ -58,7 +68,13 @@ class SegmentSTT(stt.STT):
         conn_options: APIConnectOptions,
     ) -> stt.SpeechEvent:
         frame = rtc.combine_audio_frames(buffer) if isinstance(buffer, list) else buffer
-        text = await self._transcribe(frame)
+        self._recognizing += 1
+        try:
+            text = await self._transcribe(frame)
+        finally:
+            self._recognizing -= 1
+            if not self._recognizing and self._idle is not None:
+                self._idle.set()
         for listener in list(self._listeners):
             listener(text)
         return stt.SpeechEvent(

@@ -240,6 +240,9 @@ class TurnCapture:
     handoffs: list[Handoff]
     agent: str
     events: list[dict[str, Any]]
+    late_speech: list[tuple[int | None, str]] = field(default_factory=list)
+    """What speech of an earlier turn said during this one, as (that turn, text): the reply a
+    barge-in interrupted, whose message LiveKit adds once it stops."""
 
 
 def speech_dict(speech: AgentSpeech) -> dict[str, Any]:
@@ -360,6 +363,8 @@ class TurnRecorder:
         """
         turn = self.turn
         said = self._resolve_said()
+        late_said = [(self._said_turn(s), s.text) for s in said if self._said_before(s, turn)]
+        said = [s for s in said if not self._said_before(s, turn)]
         reply = " ".join(s.text for s in said if s.text)
         calls = [self._calls[c] for c in self._call_order if self._calls[c].turn == turn]
         late = [self._calls[c] for c in self._late if self._calls[c].turn != turn]
@@ -408,6 +413,7 @@ class TurnRecorder:
             handoffs=list(self._handoffs),
             agent=self.current_agent,
             events=_events(self._items),
+            late_speech=[(t, text) for t, text in late_said if text],
         )
         self._items = []
         self._said = []
@@ -421,6 +427,16 @@ class TurnRecorder:
         for sid in done:
             del self._speeches[sid]
         return capture
+
+    def _said_turn(self, said: _Said) -> int | None:
+        speech = self._speeches.get(said.handle_id or "")
+        return speech.turn if speech is not None else None
+
+    def _said_before(self, said: _Said, turn: int | None) -> bool:
+        """Said by a speech an earlier turn started (only a barge-in ends a turn while its
+        speech still plays)."""
+        started = self._said_turn(said)
+        return started is not None and turn is not None and started < turn
 
     @property
     def current_agent(self) -> str:
