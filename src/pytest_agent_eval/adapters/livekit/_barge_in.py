@@ -303,6 +303,7 @@ class BargeInTurns:
         recorder, session = self._recorder, self.session
         label = f"turn {turn.index + 1}"
         recorder.begin_turn(turn.index)
+        recorder.carried_over.add(handle.id)
         self._turn_index = turn.index
         self._audio_in_path = None
         started = time.perf_counter()

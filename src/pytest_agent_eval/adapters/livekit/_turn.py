@@ -299,6 +299,9 @@ class TurnRecorder:
         """``time.perf_counter()`` of each of those times."""
         self.started_at = time.perf_counter()
         """When the conversation started (the recorder is made just before the session)."""
+        self.carried_over: set[str] = set()
+        """Speeches whose turn a barge-in ended while they played: what they say after that
+        belongs to their own turn (`TurnCapture.late_speech`), not to the one in progress."""
         self._items: list[Any] = []
         self._said: list[_Said] = []
         self._handoffs: list[Handoff] = []
@@ -433,10 +436,14 @@ class TurnRecorder:
         return speech.turn if speech is not None else None
 
     def _said_before(self, said: _Said, turn: int | None) -> bool:
-        """Said by a speech an earlier turn started (only a barge-in ends a turn while its
-        speech still plays)."""
+        """Said by a speech of an earlier turn that a barge-in cut off (`carry_over`)."""
         started = self._said_turn(said)
-        return started is not None and turn is not None and started < turn
+        return (
+            said.handle_id in self.carried_over
+            and started is not None
+            and turn is not None
+            and started < turn
+        )
 
     @property
     def current_agent(self) -> str:
