@@ -1,23 +1,124 @@
-"""The one bridge from synchronous code into async code: the runner from a pytest test, network
-TTS backends from the synthesizer."""
+"""The bridges between synchronous and async code: one event loop for a pytest session's evals,
+blocking agent calls in threads, and a fresh loop for a sync helper called from async code.
+
+Why one loop per session (per xdist worker): an async client made once for the suite (a
+session-scoped ``AsyncOpenAI``) binds its connections to the loop it first ran on; if each
+eval ran on a loop of its own, every later test would fail with "Event loop is closed". The
+session's `SessionLoop` runs every eval, and at the end closes what was opened on it (see
+`on_loop_close`) before closing the loop.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import gc
 import threading
-from collections.abc import Coroutine
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run_sync"]
+__all__ = ["SessionLoop", "call_in_thread", "on_loop_close", "run_sync"]
 
 T = TypeVar("T")
+
+_CLOSERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Callable[[], Awaitable[Any]]]]
+_CLOSERS = weakref.WeakKeyDictionary()
+
+
+def on_loop_close(closer: Callable[[], Awaitable[Any]]) -> None:
+    """Run ``closer()`` on the running loop when its `SessionLoop` closes (a client opened on
+    the loop, say). Outside a session loop it is never called; nothing else closes that loop's
+    resources either way."""
+    loop = asyncio.get_running_loop()
+    _CLOSERS.setdefault(loop, []).append(closer)
+
+
+class SessionLoop:
+    """One long-lived event loop for the evals of a session, made on first use.
+
+    Ctrl-C while it runs cancels the eval (adapters close their sessions) and then raises
+    `KeyboardInterrupt`; a second Ctrl-C raises at once (`asyncio.Runner`'s behaviour).
+    """
+
+    def __init__(self) -> None:
+        self._runner: asyncio.Runner | None = None
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` to completion on the session's loop and return its result.
+
+        Called from inside a running loop (a sync helper in async code), it runs on a fresh
+        loop in a worker thread instead (`run_sync`), because a loop cannot be re-entered.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            return run_sync(coro)
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(coro)
+
+    def close(self) -> None:
+        """Close what was opened on the loop (`on_loop_close`), then the loop itself."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        try:
+            gc.collect()  # clients dropped by tests close their connections on this loop
+            runner.run(_close_resources(runner.get_loop()))
+        finally:
+            runner.close()
+
+
+async def _close_resources(loop: asyncio.AbstractEventLoop) -> None:
+    for closer in _CLOSERS.pop(loop, []):
+        try:
+            await closer()
+        except Exception:  # closing is best effort: a failure must not fail the session
+            continue
+    await asyncio.sleep(0)  # let transports closed above run their callbacks
+
+
+async def call_in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a new daemon thread, awaited without blocking the loop.
+
+    Not the loop's default executor: a call that never returns is abandoned when the awaiting
+    task is cancelled (a turn timeout, Ctrl-C), and a daemon thread keeps neither the loop's
+    shutdown nor the interpreter's exit waiting for it. Any exception, `SystemExit` included,
+    is raised in the awaiting task.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[tuple[bool, Any]] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(outcome: tuple[bool, Any]) -> None:
+        if not future.done():
+            future.set_result(outcome)
+
+    def target() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, context.run(fn, *args))
+        except BaseException as exc:  # re-raised in the awaiting task
+            outcome = (False, exc)
+        # A closed loop raises RuntimeError: nobody waits for this call any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(deliver, outcome)
+
+    threading.Thread(target=target, name="agent-eval-sync-call", daemon=True).start()
+    ok, value = await future
+    if ok:
+        return value  # type: ignore[no-any-return]
+    raise value
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion from synchronous code and return its result.
 
     With no event loop running in this thread, a fresh loop runs it (and is closed after, so
-    nothing leaks from one test into the next). Inside a running loop (a sync helper called
+    nothing leaks from one call into the next). Inside a running loop (a sync helper called
     from async code), it runs on a fresh loop in a worker thread instead, because a loop
     cannot be re-entered. Ctrl-C cancels the coroutine, so adapters close their sessions.
     """

@@ -86,9 +86,22 @@ def is_transient(exc: BaseException) -> bool:
 def retry_after_s(exc: BaseException) -> float | None:
     """Seconds the provider asked us to wait, or None.
 
-    pydantic-ai puts it on the error (``retry_after``); the OpenAI SDK keeps the response, whose
-    ``Retry-After`` header is read when it is a number of seconds (an HTTP date is ignored).
+    pydantic-ai puts it on the error (``retry_after``, newer releases); the OpenAI SDK keeps the
+    response, whose ``Retry-After`` header is read when it is a number of seconds (an HTTP date
+    is ignored). Older pydantic-ai releases wrap the SDK error, so its cause is read too.
     """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        found = _own_retry_after(current)
+        if found is not None:
+            return found
+        current = current.__cause__
+    return None
+
+
+def _own_retry_after(exc: BaseException) -> float | None:
     value = getattr(exc, "retry_after", None)
     if isinstance(value, int | float) and not isinstance(value, bool):
         return max(0.0, float(value))

@@ -12,6 +12,7 @@ back by string keys. Rules:
   (`ToolCall`, a ``str`` with attributes) is written and read by those.
 - ``Path`` becomes a string, tuples and sets become lists, mapping keys become strings,
   ``float('nan')`` and infinities become ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
+- Text is written as UTF-8 can encode it: a lone surrogate becomes U+FFFD (`clean_text`).
 - A value typed ``Any`` (tool arguments, adapter metadata) is converted best-effort: dates in
   ISO form, anything else unknown as its ``repr``. Decoding leaves it as JSON gave it.
 
@@ -34,6 +35,8 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path, PurePath
 from typing import Any, Literal, TypeVar, Union
 
+from ._sanitize import clean_text
+
 __all__ = ["from_json", "to_json"]
 
 T = TypeVar("T")
@@ -52,7 +55,10 @@ Decoder = Callable[[Any], Any]
 def to_json(value: Any) -> Any:
     """``value`` as plain JSON types: dict, list, str, int, float, bool or None."""
     cls = type(value)
-    if cls is str or cls is int or cls is bool or value is None:
+    if cls is str:
+        # A lone surrogate cannot be encoded: it would break a report writer or xdist.
+        return clean_text(value)
+    if cls is int or cls is bool or value is None:
         return value
     encoder = _ENCODERS.get(cls)
     if encoder is None:
@@ -85,8 +91,8 @@ def _encode_float(value: float) -> Any:
 
 def _encode_unknown(value: Any) -> Any:
     if hasattr(value, "isoformat"):  # dates, times, datetimes: their ISO form reads best
-        return value.isoformat()
-    return repr(value)
+        return clean_text(str(value.isoformat()))
+    return clean_text(repr(value))
 
 
 def _encode_set(value: AbstractSet[Any]) -> list[Any]:
@@ -110,9 +116,9 @@ def _encoder_for(cls: type) -> Encoder:
     if _is_codec(cls):
         return lambda value: to_json(value.to_dict())
     if issubclass(cls, str | PurePath):
-        return str
+        return lambda value: clean_text(str(value))
     if issubclass(cls, Mapping):
-        return lambda value: {str(k): to_json(v) for k, v in value.items()}
+        return lambda value: {clean_text(str(k)): to_json(v) for k, v in value.items()}
     if issubclass(cls, AbstractSet):
         return _encode_set
     if issubclass(cls, list | tuple):

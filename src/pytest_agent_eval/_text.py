@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._sanitize import strip_controls
+
 if TYPE_CHECKING:
     from .models import ToolCall
 
@@ -40,8 +42,9 @@ def shorten(text: str, limit: int, *, marker: str = "…") -> str:
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` on one line (runs of whitespace become one space), then `shorten`-ed."""
-    return shorten(" ".join(str(text).split()), limit)
+    """``text`` on one line (runs of whitespace become one space) without control sequences,
+    then `shorten`-ed."""
+    return shorten(" ".join(strip_controls(str(text)).split()), limit)
 
 
 def short_repr(value: Any, limit: int) -> str:

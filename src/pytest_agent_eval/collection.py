@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from ._compat.pytest import PytestDriftError, fixture_defs, fixture_scope, make_callspec
 from ._text import safe_name
 from .errors import TranscriptError
 from .expansion import expand, id_suffix
@@ -79,6 +80,7 @@ class TranscriptFile(pytest.File):
                 default_threshold=settings.threshold,
                 default_runs=settings.runs,
                 presets=settings.conditions,
+                audio_roots=settings.audio_root_paths,
             )
         except TranscriptError as exc:
             raise self.CollectError(str(exc)) from None
@@ -120,38 +122,39 @@ def _per_agent_param(
 ) -> list[TranscriptItem] | None:
     """One item per param of a parametrized ``llm_eval_agent`` fixture, as the seed promises.
 
-    pytest parametrizes fixtures only for Python test functions, through a private ``CallSpec``.
-    YAML items need the same, so this builds those call specs from the fixture's definition.
-    It leans on pytest internals (``_fixtureinfo``, ``CallSpec``, a fixture's ``_scope``);
-    when they change shape, transcripts fall back to one item and pytest's own
-    "no parameter defined" setup error, never a crash.
+    pytest parametrizes fixtures only for Python test functions, through a private call spec.
+    YAML items need the same, so this builds those call specs from the fixture's definition,
+    through `_compat.pytest` (the one home of the pytest internals this needs). When those
+    internals change shape the file fails to collect with a message naming the pytest version,
+    never a silent collapse into one broken item.
     """
-    try:
-        from _pytest.python import CallSpec  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    fixtureinfo = getattr(item, "_fixtureinfo", None)
-    defs = fixtureinfo.name2fixturedefs.get(AGENT_FIXTURE) if fixtureinfo is not None else None
+    defs = fixture_defs(item, AGENT_FIXTURE)
     if not defs or getattr(defs[-1], "params", None) is None:
         return None
     fixturedef = defs[-1]
-    scope = getattr(fixturedef, "_scope", None)
-    if scope is None:
-        return None
+    fixtureinfo = getattr(item, "_fixtureinfo", None)
+    try:
+        scope = fixture_scope(fixturedef)
+    except PytestDriftError as exc:
+        raise parent.CollectError(str(exc)) from None
     items = []
     for index, param in enumerate(fixturedef.params):
         value, marks, explicit_id = param, [], None
         if isinstance(param, tuple) and hasattr(param, "marks") and hasattr(param, "values"):
             value, marks, explicit_id = param.values[0], list(param.marks), param.id
         param_id = explicit_id or _param_id(fixturedef.ids, index, value)
-        callspec = CallSpec(
-            params={AGENT_FIXTURE: value},
-            indices={AGENT_FIXTURE: index},
-            _arg2scope={AGENT_FIXTURE: scope},
-            # pytest builds the node id from these: booking[phone-agentA].
-            _idlist=[*item.transcript.id_suffixes, param_id],
-            marks=[getattr(m, "mark", m) for m in marks],
-        )
+        try:
+            callspec = make_callspec(
+                argname=AGENT_FIXTURE,
+                value=value,
+                index=index,
+                scope=scope,
+                # pytest builds the node id from these: booking[phone-agentA].
+                param_id="-".join([*item.transcript.id_suffixes, param_id]),
+                marks=[getattr(m, "mark", m) for m in marks],
+            )
+        except PytestDriftError as exc:
+            raise parent.CollectError(str(exc)) from None
         items.append(
             TranscriptItem.from_parent(
                 parent,
@@ -206,8 +209,8 @@ class TranscriptItem(pytest.Function):
         """Whether some conftest visible from this transcript defines ``llm_eval_agent``."""
         # pytest has no public way to ask "is fixture X visible from this item" without
         # instantiating it; the item's fixture info answers it, so read that when present.
-        fixtureinfo = getattr(self, "_fixtureinfo", None)
-        return fixtureinfo is None or AGENT_FIXTURE in fixtureinfo.name2fixturedefs
+        defs = fixture_defs(self, AGENT_FIXTURE)
+        return defs is None or bool(defs)
 
     def setup(self) -> None:
         if not self.has_agent_fixture:

@@ -29,13 +29,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_JUDGE_MAX_CHARS",
     "DEFAULT_JUDGE_MODEL",
+    "DEFAULT_TURN_TIMEOUT_S",
+    "LIMITS",
     "GateConfig",
     "JudgeSettings",
     "PytestConfigLike",
     "SessionSettings",
     "Settings",
     "add_options",
+    "check_limit",
     "find_pyproject",
     "load_settings",
     "parse_bool_env",
@@ -51,7 +55,57 @@ DEFAULT_CONCURRENCY = 4
 """Runs of one transcript in flight at once: enough to hide model latency, few enough to stay
 under typical provider rate limits."""
 
+DEFAULT_TURN_TIMEOUT_S = 300.0
+"""Seconds one agent turn may take before the run fails with a timeout: long enough for a slow
+model with tools, short enough that a hung agent cannot hang CI."""
+
+DEFAULT_JUDGE_MAX_CHARS = 20_000
+"""The most characters of a reply, of what was heard, of each earlier message and of a tool
+call's arguments a judge is sent (``judge_max_chars``); past it the text is cut and the verdict
+says so. A 1 MB reply would otherwise cost a fortune or overflow the judge's context."""
+
+LIMITS: dict[str, tuple[float, float]] = {
+    "runs": (1, 10_000),
+    "concurrency": (1, 256),
+    "retries": (0, 10),
+    "timeout": (0, 600),
+    "turn_timeout_s": (0, 3600),
+    "max_fixture_s": (0, 3600),
+    "judge_max_chars": (1000, 1_000_000),
+}
+"""The range of each numeric setting, as (low, high), inclusive except that 0 is excluded for
+seconds. Beyond these a value is a typo or a runaway (``runs = 99999999999999999999999`` would
+run forever), so it is an error naming the limit; the same maxima apply to the command line,
+the ``agent_eval`` marker and a transcript's own ``runs`` and ``turn_timeout_s``."""
+
+_SECONDS_KEYS = frozenset({"timeout", "turn_timeout_s", "max_fixture_s"})
+
 _STALE_AUDIO_CHOICES = ("fail", "skip", "synthesize")
+
+
+def check_limit(key: str, value: float, label: str) -> None:
+    """Raise `ConfigError` when ``value`` is outside `LIMITS` for ``key`` (or not a number).
+
+    Args:
+        key: A key of `LIMITS`.
+        value: The value to check.
+        label: Who set it, as the message starts (``"pyproject.toml [tool.agent_eval]: 'runs'"``,
+            ``"--agent-eval-runs"``).
+    """
+    low, high = LIMITS[key]
+    seconds = key in _SECONDS_KEYS
+    unit = " seconds" if seconds else ""
+    if value != value:  # NaN
+        problem = f"must be a number{unit}"
+    elif seconds and not value > 0:
+        problem = f"must be > 0{unit}"
+    elif not seconds and value < low:
+        problem = f"must be >= {low:g}"
+    elif value > high:
+        problem = f"must be <= {high:g}{unit} (the most pytest-agent-eval allows)"
+    else:
+        return
+    raise ConfigError(f"{label} {problem}, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +121,8 @@ class JudgeSettings:
     """Seconds allowed per judge call."""
     cache_dir: Path | None = None
     """Verdict cache folder; None turns the cache off."""
+    max_chars: int = DEFAULT_JUDGE_MAX_CHARS
+    """Longest reply (and heard text, earlier message, tool arguments) sent to the judge whole."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +158,9 @@ class Settings:
     early_stop: bool = False
     stale_audio: str = "fail"
     max_fixture_s: float = 120.0
+    turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
+    audio_roots: tuple[str, ...] = ()
+    judge_max_chars: int = DEFAULT_JUDGE_MAX_CHARS
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     groups: tuple[GateConfig, ...] = ()
     conditions: Mapping[str, tuple[AudioCondition, ...]] = field(
@@ -120,6 +179,7 @@ class Settings:
             retries=self.retries,
             timeout_s=self.timeout,
             cache_dir=cache,
+            max_chars=self.judge_max_chars,
         )
 
     @property
@@ -133,6 +193,12 @@ class Settings:
     def yaml_paths(self) -> list[Path]:
         """``yaml_dirs`` resolved against the rootdir."""
         return [(self.rootdir / d).resolve() for d in self.yaml_dirs]
+
+    @property
+    def audio_root_paths(self) -> tuple[Path, ...]:
+        """Where ``audio:`` files may live: the rootdir and every ``audio_roots`` folder."""
+        extra = ((self.rootdir / Path(d).expanduser()).resolve() for d in self.audio_roots)
+        return (self.rootdir.resolve(), *extra)
 
     def with_overrides(self, **changes: Any) -> Settings:
         """A copy with some fields replaced (command-line options win over the file)."""
@@ -157,6 +223,9 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "early_stop": ((bool,), "true or false"),
     "stale_audio": ((str,), "one of 'fail', 'skip', 'synthesize'"),
     "max_fixture_s": ((int, float), "a number of seconds > 0"),
+    "turn_timeout_s": ((int, float), "a number of seconds > 0"),
+    "audio_roots": ((list,), "a list of folder paths"),
+    "judge_max_chars": ((int,), "an integer number of characters"),
     "voice": ((dict,), "a table of voice settings"),
     "groups": ((dict,), "a table of [tool.agent_eval.groups.NAME] tables"),
     "conditions": ((dict,), "a table of [tool.agent_eval.conditions.NAME] presets"),
@@ -229,15 +298,14 @@ def parse_settings(
         raise ConfigError(
             f"{source}: 'threshold' must be between 0.0 and 1.0, got {values['threshold']!r}"
         )
-    for key, low in (("runs", 1), ("concurrency", 1), ("retries", 0)):
-        if key in values and values[key] < low:
-            raise ConfigError(f"{source}: '{key}' must be >= {low}, got {values[key]!r}")
-    if "max_fixture_s" in values and not values["max_fixture_s"] > 0:
-        raise ConfigError(
-            f"{source}: 'max_fixture_s' must be > 0 seconds, got {values['max_fixture_s']!r}"
-        )
-    if "timeout" in values and values["timeout"] <= 0:
-        raise ConfigError(f"{source}: 'timeout' must be > 0 seconds, got {values['timeout']!r}")
+    for key in LIMITS:
+        if key in values:
+            check_limit(key, values[key], f"{source}: '{key}'")
+    if "audio_roots" in values:
+        roots = values["audio_roots"]
+        if not all(isinstance(d, str) for d in roots):
+            raise ConfigError(f"{source}: 'audio_roots' must be a list of strings, got {roots!r}")
+        values["audio_roots"] = tuple(roots)
     if "stale_audio" in values and values["stale_audio"] not in _STALE_AUDIO_CHOICES:
         raise ConfigError(
             f"{source}: 'stale_audio' must be one of {', '.join(_STALE_AUDIO_CHOICES)}, "
@@ -466,10 +534,10 @@ def session_settings(
 
     runs = config.getoption("agent_eval_runs")
     concurrency = config.getoption("agent_eval_concurrency")
-    if runs is not None and runs < 1:
-        raise ConfigError(f"--agent-eval-runs must be >= 1, got {runs}")
-    if concurrency is not None and concurrency < 1:
-        raise ConfigError(f"--agent-eval-concurrency must be >= 1, got {concurrency}")
+    if runs is not None:
+        check_limit("runs", runs, "--agent-eval-runs")
+    if concurrency is not None:
+        check_limit("concurrency", concurrency, "--agent-eval-concurrency")
     settings = settings.with_overrides(
         report_path=config.getoption("agent_eval_report"),
         html_report_path=config.getoption("agent_eval_html"),
@@ -497,4 +565,18 @@ def session_settings(
         if tag.strip()
     )
     session = SessionSettings(settings=settings, live=live, tags=tags, runs_override=runs)
+    if settings.yaml_dirs != Settings.__dataclass_fields__["yaml_dirs"].default:
+        warnings.extend(_missing_yaml_dirs(settings))
     return session, warnings
+
+
+def _missing_yaml_dirs(settings: Settings) -> list[str]:
+    """A warning per configured ``yaml_dirs`` folder that does not exist (nothing is collected
+    from it, which would otherwise pass silently as "no tests ran")."""
+    return [
+        f"yaml_dirs: {name!r} does not exist ({path}); no transcripts are collected from it. "
+        "Fix the path in [tool.agent_eval] yaml_dirs (it is relative to the folder of "
+        "pyproject.toml)"
+        for name, path in zip(settings.yaml_dirs, settings.yaml_paths, strict=True)
+        if not path.exists()
+    ]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ._records import EvalRecord, put_records
+from ._sanitize import redact_secrets, secret_values
 from .collection import TranscriptItem
 from .fixture import records_key, session_key
 from .models import TranscriptResult
@@ -26,6 +27,8 @@ __all__ = [
     "is_python_eval",
     "item_tags",
     "mark_eval_item",
+    "plan_evals",
+    "redact_report",
     "register_group_markers",
     "start_records",
 ]
@@ -105,6 +108,36 @@ def deselect_by_tags(config: pytest.Config, items: list[pytest.Item]) -> None:
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def plan_evals(config: pytest.Config, nodeids: list[str]) -> None:
+    """Tell the reporter which evals are about to run (absent on xdist workers)."""
+    from .report.session import reporter_key
+
+    reporter = config.stash.get(reporter_key, None)
+    if reporter is not None:
+        reporter.plan(nodeids)
+
+
+def redact_report(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Hide secrets in what an eval test's report shows: its failure text and its sections.
+
+    A provider that echoes the key it was sent (``Bearer sk-...``) in an error would otherwise
+    put it on the terminal, in JUnit and in CI logs. The failure is replaced by its text only
+    when a secret was found in it (the text keeps pytest's layout, without colour).
+    """
+    if not is_eval_item(item):
+        return
+    secrets = secret_values()
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        redacted = redact_secrets(text, secrets)
+        if redacted != text:
+            report.longrepr = redacted
+    if report.sections:
+        report.sections = [
+            (title, redact_secrets(body, secrets)) for title, body in report.sections
+        ]
 
 
 def start_records(item: pytest.Item) -> None:

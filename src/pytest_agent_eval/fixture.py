@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from ._async import run_sync
+from ._async import SessionLoop
+from ._compat.pytest import NO_PARAM_WORDS
 from .adapters.base import AgentAdapter, as_adapter
 from .conditions import turn_conditions
 from .config import SessionSettings
@@ -31,9 +32,12 @@ __all__ = [
     "adapter_or_fail",
     "call_async_test",
     "check_audio_fixtures",
+    "close_session_loop",
+    "loop_key",
     "record_result",
     "records_key",
     "session_key",
+    "session_loop",
 ]
 
 AGENT_FIXTURE = "llm_eval_agent"
@@ -60,6 +64,24 @@ session_key = pytest.StashKey[SessionSettings]()
 """On ``config.stash``: the session's settings, set in ``pytest_configure``."""
 records_key = pytest.StashKey[list[tuple[TranscriptResult, Path | None]]]()
 """On ``item.stash``: every eval the test ran (one for a YAML transcript), with its file if any."""
+loop_key = pytest.StashKey[SessionLoop]()
+"""On ``config.stash``: the one event loop every eval of the session runs on."""
+
+
+def session_loop(config: pytest.Config) -> SessionLoop:
+    """The session's event loop for evals (made on first use, closed at the end)."""
+    loop = config.stash.get(loop_key, None)
+    if loop is None:
+        loop = config.stash[loop_key] = SessionLoop()
+    return loop
+
+
+def close_session_loop(config: pytest.Config) -> None:
+    """Close what the evals opened on the session's loop, then the loop."""
+    loop = config.stash.get(loop_key, None)
+    if loop is not None:
+        del config.stash[loop_key]
+        loop.close()
 
 
 class AgentEval:
@@ -118,6 +140,23 @@ class AgentEval:
             transcript = replace(transcript, runs=self._session.runs_override)
         return transcript
 
+    def _marker_turn_timeout(self) -> float | None:
+        marker = self._request.node.get_closest_marker("agent_eval")
+        value = marker.kwargs.get("turn_timeout_s") if marker is not None else None
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TranscriptError(
+                f"agent_eval marker: turn_timeout_s must be a number of seconds, got {value!r}"
+            )
+        from .config import ConfigError, check_limit
+
+        try:
+            check_limit("turn_timeout_s", value, "agent_eval marker: turn_timeout_s")
+        except ConfigError as exc:
+            raise TranscriptError(str(exc)) from None
+        return float(value)
+
     async def run(
         self,
         agent: Any = None,
@@ -151,32 +190,28 @@ class AgentEval:
         failure: str | None = None
         try:
             resolved = self._transcript(turns, transcript, id, threshold, runs, tags)
+            turn_timeout_s = self._marker_turn_timeout()
         except TranscriptError as exc:
             failure = str(exc)
         if failure is not None:
             pytest.fail(failure, pytrace=False)
         if agent is None:
-            try:
-                agent = self._request.getfixturevalue(AGENT_FIXTURE)
-            except pytest.FixtureLookupError:
-                failure = (
-                    "agent_eval.run() got no agent= and there is no "
-                    f"'{AGENT_FIXTURE}' fixture to fall back on; pass agent=... or define the "
-                    "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2]
-                )
-            if failure is not None:
-                pytest.fail(failure, pytrace=False)
+            agent = self._agent_fixture()
         adapter = adapter_or_fail(agent)
         consumes_audio = getattr(adapter, "consumes_audio", False)
         if not consumes_audio:
-            unheard = _unheard_conditions(resolved, adapter)
+            unheard = _unheard_conditions(resolved, adapter) or _voice_only_checks(
+                resolved, adapter
+            )
             if unheard is not None:
                 pytest.skip(unheard)
         if consumes_audio and resolved.has_audio:
             check_audio_fixtures(resolved, self._session)
         if judge_model is None:
             judge_model = _judge_model_fixture(self._request)
-        settings = RunSettings.from_settings(self._session.settings, judge_model=judge_model)
+        settings = RunSettings.from_settings(
+            self._session.settings, judge_model=judge_model, turn_timeout_s=turn_timeout_s
+        )
         try:
             result = await run_transcript(resolved, adapter, settings=settings)
         except AgentEvalError as exc:  # bad input found before any run: say it short
@@ -188,10 +223,34 @@ class AgentEval:
         record_result(self._request.node, result, path=resolved.path)
         return result
 
-    def run_sync(self, *args: Any, **kwargs: Any) -> TranscriptResult:
-        """`run` for synchronous tests."""
+    def _agent_fixture(self) -> Any:
+        """The ``llm_eval_agent`` fixture's value, or a test failure saying what to do."""
         __tracebackhide__ = True
-        return run_sync(self.run(*args, **kwargs))
+        problem = None
+        try:
+            return self._request.getfixturevalue(AGENT_FIXTURE)
+        except pytest.fail.Exception as exc:
+            if NO_PARAM_WORDS not in str(exc):
+                raise
+            problem = (
+                f"agent_eval.run() got no agent= and '{AGENT_FIXTURE}' is parametrized, so "
+                "pytest must run this test once per agent: take the fixture as an argument "
+                f"and pass it on, e.g.\n\n    def test_x(agent_eval, {AGENT_FIXTURE}):\n"
+                f"        agent_eval.run_sync(agent={AGENT_FIXTURE}, turns=[...])"
+            )
+        except pytest.FixtureLookupError:
+            problem = (
+                "agent_eval.run() got no agent= and there is no "
+                f"'{AGENT_FIXTURE}' fixture to fall back on; pass agent=... or define the "
+                "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2]
+            )
+        # Outside the except blocks, so the failure is not chained to pytest's own.
+        pytest.fail(problem, pytrace=False)
+
+    def run_sync(self, *args: Any, **kwargs: Any) -> TranscriptResult:
+        """`run` for synchronous tests (on the session's one event loop)."""
+        __tracebackhide__ = True
+        return session_loop(self._request.config).run(self.run(*args, **kwargs))
 
 
 def _naming_transcript(message: str, transcript: Transcript) -> str:
@@ -224,6 +283,33 @@ def _unheard_conditions(transcript: Transcript, adapter: Any) -> str | None:
         f"the audio, and {type(adapter).__name__} is a text agent, which hears no audio: it "
         "would run exactly like the clean transcript. Run it with a voice adapter (such as "
         "LiveKitAdapter)"
+    )
+
+
+VOICE_ONLY_KEYS = ("heard_contains_any", "heard_contains_all", "heard_wer_max", "interrupt")
+"""Turn keys only a voice adapter can observe (what its STT heard, barge-in)."""
+
+
+def _voice_only_checks(transcript: Transcript, adapter: Any) -> str | None:
+    """Why a text agent skips ``transcript``: it asserts what only voice has (what the STT
+    heard, barge-in, voice-turn latency percentiles), which a text agent cannot observe, so
+    those checks could neither pass nor fail for the right reason. None when it asserts none."""
+    where: list[str] = []
+    for index, turn in enumerate(transcript.turns):
+        keys = [k for k in VOICE_ONLY_KEYS if k != "interrupt" and getattr(turn.expect, k)]
+        if turn.interrupt is not None:
+            keys.append("interrupt")
+        if keys:
+            where.append(f"turn {index + 1} ({', '.join(keys)})")
+    if transcript.latency_p95_ms_max is not None:
+        where.append("latency_p95_ms_max")
+    if not where:
+        return None
+    return (
+        f"transcript {transcript.id!r} asserts what only a voice agent can show: "
+        f"{'; '.join(where)}; {type(adapter).__name__} is a text agent, which has no speech "
+        "recognizer, no audio to interrupt and no voice-turn latency. Run it with a voice "
+        "adapter (such as LiveKitAdapter)"
     )
 
 
@@ -302,5 +388,5 @@ def call_async_test(pyfuncitem: pytest.Function) -> bool | None:
         return None
     params = inspect.signature(func).parameters
     kwargs = {name: pyfuncitem.funcargs[name] for name in params if name in pyfuncitem.funcargs}
-    run_sync(func(**kwargs))
+    session_loop(pyfuncitem.config).run(func(**kwargs))
     return True

@@ -31,6 +31,7 @@ from .models import AudioCondition, Expect, Transcript, Turn, Variant, VoiceSett
 from .speech import PauseMarkupError, spoken_text
 
 __all__ = [
+    "MAX_YAML_NODES",
     "TRANSCRIPT_SUFFIXES",
     "find_transcript_files",
     "is_ignored_file",
@@ -97,6 +98,7 @@ def load_transcripts(
     default_threshold: float = 0.8,
     default_runs: int = 1,
     presets: Presets | None = None,
+    audio_roots: Sequence[Path] | None = None,
 ) -> list[Transcript]:
     """Load several files, rejecting an ``id`` used twice.
 
@@ -107,7 +109,11 @@ def load_transcripts(
     out: list[Transcript] = []
     for path in paths:
         transcript = load_transcript_file(
-            path, default_threshold=default_threshold, default_runs=default_runs, presets=presets
+            path,
+            default_threshold=default_threshold,
+            default_runs=default_runs,
+            presets=presets,
+            audio_roots=audio_roots,
         )
         if transcript.id in seen:
             raise duplicate_id_error(transcript, seen[transcript.id])
@@ -131,12 +137,15 @@ def load_transcript_file(
     default_threshold: float = 0.8,
     default_runs: int = 1,
     presets: Presets | None = None,
+    audio_roots: Sequence[Path] | None = None,
 ) -> Transcript:
     """Read and validate one YAML transcript.
 
     ``default_threshold`` and ``default_runs`` (from ``[tool.agent_eval]``) apply when the
     file does not set them; ``presets`` are the named audio conditions variants and
-    ``conditions:`` may use (default: the built-in ones).
+    ``conditions:`` may use (default: the built-in ones). ``audio:`` paths must resolve inside
+    one of ``audio_roots`` (default: the folder of the nearest pyproject.toml above the file,
+    else the file's folder).
 
     Raises:
         TranscriptError: With file, line, field path and a hint.
@@ -154,6 +163,7 @@ def load_transcript_file(
         default_threshold=default_threshold,
         default_runs=default_runs,
         presets=presets,
+        audio_roots=audio_roots,
     )
 
 
@@ -164,8 +174,10 @@ def load_transcript_text(
     default_threshold: float = 0.8,
     default_runs: int = 1,
     presets: Presets | None = None,
+    audio_roots: Sequence[Path] | None = None,
 ) -> Transcript:
-    """Validate YAML ``text`` as a transcript; ``path`` names it and anchors ``audio:``."""
+    """Validate YAML ``text`` as a transcript; ``path`` names it and anchors ``audio:``,
+    which must resolve inside ``audio_roots`` (see `load_transcript_file`)."""
     node, data = _parse(text, path)
     lines = _LineIndex.build(node)
     if not isinstance(data, dict) or not ({"id", "turns"} & set(data)):
@@ -179,7 +191,8 @@ def load_transcript_text(
     _check_expect_values(data, path, lines)
     _check_pause_markup(data, path, lines)
     audio = _AudioConditions.read(data, path, lines, presets)
-    transcript = _build(data, path, lines, default_threshold, default_runs, audio)
+    roots = tuple(audio_roots) if audio_roots is not None else (_project_folder(path),)
+    transcript = _build(data, path, lines, default_threshold, default_runs, audio, roots)
     for at, problem in condition_problems(transcript):
         place: _Path = ("turns", at, "conditions") if at is not None else ("turns",)
         raise TranscriptError(
@@ -193,6 +206,15 @@ def load_transcript_text(
     return transcript
 
 
+def _project_folder(path: Path) -> Path:
+    """The folder of the nearest pyproject.toml above ``path``, else ``path``'s folder."""
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "pyproject.toml").is_file():
+            return candidate
+    return folder
+
+
 # --------------------------------------------------------------------------------------------
 # YAML with line numbers
 # --------------------------------------------------------------------------------------------
@@ -202,14 +224,34 @@ def load_transcript_text(
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+MAX_YAML_NODES = 100_000
+"""Most values a transcript may hold with its aliases expanded. A real transcript has a few
+hundred; a "billion laughs" file of 400 bytes expands to billions and would hang collection."""
+
+
+class _NodeProblem(Exception):
+    """A problem found in the node tree, at a place in the file."""
+
+    def __init__(self, message: str, mark: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+
+
 def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
     """Parse once: the node tree (for line numbers) and the data built from it."""
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is not None:
+            _check_size(node)
             _check_nodes(node)
         data = loader.construct_document(node) if node is not None else None
+    except _NodeProblem as exc:
+        where = f"{path}:{exc.mark.line + 1}" if exc.mark is not None else str(path)
+        raise TranscriptError(f"{where}: {exc.message}") from None
+    except RecursionError:
+        raise TranscriptError(f"{path}: the YAML is nested too deeply to be a transcript") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -240,19 +282,91 @@ def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
 
 _STR_TAG = "tag:yaml.org,2002:str"
 _YAML11_SURPRISES = ("tag:yaml.org,2002:timestamp",)
+_CORE = "tag:yaml.org,2002:"
+_PLAIN_TAGS = frozenset(
+    _CORE + name for name in ("str", "int", "float", "bool", "null", "seq", "map", "merge")
+) | frozenset(_YAML11_SURPRISES)
+_NOT_FINITE = re.compile(r"^[-+]?\.(?:nan|NaN|NAN|inf|Inf|INF)$")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_size(root: yaml.Node) -> None:
+    """Refuse a tree whose aliases expand past `MAX_YAML_NODES` values, or refer to themselves.
+
+    Shared nodes are counted once per use but visited once (sizes are remembered), so the
+    check itself stays fast on exactly the files it refuses.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            size = 1 + sum(sizes[id(child)] for child in _children(node))
+            if size > MAX_YAML_NODES:
+                raise _NodeProblem(
+                    f"the YAML expands to more than {MAX_YAML_NODES:,} values through its "
+                    "aliases (*name); a transcript never needs that many, so aliases are "
+                    "bounded: write the values out, or split the file",
+                    node.start_mark,
+                )
+            sizes[key] = size
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise _NodeProblem(
+                "an alias (*name) refers to a value that contains it; a transcript cannot be "
+                "recursive",
+                node.start_mark,
+            )
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _shown_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix(_CORE) if tag.startswith(_CORE) else tag
 
 
 def _check_nodes(root: yaml.Node) -> None:
     """Reject duplicate keys, and read YAML 1.1's surprising scalars as the text they look like.
 
+    Also refuse YAML tags (``!!python/object``, ``!!binary``, ``!custom``: a transcript holds
+    plain data only) and non-finite numbers (``.nan`` passes every range check of the schema).
     YAML silently keeps the last of two equal keys; a transcript author never means that.
     Unquoted ``2024-05-01`` would become a date and ``10:30`` the number 630 (base 60); in a
     transcript (tool arguments, expected text) they always mean the text, as in YAML 1.2.
     """
     stack = [root]
+    seen_nodes: set[int] = set()
     while stack:
         node = stack.pop()
+        if id(node) in seen_nodes:  # an alias: its value was checked where it was defined
+            continue
+        seen_nodes.add(id(node))
+        if node.tag not in _PLAIN_TAGS:
+            raise _NodeProblem(
+                f"YAML tags are not allowed in transcripts (found {_shown_tag(node.tag)}); "
+                "write plain values: text, numbers, true/false, lists and mappings",
+                node.start_mark,
+            )
         if isinstance(node, yaml.ScalarNode):
+            if not node.style and node.tag.endswith(":float") and _NOT_FINITE.match(node.value):
+                raise _NodeProblem(
+                    f"{node.value} is not a number a transcript can use (NaN and infinity "
+                    "never compare as a check expects); write a finite number",
+                    node.start_mark,
+                )
             if not node.style and (  # plain (unquoted) scalars only
                 node.tag in _YAML11_SURPRISES
                 or (node.tag.endswith((":int", ":float")) and ":" in node.value)
@@ -396,7 +510,14 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
         if field and field[-1] == "threshold":
             return f"{where}: threshold must be between 0.0 and 1.0, got {value!r}"
         if field and field[-1] == "runs":
+            if kind == "maximum":
+                return f"{where}: runs must be at most {error.validator_value}, got {value!r}"
             return f"{where}: runs must be at least 1, got {value!r}"
+        if field and field[-1] == "turn_timeout_s":
+            return (
+                f"{where}: turn_timeout_s must be a number of seconds > 0 and <= "
+                f"3600, got {value!r}"
+            )
         return f"{where}: {error.message}"
     if kind == "enum":
         choices = [str(c) for c in error.validator_value]
@@ -569,9 +690,13 @@ def _build(
     default_threshold: float,
     default_runs: int,
     audio: _AudioConditions,
+    audio_roots: Sequence[Path],
 ) -> Transcript:
     base = path.parent
     turns = [_build_turn(t, i, base, lines, audio.turns[i]) for i, t in enumerate(data["turns"])]
+    for index, turn in enumerate(turns):
+        if turn.audio is not None:
+            _check_audio_inside(Path(turn.audio), index, audio_roots, path, lines, data)
     return Transcript(
         id=data["id"],
         turns=turns,
@@ -586,6 +711,7 @@ def _build(
         variants=audio.variants,
         seed=int(data.get("seed", 0)),
         **_transcript_key_values(data),
+        turn_timeout_s=data.get("turn_timeout_s"),
     )
 
 
@@ -642,6 +768,30 @@ def _turn_key_values(raw: dict[str, Any], index: int) -> dict[str, Any]:
 @cache
 def _turn_hints() -> dict[str, Any]:
     return typing.get_type_hints(Turn)
+
+
+def _check_audio_inside(
+    audio: Path,
+    index: int,
+    roots: Sequence[Path],
+    path: Path,
+    lines: _LineIndex,
+    data: Mapping[str, Any],
+) -> None:
+    """Refuse an ``audio:`` file outside the project: ``/proc/self/environ`` or
+    ``../../etc/passwd`` would otherwise be read and, in the HTML report, embedded."""
+    real = audio.resolve()  # symlinks too: a link inside the project may point anywhere
+    allowed = [Path(root).resolve() for root in roots]
+    if any(real == root or root in real.parents for root in allowed):
+        return
+    field: _Path = ("turns", index, "audio")
+    shown = ", ".join(str(root) for root in allowed)
+    written = data["turns"][index].get("audio", str(audio))
+    raise TranscriptError(
+        f"{_where(path, lines, field, data)}, {_format_path(field)}: {written!r} resolves "
+        f"to {real}, outside the project ({shown}); audio fixtures must live inside the "
+        "project folder, or in a folder listed in audio_roots under [tool.agent_eval]"
+    )
 
 
 def _build_expect(raw: dict[str, Any]) -> Expect:

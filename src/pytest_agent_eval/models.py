@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import typing
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -22,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from ._serialize import from_json, to_json
 
 __all__ = [
+    "MAX_RUNS",
+    "MAX_TURN_TIMEOUT_S",
     "AgentReply",
     "AgentSpeech",
     "AgentTurn",
@@ -59,6 +62,11 @@ _PathLike: TypeAlias = str | os.PathLike[str]
 # z for a two-sided 95% interval.
 _Z95 = 1.959963984540054
 
+MAX_RUNS = 10_000
+"""Most runs of one transcript (``config.LIMITS`` holds the same numbers for the settings)."""
+MAX_TURN_TIMEOUT_S = 3600.0
+"""Longest per-turn timeout a transcript may ask for."""
+
 
 # --------------------------------------------------------------------------------------------
 # Inputs: transcripts, turns, expectations
@@ -67,29 +75,53 @@ _Z95 = 1.959963984540054
 
 @dataclass
 class JudgeConfig:
-    """An LLM-as-judge rubric.
+    """An LLM-as-judge rubric: what a YAML ``judge:`` block becomes.
+
+    In Python, ``Expect(judge="The reply confirms the time.")`` and
+    ``Expect(judge={"rubric": ...})`` are converted to this, as the loader does.
 
     Args:
         rubric: Natural-language rubric sent to the judge model.
         model: pydantic-ai model id; falls back to ``judge_model`` then ``model`` from config.
+
+    Raises:
+        TranscriptError: For an empty rubric or a value of the wrong type.
     """
 
     rubric: str
     model: str | None = None
 
+    def __post_init__(self) -> None:
+        from .errors import TranscriptError
+
+        if not isinstance(self.rubric, str) or not self.rubric.strip():
+            raise TranscriptError(
+                f"judge: 'rubric' must be a non-empty string saying what a good reply does, "
+                f"got {self.rubric!r}"
+            )
+        if self.model is not None and not isinstance(self.model, str):
+            raise TranscriptError(
+                f"judge: 'model' must be a pydantic-ai model id string or None, got {self.model!r}"
+            )
+
 
 @dataclass
 class ToolCallArgsConfig:
-    """One tool-argument assertion in a YAML transcript turn.
+    """One tool-argument assertion: what an entry of YAML ``tool_calls_args`` becomes.
+
+    In Python, ``Expect(tool_calls_args=[{"tool": "book", "args": {"time": "7pm"}}])`` is
+    converted to this, as the loader does; ``judge`` may be a rubric string or a mapping.
 
     Args:
         tool: Name of the tool whose arguments to check.
         args: Expected arguments for the deterministic check, or None.
         mode: "subset" or "exact" (deterministic check only).
-        judge: Optional LLM-judge config for the arguments.
+        judge: Optional LLM-judge config for the arguments (a `JudgeConfig`, a rubric string
+            or ``{"rubric": ..., "model": ...}``).
 
     Raises:
-        ValueError: If neither args nor judge is provided.
+        ValueError: If neither args nor judge is provided, or a value has the wrong type
+            (`TranscriptError`, a ValueError).
     """
 
     tool: str
@@ -98,6 +130,19 @@ class ToolCallArgsConfig:
     judge: JudgeConfig | None = None
 
     def __post_init__(self) -> None:
+        from .errors import TranscriptError
+
+        where = f"tool_calls_args entry for {self.tool!r}"
+        if not isinstance(self.tool, str) or not self.tool:
+            raise TranscriptError(
+                f"tool_calls_args entry: 'tool' must be the tool's name, got {self.tool!r}"
+            )
+        if self.args is not None and not isinstance(self.args, Mapping):
+            raise TranscriptError(
+                f"{where}: 'args' must be a mapping of expected arguments, "
+                f"got {type(self.args).__name__} {self.args!r}"
+            )
+        self.judge = _as_judge_config(self.judge, where)
         if self.args is None and self.judge is None:
             raise ValueError(
                 f"tool_calls_args entry for {self.tool!r} needs 'args' (deterministic check) "
@@ -225,6 +270,91 @@ class Expect:
     handoff_to: str | None = None
     handoff_from: str | None = None
     heard_wer_max: float | None = None
+
+    def __post_init__(self) -> None:
+        # Values written the YAML way (a rubric string, dicts for tool_calls_args) become the
+        # typed records, through the serializer the loader uses; a bad one is a TranscriptError
+        # naming the field, never an AttributeError deep inside an evaluator.
+        from .errors import TranscriptError
+
+        self.judge = _as_judge_config(self.judge, "Expect(judge=...)")
+        if isinstance(self.tool_calls_args, Mapping | ToolCallArgsConfig):
+            self.tool_calls_args = [self.tool_calls_args]  # type: ignore[list-item]
+        if isinstance(self.tool_calls_args, list | tuple):
+            self.tool_calls_args = [
+                {**entry, "judge": _as_judge_config(entry["judge"], "tool_calls_args judge")}
+                if isinstance(entry, Mapping) and entry.get("judge") is not None
+                else entry
+                for entry in self.tool_calls_args
+            ]
+        hints = _expect_hints()
+        for f in fields(self):
+            if f.name in ("evaluators", "judge"):
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, str) and typing.get_origin(hints[f.name]) is list:
+                raise TranscriptError(
+                    f"Expect({f.name}=...): expected a list, got the string {value!r}; "
+                    f"write {f.name}=[{value!r}]"
+                )
+            try:
+                converted = from_json(hints[f.name], _yaml_shaped(value))
+            except ValueError as exc:
+                raise TranscriptError(f"Expect({f.name}=...): {exc}") from None
+            setattr(self, f.name, converted)
+        if not isinstance(self.evaluators, list | tuple):
+            raise TranscriptError(
+                "Expect(evaluators=...): expected a list of evaluators, "
+                f"got {type(self.evaluators).__name__}"
+            )
+
+
+def _yaml_shaped(value: Any) -> Any:
+    """Tuples as lists (the serializer reads JSON shapes); everything else as it is."""
+    if isinstance(value, tuple):
+        return [_yaml_shaped(v) for v in value]
+    if isinstance(value, list):
+        return [_yaml_shaped(v) for v in value]
+    return value
+
+
+def _as_judge_config(value: Any, where: str) -> JudgeConfig | None:
+    """``value`` as a `JudgeConfig`: one already, a rubric string, or a ``{rubric, model}``
+    mapping; None stays None."""
+    from .errors import TranscriptError
+
+    if value is None or isinstance(value, JudgeConfig):
+        return value
+    if isinstance(value, str):
+        return JudgeConfig(rubric=value)
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {"rubric", "model"})
+        if unknown:
+            raise TranscriptError(
+                f"{where}: unknown judge field {unknown[0]!r}; a judge takes 'rubric' and "
+                "optionally 'model'"
+            )
+        if "rubric" not in value:
+            raise TranscriptError(
+                f"{where}: missing required field 'rubric'; a judge needs a `rubric:` saying "
+                "what a good reply does"
+            )
+        return JudgeConfig(rubric=value["rubric"], model=value.get("model"))
+    raise TranscriptError(
+        f"{where}: a judge is a rubric string, {{'rubric': ...}} or JudgeConfig(...), "
+        f"got {type(value).__name__} {value!r}"
+    )
+
+
+_EXPECT_HINTS: dict[str, Any] = {}
+
+
+def _expect_hints() -> dict[str, Any]:
+    if not _EXPECT_HINTS:
+        import typing
+
+        _EXPECT_HINTS.update(typing.get_type_hints(Expect))
+    return _EXPECT_HINTS
 
 
 @dataclass
@@ -405,6 +535,8 @@ class Transcript:
         id_suffixes: The readable parts expansion added to the id, in order (``["phone"]``).
         latency_p95_ms_max: Most milliseconds the 95th percentile of voice-turn latency over
             all runs may reach (checked on the whole result), or None.
+        turn_timeout_s: Seconds one agent turn may take; None uses ``turn_timeout_s`` from
+            the marker or ``[tool.agent_eval]`` (300 by default).
     """
 
     id: str
@@ -424,6 +556,7 @@ class Transcript:
     base_id: str | None = None
     id_suffixes: list[str] = field(default_factory=list)
     latency_p95_ms_max: float | None = None
+    turn_timeout_s: float | None = None
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up
@@ -445,6 +578,21 @@ class Transcript:
             )
         if int(self.runs) < 1:
             raise TranscriptError(f"{where}: runs must be at least 1, got {self.runs!r}")
+        if int(self.runs) > MAX_RUNS:
+            raise TranscriptError(
+                f"{where}: runs must be at most {MAX_RUNS} (the most pytest-agent-eval allows), "
+                f"got {self.runs!r}"
+            )
+        timeout = self.turn_timeout_s
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not 0 < timeout <= MAX_TURN_TIMEOUT_S
+        ):
+            raise TranscriptError(
+                f"{where}: turn_timeout_s must be a number of seconds > 0 and <= "
+                f"{MAX_TURN_TIMEOUT_S:g}, got {timeout!r}"
+            )
 
     @property
     def has_audio(self) -> bool:
@@ -900,6 +1048,11 @@ class AgentTurn:
             raise TypeError(
                 "AgentTurn is the part AgentReply, TurnContext and TurnResult share; "
                 "build one of those"
+            )
+        if isinstance(self.reply, bytes | bytearray | memoryview):
+            raise TypeError(
+                f"{type(self).__name__} got bytes as its reply ({bytes(self.reply)[:40]!r}); "
+                "pass text: decode it first, e.g. reply.decode('utf-8')"
             )
         self.reply = "" if self.reply is None else str(self.reply)
         self.tool_calls = [ToolCall.coerce(c) for c in (self.tool_calls or [])]

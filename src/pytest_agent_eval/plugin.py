@@ -19,19 +19,24 @@ from .config import ConfigError, add_options, session_settings
 from .eval_items import (
     attach_records,
     deselect_by_tags,
+    is_eval_item,
     is_python_eval,
     mark_eval_item,
+    plan_evals,
+    redact_report,
     register_group_markers,
     start_records,
 )
-from .fixture import AgentEval, call_async_test, session_key
+from .fixture import AgentEval, call_async_test, close_session_loop, session_key
+from .loader import TRANSCRIPT_SUFFIXES
 from .report.not_live import NotLiveSummary
 
 __all__ = ["agent_eval"]
 
 _MARKER_HELP = (
-    "agent_eval(threshold=None, runs=None, tags=()): an agent evaluation; threshold and runs "
-    "apply to agent_eval.run() in the test, tags feed quality gates and --agent-eval-tags."
+    "agent_eval(threshold=None, runs=None, tags=(), turn_timeout_s=None): an agent evaluation; "
+    "threshold, runs and turn_timeout_s apply to agent_eval.run() in the test, tags feed "
+    "quality gates and --agent-eval-tags."
 )
 
 
@@ -60,6 +65,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(
             AgentEvalReporter(config, session.settings), "agent-eval-reporter"
         )
+        if config.pluginmanager.hasplugin("xdist"):
+            config.pluginmanager.register(_XdistController(), "agent-eval-xdist")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    close_session_loop(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -72,6 +83,22 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     deselect_by_tags(config, items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    plan_evals(session.config, [item.nodeid for item in session.items if is_eval_item(item)])
+
+
+class _XdistController:
+    """Under xdist the controller collects nothing itself: the workers' collected ids tell it
+    which transcripts are planned (an interrupted session names those that never ran)."""
+
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        config = getattr(node, "config", None)
+        if config is not None:
+            plan_evals(
+                config, [n for n in ids if n.split("::", 1)[0].endswith(TRANSCRIPT_SUFFIXES)]
+            )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -89,6 +116,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     attach_records(item, report)
+    redact_report(item, report)
     return report
 
 

@@ -9,14 +9,19 @@ Flow of `run_transcript`:
    checks it against the transcript's ``greeting:``, feeds the turns in order, evaluates each
    reply with every evaluator, and always closes the conversation.
 3. An exception in the agent ends that run as failed, recorded with a short traceback; an
-   exception in an evaluator becomes an errored verdict. Neither touches the other runs.
+   exception in an evaluator becomes an errored verdict. Neither touches the other runs. A turn
+   that takes longer than its ``turn_timeout_s`` ends the run the same way, as does an agent
+   raising `SystemExit` (an agent must not end the test process).
 4. With ``early_stop``, no new run starts once the verdict is settled either way.
 5. The test passes when passed runs / runs >= threshold.
+6. Every string of the result is made safe to record (`_sanitize.scrub`): lone surrogates
+   become U+FFFD and secrets are redacted, so reports, JUnit and xdist can carry it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import math
@@ -28,9 +33,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._sanitize import scrub
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
 from .conditions import condition_problems, condition_seed, turn_conditions
-from .config import DEFAULT_CONCURRENCY, JudgeSettings, Settings
+from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
 from .errors import MissingExtraError, TranscriptError
 from .evaluators.base import evaluate_safely
 from .expectations import (
@@ -75,11 +81,16 @@ class RunSettings:
     """Model, retries, timeout and cache for judges."""
     save_audio_dir: Path | None = None
     """Where voice adapters save the exact audio each turn streamed (`ConversationInfo`)."""
+    turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
+    """Seconds one agent turn may take (a transcript's own ``turn_timeout_s`` wins)."""
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, judge_model: Any = None) -> RunSettings:
+    def from_settings(
+        cls, settings: Settings, *, judge_model: Any = None, turn_timeout_s: float | None = None
+    ) -> RunSettings:
         """The run settings ``[tool.agent_eval]`` asks for; ``judge_model`` (from the
-        ``llm_eval_judge_model`` fixture or ``agent_eval.run``) wins over the configured one."""
+        ``llm_eval_judge_model`` fixture or ``agent_eval.run``) wins over the configured one,
+        as ``turn_timeout_s`` (from the ``agent_eval`` marker) does."""
         judge = settings.judge
         if judge_model is not None:
             judge = replace(judge, model=judge_model)
@@ -88,6 +99,7 @@ class RunSettings:
             early_stop=settings.early_stop,
             judge=judge,
             save_audio_dir=settings.save_audio_path,
+            turn_timeout_s=turn_timeout_s or settings.turn_timeout_s,
         )
 
 
@@ -99,6 +111,11 @@ def passes_needed(threshold: float, runs: int) -> int:
 
 def describe_exception(exc: BaseException, frames: int = 3) -> str:
     """``ValueError: boom`` plus the innermost frames, for results and reports."""
+    if isinstance(exc, SystemExit):
+        return (
+            f"the agent raised SystemExit({exc.code!r}): an agent must not end the test process; "
+            "raise an exception or return an error reply instead"
+        )
     head = f"{type(exc).__name__}: {exc}".rstrip(": ")
     stack = traceback.extract_tb(exc.__traceback__)[-frames:]
     if not stack:
@@ -146,6 +163,7 @@ async def run_transcript(
     evaluators = [_evaluators_for(transcript, i, settings) for i in range(len(transcript.turns))]
     result_checks = build_result_checks(transcript)
     greeting_checks = _greeting_checks_for(transcript)
+    timeout_s = transcript.turn_timeout_s or settings.turn_timeout_s
     planned = transcript.runs
     needed = passes_needed(transcript.threshold, planned)
     results: list[RunResult] = []
@@ -178,6 +196,7 @@ async def run_transcript(
                         adapter,
                         next_index,
                         evaluators,
+                        timeout_s,
                         greeting_checks,
                         save_audio_dir=settings.save_audio_dir,
                     )
@@ -221,7 +240,7 @@ async def run_transcript(
     if result_checks:
         result.checks = [await _check_result(c, result) for c in result_checks]
         result.passed = result.passed and all(c.passed for c in result.checks)
-    return result
+    return scrub(result)  # type: ignore[no-any-return]
 
 
 async def _check_result(check: Any, result: TranscriptResult) -> Any:
@@ -277,11 +296,25 @@ def _greeting_checks_for(transcript: Transcript) -> list[Any]:
 def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
     turn = transcript.turns[index]
     try:
-        return build_evaluators(turn.expect, settings.judge, turn=turn)
+        built = build_evaluators(turn.expect, settings.judge, turn=turn)
     except re.error as exc:
         raise TranscriptError(
             f"transcript {transcript.id!r}, turn {index + 1}: invalid regex {exc.pattern!r}: {exc}"
         ) from exc
+    return [_with_session_judge_settings(e, settings.judge) for e in built]
+
+
+def _with_session_judge_settings(evaluator: Any, judge: JudgeSettings) -> Any:
+    """A judge built in Python without ``settings`` gets the session's (``judge_model``,
+    retries, timeout, cache), as YAML judges do; every other evaluator is returned as it is."""
+    if (
+        dataclasses.is_dataclass(evaluator)
+        and "settings" in {f.name for f in dataclasses.fields(evaluator)}
+        and getattr(evaluator, "settings", ...) is None
+        and hasattr(evaluator, "judge_settings")
+    ):
+        return replace(evaluator, settings=judge)
+    return evaluator
 
 
 async def _greeting_of(conversation: Any) -> Greeting | None:
@@ -305,6 +338,7 @@ async def _run_once(
     adapter: AgentAdapter,
     index: int,
     evaluators: Sequence[Sequence[Any]],
+    timeout_s: float,
     greeting_checks: Sequence[Any] = (),
     *,
     save_audio_dir: Path | None = None,
@@ -315,7 +349,7 @@ async def _run_once(
         conversation = await adapter.start_conversation(
             ConversationInfo(transcript=transcript, run_index=index, save_audio_dir=save_audio_dir)
         )
-    except Exception as exc:  # the run boundary
+    except (Exception, SystemExit) as exc:  # the run boundary
         run.error = f"starting the conversation failed: {describe_exception(exc)}"
         run.duration_s = time.perf_counter() - started
         return run
@@ -332,7 +366,13 @@ async def _run_once(
             )
         for turn_index in range(len(transcript.turns)):
             result = await _run_turn(
-                transcript, conversation, turn_index, index, history, evaluators[turn_index]
+                transcript,
+                conversation,
+                turn_index,
+                index,
+                history,
+                evaluators[turn_index],
+                timeout_s,
             )
             run.turns.append(result)
             if result.error is not None:
@@ -340,7 +380,7 @@ async def _run_once(
     finally:
         try:
             await conversation.aclose()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             if run.error is None:
                 run.error = f"closing the conversation failed: {describe_exception(exc)}"
         run.duration_s = time.perf_counter() - started
@@ -354,6 +394,7 @@ async def _run_turn(
     run_index: int,
     history: list[Message],
     evaluators: Sequence[Any],
+    timeout_s: float,
 ) -> TurnResult:
     turn = transcript.turns[turn_index]
     audio = Path(turn.audio) if turn.audio is not None else None
@@ -364,25 +405,34 @@ async def _run_turn(
     conditions = tuple(turn_conditions(transcript, turn_index)) if audio is not None else ()
     described = describe_conditions(conditions) or None
     started = time.perf_counter()
+    deadline = asyncio.timeout(timeout_s)
     try:
-        reply = await conversation.respond(
-            TurnInput(
-                turn=turn,
-                index=turn_index,
-                history=list(history),
-                audio=audio,
-                conditions=conditions,
-                seed=condition_seed(transcript, turn_index, run_index),
+        async with deadline:
+            reply = await conversation.respond(
+                TurnInput(
+                    turn=turn,
+                    index=turn_index,
+                    history=list(history),
+                    audio=audio,
+                    conditions=conditions,
+                    seed=condition_seed(transcript, turn_index, run_index),
+                )
             )
-        )
         if not isinstance(reply, AgentReply):
             reply = coerce_reply(reply)
-    except Exception as exc:  # the run boundary
+    except (Exception, SystemExit) as exc:  # the run boundary
+        error = describe_exception(exc)
+        if isinstance(exc, TimeoutError) and deadline.expired():
+            error = (
+                f"no reply within turn_timeout_s={timeout_s:g}s: the agent hung or is too slow "
+                "(raise turn_timeout_s in the transcript, the agent_eval marker or "
+                "[tool.agent_eval] if it is just slow)"
+            )
         return TurnResult(
             index=turn_index,
             user=turn.user,
             audio=audio_text,
-            error=describe_exception(exc),
+            error=error,
             duration_s=time.perf_counter() - started,
             conditions=described,
         )

@@ -2,7 +2,8 @@
 
 The real `openai` SDK (and pydantic-ai's OpenAI model) talk to it over a socket on 127.0.0.1:
 requests are recorded as parsed JSON, and a Python ``respond(body)`` decides each answer: a
-completion dict (status 200) or a ``(status, body)`` pair for an error.
+completion dict (status 200), a ``(status, body)`` pair for an error, or ``(status, body,
+headers)`` to send headers too (``Retry-After``).
 """
 
 from __future__ import annotations
@@ -105,20 +106,25 @@ class ChatServer:
 
     Args:
         respond: Decides the answer to each ``POST .../chat/completions`` body.
+        keep_alive: Speak HTTP/1.1 and keep connections open between requests, as real
+            servers do (a client then reuses its pooled connections).
     """
 
-    def __init__(self, respond: Respond) -> None:
+    def __init__(self, respond: Respond, *, keep_alive: bool = False) -> None:
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append(body)
                 server.paths.append(self.path)
+                extra: list[dict[str, Any]] = []
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     status, answer = 404, error_body(f"no route {self.path}")
                 else:
@@ -129,9 +135,13 @@ class ChatServer:
                             500,
                             error_body(f"{type(exc).__name__}: {exc}", type_="server_error"),
                         )
-                    status, answer = outcome if isinstance(outcome, tuple) else (200, outcome)
+                    if not isinstance(outcome, tuple):
+                        outcome = (200, outcome)
+                    status, answer, *extra = outcome
                 data = json.dumps(answer).encode()
                 self.send_response(status)
+                for name, value in (extra[0] if extra else {}).items():
+                    self.send_header(name, str(value))
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -26,7 +26,8 @@ BAD_INPUTS = {
         """,
         "*/tests/evals/bad.yaml:2, transcript 'typo_top', threshhold: unknown field 'threshhold'"
         " (Did you mean 'threshold'?). Allowed here: conditions, description, greeting, id,"
-        " latency_p95_ms_max, runs, seed, tags, threshold, turns, variants, voice",
+        " latency_p95_ms_max, runs, seed, tags, threshold, turn_timeout_s, turns, variants,"
+        " voice",
     ),
     "unknown_expect_field": (
         """\

@@ -138,7 +138,10 @@ def test_yaml_dirs_are_relative_to_the_rootdir_not_the_working_directory(
     result = tagged.run_live("-v", "evals")
 
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["rootdir: *", "configfile: pyproject.toml"])
+    if pytest.__version__.split(".")[:2] != ["8", "0"]:
+        # pytest 8.0 takes a pyproject.toml as rootdir marker only with [tool.pytest]; the
+        # transcripts are found through pyproject.toml either way (asserted above).
+        result.stdout.fnmatch_lines(["rootdir: *", "configfile: pyproject.toml"])
 
 
 def test_m_agent_eval_selects_every_marked_eval(tagged: Project) -> None:

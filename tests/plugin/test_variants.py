@@ -129,6 +129,41 @@ def test_a_text_agent_runs_the_clean_variant_and_skips_the_others_saying_why(
     )
 
 
+def test_a_text_agent_skips_voice_only_checks_naming_them_and_still_runs_text_ones(
+    project: Project,
+) -> None:
+    project.echo_agent("Booked.")
+    project.transcript(
+        "booking",
+        """\
+        id: booking
+        latency_p95_ms_max: 900
+        turns:
+          - user: "Book a table for two."
+            audio: book.wav
+            expect:
+              heard_wer_max: 0.2
+              heard_contains_any: [table]
+          - user: "Thanks."
+            audio: book.wav
+            interrupt: {after_ms: 300, stop_within_ms: 800}
+        """,
+    )
+    project.transcript(
+        "plain",
+        "id: plain\nturns:\n  - user: hi\n    expect:\n      reply_contains_any: [booked]\n",
+    )
+    result = project.run_live("-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*transcript 'booking' asserts what only a voice agent can show: turn 1 "
+            "(heard_contains_any, heard_wer_max); turn 2 (interrupt); latency_p95_ms_max;"
+            " CallableAdapter is a text agent*",
+        ]
+    )
+
+
 def test_a_voice_adapter_gets_each_variants_conditions_and_reports_keep_them_apart(
     project: Project,
 ) -> None:

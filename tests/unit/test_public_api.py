@@ -88,12 +88,13 @@ def test_importing_the_package_and_plugin_stays_light() -> None:
 # fixture, eval_items, plugin) sits on top; nothing imports plugin.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
-    "_serialize": set(),
+    "_sanitize": set(),
+    "_serialize": {"_sanitize"},
     "_atomic": set(),
     "_async": set(),
-    "_text": {"models"},  # only for type checking
+    "_text": {"models", "_sanitize"},  # models only for type checking
     "_retry": {"_text"},
-    "_pydantic_ai": {"models"},
+    "_compat": {"models"},
     "models": {"errors", "_serialize"},
     "speech": {"errors"},
     "_records": {"models", "_serialize"},
@@ -114,7 +115,7 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
         "_serialize",
     },
-    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_pydantic_ai"},
+    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_compat", "_async"},
     "adapters": {
         "models",
         "errors",
@@ -125,7 +126,7 @@ ALLOWED: dict[str, set[str]] = {
         "conditions",  # a turn's chain of audio conditions (FixtureTextSTT refuses them)
         "_text",
         "_retry",
-        "_pydantic_ai",
+        "_compat",
         "_atomic",
         "_async",
     },
@@ -140,9 +141,22 @@ ALLOWED: dict[str, set[str]] = {
         "conditions",  # each turn's chain of audio conditions and its seed
         "audio_fixtures",  # the WER of what a voice adapter heard (its number-aware scorer)
         "_text",
+        "_sanitize",
+        "_async",
     },
     "gates": {"_records", "config", "models"},
-    "report": {"models", "errors", "config", "gates", "_records", "_text", "_atomic", "_serialize"},
+    "report": {
+        "models",
+        "errors",
+        "config",
+        "gates",
+        "_records",
+        "_text",
+        "_atomic",
+        "_serialize",
+        "_sanitize",
+        "audio_fixtures",
+    },
     "synthesize": {
         "models",
         "errors",
@@ -167,10 +181,28 @@ ALLOWED: dict[str, set[str]] = {
         "synthesize",
         "conditions",  # a text agent skips a transcript that only changes audio
         "_async",
+        "_compat",
     },
-    "collection": {"models", "errors", "loader", "expansion", "fixture", "report", "_text"},
-    "eval_items": {"models", "_records", "collection", "fixture", "report"},
-    "plugin": {"config", "collection", "fixture", "eval_items", "report", "audio_fixtures"},
+    "collection": {
+        "models",
+        "errors",
+        "loader",
+        "expansion",
+        "fixture",
+        "report",
+        "_compat",
+        "_text",
+    },
+    "eval_items": {"models", "_records", "collection", "fixture", "report", "_sanitize"},
+    "plugin": {
+        "config",
+        "collection",
+        "fixture",
+        "eval_items",
+        "report",
+        "audio_fixtures",
+        "loader",
+    },
     "__init__": {"errors", "models", "evaluators", "fixture"},
 }
 

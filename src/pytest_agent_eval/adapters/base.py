@@ -20,7 +20,7 @@ bad input (a missing WAV fixture, say) before any agent cost is spent; an except
 the whole test with its message.
 
 A plain callable (``async def agent(history) -> AgentReply | (reply, tool_calls) | str``) is
-wrapped by `CallableAdapter`.
+wrapped by `CallableAdapter`; a synchronous one runs in a thread of its own per call.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from .._async import call_in_thread
 from .._text import short_repr
 from ..errors import AdapterError
 from ..models import AgentReply, AudioCondition, Greeting, Message, ToolCall, Transcript, Turn
@@ -180,14 +181,29 @@ def _short(value: Any, limit: int = 80) -> str:
     return short_repr(value, limit)
 
 
+def _is_async_callable(fn: Any) -> bool:
+    """An ``async def`` function, or an object whose ``__call__`` is one."""
+    call = type(fn).__call__ if not inspect.isroutine(fn) else None
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
+
+
 class _CallableConversation:
-    """A conversation over a stateless callable: the history is the only state."""
+    """A conversation over a stateless callable: the history is the only state.
+
+    An ``async def`` agent runs on the loop; a plain function runs in a thread of its own
+    (`call_in_thread`), so sync agents run concurrently like async ones and a hung one can be
+    abandoned at its turn timeout.
+    """
 
     def __init__(self, fn: AgentCallable) -> None:
         self._fn = fn
 
     async def respond(self, turn: TurnInput) -> AgentReply:
-        result = self._fn(list(turn.history))
+        history = list(turn.history)
+        if _is_async_callable(self._fn):
+            result = self._fn(history)
+        else:
+            result = await call_in_thread(self._fn, history)
         if inspect.isawaitable(result):
             result = await result
         return coerce_reply(result)

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._pydantic_ai import usage_of
+from .._compat.pydantic_ai import usage_of
 from ..errors import AdapterError, require_extra
 from ..models import AgentReply, ToolCall
 from .base import Conversation, ConversationInfo, TurnInput

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import AudioFixtureError, require_extra
+from ..errors import AudioFixtureError, MissingExtraError, require_extra
 from ._clip import AudioClip, _numpy, read_wav
 from ._stats import SILENCE_FLOOR_DBFS, voiced_frames
 
@@ -16,6 +16,7 @@ __all__ = [
     "SYNTHESIZE_COMMAND",
     "TOO_LONG_FIX",
     "audio_problem",
+    "decoded_audio_mime",
     "max_fixture_s",
     "set_max_fixture_s",
     "synthesize_command",
@@ -88,6 +89,38 @@ def _header(path: Path) -> tuple[int, int, int]:
             f"is not readable audio ({exc}); it may be truncated or not a WAV"
         ) from None
     return int(info.frames), int(info.samplerate), int(info.channels)
+
+
+_EMBEDDABLE = {"WAV": "audio/wav", "WAVEX": "audio/wav", "FLAC": "audio/flac", "OGG": "audio/ogg"}
+
+
+def decoded_audio_mime(path: str | os.PathLike[str]) -> tuple[str | None, str]:
+    """The MIME type of ``path`` when it decodes, whole, as WAV, FLAC or OGG audio.
+
+    Whatever a path names (``/proc/self/environ`` in an ``audio:`` field, a text file renamed
+    ``.wav``), only real audio may be embedded in a report: the file is decoded first.
+
+    Returns:
+        ``(mime, "")``, or ``(None, why)`` when it is not audio of those formats.
+    """
+    try:
+        require_extra("soundfile", extra="voice", feature="Embedding audio in reports")
+    except MissingExtraError as exc:
+        return None, str(exc)
+    import soundfile
+
+    try:
+        info = soundfile.info(str(path))
+        mime = _EMBEDDABLE.get(str(info.format))
+        if mime is None:
+            return None, f"is {info.format} audio, not WAV, FLAC or OGG"
+        for _ in soundfile.blocks(str(path), blocksize=65536, dtype="float32"):
+            pass
+    except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError, OSError) as exc:
+        return None, f"is not readable audio ({exc})"
+    if int(info.frames) <= 0:
+        return None, "is empty (a valid header but no samples)"
+    return mime, ""
 
 
 def audio_problem(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._text import compact_json
+from ..config import DEFAULT_JUDGE_MAX_CHARS
 from ..models import ToolCall, TurnContext
 
 __all__ = [
@@ -47,6 +48,13 @@ class JudgePrompt:
     """Untrusted material, each part inside a suffixed data block."""
     suffix: str
     """The suffix of every data-block tag in ``user_prompt``."""
+    cut: tuple[str, ...] = ()
+    """What was shortened to fit (``"the reply (1,000,000 -> 20,000 characters)"``); the verdict
+    names it, so nobody mistakes a verdict on part of a reply for one on all of it."""
+
+    def cut_note(self) -> str:
+        """`` [the judge saw a shortened ...]`` for the verdict, or ""."""
+        return f" [the judge saw {'; '.join(self.cut)}, cut to fit]" if self.cut else ""
 
 
 _RULES = """\
@@ -85,21 +93,39 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else compact_json(value)
 
 
-def render_history(history: Sequence[Mapping[str, Any]]) -> str:
+def _capped(text: str, limit: int, what: str, cut: list[str]) -> str:
+    """``text`` cut to ``limit`` characters with a note in place, recording the cut."""
+    if len(text) <= limit:
+        return text
+    cut.append(f"{what} ({len(text):,} -> {limit:,} characters)")
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def render_history(
+    history: Sequence[Mapping[str, Any]],
+    *,
+    max_chars: int = DEFAULT_JUDGE_MAX_CHARS,
+    cut: list[str] | None = None,
+) -> str:
     """Render OpenAI-format messages as readable lines, tool calls and results included.
 
     Args:
         history: Messages with ``role`` and ``content``; assistant messages may carry
             ``tool_calls`` and tool messages a ``tool_call_id``.
+        max_chars: Each message's content is cut past this many characters.
+        cut: Where to record what was cut.
 
     Returns:
         One block of text, ``(no earlier messages)`` when empty.
     """
     names: dict[str, str] = {}
     lines: list[str] = []
-    for message in history:
+    cuts: list[str] = [] if cut is None else cut
+    for number, message in enumerate(history, 1):
         role = str(message.get("role", "?"))
-        content = _text(message.get("content"))
+        content = _capped(
+            _text(message.get("content")), max_chars, f"message {number} of the history", cuts
+        )
         if role == "tool":
             call_id = message.get("tool_call_id")
             tool = names.get(str(call_id), message.get("name") or "tool")
@@ -116,18 +142,20 @@ def render_history(history: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) if lines else "(no earlier messages)"
 
 
-def _render_calls(calls: Sequence[ToolCall]) -> str:
+def _render_calls(calls: Sequence[ToolCall], max_chars: int, cut: list[str]) -> str:
     if not calls:
         return "(no tool calls)"
     lines = []
     for i, call in enumerate(calls, 1):
         args = "(not captured)" if call.args is None else compact_json(call.args)
+        args = _capped(args, max_chars, f"the arguments of tool call {i}", cut)
         line = f"{i}. {call.name} arguments: {args}"
         if call.output is not None:
+            limit = min(_MAX_OUTPUT_CHARS, max_chars)
             output = _text(call.output)
-            if len(output) > _MAX_OUTPUT_CHARS:
-                cut = len(output) - _MAX_OUTPUT_CHARS
-                output = f"{output[:_MAX_OUTPUT_CHARS]}… ({cut} more characters)"
+            if len(output) > limit:
+                cut.append(f"the output of tool call {i} ({len(output):,} -> {limit:,} characters)")
+                output = f"{output[:limit]}… ({len(output) - limit} more characters)"
             line += f"\n   {'error' if call.is_error else 'returned'}: {output}"
         elif call.is_error:
             line += "\n   (the call failed)"
@@ -135,17 +163,25 @@ def _render_calls(calls: Sequence[ToolCall]) -> str:
     return "\n".join(lines)
 
 
-def build_reply_prompt(rubric: str, ctx: TurnContext) -> JudgePrompt:
+def build_reply_prompt(
+    rubric: str, ctx: TurnContext, *, max_chars: int = DEFAULT_JUDGE_MAX_CHARS
+) -> JudgePrompt:
     """The prompt for judging a turn: conversation so far, this turn's tool calls, the reply.
 
     Args:
         rubric: The rubric, trusted.
         ctx: The turn; ``ctx.history`` ends with this turn's user message.
+        max_chars: The reply, what was heard, each message and each call's arguments are cut
+            past this many characters (tool outputs past 4,000); the prompt records the cuts.
     """
-    history = render_history(ctx.history or [{"role": "user", "content": ctx.user}])
-    calls = _render_calls(ctx.tool_calls)
-    heard = ctx.heard if ctx.heard is not None else ""
-    suffix = _suffix(history, calls, ctx.reply, heard)
+    cut: list[str] = []
+    history = render_history(
+        ctx.history or [{"role": "user", "content": ctx.user}], max_chars=max_chars, cut=cut
+    )
+    calls = _render_calls(ctx.tool_calls, max_chars, cut)
+    heard = _capped(ctx.heard if ctx.heard is not None else "", max_chars, "what was heard", cut)
+    reply = _capped(ctx.reply, max_chars, "the reply", cut)
+    suffix = _suffix(history, calls, reply, heard)
     sections = [
         "The conversation so far, ending with the user's latest message:",
         _block("conversation", suffix, history),
@@ -162,7 +198,7 @@ def build_reply_prompt(rubric: str, ctx: TurnContext) -> JudgePrompt:
             "Tools the agent called while answering that message, with their arguments:",
             _block("tool_calls", suffix, calls),
             "The agent's reply to judge:",
-            _block("agent_reply", suffix, ctx.reply),
+            _block("agent_reply", suffix, reply),
             "Judge the agent's reply (and its tool calls) against the rubric in your instructions.",
         ]
     )
@@ -170,19 +206,27 @@ def build_reply_prompt(rubric: str, ctx: TurnContext) -> JudgePrompt:
         instructions=_RULES.format(suffix=suffix, rubric=rubric.strip()),
         user_prompt=user_prompt,
         suffix=suffix,
+        cut=tuple(cut),
     )
 
 
-def build_tool_args_prompt(rubric: str, ctx: TurnContext, call: ToolCall) -> JudgePrompt:
+def build_tool_args_prompt(
+    rubric: str, ctx: TurnContext, call: ToolCall, *, max_chars: int = DEFAULT_JUDGE_MAX_CHARS
+) -> JudgePrompt:
     """The prompt for judging the JSON arguments of one tool call, with the conversation as context.
 
     Args:
         rubric: The rubric, trusted.
         ctx: The turn the call was made in.
         call: The call whose arguments are judged (``call.args`` must not be None).
+        max_chars: Each message and the arguments are cut past this many characters.
     """
-    history = render_history(ctx.history or [{"role": "user", "content": ctx.user}])
+    cut: list[str] = []
+    history = render_history(
+        ctx.history or [{"role": "user", "content": ctx.user}], max_chars=max_chars, cut=cut
+    )
     args = json.dumps(call.args, ensure_ascii=False, indent=2, sort_keys=True, default=repr)
+    args = _capped(args, max_chars, "the tool arguments", cut)
     suffix = _suffix(history, call.name, args)
     user_prompt = "\n\n".join(
         [
@@ -197,4 +241,5 @@ def build_tool_args_prompt(rubric: str, ctx: TurnContext, call: ToolCall) -> Jud
         instructions=_RULES.format(suffix=suffix, rubric=rubric.strip()),
         user_prompt=user_prompt,
         suffix=suffix,
+        cut=tuple(cut),
     )

@@ -8,8 +8,11 @@ Flow of one verdict:
 2. With a verdict cache configured, return the stored verdict for an identical prompt.
 3. Ask the model for a ``{passed, reasoning}`` verdict, each attempt bounded by ``timeout_s``.
    Transient failures (timeouts, 429, 5xx, dropped connections, a malformed verdict) are
-   retried ``retries`` times with exponential backoff and jitter. A model that rejects
-   ``temperature`` is asked again without it, which does not use up a retry.
+   retried ``retries`` times with exponential backoff and jitter; a provider's ``Retry-After``
+   is honoured up to ``timeout_s`` (longer, and the judge gives up at once, saying it was rate
+   limited). The judge owns the retry budget: the provider SDK's own retries are turned off
+   (`_compat.pydantic_ai`), so ``retries=2`` means at most 3 HTTP requests, not 9. A model
+   that rejects ``temperature`` is asked again without it, which does not use up a retry.
 4. A verdict becomes ``EvalResult(passed, reasoning, usage=...)``. When every attempt failed,
    or the failure is not transient (bad API key, unknown model), the result is
    ``EvalResult(passed=False, errored=True, reasoning="judge errored: ...")``: a judge that
@@ -26,8 +29,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .._pydantic_ai import usage_of
-from .._retry import backoff_delay, describe_error, is_transient, retry_after_s
+from .._async import on_loop_close
+from .._compat.pydantic_ai import (
+    close_built_model,
+    infer_judge_model,
+    no_sdk_retry_settings,
+    usage_of,
+)
+from .._retry import backoff_delay, describe_error, http_status, is_transient, retry_after_s
 from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
 from ._judge_cache import VerdictCache, verdict_key
@@ -151,9 +160,10 @@ class _JudgeBase:
         if self._resolved is None:
             spec = self._model_spec()
             if isinstance(spec, str):
-                from pydantic_ai.models import infer_model
-
-                spec = infer_model(spec)
+                spec = infer_judge_model(spec)
+                # Built here, so closed here: at the end of the session's event loop.
+                built = spec
+                on_loop_close(lambda: close_built_model(built))
             self._resolved = spec
         return self._resolved
 
@@ -180,7 +190,7 @@ class _JudgeBase:
             instructions=prompt.instructions,
             name=self.name,
         )
-        model_settings: dict[str, Any] = {}
+        model_settings: dict[str, Any] = no_sdk_retry_settings()
         if self.temperature is not None and not self._omit_temperature:
             model_settings["temperature"] = self.temperature
         result = await agent.run(prompt.user_prompt, model_settings=model_settings or None)  # type: ignore[arg-type]
@@ -212,7 +222,9 @@ class _JudgeBase:
         )
         if cache is not None and (hit := cache.get(key)) is not None:
             return EvalResult(
-                passed=hit.passed, reasoning=f"{hit.reasoning} (cached verdict)", name=self.name
+                passed=hit.passed,
+                reasoning=f"{hit.reasoning} (cached verdict){prompt.cut_note()}",
+                name=self.name,
             )
 
         attempts = settings.retries + 1
@@ -231,27 +243,38 @@ class _JudgeBase:
                     self._omit_temperature = True
                     continue
                 failures += 1
-                if failures >= attempts or not is_transient(exc):
+                wait_s = retry_after_s(exc)
+                too_long = wait_s is not None and wait_s > settings.timeout_s
+                if failures >= attempts or not is_transient(exc) or too_long:
                     why = describe_error(exc)
                     if isinstance(exc, TimeoutError):
                         why = f"no verdict within timeout={settings.timeout_s:g}s"
+                    elif _is_rate_limit(exc):
+                        asked = f", asked to wait {wait_s:g}s" if wait_s is not None else ""
+                        longer = f" (more than timeout={settings.timeout_s:g}s)" if too_long else ""
+                        why = f"rate limited{asked}{longer}: {why}"
                     tries = f"{failures} attempt{'s' if failures != 1 else ''}"
                     return self._errored(f"{why} (model {model_id!r}, {tries})")
-                await self.sleep(
-                    backoff_delay(
-                        failures,
-                        base_s=self.backoff_s,
-                        cap_s=self.max_backoff_s,
-                        retry_after_s=retry_after_s(exc),
-                    )
-                )
+                delay = backoff_delay(failures, base_s=self.backoff_s, cap_s=self.max_backoff_s)
+                if wait_s is not None:  # the provider's own word, honoured up to the timeout
+                    delay = max(delay, wait_s)
+                await self.sleep(delay)
                 continue
             break
 
         passed, reasoning = bool(verdict.passed), str(verdict.reasoning).strip()
         if cache is not None:
             cache.put(key, passed=passed, reasoning=reasoning, model=model_id)
-        return EvalResult(passed=passed, reasoning=reasoning, name=self.name, usage=usage)
+        return EvalResult(
+            passed=passed, reasoning=reasoning + prompt.cut_note(), name=self.name, usage=usage
+        )
+
+
+def _is_rate_limit(exc: BaseException) -> bool:
+    """A 429, or a provider error class that says rate limit."""
+    if http_status(exc) == 429:
+        return True
+    return any("RateLimit" in cls.__name__ for cls in type(exc).__mro__)
 
 
 @dataclass
@@ -302,7 +325,8 @@ class JudgeEvaluator(_JudgeBase):
 
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
         """Return the judge's verdict on the turn (errored, not raised, when it cannot answer)."""
-        return await self._judge(build_reply_prompt(self.rubric, ctx))
+        settings = self.judge_settings
+        return await self._judge(build_reply_prompt(self.rubric, ctx, max_chars=settings.max_chars))
 
 
 @dataclass
@@ -363,7 +387,10 @@ class ToolCallArgsJudgeEvaluator(_JudgeBase):
                     "the agent, or use a bundled adapter)"
                 )
                 continue
-            result = await self._judge(build_tool_args_prompt(self.rubric, ctx, call))
+            prompt = build_tool_args_prompt(
+                self.rubric, ctx, call, max_chars=self.judge_settings.max_chars
+            )
+            result = await self._judge(prompt)
             results.append(result)
             notes.append(f"{label}: {result.reasoning}")
             if result.passed:

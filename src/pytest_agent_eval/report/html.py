@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import base64
 import json
-import mimetypes
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from .._sanitize import strip_controls
+from ..audio_fixtures import decoded_audio_mime
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
@@ -41,7 +42,7 @@ from ._format import (
     shown_markers,
     verdict_label,
 )
-from .markdown import NOTHING_RAN
+from .markdown import NOTHING_RAN, interrupted_lines
 from .records import EvalRecord, ReportData
 
 __all__ = [
@@ -68,7 +69,7 @@ _CHART_LABEL_PX = 200
 
 
 def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+    return escape(strip_controls(str(value)), quote=True)
 
 
 @dataclass
@@ -111,9 +112,16 @@ class AudioStore:
                 f'<a class="audio-link" href="{_e(href)}">{_e(path.name)}</a>'
             )
         if ref is None:
+            # Only real audio is embedded: an ``audio:`` path naming any other file (an
+            # environment dump, a key file renamed .wav) is decoded first and refused.
+            mime, why = decoded_audio_mime(path)
+            if mime is None:
+                return (
+                    f'<span class="missing">{_e(label)}: not embedded: {_e(path_text)} {_e(why)}'
+                    "</span>"
+                )
             ref = self._refs[path] = f"a{len(self._refs)}"
             self.embedded_bytes += size
-            mime = mimetypes.guess_type(path.name)[0] or "audio/wav"
             payload = base64.b64encode(path.read_bytes()).decode("ascii")
             self.data[ref] = f"data:{mime};base64,{payload}"
         return (
@@ -539,5 +547,18 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Agent eval report</title><style>{_CSS}</style></head>"
-        f"<body><main><h1>Agent eval report</h1>{main}</main>{script}</body></html>\n"
+        f"<body><main><h1>Agent eval report</h1>{_interrupted_html(data)}{main}</main>"
+        f"{script}</body></html>\n"
     )
+
+
+def _interrupted_html(data: ReportData) -> str:
+    lines = interrupted_lines(data)
+    if not lines:
+        return ""
+    head, *rest = lines
+    body = f"<strong>{_e(head)}</strong>"
+    if rest:
+        items = "".join(f"<li>{_e(n)}</li>" for n in rest[1:])
+        body += f"<p>{_e(rest[0])}</p><ul>{items}</ul>"
+    return f'<section id="interrupted" class="missing" role="alert">{body}</section>'

@@ -5,7 +5,8 @@ changes only what could break the report: ``|`` (a table cell), line breaks (``<
 value stays on one line), ``<`` (HTML) and an ``&`` that would start an entity. Everything else
 is written as it was, so ids, tool names and replies are found by ``grep`` (``simple_test``,
 not ``simple\\_test``); a ``*word*`` in a reply may show emphasized on GitHub, never as markup
-that hides or injects anything.
+that hides or injects anything. Escape and control sequences (ANSI colours, OSC links) are
+dropped.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
@@ -36,7 +38,18 @@ from ._format import (
 )
 from .records import EvalRecord, ReportData
 
-__all__ = ["NOTHING_RAN", "md_escape", "md_table", "render_markdown", "render_summary_markdown"]
+__all__ = [
+    "INTERRUPTED",
+    "NOTHING_RAN",
+    "interrupted_lines",
+    "md_escape",
+    "md_table",
+    "render_markdown",
+    "render_summary_markdown",
+]
+
+INTERRUPTED = "Interrupted: the session was stopped (Ctrl-C) before every eval ran."
+"""The first words of every report of an interrupted session."""
 
 NOTHING_RAN = "No eval test ran in this session."
 """The sentence a report holds instead of results when every eval was skipped or deselected."""
@@ -49,8 +62,8 @@ _ICON = {"passed": "✅", "failed": "❌", "error": "⚠️", "skipped": "⏭️
 
 def md_escape(text: object) -> str:
     """Text for a GitHub-flavoured markdown line or table cell: on one line, unable to break the
-    table or inject HTML, and otherwise verbatim."""
-    escaped = _ENTITY_START.sub("&amp;", str(text))
+    table or inject HTML, without terminal control sequences, and otherwise verbatim."""
+    escaped = _ENTITY_START.sub("&amp;", strip_controls(str(text)))
     return "".join(_ESCAPES.get(c, c) for c in escaped)
 
 
@@ -308,9 +321,31 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
     return lines
 
 
+def interrupted_lines(data: ReportData) -> list[str]:
+    """The interrupted notice and the evals that never ran, as plain text lines."""
+    if not data.interrupted:
+        return []
+    lines = [INTERRUPTED]
+    if data.not_run:
+        lines.append(f"{len(data.not_run)} eval(s) never ran or never finished:")
+        lines.extend(data.not_run)
+    return lines
+
+
+def _interrupted_section(data: ReportData) -> list[str]:
+    lines = interrupted_lines(data)
+    if not lines:
+        return []
+    head, *rest = lines
+    out = [f"> ⚠️ **{md_escape(head)}**", ""]
+    if rest:
+        out += [md_escape(rest[0]), "", *(f"- {md_escape(n)}" for n in rest[1:]), ""]
+    return out
+
+
 def render_summary_markdown(data: ReportData) -> str:
     """The headline, summary table, groups and cost, without per-turn details."""
-    lines = ["# Agent eval report", ""]
+    lines = ["# Agent eval report", "", *_interrupted_section(data)]
     if data.nothing_ran:
         skipped = len(data.records)
         why = f" {skipped} eval test(s) were skipped." if skipped else ""

@@ -62,12 +62,16 @@ class RecordCollector:
     def __init__(self) -> None:
         self._tests: dict[str, _TestState] = {}
         self._failed: list[str] = []
+        self.finished: set[str] = set()
+        """Tests that reached a verdict: a call phase, or a setup that failed or skipped."""
 
     def add_test_report(self, report: pytest.TestReport) -> None:
         """Take one phase's report into account."""
         if report.outcome == "rerun":  # type: ignore[comparison-overlap]
             # pytest-rerunfailures: only the final attempt counts.
             return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.finished.add(report.nodeid)
         serialized = serialized_records(report)
         state = self._tests.get(report.nodeid)
         if state is None:
@@ -128,6 +132,10 @@ class ReportData:
     duration_s: float | None = None
     rootdir: Path | None = None
     """Paths under it are shown relative to it."""
+    interrupted: bool = False
+    """The session was stopped (Ctrl-C) before every test ran: the reports say so."""
+    not_run: tuple[str, ...] = ()
+    """Node ids of the evals that were collected but never finished (an interrupted session)."""
 
     def show_path(self, path: str) -> str:
         """``path`` relative to the rootdir when it is under it, else as given."""

@@ -8,7 +8,7 @@ Its hooks are thin: data comes from `records`, verdicts from `gates`, text from 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -52,6 +52,10 @@ class AgentEvalReporter:
         self.data: ReportData | None = None
         self.written = WrittenReports()
         self.write_error: str | None = None
+        self.planned_evals: list[str] = []
+        """Node ids of every eval collected (to name those an interrupt cut off)."""
+        self.ctrl_c = False
+        """A KeyboardInterrupt stopped the session (not a collection error, also exit 2)."""
         self._started = time.monotonic()
         config.stash[reporter_key] = self
 
@@ -62,9 +66,27 @@ class AgentEvalReporter:
         if report.failed:
             self.collector.add_collect_failure(report.nodeid)
 
+    def plan(self, nodeids: list[str]) -> None:
+        """Note the evals about to run (collection order)."""
+        self.planned_evals.extend(n for n in nodeids if n not in self.planned_evals)
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.ctrl_c = True
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.data = self.build(int(session.exitstatus), stopped_early=bool(session.shouldfail))
+        if self.ctrl_c:
+            # An eval cut off mid-run has a setup record and no verdict: it is listed as never
+            # finished, not counted as skipped.
+            never = tuple(n for n in self.planned_evals if n not in self.collector.finished)
+            kept = tuple(r for r in self.data.session.records if r.nodeid not in never)
+            self.data = replace(
+                self.data,
+                session=replace(self.data.session, records=kept),
+                interrupted=True,
+                not_run=never,
+            )
         if self.data.decision is not None:
             session.exitstatus = self.data.decision.exitstatus
         try:
@@ -137,7 +159,7 @@ class AgentEvalReporter:
         if html_path is not None:
             write_atomic(html_path, render_html(data, rootdir=rootdir, report_dir=html_path.parent))
         step = None
-        if data.records:
+        if data.records or data.interrupted:
             # Only sessions that had eval tests write to the job summary, so a plain unit-test
             # step in the same job does not add an empty report.
             step = append_step_summary(

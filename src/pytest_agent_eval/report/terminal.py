@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._sanitize import strip_controls
 from ..gates import GateResult
 from ._format import (
     fmt_interval,
@@ -22,6 +23,7 @@ from ._format import (
     fmt_usage_per_run,
     verdict_label,
 )
+from .markdown import interrupted_lines
 from .records import EvalRecord, ReportData
 
 __all__ = ["TerminalLine", "format_table", "gate_lines", "group_summary_lines", "summary_lines"]
@@ -61,11 +63,12 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
 
 def _row(record: EvalRecord, *, latency: bool, tokens: bool) -> list[str]:
     result = record.result
+    name = strip_controls(record.transcript_id)
     if result is None:
-        cells = [record.transcript_id, "–", "–", "–", "–", verdict_label(record)]
+        cells = [name, "–", "–", "–", "–", verdict_label(record)]
     else:
         cells = [
-            record.transcript_id,
+            name,
             fmt_runs(result),
             str(result.passed_run_count),
             f"{fmt_score(result.score)} {fmt_interval(result.interval)}",
@@ -129,10 +132,14 @@ def group_summary_lines(data: ReportData) -> list[TerminalLine]:
 
 
 def summary_lines(data: ReportData) -> list[TerminalLine]:
-    """The lines to print after the session; empty when no eval ran."""
+    """The lines to print after the session; empty when no eval ran and none was cut off."""
+    notice = [
+        TerminalLine(strip_controls(t), "red", bold=i == 0)
+        for i, t in enumerate(interrupted_lines(data))
+    ]
     ran = data.ran
     if not ran:
-        return []
+        return notice
     latency, tokens = data.has_latency, data.has_tokens
 
     header = ["transcript", "runs", "passed", "score [95% CI]", "threshold", "verdict"]
@@ -143,7 +150,7 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
     rows = [_row(r, latency=latency, tokens=tokens) for r in ran]
     table = format_table(header, rows)
 
-    lines = [TerminalLine(table[0], bold=True), TerminalLine(table[1])]
+    lines = [*notice, TerminalLine(table[0], bold=True), TerminalLine(table[1])]
     for record, text in zip(ran, table[2:], strict=True):
         lines.append(TerminalLine(text, _VERDICT_COLOR[verdict_label(record)]))
 

@@ -166,8 +166,17 @@ _TRANSCRIPT: dict[str, Any] = {
         "runs": {
             "type": "integer",
             "minimum": 1,
-            "description": "Number of times to run the whole conversation. Default: "
-            "[tool.agent_eval] runs.",
+            "maximum": 10000,
+            "description": "Number of times to run the whole conversation (at most 10000). "
+            "Default: [tool.agent_eval] runs.",
+        },
+        "turn_timeout_s": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 3600,
+            "description": "Seconds one agent turn may take before the run fails with a "
+            "timeout (at most 3600). Default: the agent_eval marker's, then [tool.agent_eval] "
+            "turn_timeout_s (300).",
         },
         "tags": {
             "type": "array",
