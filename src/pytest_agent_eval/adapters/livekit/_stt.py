@@ -45,6 +45,22 @@ class SegmentSTT(stt.STT):
         self._listeners: list[SegmentListener] = []
         self._driven = False
         self._streams: list[_DrivenStream] = []
+        self._recognizing = 0
+        """Segments being recognized, or handed over (driven) and waiting for their turn."""
+        self._idle: asyncio.Event | None = None
+
+    async def idle(self) -> None:
+        """Return once no segment is being recognized (or, driven, waiting to be)."""
+        while self._recognizing:
+            if self._idle is None:
+                self._idle = asyncio.Event()
+            self._idle.clear()
+            await self._idle.wait()
+
+    def _busy(self, change: int) -> None:
+        self._recognizing += change
+        if not self._recognizing and self._idle is not None:
+            self._idle.set()
 
     @property
     def provider(self) -> str:
@@ -124,7 +140,11 @@ class SegmentSTT(stt.STT):
 
     async def _segment_event(self, buffer: utils.AudioBuffer) -> stt.SpeechEvent:
         frame = rtc.combine_audio_frames(buffer) if isinstance(buffer, list) else buffer
-        text = await self._transcribe(frame)
+        self._busy(+1)
+        try:
+            text = await self._transcribe(frame)
+        finally:
+            self._busy(-1)
         for listener in list(self._listeners):
             listener(text)
         return stt.SpeechEvent(
@@ -152,6 +172,8 @@ class _DrivenStream(stt.RecognizeStream):
         self.closed = False
 
     def hand(self, segment: list[rtc.AudioFrame] | None) -> None:
+        if segment is not None:
+            self._owner._busy(+1)  # until recognized, or dropped when the stream closes
         self._segments.put_nowait(segment)
 
     async def _run(self) -> None:
@@ -170,11 +192,17 @@ class _DrivenStream(stt.RecognizeStream):
                     )
                     continue
                 self._event_ch.send_nowait(stt.SpeechEvent(type=stt.SpeechEventType.END_OF_SPEECH))
-                event = await self._owner._segment_event(segment)
+                try:
+                    event = await self._owner._segment_event(segment)
+                finally:
+                    self._owner._busy(-1)
                 if event.alternatives and event.alternatives[0].text:
                     self._event_ch.send_nowait(event)
         finally:
             self.closed = True
+            while not self._segments.empty():  # handed over, never to be recognized
+                if self._segments.get_nowait() is not None:
+                    self._owner._busy(-1)
             for task in (following, drained):
                 if task is not None and not task.done():
                     task.cancel()
