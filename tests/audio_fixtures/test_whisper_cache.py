@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from pytest_agent_eval.audio_fixtures import (
     to_pcm16_bytes,
     transcribe,
     transcribe_pcm,
+    transcript_cache,
     word_error_rate,
 )
 from pytest_agent_eval.audio_fixtures.whisper import resolve_whisper_model
@@ -57,9 +59,11 @@ def _fresh_process(pcm_file: Path, cache_dir: Path | None) -> dict[str, object]:
 
 @pytest.fixture
 def speech_pcm(speech_clip: AudioClip, request: pytest.FixtureRequest) -> bytes:
-    """The speech as 16-bit PCM, made unique to the test (trailing silence of its own length)
-    so that no other test's recognition is in the process cache."""
-    pad = np.zeros(1 + len(request.node.nodeid) * 7, dtype=np.float32)
+    """The speech as 16-bit PCM, made unique to the test (trailing silence of a length drawn
+    from its id, even for a 2-channel reading), with the process cache emptied, so no other
+    test's recognition answers."""
+    transcript_cache().clear_memory()
+    pad = np.zeros(2 + 2 * (zlib.crc32(request.node.nodeid.encode()) % 2400), dtype=np.float32)
     return to_pcm16_bytes(AudioClip(np.concatenate([speech_clip.samples, pad]), 24000))
 
 
