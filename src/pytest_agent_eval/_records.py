@@ -92,10 +92,19 @@ class EvalRecord:
         """True when a ``must_pass`` entry names this eval.
 
         An entry may be the transcript id, the full node id, or the test name with or without
-        its parametrization (``test_booking`` matches ``test_booking[fast]``).
+        its parametrization (``test_booking`` matches ``test_booking[fast]``). For a transcript
+        expanded into variants, its id names one variant (``booking[phone]``) and its id before
+        expansion names them all (``booking``).
         """
         test_name = self.test_name
-        return name in (self.transcript_id, self.nodeid, test_name, test_name.split("[", 1)[0])
+        base_id = self.result.base_id if self.result is not None else None
+        return name in (
+            self.transcript_id,
+            self.nodeid,
+            test_name,
+            test_name.split("[", 1)[0],
+            base_id,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,5 +1,6 @@
 """YAML transcripts as pytest tests: one `TranscriptFile` per file, one `TranscriptItem` per
-transcript (one per param of a parametrized ``llm_eval_agent``).
+transcript it expands into (one per variant, see `pytest_agent_eval.expansion`), and one per
+param of a parametrized ``llm_eval_agent``.
 
 Collection validates every transcript, also when evals are not live, so a broken transcript
 fails CI even where no agent runs. A `TranscriptError` shows only its message, the way pytest's
@@ -9,6 +10,9 @@ A transcript id may hold spaces, colons or brackets (``id: "booking: happy path"
 earlier package allowed. The test is named by `transcript_test_name` (``booking_happy_path``), which is
 safe in a node id, with ``-k`` and in file names; the real id stays what reports show, a
 ``-k`` keyword, and a name ``must_pass`` accepts.
+
+An expanded transcript is named ``NAME[SUFFIX]`` (``booking[phone]``); an agent param is added
+last, joined with ``-`` as pytest joins parameter ids: ``booking[phone-agentA]``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pytest
 from ._compat.pytest import PytestDriftError, fixture_defs, fixture_scope, make_callspec
 from ._text import safe_name
 from .errors import TranscriptError
+from .expansion import expand, id_suffix
 from .fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
 from .loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
 from .models import Transcript
@@ -74,6 +79,7 @@ class TranscriptFile(pytest.File):
                 self.path,
                 default_threshold=settings.threshold,
                 default_runs=settings.runs,
+                presets=settings.conditions,
                 audio_roots=settings.audio_root_paths,
             )
         except TranscriptError as exc:
@@ -93,13 +99,27 @@ class TranscriptFile(pytest.File):
             )
         seen[transcript.id] = self.path
         names[name] = (transcript.id, self.path)
-        item = TranscriptItem.from_parent(
-            self, name=name, callobj=_run_yaml_transcript, transcript=transcript
-        )
-        yield from _per_agent_param(self, item) or [item]
+        for expanded in expand(transcript):
+            suffix = id_suffix(expanded)
+            item = TranscriptItem.from_parent(
+                self,
+                name=f"{name}[{suffix}]" if suffix else name,
+                callobj=_run_yaml_transcript,
+                transcript=expanded,
+            )
+            yield from _per_agent_param(self, item, base_name=name) or [item]
 
 
-def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[TranscriptItem] | None:
+def _with_param(name: str, param_id: str) -> str:
+    """``booking[agentA]``, or for an expanded item ``booking[phone-agentA]``."""
+    if name.endswith("]") and "[" in name:
+        return f"{name[:-1]}-{param_id}]"
+    return f"{name}[{param_id}]"
+
+
+def _per_agent_param(
+    parent: TranscriptFile, item: TranscriptItem, *, base_name: str
+) -> list[TranscriptItem] | None:
     """One item per param of a parametrized ``llm_eval_agent`` fixture, as the seed promises.
 
     pytest parametrizes fixtures only for Python test functions, through a private call spec.
@@ -129,7 +149,8 @@ def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[Trans
                 value=value,
                 index=index,
                 scope=scope,
-                param_id=param_id,
+                # pytest builds the node id from these: booking[phone-agentA].
+                param_id="-".join([*item.transcript.id_suffixes, param_id]),
                 marks=[getattr(m, "mark", m) for m in marks],
             )
         except PytestDriftError as exc:
@@ -137,13 +158,13 @@ def _per_agent_param(parent: TranscriptFile, item: TranscriptItem) -> list[Trans
         items.append(
             TranscriptItem.from_parent(
                 parent,
-                name=f"{item.name}[{param_id}]",
+                name=_with_param(item.name, param_id),
                 callobj=_run_yaml_transcript,
                 transcript=item.transcript,
                 callspec=callspec,
                 fixtureinfo=fixtureinfo,
                 keywords={param_id: True},
-                originalname=item.name,
+                originalname=base_name,
             )
         )
     return items
@@ -176,8 +197,12 @@ class TranscriptItem(pytest.Function):
         super().__init__(**kwargs)
         self.transcript = transcript
         self.add_marker(pytest.mark.agent_eval(tags=list(transcript.tags)))
-        # `-k` matches the real id too, when it differs from the test name.
+        # `-k` matches the real id too, when it differs from the test name, and for an
+        # expanded transcript its base id and each suffix (`-k phone`).
         self.extra_keyword_matches.add(transcript.id)
+        if transcript.base_id is not None:
+            self.extra_keyword_matches.add(transcript.base_id)
+            self.extra_keyword_matches.update(transcript.id_suffixes)
 
     @property
     def has_agent_fixture(self) -> bool:

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ._text import did_you_mean
+from .conditions import BUILTIN_PRESETS, parse_presets
 from .errors import ConfigError
-from .models import VoiceSettings
+from .models import AudioCondition, VoiceSettings
 
 if TYPE_CHECKING:
     import pytest
@@ -157,11 +158,19 @@ class Settings:
     early_stop: bool = False
     stale_audio: str = "fail"
     max_fixture_s: float = 120.0
+    stt_cache: bool = False
+    stt_cache_dir: str = ".agent_eval_cache/stt"
     turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
     audio_roots: tuple[str, ...] = ()
     judge_max_chars: int = DEFAULT_JUDGE_MAX_CHARS
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     groups: tuple[GateConfig, ...] = ()
+    conditions: Mapping[str, tuple[AudioCondition, ...]] = field(
+        default_factory=lambda: dict(BUILTIN_PRESETS)
+    )
+    """Audio-condition presets by name: the built-in ones and ``[tool.agent_eval.conditions]``."""
+    save_audio_dir: str | None = None
+    """Where voice adapters save the exact audio each turn streamed (after its conditions)."""
 
     @property
     def judge(self) -> JudgeSettings:
@@ -174,6 +183,19 @@ class Settings:
             cache_dir=cache,
             max_chars=self.judge_max_chars,
         )
+
+    @property
+    def stt_cache_path(self) -> Path | None:
+        """The on-disk transcript cache folder (``stt_cache_dir`` under the rootdir), or None
+        when ``stt_cache`` is off."""
+        return (self.rootdir / self.stt_cache_dir) if self.stt_cache else None
+
+    @property
+    def save_audio_path(self) -> Path | None:
+        """``save_audio_dir`` resolved against the rootdir, or None."""
+        if self.save_audio_dir is None:
+            return None
+        return (self.rootdir / self.save_audio_dir).resolve()
 
     @property
     def yaml_paths(self) -> list[Path]:
@@ -209,11 +231,15 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "early_stop": ((bool,), "true or false"),
     "stale_audio": ((str,), "one of 'fail', 'skip', 'synthesize'"),
     "max_fixture_s": ((int, float), "a number of seconds > 0"),
+    "stt_cache": ((bool,), "true or false"),
+    "stt_cache_dir": ((str,), "a folder path"),
     "turn_timeout_s": ((int, float), "a number of seconds > 0"),
     "audio_roots": ((list,), "a list of folder paths"),
     "judge_max_chars": ((int,), "an integer number of characters"),
     "voice": ((dict,), "a table of voice settings"),
     "groups": ((dict,), "a table of [tool.agent_eval.groups.NAME] tables"),
+    "conditions": ((dict,), "a table of [tool.agent_eval.conditions.NAME] presets"),
+    "save_audio_dir": ((str,), "a folder path"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -303,6 +329,11 @@ def parse_settings(
         values["groups"] = tuple(
             _parse_gate(name, spec, source, warnings) for name, spec in values["groups"].items()
         )
+    if "conditions" in values:
+        presets = parse_presets(
+            values["conditions"], where=f"{source}.conditions", error=ConfigError
+        )
+        values["conditions"] = {name: tuple(chain) for name, chain in presets.items()}
     return Settings(rootdir=rootdir, **values), warnings
 
 
@@ -445,6 +476,14 @@ def add_options(parser: pytest.Parser) -> None:
         "(default: stale_audio in config, 'fail').",
     )
     group.addoption(
+        "--agent-eval-save-audio",
+        metavar="DIR",
+        default=None,
+        help="Save the exact audio each voice turn streamed (after its audio conditions) in "
+        "DIR; the HTML report plays it beside the clean fixture (default: save_audio_dir in "
+        "config).",
+    )
+    group.addoption(
         "--agent-eval-no-judge-cache",
         action="store_true",
         default=False,
@@ -516,6 +555,10 @@ def session_settings(
         early_stop=config.getoption("agent_eval_early_stop"),
         stale_audio=config.getoption("agent_eval_stale_audio"),
     )
+    save_audio = config.getoption("agent_eval_save_audio")
+    if save_audio is not None:
+        # A command-line folder is relative to where pytest was started, as other paths are.
+        settings = replace(settings, save_audio_dir=str(Path(save_audio).resolve()))
     if config.getoption("agent_eval_no_judge_cache"):
         settings = replace(settings, judge_cache=False)
 

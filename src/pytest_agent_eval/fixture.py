@@ -18,9 +18,10 @@ import pytest
 from ._async import SessionLoop
 from ._compat.pytest import NO_PARAM_WORDS
 from .adapters.base import AgentAdapter, as_adapter
+from .conditions import turn_conditions
 from .config import SessionSettings
 from .errors import AgentEvalError, TranscriptError
-from .models import Transcript, TranscriptResult, Turn
+from .models import Transcript, TranscriptResult, Turn, describe_conditions
 from .runner import RunSettings, run_transcript
 
 __all__ = [
@@ -197,7 +198,14 @@ class AgentEval:
         if agent is None:
             agent = self._agent_fixture()
         adapter = adapter_or_fail(agent)
-        if getattr(adapter, "consumes_audio", False) and resolved.has_audio:
+        consumes_audio = getattr(adapter, "consumes_audio", False)
+        if not consumes_audio:
+            unheard = _unheard_conditions(resolved, adapter) or _voice_only_checks(
+                resolved, adapter
+            )
+            if unheard is not None:
+                pytest.skip(unheard)
+        if consumes_audio and resolved.has_audio:
             check_audio_fixtures(resolved, self._session)
         if judge_model is None:
             judge_model = _judge_model_fixture(self._request)
@@ -251,6 +259,58 @@ def _naming_transcript(message: str, transcript: Transcript) -> str:
     if f"transcript {transcript.id!r}" in message:
         return message
     return f"transcript {transcript.id!r}: {message}"
+
+
+def _unheard_conditions(transcript: Transcript, adapter: Any) -> str | None:
+    """Why a text agent skips ``transcript``: it changes only audio (audio conditions, a
+    variant), which a text agent never hears, so it would run exactly like the clean one and
+    its result would say nothing about those conditions. None when it has no conditions."""
+    conditions = [
+        c
+        for i, turn in enumerate(transcript.turns)
+        if turn.audio is not None
+        for c in turn_conditions(transcript, i)
+    ]
+    if not conditions:
+        return None
+    what = (
+        f"variant {transcript.variant!r}"
+        if transcript.variant is not None
+        else "its audio conditions"
+    )
+    return (
+        f"transcript {transcript.id!r}: {what} ({describe_conditions(conditions)}) change only "
+        f"the audio, and {type(adapter).__name__} is a text agent, which hears no audio: it "
+        "would run exactly like the clean transcript. Run it with a voice adapter (such as "
+        "LiveKitAdapter)"
+    )
+
+
+VOICE_ONLY_KEYS = ("heard_contains_any", "heard_contains_all", "heard_wer_max", "interrupt")
+"""Turn keys only a voice adapter can observe (what its STT heard, barge-in)."""
+
+
+def _voice_only_checks(transcript: Transcript, adapter: Any) -> str | None:
+    """Why a text agent skips ``transcript``: it asserts what only voice has (what the STT
+    heard, barge-in, voice-turn latency percentiles), which a text agent cannot observe, so
+    those checks could neither pass nor fail for the right reason. None when it asserts none."""
+    where: list[str] = []
+    for index, turn in enumerate(transcript.turns):
+        keys = [k for k in VOICE_ONLY_KEYS if k != "interrupt" and getattr(turn.expect, k)]
+        if turn.interrupt is not None:
+            keys.append("interrupt")
+        if keys:
+            where.append(f"turn {index + 1} ({', '.join(keys)})")
+    if transcript.latency_p95_ms_max is not None:
+        where.append("latency_p95_ms_max")
+    if not where:
+        return None
+    return (
+        f"transcript {transcript.id!r} asserts what only a voice agent can show: "
+        f"{'; '.join(where)}; {type(adapter).__name__} is a text agent, which has no speech "
+        "recognizer, no audio to interrupt and no voice-turn latency. Run it with a voice "
+        "adapter (such as LiveKitAdapter)"
+    )
 
 
 def adapter_or_fail(agent: Any) -> AgentAdapter:

@@ -23,9 +23,11 @@ import yaml
 
 from ._serialize import from_json
 from ._text import did_you_mean, short_repr
+from .conditions import ConditionProblem, condition_problems, parse_conditions
 from .errors import TranscriptError
-from .expectations import expect_keys, transcript_keys
-from .models import Expect, Transcript, Turn, VoiceSettings
+from .expectations import expect_keys, transcript_keys, turn_keys
+from .expectations.barge_in import interrupt_problems
+from .models import AudioCondition, Expect, Transcript, Turn, Variant, VoiceSettings
 from .speech import PauseMarkupError, spoken_text
 
 __all__ = [
@@ -43,6 +45,9 @@ __all__ = [
 TRANSCRIPT_SUFFIXES = (".yaml", ".yml")
 
 _Path = tuple[str | int, ...]
+
+Presets = Mapping[str, Sequence[AudioCondition]]
+"""Named lists of audio conditions (``[tool.agent_eval.conditions]`` and the built-in ones)."""
 
 
 @cache
@@ -92,6 +97,7 @@ def load_transcripts(
     *,
     default_threshold: float = 0.8,
     default_runs: int = 1,
+    presets: Presets | None = None,
     audio_roots: Sequence[Path] | None = None,
 ) -> list[Transcript]:
     """Load several files, rejecting an ``id`` used twice.
@@ -106,6 +112,7 @@ def load_transcripts(
             path,
             default_threshold=default_threshold,
             default_runs=default_runs,
+            presets=presets,
             audio_roots=audio_roots,
         )
         if transcript.id in seen:
@@ -129,13 +136,16 @@ def load_transcript_file(
     *,
     default_threshold: float = 0.8,
     default_runs: int = 1,
+    presets: Presets | None = None,
     audio_roots: Sequence[Path] | None = None,
 ) -> Transcript:
     """Read and validate one YAML transcript.
 
     ``default_threshold`` and ``default_runs`` (from ``[tool.agent_eval]``) apply when the
-    file does not set them. ``audio:`` paths must resolve inside one of ``audio_roots``
-    (default: the folder of the nearest pyproject.toml above the file, else the file's folder).
+    file does not set them; ``presets`` are the named audio conditions variants and
+    ``conditions:`` may use (default: the built-in ones). ``audio:`` paths must resolve inside
+    one of ``audio_roots`` (default: the folder of the nearest pyproject.toml above the file,
+    else the file's folder).
 
     Raises:
         TranscriptError: With file, line, field path and a hint.
@@ -152,6 +162,7 @@ def load_transcript_file(
         path=path.resolve(),
         default_threshold=default_threshold,
         default_runs=default_runs,
+        presets=presets,
         audio_roots=audio_roots,
     )
 
@@ -162,6 +173,7 @@ def load_transcript_text(
     path: Path,
     default_threshold: float = 0.8,
     default_runs: int = 1,
+    presets: Presets | None = None,
     audio_roots: Sequence[Path] | None = None,
 ) -> Transcript:
     """Validate YAML ``text`` as a transcript; ``path`` names it and anchors ``audio:``,
@@ -178,8 +190,20 @@ def load_transcript_text(
     _validate_schema(data, path, lines)
     _check_expect_values(data, path, lines)
     _check_pause_markup(data, path, lines)
+    audio = _AudioConditions.read(data, path, lines, presets)
     roots = tuple(audio_roots) if audio_roots is not None else (_project_folder(path),)
-    return _build(data, path, lines, default_threshold, default_runs, roots)
+    transcript = _build(data, path, lines, default_threshold, default_runs, audio, roots)
+    for at, problem in condition_problems(transcript):
+        place: _Path = ("turns", at, "conditions") if at is not None else ("turns",)
+        raise TranscriptError(
+            f"{_where(path, lines, place, data)}, {_format_path(place)}: {problem}"
+        )
+    for index, problem in interrupt_problems(transcript):
+        field: _Path = ("turns", index, "interrupt")
+        raise TranscriptError(
+            f"{_where(path, lines, field, data)}, {_format_path(field)}: {problem}"
+        )
+    return transcript
 
 
 def _project_folder(path: Path) -> Path:
@@ -503,6 +527,11 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
         )
     if kind == "minLength":
         return f"{where}: must not be empty"
+    if kind == "pattern":
+        return (
+            f"{where}: {_short(value)} may hold letters, digits, '_', '.' and '+' only (a "
+            "variant name becomes part of test ids, where '-' joins parts)"
+        )
     return f"{where}: {error.message}"
 
 
@@ -564,7 +593,17 @@ def _check_expect_values(data: dict[str, Any], path: Path, lines: _LineIndex) ->
                 f"{_where(path, lines, top, data)}, {_format_path(top)}: {problem}"
             )
     checked = [key for key in expect_keys() if key.check is not None]
+    turn_checked = [key for key in turn_keys() if key.check is not None]
     for t_index, turn in enumerate(data.get("turns", [])):
+        for key in turn_checked:
+            if key.name not in turn:
+                continue
+            assert key.check is not None
+            for inner, problem in key.check(turn[key.name]):
+                at: _Path = ("turns", t_index, key.name, *inner)
+                raise TranscriptError(
+                    f"{_where(path, lines, at, data)}, {_format_path(at)}: {problem}"
+                )
         expect = turn.get("expect") or {}
         for key in checked:
             if key.name not in expect:
@@ -590,6 +629,55 @@ def _check_pause_markup(data: dict[str, Any], path: Path, lines: _LineIndex) -> 
             ) from None
 
 
+@dataclass
+class _AudioConditions:
+    """The audio conditions of a transcript, read and resolved against the presets."""
+
+    transcript: list[AudioCondition]
+    turns: list[list[AudioCondition]]
+    variants: list[Variant]
+
+    @classmethod
+    def read(
+        cls, data: dict[str, Any], path: Path, lines: _LineIndex, presets: Presets | None
+    ) -> _AudioConditions:
+        def parse(value: Any, at: _Path) -> list[AudioCondition]:
+            try:
+                return parse_conditions(value, presets)
+            except ConditionProblem as exc:
+                inner = exc.path if isinstance(value, list) else exc.path[1:]
+                field = (*at, *inner)
+                raise TranscriptError(
+                    f"{_where(path, lines, field, data)}, {_format_path(field)}: {exc}"
+                ) from None
+
+        transcript = parse(data["conditions"], ("conditions",)) if "conditions" in data else []
+        turns = [
+            parse(turn["conditions"], ("turns", i, "conditions")) if "conditions" in turn else []
+            for i, turn in enumerate(data.get("turns", []))
+        ]
+        variants: list[Variant] = []
+        seen: dict[str, int] = {}
+        for i, raw in enumerate(data.get("variants", [])):
+            at: _Path = ("variants", i)
+            if isinstance(raw, str):
+                name, threshold = raw, None
+                conditions = parse(raw, at)
+            else:
+                name, threshold = raw["name"], raw.get("threshold")
+                conditions = (
+                    parse(raw["conditions"], (*at, "conditions")) if "conditions" in raw else []
+                )
+            if name in seen:
+                raise TranscriptError(
+                    f"{_where(path, lines, at, data)}, {_format_path(at)}: variant {name!r} is "
+                    f"listed twice (also variants[{seen[name]}]); variant names name the tests"
+                )
+            seen[name] = i
+            variants.append(Variant(name=name, conditions=conditions, threshold=threshold))
+        return cls(transcript=transcript, turns=turns, variants=variants)
+
+
 # --------------------------------------------------------------------------------------------
 # Building the models
 # --------------------------------------------------------------------------------------------
@@ -601,10 +689,11 @@ def _build(
     lines: _LineIndex,
     default_threshold: float,
     default_runs: int,
+    audio: _AudioConditions,
     audio_roots: Sequence[Path],
 ) -> Transcript:
     base = path.parent
-    turns = [_build_turn(t, i, base, lines) for i, t in enumerate(data["turns"])]
+    turns = [_build_turn(t, i, base, lines, audio.turns[i]) for i, t in enumerate(data["turns"])]
     for index, turn in enumerate(turns):
         if turn.audio is not None:
             _check_audio_inside(Path(turn.audio), index, audio_roots, path, lines, data)
@@ -618,6 +707,9 @@ def _build(
         line=lines.line(("id",)),
         threshold=float(data.get("threshold", default_threshold)),
         runs=int(data.get("runs", default_runs)),
+        conditions=audio.transcript,
+        variants=audio.variants,
+        seed=int(data.get("seed", 0)),
         **_transcript_key_values(data),
         turn_timeout_s=data.get("turn_timeout_s"),
     )
@@ -638,7 +730,13 @@ def _transcript_hints() -> dict[str, Any]:
     return typing.get_type_hints(Transcript)
 
 
-def _build_turn(raw: dict[str, Any], index: int, base: Path, lines: _LineIndex) -> Turn:
+def _build_turn(
+    raw: dict[str, Any],
+    index: int,
+    base: Path,
+    lines: _LineIndex,
+    conditions: list[AudioCondition],
+) -> Turn:
     audio = raw.get("audio")
     resolved = None
     if audio is not None:
@@ -652,7 +750,24 @@ def _build_turn(raw: dict[str, Any], index: int, base: Path, lines: _LineIndex) 
         expect=_build_expect(raw.get("expect") or {}),
         voice=_voice(raw.get("voice")),
         line=lines.line(("turns", index)),
+        conditions=conditions,
+        **_turn_key_values(raw, index),
     )
+
+
+def _turn_key_values(raw: dict[str, Any], index: int) -> dict[str, Any]:
+    """The turn-level expectation keys (``interrupt``), typed as their `Turn` fields."""
+    hints = _turn_hints()
+    return {
+        key.name: from_json(hints[key.name], raw[key.name], path=f"turns[{index}].{key.name}")
+        for key in turn_keys()
+        if key.name in raw
+    }
+
+
+@cache
+def _turn_hints() -> dict[str, Any]:
+    return typing.get_type_hints(Turn)
 
 
 def _check_audio_inside(

@@ -28,11 +28,14 @@ __all__ = [
     "AgentReply",
     "AgentSpeech",
     "AgentTurn",
+    "AudioCondition",
+    "BargeIn",
     "EvalResult",
     "Expect",
     "Greeting",
     "GreetingExpect",
     "Handoff",
+    "InterruptConfig",
     "JudgeConfig",
     "Message",
     "RunResult",
@@ -46,7 +49,10 @@ __all__ = [
     "TurnContext",
     "TurnResult",
     "Usage",
+    "Variant",
     "VoiceSettings",
+    "describe_conditions",
+    "percentile",
     "sum_usage",
     "wilson_interval",
 ]
@@ -238,6 +244,8 @@ class Expect:
         handoff_to: Multi-agent adapters: a handoff to this agent happened in the turn.
         handoff_from: Multi-agent adapters: a handoff away from this agent happened in the turn
             (with ``handoff_to``: the same handoff went from this agent to that one).
+        heard_wer_max: Voice turns: the word error rate of what the speech recognizer heard,
+            against the words the user spoke, must not exceed this.
 
     Each YAML key and its checks are defined in `pytest_agent_eval.expectations`.
     """
@@ -261,6 +269,7 @@ class Expect:
     agent_is: str | None = None
     handoff_to: str | None = None
     handoff_from: str | None = None
+    heard_wer_max: float | None = None
 
     def __post_init__(self) -> None:
         # Values written the YAML way (a rubric string, dicts for tool_calls_args) become the
@@ -398,6 +407,82 @@ class VoiceSettings:
         }
 
 
+@dataclass(frozen=True)
+class AudioCondition:
+    """One thing that happens to a turn's audio before the agent hears it (noise, a phone line).
+
+    Applied at run time to the clean fixture, never to the file on disk; the kinds and their
+    parameters are listed in `pytest_agent_eval.conditions` (``CONDITION_KINDS``), and the
+    audio work is `pytest_agent_eval.audio_fixtures.conditions.apply`.
+
+    Args:
+        kind: ``noise``, ``gain``, ``tempo``, ``telephone``, ``codec``, ``clipping``,
+            ``reverb``, ``silence`` or ``dropouts``.
+        params: Its parameters (the loader fills in the defaults).
+    """
+
+    kind: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``noise(color=pink, snr_db=10)``: the kind and its parameters, for reports."""
+        args = ", ".join(f"{k}={_plain(v)}" for k, v in self.params.items())
+        return f"{self.kind}({args})"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def describe_conditions(conditions: Iterable[AudioCondition]) -> str:
+    """The conditions of a chain, in order, comma-separated ("" for none)."""
+    return ", ".join(c.describe() for c in conditions)
+
+
+@dataclass
+class Variant:
+    """One audio variant of a transcript: the same conversation, its own test, its own audio.
+
+    Args:
+        name: The readable id suffix (``phone`` makes the test ``booking[phone]``).
+        conditions: Applied to every audio turn of the variant, after the turn's own and the
+            transcript's (see `pytest_agent_eval.conditions`).
+        threshold: The variant's own pass threshold, or None for the transcript's.
+    """
+
+    name: str
+    conditions: list[AudioCondition] = field(default_factory=list)
+    threshold: float | None = None
+
+
+@dataclass
+class InterruptConfig:
+    """A turn that speaks over the agent's reply to the turn before (barge-in).
+
+    The turn's own ``audio`` is the interrupting utterance; it starts ``after_ms`` into the
+    previous reply's audio, or at its ``at_word``-th word (exactly one of the two), and the
+    agent must stop speaking within ``stop_within_ms`` of the start of that speech. The turn's
+    ``expect`` checks what the agent does next.
+
+    Args:
+        stop_within_ms: Most milliseconds from the start of the interrupting speech to the
+            agent's audio stopping. It includes the session's minimum interruption duration.
+        after_ms: Start the interruption this long after the previous reply started playing.
+        at_word: Start it at this word (1-based) of the previous reply, as timed by spreading
+            the reply's words evenly over its speech audio.
+    """
+
+    stop_within_ms: float
+    after_ms: float | None = None
+    at_word: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.after_ms is None) == (self.at_word is None):
+            raise ValueError("interrupt needs exactly one of after_ms and at_word")
+
+
 @dataclass
 class Turn:
     """A single turn in a transcript.
@@ -409,6 +494,9 @@ class Turn:
         expect: Expectations for the agent's reply.
         voice: Per-turn voice settings for fixture synthesis, overriding the transcript's.
         line: Line of the turn in its YAML file, when loaded from YAML.
+        conditions: Audio conditions of this turn, applied before the transcript's and the
+            variant's (see `pytest_agent_eval.conditions`).
+        interrupt: This turn speaks over the agent's reply to the turn before (barge-in).
     """
 
     user: str
@@ -416,6 +504,8 @@ class Turn:
     expect: Expect = field(default_factory=Expect)
     voice: VoiceSettings | None = None
     line: int | None = None
+    conditions: list[AudioCondition] = field(default_factory=list)
+    interrupt: InterruptConfig | None = None
 
 
 @dataclass
@@ -434,6 +524,17 @@ class Transcript:
         line: Line of the ``id`` key in that file, if known.
         greeting: Checks on what the agent says on its own before turn 1, or None. An adapter
             that cannot observe a greeting fails such a run with an errored verdict.
+        conditions: Audio conditions for every audio turn, after each turn's own (see
+            `pytest_agent_eval.conditions`).
+        variants: The audio variants the transcript runs under, each its own test (see
+            `pytest_agent_eval.expansion`); empty: one test.
+        seed: Seed of the random parts of the audio conditions (noise, dropouts).
+        variant: The variant this transcript is (set by expansion), or None.
+        base_id: The id before expansion (``booking`` for ``booking[phone]``), or None when
+            this transcript was not expanded.
+        id_suffixes: The readable parts expansion added to the id, in order (``["phone"]``).
+        latency_p95_ms_max: Most milliseconds the 95th percentile of voice-turn latency over
+            all runs may reach (checked on the whole result), or None.
         turn_timeout_s: Seconds one agent turn may take; None uses ``turn_timeout_s`` from
             the marker or ``[tool.agent_eval]`` (300 by default).
     """
@@ -448,6 +549,13 @@ class Transcript:
     path: Path | None = None
     line: int | None = None
     greeting: GreetingExpect | None = None
+    conditions: list[AudioCondition] = field(default_factory=list)
+    variants: list[Variant] = field(default_factory=list)
+    seed: int = 0
+    variant: str | None = None
+    base_id: str | None = None
+    id_suffixes: list[str] = field(default_factory=list)
+    latency_p95_ms_max: float | None = None
     turn_timeout_s: float | None = None
 
     def __post_init__(self) -> None:
@@ -811,6 +919,44 @@ class Handoff:
     to_agent: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BargeIn:
+    """What happened when a turn spoke over the agent's reply (a turn with ``interrupt:``).
+
+    Times are seconds. The interruption "starts" where the interrupting utterance's speech
+    starts (its first voiced audio, not its leading silence); the agent "stops" when its audio
+    output is paused or cleared, which is when a caller would hear it go quiet.
+
+    Args:
+        precondition: Why the barge-in could not be tested (the agent was not speaking when
+            the interruption started, the interrupting speech is shorter than the session's
+            minimum interruption duration, the session has no TTS), or None when it was.
+        reply_position_s: How far into the interrupted reply's audio the interruption started.
+        speech_s: Length of the interrupting utterance's first phrase of speech (the VAD's).
+        min_interruption_s: The session's minimum interruption duration.
+        stopped: True when the agent stopped and its reply ended interrupted.
+        stop_latency_s: From the start of the interrupting speech to the agent's audio
+            stopping for good (after its last resume, if any); None when it did not stop.
+        resumed: True when the agent went quiet, then resumed the same reply (LiveKit's
+            false-interruption handling, when no words were transcribed in time).
+        quiet_after_s: From the start of the interrupting speech to the first time the
+            agent's audio went quiet (the same as ``stop_latency_s`` unless it resumed).
+        played_s: How much of the interrupted reply's audio played in all.
+        interrupted_text: What the session kept of the interrupted reply (the part said).
+    """
+
+    precondition: str | None = None
+    reply_position_s: float | None = None
+    speech_s: float | None = None
+    min_interruption_s: float | None = None
+    stopped: bool = False
+    stop_latency_s: float | None = None
+    resumed: bool = False
+    played_s: float | None = None
+    interrupted_text: str | None = None
+    quiet_after_s: float | None = None
+
+
 @dataclass
 class Greeting:
     """What the agent said and did on its own before the user's first turn.
@@ -868,6 +1014,14 @@ class AgentTurn:
         tool_calls_unobserved: Why the adapter could not see the turn's tool calls (a room
             agent that does not publish them, say); None when it could. Tool checks then error
             with this reason instead of passing on an empty list.
+        wer: Voice turns: the word error rate of ``heard`` against the words the user spoke
+            (`pytest_agent_eval.speech.spoken_text` of the turn's ``user``), with the
+            number-aware normalizer of ``--verify``; None for a text turn or when nothing was
+            reported as heard. The runner fills it in when the adapter did not.
+        audio_in: Voice adapters: the exact audio the turn streamed to the agent (after its
+            audio conditions), when the adapter was asked to save it.
+        barge_in: What happened when this turn spoke over the agent (``interrupt:``); None
+            when the turn did not interrupt, or the adapter does not perform barge-in.
     """
 
     if TYPE_CHECKING:  # declared by each subclass, in the position its constructor needs
@@ -885,6 +1039,9 @@ class AgentTurn:
     active_agent: str | None = None
     handoffs: list[Handoff] | None = None
     tool_calls_unobserved: str | None = None
+    wer: float | None = None
+    audio_in: Path | None = None
+    barge_in: BargeIn | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:
@@ -901,6 +1058,8 @@ class AgentTurn:
         self.tool_calls = [ToolCall.coerce(c) for c in (self.tool_calls or [])]
         if self.audio_out is not None and not isinstance(self.audio_out, Path):
             self.audio_out = Path(self.audio_out)
+        if self.audio_in is not None and not isinstance(self.audio_in, Path):
+            self.audio_in = Path(self.audio_in)
 
     def agent_turn_values(self) -> dict[str, Any]:
         """``reply``, ``tool_calls`` and every `AgentTurn` field, as keyword arguments for
@@ -1048,6 +1207,8 @@ class TurnResult(AgentTurn):
         heard_segments: What the speech recognizer heard, per speech segment.
         active_agent: The agent active at the end of the turn (multi-agent adapters).
         handoffs: The turn's handoffs (None: the adapter does not report them).
+        conditions: The audio conditions the turn's audio went through, described
+            (``noise(color=pink, snr_db=10), telephone(...)``); None for none.
     """
 
     index: int
@@ -1058,6 +1219,7 @@ class TurnResult(AgentTurn):
     error: str | None = None
     duration_s: float = 0.0
     audio: str | None = None
+    conditions: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -1240,6 +1402,19 @@ _accept_earlier_names(TurnResult, {"turn_index": "index", "eval_results": "evalu
 _accept_earlier_names(RunResult, {"run_index": "index", "turn_results": "turns"})
 
 
+def percentile(values: Iterable[float], q: float) -> float | None:
+    """The ``q``-th percentile (0-100) of ``values`` by nearest rank, or None when empty.
+
+    Nearest rank returns a value that was measured (never an interpolation between two), which
+    is what a latency budget is checked against.
+    """
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
 def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95% by default).
 
@@ -1268,6 +1443,11 @@ class TranscriptResult:
         planned_runs: Runs asked for; more than ``len(runs)`` when early stop saved some.
         tags: The transcript's tags.
         duration_s: Wall time of all runs.
+        checks: Verdicts on the whole result (``latency_p95_ms_max``); the result passes only
+            when every one passed too.
+        variant: The audio variant the transcript ran as (``phone``), or None.
+        base_id: The transcript's id before expansion (``booking`` for ``booking[phone]``),
+            or None when it was not expanded.
     """
 
     passed: bool
@@ -1278,6 +1458,9 @@ class TranscriptResult:
     planned_runs: int | None = None
     tags: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    checks: list[EvalResult] = field(default_factory=list)
+    variant: str | None = None
+    base_id: str | None = None
 
     @property
     def passed_run_count(self) -> int:
@@ -1309,11 +1492,39 @@ class TranscriptResult:
     @property
     def p95_latency_s(self) -> float | None:
         """95th percentile of turn latency (nearest rank), or None when nothing was measured."""
-        values = sorted(self.turn_latencies_s)
-        if not values:
-            return None
-        rank = max(1, math.ceil(0.95 * len(values)))
-        return values[rank - 1]
+        return percentile(self.turn_latencies_s, 95)
+
+    @property
+    def p50_latency_s(self) -> float | None:
+        """Median turn latency (nearest rank), or None when nothing was measured."""
+        return percentile(self.turn_latencies_s, 50)
+
+    def turn_latency_percentiles(self) -> list[tuple[int, int, float, float]]:
+        """Per voice turn over all runs: ``(turn_index, measured, p50_s, p95_s)``, in turn order,
+        for the turns with at least one measured latency."""
+        by_turn: dict[int, list[float]] = {}
+        for run in self.runs:
+            for turn in run.turns:
+                if turn.latency_s is not None and turn.audio is not None:
+                    by_turn.setdefault(turn.index, []).append(turn.latency_s)
+        out = []
+        for index in sorted(by_turn):
+            values = by_turn[index]
+            p50, p95 = percentile(values, 50), percentile(values, 95)
+            assert p50 is not None and p95 is not None
+            out.append((index, len(values), p50, p95))
+        return out
+
+    @property
+    def turn_wers(self) -> list[float]:
+        """The word error rate of every voice turn that reported what it heard, across runs."""
+        return [t.wer for r in self.runs for t in r.turns if t.wer is not None]
+
+    @property
+    def mean_wer(self) -> float | None:
+        """The mean word error rate of the voice turns, or None when none reported one."""
+        values = self.turn_wers
+        return sum(values) / len(values) if values else None
 
     @property
     def agent_usage(self) -> Usage | None:
@@ -1329,6 +1540,14 @@ class TranscriptResult:
         """Raise AssertionError if score is below threshold."""
         __tracebackhide__ = True
         if not self.passed:
+            failed = [c for c in self.checks if not c.passed]
+            if failed and self.score + 1e-9 >= self.threshold:
+                raise AssertionError(
+                    "LLM eval failed: "
+                    + "; ".join(f"{c.name}: {c.reasoning}" for c in failed)
+                    + f" (score={self.score:.2f}, {self.passed_run_count}/{len(self.runs)} "
+                    "runs passed)"
+                )
             raise AssertionError(
                 f"LLM eval failed: score={self.score:.2f} < threshold={self.threshold:.2f} "
                 f"({self.passed_run_count}/{len(self.runs)} runs passed)"

@@ -40,6 +40,9 @@ _MARKER_HELP = (
 )
 
 
+_outer_stt_cache_dir = pytest.StashKey["Path | None"]()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
@@ -52,9 +55,15 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[session_key] = session
     register_group_markers(config)
-    from .audio_fixtures import set_max_fixture_s  # every fixture check uses the one cap
+    from .audio_fixtures import (
+        default_transcript_cache_dir,
+        set_default_transcript_cache_dir,
+        set_max_fixture_s,
+    )
 
-    set_max_fixture_s(session.settings.max_fixture_s)
+    set_max_fixture_s(session.settings.max_fixture_s)  # every fixture check uses the one cap
+    config.stash[_outer_stt_cache_dir] = default_transcript_cache_dir()
+    set_default_transcript_cache_dir(session.settings.stt_cache_path)  # WhisperSTT's default
     for warning in warnings:
         config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
     # Prevent reporting on worker nodes (xdist): the controller sees every report.
@@ -71,6 +80,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     close_session_loop(config)
+    # A pytest run inside a process (pytester, an IDE) leaves the process's default as it was.
+    if _outer_stt_cache_dir in config.stash:
+        from .audio_fixtures import set_default_transcript_cache_dir
+
+        set_default_transcript_cache_dir(config.stash[_outer_stt_cache_dir])
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -35,10 +35,16 @@ from typing import Any
 
 from ._sanitize import scrub
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
+from .conditions import condition_problems, condition_seed, turn_conditions
 from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
-from .errors import TranscriptError
+from .errors import MissingExtraError, TranscriptError
 from .evaluators.base import evaluate_safely
-from .expectations import build_evaluators, build_greeting_checks
+from .expectations import (
+    build_evaluators,
+    build_greeting_checks,
+    build_result_checks,
+)
+from .expectations.barge_in import interrupt_problems
 from .models import (
     AgentReply,
     Greeting,
@@ -49,6 +55,7 @@ from .models import (
     TranscriptResult,
     TurnContext,
     TurnResult,
+    describe_conditions,
 )
 from .speech import PauseMarkupError, spoken_text
 
@@ -56,6 +63,7 @@ __all__ = [
     "RunSettings",
     "assistant_messages",
     "describe_exception",
+    "heard_wer",
     "passes_needed",
     "run_transcript",
 ]
@@ -71,6 +79,8 @@ class RunSettings:
     """Stop starting runs once the verdict cannot change."""
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     """Model, retries, timeout and cache for judges."""
+    save_audio_dir: Path | None = None
+    """Where voice adapters save the exact audio each turn streamed (`ConversationInfo`)."""
     turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
     """Seconds one agent turn may take (a transcript's own ``turn_timeout_s`` wins)."""
 
@@ -88,6 +98,7 @@ class RunSettings:
             concurrency=settings.concurrency,
             early_stop=settings.early_stop,
             judge=judge,
+            save_audio_dir=settings.save_audio_path,
             turn_timeout_s=turn_timeout_s or settings.turn_timeout_s,
         )
 
@@ -132,7 +143,9 @@ async def run_transcript(
         The aggregated result; runs are ordered by index.
 
     Raises:
-        TranscriptError: For a transcript without turns (before the agent is touched).
+        TranscriptError: For a transcript without turns, one with variants (expand it first),
+            or with audio conditions or interruptions that cannot work (before the agent is
+            touched).
     """
     settings = settings or RunSettings()
     if not transcript.turns:
@@ -140,6 +153,7 @@ async def run_transcript(
             f"transcript {transcript.id!r} has no turns, so there is nothing to run; add at "
             "least one Turn(...) to its turns"
         )
+    _check_audio_plan(transcript)
     adapter = as_adapter(agent)
     prepare = getattr(adapter, "prepare", None)
     if callable(prepare):
@@ -147,6 +161,7 @@ async def run_transcript(
 
     _check_pause_markup(transcript)
     evaluators = [_evaluators_for(transcript, i, settings) for i in range(len(transcript.turns))]
+    result_checks = build_result_checks(transcript)
     greeting_checks = _greeting_checks_for(transcript)
     timeout_s = transcript.turn_timeout_s or settings.turn_timeout_s
     planned = transcript.runs
@@ -177,7 +192,13 @@ async def run_transcript(
             while next_index < planned and len(pending) < in_flight_limit() and not settled():
                 task = asyncio.create_task(
                     _run_once(
-                        transcript, adapter, next_index, evaluators, timeout_s, greeting_checks
+                        transcript,
+                        adapter,
+                        next_index,
+                        evaluators,
+                        timeout_s,
+                        greeting_checks,
+                        save_audio_dir=settings.save_audio_dir,
                     )
                 )
                 pending.add(task)
@@ -213,8 +234,42 @@ async def run_transcript(
         planned_runs=planned,
         tags=list(transcript.tags),
         duration_s=time.perf_counter() - started,
+        variant=transcript.variant,
+        base_id=transcript.base_id,
     )
+    if result_checks:
+        result.checks = [await _check_result(c, result) for c in result_checks]
+        result.passed = result.passed and all(c.passed for c in result.checks)
     return scrub(result)  # type: ignore[no-any-return]
+
+
+async def _check_result(check: Any, result: TranscriptResult) -> Any:
+    """One check of the whole result; an exception is an errored verdict, as for a turn."""
+    from .models import EvalResult
+
+    name = getattr(check, "name", type(check).__name__)
+    try:
+        verdict = check.evaluate(result)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+    except Exception as exc:  # the result boundary: record, don't raise
+        return EvalResult(False, f"check raised {describe_exception(exc)}", name=name, errored=True)
+    return verdict
+
+
+def _check_audio_plan(transcript: Transcript) -> None:
+    """Variants must be expanded, and conditions and interruptions must be able to work (the
+    loader checks YAML files; this covers transcripts built in Python)."""
+    if transcript.variants:
+        raise TranscriptError(
+            f"transcript {transcript.id!r} has variants, which make one test each; run each of "
+            "pytest_agent_eval.expansion.expand(transcript) instead"
+        )
+    for index, problem in [*condition_problems(transcript), *interrupt_problems(transcript)]:
+        where = f"transcript {transcript.id!r}" + (
+            f", turn {index + 1}" if index is not None else ""
+        )
+        raise TranscriptError(f"{where}: {problem}")
 
 
 def _check_pause_markup(transcript: Transcript) -> None:
@@ -239,8 +294,9 @@ def _greeting_checks_for(transcript: Transcript) -> list[Any]:
 
 
 def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
+    turn = transcript.turns[index]
     try:
-        built = build_evaluators(transcript.turns[index].expect, settings.judge)
+        built = build_evaluators(turn.expect, settings.judge, turn=turn)
     except re.error as exc:
         raise TranscriptError(
             f"transcript {transcript.id!r}, turn {index + 1}: invalid regex {exc.pattern!r}: {exc}"
@@ -284,12 +340,14 @@ async def _run_once(
     evaluators: Sequence[Sequence[Any]],
     timeout_s: float,
     greeting_checks: Sequence[Any] = (),
+    *,
+    save_audio_dir: Path | None = None,
 ) -> RunResult:
     started = time.perf_counter()
     run = RunResult(index=index)
     try:
         conversation = await adapter.start_conversation(
-            ConversationInfo(transcript=transcript, run_index=index)
+            ConversationInfo(transcript=transcript, run_index=index, save_audio_dir=save_audio_dir)
         )
     except (Exception, SystemExit) as exc:  # the run boundary
         run.error = f"starting the conversation failed: {describe_exception(exc)}"
@@ -344,12 +402,21 @@ async def _run_turn(
     words = spoken_text(turn.user)
     history.append(Message("user", words, audio=audio))
     audio_text = str(audio) if audio else None
+    conditions = tuple(turn_conditions(transcript, turn_index)) if audio is not None else ()
+    described = describe_conditions(conditions) or None
     started = time.perf_counter()
     deadline = asyncio.timeout(timeout_s)
     try:
         async with deadline:
             reply = await conversation.respond(
-                TurnInput(turn=turn, index=turn_index, history=list(history), audio=audio)
+                TurnInput(
+                    turn=turn,
+                    index=turn_index,
+                    history=list(history),
+                    audio=audio,
+                    conditions=conditions,
+                    seed=condition_seed(transcript, turn_index, run_index),
+                )
             )
         if not isinstance(reply, AgentReply):
             reply = coerce_reply(reply)
@@ -367,7 +434,10 @@ async def _run_turn(
             audio=audio_text,
             error=error,
             duration_s=time.perf_counter() - started,
+            conditions=described,
         )
+    if reply.wer is None and audio is not None and reply.heard is not None:
+        reply.wer = heard_wer(words, reply.heard)
 
     ctx = TurnContext(
         user=words,
@@ -386,8 +456,21 @@ async def _run_turn(
         audio=audio_text,
         evaluations=evaluations,
         duration_s=time.perf_counter() - started,
+        conditions=described,
         **reply.agent_turn_values(),
     )
+
+
+def heard_wer(spoken: str, heard: str) -> float | None:
+    """The word error rate of ``heard`` against ``spoken`` (number-aware, as ``--verify``
+    scores), or None when the normalizer is not installed (heard_wer_max then errors, naming
+    the extra)."""
+    from .audio_fixtures.wer import word_error_rate
+
+    try:
+        return round(word_error_rate(spoken, heard), 4)
+    except MissingExtraError:
+        return None
 
 
 def assistant_messages(reply: str, calls: Sequence[ToolCall], turn_index: int) -> list[Message]:

@@ -134,7 +134,7 @@ def test_livekit_observed_expectations_pass_and_fail_for_the_right_reason(
             "      reply: 'Hi, this is billing. How can I help? I see a duplicate charge and I "
             "have refunded it.'",
             "      heard, segment 1 of 2: 'I have a question about my bill.'",
-            "      heard, segment 2 of 2: 'Why was I charged twice?'",
+            "      heard, segment 2 of 2 (WER of all 2: 0.00): 'Why was I charged twice?'",
             "      - agent_is fail: the active agent at the end of the turn is BillingAgent, not "
             "Receptionist; handoffs in this turn: Receptionist -> BillingAgent",
         ]

@@ -62,7 +62,7 @@ def test_lost_context_fails_with_the_reply_shown(project: pytest.Pytester) -> No
         [
             "*turn 1 ?FAIL? user: 'What name is the booking under?'",
             '*reply: "I don\'t have a booking for you yet."',
-            "*heard: 'What name is the booking under?'",
+            "*heard (WER 0.00): 'What name is the booking under?'",
         ]
     )
 

@@ -25,8 +25,9 @@ BAD_INPUTS = {
           - user: hi
         """,
         "*/tests/evals/bad.yaml:2, transcript 'typo_top', threshhold: unknown field 'threshhold'"
-        " (Did you mean 'threshold'?). Allowed here: description, greeting, id, runs, tags,"
-        " threshold, turn_timeout_s, turns, voice",
+        " (Did you mean 'threshold'?). Allowed here: conditions, description, greeting, id,"
+        " latency_p95_ms_max, runs, seed, tags, threshold, turn_timeout_s, turns, variants,"
+        " voice",
     ),
     "unknown_expect_field": (
         """\
@@ -48,7 +49,8 @@ BAD_INPUTS = {
           - usr: again
         """,
         "*/tests/evals/bad.yaml:4, transcript 'typo_turn', turn 2, turns[1].usr: unknown field"
-        " 'usr' (Did you mean 'user'?). Allowed here: audio, expect, user, voice",
+        " 'usr' (Did you mean 'user'?). Allowed here: audio, conditions, expect, interrupt, user,"
+        " voice",
     ),
     "wrong_type_runs": (
         """\

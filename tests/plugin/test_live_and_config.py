@@ -219,6 +219,39 @@ def test_unknown_config_key_warns_with_did_you_mean(evals: Project) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("", None),
+        ("stt_cache = true", ".agent_eval_cache/stt"),
+        ('stt_cache = true\nstt_cache_dir = "ci/stt"', "ci/stt"),
+        ('stt_cache_dir = "ci/stt"', None),
+    ],
+)
+def test_stt_cache_sets_the_recognizers_disk_folder_for_the_run_only(
+    project: Project, setting: str, expected: str | None
+) -> None:
+    from pytest_agent_eval.audio_fixtures import default_transcript_cache_dir
+
+    project.pyproject(setting)
+    want = "None" if expected is None else f"pytestconfig.rootpath / {expected!r}"
+    project.test_file(
+        "test_folder.py",
+        f"""
+        from pytest_agent_eval.audio_fixtures import default_transcript_cache_dir
+
+
+        def test_folder(pytestconfig):
+            assert default_transcript_cache_dir() == {want}
+        """,
+    )
+    before = default_transcript_cache_dir()
+
+    project.run().assert_outcomes(passed=1)
+
+    assert default_transcript_cache_dir() == before  # restored when the run ends
+
+
 def test_not_live_under_xdist_prints_the_summary_once(evals: Project) -> None:
     result = evals.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
 

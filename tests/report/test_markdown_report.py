@@ -169,7 +169,7 @@ def test_voice_transcripts_show_p95_latency(
     result.stdout.fnmatch_lines(["transcript*verdict*p95 latency*", "voice_booking*PASS*0.60 s*"])
     text = (root / "r.md").read_text(encoding="utf-8")
     assert "- p95 turn latency 0.60 s" in text
-    assert "- Heard: book by voice" in text
+    assert "- Heard (WER 0.00): book by voice" in text  # what was heard, scored
     assert re.search(r"- Audio: .*voice_t1\.wav", text)
     assert re.search(r"- Reply audio: .*reply_audio/", text)
 

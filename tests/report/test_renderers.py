@@ -227,3 +227,72 @@ def test_collector_reads_the_list_form_and_the_single_form() -> None:
     assert session.failed_nodeids == ("a.py::t", "b.py::u")
     assert session.eval_nodeids == {"a.py::t"}
     assert session.failed_in_call == {"a.py::t"}
+
+
+def _voice_result(tmp_path: Path) -> TranscriptResult:
+    from pytest_agent_eval.models import BargeIn
+
+    clean, streamed = _wav(tmp_path / "clean.wav"), _wav(tmp_path / "streamed.wav")
+    turns = [
+        _turn(
+            audio=str(clean),
+            audio_in=streamed,
+            conditions="telephone(low_hz=300, high_hz=3400, codec=mulaw)",
+            heard="hi there",
+            wer=0.5,
+            latency_s=0.4,
+        ),
+        _turn(
+            index=1,
+            audio=str(clean),
+            heard="stop",
+            wer=0.0,
+            latency_s=0.8,
+            barge_in=BargeIn(reply_position_s=1.2, stopped=True, stop_latency_s=0.61),
+        ),
+    ]
+    return TranscriptResult(
+        passed=True,
+        score=1.0,
+        threshold=1.0,
+        runs=[RunResult(0, turns)],
+        transcript_id="t[phone]",
+        variant="phone",
+        base_id="t",
+    )
+
+
+def test_html_plays_the_streamed_audio_beside_the_clean_fixture(tmp_path: Path) -> None:
+    page = render_html(
+        _data(_record(_voice_result(tmp_path))), rootdir=tmp_path, report_dir=tmp_path
+    )
+    assert "<dt>Clean fixture</dt>" in page and "<dt>Streamed audio</dt>" in page
+    assert page.count("<audio") == 3  # clean and streamed for turn 1, the fixture for turn 2
+    assert "telephone(low_hz=300, high_hz=3400, codec=mulaw)" in page
+    assert "Heard (WER 0.50)" in page and "Variant: phone" in page
+    assert "the agent stopped 610 ms after the interrupting speech began" in page
+    assert "p95 turn latency 0.80 s (p50 0.40 s, over 2 voice turns)" in page
+    assert "Mean WER 0.25 over 2 voice turn(s)" in page
+
+
+def test_markdown_and_the_account_show_wer_conditions_barge_in_and_latency(
+    tmp_path: Path,
+) -> None:
+    from pytest_agent_eval.report.account import format_account
+
+    result = _voice_result(tmp_path)
+    text = render_markdown(_data(_record(result)))
+    assert "- Audio conditions: telephone(low_hz=300, high_hz=3400, codec=mulaw)" in text
+    assert "- Streamed audio: " in text and "streamed.wav" in text
+    assert "- Heard (WER 0.50): hi there" in text
+    assert "- Barge-in: interrupted at 1.20 s into the reply; the agent stopped 610 ms" in text
+    assert "- p95 turn latency 0.80 s (p50 0.40 s, over 2 voice turns)" in text
+    assert "  - turn 1: p50 0.40 s, p95 0.40 s over 1 run(s)" in text
+    assert "- Mean WER 0.25 over 2 voice turn(s)" in text
+    account = format_account(result, verbose=True)
+    assert "  latency p50 0.40 s, p95 0.80 s over 2 voice turn(s)" in account
+    assert "      audio conditions: telephone(" in account
+    assert "      heard (WER 0.50): 'hi there'" in account
+    assert "      barge-in: interrupted at 1.20 s into the reply" in account
+    lines = summary_lines(_data(_record(result)))
+    assert "p50/p95 latency" in lines[0].text and "0.40/0.80 s" in lines[2].text

@@ -43,6 +43,8 @@ def test_judge_model_wins_over_model(tmp_path: Path) -> None:
         ({"stale_audio": "fial"}, "(Did you mean 'fail'?)"),
         ({"groups": {"g": {"threshold": 0.5}}}, "groups.g: a group needs at least one of"),
         ({"groups": {"g": {"tags": "x"}}}, "'tags' must be a list of tag strings"),
+        ({"stt_cache": "yes"}, "'stt_cache' must be true or false, got str 'yes'"),
+        ({"stt_cache_dir": 1}, "'stt_cache_dir' must be a folder path, got int 1"),
         ({"voice": {"speed": "fast"}}, "voice: 'speed' must be a number > 0"),
     ],
 )

@@ -22,12 +22,15 @@ from pytest_agent_eval.expectations import (
     EXPECTATIONS,
     build_evaluators,
     build_greeting_checks,
+    build_result_checks,
+    build_turn_checks,
     expect_defs,
     expect_keys,
     transcript_keys,
+    turn_keys,
 )
 from pytest_agent_eval.loader import load_transcript_text, transcript_schema
-from pytest_agent_eval.models import Expect, Transcript
+from pytest_agent_eval.models import Expect, Transcript, Turn
 from pytest_agent_eval.schema import (
     PACKAGED_SCHEMA,
     build_schema,
@@ -157,8 +160,32 @@ def test_every_top_level_key_validates_loads_and_builds_a_check(name: str) -> No
     assert field.default is None, f"Transcript.{name} must default to 'not checked'"
     hint = typing.get_type_hints(Transcript)[name]
     assert getattr(transcript, name) == from_json(hint, key.example)
-    assert build_greeting_checks(transcript), f"{name} set builds no check"
-    assert not build_greeting_checks(Transcript(id="t", turns=transcript.turns))
+    # A top-level key checks what the agent said before turn 1, or the whole result.
+    assert _top_level_checks(transcript), f"{name} set builds no check"
+    assert not _top_level_checks(Transcript(id="t", turns=transcript.turns))
+
+
+def _top_level_checks(transcript: Transcript) -> list[object]:
+    return [*build_greeting_checks(transcript), *build_result_checks(transcript)]
+
+
+@pytest.mark.parametrize("name", sorted(k.name for k in turn_keys()))
+def test_every_turn_level_key_validates_loads_and_builds_a_check(name: str) -> None:
+    key = next(k for k in turn_keys() if k.name == name)
+    assert key.description.endswith(".") and "description" not in key.schema
+    assert name in build_schema()["$defs"]["turn"]["properties"]
+    assert f"| `{name}` (turn level) | {key.description} |" in expectations_table()
+    turns = [{"user": "hi", "audio": "a.wav"}, {"user": "ho", "audio": "b.wav", name: key.example}]
+    transcript = load_transcript_text(
+        yaml.safe_dump({"id": "t", "turns": turns}), path=Path("t.yaml")
+    )
+    field = next(f for f in dataclasses.fields(Turn) if f.name == name)
+    assert field.default is None, f"Turn.{name} must default to 'not checked'"
+    turn = transcript.turns[1]
+    assert getattr(turn, name) == from_json(typing.get_type_hints(Turn)[name], key.example)
+    assert build_turn_checks(turn), f"{name} set builds no check"
+    assert build_evaluators(turn.expect, turn=turn), "the runner would not check it"
+    assert not build_turn_checks(transcript.turns[0])
 
 
 def test_definitions_are_shared_not_redefined() -> None:

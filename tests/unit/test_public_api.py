@@ -98,10 +98,23 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"errors", "_serialize"},
     "speech": {"errors"},
     "_records": {"models", "_serialize"},
-    "config": {"errors", "models", "_text"},
-    "audio_fixtures": {"errors", "_atomic", "speech"},
+    "config": {"errors", "models", "_text", "conditions"},  # condition presets
+    # The catalog of audio conditions: data only (kinds, presets, YAML values).
+    "conditions": {"models", "_text"},
+    # One transcript -> several (variants): copies of models.
+    "expansion": {"models"},
+    # apply() reads the catalog of audio conditions (their kinds and defaults).
+    "audio_fixtures": {"errors", "_atomic", "speech", "conditions", "models"},
     "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
-    "loader": {"models", "errors", "expectations", "speech", "_text", "_serialize"},
+    "loader": {
+        "models",
+        "errors",
+        "expectations",
+        "speech",
+        "conditions",  # variants and conditions: presets resolved at load
+        "_text",
+        "_serialize",
+    },
     "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_compat", "_async"},
     "adapters": {
         "models",
@@ -110,6 +123,7 @@ ALLOWED: dict[str, set[str]] = {
         "speech",  # a text turn's words are the user text without pause markers
         "audio_fixtures",
         "synthesize",  # SynthesizerTTS speaks with the synthesizer's offline backends
+        "conditions",  # a turn's chain of audio conditions (FixtureTextSTT refuses them)
         "_text",
         "_retry",
         "_compat",
@@ -124,6 +138,8 @@ ALLOWED: dict[str, set[str]] = {
         "evaluators",
         "expectations",
         "speech",  # history, TurnContext.user and judges get the words without pause markers
+        "conditions",  # each turn's chain of audio conditions and its seed
+        "audio_fixtures",  # the WER of what a voice adapter heard (its number-aware scorer)
         "_text",
         "_sanitize",
         "_async",
@@ -155,7 +171,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "synthesize_audio": {"synthesize"},
     "yaml_loader": {"loader", "errors", "models"},
-    "schema": {"expectations", "_atomic"},
+    "schema": {"expectations", "conditions", "_atomic"},
     "fixture": {
         "models",
         "errors",
@@ -163,10 +179,20 @@ ALLOWED: dict[str, set[str]] = {
         "adapters",
         "runner",
         "synthesize",
+        "conditions",  # a text agent skips a transcript that only changes audio
         "_async",
         "_compat",
     },
-    "collection": {"models", "errors", "loader", "fixture", "report", "_compat", "_text"},
+    "collection": {
+        "models",
+        "errors",
+        "loader",
+        "expansion",
+        "fixture",
+        "report",
+        "_compat",
+        "_text",
+    },
     "eval_items": {"models", "_records", "collection", "fixture", "report", "_sanitize"},
     "plugin": {
         "config",

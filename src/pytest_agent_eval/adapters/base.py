@@ -34,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 from .._async import call_in_thread
 from .._text import short_repr
 from ..errors import AdapterError
-from ..models import AgentReply, Greeting, Message, ToolCall, Transcript, Turn
+from ..models import AgentReply, AudioCondition, Greeting, Message, ToolCall, Transcript, Turn
 from ..speech import spoken_text
 
 __all__ = [
@@ -62,6 +62,9 @@ class ConversationInfo:
     """The transcript being run."""
     run_index: int
     """Zero-based index of the run."""
+    save_audio_dir: Path | None = None
+    """Where a voice adapter saves the exact audio each turn streams (after its audio
+    conditions), when asked to (``--agent-eval-save-audio``); None: not saved."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +79,11 @@ class TurnInput:
     """The conversation so far in OpenAI format, ending with this turn's user message."""
     audio: Path | None = None
     """The resolved audio fixture of the turn, or None for a text turn."""
+    conditions: tuple[AudioCondition, ...] = ()
+    """The audio conditions a voice adapter applies to the fixture before streaming it (the
+    turn's own, the transcript's, the variant's; `pytest_agent_eval.conditions`)."""
+    seed: int = 0
+    """Seed of the random parts of ``conditions`` for this turn of this run."""
 
     @property
     def text(self) -> str:

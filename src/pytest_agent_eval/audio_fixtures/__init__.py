@@ -52,6 +52,14 @@ from ._status import (
     judge_fixture,
     prove_fixture_text,
 )
+from ._transcripts import (
+    CacheStats,
+    TranscriptCache,
+    TranscriptKey,
+    default_transcript_cache_dir,
+    set_default_transcript_cache_dir,
+    transcript_cache,
+)
 from ._validate import (
     DEFAULT_MAX_FIXTURE_S,
     RECORDING_FIX,
@@ -64,7 +72,7 @@ from ._validate import (
     validate_fixture,
 )
 from .wer import normalize_for_wer, word_error_rate
-from .whisper import load_whisper, transcribe
+from .whisper import load_whisper, recognizer_identity, transcribe, transcribe_pcm
 
 __all__ = [
     "DEFAULT_MAX_FIXTURE_S",
@@ -80,6 +88,7 @@ __all__ = [
     "SYNTHESIZE_COMMAND",
     "AudioClip",
     "AudioStats",
+    "CacheStats",
     "EmbeddedRecord",
     "FixtureState",
     "Origin",
@@ -87,12 +96,15 @@ __all__ = [
     "Provenance",
     "Sidecar",
     "TimedPhrase",
+    "TranscriptCache",
+    "TranscriptKey",
     "Verdict",
     "audio_problem",
     "audio_stats",
     "clean_stale_temp_files",
     "clip_from_pcm16",
     "decoded_audio_mime",
+    "default_transcript_cache_dir",
     "describe_changes",
     "embedded_comment",
     "encode_wav",
@@ -112,13 +124,17 @@ __all__ = [
     "read_sidecar",
     "read_wav",
     "read_wav_comment",
+    "recognizer_identity",
     "render_phrases",
     "resample",
+    "set_default_transcript_cache_dir",
     "set_max_fixture_s",
     "sidecar_path",
     "synthesize_command",
     "to_pcm16_bytes",
     "transcribe",
+    "transcribe_pcm",
+    "transcript_cache",
     "trim_silence",
     "validate_fixture",
     "voiced_frames",

@@ -7,15 +7,27 @@ Hugging Face cache (``local_files_only=True``).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..errors import AudioFixtureError, MissingExtraError, require_extra
 from ._clip import AudioClip, resample
+from ._transcripts import CacheStats, default_transcript_cache_dir, transcript_cache
 
-__all__ = ["WHISPER_SAMPLE_RATE", "load_whisper", "resolve_whisper_model", "transcribe"]
+__all__ = [
+    "WHISPER_SAMPLE_RATE",
+    "load_whisper",
+    "recognizer_identity",
+    "resolve_whisper_model",
+    "transcribe",
+    "transcribe_pcm",
+]
 
 WHISPER_SAMPLE_RATE = 16000
 """Whisper models take 16 kHz mono."""
@@ -30,8 +42,32 @@ _DECODE_OPTIONS: dict[str, Any] = {
     "condition_on_previous_text": False,
 }
 
+_COMPUTE_TYPE = "int8"
+
 _lock = threading.Lock()
 _models: dict[str, tuple[Any, threading.Lock]] = {}
+_fingerprints: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
+_in_flight: dict[str, tuple[threading.Lock, int]] = {}
+"""Per transcript key being looked up or recognized: its lock and how many callers hold it."""
+
+
+@contextlib.contextmanager
+def _one_at_a_time(digest: str) -> Iterator[None]:
+    """Callers with the same key go one after the other: concurrent runs of a transcript ask
+    for the same audio at once, and all but the first are then answered by the cache."""
+    with _lock:
+        lock, users = _in_flight.get(digest, (threading.Lock(), 0))
+        _in_flight[digest] = (lock, users + 1)
+    try:
+        with lock:
+            yield
+    finally:
+        with _lock:
+            lock, users = _in_flight[digest]
+            if users == 1:
+                del _in_flight[digest]
+            else:
+                _in_flight[digest] = (lock, users - 1)
 
 
 def _default_model_dir() -> Path:
@@ -76,10 +112,17 @@ def resolve_whisper_model(model: str | os.PathLike[str] | None = None) -> str:
 
 
 def _cores() -> int:
+    """The cores this process may use: all of them, or its share under pytest-xdist (workers
+    that each ran one thread per core would fight over the cores and all run slower)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    try:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    except ValueError:
+        workers = 1
+    return max(1, cores // max(1, workers))
 
 
 def load_whisper(model: str | os.PathLike[str] | None = None, *, cpu_threads: int = 0) -> Any:
@@ -87,8 +130,9 @@ def load_whisper(model: str | os.PathLike[str] | None = None, *, cpu_threads: in
 
     Args:
         model: See `resolve_whisper_model`.
-        cpu_threads: CTranslate2 threads; 0 means one per core (CTranslate2's own default of 4
-            oversubscribes a 2-core CI machine).
+        cpu_threads: CTranslate2 threads; 0 means one per core, or under pytest-xdist the
+            worker's share of the cores (CTranslate2's own default of 4 oversubscribes a
+            2-core CI machine).
 
     Raises:
         MissingExtraError: faster-whisper (the ``stt`` extra) or the default model is missing.
@@ -111,7 +155,7 @@ def _load(model: str | os.PathLike[str] | None, cpu_threads: int) -> tuple[Any, 
             loaded = WhisperModel(
                 source,
                 device="cpu",
-                compute_type="int8",
+                compute_type=_COMPUTE_TYPE,
                 cpu_threads=cpu_threads,
                 local_files_only=True,
             )
@@ -149,3 +193,135 @@ def _lock_for(model: Any) -> threading.Lock:
             if loaded is model:
                 return guard
     return threading.Lock()
+
+
+def _model_folder(source: str) -> Path | None:
+    """The folder a resolved model source loads from (a cached name's snapshot), if local."""
+    folder = Path(source)
+    if folder.is_dir():
+        return folder
+    try:
+        from faster_whisper.utils import download_model
+
+        return Path(download_model(source, local_files_only=True))
+    except Exception:  # not in the local cache: nothing to fingerprint, loading will say why
+        return None
+
+
+def _fingerprint(folder: Path) -> str:
+    """SHA-256 over the names and contents of every file of a model folder, computed once per
+    process for as long as no file's size or mtime changes."""
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    stats = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    memo = (str(folder.resolve()), stats)
+    with _lock:
+        if memo in _fingerprints:
+            return _fingerprints[memo]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0")
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    value = digest.hexdigest()
+    with _lock:
+        _fingerprints[memo] = value
+    return value
+
+
+@functools.cache
+def _versions() -> dict[str, str | None]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str | None] = {}
+    for package in ("faster-whisper", "ctranslate2", "soxr"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def recognizer_identity(
+    model: str | os.PathLike[str] | None = None, *, cpu_threads: int = 0, content: bool = True
+) -> dict[str, Any]:
+    """Everything a `transcribe_pcm` result depends on besides the audio (JSON types).
+
+    The model's source and, with ``content``, a SHA-256 of its files; the decoding options,
+    compute type and thread count; and the versions of faster-whisper, CTranslate2 and soxr
+    (which resamples to 16 kHz). A result cached under one identity is never used under
+    another.
+
+    Args:
+        model: See `resolve_whisper_model`.
+        cpu_threads: As given to `load_whisper` (0: one per core).
+        content: Hash the model's files (done once per process): what an on-disk cache needs,
+            since the files could change between runs. Within one process the loaded model
+            is fixed per source, so the source alone identifies it.
+    """
+    source = resolve_whisper_model(model)
+    identity: dict[str, Any] = {
+        "engine": "faster-whisper",
+        "model": source,
+        "options": dict(_DECODE_OPTIONS),
+        "compute_type": _COMPUTE_TYPE,
+        "cpu_threads": cpu_threads or _cores(),
+        "input_rate": WHISPER_SAMPLE_RATE,
+    }
+    identity.update(_versions())
+    if content:
+        folder = _model_folder(source)
+        identity["model_sha256"] = _fingerprint(folder) if folder is not None else None
+    return identity
+
+
+def transcribe_pcm(
+    pcm: bytes,
+    sample_rate: int,
+    *,
+    channels: int = 1,
+    model: str | os.PathLike[str] | None = None,
+    cpu_threads: int = 0,
+    cache_dir: str | os.PathLike[str] | None = None,
+    use_default_cache_dir: bool = True,
+    stats: CacheStats | None = None,
+) -> str:
+    """What Whisper hears in 16-bit PCM ``pcm``, recognized at most once per distinct input.
+
+    The process's `TranscriptCache` answers when the same bytes, at the same rate and channel
+    count, were recognized before with the same model and options; so does ``cache_dir`` (or
+    the configured default, ``[tool.agent_eval] stt_cache``) across processes. Otherwise the
+    audio is down-mixed, scaled to [-1, 1) and transcribed like `transcribe`, and the result
+    kept. Blocking: call it from a worker thread.
+
+    Args:
+        pcm: Interleaved 16-bit little-endian samples.
+        sample_rate: Their rate.
+        channels: Their channel count.
+        model: See `resolve_whisper_model`.
+        cpu_threads: See `load_whisper`.
+        cache_dir: On-disk cache folder; None uses the configured default (if any).
+        use_default_cache_dir: False ignores the configured default when ``cache_dir`` is None.
+        stats: Also count this lookup there (the process cache counts every lookup).
+    """
+    import numpy as np
+
+    folder: Path | None
+    if cache_dir is not None:
+        folder = Path(cache_dir)
+    else:
+        folder = default_transcript_cache_dir() if use_default_cache_dir else None
+    cache = transcript_cache()
+    identity = recognizer_identity(model, cpu_threads=cpu_threads, content=folder is not None)
+    key = cache.key(pcm, sample_rate=sample_rate, channels=channels, recognizer=identity)
+    with _one_at_a_time(key.digest):
+        text = cache.get(key, folder, stats=stats)
+        if text is not None:
+            return text
+        samples = np.frombuffer(pcm, dtype="<i2")
+        if channels > 1:
+            samples = samples.reshape(-1, channels).mean(axis=1)
+        clip = AudioClip(samples.astype(np.float32) / 32768.0, sample_rate)
+        text = transcribe(clip, model=load_whisper(model, cpu_threads=cpu_threads))
+        cache.put(key, text, folder)
+        return text

@@ -30,13 +30,16 @@ import dataclasses
 from typing import Any
 
 from ..config import JudgeSettings
-from ..models import Expect, Transcript
+from ..models import Expect, Transcript, Turn
 from . import (
     agents,
+    barge_in,
     greeting,
     heard,
+    heard_wer,
     judge,
     latency,
+    latency_percentiles,
     reply_contains_none,
     reply_text,
     tool_args,
@@ -51,11 +54,15 @@ __all__ = [
     "Expectation",
     "build_evaluators",
     "build_greeting_checks",
+    "build_result_checks",
+    "build_turn_checks",
     "expect_defs",
     "expect_keys",
     "expect_schema",
     "transcript_key_schemas",
     "transcript_keys",
+    "turn_key_schemas",
+    "turn_keys",
 ]
 
 EXPECTATIONS: tuple[Expectation, ...] = (
@@ -67,8 +74,11 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     tool_outcome.EXPECTATION,
     agents.EXPECTATION,
     heard.EXPECTATION,
+    heard_wer.EXPECTATION,
     latency.EXPECTATION,
+    barge_in.EXPECTATION,
     greeting.EXPECTATION,
+    latency_percentiles.EXPECTATION,
 )
 """Every expectation, in evaluator order: the reply, then tools, then voice; judges after every
 deterministic check (see `Expectation`)."""
@@ -82,6 +92,16 @@ def expect_keys() -> tuple[ExpectKey, ...]:
 def transcript_keys() -> tuple[ExpectKey, ...]:
     """Every top-level transcript key an expectation declares (``greeting``), in registry order."""
     return tuple(key for expectation in EXPECTATIONS for key in expectation.transcript_keys)
+
+
+def turn_keys() -> tuple[ExpectKey, ...]:
+    """Every turn-level key an expectation declares (``interrupt``), in registry order."""
+    return tuple(key for expectation in EXPECTATIONS for key in expectation.turn_keys)
+
+
+def turn_key_schemas() -> dict[str, Any]:
+    """The schema of each turn-level key, for a turn's ``properties``."""
+    return {key.name: {**key.schema, "description": key.description} for key in turn_keys()}
 
 
 def transcript_key_schemas() -> dict[str, Any]:
@@ -118,16 +138,21 @@ def expect_defs() -> dict[str, Any]:
     return defs
 
 
-def build_evaluators(expect: Expect, judge_settings: JudgeSettings | None = None) -> list[Any]:
+def build_evaluators(
+    expect: Expect, judge_settings: JudgeSettings | None = None, *, turn: Turn | None = None
+) -> list[Any]:
     """The evaluators a turn's `Expect` asks for, in a stable order.
 
-    Every expectation's deterministic checks first (reply, tools, voice), then every judge (the
-    slow, paid ones), then the user's own ``expect.evaluators``. A judge among those that was
+    Every expectation's deterministic checks first (reply, tools, voice; with ``turn``, its
+    turn-level checks such as ``interrupt`` too), then every judge (the slow, paid ones), then
+    the user's own ``expect.evaluators``. A judge among those that was
     built without ``settings`` (``JudgeEvaluator("rubric")``) runs with ``judge_settings``, so
     it uses the configured model, retries and timeout as a YAML judge does (and as the earlier
     package's judges did); the user's object itself is left as it was.
     """
     checks = [ev for expectation in EXPECTATIONS for ev in expectation.checks(expect)]
+    if turn is not None:
+        checks += build_turn_checks(turn)
     judges = [
         ev for expectation in EXPECTATIONS for ev in expectation.judges(expect, judge_settings)
     ]
@@ -147,6 +172,22 @@ def _with_settings(evaluator: Any, settings: JudgeSettings | None) -> Any:
     ):
         return evaluator
     return dataclasses.replace(evaluator, settings=settings)
+
+
+def build_turn_checks(turn: Turn) -> list[Any]:
+    """The evaluators a turn's turn-level keys ask for (``interrupt``); they run with the
+    deterministic checks of its ``expect``."""
+    return [check for expectation in EXPECTATIONS for check in expectation.turn_checks(turn)]
+
+
+def build_result_checks(transcript: Transcript) -> list[Any]:
+    """The checks of the whole result that ``transcript`` asks for (``latency_p95_ms_max``).
+
+    Each has ``evaluate(result: TranscriptResult) -> EvalResult``.
+    """
+    return [
+        check for expectation in EXPECTATIONS for check in expectation.result_checks(transcript)
+    ]
 
 
 def build_greeting_checks(transcript: Transcript) -> list[Any]:

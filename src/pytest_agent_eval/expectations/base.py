@@ -20,7 +20,7 @@ from typing import Any, TypeAlias
 
 from ..config import JudgeSettings
 from ..evaluators.base import unobserved
-from ..models import Expect, Transcript
+from ..models import Expect, Transcript, Turn
 
 __all__ = [
     "Check",
@@ -29,6 +29,8 @@ __all__ = [
     "Problem",
     "no_evaluators",
     "no_greeting_checks",
+    "no_result_checks",
+    "no_turn_checks",
     "string_list",
     "text_problems",
     "unobserved",
@@ -49,6 +51,16 @@ def no_evaluators(expect: Expect, judge_settings: JudgeSettings | None = None) -
 
 def no_greeting_checks(transcript: Transcript) -> list[Any]:
     """The default `Expectation.greeting_checks`: nothing."""
+    return []
+
+
+def no_turn_checks(turn: Turn) -> list[Any]:
+    """The default `Expectation.turn_checks`: nothing."""
+    return []
+
+
+def no_result_checks(transcript: Transcript) -> list[Any]:
+    """The default `Expectation.result_checks`: nothing."""
     return []
 
 
@@ -107,6 +119,16 @@ class Expectation:
     """Checks of what the agent said before turn 1, for a transcript's top-level keys. Each has
     ``evaluate(greeting: Greeting | None) -> EvalResult``; None means the adapter could not
     observe a greeting, which must never pass."""
+    turn_keys: tuple[ExpectKey, ...] = ()
+    """Keys of a turn itself, next to ``user:`` and ``expect:`` (``interrupt``), for what is
+    both an input and a check; each fills the `Turn` field of the same name."""
+    turn_checks: Callable[[Turn], list[Any]] = no_turn_checks
+    """Evaluators of a turn from its turn-level keys; they run with the turn's deterministic
+    checks (``evaluate(ctx: TurnContext)``)."""
+    result_checks: Callable[[Transcript], list[Any]] = no_result_checks
+    """Checks of the whole result of all runs (``latency_p95_ms_max``), from top-level keys.
+    Each has ``evaluate(result: TranscriptResult) -> EvalResult``; the transcript passes only
+    when every one passes."""
 
 
 def text_problems(

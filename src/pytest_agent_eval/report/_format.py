@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .._text import TOOL_ARGS_MAX_CHARS, shorten
 from .._text import format_tool_call as fmt_tool_call
-from ..models import AgentSpeech, AgentTurn, RunResult, TranscriptResult, Usage
+from ..models import AgentSpeech, AgentTurn, BargeIn, RunResult, TranscriptResult, Usage
 from .records import EvalRecord
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
     "fmt_agent_speech",
+    "fmt_barge_in",
     "fmt_interval",
     "fmt_latency",
     "fmt_rate",
@@ -22,8 +23,10 @@ __all__ = [
     "fmt_tool_call",
     "fmt_usage",
     "fmt_usage_per_run",
+    "fmt_wer",
     "greeting_shown",
     "heard_rows",
+    "latency_lines",
     "shorten",
     "shown_markers",
     "verdict_label",
@@ -57,8 +60,58 @@ def fmt_seconds(value: float | None) -> str:
 
 
 def fmt_latency(result: TranscriptResult | None) -> str:
-    """The p95 turn latency of a voice transcript, or ``–``."""
-    return fmt_seconds(result.p95_latency_s if result is not None else None)
+    """The median and p95 turn latency of a voice transcript (``0.40/0.60 s``), or ``–``."""
+    if result is None or result.p95_latency_s is None:
+        return "–"
+    return f"{result.p50_latency_s or 0.0:.2f}/{fmt_seconds(result.p95_latency_s)}"
+
+
+def latency_lines(result: TranscriptResult) -> list[str]:
+    """Voice-turn latency over the runs, as sentences: the whole transcript, then each turn
+    (``turn 1: p50 0.40 s, p95 0.60 s over 5 runs``); empty when nothing was measured."""
+    if result.p95_latency_s is None:
+        return []
+    values = result.turn_latencies_s
+    lines = [
+        f"latency p50 {fmt_seconds(result.p50_latency_s)}, p95 "
+        f"{fmt_seconds(result.p95_latency_s)} over {len(values)} voice turn(s)"
+    ]
+    for index, count, p50, p95 in result.turn_latency_percentiles():
+        lines.append(
+            f"turn {index + 1}: p50 {fmt_seconds(p50)}, p95 {fmt_seconds(p95)} over {count} run(s)"
+        )
+    return lines
+
+
+def fmt_wer(wer: float | None) -> str:
+    """``WER 0.12``, or "" when none was measured."""
+    return "" if wer is None else f"WER {wer:.2f}"
+
+
+def fmt_barge_in(barge: BargeIn) -> str:
+    """One sentence on a barge-in: what was tested and what the agent did."""
+    if barge.precondition is not None:
+        return f"not tested: {barge.precondition}"
+    at = (
+        f" at {fmt_seconds(barge.reply_position_s)} into the reply"
+        if barge.reply_position_s is not None
+        else ""
+    )
+    if barge.stopped and barge.stop_latency_s is not None:
+        said = f"; the session kept {barge.interrupted_text!r}" if barge.interrupted_text else ""
+        resumed = (
+            f" (it went quiet after {barge.quiet_after_s * 1000:.0f} ms, then resumed)"
+            if barge.resumed and barge.quiet_after_s is not None
+            else ""
+        )
+        return (
+            f"interrupted{at}; the agent stopped {barge.stop_latency_s * 1000:.0f} ms after the "
+            f"interrupting speech began{resumed}{said}"
+        )
+    if barge.resumed:
+        return f"interrupted{at}; the agent went quiet, then resumed its reply"
+    played = f" ({fmt_seconds(barge.played_s)} played)" if barge.played_s is not None else ""
+    return f"interrupted{at}; the agent kept speaking{played}"
 
 
 def fmt_runs(result: TranscriptResult) -> str:
@@ -114,10 +167,14 @@ def heard_rows(turn: AgentTurn) -> list[tuple[str, str]]:
     per speech segment (``Heard, segment 1 of 2``) when the audio was cut in several, so a
     sentence split in the wrong place shows."""
     segments = turn.heard_segments
+    wer = f" ({fmt_wer(turn.wer)})" if turn.wer is not None else ""
     if len(segments) > 1:
         n = len(segments)
-        return [(f"Heard, segment {i} of {n}", text) for i, text in enumerate(segments, start=1)]
-    return [] if turn.heard is None else [("Heard", turn.heard)]
+        rows = [(f"Heard, segment {i} of {n}", text) for i, text in enumerate(segments, start=1)]
+        if turn.wer is not None:
+            rows[-1] = (f"{rows[-1][0]} (WER of all {n}: {turn.wer:.2f})", rows[-1][1])
+        return rows
+    return [] if turn.heard is None else [(f"Heard{wer}", turn.heard)]
 
 
 def greeting_shown(run: RunResult) -> bool:

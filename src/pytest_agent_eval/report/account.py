@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from .._text import clip, format_tool_call
 from ..models import EvalResult, RunResult, TranscriptResult, TurnResult
-from ._format import AGENT_SPEECH_LABEL, fmt_agent_speech, greeting_shown, heard_rows
+from ._format import (
+    AGENT_SPEECH_LABEL,
+    fmt_agent_speech,
+    fmt_barge_in,
+    greeting_shown,
+    heard_rows,
+    latency_lines,
+)
 
 __all__ = ["format_account", "format_score_line"]
 
@@ -36,12 +43,16 @@ def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
         lines.append(f"      error: {clip(turn.error, 400)}")
         return lines
     if not turn.passed or verbose:
+        if turn.conditions:
+            lines.append(f"      audio conditions: {clip(turn.conditions, 200)}")
         for speech in turn.agent_speech:
             label = f"{AGENT_SPEECH_LABEL} ({fmt_agent_speech(speech)})"
             lines.append(f"      {label}: {clip(speech.text, _MAX_TEXT)!r}")
         lines.append(f"      reply: {clip(turn.reply, _MAX_TEXT)!r}")
         for label, text in heard_rows(turn):
-            lines.append(f"      {label.lower()}: {clip(text, _MAX_TEXT)!r}")
+            lines.append(f"      {label[0].lower()}{label[1:]}: {clip(text, _MAX_TEXT)!r}")
+        if turn.barge_in is not None:
+            lines.append(f"      barge-in: {clip(fmt_barge_in(turn.barge_in), 300)}")
         if turn.tool_calls:
             calls = ", ".join(
                 format_tool_call(c, limit=_MAX_TOOL_ARGS, with_output=False)
@@ -119,6 +130,11 @@ def format_account(result: TranscriptResult, *, verbose: bool = False) -> str:
     read as one.
     """
     lines = [format_score_line(result)]
+    for check in result.checks:
+        status = "errored" if check.errored else ("pass" if check.passed else "fail")
+        if verbose or not check.passed:
+            lines.append(f"  {check.name} {status}: {clip(check.reasoning, 400)}")
+    lines.extend(f"  {line}" for line in latency_lines(result))
     first_with: dict[tuple[str, ...], int] = {}
     for run in result.runs:
         head, *body = _format_run(run, verbose=verbose)

@@ -24,6 +24,7 @@ from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     fmt_agent_speech,
+    fmt_barge_in,
     fmt_interval,
     fmt_latency,
     fmt_rate,
@@ -36,6 +37,7 @@ from ._format import (
     fmt_usage_per_run,
     greeting_shown,
     heard_rows,
+    latency_lines,
     shorten,
     shown_markers,
     verdict_label,
@@ -252,7 +254,7 @@ def _summary_table(data: ReportData) -> str:
     latency, tokens = data.has_latency, data.has_tokens
     head = ["Transcript", "Runs", "Passed", "Score [95% CI]", "Threshold", "Verdict"]
     if latency:
-        head.append("p95 latency")
+        head.append("p50/p95 latency")
     if tokens:
         head += ["Agent tokens", "Judge tokens"]
     rows: list[str] = []
@@ -350,9 +352,16 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
         facts.append(f"judge tokens {fmt_usage(turn.judge_usage)}")
     rows = [("User", _e(turn.user))]
     if turn.audio:
-        rows.append(("User audio", audio.player(turn.audio, "user audio")))
+        label = "Clean fixture" if turn.audio_in or turn.conditions else "User audio"
+        rows.append((label, audio.player(turn.audio, "user audio")))
+    if turn.conditions:
+        rows.append(("Audio conditions", _e(turn.conditions)))
+    if turn.audio_in:
+        rows.append(("Streamed audio", audio.player(str(turn.audio_in), "streamed audio")))
     for label, text in heard_rows(turn):
         rows.append((_e(label), _e(text)))
+    if turn.barge_in is not None:
+        rows.append(("Barge-in", _e(fmt_barge_in(turn.barge_in))))
     for speech in turn.agent_speech:
         detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
         rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))
@@ -446,8 +455,21 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
             f"{fmt_score(res.threshold)}: {res.passed_run_count} of {len(res.runs)} runs passed"
             f"{saved}, {_e(fmt_seconds(res.duration_s))}"
         )
-        if res.p95_latency_s is not None:
-            facts.append(f"p95 turn latency {_e(fmt_seconds(res.p95_latency_s))}")
+        if res.variant is not None:
+            facts.append(f"Variant: {_e(res.variant)}")
+        for check in res.checks:
+            status = "errored" if check.errored else ("passed" if check.passed else "failed")
+            facts.append(f"{_e(check.name)} {status}: {_e(check.reasoning)}")
+        latency = latency_lines(res)
+        if latency:
+            facts.append(
+                f"p95 turn latency {_e(fmt_seconds(res.p95_latency_s))} (p50 "
+                f"{_e(fmt_seconds(res.p50_latency_s))}, over {len(res.turn_latencies_s)} voice "
+                "turns)"
+            )
+            facts += [_e(line) for line in latency[1:]]
+        if res.mean_wer is not None:
+            facts.append(f"Mean WER {res.mean_wer:.2f} over {len(res.turn_wers)} voice turn(s)")
         if res.agent_usage is not None or res.judge_usage is not None:
             facts.append(
                 f"Tokens: agent {_e(fmt_usage_per_run(res.agent_usage, len(res.runs)))}, "

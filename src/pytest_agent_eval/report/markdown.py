@@ -20,6 +20,7 @@ from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     fmt_agent_speech,
+    fmt_barge_in,
     fmt_interval,
     fmt_latency,
     fmt_runs,
@@ -31,6 +32,7 @@ from ._format import (
     fmt_usage_per_run,
     greeting_shown,
     heard_rows,
+    latency_lines,
     shown_markers,
     verdict_label,
 )
@@ -93,7 +95,7 @@ def _summary_section(data: ReportData) -> list[str]:
     latency, tokens = data.has_latency, data.has_tokens
     header = ["Transcript", "Runs", "Passed", "Score", "Threshold", "Status", "95% CI", "Test"]
     if latency:
-        header.append("p95 latency")
+        header.append("p50/p95 latency")
     if tokens:
         header += ["Agent tokens", "Judge tokens"]
     rows: list[list[str]] = []
@@ -197,8 +199,14 @@ def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
     lines = [" · ".join(facts), "", f"- User: {md_escape(turn.user)}"]
     if turn.audio:
         lines.append(f"- Audio: {md_escape(data.show_path(turn.audio))}")
+    if turn.conditions:
+        lines.append(f"- Audio conditions: {md_escape(turn.conditions)}")
+    if turn.audio_in:
+        lines.append(f"- Streamed audio: {md_escape(data.show_path(str(turn.audio_in)))}")
     for label, text in heard_rows(turn):
         lines.append(f"- {label}: {md_escape(text)}")
+    if turn.barge_in is not None:
+        lines.append(f"- Barge-in: {md_escape(fmt_barge_in(turn.barge_in))}")
     for speech in turn.agent_speech:
         label = f"{AGENT_SPEECH_LABEL.capitalize()} ({fmt_agent_speech(speech)})"
         lines.append(f"- {md_escape(label)}: {md_escape(speech.text)}")
@@ -285,8 +293,23 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
         f"{fmt_score(res.threshold)}: {res.passed_run_count} of {len(res.runs)} runs passed"
         f"{saved}, {fmt_seconds(res.duration_s)}",
     ]
-    if res.p95_latency_s is not None:
-        lines.append(f"- p95 turn latency {fmt_seconds(res.p95_latency_s)}")
+    if res.variant is not None:
+        lines.append(f"- Variant: {md_escape(res.variant)}")
+    for check in res.checks:
+        icon = "⚠️ errored" if check.errored else ("✅" if check.passed else "❌")
+        lines.append(f"- {icon} {md_escape(check.name)} — {md_escape(check.reasoning)}")
+    latency = latency_lines(res)
+    if latency:
+        lines.append(
+            f"- p95 turn latency {fmt_seconds(res.p95_latency_s)} (p50 "
+            f"{fmt_seconds(res.p50_latency_s)}, over {len(res.turn_latencies_s)} voice turns)"
+        )
+        lines += [f"  - {md_escape(line)}" for line in latency[1:]]
+    if res.mean_wer is not None:
+        lines.append(
+            f"- Mean WER {res.mean_wer:.2f} over {len(res.turn_wers)} voice turn(s) (what the "
+            "agent's speech recognizer heard against what the user said)"
+        )
     if res.agent_usage is not None or res.judge_usage is not None:
         lines.append(
             f"- Tokens: agent {fmt_usage_per_run(res.agent_usage, len(res.runs))}, "

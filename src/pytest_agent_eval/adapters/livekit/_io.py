@@ -87,7 +87,10 @@ class CaptureAudioOutput(AudioOutput):
     """An audio sink that keeps the agent's speech and timestamps its first frame.
 
     Playout is simulated: with ``speed`` 0 a segment "plays" the moment it is flushed; with a
-    positive ``speed`` it takes its duration divided by ``speed``, as a speaker would.
+    positive ``speed`` it plays from its first frame for its duration divided by ``speed``, as
+    a speaker would. A playing segment can be paused, resumed and cleared, and reports how far
+    it played; every pause or clear while a segment plays is recorded in ``halts`` (what a
+    caller hears as the agent going quiet).
     """
 
     def __init__(self, *, speed: float = 0.0) -> None:
@@ -100,21 +103,62 @@ class CaptureAudioOutput(AudioOutput):
         """Frames captured since `reset`."""
         self.first_frame_at: float | None = None
         """``time.perf_counter()`` of the first frame since `reset`."""
+        self.halts: list[float] = []
+        """``time.perf_counter()`` of each pause or clear while a segment was playing."""
+        self.resumes: list[float] = []
+        """``time.perf_counter()`` of each resume of a paused segment."""
+        self.segment_started_at: float | None = None
+        """``time.perf_counter()`` of the first frame of the segment now playing, if any."""
+        self.segment_flushed = asyncio.Event()
+        """Set when the segment now playing has all its audio (flushed)."""
+        self.playing_started = asyncio.Event()
+        """Set when a segment starts playing (its first frame)."""
         self._segment_s = 0.0
         self._cleared = False
-        self._playing: tuple[asyncio.TimerHandle, float] | None = None
+        self._flushed_s: float | None = None
+        self._started_loop: float | None = None
+        self._paused_at: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def set_speed(self, speed: float) -> None:
+        """Play later segments at ``speed`` (0: at once; 1.0: real time)."""
+        self._speed = speed
 
     def reset(self) -> None:
         """Start a new turn."""
         self.frames = []
         self.first_frame_at = None
 
+    @property
+    def playing(self) -> bool:
+        """True while a segment is playing (started, not finished; paused counts)."""
+        return self._started_loop is not None
+
+    def position_s(self) -> float:
+        """Seconds of the current segment played so far (0.0 when none plays)."""
+        if self._started_loop is None:
+            return 0.0
+        if self._paused_at is not None:
+            return self._paused_at
+        if self._speed <= 0:
+            return self._segment_s
+        elapsed = (asyncio.get_running_loop().time() - self._started_loop) * self._speed
+        total = self._flushed_s if self._flushed_s is not None else self._segment_s
+        return min(elapsed, total)
+
     async def capture_frame(self, frame: rtc.AudioFrame) -> None:
         await super().capture_frame(frame)
+        now = time.perf_counter()
         if self.first_frame_at is None:
-            self.first_frame_at = time.perf_counter()
+            self.first_frame_at = now
         if self._segment_s == 0.0:
             self._cleared = False
+            self._flushed_s = None
+            self._paused_at = None
+            self._started_loop = asyncio.get_running_loop().time()
+            self.segment_started_at = now
+            self.segment_flushed.clear()
+            self.playing_started.set()
             self.on_playback_started(created_at=time.time())
         self.frames.append(frame)
         self._segment_s += frame.duration
@@ -122,30 +166,67 @@ class CaptureAudioOutput(AudioOutput):
     def flush(self) -> None:
         super().flush()
         duration, self._segment_s = self._segment_s, 0.0
-        if self._cleared or self._speed <= 0:
-            self.on_playback_finished(playback_position=duration, interrupted=self._cleared)
+        self._flushed_s = duration
+        self.segment_flushed.set()
+        if self._cleared or self._speed <= 0 or self._started_loop is None:
+            self._finish(duration, interrupted=self._cleared)
             self._cleared = False
             return
+        if self._paused_at is None:
+            self._schedule()
 
-        def finished() -> None:
-            self._playing = None
-            self.on_playback_finished(playback_position=duration, interrupted=False)
+    def _schedule(self) -> None:
+        assert self._started_loop is not None and self._flushed_s is not None
+        loop = asyncio.get_running_loop()
+        remaining = self._flushed_s / self._speed - (loop.time() - self._started_loop)
+        flushed = self._flushed_s
+        self._timer = loop.call_later(
+            max(0.0, remaining), lambda: self._finish(flushed, interrupted=False)
+        )
 
-        handle = asyncio.get_running_loop().call_later(duration / self._speed, finished)
-        self._playing = (handle, duration)
+    def _finish(self, position: float, *, interrupted: bool) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._started_loop = None
+        self._paused_at = None
+        self.segment_started_at = None
+        self.playing_started.clear()
+        self.on_playback_finished(playback_position=position, interrupted=interrupted)
+
+    def pause(self) -> None:
+        super().pause()
+        if self._started_loop is None or self._paused_at is not None or self._speed <= 0:
+            return
+        position = self.position_s()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._paused_at = position
+        self.halts.append(time.perf_counter())
+
+    def resume(self) -> None:
+        super().resume()
+        if self._started_loop is None or self._paused_at is None:
+            return
+        loop = asyncio.get_running_loop()
+        self._started_loop = loop.time() - self._paused_at / self._speed
+        self._paused_at = None
+        self.resumes.append(time.perf_counter())
+        if self._flushed_s is not None:
+            self._schedule()
 
     def clear_buffer(self) -> None:
-        if self._playing is not None:
-            handle, duration = self._playing
-            self._playing = None
-            handle.cancel()
-            self.on_playback_finished(playback_position=duration, interrupted=True)
+        if self._started_loop is not None and self._paused_at is None and self._speed > 0:
+            self.halts.append(time.perf_counter())
+        if self._flushed_s is not None and self._started_loop is not None:
+            self._finish(self.position_s(), interrupted=True)
         elif self._segment_s > 0:
             # Captured but not flushed yet: the coming flush reports the interruption.
             self._cleared = True
 
     def close(self) -> None:
         """Cancel a simulated playout still pending."""
-        if self._playing is not None:
-            self._playing[0].cancel()
-            self._playing = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

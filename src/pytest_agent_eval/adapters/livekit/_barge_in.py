@@ -1,0 +1,494 @@
+"""Barge-in: a turn whose audio speaks over the agent's reply to the turn before.
+
+`LiveKitConversation` inherits `BargeInTurns`. When turn k has ``interrupt:``, the call for
+turn k-1 runs both: it sends turn k-1, lets the reply start playing, and at the chosen moment
+(``after_ms`` into the reply's audio, or its ``at_word``-th word) cuts turn k-1 and streams
+turn k's audio over the reply; turn k then ends as any turn does, and its reply (with a
+`BargeIn` record) is kept for the runner's next call. The runner sees two ordinary turns.
+
+**Real time.** Barge-in is a race between the reply playing and the user speaking, so these
+two turns always run at real speed, whatever the adapter's ``speed``: the reply plays out in
+real time (the simulated speaker), and the interrupting audio is paced like a microphone.
+Every delay is a position in the reply's audio, and the verdict depends on what the session
+did with that audio, so streaming speed never changes it.
+
+**Never passes for the wrong reason.** The barge-in is not tested, and the check errors
+saying why, when the session has no TTS (nothing to interrupt), the agent did not speak, its
+reply ended before the interruption was due, the agent was not speaking at that moment, or
+the interrupting speech is shorter than the session's minimum interruption duration. The
+first four leave turn k to run as an ordinary turn after the reply; the last streams it over
+the reply anyway (it is what the user did) and reports what happened.
+
+**Stopping.** The agent stops when its audio goes quiet: the output is paused (LiveKit pauses
+first, then interrupts once the user's words are transcribed) or cleared. It counts only if
+the reply then ends interrupted: a paused reply that resumes (LiveKit's false-interruption
+handling, when nothing was transcribed) did not stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...conditions import condition_seed, turn_conditions
+from ...errors import AdapterError
+from ...models import AgentReply, BargeIn, InterruptConfig, Transcript
+from ..base import TurnInput
+from ._compat import activity_current_speech, session_activity
+from ._stt import SegmentSTT
+from ._turn import llm_usage, speech_dict, usage_delta
+
+if TYPE_CHECKING:
+    from ._audio import FixtureAudio, SpeechSegment
+
+__all__ = ["BargeInTurns", "interrupting_turn", "word_offset_s"]
+
+
+def interrupting_turn(transcript: Transcript, index: int, run_index: int) -> TurnInput | None:
+    """Turn ``index + 1`` as the runner would send it, when it interrupts turn ``index``."""
+    following = index + 1
+    if following >= len(transcript.turns):
+        return None
+    turn = transcript.turns[following]
+    if turn.interrupt is None or turn.audio is None:
+        return None
+    return TurnInput(
+        turn=turn,
+        index=following,
+        audio=Path(turn.audio),
+        conditions=tuple(turn_conditions(transcript, following)),
+        seed=condition_seed(transcript, following, run_index),
+    )
+
+
+def word_offset_s(text: str, word: int, voiced_start_s: float, voiced_end_s: float) -> float:
+    """Where word ``word`` (1-based) of ``text`` starts in a reply whose speech runs from
+    ``voiced_start_s`` to ``voiced_end_s``: the words spread over the speech by their length
+    in characters (with the space after each), as a caption follows speech.
+
+    Raises:
+        AdapterError: The reply has fewer words.
+    """
+    words = text.split()
+    if word > len(words):
+        raise AdapterError(f"interrupt at_word {word}: the reply has {len(words)} word(s)")
+    before = sum(len(w) + 1 for w in words[: word - 1])
+    total = sum(len(w) + 1 for w in words)
+    return voiced_start_s + (voiced_end_s - voiced_start_s) * before / total
+
+
+class BargeInTurns:
+    """Barge-in turns of `LiveKitConversation` (see the module docstring)."""
+
+    if TYPE_CHECKING:  # the conversation's own attributes and methods, used here
+        adapter: Any
+        session: Any
+        info: Any
+        _recorder: Any
+        _audio_in: Any
+        _audio_out: Any
+        _text_out: Any
+        _mirror: Any
+        _vad: Any
+        _turn_index: int
+        _audio_in_path: Path | None
+        _turn_failed: bool
+        last_items: list[Any]
+        _expect: Any
+        _greeting: Any
+
+        def _deadline(self, stage: Any, *, turn_label: str) -> Any: ...
+        async def _audio_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
+        async def _text_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
+        def _reply(self, capture: Any, **kwargs: Any) -> AgentReply: ...
+        async def _follow_recognition(self) -> bool: ...
+        def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None: ...
+        async def _segments_from(
+            self, audio: FixtureAudio, path: Path, stage: Any, *, start: int
+        ) -> tuple[SpeechSegment, ...]: ...
+
+    _held: dict[int, AgentReply | BaseException]
+    _untested: dict[int, str]
+    _pending_run: Any
+
+    def _init_barge_in(self) -> None:
+        self._held = {}
+        self._untested = {}
+        self._pending_run = None
+
+    def _held_reply(self, index: int) -> AgentReply | None:
+        """Turn ``index``'s reply if a barge-in already ran it (raising what it failed with)."""
+        held = self._held.pop(index, None)
+        if isinstance(held, BaseException):
+            raise held
+        return held
+
+    def _no_tts_to_interrupt(self, following: TurnInput) -> None:
+        """Without an audio output there is nothing to interrupt: turn k runs as an ordinary
+        turn and its check errors, saying so."""
+        self._untested[following.index] = (
+            "the session has no TTS (or LiveKitAdapter(capture_audio=False)), so the agent "
+            "never speaks audio that could be interrupted; give the AgentSession a TTS "
+            "(SynthesizerTTS() speaks offline)"
+        )
+
+    def _untested_barge_in(self, index: int) -> BargeIn | None:
+        """The record of turn ``index`` when it should have interrupted and could not."""
+        reason = self._untested.pop(index, None)
+        return None if reason is None else BargeIn(precondition=reason)
+
+    async def _respond_interrupted(
+        self, turn: TurnInput, following: TurnInput, stage: Any
+    ) -> AgentReply:
+        """Turn ``turn`` (k-1), interrupted by ``following`` (k): returns k-1's reply and
+        keeps k's for the next call."""
+        assert following.turn.interrupt is not None
+        recorder = self._recorder
+        label = f"turn {turn.index + 1}"
+        self._set_playout(1.0)
+        started = time.perf_counter()
+        tokens_before = llm_usage(self.session)
+        try:
+            async with self._deadline(stage, turn_label=label):
+                if turn.audio is not None:
+                    anchors, heard, extra = await self._audio_turn(turn, stage, settle=False)
+                else:
+                    anchors, heard, extra = await self._text_turn(turn, stage, settle=False)
+                handle, untested = await self._reply_playing(turn, following.turn.interrupt, stage)
+                if untested is not None:
+                    # Turn k runs as an ordinary turn once the agent is done with this one.
+                    self._untested[following.index] = untested
+                    self._set_playout(self.adapter.speed)
+                    await recorder.settle(stage.set)
+                    await self._collect_pending_run(stage)
+            capture = recorder.end_turn(anchors)
+            reply = self._reply(capture, anchors=anchors, heard=heard, extra=extra, label=label)
+            reply = self._finish_reply(reply, turn, tokens_before, started, capture)
+            if untested is not None:
+                return reply
+            # The interruption starts now: turn k-1 ended here, turn k begins.
+        except BaseException:
+            self._turn_failed = True
+            self._set_playout(self.adapter.speed)
+            raise
+        try:
+            held = await self._interrupt(following, handle, stage)
+        except BaseException as exc:
+            self._turn_failed = True
+            if not isinstance(exc, Exception):
+                raise
+            self._held[following.index] = exc
+        else:
+            self._held[following.index] = held
+            late = " ".join(text for t, text in held.metadata["livekit"].pop("late_speech", []))
+            if late:
+                # What LiveKit kept of the interrupted reply arrives once it stops.
+                reply.reply = f"{reply.reply} {late}".strip()
+        finally:
+            self._set_playout(self.adapter.speed)
+        return reply
+
+    def _set_playout(self, speed: float) -> None:
+        if self._audio_out is not None:
+            self._audio_out.set_speed(speed)
+
+    def _finish_reply(
+        self, reply: AgentReply, turn: TurnInput, tokens_before: Any, started: float, capture: Any
+    ) -> AgentReply:
+        reply.usage = usage_delta(tokens_before, llm_usage(self.session))
+        meta = reply.metadata["livekit"]
+        meta["turn_wall_s"] = time.perf_counter() - started
+        if turn.index == 0:
+            meta["greeting"] = [speech_dict(s) for s in self._greeting.speech]
+        self.last_items = capture.items
+        self._expect = None
+        return reply
+
+    async def _collect_pending_run(self, stage: Any) -> None:
+        run, self._pending_run = self._pending_run, None
+        if run is not None:
+            stage.set("the result of the text turn (session.run)")
+            await self._recorder.guard(_await_run(run))
+
+    async def _reply_playing(
+        self, turn: TurnInput, config: InterruptConfig, stage: Any
+    ) -> tuple[Any, str | None]:
+        """Wait until the interruption is due; return the speech being interrupted, or why the
+        barge-in cannot be tested (the agent did not speak, its reply ended before the
+        interruption was due, or it was not speaking at that moment)."""
+        audio_out, recorder, session = self._audio_out, self._recorder, self.session
+        stage.set(f"the agent's reply to turn {turn.index + 1} to start playing")
+        playing = asyncio.ensure_future(audio_out.playing_started.wait())
+        done = asyncio.ensure_future(recorder.settle(stage.set))
+        try:
+            await recorder.guard(asyncio.wait({playing, done}, return_when=asyncio.FIRST_COMPLETED))
+        finally:
+            for future in (playing, done):
+                if not future.done():
+                    future.cancel()
+        activity = session_activity(session)
+        handle = activity_current_speech(activity) if activity is not None else None
+        if not playing.done() or handle is None:
+            return None, (
+                f"the agent did not speak in reply to turn {turn.index + 1}, so there was "
+                "nothing to interrupt"
+            )
+        ended = _done_future(handle)
+        if config.at_word is not None:
+            stage.set(f"the whole reply audio, to place word {config.at_word}")
+            flushed = asyncio.ensure_future(audio_out.segment_flushed.wait())
+            await recorder.guard(
+                asyncio.wait({flushed, ended}, return_when=asyncio.FIRST_COMPLETED)
+            )
+            if not flushed.done():
+                flushed.cancel()
+            offset, why = self._word_offset(config.at_word, handle)
+            if why is not None:
+                return None, why
+            due = f"at word {config.at_word} ({offset:.2f} s into the reply)"
+        else:
+            assert config.after_ms is not None
+            offset = config.after_ms / 1000
+            due = f"{config.after_ms:g} ms into the reply"
+        started_at = audio_out.segment_started_at
+        if started_at is not None:
+            stage.set(f"the interruption {due}")
+            wait = started_at + offset - time.perf_counter()
+            if wait > 0:
+                # Pacing: the interruption waits for a position in audio played in real time.
+                sleeper = asyncio.ensure_future(asyncio.sleep(wait))
+                await recorder.guard(
+                    asyncio.wait({sleeper, ended}, return_when=asyncio.FIRST_COMPLETED)
+                )
+                if not sleeper.done():
+                    sleeper.cancel()
+        if handle.done() or not audio_out.playing:
+            played = (
+                "" if started_at is None else f" after {time.perf_counter() - started_at:.2f} s"
+            )
+            return None, (
+                f"the agent's reply ended{played}, before the interruption was due ({due}); "
+                "interrupt earlier or make the reply longer"
+            )
+        if session.agent_state != "speaking":
+            return None, (
+                f"the agent was not speaking when the interruption was due ({due}; agent state "
+                f"{session.agent_state!r})"
+            )
+        return handle, None
+
+    def _word_offset(self, word: int, handle: Any) -> tuple[float, str | None]:
+        from livekit import rtc
+
+        from ...audio_fixtures import clip_from_pcm16, voiced_frames
+
+        text = self._text_out.text_of(handle.id) if self._text_out is not None else ""
+        frames = list(self._audio_out.frames)
+        if not frames or not text.strip():
+            return 0.0, "the reply's words or audio were not observed, to place at_word"
+        frame = rtc.combine_audio_frames(frames)
+        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
+        voiced, n = voiced_frames(clip)
+        if not voiced.size:
+            return 0.0, "the reply's audio is silent, so no word can be placed in it"
+        start = float(voiced[0] * n / clip.sample_rate)
+        end = float((voiced[-1] + 1) * n / clip.sample_rate)
+        try:
+            return word_offset_s(text, word, start, end), None
+        except AdapterError as exc:
+            return 0.0, str(exc)
+
+    async def _interrupt(self, turn: TurnInput, handle: Any, stage: Any) -> AgentReply:
+        """Stream turn k's audio over the reply in real time and end turn k as any turn."""
+        assert turn.audio is not None and turn.turn.interrupt is not None
+        recorder, session = self._recorder, self.session
+        label = f"turn {turn.index + 1}"
+        recorder.begin_turn(turn.index)
+        recorder.carried_over.add(handle.id)
+        self._turn_index = turn.index
+        self._audio_in_path = None
+        started = time.perf_counter()
+        tokens_before = llm_usage(session)
+        audio_out, text_out = self._audio_out, self._text_out
+        position_s = audio_out.position_s()
+        halts_before, resumes_before = len(audio_out.halts), len(audio_out.resumes)
+        played: list[float] = []
+        listener = audio_out.on("playback_finished", lambda ev: played.append(ev.playback_position))
+
+        def reply_over(_: Any) -> None:
+            # The interrupted reply is over: what plays and is written from now on is new.
+            audio_out.reset()
+            if text_out is not None:
+                text_out.first_text_at = None
+
+        if handle.done():
+            reply_over(handle)
+        else:
+            handle.add_done_callback(reply_over)
+        async with self._deadline(stage, turn_label=label):
+            path = turn.audio
+            stage.set(f"the audio fixture {path} to load")
+            audio = await asyncio.to_thread(
+                self.adapter.turn_audio, path, turn.conditions, turn.seed
+            )
+            self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
+            await self._follow_recognition()
+            segments = list(await self._segments_from(audio, path, stage, start=0))
+            if not segments:
+                raise AdapterError(
+                    f"the session's VAD hears no speech in audio fixture {path} "
+                    f"({audio.duration_s:.2f} s); it cannot interrupt anything"
+                )
+            interruption = session.options.interruption
+            min_s = float(interruption.get("min_duration", 0.5))
+            first = segments[0]
+            onset_s = first.end_s - first.speech_s
+            anchors: list[float] = []
+            onset: list[float] = []
+            pusher = asyncio.create_task(
+                self._push_realtime(audio, segments, anchors, onset_s, onset)
+            )
+            try:
+                n = len(segments)
+                for k in range(1, n + 1):
+                    stage.set(
+                        f"the session's VAD to end the interrupting speech (segment {k} of {n} "
+                        f"in {path})"
+                    )
+                    await recorder.guard(recorder.speech_ended.reach(k))
+                if handle.allow_interruptions:
+                    # The session hears it all: wait for every transcript, as in any turn.
+                    own_stt = isinstance(session.stt, SegmentSTT)
+                    counter = recorder.segments_recognized if own_stt else recorder.final_count
+                    stage.set(f"the STT's transcripts of the {n} segment(s) in {path}")
+                    await recorder.guard(counter.reach(n))
+                stage.set("the interrupting audio to finish streaming")
+                await recorder.guard(pusher)
+            finally:
+                if not pusher.done():
+                    pusher.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await pusher
+            await recorder.settle(stage.set)
+            await self._collect_pending_run(stage)
+            if not handle.allow_interruptions and isinstance(session.stt, SegmentSTT):
+                # Audio heard while an uninterruptible reply played was replaced by silence
+                # for the STT; what it did get, it may still be transcribing.
+                stage.set("the STT to finish what it got of the interrupting speech")
+                await recorder.guard(session.stt.idle())
+                await recorder.settle(stage.set)
+        audio_out.off("playback_finished", listener)
+        halts = audio_out.halts[halts_before:]
+        resumes = audio_out.resumes[resumes_before:]
+        onset_at = onset[0] if onset else None
+        stopped = bool(handle.interrupted) and bool(halts)
+        # Quiet for good: the first halt after the last resume (a resumed reply went on).
+        last_resume = max(resumes, default=None)
+        final = [h for h in halts if last_resume is None or h >= last_resume]
+        stop_at = final[0] if final else None
+        first_quiet = halts[0] if halts else None
+
+        def since_onset(at: float | None) -> float | None:
+            if at is None or onset_at is None:
+                return None
+            return round(max(0.0, at - onset_at), 3)
+
+        barge = BargeIn(
+            precondition=(
+                f"the interrupting speech lasts {first.speech_s:.2f} s, shorter than the "
+                f"session's minimum interruption duration ({min_s:g} s), so the session cannot "
+                "take it as an interruption; use a longer utterance"
+                if first.speech_s < min_s
+                else None
+            ),
+            reply_position_s=round(position_s + onset_s, 3),
+            speech_s=round(first.speech_s, 3),
+            min_interruption_s=min_s,
+            stopped=stopped,
+            stop_latency_s=since_onset(stop_at) if stopped else None,
+            resumed=bool(resumes),
+            played_s=round(played[0], 3) if played else None,
+            quiet_after_s=since_onset(first_quiet),
+        )
+        if recorder.unrecoverable:
+            raise AdapterError(
+                f"{label}: the agent failed to reply to the audio {turn.audio}: "
+                + "; ".join(recorder.errors)
+            )
+        capture = recorder.end_turn(anchors)
+        extra: dict[str, Any] = {
+            "input": "audio",
+            "interrupt": True,
+            "conditions": ", ".join(c.describe() for c in turn.conditions),
+            "audio_duration_s": audio.duration_s,
+            "speech_segments": len(segments),
+            "fixture_rate": audio.source_rate,
+            "fixture_channels": audio.source_channels,
+            "late_speech": capture.late_speech,
+        }
+        heard = recorder.heard
+        barge = _with_said(barge, capture.late_speech)
+        reply = self._reply(capture, anchors=anchors, heard=heard, extra=extra, label=label)
+        reply.barge_in = barge
+        reply.usage = usage_delta(tokens_before, llm_usage(session))
+        reply.metadata["livekit"]["turn_wall_s"] = time.perf_counter() - started
+        self.last_items = capture.items
+        self._expect = None
+        return reply
+
+    async def _push_realtime(
+        self,
+        audio: FixtureAudio,
+        segments: list[SpeechSegment],
+        anchors: list[float],
+        onset_s: float,
+        onset: list[float],
+    ) -> None:
+        """Push ``audio`` like a microphone; note when its speech starts and each phrase ends."""
+        frame_s = audio.frame_s
+        ends = [min(len(audio.frames) - 1, int(s.end_s / frame_s)) for s in segments]
+        start_frame = int(onset_s / frame_s)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for i, frame in enumerate(audio.frames):
+            due = start + i * frame_s
+            if (delay := due - loop.time()) > 0:
+                await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
+            if self._vad is not None:
+                self._vad.fed(frame.duration)
+            self._audio_in.push(frame)
+            if i == start_frame:
+                onset.append(time.perf_counter() - (onset_s - start_frame * frame_s))
+            while ends and i >= ends[0]:
+                ends.pop(0)
+                anchors.append(time.perf_counter())
+
+
+def _with_said(barge: BargeIn, late: list[tuple[int | None, str]]) -> BargeIn:
+    text = " ".join(t for _, t in late if t)
+    if not text:
+        return barge
+    from dataclasses import replace
+
+    return replace(barge, interrupted_text=text)
+
+
+def _done_future(handle: Any) -> asyncio.Future[None]:
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def done(_: Any) -> None:
+        if not future.done():
+            future.set_result(None)
+
+    if handle.done():
+        done(handle)
+    else:
+        handle.add_done_callback(done)
+    return future
+
+
+async def _await_run(run: Any) -> Any:
+    return await run

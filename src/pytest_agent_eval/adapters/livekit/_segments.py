@@ -1,0 +1,301 @@
+"""Where the session's VAD cuts a fixture: known before streaming, checked while streaming.
+
+A fixture's speech segmentation is a pure function of its frames and the VAD's settings, once
+the VAD starts from a clean state. The adapter gives it one: at the start of each audio turn
+it flushes the session's VAD stream (``VADStream.flush()``, which LiveKit defines as a hard
+boundary that drops all accumulated state; Silero resets its model, filter and resampler), and
+after a handoff the new agent listens with a new stream anyway. `scan_segments` runs the
+same VAD once over the fixture, from that clean state, and keeps the result per fixture and
+settings for the rest of the process, so a fixture heard in 50 runs is scanned once.
+
+`SessionVAD` watches the session's own VAD stream while the fixture streams (every event,
+after the session handled it) and checks it against the scan: each end of speech must come
+where the scan put it, and the stream must not hear on past a predicted end. A disagreement
+fails the turn at once, saying so, instead of waiting for an end of speech that will not
+come. It also hands each end of speech, with the audio the VAD buffered for it, to a driven
+`SegmentSTT`, so the STT transcribes the session's own segments without a VAD of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from livekit.agents import vad as lk_vad
+
+from ...errors import AdapterError
+from ._audio import FixtureAudio, SpeechSegment, VADMirror
+from ._compat import (
+    recognition_vad_backlog,
+    recognition_vad_stream,
+    vad_options,
+    watch_vad_events,
+)
+
+__all__ = ["SessionVAD", "SpeechEnd", "flush_session_vad", "scan_segments", "scans_run"]
+
+_TOLERANCE_S = 0.1
+"""An end of speech this close to the scan's is the same one. They are computed the same way
+and nearly always fall in the same VAD window, but now and then (rarely, under load) one comes
+a window (32 ms) early or late; three windows of slack keep that from failing a turn, and the
+adapter streams 0.25 s past each predicted end, so a later end is still seen."""
+
+_OLD_AUDIO_SLACK_S = 0.1
+"""After a flush, an event this far past all the audio given before it is from new audio."""
+
+_MAX_SCANS_PER_VAD = 1024
+
+_scans: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[SpeechSegment, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+_scan_count = 0
+
+
+def scans_run() -> int:
+    """How many VAD passes `scan_segments` has run in this process (cache misses)."""
+    return _scan_count
+
+
+def _frames_digest(audio: FixtureAudio, start: int) -> str:
+    digest = hashlib.sha256()
+    for frame in audio.frames[start:]:
+        digest.update(bytes(frame.data))
+    first = audio.frames[0] if audio.frames else None
+    if first is not None:
+        digest.update(f"|{first.sample_rate}|{first.samples_per_channel}".encode())
+    return digest.hexdigest()
+
+
+async def scan_segments(
+    vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0
+) -> tuple[SpeechSegment, ...]:
+    """The speech segments a fresh stream of ``vad`` finds in ``audio``'s frames from ``start``.
+
+    Times count from the start of the fixture. Cached for the life of the process per VAD
+    object, frames and VAD settings (a VAD whose settings cannot be read is scanned every
+    time).
+
+    Raises:
+        AdapterError: When speech is still going on at the end of the silence tail.
+    """
+    global _scan_count
+    settings = vad_options(vad)
+    key = (_frames_digest(audio, start), settings) if settings is not None else None
+    known = _scans.get(vad)
+    if key is not None and known is not None and key in known:
+        return known[key]
+    mirror = VADMirror(vad)
+    try:
+        segments = await mirror.feed(audio, start=start)
+    finally:
+        await mirror.aclose()
+    _scan_count += 1
+    if key is not None:
+        known = _scans.setdefault(vad, {})
+        if len(known) >= _MAX_SCANS_PER_VAD:
+            known.pop(next(iter(known)))
+        known[key] = segments
+    return segments
+
+
+async def flush_session_vad(recognition: Any, taken: Callable[[], Any]) -> None:
+    """Reset the session's VAD stream once every frame streamed so far has reached it.
+
+    ``taken`` returns an awaitable that finishes once the session has taken every frame
+    pushed into its audio input. The recognition then forwards them to its VAD stream in a
+    task of its own; the flush must come after them, or their tail would be heard as the
+    start of the next fixture.
+
+    Raises:
+        AdapterError: The session has no VAD stream to flush, or it is closed.
+    """
+    await taken()
+    for _ in range(10_000):
+        if recognition_vad_backlog(recognition) == 0 and recognition_vad_stream(recognition):
+            break
+        await asyncio.sleep(0)  # the recognition's forwarding task runs on the next turns
+    else:
+        raise AdapterError(
+            "the session's VAD stream never took the audio streamed before this turn (its "
+            "VAD task is not running)"
+        )
+    try:
+        recognition_vad_stream(recognition).flush()
+    except RuntimeError as exc:
+        raise AdapterError(f"the session's VAD stream cannot be reset: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechEnd:
+    """One end of speech the session's VAD declared while a fixture streamed."""
+
+    at_s: float | None
+    """Where, in seconds from the start of the fixture (None: the stream's timeline is not
+    known, after a handoff while audio was flowing)."""
+    speech_s: float
+    """How long the speech lasted."""
+
+
+class SessionVAD:
+    """The session's own VAD, watched while fixtures stream.
+
+    Args:
+        on_start: Called when the VAD hears speech start.
+        on_end: Called with each end-of-speech event (its ``frames`` hold the segment's
+            audio as the VAD buffered it).
+    """
+
+    def __init__(
+        self,
+        on_start: Callable[[], None] | None = None,
+        on_end: Callable[[Any], None] | None = None,
+    ) -> None:
+        self._on_start = on_start
+        self._on_end = on_end
+        self._recognition: Any = None
+        self._changed = asyncio.Event()
+        self._last_inference_s: float | None = None
+        self._fed_s = 0.0
+        self._fed_before_flush_s = 0.0
+        self._await_restart = False
+        self._stream_start_s: float | None = 0.0
+        self.flush_ignored = False
+        """The stream went on with its old timeline after a flush: it kept its state."""
+        self.ends: list[SpeechEnd] = []
+        """Ends of speech since `begin_fixture`, in order."""
+        self.processed_s: float | None = None
+        """How far into the fixture the VAD has listened (None: not known)."""
+
+    @property
+    def recognition(self) -> Any:
+        """The audio recognition watched."""
+        return self._recognition
+
+    def follow(self, recognition: Any) -> bool:
+        """Watch ``recognition``'s VAD events (a new agent listens with a new one); True when
+        it was not watched yet."""
+        if recognition is None or recognition is self._recognition:
+            return False
+        watch_vad_events(recognition, self._on_event)
+        self._recognition = recognition
+        self._last_inference_s = None
+        self._fed_s = 0.0
+        return True
+
+    def fed(self, seconds: float) -> None:
+        """The session was given ``seconds`` more of audio."""
+        self._fed_s += seconds
+
+    def begin_fixture(self, *, stream_start_s: float, flushed: bool) -> None:
+        """A fixture starts streaming.
+
+        Args:
+            stream_start_s: The VAD stream's time at the fixture's first frame.
+            flushed: The stream was just flushed: events still coming from before the flush
+                belong to the earlier audio; the stream's time restarts at 0 after them.
+        """
+        self.ends = []
+        self.processed_s = None
+        self.flush_ignored = False
+        self._stream_start_s = stream_start_s
+        self._await_restart = flushed
+        if flushed:
+            self._fed_before_flush_s, self._fed_s = self._fed_s, 0.0
+
+    def begin_stream(self, *, fixture_s: float | None) -> None:
+        """A new VAD stream (a new agent listening) starts at ``fixture_s`` into the fixture
+        (None: somewhere unknown, as after a handoff while audio was flowing)."""
+        self._await_restart = False
+        self._stream_start_s = -fixture_s if fixture_s is not None else None
+        self.processed_s = None
+
+    def _on_event(self, event: Any) -> None:
+        kind = event.type
+        if kind == lk_vad.VADEventType.START_OF_SPEECH and self._on_start is not None:
+            self._on_start()
+        elif kind == lk_vad.VADEventType.END_OF_SPEECH and self._on_end is not None:
+            self._on_end(event)
+        # A start or end of speech shares its window's time with the inference event just
+        # before it; only those say where the stream's timeline is.
+        stamp = float(event.timestamp)
+        if kind == lk_vad.VADEventType.INFERENCE_DONE:
+            previous, self._last_inference_s = self._last_inference_s, stamp
+            restarted = previous is not None and stamp <= previous
+            if self._await_restart:
+                if previous is None or restarted:
+                    self._await_restart = False  # the first window after the flush
+                elif stamp > self._fed_before_flush_s + _OLD_AUDIO_SLACK_S:
+                    # Later than any audio given before the flush: the stream kept its time.
+                    self._await_restart = False
+                    self.flush_ignored = True
+                    self._stream_start_s = None
+                    self._changed.set()
+                    return
+                else:
+                    return  # the end of the audio given before the flush
+            elif restarted:
+                self._stream_start_s = None  # the stream started over unasked: time unknown
+        elif self._await_restart:
+            return  # from before the flush
+        at: float | None = None
+        if self._stream_start_s is not None:
+            at = stamp - self._stream_start_s
+            if at <= 1e-9:
+                return  # audio streamed before this fixture
+        if kind == lk_vad.VADEventType.INFERENCE_DONE:
+            self.processed_s = at
+        elif kind == lk_vad.VADEventType.END_OF_SPEECH:
+            self.ends.append(SpeechEnd(at_s=at, speech_s=float(event.speech_duration)))
+        self._changed.set()
+
+    async def ended(
+        self, k: int, expected: SpeechSegment | None, *, what: str, why: str
+    ) -> SpeechEnd:
+        """Return the ``k``-th end of speech of the fixture once the VAD declared it.
+
+        Args:
+            k: One-based index of the segment.
+            expected: Where the fixture's segmentation ends it (None: no check).
+            what: Names the segment and fixture in a message ("speech segment 2 of 3 in x.wav").
+            why: Why the two should agree, and what to do when they do not.
+
+        Raises:
+            AdapterError: The VAD ended it elsewhere, or heard on past its predicted end.
+        """
+        while True:
+            if self.flush_ignored:
+                raise AdapterError(
+                    f"the session's VAD stream did not start over when reset before {what} "
+                    f"(VADStream.flush() kept its state), so where it cuts the fixture cannot "
+                    f"be known. {why}"
+                )
+            if len(self.ends) >= k:
+                end = self.ends[k - 1]
+                if (
+                    expected is not None
+                    and end.at_s is not None
+                    and abs(end.at_s - expected.detected_s) > _TOLERANCE_S
+                ):
+                    raise AdapterError(
+                        f"the session's VAD ended {what} {end.at_s:.3f} s into the fixture, "
+                        f"where the fixture's speech segmentation ends it at "
+                        f"{expected.detected_s:.3f} s. {why}"
+                    )
+                return end
+            heard = self.processed_s
+            if (
+                expected is not None
+                and heard is not None
+                and heard > expected.detected_s + _TOLERANCE_S
+            ):
+                raise AdapterError(
+                    f"the session's VAD did not end {what} where the fixture's speech "
+                    f"segmentation ends it ({expected.detected_s:.3f} s into the fixture): it "
+                    f"listened on to {heard:.3f} s without an end of speech. {why}"
+                )
+            self._changed.clear()
+            await self._changed.wait()

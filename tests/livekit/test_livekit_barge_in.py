@@ -1,0 +1,170 @@
+"""Barge-in on a real AgentSession: Silero VAD, the offline Whisper STT and the offline voice
+as the agent's TTS. The agent stops; the agent does not stop; and a barge-in that cannot be
+tested is rejected, never passed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from livekit.agents import Agent, AgentSession
+from livekit_support import booking, run
+
+from pytest_agent_eval.adapters.livekit import (
+    LiveKitAdapter,
+    Rule,
+    ScriptedLLM,
+    SynthesizerTTS,
+    WhisperSTT,
+    eval_session_kwargs,
+)
+from pytest_agent_eval.adapters.livekit._barge_in import word_offset_s
+from pytest_agent_eval.errors import AdapterError
+from pytest_agent_eval.loader import load_transcript_text
+from pytest_agent_eval.models import TranscriptResult
+from pytest_agent_eval.runner import RunSettings, run_transcript
+
+MENU = (
+    "Our menu has many dishes. We serve mushroom risotto, lentil curry, grilled fish and "
+    "polenta, and a chocolate cake."
+)
+RULES = [
+    Rule(r"\bvegan\b", reply="Yes, we have mushroom risotto and lentil curry."),
+    Rule(r"\bmenu\b", reply=MENU),
+    Rule(r"\bhello\b", reply="Hi!"),
+]
+INTERRUPTION = "Do you have any vegan dishes on the menu?"
+
+# The Whisper model is loaded once per process; load it now, so the first transcription
+# of a test is not also the model's load (a slow first transcript can make LiveKit resume a
+# paused reply, taking the interruption for a false one).
+WhisperSTT().load()
+
+
+def _transcript(folder: Path, interrupt: str, *, first: str = "Tell me about the menu.") -> str:
+    return f"""
+id: barge
+turns:
+  - user: "{first}"
+    expect:
+      reply_contains_any: [dishes, hi]
+  - user: "{INTERRUPTION}"
+    audio: vegan.wav
+    interrupt: {interrupt}
+    expect:
+      reply_contains_any: [risotto]
+"""
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from pytest_agent_eval.synthesize.run import ensure_fixtures
+
+    folder = tmp_path_factory.mktemp("barge_in")
+    script = load_transcript_text(
+        _transcript(folder, "{after_ms: 1000, stop_within_ms: 1000}"), path=folder / "f.yaml"
+    )
+    ensure_fixtures([script], jobs=1).raise_for_failures()
+    return folder
+
+
+def _session(*, allow_interruptions: bool = True, min_interruption_s: float | None = None):  # type: ignore[no-untyped-def]
+    def factory() -> tuple[AgentSession, Agent]:
+        kwargs = eval_session_kwargs()
+        interruption = kwargs["turn_handling"]["interruption"]
+        # On a loaded test machine Whisper can take more than LiveKit's 2 s to transcribe the
+        # interruption, and LiveKit then resumes the paused reply (a "false interruption"):
+        # a verdict about the machine, not the agent. Wait longer for the transcript here.
+        interruption["false_interruption_timeout"] = 15.0
+        if min_interruption_s is not None:
+            interruption["min_duration"] = min_interruption_s
+        session = AgentSession(
+            stt=WhisperSTT(),
+            vad=booking.VAD,
+            llm=ScriptedLLM(RULES),
+            tts=SynthesizerTTS(),
+            **kwargs,
+        )
+        return session, Agent(
+            instructions="Answer menu questions.", allow_interruptions=allow_interruptions
+        )
+
+    return factory
+
+
+def _run(folder: Path, interrupt: str, factory: object, **kwargs: str) -> TranscriptResult:
+    script = load_transcript_text(_transcript(folder, interrupt, **kwargs), path=folder / "t.yaml")
+    adapter = LiveKitAdapter(factory, timeout_s=60.0)  # type: ignore[arg-type]
+    return run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
+
+
+def test_the_agent_stops_when_spoken_over_and_answers_the_interruption(folder: Path) -> None:
+    # A generous budget: this checks that the agent stops, not how fast this machine is.
+    result = _run(folder, "{at_word: 5, stop_within_ms: 4000}", _session())
+    (run_result,) = result.runs
+    first, second = run_result.turns
+    assert first.error is None and second.error is None, (first.error, second.error)
+    barge = second.barge_in
+    assert barge is not None and barge.precondition is None
+    assert barge.stopped and not barge.resumed
+    assert barge.stop_latency_s is not None
+    # The session needs about min_interruption_duration of speech before it reacts.
+    assert barge.min_interruption_s == 0.5 and barge.stop_latency_s > 0.3
+    # Word 5 of the reply ("dishes.") sits about a second into it.
+    assert barge.reply_position_s is not None and 0.7 < barge.reply_position_s < 2.5
+    assert barge.played_s is not None and barge.played_s < 4.0  # not the whole reply
+    check = next(e for e in second.evaluations if e.name == "interrupt")
+    assert check.passed, check.reasoning
+    # What it does next: it heard the interruption and answered it.
+    assert "vegan" in (second.heard or "").lower()
+    assert "risotto" in second.reply and MENU not in second.reply
+    # The interrupted reply is turn 1's, as far as the session kept it, not turn 2's.
+    assert first.reply.startswith("Our menu has many dishes.")
+    assert result.passed
+
+
+def test_an_agent_that_cannot_be_interrupted_fails_the_check(folder: Path) -> None:
+    result = _run(
+        folder, "{after_ms: 800, stop_within_ms: 1500}", _session(allow_interruptions=False)
+    )
+    (run_result,) = result.runs
+    first, second = run_result.turns
+    assert second.error is None, second.error
+    barge = second.barge_in
+    assert barge is not None and barge.precondition is None
+    assert not barge.stopped and barge.stop_latency_s is None
+    assert barge.played_s is not None and barge.played_s > 4.0  # the whole reply played
+    check = next(e for e in second.evaluations if e.name == "interrupt")
+    assert not check.passed and not check.errored
+    assert "the agent kept speaking: interrupted at" in check.reasoning
+    assert first.reply == MENU
+    assert not result.passed
+
+
+def test_a_barge_in_whose_precondition_is_not_met_is_rejected_not_passed(folder: Path) -> None:
+    # The reply ("Hi!") is over long before the interruption is due: nothing to interrupt.
+    ended = _run(folder, "{after_ms: 4000, stop_within_ms: 1500}", _session(), first="hello")
+    second = ended.runs[0].turns[1]
+    check = next(e for e in second.evaluations if e.name == "interrupt")
+    assert check.errored and not check.passed
+    assert "the barge-in was not tested: the agent's reply ended after" in check.reasoning
+    assert "before the interruption was due (4000 ms into the reply)" in check.reasoning
+    # The turn still ran, as an ordinary turn after the reply: the agent answered it.
+    assert "risotto" in second.reply
+    assert not ended.passed
+
+    # The interrupting speech (about 2 s) is shorter than the session's minimum: rejected.
+    short = _run(folder, "{after_ms: 800, stop_within_ms: 1500}", _session(min_interruption_s=3.0))
+    second = short.runs[0].turns[1]
+    check = next(e for e in second.evaluations if e.name == "interrupt")
+    assert check.errored, check.reasoning
+    assert "shorter than the session's minimum interruption duration (3 s)" in check.reasoning
+    assert not short.passed
+
+
+def test_words_are_placed_by_their_share_of_the_speech() -> None:
+    text = "one two three"
+    assert word_offset_s(text, 1, 0.5, 2.5) == 0.5
+    assert word_offset_s(text, 2, 0.5, 2.5) == pytest.approx(0.5 + 2.0 * 4 / 14)
+    with pytest.raises(AdapterError, match="the reply has 3 word"):
+        word_offset_s(text, 4, 0.0, 1.0)
