@@ -30,7 +30,11 @@ def _plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _created(stdout: str) -> list[str]:
-    return [line.split()[1].rstrip(":") for line in stdout.splitlines() if line.strip().startswith("created")]
+    return [
+        line.split()[1].rstrip(":")
+        for line in stdout.splitlines()
+        if line.strip().startswith("created")
+    ]
 
 
 def _assert_rerun_changes_nothing(adapter: str, project: Path) -> None:
