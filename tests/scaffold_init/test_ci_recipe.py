@@ -69,6 +69,14 @@ def test_the_workflow_is_well_formed() -> None:
             assert "${{" not in step["run"], "keep GitHub expressions out of run: (env: instead)"
 
 
+def test_docs_show_the_workflow_verbatim() -> None:
+    docs = (WORKFLOW.parents[2] / "docs" / "ci.md").read_text()
+    marker = "<!-- snippet: file examples/ci/github-actions.yml -->\n```yaml\n"
+    assert docs.count(marker) == 1
+    shown = docs.split(marker, 1)[1].split("\n```\n", 1)[0] + "\n"
+    assert shown == WORKFLOW.read_text()
+
+
 def test_the_cache_and_artifact_match_the_commands() -> None:
     cache = _step("Restore voice fixtures")
     assert cache["uses"] == "actions/cache@v4"
