@@ -170,6 +170,11 @@ BAD_INPUT = {
         "error: init --adapter livekit needs livekit, which is not installed: "
         "pip install 'pytest-agent-eval[livekit]'",
     ),
+    "offline voice missing": (
+        ("hibari", "livekit"),
+        "error: init --adapter livekit needs hibari, which is not installed: "
+        "pip install 'pytest-agent-eval[livekit]'",
+    ),
 }
 
 
@@ -201,6 +206,25 @@ def test_bad_input_is_refused_with_the_fix_and_nothing_written(tmp_path: Path, c
     assert "Traceback" not in result.stderr
     assert snapshot(tmp_path) == before
     assert not paths["target"].exists()
+
+
+def test_a_fixture_that_cannot_be_made_is_reported_with_the_fix(tmp_path: Path) -> None:
+    pytest.importorskip("livekit.agents", reason="the LiveKit scaffold needs the livekit extra")
+    pytest.importorskip("espeakng_loader", reason="the espeak backend names the bad voice")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.agent_eval]\nyaml_dirs = ["tests/evals"]\n'
+        '[tool.agent_eval.voice]\nbackend = "espeak"\nvoice = "nosuchvoice"\n'
+    )
+
+    made = run_init("--adapter", "livekit", tmp_path)
+
+    assert made.returncode == 1, made.stdout + made.stderr
+    assert (
+        "  failed    tests/evals/audio/voice_opening_hours_t1.wav: espeak-ng failed: espeak-ng "
+        "has no voice 'nosuchvoice'; fix it, then run python -m pytest_agent_eval.synthesize_audio"
+    ) in made.stdout
+    assert "Some steps failed (see above)." in made.stdout
+    assert not list((tmp_path / "tests/evals").rglob("*.wav"))
 
 
 def test_in_a_terminal_init_asks_for_the_adapter(tmp_path: Path) -> None:

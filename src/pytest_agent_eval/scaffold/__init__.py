@@ -84,7 +84,8 @@ ADAPTERS: dict[str, AdapterChoice] = {
             "livekit",
             "a LiveKit AgentSession (voice)",
             "conftest_livekit.py.txt",
-            needs=("livekit.agents", "livekit.plugins.silero", "soundfile", "numpy", "soxr"),
+            # The session, its VAD, and the offline voice that makes the sample's fixture.
+            needs=("livekit.agents", "livekit.plugins.silero", "soundfile", "soxr", "hibari"),
             extra="livekit",
             voice=True,
         ),
