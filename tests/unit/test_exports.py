@@ -47,6 +47,9 @@ EXPORTS: dict[str, list[str]] = {
         "TurnResult",
         "__version__",
     ],
+    "__main__": [
+        "main",
+    ],
     "_async": [
         "SessionLoop",
         "call_in_thread",
@@ -843,6 +846,17 @@ EXPORTS: dict[str, list[str]] = {
         "heard_wer",
         "passes_needed",
         "run_transcript",
+    ],
+    "scaffold": [
+        "ADAPTERS",
+        "AdapterChoice",
+        "ScaffoldError",
+        "ScaffoldResult",
+        "Step",
+        "build_parser",
+        "main",
+        "resolve_adapter",
+        "scaffold",
     ],
     "schema": [
         "PACKAGED_SCHEMA",

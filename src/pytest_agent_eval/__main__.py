@@ -1,0 +1,41 @@
+"""``python -m pytest_agent_eval COMMAND`` (also the ``agent-eval`` console script).
+
+Only dispatches; each command lives in its own module. Voice fixtures keep their own entry,
+``python -m pytest_agent_eval.synthesize_audio``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+USAGE = """usage: python -m pytest_agent_eval COMMAND [ARGS]   (or: agent-eval COMMAND [ARGS])
+
+commands:
+  init    add a sample eval suite (tests/evals, tests/conftest.py, [tool.agent_eval])
+          for your adapter: callable, pydantic-ai, openai or livekit
+
+Voice fixtures: python -m pytest_agent_eval.synthesize_audio --help
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command == "init":
+        from .scaffold import main as init_main
+
+        return init_main(rest)
+    print(f"error: unknown command {command!r}; the commands are: init\n", file=sys.stderr)
+    print(USAGE, end="", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
