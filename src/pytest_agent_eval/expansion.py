@@ -8,6 +8,8 @@ the same two steps:
 - `derive` makes one expanded transcript: a copy with an id suffix and its own parameters.
   Suffixes compose: deriving ``phone`` from ``booking[case1]`` gives ``booking[case1-phone]``
   (``-`` joins parts, as pytest joins parameter ids), and ``base_id`` stays ``booking``.
+- `expand_cases` makes one transcript per row of a dataset (``cases:``), `expand_variants`
+  one per audio variant.
 - `expand` lists every transcript one YAML transcript makes, in order; the collector makes one
   test of each (and a parametrized ``llm_eval_agent`` adds its id last:
   ``booking[phone-agentA]``).
@@ -26,7 +28,7 @@ from typing import Any
 
 from .models import Transcript
 
-__all__ = ["SUFFIX_PATTERN", "derive", "expand", "expand_variants", "id_suffix"]
+__all__ = ["SUFFIX_PATTERN", "derive", "expand", "expand_cases", "expand_variants", "id_suffix"]
 
 SUFFIX_PATTERN = r"^[A-Za-z0-9_.+]+$"
 """An id suffix: letters, digits, ``_``, ``.`` and ``+`` (safe in node ids, ``-k`` and file
@@ -77,9 +79,21 @@ def expand_variants(transcript: Transcript) -> list[Transcript]:
     ]
 
 
+def expand_cases(transcript: Transcript) -> list[Transcript]:
+    """One transcript per case of its dataset (its turns filled in with the case's fields), or
+    the transcript itself when it has none."""
+    if not transcript.cases:
+        return [transcript]
+    return [
+        derive(transcript, case.id, case=case.id, turns=case.turns, cases=[])
+        for case in transcript.cases
+    ]
+
+
 def expand(transcript: Transcript) -> list[Transcript]:
-    """Every transcript that ``transcript`` makes, each its own test, in order."""
-    return expand_variants(transcript)
+    """Every transcript that ``transcript`` makes, each its own test, in order: per case of
+    its dataset, per variant (``booking[case1-phone]``)."""
+    return [v for c in expand_cases(transcript) for v in expand_variants(c)]
 
 
 def id_suffix(transcript: Transcript) -> str:

@@ -23,11 +23,16 @@ import yaml
 
 from ._serialize import from_json
 from ._text import did_you_mean, short_repr
-from .conditions import ConditionProblem, condition_problems, parse_conditions
+from .conditions import (
+    VARIANT_NAME_PATTERN,
+    ConditionProblem,
+    condition_problems,
+    parse_conditions,
+)
 from .errors import TranscriptError
 from .expectations import expect_keys, transcript_keys, turn_keys
 from .expectations.barge_in import interrupt_problems
-from .models import AudioCondition, Expect, Transcript, Turn, Variant, VoiceSettings
+from .models import AudioCondition, Case, Expect, Transcript, Turn, Variant, VoiceSettings
 from .speech import PauseMarkupError, spoken_text
 
 __all__ = [
@@ -187,11 +192,25 @@ def load_transcript_text(
             "'turns' keys). Transcripts need 'id' and 'turns'; move other YAML files out of "
             "yaml_dirs, or start their name with '_' so they are not collected"
         )
+    roots = tuple(audio_roots) if audio_roots is not None else (_project_folder(path),)
+    if "cases" in data and isinstance(data.get("turns"), list):
+        return _load_dataset(data, path, lines, default_threshold, default_runs, presets, roots)
+    return _load_one(data, path, lines, default_threshold, default_runs, presets, roots)
+
+
+def _load_one(
+    data: dict[str, Any],
+    path: Path,
+    lines: _LineIndex,
+    default_threshold: float,
+    default_runs: int,
+    presets: Presets | None,
+    roots: Sequence[Path],
+) -> Transcript:
     _validate_schema(data, path, lines)
     _check_expect_values(data, path, lines)
     _check_pause_markup(data, path, lines)
     audio = _AudioConditions.read(data, path, lines, presets)
-    roots = tuple(audio_roots) if audio_roots is not None else (_project_folder(path),)
     transcript = _build(data, path, lines, default_threshold, default_runs, audio, roots)
     for at, problem in condition_problems(transcript):
         place: _Path = ("turns", at, "conditions") if at is not None else ("turns",)
@@ -204,6 +223,224 @@ def load_transcript_text(
             f"{_where(path, lines, field, data)}, {_format_path(field)}: {problem}"
         )
     return transcript
+
+
+# --------------------------------------------------------------------------------------------
+# Datasets: one transcript over a table of cases
+# --------------------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""``{field}``, or ``{{`` / ``}}`` for a literal brace. Only identifiers are fields, so a
+regex's ``\\d{3}`` stays as it is."""
+
+_CASE_ID = re.compile(VARIANT_NAME_PATTERN)
+
+
+def _load_dataset(
+    data: dict[str, Any],
+    path: Path,
+    lines: _LineIndex,
+    default_threshold: float,
+    default_runs: int,
+    presets: Presets | None,
+    roots: Sequence[Path],
+) -> Transcript:
+    """A transcript with ``cases:``: each case's turns filled in and validated as a transcript
+    of its own, so a bad value names its case. The template keeps the first case's turns."""
+    rows = _read_cases(data, path, lines, roots)
+    cases: list[Case] = []
+    first: Transcript | None = None
+    for case_id, source, fields in rows:
+        try:
+            turns = [_fill(turn, fields, (index,)) for index, turn in enumerate(data["turns"])]
+        except _MissingField as exc:
+            field: _Path = ("turns", *exc.at)
+            known = ", ".join(sorted(fields)) or "(none)"
+            raise TranscriptError(
+                f"{_where(path, lines, field, data)}, {_format_path(field)}: {{{exc.name}}} "
+                f"names no field of case {case_id!r} ({source}){did_you_mean(exc.name, fields)}; "
+                f"its fields: {known} (write {{{{ and }}}} for a literal brace)"
+            ) from None
+        try:
+            filled = _load_one(
+                {**data, "turns": turns},
+                path,
+                lines,
+                default_threshold,
+                default_runs,
+                presets,
+                roots,
+            )
+        except TranscriptError as exc:
+            raise TranscriptError(f"{exc} (in case {case_id!r}, {source})") from None
+        first = first or filled
+        cases.append(Case(id=case_id, fields=dict(fields), turns=filled.turns, source=source))
+    assert first is not None  # _read_cases refuses an empty table
+    first.cases = cases
+    return first
+
+
+class _MissingField(Exception):
+    def __init__(self, at: tuple[Any, ...], name: str) -> None:
+        super().__init__(name)
+        self.at, self.name = at, name
+
+
+def _fill(value: Any, fields: Mapping[str, Any], at: tuple[Any, ...]) -> Any:
+    """``value`` (a turn, or part of one) with ``{field}`` replaced by the case's values. A
+    string that is exactly one placeholder takes the value as it is (a JSONL number stays a
+    number); inside text a value is written with str(). ``audio``, ``conditions`` and
+    ``interrupt`` are left alone."""
+    if isinstance(value, dict):
+        return {
+            k: v
+            if k in ("audio", "conditions", "interrupt") and len(at) == 1
+            else _fill(v, fields, (*at, k))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_fill(v, fields, (*at, i)) for i, v in enumerate(value)]
+    if not isinstance(value, str):
+        return value
+
+    def field_value(name: str) -> Any:
+        if name not in fields:
+            raise _MissingField(at, name)
+        return fields[name]
+
+    whole = _PLACEHOLDER.fullmatch(value)
+    if whole is not None and whole.group(1) is not None:
+        found = field_value(whole.group(1))
+        return found if at[-1] != "user" else str(found)
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(1) is None:
+            return match.group(0)[0]
+        return str(field_value(match.group(1)))
+
+    return _PLACEHOLDER.sub(replace, value)
+
+
+def _read_cases(
+    data: Mapping[str, Any], path: Path, lines: _LineIndex, roots: Sequence[Path]
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """The rows of ``cases:`` as (case id, where it came from, fields), ids checked."""
+    value = data["cases"]
+    where = f"{_where(path, lines, ('cases',), data)}, cases"
+    if isinstance(value, str):
+        rows = _read_case_file(value, path, where, roots)
+    elif isinstance(value, list) and value:
+        rows = []
+        for index, row in enumerate(value):
+            if not isinstance(row, dict):
+                raise TranscriptError(
+                    f"{where}[{index}]: a case is a mapping of field: value, got "
+                    f"{_yaml_type(row)} {short_repr(row)}"
+                )
+            rows.append((f"{path}:{lines.line(('cases', index)) or '?'} (cases[{index}])", row))
+    else:
+        raise TranscriptError(
+            f"{where}: expected a list of cases (mappings of field: value) or the path of a "
+            f".csv or .jsonl file next to this YAML, got {_yaml_type(value)} {short_repr(value)}"
+        )
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    seen: dict[str, str] = {}
+    for number, (source, row) in enumerate(rows, start=1):
+        raw_id = row.get("id")
+        case_id = f"case{number}" if raw_id in (None, "") else str(raw_id)
+        if not _CASE_ID.match(case_id):
+            raise TranscriptError(
+                f"{source}: case id {case_id!r} may hold letters, digits, '_', '.' and '+' "
+                "only (it becomes part of the test id, where '-' joins parts); e.g. "
+                f"{re.sub(r'[^A-Za-z0-9_.+]+', '_', case_id)!r}"
+            )
+        if case_id in seen:
+            raise TranscriptError(
+                f"{source}: case id {case_id!r} is used twice (also {seen[case_id]}); case ids "
+                "name the tests, so each must be unique"
+            )
+        seen[case_id] = source
+        out.append((case_id, source, row))
+    return out
+
+
+MAX_CASES = 100_000
+"""Most cases one transcript may have (each is a test)."""
+
+
+def _read_case_file(
+    name: str, path: Path, where: str, roots: Sequence[Path]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The rows of a CSV (header row of field names) or JSONL (one object a line) file,
+    relative to the YAML file and inside the project, each with ``file:line``."""
+    import csv
+
+    file = (path.parent / name).resolve()
+    allowed = [Path(root).resolve() for root in roots]
+    if not any(file == root or root in file.parents for root in allowed):
+        raise TranscriptError(
+            f"{where}: {name!r} resolves to {file}, outside the project "
+            f"({', '.join(map(str, allowed))}); case files must live inside the project"
+        )
+    suffix = file.suffix.lower()
+    if suffix not in (".csv", ".jsonl"):
+        raise TranscriptError(f"{where}: {name!r}: a case file is .csv or .jsonl")
+    try:
+        text = file.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise TranscriptError(
+            f"{where}: case file {name!r} not found (looked for {file}; the path is relative "
+            "to this YAML file)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TranscriptError(f"{where}: case file {file} cannot be read: {exc}") from None
+    rows: list[tuple[str, dict[str, Any]]] = []
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TranscriptError(f"{file}:{number}: not a JSON object: {exc}") from None
+            if not isinstance(row, dict):
+                raise TranscriptError(
+                    f"{file}:{number}: each line is one case, a JSON object of field: value; "
+                    f"got {short_repr(row)}"
+                )
+            rows.append((f"{file}:{number}", row))
+    else:
+        reader = csv.reader(text.splitlines())
+        try:
+            header = next(reader, None)
+            if not header or not any(h.strip() for h in header):
+                raise TranscriptError(
+                    f"{file}:1: a case CSV starts with a header row naming the fields"
+                )
+            header = [h.strip() for h in header]
+            for blank in (i for i, h in enumerate(header) if not h):
+                raise TranscriptError(f"{file}:1: column {blank + 1} of the header has no name")
+            for duplicate in (h for i, h in enumerate(header) if h in header[:i]):
+                raise TranscriptError(f"{file}:1: column {duplicate!r} is named twice")
+            for values in reader:
+                number = reader.line_num
+                if not any(v.strip() for v in values):
+                    continue
+                if len(values) != len(header):
+                    raise TranscriptError(
+                        f"{file}:{number}: {len(values)} value(s) for the {len(header)} "
+                        f"column(s) of the header ({', '.join(header)})"
+                    )
+                rows.append((f"{file}:{number}", dict(zip(header, values, strict=True))))
+        except csv.Error as exc:
+            raise TranscriptError(f"{file}:{reader.line_num}: not valid CSV: {exc}") from None
+    if not rows:
+        raise TranscriptError(f"{where}: case file {file} has no cases")
+    if len(rows) > MAX_CASES:
+        raise TranscriptError(
+            f"{where}: case file {file} has {len(rows)} cases; at most {MAX_CASES}"
+        )
+    return rows
 
 
 def _project_folder(path: Path) -> Path:

@@ -30,6 +30,7 @@ __all__ = [
     "AgentTurn",
     "AudioCondition",
     "BargeIn",
+    "Case",
     "EvalResult",
     "Expect",
     "Greeting",
@@ -442,6 +443,24 @@ def describe_conditions(conditions: Iterable[AudioCondition]) -> str:
 
 
 @dataclass
+class Case:
+    """One row of a transcript's dataset (``cases:``): the transcript's turns with the row's
+    fields filled in, run as its own test, ``booking[ID]``.
+
+    Args:
+        id: The readable id (the row's ``id`` field, else ``case1``, ``case2``...).
+        fields: The row, field name -> value.
+        turns: The transcript's turns with ``{field}`` replaced by the row's values.
+        source: Where the row came from (``cases.csv:3``, ``cases[1]``), for messages.
+    """
+
+    id: str
+    fields: dict[str, Any]
+    turns: list[Turn]
+    source: str = ""
+
+
+@dataclass
 class Variant:
     """One audio variant of a transcript: the same conversation, its own test, its own audio.
 
@@ -537,6 +556,9 @@ class Transcript:
             all runs may reach (checked on the whole result), or None.
         turn_timeout_s: Seconds one agent turn may take; None uses ``turn_timeout_s`` from
             the marker or ``[tool.agent_eval]`` (300 by default).
+        cases: The dataset this transcript is a template for, each case its own test (see
+            `pytest_agent_eval.expansion`); empty: no dataset.
+        case: The id of the case this transcript is (set by expansion), or None.
     """
 
     id: str
@@ -557,6 +579,8 @@ class Transcript:
     id_suffixes: list[str] = field(default_factory=list)
     latency_p95_ms_max: float | None = None
     turn_timeout_s: float | None = None
+    cases: list[Case] = field(default_factory=list)
+    case: str | None = None
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up

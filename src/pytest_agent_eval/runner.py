@@ -260,11 +260,12 @@ async def _check_result(check: Any, result: TranscriptResult) -> Any:
 def _check_audio_plan(transcript: Transcript) -> None:
     """Variants must be expanded, and conditions and interruptions must be able to work (the
     loader checks YAML files; this covers transcripts built in Python)."""
-    if transcript.variants:
-        raise TranscriptError(
-            f"transcript {transcript.id!r} has variants, which make one test each; run each of "
-            "pytest_agent_eval.expansion.expand(transcript) instead"
-        )
+    for made, what in ((transcript.variants, "variants"), (transcript.cases, "cases")):
+        if made:
+            raise TranscriptError(
+                f"transcript {transcript.id!r} has {what}, which make one test each; run each "
+                "of pytest_agent_eval.expansion.expand(transcript) instead"
+            )
     for index, problem in [*condition_problems(transcript), *interrupt_problems(transcript)]:
         where = f"transcript {transcript.id!r}" + (
             f", turn {index + 1}" if index is not None else ""

@@ -25,8 +25,8 @@ BAD_INPUTS = {
           - user: hi
         """,
         "*/tests/evals/bad.yaml:2, transcript 'typo_top', threshhold: unknown field 'threshhold'"
-        " (Did you mean 'threshold'?). Allowed here: conditions, description, greeting, id,"
-        " latency_p95_ms_max, runs, seed, tags, threshold, turn_timeout_s, turns, variants,"
+        " (Did you mean 'threshold'?). Allowed here: cases, conditions, description, greeting,"
+        " id, latency_p95_ms_max, runs, seed, tags, threshold, turn_timeout_s, turns, variants,"
         " voice",
     ),
     "unknown_expect_field": (

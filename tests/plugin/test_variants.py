@@ -7,8 +7,12 @@ import textwrap
 # Imported here, in the outer process: pytester's in-process runs drop the modules first
 # imported inside them, and numpy cannot be imported twice in one process.
 import numpy as np
+import pytest
 import soundfile
-import whisper_normalizer.english  # noqa: F401  (the WER normalizer)
+
+# The WER every voice turn records needs the normalizer of the [livekit] extra; the
+# lowest-versions CI slice runs without extras.
+pytest.importorskip("whisper_normalizer.english")
 
 from .conftest import Project, lit
 

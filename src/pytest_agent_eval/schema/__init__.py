@@ -202,6 +202,29 @@ _TRANSCRIPT: dict[str, Any] = {
             "minimum": 0,
             "description": "Seed of the random parts of the audio conditions (default 0).",
         },
+        "cases": {
+            "anyOf": [
+                {
+                    "type": "string",
+                    "pattern": r"\.(csv|jsonl)$",
+                    "description": "A CSV file (a header row of field names) or a JSONL file "
+                    "(one object per line), relative to this YAML file.",
+                },
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "properties": {"id": {"type": ["string", "integer"]}},
+                    },
+                    "description": "The cases inline: one mapping of field -> value each.",
+                },
+            ],
+            "description": "A dataset: the transcript is a template run once per case, each "
+            "case its own test, booking[ID] (ID: the case's id field, else case1, case2...). "
+            "{field} in a turn's user text and expectations is replaced by the case's value "
+            "({{ and }} for literal braces).",
+        },
         "turns": {
             "type": "array",
             "minItems": 1,
