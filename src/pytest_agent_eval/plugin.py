@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .collection import collect_transcript_file
 from .config import ConfigError, add_options, session_settings
 from .eval_items import (
+    assert_unasserted_results,
     attach_records,
     deselect_by_tags,
     is_eval_item,
@@ -34,9 +36,10 @@ from .report.not_live import NotLiveSummary
 __all__ = ["agent_eval"]
 
 _MARKER_HELP = (
-    "agent_eval(threshold=None, runs=None, tags=(), turn_timeout_s=None): an agent evaluation; "
-    "threshold, runs and turn_timeout_s apply to agent_eval.run() in the test, tags feed "
-    "quality gates and --agent-eval-tags."
+    "agent_eval(threshold=None, runs=None, tags=(), turn_timeout_s=None, "
+    "assert_threshold=True): an agent evaluation; threshold, runs and turn_timeout_s apply to "
+    "agent_eval.run() in the test, tags feed quality gates and --agent-eval-tags; "
+    "assert_threshold=False lets the test judge its results itself."
 )
 
 
@@ -108,6 +111,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return call_async_test(pyfuncitem) if is_python_eval(pyfuncitem) else None
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_pyfunc_call")
+def pytest_pyfunc_call_assert_results(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+    """After a Python eval test returns, assert each result it did not assert itself."""
+    outcome = yield
+    if is_python_eval(pyfuncitem):
+        assert_unasserted_results(pyfuncitem)
+    return outcome
 
 
 @pytest.hookimpl(wrapper=True)
