@@ -95,7 +95,13 @@ def _transcripts(audio: dict[str, Path]) -> dict[str, str]:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, corpus_audio: dict[str, Path]) -> pytest.Pytester:
-    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\nruns = 1\n')
+    # The corpus WAVs are shared by the module's tests, outside each project: an audio root.
+    roots = sorted({str(path.parent) for path in corpus_audio.values()})
+    pytester.makepyprojecttoml(
+        f'[tool.agent_eval]\nyaml_dirs = ["evals"]\nruns = 1\naudio_roots = {roots!r}\n'.replace(
+            "'", '"'
+        )
+    )
     pytester.makeconftest(CONFTEST)
     evals = pytester.mkdir("evals")
     for name, text in _transcripts(corpus_audio).items():

@@ -3,6 +3,8 @@ reads in the terminal, and what its CI greps for."""
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import Project, lit
 
 
@@ -342,6 +344,7 @@ BOOKING_YAML = """\
 
 
 def test_a_langgraph_agent_through_the_earlier_adapter_name(project: Project) -> None:
+    pytest.importorskip("langgraph", reason="needs the [langchain] extra")
     project.conftest(LANGGRAPH_CONFTEST)
     project.transcript("booking.yaml", BOOKING_YAML)
 
@@ -392,6 +395,7 @@ def llm_eval_agent():
 
 
 def test_a_smolagents_agent_through_the_earlier_adapter_name(project: Project) -> None:
+    pytest.importorskip("smolagents", reason="needs the [smolagents] extra")
     project.conftest(SMOLAGENTS_CONFTEST)
     project.transcript("booking.yaml", BOOKING_YAML.replace("langgraph", "smolagents"))
 

@@ -249,7 +249,8 @@ async def test_bad(agent_eval):
     )
     result = project.run_live()
     result.assert_outcomes(failed=1)
-    out = result.stdout.str()
+    # The failure section, not pytest's one-line short summary (older pytest repeats it there).
+    out = result.stdout.str().split("short test summary info")[0]
     assert out.count(message) == 1, out
     assert "transcript 'test_bad': transcript" not in out
     assert "During handling of the above exception" not in out
