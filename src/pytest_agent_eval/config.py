@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_TURN_TIMEOUT_S",
     "LIMITS",
+    "SUBSET_GATES_CHOICES",
     "GateConfig",
     "JudgeSettings",
     "PytestConfigLike",
@@ -80,6 +81,10 @@ the ``agent_eval`` marker and a transcript's own ``runs`` and ``turn_timeout_s``
 _SECONDS_KEYS = frozenset({"timeout", "turn_timeout_s", "max_fixture_s"})
 
 _STALE_AUDIO_CHOICES = ("fail", "skip", "synthesize")
+SUBSET_GATES_CHOICES = ("strict", "report-only", "skip")
+"""What the gates do in a subset run (``-k``, ``-m``, ``--agent-eval-tags``, deselected
+evals): ``strict`` (the default, as in CI) applies them as always; ``report-only`` shows their
+verdicts but leaves the exit status alone; ``skip`` does not evaluate them."""
 
 
 def check_limit(key: str, value: float, label: str) -> None:
@@ -153,6 +158,8 @@ class Settings:
     live: bool = False
     report_path: str | None = None
     html_report_path: str | None = None
+    results_path: str | None = None
+    subset_gates: str = "strict"
     concurrency: int = DEFAULT_CONCURRENCY
     early_stop: bool = False
     stale_audio: str = "fail"
@@ -208,6 +215,8 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "concurrency": ((int,), "an integer >= 1"),
     "early_stop": ((bool,), "true or false"),
     "stale_audio": ((str,), "one of 'fail', 'skip', 'synthesize'"),
+    "results_path": ((str,), "a file path"),
+    "subset_gates": ((str,), "one of 'strict', 'report-only', 'skip'"),
     "max_fixture_s": ((int, float), "a number of seconds > 0"),
     "turn_timeout_s": ((int, float), "a number of seconds > 0"),
     "audio_roots": ((list,), "a list of folder paths"),
@@ -294,6 +303,12 @@ def parse_settings(
         raise ConfigError(
             f"{source}: 'stale_audio' must be one of {', '.join(_STALE_AUDIO_CHOICES)}, "
             f"got {values['stale_audio']!r}{did_you_mean(values['stale_audio'], _STALE_AUDIO_CHOICES)}"
+        )
+    if "subset_gates" in values and values["subset_gates"] not in SUBSET_GATES_CHOICES:
+        raise ConfigError(
+            f"{source}: 'subset_gates' must be one of {', '.join(SUBSET_GATES_CHOICES)}, "
+            f"got {values['subset_gates']!r}"
+            f"{did_you_mean(values['subset_gates'], SUBSET_GATES_CHOICES)}"
         )
     if "voice" in values:
         voice = values["voice"]
@@ -411,6 +426,27 @@ def add_options(parser: pytest.Parser) -> None:
         help="Write a self-contained HTML report of every eval to PATH.",
     )
     group.addoption(
+        "--agent-eval-results",
+        metavar="PATH",
+        default=None,
+        help="Write the session's results as JSON to PATH (a stable, versioned schema; "
+        "see docs/reports.md).",
+    )
+    group.addoption(
+        "--agent-eval-baseline",
+        metavar="PATH",
+        default=None,
+        help="Compare this session with an earlier results file (--agent-eval-results): per "
+        "transcript, regressed / improved / unchanged within noise.",
+    )
+    group.addoption(
+        "--agent-eval-subset-gates",
+        choices=SUBSET_GATES_CHOICES,
+        default=None,
+        help="What gates do in a subset run (-k, -m, --agent-eval-tags): strict (default), "
+        "report-only (shown, exit status left alone) or skip.",
+    )
+    group.addoption(
         "--agent-eval-tags",
         metavar="TAGS",
         action="append",
@@ -515,6 +551,8 @@ def session_settings(
         concurrency=concurrency,
         early_stop=config.getoption("agent_eval_early_stop"),
         stale_audio=config.getoption("agent_eval_stale_audio"),
+        results_path=config.getoption("agent_eval_results"),
+        subset_gates=config.getoption("agent_eval_subset_gates"),
     )
     if config.getoption("agent_eval_no_judge_cache"):
         settings = replace(settings, judge_cache=False)

@@ -7,12 +7,14 @@ xdist), which the reporter and the gates read back.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
 
 from ._records import EvalRecord, put_records
 from ._sanitize import redact_secrets, secret_values
+from ._text import did_you_mean
 from .collection import TranscriptItem
 from .fixture import records_key, session_key
 from .models import TranscriptResult
@@ -105,11 +107,26 @@ def deselect_by_tags(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not tags:
         return
     keep, drop = [], []
+    known: set[str] = set()
     for item in items:
+        if is_eval_item(item):
+            known.update(item_tags(item))
         if is_eval_item(item) and not set(item_tags(item)) & set(tags):
             drop.append(item)
         else:
             keep.append(item)
+    unknown = [t for t in tags if t not in known]
+    if unknown and drop:
+        # A typo must not look like "no eval matched": name the tags that do exist.
+        hints = "".join(did_you_mean(t, sorted(known)) for t in unknown)
+        have = ", ".join(sorted(known)) or "none"
+        warnings.warn(
+            pytest.PytestWarning(
+                f"--agent-eval-tags: no eval carries {', '.join(map(repr, unknown))}{hints}; "
+                f"tags of the collected evals: {have}"
+            ),
+            stacklevel=1,
+        )
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -231,7 +248,11 @@ def failure_text(report: pytest.TestReport) -> str:
     else:
         crash = getattr(longrepr, "reprcrash", None)
         message = getattr(crash, "message", None)
-        if message:
+        if message and message.startswith("Failed: "):
+            # pytest.fail(...): our own message (a missing fixture and its fix), whole; where
+            # pytest raised it says nothing.
+            text = message.removeprefix("Failed: ")
+        elif message:
             where = f" ({crash.path}:{crash.lineno})" if getattr(crash, "path", None) else ""
             text = f"{message}{where}"
         else:

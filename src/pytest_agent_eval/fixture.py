@@ -329,6 +329,15 @@ def record_result(
     ]
     if result.p95_latency_s is not None:
         properties.append(("agent_eval_p95_latency_s", round(result.p95_latency_s, 4)))
+    # Tokens, so CI can chart cost from the JUnit file alone (only what was reported).
+    for who, usage in (("agent", result.agent_usage), ("judge", result.judge_usage)):
+        if usage is not None:
+            properties += [
+                (f"agent_eval_{who}_input_tokens", usage.input_tokens),
+                (f"agent_eval_{who}_output_tokens", usage.output_tokens),
+            ]
+            if usage.requests is not None:
+                properties.append((f"agent_eval_{who}_requests", usage.requests))
     item.user_properties.extend(properties)
 
 

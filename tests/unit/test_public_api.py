@@ -167,7 +167,15 @@ ALLOWED: dict[str, set[str]] = {
         "_compat",
     },
     "collection": {"models", "errors", "loader", "fixture", "report", "_compat", "_text"},
-    "eval_items": {"models", "_records", "collection", "fixture", "report", "_sanitize"},
+    "eval_items": {
+        "models",
+        "_records",
+        "collection",
+        "fixture",
+        "report",
+        "_sanitize",
+        "_text",
+    },
     "plugin": {
         "config",
         "collection",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pytest
 
     from ..gates import ExitDecision, GateResult
+    from .results_file import BaselineComparison
 
 __all__ = [
     "EvalRecord",
@@ -136,6 +137,59 @@ class ReportData:
     """The session was stopped (Ctrl-C) before every test ran: the reports say so."""
     not_run: tuple[str, ...] = ()
     """Node ids of the evals that were collected but never finished (an interrupted session)."""
+    exit_status: int | None = None
+    """The session's exit status (after the gates' decision, when groups are configured)."""
+    stopped: str | None = None
+    """How the session was cut short, in words (``"by Ctrl-C"``, ``"after the first failure
+    (-x / --maxfail)"``), or None when it ran to the end: every report says whether it was
+    complete."""
+    package_version: str = ""
+    """The pytest-agent-eval version that wrote the report."""
+    seeds: tuple[tuple[str, int], ...] = ()
+    """Seeds in force, by what they seed (``("voice", 7)``)."""
+    baseline: BaselineComparison | None = None
+    """This session compared with ``--agent-eval-baseline``, when one was given."""
+    baseline_error: str | None = None
+    """Why the baseline could not be compared (a missing file, another schema), or None."""
+    gates_note: str = ""
+    """Why the gates were not applied as configured (a subset run), or empty."""
+    selection: tuple[str, ...] = ()
+    """How the session chose a subset of the evals (``-k booking``, ``--agent-eval-tags
+    smoke``), empty when it ran every collected eval."""
+
+    @property
+    def complete(self) -> bool:
+        """True when the session ran to its end (no Ctrl-C, no -x stop)."""
+        return self.stopped is None and not self.interrupted
+
+    @property
+    def agent_models(self) -> tuple[str, ...]:
+        """Ids of the models that answered the agents' turns, as the adapters reported them."""
+        return tuple(
+            dict.fromkeys(
+                turn.model
+                for res in self.results
+                for run in res.runs
+                for turn in run.turns
+                if turn.model
+            )
+        )
+
+    @property
+    def judge_models(self) -> tuple[str, ...]:
+        """Ids of the models that gave the judges' verdicts."""
+        return tuple(
+            dict.fromkeys(
+                ev.model
+                for res in self.results
+                for run in res.runs
+                for ev in (
+                    *run.greeting_evaluations,
+                    *(e for turn in run.turns for e in turn.evaluations),
+                )
+                if ev.model
+            )
+        )
 
     def show_path(self, path: str) -> str:
         """``path`` relative to the rootdir when it is under it, else as given."""
