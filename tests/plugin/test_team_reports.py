@@ -152,6 +152,10 @@ def test_every_report_tells_the_whole_story(session: tuple[pytest.RunResult, Pat
     )
     assert "| booking[fast] |" in markdown and "| booking[slow] |" in markdown
     assert "### ❌ booking[slow]: FAIL" in markdown
+    # ... and next to each other, per transcript, in both reports and the job summary.
+    side = "| booking | PASS 1.00 [0.21–1.00] | FAIL 0.00 [0.00–0.79] |"
+    assert "## Agents side by side\n\n| Transcript | fast | slow |" in markdown
+    assert side in markdown and side in step
 
     # The threshold message never contradicts itself: 2/3 is below 0.67.
     result.stdout.fnmatch_lines(

@@ -232,6 +232,14 @@ def test_html_tells_agents_apart_and_keeps_error_reasons(
         "rows => rows.map(r => r.getAttribute('data-transcript'))"
     )
     assert sorted(labels) == ["booking[fast]", "booking[slow]"]
+    side = page.locator("#side-by-side-table")
+    assert side.is_visible()
+    assert side.locator("thead").inner_text().split() == ["Transcript", "fast", "slow"]
+    assert side.locator("tbody tr").inner_text().split("\t") == [
+        "booking",
+        "PASS 1.00 [0.21–1.00]",
+        "FAIL 0.00 [0.00–0.79]",
+    ]
     # The missing fixture: ERROR with its reason and fix, in the open details.
     spoken = page.locator("details.transcript", has_text="spoken")
     assert spoken.locator(".badge").first.inner_text() == "ERROR"

@@ -33,11 +33,13 @@ __all__ = [
     "fmt_tool_call",
     "fmt_usage",
     "fmt_usage_per_run",
+    "fmt_variant",
     "greeting_shown",
     "heard_rows",
     "session_facts",
     "shorten",
     "shown_markers",
+    "side_by_side",
     "verdict_label",
 ]
 
@@ -199,3 +201,28 @@ def session_facts(data: ReportData) -> list[str]:
         else f"session complete: no (stopped {data.stopped or 'by Ctrl-C'})"
     )
     return facts
+
+
+def side_by_side(data: ReportData) -> tuple[list[str], list[tuple[str, dict[str, EvalRecord]]]]:
+    """Variants of a parametrized agent next to each other: the parametrization ids (in the
+    order first seen), and per transcript run under several of them, its record under each.
+    Empty when no transcript ran under two variants."""
+    groups: dict[tuple[str, str], dict[str, EvalRecord]] = {}
+    for record in data.ran:
+        if record.param is None:
+            continue
+        base = record.nodeid.rsplit("[", 1)[0] if record.nodeid.endswith("]") else record.nodeid
+        groups.setdefault((base, record.transcript_id), {})[record.param] = record
+    compared = [(key[1], variants) for key, variants in groups.items() if len(variants) > 1]
+    params = list(dict.fromkeys(p for _, variants in compared for p in variants))
+    return params, compared
+
+
+def fmt_variant(record: EvalRecord | None) -> str:
+    """One cell of the side-by-side table: ``PASS 1.00 [0.44–1.00]``, or ``–``."""
+    if record is None:
+        return "–"
+    res = record.result
+    if res is None:
+        return verdict_label(record)
+    return f"{verdict_label(record)} {fmt_record_score(res)} {fmt_interval(res.interval)}"

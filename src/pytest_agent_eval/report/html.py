@@ -37,11 +37,13 @@ from ._format import (
     fmt_tool_call,
     fmt_usage,
     fmt_usage_per_run,
+    fmt_variant,
     greeting_shown,
     heard_rows,
     session_facts,
     shorten,
     shown_markers,
+    side_by_side,
     verdict_label,
 )
 from .markdown import NOTHING_RAN, interrupted_lines
@@ -325,6 +327,23 @@ def _gate_row(gate: GateResult) -> str:
     )
 
 
+def _side_by_side_html(data: ReportData) -> str:
+    params, compared = side_by_side(data)
+    if not compared:
+        return ""
+    head = "<th>Transcript</th>" + "".join(f"<th>{_e(p)}</th>" for p in params)
+    body = "".join(
+        f"<tr><td>{_e(transcript)}</td>"
+        + "".join(f"<td>{_e(fmt_variant(variants.get(p)))}</td>" for p in params)
+        + "</tr>"
+        for transcript, variants in compared
+    )
+    return (
+        '<section id="side-by-side"><h2>Agents side by side</h2><table id="side-by-side-table">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
+    )
+
+
 def _baseline_html(data: ReportData) -> str:
     if data.baseline_error:
         return (
@@ -565,6 +584,7 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
             _headline(data)
             + f'<section id="summary"><h2>Summary</h2>{controls}{_summary_table(data)}'
             + f"<figure>{render_chart_svg(ran)}</figure></section>"
+            + _side_by_side_html(data)
             + _gates_section(data)
             + _baseline_html(data)
             + _cost_section(data)

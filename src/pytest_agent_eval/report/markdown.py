@@ -32,10 +32,12 @@ from ._format import (
     fmt_tool_call,
     fmt_usage,
     fmt_usage_per_run,
+    fmt_variant,
     greeting_shown,
     heard_rows,
     session_facts,
     shown_markers,
+    side_by_side,
     verdict_label,
 )
 from .records import EvalRecord, ReportData
@@ -51,6 +53,7 @@ __all__ = [
     "md_table",
     "render_markdown",
     "render_summary_markdown",
+    "side_by_side_section",
 ]
 
 INTERRUPTED = "Interrupted: the session was stopped (Ctrl-C) before every eval ran."
@@ -168,6 +171,20 @@ def _gate_row(gate: GateResult) -> list[str]:
         f"{gate.config.threshold:.2f}",
         "✅ PASS" if gate.passed else "❌ FAIL",
     ]
+
+
+def side_by_side_section(data: ReportData) -> list[str]:
+    """``## Agents side by side``: each transcript a parametrized agent ran, one column per
+    variant."""
+    params, compared = side_by_side(data)
+    if not compared:
+        return []
+    header = ["Transcript", *(md_escape(p) for p in params)]
+    rows = [
+        [md_escape(transcript), *(fmt_variant(variants.get(p)) for p in params)]
+        for transcript, variants in compared
+    ]
+    return ["## Agents side by side", "", *md_table(header, rows), ""]
 
 
 def baseline_section(data: ReportData) -> list[str]:
@@ -378,6 +395,7 @@ def render_summary_markdown(data: ReportData) -> str:
         return "\n".join([*lines, NOTHING_RAN + why, ""])
     lines += _headline(data)
     lines += _summary_section(data)
+    lines += side_by_side_section(data)
     lines += _groups_section(data)
     lines += baseline_section(data)
     lines += _cost_section(data)
