@@ -101,9 +101,18 @@ def test_html_report_renders_filters_and_plays_audio(browser: Any, report: Path)
     assert not page.locator("details.transcript", has_text="smoke_ok").is_visible()
     assert page.locator("details.transcript", has_text="booking_flaky").is_visible()
     assert page.locator("#filter-count").inner_text() == "1 shown"
+    # The chart follows the filter: one bar, at the top, and the chart shrinks to it.
+    chart_rows = page.locator("svg.chart g.chart-row")
+    visible = chart_rows.evaluate_all(
+        "gs => gs.filter(g => getComputedStyle(g).display !== 'none')"
+        ".map(g => [g.getAttribute('data-transcript'), g.getAttribute('transform')])"
+    )
+    assert visible == [["booking_flaky", "translate(0 0)"]]
+    assert page.locator("svg.chart").get_attribute("height") == "52"
     _screenshot(page, "html-report-failed-only.png")
     page.get_by_label("All (4)").check()
     assert ok.is_visible()
+    assert page.locator("svg.chart").get_attribute("height") == str(24 * 5 + 4)
 
     # The name filter.
     page.get_by_label("Filter by name").fill("voice")

@@ -168,9 +168,10 @@ details.run{margin:6px 0 6px 8px}details.run>summary{cursor:pointer}
 audio{height:30px;vertical-align:middle}
 [hidden]{display:none!important}
 figure{margin:8px 0}
+figure.chart-box{max-height:60vh;overflow:auto}
 """
 
-_SCRIPT = """
+_SCRIPT_TEMPLATE = """
 (function(){
   var data = JSON.parse(document.getElementById('audio-data').textContent);
   document.querySelectorAll('audio[data-audio]').forEach(function(el){
@@ -189,12 +190,27 @@ _SCRIPT = """
       if (!hide && el.tagName === 'TR') { shown++; }
     });
     document.getElementById('filter-count').textContent = shown + ' shown';
+    var row = %d, at = 0, chart = document.querySelector('svg.chart');
+    document.querySelectorAll('g.chart-row').forEach(function(g){
+      var hide = (failedOnly.checked && g.getAttribute('data-chart-verdict') === 'passed') ||
+        (q && g.getAttribute('data-chart-name').indexOf(q) < 0);
+      g.style.display = hide ? 'none' : '';
+      if (!hide) { g.setAttribute('transform', 'translate(0 ' + (row * at++) + ')'); }
+    });
+    if (chart) {
+      var height = row * (at + 1) + 4, width = chart.getAttribute('width');
+      chart.setAttribute('height', height);
+      chart.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
+    }
   }
   [failedOnly, all].forEach(function(el){ el.addEventListener('change', apply); });
   search.addEventListener('input', apply);
   apply();
 })();
 """
+
+
+_SCRIPT = _SCRIPT_TEMPLATE.replace("%d", str(_CHART_ROW_PX))
 
 
 def _verdict_class(record: EvalRecord) -> str:
@@ -223,13 +239,18 @@ def render_chart_svg(records: Sequence[EvalRecord]) -> str:
     if latencies:
         out.append(f'<text class="h" x="{lat_x}" y="14">p95 turn latency</text>')
     for i, (record, res) in enumerate(rows):
-        y = _CHART_ROW_PX * (i + 1)
+        # Every row is drawn at the first row's place and moved by its transform, which the
+        # filters rewrite: hidden rows leave no gap.
+        y = _CHART_ROW_PX
         color = "#1a7f37" if res.passed else "#cf222e"
         bar = _CHART_BAR_PX * res.score
         tick = _CHART_LABEL_PX + _CHART_BAR_PX * res.threshold
         label = shorten(record.label, CHART_LABEL_CHARS)
         out += [
-            f'<g class="chart-row" data-transcript="{_e(record.label)}">',
+            f'<g class="chart-row" data-transcript="{_e(record.label)}" '
+            f'data-chart-verdict="{_verdict_class(record)}" '
+            f'data-chart-name="{_e(record.label.lower() + " " + record.nodeid.lower())}" '
+            f'transform="translate(0 {_CHART_ROW_PX * i})">',
             f"<title>{_e(record.label)}: {res.passed_run_count}/{len(res.runs)} runs "
             f"passed, threshold {fmt_score(res.threshold)}</title>",
             f'<text x="0" y="{y + 14}">{_e(label)}</text>',
@@ -583,7 +604,7 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
         main = (
             _headline(data)
             + f'<section id="summary"><h2>Summary</h2>{controls}{_summary_table(data)}'
-            + f"<figure>{render_chart_svg(ran)}</figure></section>"
+            + f'<figure class="chart-box">{render_chart_svg(ran)}</figure></section>'
             + _side_by_side_html(data)
             + _gates_section(data)
             + _baseline_html(data)
