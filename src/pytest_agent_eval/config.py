@@ -169,6 +169,10 @@ class Settings:
     judge_max_chars: int = DEFAULT_JUDGE_MAX_CHARS
     voice: VoiceSettings = field(default_factory=VoiceSettings)
     groups: tuple[GateConfig, ...] = ()
+    prices: tuple[tuple[str, float, float], ...] = ()
+    """``[tool.agent_eval.prices]``: per model id, the price of a million input and of a
+    million output tokens, in ``currency``; reports then show the cost."""
+    currency: str = "USD"
 
     @property
     def judge(self) -> JudgeSettings:
@@ -223,6 +227,11 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "judge_max_chars": ((int,), "an integer number of characters"),
     "voice": ((dict,), "a table of voice settings"),
     "groups": ((dict,), "a table of [tool.agent_eval.groups.NAME] tables"),
+    "prices": (
+        (dict,),
+        "a table of model ids, each {input_per_million = N, output_per_million = N}",
+    ),
+    "currency": ((str,), "a currency code, e.g. 'USD'"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -314,11 +323,30 @@ def parse_settings(
         voice = values["voice"]
         _check_keys(f"{source}.voice", voice, _VOICE_KEYS, warnings)
         values["voice"] = VoiceSettings(**{k: v for k, v in voice.items() if k in _VOICE_KEYS})
+    if "prices" in values:
+        values["prices"] = _parse_prices(values["prices"], source)
     if "groups" in values:
         values["groups"] = tuple(
             _parse_gate(name, spec, source, warnings) for name, spec in values["groups"].items()
         )
     return Settings(rootdir=rootdir, **values), warnings
+
+
+def _parse_prices(table: dict[str, Any], source: str) -> tuple[tuple[str, float, float], ...]:
+    out = []
+    for model, spec in table.items():
+        where = f"{source}.prices.{model!r}"
+        if not isinstance(spec, dict) or set(spec) != {"input_per_million", "output_per_million"}:
+            raise ConfigError(
+                f"{where}: must be {{input_per_million = N, output_per_million = N}}, got {spec!r}"
+            )
+        prices = [spec["input_per_million"], spec["output_per_million"]]
+        if not all(
+            isinstance(p, int | float) and not isinstance(p, bool) and p >= 0 for p in prices
+        ):
+            raise ConfigError(f"{where}: prices must be numbers >= 0, got {prices!r}")
+        out.append((str(model), float(prices[0]), float(prices[1])))
+    return tuple(out)
 
 
 def _parse_gate(name: str, spec: Any, source: str, warnings: list[str]) -> GateConfig:

@@ -391,4 +391,39 @@ def test_a_report_path_outside_the_project_in_space_form_is_refused_not_followed
     assert outside.read_text().startswith("<!DOCTYPE html>")
 
 
+def test_prices_per_model_turn_tokens_into_a_cost(project: Project) -> None:
+    project.pyproject(
+        """
+        currency = "EUR"
+        [tool.agent_eval.prices."openai:gpt-4o-mini"]
+        input_per_million = 0.15
+        output_per_million = 0.6
+        """
+    )
+    project.agent(
+        "from pytest_agent_eval.models import Usage\n"
+        "model = 'gpt-4o-mini-2024-07-18' if 'priced' in history[-1].content else 'mystery'\n"
+        "return AgentReply('booked', [], usage=Usage(1000, 500, 1), model=model)\n"
+    )
+    project.transcript("a", "id: a\nruns: 2\nturns:\n  - user: priced\n")
+    project.transcript("b", "id: b\nturns:\n  - user: other\n")
+    result = project.run_live("--agent-eval-report", "r.md", "--agent-eval-html", "r.html")
+    result.assert_outcomes(passed=2)
+    cost = "Cost: 0.0009 EUR (agent gpt-4o-mini-2024-07-18 0.0009)"
+    unpriced = "1,500 tokens not priced (no model id reported, or no price for the model"
+    result.stdout.fnmatch_lines([cost, unpriced + "*"])
+    markdown = (project.path / "r.md").read_text()
+    assert cost in markdown and unpriced in markdown
+    assert "- agent models: gpt-4o-mini-2024-07-18, mystery" in markdown
+    assert cost in (project.path / "r.html").read_text()
+
+
+def test_a_bad_price_table_is_a_usage_error_naming_the_model(project: Project) -> None:
+    project.pyproject('[tool.agent_eval.prices."gpt-4o"]\ninput_per_million = "cheap"\noutput_per_million = 1\n')
+    project.echo_agent("booked")
+    result = project.run_live()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*prices.'gpt-4o': prices must be numbers >= 0*"])
+
+
 _ = os

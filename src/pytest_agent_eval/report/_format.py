@@ -19,6 +19,7 @@ __all__ = [
     "NO_RESULT",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
+    "cost_lines",
     "fmt_agent_speech",
     "fmt_interval",
     "fmt_latency",
@@ -226,3 +227,19 @@ def fmt_variant(record: EvalRecord | None) -> str:
     if res is None:
         return verdict_label(record)
     return f"{verdict_label(record)} {fmt_record_score(res)} {fmt_interval(res.interval)}"
+
+
+def cost_lines(data: ReportData) -> list[str]:
+    """``Cost: 0.0123 USD (agent gpt-4o-mini 0.0100; judge openai:gpt-4o 0.0023)`` and the
+    tokens left unpriced; empty when no prices are configured."""
+    if not data.prices:
+        return []
+    cost, unpriced = data.costs
+    parts = "; ".join(f"{who} {value:.4f}" for who, value in cost.items())
+    lines = [f"Cost: {sum(cost.values()):.4f} {data.currency}" + (f" ({parts})" if parts else "")]
+    if unpriced:
+        lines.append(
+            f"{unpriced:,} tokens not priced (no model id reported, or no price for the model "
+            "in [tool.agent_eval.prices])"
+        )
+    return lines

@@ -24,6 +24,7 @@ from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     NO_RESULT,
+    cost_lines,
     fmt_agent_speech,
     fmt_interval,
     fmt_latency,
@@ -418,7 +419,9 @@ def _cost_section(data: ReportData) -> str:
         f"<tr><td>Agent</td>{_usage_cells(agent)}</tr>"
         f"<tr><td>Judges</td>{_usage_cells(judge)}</tr></tbody></table>"
         f"<p>Over {runs} runs: agent {_e(fmt_usage_per_run(agent, runs))}, "
-        f"judges {_e(fmt_usage_per_run(judge, runs))}.</p></section>"
+        f"judges {_e(fmt_usage_per_run(judge, runs))}.</p>"
+        + "".join(f'<p class="cost">{_e(line)}</p>' for line in cost_lines(data))
+        + "</section>"
     )
 
 

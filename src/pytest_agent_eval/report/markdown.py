@@ -20,6 +20,7 @@ from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     NO_RESULT,
+    cost_lines,
     fmt_agent_speech,
     fmt_interval,
     fmt_latency,
@@ -238,6 +239,7 @@ def _cost_section(data: ReportData) -> list[str]:
         f"Over {runs} runs: agent {fmt_usage_per_run(agent, runs)}, "
         f"judges {fmt_usage_per_run(judge, runs)}.",
         "",
+        *(f"{md_escape(line)}\n" for line in cost_lines(data)),
     ]
 
 

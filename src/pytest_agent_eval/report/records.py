@@ -151,6 +151,9 @@ class ReportData:
     """This session compared with ``--agent-eval-baseline``, when one was given."""
     baseline_error: str | None = None
     """Why the baseline could not be compared (a missing file, another schema), or None."""
+    prices: tuple[tuple[str, float, float], ...] = ()
+    """Per model id, the price of a million input and output tokens (``[tool.agent_eval.prices]``)."""
+    currency: str = "USD"
     gates_note: str = ""
     """Why the gates were not applied as configured (a subset run), or empty."""
     selection: tuple[str, ...] = ()
@@ -174,6 +177,49 @@ class ReportData:
                 if turn.model
             )
         )
+
+    def _price_of(self, model: str | None) -> tuple[float, float] | None:
+        if not model:
+            return None
+        bare = model.split(":", 1)[-1]
+        for name, per_in, per_out in self.prices:
+            key = name.split(":", 1)[-1]
+            # Exact, or a dated snapshot of the priced model (gpt-4o-mini-2024-07-18).
+            if bare == key or bare.startswith(key + "-"):
+                return per_in, per_out
+        return None
+
+    @property
+    def costs(self) -> tuple[dict[str, float], int]:
+        """The cost in ``currency`` per ``"agent MODEL"`` / ``"judge MODEL"``, and the tokens
+        that could not be priced (no model id reported, or a model without a price)."""
+        cost: dict[str, float] = {}
+        unpriced = 0
+
+        def add(who: str, model: str | None, usage: Usage | None) -> None:
+            nonlocal unpriced
+            if usage is None:
+                return
+            price = self._price_of(model)
+            if price is None:
+                unpriced += usage.total_tokens
+                return
+            key = f"{who} {model}"
+            cost[key] = (
+                cost.get(key, 0.0)
+                + (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
+            )
+
+        for res in self.results:
+            for run in res.runs:
+                for turn in run.turns:
+                    add("agent", turn.model, turn.usage)
+                for ev in (
+                    *run.greeting_evaluations,
+                    *(e for turn in run.turns for e in turn.evaluations),
+                ):
+                    add("judge", ev.model, ev.usage)
+        return cost, unpriced
 
     @property
     def judge_models(self) -> tuple[str, ...]:

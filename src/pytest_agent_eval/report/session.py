@@ -209,6 +209,8 @@ class AgentEvalReporter:
             seeds=_seeds(self.settings),
             selection=selection,
             gates_note=_gates_note(gates_mode, bool(self.settings.groups)),
+            prices=self.settings.prices,
+            currency=self.settings.currency,
             exit_status=exitstatus,
             session=session,
             gates=gates,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ._format import (
+    cost_lines,
     fmt_interval,
     fmt_latency,
     fmt_planned_runs,
@@ -191,6 +192,7 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
                 f"tokens: agent {fmt_usage(data.agent_usage)}; judges {fmt_usage(data.judge_usage)}"
             )
         )
+    lines += [TerminalLine(line) for line in cost_lines(data)]
     return lines
 
 
