@@ -419,7 +419,9 @@ def test_prices_per_model_turn_tokens_into_a_cost(project: Project) -> None:
 
 
 def test_a_bad_price_table_is_a_usage_error_naming_the_model(project: Project) -> None:
-    project.pyproject('[tool.agent_eval.prices."gpt-4o"]\ninput_per_million = "cheap"\noutput_per_million = 1\n')
+    project.pyproject(
+        '[tool.agent_eval.prices."gpt-4o"]\ninput_per_million = "cheap"\noutput_per_million = 1\n'
+    )
     project.echo_agent("booked")
     result = project.run_live()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
