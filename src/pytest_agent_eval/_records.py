@@ -56,6 +56,18 @@ class EvalRecord:
     in by the collector from the test's reports."""
     index: int = 0
     """Position among the evals of its test; filled in by the collector."""
+    param: str | None = None
+    """The test's parametrization id (``fast`` of ``booking[fast]``: a param of a
+    parametrized ``llm_eval_agent``), or None. Reports show it after the transcript id."""
+    description: str = ""
+    """The transcript's ``description``."""
+    error: str | None = None
+    """Why the eval produced no result (a missing or stale fixture, any setup error: the
+    failure's own text, with its fix), or None."""
+    threshold: float | None = None
+    """The threshold the eval was to meet, also when it produced no result."""
+    planned_runs: int | None = None
+    """Runs asked for, also when the eval produced no result."""
 
     def to_dict(self) -> dict[str, Any]:
         """The serialized record: plain JSON types."""
@@ -72,16 +84,50 @@ class EvalRecord:
         return self.nodeid.rsplit("::", 1)[-1]
 
     @property
+    def label(self) -> str:
+        """The transcript id with the parametrization id, ``booking[fast]``: what reports show,
+        so two agents running one transcript are told apart."""
+        param = self.param
+        if not param or self.transcript_id.endswith(f"[{param}]"):
+            return self.transcript_id
+        return f"{self.transcript_id}[{param}]"
+
+    @property
+    def key(self) -> str:
+        """What identifies the eval across sessions (results files, baselines): the node id,
+        plus the transcript id for a Python test (which may run several evals)."""
+        if self.kind == "yaml":
+            return self.nodeid
+        return f"{self.nodeid}::{self.transcript_id}"
+
+    @property
     def verdict(self) -> Verdict:
-        """The eval's own verdict, independent of anything else the test asserted."""
+        """The eval's own verdict, independent of anything else the test asserted.
+
+        ``error`` when the verdict could not be reached: the eval produced no result (a setup
+        error, a missing fixture), or its runs failed only because checks errored (a judge
+        that was down) and could otherwise have met the threshold.
+        """
         if self.result is not None:
-            return "passed" if self.result.passed else "failed"
+            if self.result.passed:
+                return "passed"
+            return "error" if self.result.errored else "failed"
         if self.test_outcome == "skipped":
             return "skipped"
         if self.test_outcome == "passed":
-            # A test that reported an eval but never ran it and still passed: nothing to judge.
-            return "skipped"
+            # An eval test that passed without running agent_eval.run (a marker-only test
+            # that checks the agent its own way): its passing test is its verdict.
+            return "passed"
         return "error"
+
+    @property
+    def reason(self) -> str | None:
+        """Why the verdict is ``error``, in words; None otherwise."""
+        if self.verdict != "error":
+            return None
+        if self.result is not None:
+            return self.result.error_reason
+        return self.error or "the test failed before the eval produced a result"
 
     @property
     def ran(self) -> bool:

@@ -26,6 +26,7 @@ __all__ = [
     "compact_json",
     "did_you_mean",
     "format_tool_call",
+    "patterns_as_written",
     "safe_name",
     "short_repr",
     "shorten",
@@ -78,6 +79,12 @@ def safe_name(text: str, *, fallback: str = "transcript") -> str:
     for that. ``fallback`` is returned when nothing is left.
     """
     return _UNSAFE_RUN.sub("_", _UNSAFE_EDGES.sub("", text)) or fallback
+
+
+def patterns_as_written(patterns: Iterable[str]) -> str:
+    """Regexes as their author wrote them, ``['RF-\\d{4}', '^ok']`` (not Python's repr, which
+    doubles every backslash: ``'RF-\\\\d{4}'``), so a failure shows the pattern to look for."""
+    return "[" + ", ".join(f"'{clip(p, 200)}'" for p in patterns) + "]"
 
 
 def _json_default(value: Any) -> str:

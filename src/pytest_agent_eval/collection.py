@@ -226,12 +226,14 @@ class TranscriptItem(pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = (self.transcript.line or 1) - 1
-        return self.path, line, f"transcript: {self.transcript.id}"
+        # The parametrization too: two agents on one transcript get two headers told apart.
+        param = self.name[len(self.originalname) :] if self.originalname else ""
+        return self.path, line, f"transcript: {self.transcript.id}{param}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         records = self.stash.get(records_key, [])
         if excinfo.errisinstance(AssertionError) and records:
-            result = records[-1][0]
+            result = records[-1].result
             return f"{excinfo.value}\n{format_account(result)}"
         if excinfo.errisinstance(pytest.FixtureLookupError) and AGENT_FIXTURE in str(excinfo.value):
             return MISSING_AGENT_MESSAGE

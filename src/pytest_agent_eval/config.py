@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_TURN_TIMEOUT_S",
     "LIMITS",
+    "SUBSET_GATES_CHOICES",
     "GateConfig",
     "JudgeSettings",
     "PytestConfigLike",
@@ -81,6 +82,10 @@ the ``agent_eval`` marker and a transcript's own ``runs`` and ``turn_timeout_s``
 _SECONDS_KEYS = frozenset({"timeout", "turn_timeout_s", "max_fixture_s"})
 
 _STALE_AUDIO_CHOICES = ("fail", "skip", "synthesize")
+SUBSET_GATES_CHOICES = ("strict", "report-only", "skip")
+"""What the gates do in a subset run (``-k``, ``-m``, ``--agent-eval-tags``, deselected
+evals): ``strict`` (the default, as in CI) applies them as always; ``report-only`` shows their
+verdicts but leaves the exit status alone; ``skip`` does not evaluate them."""
 
 
 def check_limit(key: str, value: float, label: str) -> None:
@@ -154,6 +159,8 @@ class Settings:
     live: bool = False
     report_path: str | None = None
     html_report_path: str | None = None
+    results_path: str | None = None
+    subset_gates: str = "strict"
     concurrency: int = DEFAULT_CONCURRENCY
     early_stop: bool = False
     stale_audio: str = "fail"
@@ -171,6 +178,10 @@ class Settings:
     """Audio-condition presets by name: the built-in ones and ``[tool.agent_eval.conditions]``."""
     save_audio_dir: str | None = None
     """Where voice adapters save the exact audio each turn streamed (after its conditions)."""
+    prices: tuple[tuple[str, float, float], ...] = ()
+    """``[tool.agent_eval.prices]``: per model id, the price of a million input and of a
+    million output tokens, in ``currency``; reports then show the cost."""
+    currency: str = "USD"
 
     @property
     def judge(self) -> JudgeSettings:
@@ -230,6 +241,8 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "concurrency": ((int,), "an integer >= 1"),
     "early_stop": ((bool,), "true or false"),
     "stale_audio": ((str,), "one of 'fail', 'skip', 'synthesize'"),
+    "results_path": ((str,), "a file path"),
+    "subset_gates": ((str,), "one of 'strict', 'report-only', 'skip'"),
     "max_fixture_s": ((int, float), "a number of seconds > 0"),
     "stt_cache": ((bool,), "true or false"),
     "stt_cache_dir": ((str,), "a folder path"),
@@ -240,6 +253,11 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "groups": ((dict,), "a table of [tool.agent_eval.groups.NAME] tables"),
     "conditions": ((dict,), "a table of [tool.agent_eval.conditions.NAME] presets"),
     "save_audio_dir": ((str,), "a folder path"),
+    "prices": (
+        (dict,),
+        "a table of model ids, each {input_per_million = N, output_per_million = N}",
+    ),
+    "currency": ((str,), "a currency code, e.g. 'USD'"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -321,10 +339,18 @@ def parse_settings(
             f"{source}: 'stale_audio' must be one of {', '.join(_STALE_AUDIO_CHOICES)}, "
             f"got {values['stale_audio']!r}{did_you_mean(values['stale_audio'], _STALE_AUDIO_CHOICES)}"
         )
+    if "subset_gates" in values and values["subset_gates"] not in SUBSET_GATES_CHOICES:
+        raise ConfigError(
+            f"{source}: 'subset_gates' must be one of {', '.join(SUBSET_GATES_CHOICES)}, "
+            f"got {values['subset_gates']!r}"
+            f"{did_you_mean(values['subset_gates'], SUBSET_GATES_CHOICES)}"
+        )
     if "voice" in values:
         voice = values["voice"]
         _check_keys(f"{source}.voice", voice, _VOICE_KEYS, warnings)
         values["voice"] = VoiceSettings(**{k: v for k, v in voice.items() if k in _VOICE_KEYS})
+    if "prices" in values:
+        values["prices"] = _parse_prices(values["prices"], source)
     if "groups" in values:
         values["groups"] = tuple(
             _parse_gate(name, spec, source, warnings) for name, spec in values["groups"].items()
@@ -335,6 +361,23 @@ def parse_settings(
         )
         values["conditions"] = {name: tuple(chain) for name, chain in presets.items()}
     return Settings(rootdir=rootdir, **values), warnings
+
+
+def _parse_prices(table: dict[str, Any], source: str) -> tuple[tuple[str, float, float], ...]:
+    out = []
+    for model, spec in table.items():
+        where = f"{source}.prices.{model!r}"
+        if not isinstance(spec, dict) or set(spec) != {"input_per_million", "output_per_million"}:
+            raise ConfigError(
+                f"{where}: must be {{input_per_million = N, output_per_million = N}}, got {spec!r}"
+            )
+        prices = [spec["input_per_million"], spec["output_per_million"]]
+        if not all(
+            isinstance(p, int | float) and not isinstance(p, bool) and p >= 0 for p in prices
+        ):
+            raise ConfigError(f"{where}: prices must be numbers >= 0, got {prices!r}")
+        out.append((str(model), float(prices[0]), float(prices[1])))
+    return tuple(out)
 
 
 def _parse_gate(name: str, spec: Any, source: str, warnings: list[str]) -> GateConfig:
@@ -440,6 +483,27 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="Write a self-contained HTML report of every eval to PATH.",
+    )
+    group.addoption(
+        "--agent-eval-results",
+        metavar="PATH",
+        default=None,
+        help="Write the session's results as JSON to PATH (a stable, versioned schema; "
+        "see docs/reports.md).",
+    )
+    group.addoption(
+        "--agent-eval-baseline",
+        metavar="PATH",
+        default=None,
+        help="Compare this session with an earlier results file (--agent-eval-results): per "
+        "transcript, regressed / improved / unchanged within noise.",
+    )
+    group.addoption(
+        "--agent-eval-subset-gates",
+        choices=SUBSET_GATES_CHOICES,
+        default=None,
+        help="What gates do in a subset run (-k, -m, --agent-eval-tags): strict (default), "
+        "report-only (shown, exit status left alone) or skip.",
     )
     group.addoption(
         "--agent-eval-tags",
@@ -554,6 +618,8 @@ def session_settings(
         concurrency=concurrency,
         early_stop=config.getoption("agent_eval_early_stop"),
         stale_audio=config.getoption("agent_eval_stale_audio"),
+        results_path=config.getoption("agent_eval_results"),
+        subset_gates=config.getoption("agent_eval_subset_gates"),
     )
     save_audio = config.getoption("agent_eval_save_audio")
     if save_audio is not None:

@@ -7,24 +7,31 @@ xdist), which the reporter and the gates read back.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
 
 from ._records import EvalRecord, put_records
 from ._sanitize import redact_secrets, secret_values
+from ._text import did_you_mean
 from .collection import TranscriptItem
 from .fixture import records_key, session_key
 from .models import TranscriptResult
 from .report.account import format_account
 
 __all__ = [
+    "FAILURE_TEXT_MAX_CHARS",
     "NOT_LIVE_REASON",
+    "UNASSERTED_NOTE",
+    "assert_unasserted_results",
     "attach_records",
     "deselect_by_tags",
     "eval_record",
+    "failure_text",
     "is_eval_item",
     "is_python_eval",
+    "item_param",
     "item_tags",
     "mark_eval_item",
     "plan_evals",
@@ -100,11 +107,26 @@ def deselect_by_tags(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not tags:
         return
     keep, drop = [], []
+    known: set[str] = set()
     for item in items:
+        if is_eval_item(item):
+            known.update(item_tags(item))
         if is_eval_item(item) and not set(item_tags(item)) & set(tags):
             drop.append(item)
         else:
             keep.append(item)
+    unknown = [t for t in tags if t not in known]
+    if unknown and drop:
+        # A typo must not look like "no eval matched": name the tags that do exist.
+        hints = "".join(did_you_mean(t, sorted(known)) for t in unknown)
+        have = ", ".join(sorted(known)) or "none"
+        warnings.warn(
+            pytest.PytestWarning(
+                f"--agent-eval-tags: no eval carries {', '.join(map(repr, unknown))}{hints}; "
+                f"tags of the collected evals: {have}"
+            ),
+            stacklevel=1,
+        )
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -146,21 +168,54 @@ def start_records(item: pytest.Item) -> None:
         item.stash[records_key] = []
 
 
+def item_param(item: pytest.Item) -> str | None:
+    """The parametrization id of a test (``fast`` of ``booking[fast]``), or None."""
+    name = item.name
+    start = name.find("[")
+    if start < 0 or not name.endswith("]"):
+        return None
+    return name[start + 1 : -1] or None
+
+
+def _planned(item: pytest.Item) -> tuple[float | None, int | None]:
+    """The threshold and runs an eval of ``item`` was to have, for a record without result."""
+    session = item.config.stash[session_key]
+    override = session.runs_override
+    if isinstance(item, TranscriptItem):
+        return item.transcript.threshold, override or item.transcript.runs
+    marker = item.get_closest_marker("agent_eval")
+    marked = marker.kwargs if marker is not None else {}
+    threshold = marked.get("threshold", session.settings.threshold)
+    runs = marked.get("runs", session.settings.runs)
+    ok_threshold = isinstance(threshold, int | float) and not isinstance(threshold, bool)
+    ok_runs = isinstance(runs, int) and not isinstance(runs, bool)
+    return (
+        float(threshold) if ok_threshold else None,
+        override or (runs if ok_runs else None),
+    )
+
+
 def eval_record(
     item: pytest.Item,
     result: TranscriptResult | None = None,
     path: Path | None = None,
     *,
     not_live: bool = False,
+    error: str | None = None,
+    description: str = "",
 ) -> EvalRecord:
-    """The record of one eval of ``item`` (``result`` None: it did not run)."""
+    """The record of one eval of ``item`` (``result`` None: it did not run; ``error`` says
+    why, when it failed before a result)."""
     is_yaml = isinstance(item, TranscriptItem)
     if is_yaml:
         path = item.path
+        description = item.transcript.description
     if result is not None:
         transcript_id = result.transcript_id
+        threshold, planned = result.threshold, result.planned_runs or len(result.runs)
     else:
         transcript_id = item.transcript.id if is_yaml else item.name
+        threshold, planned = _planned(item)
     return EvalRecord(
         nodeid=item.nodeid,
         transcript_id=transcript_id,
@@ -170,7 +225,42 @@ def eval_record(
         path=str(path) if path is not None else None,
         result=result,
         not_live=not_live,
+        param=item_param(item),
+        description=str(description or ""),
+        error=error,
+        threshold=threshold,
+        planned_runs=planned,
     )
+
+
+FAILURE_TEXT_MAX_CHARS = 4000
+"""The failure text kept on a record (reports show it whole; a long traceback is cut)."""
+
+
+def failure_text(report: pytest.TestReport) -> str:
+    """What a failed phase says, as plain text: the message of a ``pytest.fail`` (a missing or
+    stale fixture with its fix), else pytest's own failure text, secrets redacted."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, str):
+        text = longrepr
+    elif isinstance(longrepr, tuple) and len(longrepr) == 3:
+        text = str(longrepr[2])
+    else:
+        crash = getattr(longrepr, "reprcrash", None)
+        message = getattr(crash, "message", None)
+        if message and message.startswith("Failed: "):
+            # pytest.fail(...): our own message (a missing fixture and its fix), whole; where
+            # pytest raised it says nothing.
+            text = message.removeprefix("Failed: ")
+        elif message:
+            where = f" ({crash.path}:{crash.lineno})" if getattr(crash, "path", None) else ""
+            text = f"{message}{where}"
+        else:
+            text = report.longreprtext
+    text = redact_secrets(text.strip(), secret_values())
+    if len(text) > FAILURE_TEXT_MAX_CHARS:
+        text = text[: FAILURE_TEXT_MAX_CHARS - 1] + "…"
+    return text
 
 
 def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
@@ -181,11 +271,17 @@ def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
         return
     records = item.stash.get(records_key, []) if report.when == "call" else []
     if records:
-        put_records(report, [eval_record(item, result, path) for result, path in records])
+        put_records(
+            report,
+            [eval_record(item, r.result, r.path, description=r.description) for r in records],
+        )
         if report.failed and not isinstance(item, TranscriptItem):
-            for result, _ in records:
+            for recorded in records:
                 report.sections.append(
-                    (f"agent eval: {result.transcript_id}", format_account(result))
+                    (
+                        f"agent eval: {recorded.result.transcript_id}",
+                        format_account(recorded.result),
+                    )
                 )
     else:
         not_live = (
@@ -194,4 +290,35 @@ def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
             and not item.config.stash[session_key].live
             and NOT_LIVE_REASON in str(report.longrepr)
         )
-        put_records(report, [eval_record(item, not_live=bool(not_live))])
+        error = failure_text(report) if report.failed else None
+        put_records(report, [eval_record(item, not_live=bool(not_live), error=error)])
+    if report.skipped and isinstance(report.longrepr, tuple) and report.when == "call":
+        # A skip raised while the eval ran (``stale_audio = "skip"``) points at the transcript
+        # or test, not at the line of pytest's that raised it.
+        path, line, _ = item.reportinfo()
+        report.longrepr = (str(path), (line or 0) + 1, report.longrepr[2])
+
+
+UNASSERTED_NOTE = (
+    "(asserted by pytest-agent-eval when the test ended, because the test did not call "
+    "assert_threshold() on this result; mark the test "
+    "@pytest.mark.agent_eval(assert_threshold=False) to judge results yourself)"
+)
+"""Said after the threshold message of a result the plugin asserted for the test."""
+
+
+def assert_unasserted_results(item: pytest.Item) -> None:
+    """Fail a Python eval test that returned normally with a result below its threshold that
+    it never asserted, so the test cannot pass while the reports say FAIL.
+
+    The ``agent_eval(assert_threshold=False)`` marker turns this off for a test that judges
+    its results itself (one that checks a bad agent fails, say).
+    """
+    __tracebackhide__ = True
+    marker = item.get_closest_marker("agent_eval")
+    if marker is not None and marker.kwargs.get("assert_threshold", True) is False:
+        return
+    for recorded in item.stash.get(records_key, []):
+        result = recorded.result
+        if not result.passed and not result.threshold_asserted:
+            pytest.fail(f"{result.threshold_message()}\n{UNASSERTED_NOTE}", pytrace=False)

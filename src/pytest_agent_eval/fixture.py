@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -29,6 +29,7 @@ __all__ = [
     "JUDGE_MODEL_FIXTURE",
     "MISSING_AGENT_MESSAGE",
     "AgentEval",
+    "RecordedEval",
     "adapter_or_fail",
     "call_async_test",
     "check_audio_fixtures",
@@ -62,7 +63,19 @@ Define it in a conftest.py next to (or above) your transcripts, for example:
 
 session_key = pytest.StashKey[SessionSettings]()
 """On ``config.stash``: the session's settings, set in ``pytest_configure``."""
-records_key = pytest.StashKey[list[tuple[TranscriptResult, Path | None]]]()
+
+
+class RecordedEval(NamedTuple):
+    """One eval a test ran, as kept on its item until the report is made."""
+
+    result: TranscriptResult
+    path: Path | None = None
+    """The file the transcript came from, if any."""
+    description: str = ""
+    """The transcript's ``description``."""
+
+
+records_key = pytest.StashKey[list[RecordedEval]]()
 """On ``item.stash``: every eval the test ran (one for a YAML transcript), with its file if any."""
 loop_key = pytest.StashKey[SessionLoop]()
 """On ``config.stash``: the one event loop every eval of the session runs on."""
@@ -220,7 +233,9 @@ class AgentEval:
             failure = None
         if failure is not None:  # outside the except: no "during handling" second copy
             pytest.fail(failure, pytrace=False)
-        record_result(self._request.node, result, path=resolved.path)
+        record_result(
+            self._request.node, result, path=resolved.path, description=resolved.description
+        )
         return result
 
     def _agent_fixture(self) -> Any:
@@ -358,9 +373,11 @@ def check_audio_fixtures(transcript: Transcript, session: SessionSettings) -> No
     pytest.fail(message, pytrace=False)
 
 
-def record_result(item: pytest.Item, result: TranscriptResult, *, path: Path | None) -> None:
+def record_result(
+    item: pytest.Item, result: TranscriptResult, *, path: Path | None, description: str = ""
+) -> None:
     """Keep ``result`` on the item for its report, and add JUnit properties."""
-    item.stash.setdefault(records_key, []).append((result, path))
+    item.stash.setdefault(records_key, []).append(RecordedEval(result, path, description))
     low, high = result.interval
     properties: list[tuple[str, object]] = [
         ("agent_eval_score", round(result.score, 4)),
@@ -372,6 +389,15 @@ def record_result(item: pytest.Item, result: TranscriptResult, *, path: Path | N
     ]
     if result.p95_latency_s is not None:
         properties.append(("agent_eval_p95_latency_s", round(result.p95_latency_s, 4)))
+    # Tokens, so CI can chart cost from the JUnit file alone (only what was reported).
+    for who, usage in (("agent", result.agent_usage), ("judge", result.judge_usage)):
+        if usage is not None:
+            properties += [
+                (f"agent_eval_{who}_input_tokens", usage.input_tokens),
+                (f"agent_eval_{who}_output_tokens", usage.output_tokens),
+            ]
+            if usage.requests is not None:
+                properties.append((f"agent_eval_{who}_requests", usage.requests))
     item.user_properties.extend(properties)
 
 

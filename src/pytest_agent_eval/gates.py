@@ -7,7 +7,10 @@ A group (``[tool.agent_eval.groups.NAME]``) selects evals by tag, pytest marker 
    with or without parametrization). Skipped evals are listed but do not count.
 2. **Verdict.** A group passes when at least one member ran, the fraction of members that passed
    is at least ``threshold``, and every ``must_pass`` entry names at least one eval that ran and
-   all evals it names passed. An eval that errored counts as not passed.
+   all evals it names passed. An eval whose verdict could not be reached (ERROR: a setup error,
+   a missing fixture, a judge that was down) says nothing about the agent, so it is left out of
+   the pass rate and listed apart; it still fails a ``must_pass`` entry, and its test's error is
+   never absorbed (rule 3), so the run fails for it, as an error, not as an agent failure.
 3. **Absorbing.** A failing test is forgiven (exit status 0) only when *every* failure of the
    session is forgivable. A failure is forgivable when it is an eval test that failed in its call
    phase, at least one of its evals missed its threshold, and each eval that missed belongs to at
@@ -52,7 +55,9 @@ class GateResult:
     config: GateConfig
     """The group as configured."""
     members: tuple[EvalRecord, ...] = ()
-    """Member evals that ran."""
+    """Member evals that ran and reached a verdict."""
+    errored: tuple[EvalRecord, ...] = ()
+    """Member evals whose verdict could not be reached (not counted in the rate)."""
     skipped: tuple[EvalRecord, ...] = ()
     """Member evals that were skipped (not counted)."""
     must_pass_missing: tuple[str, ...] = ()
@@ -116,6 +121,11 @@ class GateResult:
             out.append("must_pass failed: " + ", ".join(self.must_pass_failed))
         if self.must_pass_missing:
             out.append("must_pass did not run: " + ", ".join(self.must_pass_missing))
+        if self.errored:
+            out.append(
+                f"{len(self.errored)} eval(s) errored, verdict not reached (not counted): "
+                + ", ".join(dict.fromkeys(r.label for r in self.errored))
+            )
         return out
 
 
@@ -142,7 +152,8 @@ def evaluate_gate(gate: GateConfig, records: Iterable[EvalRecord]) -> GateResult
             failed.append(name)
     return GateResult(
         config=gate,
-        members=tuple(r for r in selected if r.ran),
+        members=tuple(r for r in selected if r.ran and r.verdict != "error"),
+        errored=tuple(r for r in selected if r.ran and r.verdict == "error"),
         skipped=tuple(r for r in selected if not r.ran),
         must_pass_missing=tuple(missing),
         must_pass_failed=tuple(failed),

@@ -25,6 +25,7 @@ from ._serialize import from_json, to_json
 __all__ = [
     "MAX_RUNS",
     "MAX_TURN_TIMEOUT_S",
+    "SCORE_MAX_DECIMALS",
     "AgentReply",
     "AgentSpeech",
     "AgentTurn",
@@ -53,7 +54,9 @@ __all__ = [
     "Variant",
     "VoiceSettings",
     "describe_conditions",
+    "passes_needed",
     "percentile",
+    "score_and_threshold_text",
     "sum_usage",
     "wilson_interval",
 ]
@@ -859,12 +862,13 @@ class Usage:
     Args:
         input_tokens: Prompt tokens.
         output_tokens: Completion tokens.
-        requests: Number of model requests.
+        requests: Number of model requests, or None when the source does not count them
+            (reports then show "–", never a made-up 0).
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
-    requests: int = 0
+    requests: int | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -872,13 +876,19 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
+        # A count is known only when every part counted: a partial sum would understate it.
+        requests = (
+            None
+            if self.requests is None or other.requests is None
+            else self.requests + other.requests
+        )
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
-            self.requests + other.requests,
+            requests,
         )
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int | None]:
         """A JSON-friendly dict."""
         return to_json(self)  # type: ignore[no-any-return]
 
@@ -1046,6 +1056,8 @@ class AgentTurn:
             audio conditions), when the adapter was asked to save it.
         barge_in: What happened when this turn spoke over the agent (``interrupt:``); None
             when the turn did not interrupt, or the adapter does not perform barge-in.
+        model: Id of the model that answered (``"gpt-4o-mini"``, ``"openai:gpt-4o"``), when
+            the adapter knows it: reports name it and price the turn's tokens by it.
     """
 
     if TYPE_CHECKING:  # declared by each subclass, in the position its constructor needs
@@ -1066,6 +1078,7 @@ class AgentTurn:
     wer: float | None = None
     audio_in: Path | None = None
     barge_in: BargeIn | None = None
+    model: str | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:
@@ -1183,6 +1196,8 @@ class EvalResult:
         errored: True when the evaluator could not decide (a judge that timed out, an
             evaluator that raised); always ``passed=False`` then. Distinct from a "no".
         usage: Tokens the evaluator spent (judges).
+        model: Id of the model that gave the verdict (judges), when known: reports name it
+            and price its tokens.
     """
 
     passed: bool
@@ -1190,6 +1205,7 @@ class EvalResult:
     name: str = ""
     errored: bool = False
     usage: Usage | None = None
+    model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -1323,6 +1339,29 @@ class RunResult:
         )
 
     @property
+    def undecided(self) -> bool:
+        """True when the run failed only because checks errored (a judge that was down, a check
+        that could not observe what it asserts): no agent error, no check that said "no". Such
+        a run says nothing about the agent."""
+        if self.passed or self.error is not None or any(t.error for t in self.turns):
+            return False
+        failed = [
+            e
+            for e in (*self.greeting_evaluations, *(e for t in self.turns for e in t.evaluations))
+            if not e.passed
+        ]
+        return bool(failed) and all(e.errored for e in failed)
+
+    @property
+    def errored_evaluations(self) -> list[EvalResult]:
+        """Every check of the run that errored, greeting first, in turn order."""
+        return [
+            e
+            for e in (*self.greeting_evaluations, *(e for t in self.turns for e in t.evaluations))
+            if e.errored
+        ]
+
+    @property
     def run_index(self) -> int:
         """``index``, by the earlier package's name."""
         return self.index
@@ -1437,6 +1476,27 @@ def percentile(values: Iterable[float], q: float) -> float | None:
         return None
     rank = max(1, math.ceil(q / 100 * len(ordered)))
     return ordered[min(rank, len(ordered)) - 1]
+
+
+def passes_needed(threshold: float, runs: int) -> int:
+    """Smallest number of passing runs with passes / runs >= threshold."""
+    # The epsilon absorbs float noise such as 0.7 * 10 == 7.000000000000001.
+    return max(0, math.ceil(threshold * runs - 1e-9))
+
+
+SCORE_MAX_DECIMALS = 6
+"""Most decimals `score_and_threshold_text` uses to show a score apart from its threshold."""
+
+
+def score_and_threshold_text(score: float, threshold: float) -> tuple[str, str]:
+    """``score`` and ``threshold`` with two decimals, or as many more as it takes to see them
+    differ (``0.667`` and ``0.670`` for 2/3 against 0.67), so a message never reads
+    ``score=0.67 < threshold=0.67``."""
+    for decimals in range(2, SCORE_MAX_DECIMALS + 1):
+        shown = (f"{score:.{decimals}f}", f"{threshold:.{decimals}f}")
+        if (shown[0] != shown[1]) == (score != threshold):
+            return shown
+    return shown
 
 
 def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float, float]:
@@ -1560,22 +1620,72 @@ class TranscriptResult:
         """Tokens the judges spent over all runs."""
         return sum_usage(r.judge_usage for r in self.runs)
 
+    @property
+    def undecided_run_count(self) -> int:
+        """Runs that failed only because checks errored (`RunResult.undecided`)."""
+        return sum(r.undecided for r in self.runs)
+
+    @property
+    def errored(self) -> bool:
+        """True when the verdict could not be reached: the transcript failed, but the runs that
+        failed only because a check errored (a judge that was down), with any runs early stop
+        did not start, could have reached the threshold. Reports show it as ERROR, not FAIL,
+        and gates do not count it against the agent."""
+        undecided = self.undecided_run_count
+        if self.passed or not undecided:
+            return False
+        planned = self.planned_runs or len(self.runs)
+        needed = passes_needed(self.threshold, planned)
+        return self.passed_run_count + undecided + self.saved_runs >= needed
+
+    @property
+    def error_reason(self) -> str | None:
+        """Why the verdict could not be reached (the first errored check and how many runs it
+        left undecided), or None when it was reached."""
+        if not self.errored:
+            return None
+        undecided = [r for r in self.runs if r.undecided]
+        first = undecided[0].errored_evaluations[0]
+        reason = first.reasoning or f"{first.name or 'a check'} errored"
+        return (
+            f"verdict not reached: {len(undecided)} of {len(self.runs)} run(s) failed only "
+            f"because a check errored ({first.name or 'check'}: {reason})"
+        )
+
+    def threshold_message(self) -> str:
+        """``LLM eval failed: score=0.67 < threshold=0.80 (2/3 runs passed)``: the earlier
+        package's words, with as many decimals as it takes to see the score below the
+        threshold, and why when the verdict could not be reached."""
+        failed = [c for c in self.checks if not c.passed]
+        if failed and self.score + 1e-9 >= self.threshold:
+            # Enough runs passed; a transcript-level check (latency_p95_ms_max...) did not.
+            return (
+                "LLM eval failed: "
+                + "; ".join(f"{c.name}: {c.reasoning}" for c in failed)
+                + f" (score={self.score:.2f}, {self.passed_run_count}/{len(self.runs)} "
+                "runs passed)"
+            )
+        score, threshold = score_and_threshold_text(self.score, self.threshold)
+        message = (
+            f"LLM eval failed: score={score} < threshold={threshold} "
+            f"({self.passed_run_count}/{len(self.runs)} runs passed)"
+        )
+        reason = self.error_reason
+        return f"{message}; {reason}" if reason else message
+
     def assert_threshold(self) -> None:
         """Raise AssertionError if score is below threshold."""
         __tracebackhide__ = True
+        # Noted on the result (not a field, so never serialized): the plugin asserts a result
+        # the test did not assert itself when the test ends.
+        self.__dict__["_threshold_asserted"] = True
         if not self.passed:
-            failed = [c for c in self.checks if not c.passed]
-            if failed and self.score + 1e-9 >= self.threshold:
-                raise AssertionError(
-                    "LLM eval failed: "
-                    + "; ".join(f"{c.name}: {c.reasoning}" for c in failed)
-                    + f" (score={self.score:.2f}, {self.passed_run_count}/{len(self.runs)} "
-                    "runs passed)"
-                )
-            raise AssertionError(
-                f"LLM eval failed: score={self.score:.2f} < threshold={self.threshold:.2f} "
-                f"({self.passed_run_count}/{len(self.runs)} runs passed)"
-            )
+            raise AssertionError(self.threshold_message())
+
+    @property
+    def threshold_asserted(self) -> bool:
+        """True once `assert_threshold` was called on this result."""
+        return bool(self.__dict__.get("_threshold_asserted", False))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (what travels inside pytest reports); derived values such as

@@ -9,14 +9,17 @@ controller, also under xdist, as serialized records on each test report.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .collection import collect_transcript_file
 from .config import ConfigError, add_options, session_settings
 from .eval_items import (
+    assert_unasserted_results,
     attach_records,
     deselect_by_tags,
     is_eval_item,
@@ -31,12 +34,13 @@ from .fixture import AgentEval, call_async_test, close_session_loop, session_key
 from .loader import TRANSCRIPT_SUFFIXES
 from .report.not_live import NotLiveSummary
 
-__all__ = ["agent_eval"]
+__all__ = ["agent_eval", "check_space_form_paths"]
 
 _MARKER_HELP = (
-    "agent_eval(threshold=None, runs=None, tags=(), turn_timeout_s=None): an agent evaluation; "
-    "threshold, runs and turn_timeout_s apply to agent_eval.run() in the test, tags feed "
-    "quality gates and --agent-eval-tags."
+    "agent_eval(threshold=None, runs=None, tags=(), turn_timeout_s=None, "
+    "assert_threshold=True): an agent evaluation; threshold, runs and turn_timeout_s apply to "
+    "agent_eval.run() in the test, tags feed quality gates and --agent-eval-tags; "
+    "assert_threshold=False lets the test judge its results itself."
 )
 
 
@@ -47,8 +51,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+_PATH_OPTIONS = (
+    "--agent-eval-report",
+    "--agent-eval-html",
+    "--agent-eval-results",
+    "--agent-eval-baseline",
+)
+
+
+def check_space_form_paths(args: list[str], invocation_dir: Path) -> None:
+    """Refuse ``--agent-eval-html ../reports/x.html`` (space form) when the path exists outside
+    the folder pytest was started in.
+
+    pytest picks its rootdir before it loads plugins, so it reads such a value as a test path:
+    the rootdir moves to a parent project, nothing is collected and the parent's report is
+    overwritten. Written with ``=``, the value is never taken for a test path.
+    """
+    for option, value in itertools.pairwise(args):
+        if option not in _PATH_OPTIONS:
+            continue
+        path = (invocation_dir / value).resolve()
+        if path.exists() and not path.is_relative_to(invocation_dir.resolve()):
+            raise pytest.UsageError(
+                f"{option} {value}: write {option}={value} (with '='). Given with a space, "
+                "pytest reads an existing path outside this folder as a test path before this "
+                "plugin loads, and moves its rootdir to a parent folder"
+            )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER_HELP)
+    check_space_form_paths(list(config.invocation_params.args), config.invocation_params.dir)
     try:
         session, warnings = session_settings(config)
     except ConfigError as exc:
@@ -122,6 +155,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return call_async_test(pyfuncitem) if is_python_eval(pyfuncitem) else None
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_pyfunc_call")
+def pytest_pyfunc_call_assert_results(pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+    """After a Python eval test returns, assert each result it did not assert itself."""
+    outcome = yield
+    if is_python_eval(pyfuncitem):
+        assert_unasserted_results(pyfuncitem)
+    return outcome
 
 
 @pytest.hookimpl(wrapper=True)

@@ -24,7 +24,6 @@ import asyncio
 import dataclasses
 import inspect
 import json
-import math
 import re
 import time
 import traceback
@@ -56,6 +55,7 @@ from .models import (
     TurnContext,
     TurnResult,
     describe_conditions,
+    passes_needed,
 )
 from .speech import PauseMarkupError, spoken_text
 
@@ -101,12 +101,6 @@ class RunSettings:
             save_audio_dir=settings.save_audio_path,
             turn_timeout_s=turn_timeout_s or settings.turn_timeout_s,
         )
-
-
-def passes_needed(threshold: float, runs: int) -> int:
-    """Smallest number of passing runs with passes / runs >= threshold."""
-    # The epsilon absorbs float noise such as 0.7 * 10 == 7.000000000000001.
-    return max(0, math.ceil(threshold * runs - 1e-9))
 
 
 def describe_exception(exc: BaseException, frames: int = 3) -> str:
@@ -290,7 +284,7 @@ def _greeting_checks_for(transcript: Transcript) -> list[Any]:
         return build_greeting_checks(transcript)
     except re.error as exc:
         raise TranscriptError(
-            f"transcript {transcript.id!r}, greeting: invalid regex {exc.pattern!r}: {exc}"
+            f"transcript {transcript.id!r}, greeting: invalid regex '{exc.pattern}': {exc}"
         ) from None
 
 
@@ -300,7 +294,7 @@ def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -
         built = build_evaluators(turn.expect, settings.judge, turn=turn)
     except re.error as exc:
         raise TranscriptError(
-            f"transcript {transcript.id!r}, turn {index + 1}: invalid regex {exc.pattern!r}: {exc}"
+            f"transcript {transcript.id!r}, turn {index + 1}: invalid regex '{exc.pattern}': {exc}"
         ) from exc
     return [_with_session_judge_settings(e, settings.judge) for e in built]
 

@@ -197,7 +197,7 @@ BREAKAGES = [
         "tests/evals/booking_reference.yaml",
         "'^(sure|great|done)\\b'",
         "'^(great|done)\\b'",
-        "      - reply fail: reply does not match [[]'^(great|done)\\\\b'] (reply was *)",
+        "      - reply fail: reply does not match [[]'^(great|done)\\b'] (reply was *)",
     ),
     (
         "python-api",

@@ -65,8 +65,10 @@ def test_membership_by_tag_marker_and_name() -> None:
     assert not is_member(_rec("e.yaml::two", tags=("gate:b",), markers=("fast",)), gate)
 
 
-def test_rate_counts_errors_as_not_passed_and_ignores_skips() -> None:
-    gate = GateConfig(name="g", tags=("t",), threshold=0.5)
+def test_rate_leaves_errors_out_lists_them_and_ignores_skips() -> None:
+    # An ERROR (verdict not reached) says nothing about the agent: it is not counted in the
+    # rate but listed; the run still fails for it, since an error is never absorbed.
+    gate = GateConfig(name="g", tags=("t",), threshold=0.75)
     result = evaluate_gate(
         gate,
         [
@@ -75,8 +77,10 @@ def test_rate_counts_errors_as_not_passed_and_ignores_skips() -> None:
             _rec("c::c", passed=None, tags=("t",)),  # skipped
         ],
     )
-    assert (result.passed_count, result.total, len(result.skipped)) == (1, 2, 1)
-    assert result.rate == 0.5 and result.passed
+    assert (result.passed_count, result.total, len(result.skipped)) == (1, 1, 1)
+    assert [r.nodeid for r in result.errored] == ["b::b"]
+    assert result.rate == 1.0 and result.passed
+    assert result.problems == ["1 eval(s) errored, verdict not reached (not counted): b"]
 
 
 def test_four_of_five_meets_a_threshold_of_eighty_percent() -> None:

@@ -52,6 +52,37 @@ def test_tool_rule_calls_then_replies_with_the_output() -> None:
     assert scripted.respond_to(ctx) == ("Booked: ref 7", [])
 
 
+def test_templated_args_follow_the_types_the_tool_declares() -> None:
+    # A real livekit tool: `rx` is a string (a prescription number), `party` an int.
+    @llm.function_tool
+    async def refill(rx: str, party: int) -> str:
+        """Refill a prescription."""
+        return "ok"
+
+    scripted = ScriptedLLM(
+        [
+            Rule(
+                r"rx (?P<rx>\d+) for (?P<n>\w+)",
+                tool="refill",
+                args={"rx": "{rx}", "party": "{n}"},
+                reply="done",
+            )
+        ]
+    )
+    ctx = chat(("user", "refill rx 1234 for two"))
+    _, calls = scripted.respond_to(ctx, [refill])
+    arguments = json.loads(calls[0].arguments)
+    assert arguments == {"rx": "1234", "party": 2}
+    # livekit's own argument validation accepts the call (it rejected an int for `rx`).
+    from livekit.agents.llm.utils import prepare_function_arguments
+
+    positional, _ = prepare_function_arguments(fnc=refill, json_arguments=calls[0].arguments)
+    assert positional == ("1234", 2)
+    # Without the agent's tools (an unknown tool), the earlier rule holds: numbers become ints.
+    _, unknown = scripted.respond_to(ctx)
+    assert json.loads(unknown[0].arguments) == {"rx": 1234, "party": 2}
+
+
 def test_reply_sees_tool_errors() -> None:
     scripted = ScriptedLLM([Rule(r"book", tool="book", reply="Failed? {error}")])
     ctx = chat(("user", "book it"))

@@ -97,9 +97,9 @@ def test_reply_matches_any_and_all(project: Project) -> None:
     )
     result.stdout.fnmatch_lines_random(
         [
-            lit("      - reply fail: reply matches none of the patterns ['^booked', '\\\\bwed']")
+            lit("      - reply fail: reply matches none of the patterns ['^booked', '\\bwed']")
             + " (reply was *)",
-            lit("      - reply fail: reply does not match ['\\\\d{3}:', 'am$']") + " (reply was *)",
+            lit("      - reply fail: reply does not match ['\\d{3}:', 'am$']") + " (reply was *)",
         ]
     )
 

@@ -309,7 +309,7 @@ def test_a_crashing_evaluator_is_reported_as_errored_not_as_a_no(project: Projec
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*LLM eval failed: score=0.00 < threshold=0.80 (0/2 runs passed)",
+            "*LLM eval failed: score=0.00 < threshold=0.80 (0/2 runs passed); verdict not reached: 2 of 2 run(s) failed only because a check errored (Broken: *",
             "*",
             "    turn 1 [[]FAIL] user: 'Book'",
             "*",

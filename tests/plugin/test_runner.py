@@ -192,8 +192,8 @@ def test_every_failed_check_is_listed_with_reply_and_tool_calls(project: Project
             '      tools: check_slots({"day": "mon"}), cancel_booking()',
             lit(
                 "      - reply fail: reply contains none of ['booked', 'confirmed'];"
-                " reply is missing ['monday']; reply matches none of the patterns ['BK-\\\\d+'];"
-                " reply does not match ['\\\\d{2}:\\\\d{2}'] (reply was 'Let me check.')"
+                " reply is missing ['monday']; reply matches none of the patterns ['BK-\\d+'];"
+                " reply does not match ['\\d{2}:\\d{2}'] (reply was 'Let me check.')"
             ),
             lit(
                 "      - tool_calls fail: expected tool calls not made: ['create_booking'];"

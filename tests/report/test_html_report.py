@@ -101,9 +101,18 @@ def test_html_report_renders_filters_and_plays_audio(browser: Any, report: Path)
     assert not page.locator("details.transcript", has_text="smoke_ok").is_visible()
     assert page.locator("details.transcript", has_text="booking_flaky").is_visible()
     assert page.locator("#filter-count").inner_text() == "1 shown"
+    # The chart follows the filter: one bar, at the top, and the chart shrinks to it.
+    chart_rows = page.locator("svg.chart g.chart-row")
+    visible = chart_rows.evaluate_all(
+        "gs => gs.filter(g => getComputedStyle(g).display !== 'none')"
+        ".map(g => [g.getAttribute('data-transcript'), g.getAttribute('transform')])"
+    )
+    assert visible == [["booking_flaky", "translate(0 0)"]]
+    assert page.locator("svg.chart").get_attribute("height") == "52"
     _screenshot(page, "html-report-failed-only.png")
     page.get_by_label("All (4)").check()
     assert ok.is_visible()
+    assert page.locator("svg.chart").get_attribute("height") == str(24 * 5 + 4)
 
     # The name filter.
     page.get_by_label("Filter by name").fill("voice")
@@ -157,3 +166,105 @@ def test_html_report_when_nothing_ran(
     )
     assert "old report" not in page.content()
     page.close()
+
+
+TEAM_CONFTEST = """
+import pytest
+from pytest_agent_eval import AgentReply
+from pytest_agent_eval.models import Usage
+
+@pytest.fixture(params=["fast", "slow"])
+def llm_eval_agent(request):
+    reply = "booked" if request.param == "fast" else "sorry"
+    return lambda history: AgentReply(reply, [], usage=Usage(10, 2, None))
+"""
+
+TEAM_VOICE_CONFTEST = """
+import pytest
+from pytest_agent_eval import AgentReply
+
+class Conversation:
+    async def respond(self, turn):
+        return AgentReply("booked")
+    async def aclose(self):
+        return None
+
+class ListeningAdapter:
+    consumes_audio = True
+    async def start_conversation(self, info):
+        return Conversation()
+
+@pytest.fixture
+def llm_eval_agent():
+    return ListeningAdapter()
+"""
+
+
+def test_html_tells_agents_apart_and_keeps_error_reasons(
+    browser: Any, pytester: pytest.Pytester
+) -> None:
+    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    pytester.makeconftest(TEAM_CONFTEST)
+    evals = pytester.mkdir("evals")
+    (evals / "booking.yaml").write_text(
+        "id: booking\ndescription: Books a table for two\nturns:\n  - user: Book\n"
+        "    expect:\n      reply_contains_any: [booked]\n"
+    )
+    voice = evals / "voice"
+    voice.mkdir()
+    (voice / "conftest.py").write_text(TEAM_VOICE_CONFTEST)
+    (voice / "spoken.yaml").write_text(
+        "id: spoken\nturns:\n  - user: Book\n    audio: audio/missing.wav\n"
+    )
+    first = pytester.runpytest(
+        "-p", "no:cacheprovider", "--agent-eval-live", "--agent-eval-results", "base.json"
+    )
+    first.assert_outcomes(passed=1, failed=2)
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--agent-eval-live",
+        "--agent-eval-baseline",
+        "base.json",
+        "--agent-eval-html",
+        "report.html",
+    )
+    result.assert_outcomes(passed=1, failed=2)
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto((pytester.path / "report.html").as_uri())
+    # Both agents, told apart in the table and in the chart.
+    assert page.locator("#summary-table tbody tr", has_text="booking[fast]").is_visible()
+    slow = page.locator("#summary-table tbody tr", has_text="booking[slow]")
+    assert slow.locator(".badge").inner_text() == "FAIL"
+    labels = page.locator("svg.chart .chart-row").evaluate_all(
+        "rows => rows.map(r => r.getAttribute('data-transcript'))"
+    )
+    assert sorted(labels) == ["booking[fast]", "booking[slow]"]
+    side = page.locator("#side-by-side-table")
+    assert side.is_visible()
+    assert side.locator("thead").inner_text().split() == ["Transcript", "fast", "slow"]
+    assert side.locator("tbody tr").inner_text().split("\t") == [
+        "booking",
+        "PASS 1.00 [0.21–1.00]",
+        "FAIL 0.00 [0.00–0.79]",
+    ]
+    # The missing fixture: ERROR with its reason and fix, in the open details.
+    spoken = page.locator("details.transcript", has_text="spoken")
+    assert spoken.locator(".badge").first.inner_text() == "ERROR"
+    reason = spoken.locator(".error-reason")
+    assert reason.is_visible()
+    assert "Fix: python -m pytest_agent_eval.synthesize_audio" in reason.inner_text()
+    # Description, the session's facts, Requests unknown, no judge column.
+    assert page.get_by_text("Description: Books a table for two").count() == 2
+    facts = page.locator("#session-facts").inner_text()
+    assert "session complete: yes" in facts and "pytest-agent-eval" in facts
+    assert "exit status 1" in page.locator("p.headline").inner_text()
+    assert page.locator("#cost-table tr", has_text="Agent").locator("td").nth(4).inner_text() == "–"
+    assert "Judge tokens" not in page.locator("#summary-table thead").inner_text()
+    # The baseline, next to the results.
+    baseline = page.locator("#baseline")
+    assert baseline.is_visible()
+    assert "unchanged within noise" in baseline.inner_text()
+    assert "Fisher's exact test" in baseline.inner_text()
+    assert page.locator("#baseline-table tbody tr").count() == 3

@@ -42,8 +42,8 @@ def test_contains_is_case_insensitive_and_reports_every_failure() -> None:
     for fragment in (
         "contains none of ['booked', 'CONFIRMED']",
         "is missing ['Tomorrow', '10', 'pm']",
-        "matches none of the patterns ['BK-\\\\d+']",
-        "does not match ['ref(erence)?', '\\\\bxyz\\\\b']",
+        "matches none of the patterns ['BK-\\d+']",
+        "does not match ['ref(erence)?', '\\bxyz\\b']",
         "reply was 'Sorry, nothing for today'",
     ):
         assert fragment in bad.reasoning

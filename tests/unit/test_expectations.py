@@ -222,7 +222,7 @@ def test_the_regex_check_declared_by_reply_text_runs_in_the_loader() -> None:
     assert "t.yaml:7, transcript 't', turn 1, turns[0].expect.reply_matches_all[1]: " in str(
         info.value
     )
-    assert "invalid regex 'BK-(\\\\d+'" in str(info.value)
+    assert "invalid regex 'BK-(\\d+'" in str(info.value)
 
 
 def test_the_command_regenerates_and_checks(tmp_path: Path) -> None:

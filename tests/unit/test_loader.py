@@ -117,7 +117,7 @@ def test_defaults_come_from_config_when_the_file_is_silent(tmp_path: Path) -> No
         ),
         (
             "id: a\nturns:\n  - user: hi\n    expect:\n      reply_matches_any: ['BK-(\\d+']\n",
-            [":5", "expect.reply_matches_any[0]: invalid regex 'BK-(\\\\d+'", "missing )"],
+            [":5", "expect.reply_matches_any[0]: invalid regex 'BK-(\\d+'", "missing )"],
         ),
         ('id: a\nturns:\n  - user: "hi\n', ["invalid YAML at line 4, column 1"]),
         ("id: a\nid: b\nturns:\n  - user: hi\n", [":2: duplicate key 'id'"]),

@@ -55,7 +55,7 @@ def test_text_problems_names_each_failed_check_case_insensitively() -> None:
         "greeting contains none of ['hello', 'hi']",
         "greeting is missing ['table']",
         "greeting contains ['PYTEST'], which must not appear",
-        "greeting matches none of the patterns ['\\\\d+']",
+        "greeting matches none of the patterns ['\\d+']",
         "greeting does not match ['^bye']",
     ]
 
@@ -173,7 +173,7 @@ def test_output_checks_fail_naming_what_the_call_gave_back() -> None:
     assert not result.passed
     assert result.reasoning == (
         "lookup returned 'ships tomorrow': what it gave back is missing ['today']; what it gave "
-        "back does not match ['\\\\d+ days']"
+        "back does not match ['\\d+ days']"
     )
 
 

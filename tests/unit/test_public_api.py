@@ -193,7 +193,15 @@ ALLOWED: dict[str, set[str]] = {
         "_compat",
         "_text",
     },
-    "eval_items": {"models", "_records", "collection", "fixture", "report", "_sanitize"},
+    "eval_items": {
+        "models",
+        "_records",
+        "collection",
+        "fixture",
+        "report",
+        "_sanitize",
+        "_text",
+    },
     "plugin": {
         "config",
         "collection",

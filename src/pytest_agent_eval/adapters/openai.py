@@ -282,7 +282,7 @@ class _OpenAIConversation:
         adapter = self._adapter
         self.messages.append({"role": "user", "content": turn.text})
         calls: list[ToolCall] = []
-        usage = Usage()
+        usage = Usage(requests=0)
         for step in range(1, adapter.max_steps + 1):
             kwargs: dict[str, Any] = {"model": adapter.model, "messages": list(self.messages)}
             if self._schemas:
@@ -296,6 +296,7 @@ class _OpenAIConversation:
                     f"{turn.index + 1}, step {step}: {describe_error(exc)}"
                 ) from exc
             usage = usage + _usage_of(response)
+            answered_by = str(getattr(response, "model", None) or adapter.model)
             choices = getattr(response, "choices", None) or []
             if not choices:
                 raise AdapterError(
@@ -308,7 +309,7 @@ class _OpenAIConversation:
             assistant: dict[str, Any] = {"role": "assistant", "content": content}
             if not requested:
                 self.messages.append(assistant)
-                return AgentReply(content or "", list(calls), usage=usage)
+                return AgentReply(content or "", list(calls), usage=usage, model=answered_by)
             assistant["tool_calls"] = [
                 {
                     "id": call.id,

@@ -213,7 +213,18 @@ class _PydanticAIConversation:
             list(calls),
             usage=usage_of(result),
             metadata=metadata,
+            model=_answering_model(result.new_messages()),
         )
 
     async def aclose(self) -> None:
         self.messages = []
+
+
+def _answering_model(messages: Any) -> str | None:
+    """The name of the model that gave the last response of the turn, as pydantic-ai recorded
+    it on each ``ModelResponse``; None when no response names one."""
+    for message in reversed(list(messages)):
+        name = getattr(message, "model_name", None)
+        if name:
+            return str(name)
+    return None

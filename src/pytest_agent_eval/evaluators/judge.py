@@ -174,6 +174,7 @@ class _JudgeBase:
             name=self.name,
             errored=True,
             usage=usage,
+            model=self.model_id,
         )
 
     async def _run_once(self, model: Any, prompt: JudgePrompt) -> tuple[Any, Usage | None]:
@@ -225,6 +226,7 @@ class _JudgeBase:
                 passed=hit.passed,
                 reasoning=f"{hit.reasoning} (cached verdict){prompt.cut_note()}",
                 name=self.name,
+                model=model_id,
             )
 
         attempts = settings.retries + 1
@@ -266,7 +268,11 @@ class _JudgeBase:
         if cache is not None:
             cache.put(key, passed=passed, reasoning=reasoning, model=model_id)
         return EvalResult(
-            passed=passed, reasoning=reasoning + prompt.cut_note(), name=self.name, usage=usage
+            passed=passed,
+            reasoning=reasoning + prompt.cut_note(),
+            name=self.name,
+            usage=usage,
+            model=model_id,
         )
 
 
@@ -399,6 +405,7 @@ class ToolCallArgsJudgeEvaluator(_JudgeBase):
                     reasoning=notes[-1],
                     name=self.name,
                     usage=sum_usage(r.usage for r in results),
+                    model=self.model_id,
                 )
         errored = any(r.errored for r in results)
         return EvalResult(
@@ -407,4 +414,5 @@ class ToolCallArgsJudgeEvaluator(_JudgeBase):
             name=self.name,
             errored=errored,
             usage=sum_usage(r.usage for r in results),
+            model=self.model_id if results else None,
         )

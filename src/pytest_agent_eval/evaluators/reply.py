@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .._text import patterns_as_written
 from ..models import EvalResult, TurnContext
 from .base import DeterministicEvaluator, shorten
 
@@ -83,10 +84,12 @@ class ContainsEvaluator(DeterministicEvaluator):
         if missing:
             failures.append(f"{label} is missing {missing!r}")
         if self._any and not any(p.search(text) for p in self._any):
-            failures.append(f"{label} matches none of the patterns {list(self.matches_any)!r}")
+            failures.append(
+                f"{label} matches none of the patterns {patterns_as_written(self.matches_any)}"
+            )
         unmatched = [p.pattern for p in self._all if not p.search(text)]
         if unmatched:
-            failures.append(f"{label} does not match {unmatched!r}")
+            failures.append(f"{label} does not match {patterns_as_written(unmatched)}")
         if failures:
             seen = f"{label} was {shorten(text)!r}"
             return EvalResult(False, "; ".join(failures) + f" ({seen})", name=self.name)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from .._text import patterns_as_written
 from ..config import JudgeSettings
 from ..evaluators.base import unobserved
 from ..models import Expect, Transcript, Turn
@@ -154,8 +155,8 @@ def text_problems(
     if found:
         problems.append(f"{label} contains {found!r}, which must not appear")
     if matches_any and not any(re.search(p, text, re.IGNORECASE) for p in matches_any):
-        problems.append(f"{label} matches none of the patterns {list(matches_any)!r}")
+        problems.append(f"{label} matches none of the patterns {patterns_as_written(matches_any)}")
     unmatched = [p for p in matches_all if not re.search(p, text, re.IGNORECASE)]
     if unmatched:
-        problems.append(f"{label} does not match {unmatched!r}")
+        problems.append(f"{label} does not match {patterns_as_written(unmatched)}")
     return problems

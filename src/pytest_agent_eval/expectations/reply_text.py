@@ -21,7 +21,7 @@ def check_regexes(patterns: Any) -> Iterable[Problem]:
         except re.error as exc:
             yield (
                 (index,),
-                f"invalid regex {pattern!r}: {exc}. In YAML, double-quote patterns and double "
+                f"invalid regex '{pattern}': {exc}. In YAML, double-quote patterns and double "
                 "the backslashes (\"\\\\d+\"), or single-quote them ('\\d+')",
             )
 

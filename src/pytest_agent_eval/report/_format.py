@@ -4,33 +4,56 @@ from __future__ import annotations
 
 from .._text import TOOL_ARGS_MAX_CHARS, shorten
 from .._text import format_tool_call as fmt_tool_call
-from ..models import AgentSpeech, AgentTurn, BargeIn, RunResult, TranscriptResult, Usage
-from .records import EvalRecord
+from ..models import (
+    AgentSpeech,
+    AgentTurn,
+    BargeIn,
+    RunResult,
+    TranscriptResult,
+    Usage,
+    score_and_threshold_text,
+)
+from .records import EvalRecord, ReportData
 
 __all__ = [
     "AGENT_SPEECH_LABEL",
+    "NO_RESULT",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
+    "cost_lines",
     "fmt_agent_speech",
     "fmt_barge_in",
     "fmt_interval",
     "fmt_latency",
+    "fmt_planned_runs",
     "fmt_rate",
+    "fmt_record_score",
     "fmt_runs",
     "fmt_score",
     "fmt_seconds",
+    "fmt_threshold",
     "fmt_tokens",
     "fmt_tool_call",
     "fmt_usage",
     "fmt_usage_per_run",
+    "fmt_variant",
     "fmt_wer",
     "greeting_shown",
     "heard_rows",
     "latency_lines",
+    "session_facts",
     "shorten",
     "shown_markers",
+    "side_by_side",
     "verdict_label",
 ]
+
+NO_RESULT = (
+    "The eval did not produce a result (the test errored before it ran).",
+    "The test passed without running agent_eval.run() (a marker-only eval): its passing test "
+    "is its verdict.",
+)
+"""What a report says of an eval without a result: errored (index 0) or passed (index 1)."""
 
 SCORE_DECIMALS = 2
 """Scores are fractions of a few runs; two decimals tell 2/3 from 3/4 without false precision."""
@@ -122,9 +145,32 @@ def fmt_runs(result: TranscriptResult) -> str:
     return str(ran)
 
 
-def fmt_tokens(count: int) -> str:
-    """``1,234``."""
-    return f"{count:,}"
+def fmt_tokens(count: int | None) -> str:
+    """``1,234``, or ``–`` when the count is unknown (an adapter that does not count requests)."""
+    return "–" if count is None else f"{count:,}"
+
+
+def fmt_threshold(record: EvalRecord) -> str:
+    """The threshold the eval was to meet, also when it produced no result; ``–`` if unknown.
+    With as many decimals as it takes to tell it from the score (0.670 against 0.667)."""
+    res = record.result
+    if res is not None:
+        return score_and_threshold_text(res.score, res.threshold)[1]
+    return "–" if record.threshold is None else fmt_score(record.threshold)
+
+
+def fmt_record_score(res: TranscriptResult) -> str:
+    """The score, with as many decimals as it takes to tell it from the threshold."""
+    return score_and_threshold_text(res.score, res.threshold)[0]
+
+
+def fmt_planned_runs(record: EvalRecord) -> str:
+    """Runs made (``3``, ``2 of 5``), or, for an eval that produced no result, ``0 of 5``."""
+    if record.result is not None:
+        return fmt_runs(record.result)
+    if record.verdict != "error" or record.planned_runs is None:
+        return "–"
+    return f"0 of {record.planned_runs}"
 
 
 def fmt_usage(usage: Usage | None) -> str:
@@ -193,3 +239,65 @@ def verdict_label(record: EvalRecord) -> str:
 def shown_markers(record: EvalRecord) -> list[str]:
     """The markers worth showing: ``agent_eval`` itself is on every eval, so it is left out."""
     return [m for m in record.markers if m != "agent_eval"]
+
+
+def session_facts(data: ReportData) -> list[str]:
+    """What every report states about the session besides its results: the package version,
+    the agent and judge model ids where the adapters and judges reported them, the seeds, how
+    the evals were chosen and whether the session ran to its end."""
+    facts = []
+    if data.package_version:
+        facts.append(f"pytest-agent-eval {data.package_version}")
+    facts.append("agent models: " + (", ".join(data.agent_models) or "not reported"))
+    facts.append("judge models: " + (", ".join(data.judge_models) or "none ran"))
+    seeds = ", ".join(f"{what} {value}" for what, value in data.seeds)
+    facts.append("seeds: " + (seeds or "none set"))
+    if data.selection:
+        facts.append("subset: " + " ".join(data.selection))
+    facts.append(
+        "session complete: yes"
+        if data.complete
+        else f"session complete: no (stopped {data.stopped or 'by Ctrl-C'})"
+    )
+    return facts
+
+
+def side_by_side(data: ReportData) -> tuple[list[str], list[tuple[str, dict[str, EvalRecord]]]]:
+    """Variants of a parametrized agent next to each other: the parametrization ids (in the
+    order first seen), and per transcript run under several of them, its record under each.
+    Empty when no transcript ran under two variants."""
+    groups: dict[tuple[str, str], dict[str, EvalRecord]] = {}
+    for record in data.ran:
+        if record.param is None:
+            continue
+        base = record.nodeid.rsplit("[", 1)[0] if record.nodeid.endswith("]") else record.nodeid
+        groups.setdefault((base, record.transcript_id), {})[record.param] = record
+    compared = [(key[1], variants) for key, variants in groups.items() if len(variants) > 1]
+    params = list(dict.fromkeys(p for _, variants in compared for p in variants))
+    return params, compared
+
+
+def fmt_variant(record: EvalRecord | None) -> str:
+    """One cell of the side-by-side table: ``PASS 1.00 [0.44–1.00]``, or ``–``."""
+    if record is None:
+        return "–"
+    res = record.result
+    if res is None:
+        return verdict_label(record)
+    return f"{verdict_label(record)} {fmt_record_score(res)} {fmt_interval(res.interval)}"
+
+
+def cost_lines(data: ReportData) -> list[str]:
+    """``Cost: 0.0123 USD (agent gpt-4o-mini 0.0100; judge openai:gpt-4o 0.0023)`` and the
+    tokens left unpriced; empty when no prices are configured."""
+    if not data.prices:
+        return []
+    cost, unpriced = data.costs
+    parts = "; ".join(f"{who} {value:.4f}" for who, value in cost.items())
+    lines = [f"Cost: {sum(cost.values()):.4f} {data.currency}" + (f" ({parts})" if parts else "")]
+    if unpriced:
+        lines.append(
+            f"{unpriced:,} tokens not priced (no model id reported, or no price for the model "
+            "in [tool.agent_eval.prices])"
+        )
+    return lines

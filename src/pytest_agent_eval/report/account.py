@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._text import clip, format_tool_call
-from ..models import EvalResult, RunResult, TranscriptResult, TurnResult
+from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, score_and_threshold_text
 from ._format import (
     AGENT_SPEECH_LABEL,
     fmt_agent_speech,
@@ -24,9 +24,10 @@ _MAX_TOOL_ARGS = 80
 def format_score_line(result: TranscriptResult) -> str:
     """``score=0.67 (95% CI 0.21-0.94) threshold=0.80, 2/3 runs passed`` plus early-stop note."""
     low, high = result.interval
+    score, threshold = score_and_threshold_text(result.score, result.threshold)
     line = (
-        f"score={result.score:.2f} (95% CI {low:.2f}-{high:.2f}) "
-        f"threshold={result.threshold:.2f}, {result.passed_run_count}/{len(result.runs)} runs passed"
+        f"score={score} (95% CI {low:.2f}-{high:.2f}) "
+        f"threshold={threshold}, {result.passed_run_count}/{len(result.runs)} runs passed"
     )
     if result.saved_runs:
         line += (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .._atomic import write_atomic
@@ -26,7 +26,11 @@ def resolve_report_path(path: str | os.PathLike[str], rootdir: Path) -> Path:
 
 
 def append_step_summary(
-    full: str, short: str, environ: Mapping[str, str] | None = None
+    full: str,
+    short: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    reports: Sequence[Path] = (),
 ) -> Path | None:
     """Append the report to ``$GITHUB_STEP_SUMMARY`` when that variable is set.
 
@@ -34,6 +38,7 @@ def append_step_summary(
         full: The whole markdown report.
         short: The summary-only version, used when ``full`` is over the size limit.
         environ: The environment to read (``os.environ`` by default).
+        reports: The report files this session wrote, named when the details are cut.
 
     Returns:
         The file appended to, or None when the variable is not set.
@@ -44,7 +49,14 @@ def append_step_summary(
         return None
     text = full
     if len(full.encode("utf-8")) > GITHUB_STEP_SUMMARY_LIMIT_BYTES:
-        text = short + "\n_The per-turn details are too large for a job summary; see the report._\n"
+        if reports:
+            where = "see " + ", ".join(str(p) for p in reports)
+        else:
+            where = (
+                "no report file was written; pass --agent-eval-report PATH or "
+                "--agent-eval-html PATH to keep them"
+            )
+        text = short + f"\n_The per-turn details are too large for a job summary; {where}._\n"
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8", newline="\n") as handle:

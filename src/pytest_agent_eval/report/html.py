@@ -23,27 +23,35 @@ from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
+    NO_RESULT,
+    cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
     fmt_interval,
     fmt_latency,
+    fmt_planned_runs,
     fmt_rate,
-    fmt_runs,
+    fmt_record_score,
     fmt_score,
     fmt_seconds,
+    fmt_threshold,
     fmt_tokens,
     fmt_tool_call,
     fmt_usage,
     fmt_usage_per_run,
+    fmt_variant,
     greeting_shown,
     heard_rows,
     latency_lines,
+    session_facts,
     shorten,
     shown_markers,
+    side_by_side,
     verdict_label,
 )
 from .markdown import NOTHING_RAN, interrupted_lines
 from .records import EvalRecord, ReportData
+from .results_file import BASELINE_HEADER, baseline_rows
 
 __all__ = [
     "AUDIO_EMBED_BUDGET_BYTES",
@@ -163,9 +171,10 @@ details.run{margin:6px 0 6px 8px}details.run>summary{cursor:pointer}
 audio{height:30px;vertical-align:middle}
 [hidden]{display:none!important}
 figure{margin:8px 0}
+figure.chart-box{max-height:60vh;overflow:auto}
 """
 
-_SCRIPT = """
+_SCRIPT_TEMPLATE = """
 (function(){
   var data = JSON.parse(document.getElementById('audio-data').textContent);
   document.querySelectorAll('audio[data-audio]').forEach(function(el){
@@ -184,12 +193,27 @@ _SCRIPT = """
       if (!hide && el.tagName === 'TR') { shown++; }
     });
     document.getElementById('filter-count').textContent = shown + ' shown';
+    var row = %d, at = 0, chart = document.querySelector('svg.chart');
+    document.querySelectorAll('g.chart-row').forEach(function(g){
+      var hide = (failedOnly.checked && g.getAttribute('data-chart-verdict') === 'passed') ||
+        (q && g.getAttribute('data-chart-name').indexOf(q) < 0);
+      g.style.display = hide ? 'none' : '';
+      if (!hide) { g.setAttribute('transform', 'translate(0 ' + (row * at++) + ')'); }
+    });
+    if (chart) {
+      var height = row * (at + 1) + 4, width = chart.getAttribute('width');
+      chart.setAttribute('height', height);
+      chart.setAttribute('viewBox', '0 0 ' + width + ' ' + height);
+    }
   }
   [failedOnly, all].forEach(function(el){ el.addEventListener('change', apply); });
   search.addEventListener('input', apply);
   apply();
 })();
 """
+
+
+_SCRIPT = _SCRIPT_TEMPLATE.replace("%d", str(_CHART_ROW_PX))
 
 
 def _verdict_class(record: EvalRecord) -> str:
@@ -218,14 +242,19 @@ def render_chart_svg(records: Sequence[EvalRecord]) -> str:
     if latencies:
         out.append(f'<text class="h" x="{lat_x}" y="14">p95 turn latency</text>')
     for i, (record, res) in enumerate(rows):
-        y = _CHART_ROW_PX * (i + 1)
+        # Every row is drawn at the first row's place and moved by its transform, which the
+        # filters rewrite: hidden rows leave no gap.
+        y = _CHART_ROW_PX
         color = "#1a7f37" if res.passed else "#cf222e"
         bar = _CHART_BAR_PX * res.score
         tick = _CHART_LABEL_PX + _CHART_BAR_PX * res.threshold
-        label = shorten(record.transcript_id, CHART_LABEL_CHARS)
+        label = shorten(record.label, CHART_LABEL_CHARS)
         out += [
-            f'<g class="chart-row" data-transcript="{_e(record.transcript_id)}">',
-            f"<title>{_e(record.transcript_id)}: {res.passed_run_count}/{len(res.runs)} runs "
+            f'<g class="chart-row" data-transcript="{_e(record.label)}" '
+            f'data-chart-verdict="{_verdict_class(record)}" '
+            f'data-chart-name="{_e(record.label.lower() + " " + record.nodeid.lower())}" '
+            f'transform="translate(0 {_CHART_ROW_PX * i})">',
+            f"<title>{_e(record.label)}: {res.passed_run_count}/{len(res.runs)} runs "
             f"passed, threshold {fmt_score(res.threshold)}</title>",
             f'<text x="0" y="{y + 14}">{_e(label)}</text>',
             f'<rect x="{_CHART_LABEL_PX}" y="{y + 3}" width="{_CHART_BAR_PX}" height="14" '
@@ -255,18 +284,19 @@ def _summary_table(data: ReportData) -> str:
     head = ["Transcript", "Runs", "Passed", "Score [95% CI]", "Threshold", "Verdict"]
     if latency:
         head.append("p50/p95 latency")
+    judge_tokens = data.judge_usage is not None
     if tokens:
-        head += ["Agent tokens", "Judge tokens"]
+        head += ["Agent tokens", "Judge tokens"] if judge_tokens else ["Agent tokens"]
     rows: list[str] = []
     for n, record in enumerate(data.ran):
         res = record.result
         cells = [
-            f'<td><a href="#t{n}">{_e(record.transcript_id)}</a>'
+            f'<td><a href="#t{n}">{_e(record.label)}</a>'
             f'<div class="meta">{_e(record.nodeid)}</div></td>',
-            f'<td class="num">{fmt_runs(res) if res else "–"}</td>',
+            f'<td class="num">{fmt_planned_runs(record)}</td>',
             f'<td class="num">{res.passed_run_count if res else "–"}</td>',
-            f'<td class="num">{fmt_score(res.score) + " " + fmt_interval(res.interval) if res else "–"}</td>',
-            f'<td class="num">{fmt_score(res.threshold) if res else "–"}</td>',
+            f'<td class="num">{fmt_record_score(res) + " " + fmt_interval(res.interval) if res else "–"}</td>',
+            f'<td class="num">{fmt_threshold(record)}</td>',
             f"<td>{_badge(record)}</td>",
         ]
         if latency:
@@ -275,11 +305,13 @@ def _summary_table(data: ReportData) -> str:
             runs = len(res.runs) if res else 0
             agent = fmt_usage_per_run(res.agent_usage if res else None, runs)
             judge = fmt_usage_per_run(res.judge_usage if res else None, runs)
-            cells += [f'<td class="num">{_e(agent)}</td>', f'<td class="num">{_e(judge)}</td>']
+            cells.append(f'<td class="num">{_e(agent)}</td>')
+            if judge_tokens:
+                cells.append(f'<td class="num">{_e(judge)}</td>')
         rows.append(
             f'<tr class="transcript-row {_verdict_class(record)}" '
             f'data-verdict="{_verdict_class(record)}" '
-            f'data-name="{_e(record.transcript_id.lower() + " " + record.nodeid.lower())}">'
+            f'data-name="{_e(record.label.lower() + " " + record.nodeid.lower())}">'
             + "".join(cells)
             + "</tr>"
         )
@@ -291,12 +323,13 @@ def _summary_table(data: ReportData) -> str:
 
 
 def _gates_section(data: ReportData) -> str:
+    note = f'<p class="decision">{_e(data.gates_note)}</p>' if data.gates_note else ""
     if not data.gates:
-        return ""
+        return f'<section id="groups"><h2>Groups</h2>{note}</section>' if note else ""
     rows = "".join(_gate_row(g) for g in data.gates)
     decision = (
         f'<p class="decision">Gates: {_e(data.decision.summary())}</p>' if data.decision else ""
-    )
+    ) + note
     return (
         '<section id="groups"><h2>Groups</h2><table id="groups-table"><thead><tr>'
         "<th>Group</th><th>Evals</th><th>Passed</th><th>Pass rate</th><th>Threshold</th>"
@@ -318,10 +351,62 @@ def _gate_row(gate: GateResult) -> str:
     )
 
 
+def _side_by_side_html(data: ReportData) -> str:
+    params, compared = side_by_side(data)
+    if not compared:
+        return ""
+    head = "<th>Transcript</th>" + "".join(f"<th>{_e(p)}</th>" for p in params)
+    body = "".join(
+        f"<tr><td>{_e(transcript)}</td>"
+        + "".join(f"<td>{_e(fmt_variant(variants.get(p)))}</td>" for p in params)
+        + "</tr>"
+        for transcript, variants in compared
+    )
+    return (
+        '<section id="side-by-side"><h2>Agents side by side</h2><table id="side-by-side-table">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
+    )
+
+
+def _baseline_html(data: ReportData) -> str:
+    if data.baseline_error:
+        return (
+            '<section id="baseline"><h2>Baseline</h2><p class="missing">Not compared: '
+            f"{_e(data.baseline_error)}</p></section>"
+        )
+    comparison = data.baseline
+    if comparison is None:
+        return ""
+    when = f" ({_e(comparison.generated_at)})" if comparison.generated_at else ""
+    head = "".join(f"<th>{_e(h)}</th>" for h in BASELINE_HEADER)
+    body = "".join(
+        f'<tr class="change-{_e(row[3].split()[0])}">'
+        + "".join(f"<td>{_e(cell)}</td>" for cell in row)
+        + "</tr>"
+        for row in baseline_rows(comparison)
+    )
+    extra = ""
+    if comparison.new:
+        extra += f"<p>New: {_e(', '.join(comparison.new))}</p>"
+    if comparison.removed:
+        extra += f"<p>Removed: {_e(', '.join(comparison.removed))}</p>"
+    return (
+        f'<section id="baseline"><h2>Baseline</h2><p>Against {_e(comparison.path)}{when}: '
+        f"<b>{_e(comparison.headline)}</b></p>"
+        f'<table id="baseline-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+        f"</table>{extra}</section>"
+    )
+
+
 def _usage_cells(usage: Usage | None) -> str:
     if usage is None:
         return '<td class="num">–</td>' * 4
-    values = (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.requests)
+    values: tuple[int | None, ...] = (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.total_tokens,
+        usage.requests,
+    )
     return "".join(f'<td class="num">{fmt_tokens(v)}</td>' for v in values)
 
 
@@ -336,7 +421,9 @@ def _cost_section(data: ReportData) -> str:
         f"<tr><td>Agent</td>{_usage_cells(agent)}</tr>"
         f"<tr><td>Judges</td>{_usage_cells(judge)}</tr></tbody></table>"
         f"<p>Over {runs} runs: agent {_e(fmt_usage_per_run(agent, runs))}, "
-        f"judges {_e(fmt_usage_per_run(judge, runs))}.</p></section>"
+        f"judges {_e(fmt_usage_per_run(judge, runs))}.</p>"
+        + "".join(f'<p class="cost">{_e(line)}</p>' for line in cost_lines(data))
+        + "</section>"
     )
 
 
@@ -438,6 +525,10 @@ def _run_html(run: RunResult, audio: AudioStore) -> str:
 def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData) -> str:
     res = record.result
     facts = [f"Test: {_e(record.nodeid)}"]
+    if record.description:
+        facts.append(f"Description: {_e(record.description)}")
+    if record.reason:
+        facts.append(f'<span class="error-reason">Error: {_e(record.reason)}</span>')
     if record.path:
         facts.append(f"File: {_e(data.show_path(record.path))}")
     if record.tags:
@@ -446,7 +537,7 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
     if markers:
         facts.append("Markers: " + _e(", ".join(markers)))
     if res is None:
-        facts.append("The eval did not produce a result (the test errored before it ran).")
+        facts.append(NO_RESULT[record.verdict == "passed"])
         body = ""
     else:
         saved = f", {res.saved_runs} saved by early stop" if res.saved_runs else ""
@@ -478,11 +569,11 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
         body = "".join(_run_html(run, audio) for run in res.runs)
     verdict = _verdict_class(record)
     open_attr = "" if verdict == "passed" else " open"
-    name = _e(record.transcript_id.lower() + " " + record.nodeid.lower())
+    name = _e(record.label.lower() + " " + record.nodeid.lower())
     items = "".join(f"<li>{f}</li>" for f in facts)
     return (
         f'<details class="transcript {verdict}" id="t{n}" data-verdict="{verdict}" '
-        f'data-name="{name}"{open_attr}><summary>{_badge(record)} {_e(record.transcript_id)}'
+        f'data-name="{name}"{open_attr}><summary>{_badge(record)} {_e(record.label)}'
         f"</summary><ul>{items}</ul>{body}</details>"
     )
 
@@ -498,9 +589,14 @@ def _headline(data: ReportData) -> str:
         facts.append(f"generated {_e(stamp)}")
     if data.duration_s is not None:
         facts.append(f"session {_e(fmt_seconds(data.duration_s))}")
-    if data.decision is not None:
-        facts.append(f"exit status {data.decision.exitstatus}")
-    return '<p class="headline">' + " · ".join(facts) + "</p>"
+    if data.exit_status is not None:
+        facts.append(f"exit status {data.exit_status}")
+    session = "".join(f"<li>{_e(fact)}</li>" for fact in session_facts(data))
+    return (
+        '<p class="headline">'
+        + " · ".join(facts)
+        + f'</p><ul id="session-facts" class="meta">{session}</ul>'
+    )
 
 
 def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
@@ -533,8 +629,10 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
         main = (
             _headline(data)
             + f'<section id="summary"><h2>Summary</h2>{controls}{_summary_table(data)}'
-            + f"<figure>{render_chart_svg(ran)}</figure></section>"
+            + f'<figure class="chart-box">{render_chart_svg(ran)}</figure></section>'
+            + _side_by_side_html(data)
             + _gates_section(data)
+            + _baseline_html(data)
             + _cost_section(data)
             + f'<section id="transcripts"><h2>Transcripts</h2>{details}</section>'
         )

@@ -19,33 +19,44 @@ from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
+    NO_RESULT,
+    cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
     fmt_interval,
     fmt_latency,
-    fmt_runs,
+    fmt_planned_runs,
+    fmt_record_score,
     fmt_score,
     fmt_seconds,
+    fmt_threshold,
     fmt_tokens,
     fmt_tool_call,
     fmt_usage,
     fmt_usage_per_run,
+    fmt_variant,
     greeting_shown,
     heard_rows,
     latency_lines,
+    session_facts,
     shown_markers,
+    side_by_side,
     verdict_label,
 )
 from .records import EvalRecord, ReportData
+from .results_file import BASELINE_HEADER, baseline_rows
 
 __all__ = [
     "INTERRUPTED",
     "NOTHING_RAN",
+    "baseline_section",
     "interrupted_lines",
     "md_escape",
+    "md_escape_lines",
     "md_table",
     "render_markdown",
     "render_summary_markdown",
+    "side_by_side_section",
 ]
 
 INTERRUPTED = "Interrupted: the session was stopped (Ctrl-C) before every eval ran."
@@ -67,6 +78,11 @@ def md_escape(text: object) -> str:
     return "".join(_ESCAPES.get(c, c) for c in escaped)
 
 
+def md_escape_lines(lines: Iterable[str]) -> list[str]:
+    """Each line escaped, as a bullet."""
+    return [f"- {md_escape(line)}" for line in lines]
+
+
 def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     """A GitHub table; cells must already be escaped."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -83,9 +99,9 @@ def _headline(data: ReportData) -> list[str]:
         facts.append("generated " + data.generated_at.strftime("%Y-%m-%d %H:%M:%S %Z").strip())
     if data.duration_s is not None:
         facts.append(f"session {fmt_seconds(data.duration_s)}")
-    if data.decision is not None:
-        facts.append(f"exit status {data.decision.exitstatus}")
-    return [" · ".join(facts), ""]
+    if data.exit_status is not None:
+        facts.append(f"exit status {data.exit_status}")
+    return [" · ".join(facts), "", *md_escape_lines(session_facts(data)), ""]
 
 
 def _summary_section(data: ReportData) -> list[str]:
@@ -96,17 +112,18 @@ def _summary_section(data: ReportData) -> list[str]:
     header = ["Transcript", "Runs", "Passed", "Score", "Threshold", "Status", "95% CI", "Test"]
     if latency:
         header.append("p50/p95 latency")
+    judge_tokens = data.judge_usage is not None
     if tokens:
-        header += ["Agent tokens", "Judge tokens"]
+        header += ["Agent tokens", "Judge tokens"] if judge_tokens else ["Agent tokens"]
     rows: list[list[str]] = []
     for record in data.ran:
         res = record.result
         row = [
-            md_escape(record.transcript_id),
-            fmt_runs(res) if res else "–",
+            md_escape(record.label),
+            fmt_planned_runs(record),
             str(res.passed_run_count) if res else "–",
-            fmt_score(res.score) if res else "–",
-            fmt_score(res.threshold) if res else "–",
+            fmt_record_score(res) if res else "–",
+            fmt_threshold(record),
             f"{_ICON[record.verdict]} {verdict_label(record)}",
             fmt_interval(res.interval) if res else "–",
             md_escape(record.nodeid),
@@ -116,7 +133,8 @@ def _summary_section(data: ReportData) -> list[str]:
         if tokens:
             runs = len(res.runs) if res else 0
             row.append(fmt_usage_per_run(res.agent_usage if res else None, runs))
-            row.append(fmt_usage_per_run(res.judge_usage if res else None, runs))
+            if judge_tokens:
+                row.append(fmt_usage_per_run(res.judge_usage if res else None, runs))
         rows.append(row)
     return ["## Summary", "", *md_table(header, rows), ""]
 
@@ -125,7 +143,7 @@ def _groups_section(data: ReportData) -> list[str]:
     """``## Groups``: the earlier package's table (Group, Passed, Total, Rate, Threshold,
     Status), then ``must_pass``, enforcement and why a group failed, one bullet each."""
     if not data.gates:
-        return []
+        return ["## Groups", "", md_escape(data.gates_note), ""] if data.gates_note else []
     header = ["Group", "Passed", "Total", "Rate", "Threshold", "Status"]
     rows = [_gate_row(g) for g in data.gates]
     lines = ["## Groups", "", *md_table(header, rows), ""]
@@ -141,6 +159,8 @@ def _groups_section(data: ReportData) -> list[str]:
         lines += [*notes, ""]
     if data.decision is not None:
         lines += ["Gates: " + md_escape(data.decision.summary()), ""]
+    if data.gates_note:
+        lines += [md_escape(data.gates_note), ""]
     return lines
 
 
@@ -154,6 +174,44 @@ def _gate_row(gate: GateResult) -> list[str]:
         f"{gate.config.threshold:.2f}",
         "✅ PASS" if gate.passed else "❌ FAIL",
     ]
+
+
+def side_by_side_section(data: ReportData) -> list[str]:
+    """``## Agents side by side``: each transcript a parametrized agent ran, one column per
+    variant."""
+    params, compared = side_by_side(data)
+    if not compared:
+        return []
+    header = ["Transcript", *(md_escape(p) for p in params)]
+    rows = [
+        [md_escape(transcript), *(fmt_variant(variants.get(p)) for p in params)]
+        for transcript, variants in compared
+    ]
+    return ["## Agents side by side", "", *md_table(header, rows), ""]
+
+
+def baseline_section(data: ReportData) -> list[str]:
+    """``## Baseline``: this session against ``--agent-eval-baseline``."""
+    if data.baseline_error:
+        return ["## Baseline", "", "⚠️ Not compared: " + md_escape(data.baseline_error), ""]
+    comparison = data.baseline
+    if comparison is None:
+        return []
+    when = f" ({md_escape(comparison.generated_at)})" if comparison.generated_at else ""
+    lines = [
+        "## Baseline",
+        "",
+        f"Against {md_escape(comparison.path)}{when}: **{md_escape(comparison.headline)}**",
+        "",
+    ]
+    rows = [[md_escape(c) for c in row] for row in baseline_rows(comparison)]
+    if rows:
+        lines += [*md_table(BASELINE_HEADER, rows), ""]
+    if comparison.new:
+        lines += ["New: " + ", ".join(md_escape(n) for n in comparison.new), ""]
+    if comparison.removed:
+        lines += ["Removed: " + ", ".join(md_escape(n) for n in comparison.removed), ""]
+    return lines
 
 
 def _usage_row(label: str, usage: Usage | None) -> list[str]:
@@ -183,6 +241,7 @@ def _cost_section(data: ReportData) -> list[str]:
         f"Over {runs} runs: agent {fmt_usage_per_run(agent, runs)}, "
         f"judges {fmt_usage_per_run(judge, runs)}.",
         "",
+        *(f"{md_escape(line)}\n" for line in cost_lines(data)),
     ]
 
 
@@ -273,10 +332,12 @@ def _run_lines(run: RunResult, data: ReportData) -> list[str]:
 def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
     res = record.result
     lines = [
-        f"### {_ICON[record.verdict]} {md_escape(record.transcript_id)}: {verdict_label(record)}",
+        f"### {_ICON[record.verdict]} {md_escape(record.label)}: {verdict_label(record)}",
         "",
         f"- Test: {md_escape(record.nodeid)}",
     ]
+    if record.description:
+        lines.append(f"- Description: {md_escape(record.description)}")
     if record.path:
         lines.append(f"- File: {md_escape(data.show_path(record.path))}")
     if record.tags:
@@ -284,8 +345,10 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
     markers = shown_markers(record)
     if markers:
         lines.append("- Markers: " + ", ".join(md_escape(m) for m in markers))
+    if record.reason:
+        lines.append(f"- ⚠️ Error: {md_escape(record.reason)}")
     if res is None:
-        lines += ["- The eval did not produce a result (the test errored before it ran).", ""]
+        lines += [f"- {NO_RESULT[record.verdict == 'passed']}", ""]
         return lines
     saved = f", {res.saved_runs} saved by early stop" if res.saved_runs else ""
     lines += [
@@ -325,7 +388,12 @@ def interrupted_lines(data: ReportData) -> list[str]:
     """The interrupted notice and the evals that never ran, as plain text lines."""
     if not data.interrupted:
         return []
-    lines = [INTERRUPTED]
+    stopped = data.stopped or "by Ctrl-C"
+    lines = [
+        INTERRUPTED
+        if stopped == "by Ctrl-C"
+        else f"Interrupted: the session stopped {stopped} before every eval ran."
+    ]
     if data.not_run:
         lines.append(f"{len(data.not_run)} eval(s) never ran or never finished:")
         lines.extend(data.not_run)
@@ -352,7 +420,9 @@ def render_summary_markdown(data: ReportData) -> str:
         return "\n".join([*lines, NOTHING_RAN + why, ""])
     lines += _headline(data)
     lines += _summary_section(data)
+    lines += side_by_side_section(data)
     lines += _groups_section(data)
+    lines += baseline_section(data)
     lines += _cost_section(data)
     return "\n".join(lines).rstrip("\n") + "\n\n"
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pytest
 
     from ..gates import ExitDecision, GateResult
+    from .results_file import BaselineComparison
 
 __all__ = [
     "EvalRecord",
@@ -136,6 +137,105 @@ class ReportData:
     """The session was stopped (Ctrl-C) before every test ran: the reports say so."""
     not_run: tuple[str, ...] = ()
     """Node ids of the evals that were collected but never finished (an interrupted session)."""
+    exit_status: int | None = None
+    """The session's exit status (after the gates' decision, when groups are configured)."""
+    stopped: str | None = None
+    """How the session was cut short, in words (``"by Ctrl-C"``, ``"after the first failure
+    (-x / --maxfail)"``), or None when it ran to the end: every report says whether it was
+    complete."""
+    package_version: str = ""
+    """The pytest-agent-eval version that wrote the report."""
+    seeds: tuple[tuple[str, int], ...] = ()
+    """Seeds in force, by what they seed (``("voice", 7)``)."""
+    baseline: BaselineComparison | None = None
+    """This session compared with ``--agent-eval-baseline``, when one was given."""
+    baseline_error: str | None = None
+    """Why the baseline could not be compared (a missing file, another schema), or None."""
+    prices: tuple[tuple[str, float, float], ...] = ()
+    """Per model id, the price of a million input and output tokens (``[tool.agent_eval.prices]``)."""
+    currency: str = "USD"
+    gates_note: str = ""
+    """Why the gates were not applied as configured (a subset run), or empty."""
+    selection: tuple[str, ...] = ()
+    """How the session chose a subset of the evals (``-k booking``, ``--agent-eval-tags
+    smoke``), empty when it ran every collected eval."""
+
+    @property
+    def complete(self) -> bool:
+        """True when the session ran to its end (no Ctrl-C, no -x stop)."""
+        return self.stopped is None and not self.interrupted
+
+    @property
+    def agent_models(self) -> tuple[str, ...]:
+        """Ids of the models that answered the agents' turns, as the adapters reported them."""
+        return tuple(
+            dict.fromkeys(
+                turn.model
+                for res in self.results
+                for run in res.runs
+                for turn in run.turns
+                if turn.model
+            )
+        )
+
+    def _price_of(self, model: str | None) -> tuple[float, float] | None:
+        if not model:
+            return None
+        bare = model.split(":", 1)[-1]
+        for name, per_in, per_out in self.prices:
+            key = name.split(":", 1)[-1]
+            # Exact, or a dated snapshot of the priced model (gpt-4o-mini-2024-07-18).
+            if bare == key or bare.startswith(key + "-"):
+                return per_in, per_out
+        return None
+
+    @property
+    def costs(self) -> tuple[dict[str, float], int]:
+        """The cost in ``currency`` per ``"agent MODEL"`` / ``"judge MODEL"``, and the tokens
+        that could not be priced (no model id reported, or a model without a price)."""
+        cost: dict[str, float] = {}
+        unpriced = 0
+
+        def add(who: str, model: str | None, usage: Usage | None) -> None:
+            nonlocal unpriced
+            if usage is None:
+                return
+            price = self._price_of(model)
+            if price is None:
+                unpriced += usage.total_tokens
+                return
+            key = f"{who} {model}"
+            cost[key] = (
+                cost.get(key, 0.0)
+                + (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
+            )
+
+        for res in self.results:
+            for run in res.runs:
+                for turn in run.turns:
+                    add("agent", turn.model, turn.usage)
+                for ev in (
+                    *run.greeting_evaluations,
+                    *(e for turn in run.turns for e in turn.evaluations),
+                ):
+                    add("judge", ev.model, ev.usage)
+        return cost, unpriced
+
+    @property
+    def judge_models(self) -> tuple[str, ...]:
+        """Ids of the models that gave the judges' verdicts."""
+        return tuple(
+            dict.fromkeys(
+                ev.model
+                for res in self.results
+                for run in res.runs
+                for ev in (
+                    *run.greeting_evaluations,
+                    *(e for turn in run.turns for e in turn.evaluations),
+                )
+                if ev.model
+            )
+        )
 
     def show_path(self, path: str) -> str:
         """``path`` relative to the rootdir when it is under it, else as given."""

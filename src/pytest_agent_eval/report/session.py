@@ -7,9 +7,11 @@ Its hooks are thin: data comes from `records`, verdicts from `gates`, text from 
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -20,9 +22,34 @@ from .files import append_step_summary, resolve_report_path, write_atomic
 from .html import render_html
 from .markdown import render_markdown, render_summary_markdown
 from .records import RecordCollector, ReportData
-from .terminal import group_summary_lines, summary_lines
+from .results_file import BaselineError, compare_with_baseline, load_baseline, results_document
+from .terminal import baseline_lines, group_summary_lines, summary_lines
 
 __all__ = ["AgentEvalReporter", "WrittenReports", "reporter_key"]
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("pytest-agent-eval")
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "unknown"
+
+
+def _seeds(settings: Settings) -> tuple[tuple[str, int], ...]:
+    seed = settings.voice.seed
+    return () if seed is None else (("voice synthesis", seed),)
+
+
+def _gates_note(mode: str, configured: bool) -> str:
+    if not configured or mode == "strict":
+        return ""
+    if mode == "skip":
+        return "gates skipped: this is a subset run (subset_gates = 'skip')"
+    return (
+        "gates are report-only in this subset run (subset_gates = 'report-only'): "
+        "they did not change the exit status"
+    )
+
 
 reporter_key = pytest.StashKey["AgentEvalReporter"]()
 """Where the reporter lives on ``config.stash`` (absent on xdist workers)."""
@@ -34,6 +61,7 @@ class WrittenReports:
 
     markdown: Path | None = None
     html: Path | None = None
+    results: Path | None = None
     step_summary: Path | None = None
 
 
@@ -56,6 +84,10 @@ class AgentEvalReporter:
         """Node ids of every eval collected (to name those an interrupt cut off)."""
         self.ctrl_c = False
         """A KeyboardInterrupt stopped the session (not a collection error, also exit 2)."""
+        self.stop_kind: str | None = None
+        """How the session was cut short, in words, or None."""
+        self.deselected = 0
+        """Eval tests deselected (``-k``, ``-m``, ``--agent-eval-tags``)."""
         self._started = time.monotonic()
         config.stash[reporter_key] = self
 
@@ -70,12 +102,26 @@ class AgentEvalReporter:
         """Note the evals about to run (collection order)."""
         self.planned_evals.extend(n for n in nodeids if n not in self.planned_evals)
 
-    def pytest_keyboard_interrupt(self) -> None:
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         self.ctrl_c = True
+        # pytest-xdist stops a ``-x`` / ``--maxfail`` session by raising its own
+        # KeyboardInterrupt subclass: that is not the user pressing Ctrl-C.
+        kind = type(excinfo.value)
+        if kind.__module__.startswith("xdist") and kind.__name__ == "Interrupted":
+            self.stop_kind = f"early: {excinfo.value} (-x / --maxfail)"
+        else:
+            self.stop_kind = "by Ctrl-C"
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.data = self.build(int(session.exitstatus), stopped_early=bool(session.shouldfail))
+        stopped = self.stop_kind
+        if stopped is None and (session.shouldfail or session.shouldstop):
+            stopped = f"early: {session.shouldfail or session.shouldstop}"
+        self.data = replace(self.data, stopped=stopped)
         if self.ctrl_c:
             # An eval cut off mid-run has a setup record and no verdict: it is listed as never
             # finished, not counted as skipped.
@@ -89,6 +135,8 @@ class AgentEvalReporter:
             )
         if self.data.decision is not None:
             session.exitstatus = self.data.decision.exitstatus
+        self.data = replace(self.data, exit_status=int(session.exitstatus))
+        self.data = self.with_baseline(self.data)
         try:
             self.written = self.write(self.data)
         except OSError as exc:
@@ -114,21 +162,56 @@ class AgentEvalReporter:
                 terminalreporter.write_sep("=", title)
                 for line in lines:
                     terminalreporter.write_line(line.text, **line.markup())
-        for label, path in (("markdown", self.written.markdown), ("html", self.written.html)):
+        if self.data.baseline is not None or self.data.baseline_error:
+            terminalreporter.write_sep("=", "agent eval baseline")
+            for line in baseline_lines(self.data):
+                terminalreporter.write_line(line.text, **line.markup())
+        written = (
+            ("markdown", self.written.markdown),
+            ("html", self.written.html),
+            ("results", self.written.results),
+        )
+        for label, path in written:
             if path is not None:
                 note = " (no eval test ran)" if self.data.nothing_ran else ""
                 terminalreporter.write_sep("-", f"agent eval {label} report: {path}{note}")
         if self.write_error:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
 
+    def selection(self) -> tuple[str, ...]:
+        """How this session chose a subset of the evals, as its options read; empty when it
+        ran every eval it collected."""
+        option = self.config.option
+        chosen: list[str] = []
+        if getattr(option, "keyword", ""):
+            chosen.append(f"-k {option.keyword}")
+        if getattr(option, "markexpr", ""):
+            chosen.append(f"-m {option.markexpr}")
+        tags = self.config.getoption("agent_eval_tags", None) or []
+        if tags:
+            chosen.append("--agent-eval-tags " + ",".join(tags))
+        if self.deselected and not chosen:
+            chosen.append(f"{self.deselected} deselected")
+        return tuple(chosen)
+
     def build(self, exitstatus: int, *, stopped_early: bool = False) -> ReportData:
         """Gather the records, judge the groups and decide the exit status."""
         session = self.collector.build()
-        gates = evaluate_gates(self.settings.groups, session)
+        selection = self.selection()
+        gates_mode = self.settings.subset_gates if selection else "strict"
+        groups = () if gates_mode == "skip" else self.settings.groups
+        gates = evaluate_gates(groups, session)
         decision = None
-        if self.settings.groups:
+        if groups and gates_mode == "strict":
             decision = decide_exit(exitstatus, session, gates, stopped_early=stopped_early)
         return ReportData(
+            package_version=_package_version(),
+            seeds=_seeds(self.settings),
+            selection=selection,
+            gates_note=_gates_note(gates_mode, bool(self.settings.groups)),
+            prices=self.settings.prices,
+            currency=self.settings.currency,
+            exit_status=exitstatus,
             session=session,
             gates=gates,
             decision=decision,
@@ -146,6 +229,18 @@ class AgentEvalReporter:
         if configured:
             return resolve_report_path(configured, self.settings.rootdir)
         return None
+
+    def with_baseline(self, data: ReportData) -> ReportData:
+        """``data`` compared with ``--agent-eval-baseline``, when one was given."""
+        given = self.config.getoption("agent_eval_baseline", None)
+        if not given or data.nothing_ran:
+            return data
+        path = resolve_report_path(given, self.config.invocation_params.dir)
+        try:
+            baseline = load_baseline(path)
+        except BaselineError as exc:
+            return replace(data, baseline_error=str(exc))
+        return replace(data, baseline=compare_with_baseline(data, baseline, given))
 
     def write(self, data: ReportData) -> WrittenReports:
         """Write the markdown and HTML reports and the CI step summary that are asked for."""
@@ -165,5 +260,12 @@ class AgentEvalReporter:
             step = append_step_summary(
                 full if full is not None else render_markdown(data),
                 render_summary_markdown(data),
+                reports=[p for p in (markdown_path, html_path) if p is not None],
             )
-        return WrittenReports(markdown=markdown_path, html=html_path, step_summary=step)
+        results_path = self.report_path("agent_eval_results", self.settings.results_path)
+        if results_path is not None:
+            document = json.dumps(results_document(data), indent=1, ensure_ascii=False)
+            write_atomic(results_path, document + "\n")
+        return WrittenReports(
+            markdown=markdown_path, html=html_path, results=results_path, step_summary=step
+        )

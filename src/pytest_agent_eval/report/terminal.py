@@ -14,19 +14,31 @@ from dataclasses import dataclass
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ._format import (
+    cost_lines,
     fmt_interval,
     fmt_latency,
+    fmt_planned_runs,
     fmt_rate,
+    fmt_record_score,
     fmt_runs,
     fmt_score,
+    fmt_threshold,
     fmt_usage,
     fmt_usage_per_run,
     verdict_label,
 )
 from .markdown import interrupted_lines
 from .records import EvalRecord, ReportData
+from .results_file import BASELINE_HEADER, baseline_rows
 
-__all__ = ["TerminalLine", "format_table", "gate_lines", "group_summary_lines", "summary_lines"]
+__all__ = [
+    "TerminalLine",
+    "baseline_lines",
+    "format_table",
+    "gate_lines",
+    "group_summary_lines",
+    "summary_lines",
+]
 
 _VERDICT_COLOR = {"PASS": "green", "FAIL": "red", "ERROR": "red", "SKIP": "yellow"}
 
@@ -61,17 +73,24 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
     return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def _row(record: EvalRecord, *, latency: bool, tokens: bool) -> list[str]:
+def _row(record: EvalRecord, *, latency: bool, tokens: bool, judge_tokens: bool) -> list[str]:
     result = record.result
-    name = strip_controls(record.transcript_id)
+    name = strip_controls(record.label)
     if result is None:
-        cells = [name, "–", "–", "–", "–", verdict_label(record)]
+        cells = [
+            name,
+            fmt_planned_runs(record),
+            "–",
+            "–",
+            fmt_threshold(record),
+            verdict_label(record),
+        ]
     else:
         cells = [
             name,
             fmt_runs(result),
             str(result.passed_run_count),
-            f"{fmt_score(result.score)} {fmt_interval(result.interval)}",
+            f"{fmt_record_score(result)} {fmt_interval(result.interval)}",
             fmt_score(result.threshold),
             verdict_label(record),
         ]
@@ -80,7 +99,8 @@ def _row(record: EvalRecord, *, latency: bool, tokens: bool) -> list[str]:
     if tokens:
         runs = len(result.runs) if result else 0
         cells.append(fmt_usage_per_run(result.agent_usage if result else None, runs))
-        cells.append(fmt_usage_per_run(result.judge_usage if result else None, runs))
+        if judge_tokens:
+            cells.append(fmt_usage_per_run(result.judge_usage if result else None, runs))
     return cells
 
 
@@ -95,9 +115,12 @@ def gate_lines(gate: GateResult) -> list[TerminalLine]:
             color,
         )
     ]
-    failing = [r.transcript_id for r in gate.members if r.verdict != "passed"]
+    failing = [r.label for r in gate.members if r.verdict != "passed"]
     if failing:
         lines.append(TerminalLine("  failures: " + ", ".join(dict.fromkeys(failing))))
+    if gate.errored:
+        names = ", ".join(dict.fromkeys(r.label for r in gate.errored))
+        lines.append(TerminalLine(f"  errored (verdict not reached, not counted): {names}", "red"))
     for entry in gate.config.must_pass:
         if entry in gate.must_pass_failed:
             lines.append(TerminalLine(f"  must_pass: {entry} FAILED", "red"))
@@ -123,8 +146,13 @@ def group_summary_lines(data: ReportData) -> list[TerminalLine]:
     """The ``group summary`` section; empty when no group is configured or no eval was
     collected."""
     decision = data.decision
-    if decision is None or not data.records:
+    if not data.records:
         return []
+    if decision is None:
+        if not data.gates_note:
+            return []
+        gates = [line for gate in data.gates for line in gate_lines(gate)]
+        return [*gates, TerminalLine(data.gates_note, "yellow", bold=True)]
     lines = [line for gate in data.gates for line in gate_lines(gate)]
     color = "red" if decision.enforced_failures else ("green" if decision.forgiven else None)
     lines.append(TerminalLine(decision.summary(), color, bold=decision.changed))
@@ -145,9 +173,10 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
     header = ["transcript", "runs", "passed", "score [95% CI]", "threshold", "verdict"]
     if latency:
         header.append("p50/p95 latency")
+    judge_tokens = data.judge_usage is not None
     if tokens:
-        header += ["agent tokens", "judge tokens"]
-    rows = [_row(r, latency=latency, tokens=tokens) for r in ran]
+        header += ["agent tokens", "judge tokens"] if judge_tokens else ["agent tokens"]
+    rows = [_row(r, latency=latency, tokens=tokens, judge_tokens=judge_tokens) for r in ran]
     table = format_table(header, rows)
 
     lines = [*notice, TerminalLine(table[0], bold=True), TerminalLine(table[1])]
@@ -162,5 +191,37 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
             TerminalLine(
                 f"tokens: agent {fmt_usage(data.agent_usage)}; judges {fmt_usage(data.judge_usage)}"
             )
+        )
+    lines += [TerminalLine(line) for line in cost_lines(data)]
+    return lines
+
+
+_CHANGE_COLOR = {"regressed": "red", "improved": "green", "not comparable": "yellow"}
+
+
+def baseline_lines(data: ReportData) -> list[TerminalLine]:
+    """The ``agent eval baseline`` section: the headline, a row per eval, new and removed."""
+    if data.baseline_error:
+        return [TerminalLine(f"baseline not compared: {data.baseline_error}", "red", bold=True)]
+    comparison = data.baseline
+    if comparison is None:
+        return []
+    when = f" ({comparison.generated_at})" if comparison.generated_at else ""
+    lines = [
+        TerminalLine(f"against {strip_controls(comparison.path)}{when}"),
+        TerminalLine(comparison.headline, bold=True),
+    ]
+    rows = [[strip_controls(c) for c in row] for row in baseline_rows(comparison)]
+    if rows:
+        table = format_table(BASELINE_HEADER, rows)
+        lines += [TerminalLine(table[0], bold=True), TerminalLine(table[1])]
+        lines += [
+            TerminalLine(t, _CHANGE_COLOR.get(r[3])) for t, r in zip(table[2:], rows, strict=True)
+        ]
+    if comparison.new:
+        lines.append(TerminalLine("new: " + ", ".join(strip_controls(n) for n in comparison.new)))
+    if comparison.removed:
+        lines.append(
+            TerminalLine("removed: " + ", ".join(strip_controls(n) for n in comparison.removed))
         )
     return lines

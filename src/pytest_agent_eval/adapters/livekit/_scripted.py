@@ -126,7 +126,8 @@ class Rule:
         reply: What to say; after the tool ran when ``tool`` is set. None says nothing more.
         tool: Name of a tool to call first (it may be one the agent does not have).
         args: The tool's arguments. A string value that is exactly one placeholder whose text
-            is a number (``"{party}"`` -> ``"4"`` or ``"four"``) becomes an int.
+            is a number (``"{party}"`` -> ``"4"`` or ``"four"``) becomes an int, unless the
+            tool declares that argument as a string.
         preamble: Text said in the same response as the tool call, before it runs.
     """
 
@@ -171,23 +172,52 @@ def _render(template: Template, ctx: ScriptContext) -> str:
     return template.format(**_fields(ctx))
 
 
-def _render_args(args: ArgsTemplate | None, ctx: ScriptContext) -> dict[str, Any]:
+def _render_args(
+    args: ArgsTemplate | None, ctx: ScriptContext, declared: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The tool's arguments, filled in. A lone placeholder whose text is a number becomes an
+    int, unless the tool declares that argument as a string (``"{rx}"`` -> ``"1234"`` for a
+    ``rx: str``): the call must pass the tool's own validation, as a real LLM's would."""
     if args is None:
         return {}
     if callable(args):
         return dict(args(ctx))
     values = _fields(ctx)
+    declared = declared or {}
     out: dict[str, Any] = {}
     for key, value in args.items():
         if isinstance(value, str):
             text = value.format(**values)
-            if _PLACEHOLDER.match(value) and (number := parse_number(text)) is not None:
+            wants_text = declared.get(key) == "string"
+            if (
+                not wants_text
+                and _PLACEHOLDER.match(value)
+                and (number := parse_number(text)) is not None
+            ):
                 out[key] = number
             else:
                 out[key] = text
         else:
             out[key] = value
     return out
+
+
+def declared_arg_types(tools: Sequence[Any], name: str) -> dict[str, Any]:
+    """The JSON-schema ``type`` of each argument of the tool called ``name`` among ``tools``
+    (empty when the tool is unknown or its schema cannot be read)."""
+    from livekit.agents.llm import utils
+
+    for tool in tools:
+        try:
+            schema = utils.build_legacy_openai_schema(tool, internally_tagged=True)
+        except Exception:  # a raw or foreign tool: its arguments stay as the rule wrote them
+            raw = getattr(tool, "info", None)
+            schema = getattr(raw, "raw_schema", None) or {}
+        if schema.get("name") != name:
+            continue
+        properties = (schema.get("parameters") or {}).get("properties") or {}
+        return {arg: spec.get("type") for arg, spec in properties.items() if isinstance(spec, dict)}
+    return {}
 
 
 def _count_words(text: str) -> int:
@@ -277,8 +307,11 @@ class ScriptedLLM(llm.LLM):
         """A fresh tool-call id."""
         return f"scripted_call_{next(self._call_ids)}"
 
-    def respond_to(self, chat_ctx: llm.ChatContext) -> tuple[str, list[llm.FunctionToolCall]]:
-        """The text and tool calls the script gives for ``chat_ctx`` (no streaming)."""
+    def respond_to(
+        self, chat_ctx: llm.ChatContext, tools: Sequence[Any] = ()
+    ) -> tuple[str, list[llm.FunctionToolCall]]:
+        """The text and tool calls the script gives for ``chat_ctx`` (no streaming); ``tools``
+        (the agent's) give the declared argument types."""
         items = chat_ctx.items
         user_index = max(
             (i for i, it in enumerate(items) if it.type == "message" and it.role == "user"),
@@ -291,7 +324,7 @@ class ScriptedLLM(llm.LLM):
             outputs = [it for it in items[index + 1 :] if it.type == "function_call_output"]
             for rule in self.instructions:
                 if (match := rule.search(instructions)) is not None:
-                    return self._answer(rule, match, user, chat_ctx, outputs, instructions)
+                    return self._answer(rule, match, user, chat_ctx, outputs, instructions, tools)
             if self.greeting is not None:
                 return self.greeting, []
         elif user_index < 0 and self.greeting is not None:
@@ -299,7 +332,7 @@ class ScriptedLLM(llm.LLM):
         outputs = [it for it in items[user_index + 1 :] if it.type == "function_call_output"]
         for rule in self.rules:
             if (match := rule.search(user)) is not None:
-                return self._answer(rule, match, user, chat_ctx, outputs, None)
+                return self._answer(rule, match, user, chat_ctx, outputs, None, tools)
         return self.default_reply.format(user=user), []
 
     def _answer(
@@ -310,6 +343,7 @@ class ScriptedLLM(llm.LLM):
         chat_ctx: llm.ChatContext,
         outputs: list[Any],
         instructions: str | None,
+        tools: Sequence[Any] = (),
     ) -> tuple[str, list[llm.FunctionToolCall]]:
         last = outputs[-1] if outputs else None
         ctx = ScriptContext(
@@ -323,7 +357,9 @@ class ScriptedLLM(llm.LLM):
         if rule.tool is not None and last is None:
             call = llm.FunctionToolCall(
                 name=rule.tool,
-                arguments=json.dumps(_render_args(rule.args, ctx)),
+                arguments=json.dumps(
+                    _render_args(rule.args, ctx, declared_arg_types(tools, rule.tool))
+                ),
                 call_id=self.next_call_id(),
             )
             preamble = _render(rule.preamble, ctx) if rule.preamble is not None else ""
@@ -360,7 +396,7 @@ class _ScriptedStream(llm.LLMStream):
         self._scripted = scripted
 
     async def _run(self) -> None:
-        text, calls = self._scripted.respond_to(self.chat_ctx)
+        text, calls = self._scripted.respond_to(self.chat_ctx, self.tools)
         chunk_id = self._scripted.next_call_id().replace("call", "chunk")
         for word in re.findall(r"\S+\s*", text):
             self._event_ch.send_nowait(
