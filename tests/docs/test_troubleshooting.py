@@ -82,7 +82,7 @@ def _project_runs(project: Path) -> dict[str, str]:
     outputs = {}
     for mode, args in {
         "off": ["tests/evals/agent/heard.yaml"],
-        "live": ["--agent-eval-live"],
+        "live": ["--agent-eval-live", "-rs"],
     }.items():
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
