@@ -191,6 +191,7 @@ def test_every_report_tells_the_whole_story(session: tuple[pytest.RunResult, Pat
     assert "- Description: Books a table for two" in markdown
     assert "| Agent | 60 | 12 | 72 | – |" in markdown
     assert "Judge tokens" not in markdown and "judge tokens" not in out
+    assert "tokens: agent " in out and "judges" not in out
 
     # The headline always has the exit status; the session's facts are stated.
     assert " · exit status 1" in markdown.splitlines()[2]

@@ -187,11 +187,9 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
     tail = f", {skipped} skipped" if skipped else ""
     lines.append(TerminalLine(f"{data.passed_count}/{len(ran)} evals passed{tail}", bold=True))
     if tokens:
-        lines.append(
-            TerminalLine(
-                f"tokens: agent {fmt_usage(data.agent_usage)}; judges {fmt_usage(data.judge_usage)}"
-            )
-        )
+        # No judge ran: no "judges –" (as the table has no judge column then).
+        judges = f"; judges {fmt_usage(data.judge_usage)}" if judge_tokens else ""
+        lines.append(TerminalLine(f"tokens: agent {fmt_usage(data.agent_usage)}{judges}"))
     lines += [TerminalLine(line) for line in cost_lines(data)]
     return lines
 
