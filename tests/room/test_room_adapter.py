@@ -49,9 +49,25 @@ def test_a_conversation_through_a_room(
     assert all(r.metadata["tool_calls_observed"] is True for r in out["replies"])
 
     # The replies, as the room's transcription streams carried them; turn 3 needs turn 1.
-    assert first.reply == "You're all set: table for 2 at 19:00 under Alice, reference BK-101."
-    assert second.reply == "Yes, we have mushroom risotto and lentil curry."
-    assert third.reply == "The booking is under Alice."
+    answers = [
+        "You're all set: table for 2 at 19:00 under Alice, reference BK-101.",
+        "Yes, we have mushroom risotto and lentil curry.",
+        "The booking is under Alice.",
+    ]
+    for reply, answer in zip(out["replies"], answers, strict=True):
+        assert reply.reply.endswith(answer), reply.reply
+        # Real time over WebRTC: on a starved CPU the caller's frames can arrive with a gap the
+        # agent's VAD takes for the end of the turn, and it starts answering a fragment until
+        # the rest of the sentence cuts it off. That cut-off speech is part of what the caller
+        # heard, so it stays in the turn's reply — but only as a reply the agent reported
+        # interrupted, never as unexplained text.
+        if reply.reply != answer:
+            cut_off = [
+                event["text"]
+                for event in reply.metadata["livekit"]["events"]
+                if event["type"] == "message" and event.get("interrupted")
+            ]
+            assert cut_off, reply.reply
 
     for reply in out["replies"]:
         meta = reply.metadata["livekit"]
