@@ -68,7 +68,7 @@ def _texts(record: EvalRecord) -> list[str]:
     for run in record.result.runs:
         for turn in run.turns:
             out += [turn.user, turn.reply, *(e.reasoning for e in turn.evaluations)]
-    return [escape(text, quote=True) for text in out]
+    return [escape(text, quote=False) for text in out]
 
 
 def test_a_report_of_2000_transcripts_stays_usable(browser: Any, tmp_path: Path) -> None:

@@ -80,6 +80,12 @@ def _e(value: object) -> str:
     return escape(strip_controls(str(value)), quote=True)
 
 
+def _t(value: object) -> str:
+    """Escaped for element text, where quotes need no escaping: tool-call arguments are JSON,
+    and ``&quot;`` for each of their quotes made up 7% of a 2,000-transcript report."""
+    return escape(strip_controls(str(value)), quote=False)
+
+
 @dataclass
 class AudioStore:
     """Turns audio paths into player sources, embedding each distinct file once.
@@ -441,7 +447,7 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
         facts.append(f"agent tokens {fmt_usage(turn.usage)}")
     if turn.judge_usage is not None:
         facts.append(f"judge tokens {fmt_usage(turn.judge_usage)}")
-    rows = [("User", _e(turn.user))]
+    rows = [("User", _t(turn.user))]
     if turn.audio:
         label = "Clean fixture" if turn.audio_in or turn.conditions else "User audio"
         rows.append((label, audio.player(turn.audio, "user audio")))
@@ -450,21 +456,21 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
     if turn.audio_in:
         rows.append(("Streamed audio", audio.player(str(turn.audio_in), "streamed audio")))
     for label, text in heard_rows(turn):
-        rows.append((_e(label), _e(text)))
+        rows.append((_e(label), _t(text)))
     if turn.barge_in is not None:
         rows.append(("Barge-in", _e(fmt_barge_in(turn.barge_in))))
     for speech in turn.agent_speech:
         detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
         rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))
-    rows.append(("Reply", _e(turn.reply)))
+    rows.append(("Reply", _t(turn.reply)))
     if turn.audio_out:
         rows.append(("Reply audio", audio.player(str(turn.audio_out), "reply audio")))
-    calls = "<br>".join(_e(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
+    calls = "<br>".join(_t(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
     rows.append(("Tool calls", calls))
     if turn.evaluations:
         rows.append(("Checks", _checks_html(turn.evaluations)))
     if turn.error:
-        rows.append(("Error", f'<span class="error-text">{_e(turn.error)}</span>'))
+        rows.append(("Error", f'<span class="error-text">{_t(turn.error)}</span>'))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
     cls = "turn" if turn.passed else "turn bad"
     return (
@@ -478,7 +484,7 @@ def _checks_html(evaluations: list[EvalResult]) -> str:
     for ev in evaluations:
         cls = "err" if ev.errored else ("ok" if ev.passed else "no")
         extra = " (errored)" if ev.errored else ""
-        reason = f": {_e(ev.reasoning)}" if ev.reasoning else ""
+        reason = f": {_t(ev.reasoning)}" if ev.reasoning else ""
         items.append(f'<li class="{cls}"><b>{_e(ev.name or "check")}</b>{extra}{reason}</li>')
     return f'<ul class="checks">{"".join(items)}</ul>'
 
