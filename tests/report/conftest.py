@@ -4,9 +4,11 @@ a real pydantic-ai FunctionModel judge, and real WAV files for the voice turns."
 from __future__ import annotations
 
 import contextlib
+import os
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,3 +199,30 @@ def eval_project(pytester: pytest.Pytester) -> ProjectFactory:
         return root
 
     return make
+
+
+CHROMIUM = os.environ.get("AGENT_EVAL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: install it (apt-get install -y chromium) "
+            "or point AGENT_EVAL_CHROMIUM at a Chromium binary",
+            pytrace=False,
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()

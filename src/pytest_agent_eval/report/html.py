@@ -80,6 +80,12 @@ def _e(value: object) -> str:
     return escape(strip_controls(str(value)), quote=True)
 
 
+def _t(value: object) -> str:
+    """Escaped for element text, where quotes need no escaping: tool-call arguments are JSON,
+    and ``&quot;`` for each of their quotes made up 7% of a 2,000-transcript report."""
+    return escape(strip_controls(str(value)), quote=False)
+
+
 @dataclass
 class AudioStore:
     """Turns audio paths into player sources, embedding each distinct file once.
@@ -138,6 +144,9 @@ class AudioStore:
         )
 
 
+# ``content-visibility: auto`` on each transcript: a browser styles and lays out only the
+# transcripts near the screen, so a report of 2,000 opens about twice as fast (docs/benchmarks.md);
+# the text stays in the document, found by find-in-page and read by screen readers.
 _CSS = """
 :root{--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--mute:#57606a;--line:#d0d7de;--bg2:#f6f8fa}
 *{box-sizing:border-box}
@@ -155,7 +164,8 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge.error{background:#fff8c5;color:var(--warn)}
 .controls{display:flex;gap:16px;align-items:center;margin:8px 0}
 .controls input[type=search]{padding:3px 6px;min-width:220px}
-details.transcript{border:1px solid var(--line);border-radius:6px;margin:10px 0;padding:0 12px}
+details.transcript{border:1px solid var(--line);border-radius:6px;margin:10px 0;padding:0 12px;
+content-visibility:auto;contain-intrinsic-size:auto 40px}
 details.transcript>summary{cursor:pointer;padding:8px 0;font-weight:600}
 details.run{margin:6px 0 6px 8px}details.run>summary{cursor:pointer}
 .turn{border-left:3px solid var(--line);margin:8px 0 8px 8px;padding:4px 10px}
@@ -437,7 +447,7 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
         facts.append(f"agent tokens {fmt_usage(turn.usage)}")
     if turn.judge_usage is not None:
         facts.append(f"judge tokens {fmt_usage(turn.judge_usage)}")
-    rows = [("User", _e(turn.user))]
+    rows = [("User", _t(turn.user))]
     if turn.audio:
         label = "Clean fixture" if turn.audio_in or turn.conditions else "User audio"
         rows.append((label, audio.player(turn.audio, "user audio")))
@@ -446,21 +456,21 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
     if turn.audio_in:
         rows.append(("Streamed audio", audio.player(str(turn.audio_in), "streamed audio")))
     for label, text in heard_rows(turn):
-        rows.append((_e(label), _e(text)))
+        rows.append((_e(label), _t(text)))
     if turn.barge_in is not None:
         rows.append(("Barge-in", _e(fmt_barge_in(turn.barge_in))))
     for speech in turn.agent_speech:
         detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
         rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))
-    rows.append(("Reply", _e(turn.reply)))
+    rows.append(("Reply", _t(turn.reply)))
     if turn.audio_out:
         rows.append(("Reply audio", audio.player(str(turn.audio_out), "reply audio")))
-    calls = "<br>".join(_e(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
+    calls = "<br>".join(_t(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
     rows.append(("Tool calls", calls))
     if turn.evaluations:
         rows.append(("Checks", _checks_html(turn.evaluations)))
     if turn.error:
-        rows.append(("Error", f'<span class="error-text">{_e(turn.error)}</span>'))
+        rows.append(("Error", f'<span class="error-text">{_t(turn.error)}</span>'))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
     cls = "turn" if turn.passed else "turn bad"
     return (
@@ -474,7 +484,7 @@ def _checks_html(evaluations: list[EvalResult]) -> str:
     for ev in evaluations:
         cls = "err" if ev.errored else ("ok" if ev.passed else "no")
         extra = " (errored)" if ev.errored else ""
-        reason = f": {_e(ev.reasoning)}" if ev.reasoning else ""
+        reason = f": {_t(ev.reasoning)}" if ev.reasoning else ""
         items.append(f'<li class="{cls}"><b>{_e(ev.name or "check")}</b>{extra}{reason}</li>')
     return f'<ul class="checks">{"".join(items)}</ul>'
 
