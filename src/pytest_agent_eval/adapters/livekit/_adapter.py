@@ -214,16 +214,7 @@ class LiveKitAdapter:
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """
-        for index, turn in enumerate(transcript.turns):
-            if turn.audio is None:
-                continue
-            path = _resolve(turn.audio, transcript)
-            try:
-                await asyncio.to_thread(self.fixture_audio, path)
-            except AudioFixtureError as exc:
-                where = f"transcript {transcript.id!r}, turn {index + 1}"
-                # from None: the cause would only repeat the message (issue 9).
-                raise AudioFixtureError(f"{where}: {exc}") from None
+        await _check_fixtures(transcript, self.fixture_audio)
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitConversation:
         """Build a fresh session with ``session_factory`` and start it.
@@ -332,6 +323,20 @@ def _takes_info(factory: Callable[..., Any]) -> bool:
             return parameter.default is inspect.Parameter.empty
         return False
     return False
+
+
+async def _check_fixtures(transcript: Transcript, load: Callable[[Path], Any]) -> None:
+    """Load every audio fixture of ``transcript`` with ``load`` (in a thread), so a bad one
+    fails before any session or room exists, naming the transcript and the turn."""
+    for index, turn in enumerate(transcript.turns):
+        if turn.audio is None:
+            continue
+        try:
+            await asyncio.to_thread(load, _resolve(turn.audio, transcript))
+        except AudioFixtureError as exc:
+            where = f"transcript {transcript.id!r}, turn {index + 1}"
+            # from None: the cause would only repeat the message (issue 9).
+            raise AudioFixtureError(f"{where}: {exc}") from None
 
 
 def _resolve(audio: Any, transcript: Transcript) -> Path:

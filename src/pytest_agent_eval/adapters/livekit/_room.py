@@ -17,11 +17,11 @@ from typing import Any
 import aiohttp
 from livekit import api, rtc
 
-from ...errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
+from ...errors import AdapterError, AgentEvalError, ConfigError
 from ...models import AgentReply, Handoff, Transcript, Turn, Usage
 from ..base import ConversationInfo, TurnInput
-from ._adapter import _resolve
-from ._audio import FixtureAudio, content_key, load_fixture_audio
+from ._adapter import _check_fixtures
+from ._audio import FixtureAudio, cached_fixture_audio
 from ._logs import hold_livekit_logs
 from ._room_events import EVAL_LISTENER_ATTRIBUTE
 from ._room_observer import AUDIO_RATE, RoomObserver, TurnLog
@@ -150,7 +150,6 @@ class LiveKitRoomAdapter:
         self.room_prefix = _slug(room_prefix) or "agent-eval"
         self.caller_identity = caller_identity
         self.log_level = log_level
-        self._audio: dict[tuple[str, int, int], FixtureAudio] = {}
 
     def __repr__(self) -> str:
         return f"LiveKitRoomAdapter({self.agent_name!r}, url={self.url!r})"
@@ -164,15 +163,7 @@ class LiveKitRoomAdapter:
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """
-        for index, turn in enumerate(transcript.turns):
-            if turn.audio is None:
-                continue
-            path = _resolve(turn.audio, transcript)
-            try:
-                await asyncio.to_thread(self.fixture_audio, path)
-            except AudioFixtureError as exc:
-                where = f"transcript {transcript.id!r}, turn {index + 1}"
-                raise AudioFixtureError(f"{where}: {exc}") from exc
+        await _check_fixtures(transcript, self.fixture_audio)
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitRoomConversation:
         """Create the run's room, join it, dispatch the agent and wait until it listens.
@@ -191,14 +182,9 @@ class LiveKitRoomAdapter:
         return conversation
 
     def fixture_audio(self, path: Path) -> FixtureAudio:
-        """``path`` as 20 ms frames at 48 kHz (validated, cached while unchanged)."""
-        key = content_key(path)
-        if key is not None and key in self._audio:
-            return self._audio[key]
-        audio = load_fixture_audio(path, sample_rate=AUDIO_RATE, frame_ms=FRAME_MS, tail_s=0.0)
-        if key is not None:
-            self._audio[key] = audio
-        return audio
+        """``path`` as 20 ms frames at 48 kHz (validated; kept for the process while the file is
+        unchanged, shared with other adapters)."""
+        return cached_fixture_audio(path, sample_rate=AUDIO_RATE, frame_ms=FRAME_MS, tail_s=0.0)
 
 
 def _setting(value: str | None, env: str, name: str) -> str:
