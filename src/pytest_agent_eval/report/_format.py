@@ -40,7 +40,9 @@ __all__ = [
     "fmt_wer",
     "greeting_shown",
     "heard_rows",
+    "latency_fact",
     "latency_lines",
+    "score_fact",
     "session_facts",
     "shorten",
     "shown_markers",
@@ -87,6 +89,26 @@ def fmt_latency(result: TranscriptResult | None) -> str:
     if result is None or result.p95_latency_s is None:
         return "–"
     return f"{result.p50_latency_s or 0.0:.2f}/{fmt_seconds(result.p95_latency_s)}"
+
+
+def score_fact(result: TranscriptResult) -> str:
+    """``Score 0.67 [0.21–0.94] against threshold 1.00: 2 of 3 runs passed, 1.20 s``: the
+    first fact of a transcript's section in the markdown and HTML reports."""
+    saved = f", {result.saved_runs} saved by early stop" if result.saved_runs else ""
+    return (
+        f"Score {fmt_score(result.score)} {fmt_interval(result.interval)} against threshold "
+        f"{fmt_score(result.threshold)}: {result.passed_run_count} of {len(result.runs)} runs "
+        f"passed{saved}, {fmt_seconds(result.duration_s)}"
+    )
+
+
+def latency_fact(result: TranscriptResult) -> str:
+    """``p95 turn latency 0.60 s (p50 0.40 s, over 6 voice turns)``, for a transcript that
+    measured latency."""
+    return (
+        f"p95 turn latency {fmt_seconds(result.p95_latency_s)} (p50 "
+        f"{fmt_seconds(result.p50_latency_s)}, over {len(result.turn_latencies_s)} voice turns)"
+    )
 
 
 def latency_lines(result: TranscriptResult) -> list[str]:

@@ -42,7 +42,9 @@ from ._format import (
     fmt_variant,
     greeting_shown,
     heard_rows,
+    latency_fact,
     latency_lines,
+    score_fact,
     session_facts,
     shorten,
     shown_markers,
@@ -550,12 +552,7 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
         facts.append(NO_RESULT[record.verdict == "passed"])
         body = ""
     else:
-        saved = f", {res.saved_runs} saved by early stop" if res.saved_runs else ""
-        facts.append(
-            f"Score {fmt_score(res.score)} {fmt_interval(res.interval)} against threshold "
-            f"{fmt_score(res.threshold)}: {res.passed_run_count} of {len(res.runs)} runs passed"
-            f"{saved}, {_e(fmt_seconds(res.duration_s))}"
-        )
+        facts.append(_e(score_fact(res)))
         if res.variant is not None:
             facts.append(f"Variant: {_e(res.variant)}")
         for check in res.checks:
@@ -563,11 +560,7 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
             facts.append(f"{_e(check.name)} {status}: {_e(check.reasoning)}")
         latency = latency_lines(res)
         if latency:
-            facts.append(
-                f"p95 turn latency {_e(fmt_seconds(res.p95_latency_s))} (p50 "
-                f"{_e(fmt_seconds(res.p50_latency_s))}, over {len(res.turn_latencies_s)} voice "
-                "turns)"
-            )
+            facts.append(_e(latency_fact(res)))
             facts += [_e(line) for line in latency[1:]]
         if res.mean_wer is not None:
             facts.append(f"Mean WER {res.mean_wer:.2f} over {len(res.turn_wers)} voice turn(s)")

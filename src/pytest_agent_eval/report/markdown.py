@@ -27,7 +27,6 @@ from ._format import (
     fmt_latency,
     fmt_planned_runs,
     fmt_record_score,
-    fmt_score,
     fmt_seconds,
     fmt_threshold,
     fmt_tokens,
@@ -37,7 +36,9 @@ from ._format import (
     fmt_variant,
     greeting_shown,
     heard_rows,
+    latency_fact,
     latency_lines,
+    score_fact,
     session_facts,
     shown_markers,
     side_by_side,
@@ -350,12 +351,7 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
     if res is None:
         lines += [f"- {NO_RESULT[record.verdict == 'passed']}", ""]
         return lines
-    saved = f", {res.saved_runs} saved by early stop" if res.saved_runs else ""
-    lines += [
-        f"- Score {fmt_score(res.score)} {fmt_interval(res.interval)} against threshold "
-        f"{fmt_score(res.threshold)}: {res.passed_run_count} of {len(res.runs)} runs passed"
-        f"{saved}, {fmt_seconds(res.duration_s)}",
-    ]
+    lines.append(f"- {score_fact(res)}")
     if res.variant is not None:
         lines.append(f"- Variant: {md_escape(res.variant)}")
     for check in res.checks:
@@ -363,10 +359,7 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
         lines.append(f"- {icon} {md_escape(check.name)} — {md_escape(check.reasoning)}")
     latency = latency_lines(res)
     if latency:
-        lines.append(
-            f"- p95 turn latency {fmt_seconds(res.p95_latency_s)} (p50 "
-            f"{fmt_seconds(res.p50_latency_s)}, over {len(res.turn_latencies_s)} voice turns)"
-        )
+        lines.append(f"- {latency_fact(res)}")
         lines += [f"  - {md_escape(line)}" for line in latency[1:]]
     if res.mean_wer is not None:
         lines.append(
