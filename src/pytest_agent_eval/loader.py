@@ -947,24 +947,27 @@ def _build(
         conditions=audio.transcript,
         variants=audio.variants,
         seed=int(data.get("seed", 0)),
-        **_transcript_key_values(data),
+        **_key_values(Transcript, transcript_keys(), data),
         turn_timeout_s=data.get("turn_timeout_s"),
     )
 
 
-def _transcript_key_values(data: dict[str, Any]) -> dict[str, Any]:
-    """The top-level expectation keys (``greeting``), typed as their `Transcript` fields."""
-    hints = _transcript_hints()
+def _key_values(
+    owner: type, keys: Iterable[Any], raw: dict[str, Any], *, path: str = ""
+) -> dict[str, Any]:
+    """The expectation keys that live outside ``expect:`` (``greeting`` on a transcript,
+    ``interrupt`` on a turn), typed as the ``owner`` dataclass's fields of the same name."""
+    hints = _type_hints(owner)
     return {
-        key.name: from_json(hints[key.name], data[key.name], path=key.name)
-        for key in transcript_keys()
-        if key.name in data
+        key.name: from_json(hints[key.name], raw[key.name], path=f"{path}{key.name}")
+        for key in keys
+        if key.name in raw
     }
 
 
 @cache
-def _transcript_hints() -> dict[str, Any]:
-    return typing.get_type_hints(Transcript)
+def _type_hints(owner: type) -> dict[str, Any]:
+    return typing.get_type_hints(owner)
 
 
 def _build_turn(
@@ -988,23 +991,8 @@ def _build_turn(
         voice=_voice(raw.get("voice")),
         line=lines.line(("turns", index)),
         conditions=conditions,
-        **_turn_key_values(raw, index),
+        **_key_values(Turn, turn_keys(), raw, path=f"turns[{index}]."),
     )
-
-
-def _turn_key_values(raw: dict[str, Any], index: int) -> dict[str, Any]:
-    """The turn-level expectation keys (``interrupt``), typed as their `Turn` fields."""
-    hints = _turn_hints()
-    return {
-        key.name: from_json(hints[key.name], raw[key.name], path=f"turns[{index}].{key.name}")
-        for key in turn_keys()
-        if key.name in raw
-    }
-
-
-@cache
-def _turn_hints() -> dict[str, Any]:
-    return typing.get_type_hints(Turn)
 
 
 def _check_audio_inside(
