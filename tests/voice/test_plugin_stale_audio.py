@@ -84,7 +84,9 @@ def test_missing_fixture_fails_before_the_conversation_with_the_fix_command(
             "*--agent-eval-stale-audio=synthesize*",
         ]
     )
-    assert result.stdout.str().count("is missing") == 1
+    # The failure sections only: pytest repeats each message in its one-line short summary,
+    # cut to the terminal width (whole on a wide terminal).
+    assert result.stdout.str().split("short test summary info")[0].count("is missing") == 1
     result.stdout.no_fnmatch_line("*heard * seconds*")
     result.stdout.no_fnmatch_line("*During handling of the above exception*")
 
@@ -187,7 +189,9 @@ def test_a_broken_recording_fails_once_with_a_fix_for_a_recording(
     for mode in ("fail", "synthesize"):  # synthesizing leaves a recording alone
         result = project.runpytest("--agent-eval-live", f"--agent-eval-stale-audio={mode}")
         result.assert_outcomes(failed=1)
-        out = result.stdout.str()
+        # The failure sections only: pytest repeats each message in its one-line short summary,
+        # cut to the terminal width (whole on a wide terminal).
+        out = result.stdout.str().split("short test summary info")[0]
         assert out.count("is not readable audio") == 1, mode
         assert out.count("re-record or replace it") == 1
         assert "--force" not in out
