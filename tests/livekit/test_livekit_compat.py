@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +177,67 @@ def test_no_other_adapter_module_reads_livekit_internals() -> None:
             if _PRIVATE_READ.search(line):
                 offenders.append(f"{path.name}:{number}: {line.strip()}")
     assert not offenders, "read LiveKit internals through _compat:\n" + "\n".join(offenders)
+
+
+EXIT_SCRIPT = """
+import atexit
+
+callers = []
+# Registered first, so it runs last: after livekit's handler and ours.
+atexit.register(lambda: print("DISPOSE CALLERS", callers, flush=True))
+
+from livekit import rtc
+from livekit.rtc._ffi_client import FfiClient
+
+import pytest_agent_eval.adapters.livekit  # registers the exit handler
+
+real_dispose = FfiClient._dispose
+
+
+def recording_dispose(self):
+    import sys
+
+    callers.append(sys._getframe(1).f_code.co_name)
+    real_dispose(self)
+
+
+FfiClient._dispose = recording_dispose
+# A real use of the native client: livekit creates it, and its own exit handler, here.
+resampler = rtc.AudioResampler(48000, 16000)
+resampler.push(rtc.AudioFrame(b"\\0\\0" * 480, 48000, 1, 480))
+print("RESAMPLED", len(resampler.flush()) >= 0, flush=True)
+"""
+
+
+def test_a_process_that_used_the_native_client_settles_it_after_livekit_at_exit(
+    tmp_path: Path,
+) -> None:
+    """CI once saw a room-mode pytest run abort at exit (-6, a Rust panic in a thread that
+    delivered an event while Python finalized) after every test passed. The adapter's exit
+    handler runs after livekit's own disposal and gives such a delivery time to finish."""
+    script = tmp_path / "uses_rtc.py"
+    script.write_text(EXIT_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RESAMPLED True" in done.stdout
+    assert "panic" not in done.stderr
+    # livekit's handler disposes first; ours follows (and finds the client disposed).
+    assert "DISPOSE CALLERS ['_dispose_lk_ffi', 'settle_rtc_client_at_exit']" in done.stdout
+
+
+def test_settling_without_a_native_client_creates_none(tmp_path: Path) -> None:
+    """A process that never used livekit-rtc gets no client (and no grace) at exit."""
+    script = tmp_path / "no_rtc.py"
+    script.write_text(
+        "from livekit.rtc._ffi_client import FfiClient\n"
+        "from pytest_agent_eval.adapters.livekit._compat import settle_rtc_client_at_exit\n"
+        "settle_rtc_client_at_exit()\n"
+        "print('CLIENT', FfiClient._instance)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "CLIENT None" in done.stdout

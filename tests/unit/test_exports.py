@@ -213,6 +213,7 @@ EXPORTS: dict[str, list[str]] = {
         "running_tool_call",
         "session_activity",
         "session_target_agent",
+        "settle_rtc_client_at_exit",
         "task_answers",
         "task_hands_back",
         "tool_exception_record",

@@ -11,6 +11,8 @@ the agent's entrypoint adds `publish_eval_events(session)` so its tool calls can
 
 from __future__ import annotations
 
+import atexit
+
 from ...errors import require_extra
 
 require_extra("livekit.agents", extra="livekit", feature="LiveKitAdapter")
@@ -21,6 +23,7 @@ from ._adapter import (  # noqa: E402
     SessionFactory,
     SessionInfo,
 )
+from ._compat import settle_rtc_client_at_exit  # noqa: E402
 from ._options import eval_session_kwargs  # noqa: E402
 from ._room import LiveKitRoomAdapter, LiveKitRoomConversation  # noqa: E402
 from ._room_events import (  # noqa: E402
@@ -31,6 +34,9 @@ from ._room_events import (  # noqa: E402
 from ._scripted import Rule, ScriptContext, ScriptedLLM, parse_number  # noqa: E402
 from ._stt import FixtureTextSTT, SegmentSTT, WhisperSTT  # noqa: E402
 from ._tts import SynthesizerTTS  # noqa: E402
+
+# Before livekit-rtc creates its client (on first use), so this runs after livekit's own handler.
+atexit.register(settle_rtc_client_at_exit)
 
 __all__ = [
     "EVAL_EVENTS_TOPIC",

@@ -8,6 +8,9 @@ reads a few private attributes and naming conventions of livekit-agents. Each fu
 reads exactly one of them and is named for what it gives the adapter; no other module touches
 a LiveKit name that starts with an underscore.
 
+One function acts on livekit-rtc rather than livekit-agents: `settle_rtc_client_at_exit` (see
+there). It reads leniently, because it runs while the process exits and must never raise.
+
 One function writes: `watch_vad_events` puts an observer in front of an audio recognition's
 VAD event handler (on that one object), so the adapter sees the session's own VAD decisions
 instead of running a second VAD to predict them.
@@ -25,6 +28,8 @@ import asyncio
 import contextvars
 import dataclasses
 import logging
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,6 +62,7 @@ __all__ = [
     "running_tool_call",
     "session_activity",
     "session_target_agent",
+    "settle_rtc_client_at_exit",
     "task_answers",
     "task_hands_back",
     "tool_exception_record",
@@ -352,3 +358,37 @@ def run_assert_over(items: Sequence[Any]) -> Any:
                 )
             )
     return RunAssert(_Events(events))  # type: ignore[arg-type]
+
+
+# -- livekit-rtc's native client at exit ---------------------------------------------------
+
+RTC_EXIT_GRACE_S = 0.2
+"""How long the exiting process lets livekit-rtc's threads finish a call already under way."""
+
+
+def settle_rtc_client_at_exit() -> None:
+    """Dispose livekit-rtc's native client, then give its threads a moment before Python finalizes.
+
+    livekit-rtc delivers room events and log records from its own Rust threads into a Python
+    callback. One that reaches for the GIL after the interpreter has started to finalize is ended
+    by CPython, and that unwind through Rust frames aborts the process (exit code -6, "panic in a
+    function that cannot unwind") although every test passed: seen once in CI under load, after
+    a room-mode run. livekit disposes its client from its own atexit handler and the process
+    finalizes right after; this handler (registered when the adapter is imported, so it runs
+    after livekit's own, or disposes first if livekit's registered earlier) lets a delivery
+    already under way finish while Python is still whole. Nothing can be awaited here: the
+    callback is livekit's, so the grace is a fixed, short sleep, paid only by a process that
+    used the native client.
+    """
+    module = sys.modules.get("livekit.rtc._ffi_client")
+    client_class = getattr(module, "FfiClient", None)
+    client = getattr(client_class, "_instance", None)
+    if client is None:
+        return
+    dispose = getattr(client, "_dispose", None)
+    if callable(dispose):
+        try:
+            dispose()  # returns at once when livekit's own handler already ran
+        except Exception:  # the process is exiting: nothing to report to, nothing to save
+            return
+    time.sleep(RTC_EXIT_GRACE_S)  # releases the GIL to a callback already under way
