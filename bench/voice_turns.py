@@ -14,7 +14,8 @@ Prints:
   (wall time minus the audio's play time at that speed), and the median latency from the end of
   the user's speech to the first reply text;
 - the targets: each voice turn at max speed against one Silero pass over the same frames; the
-  3-turn transcript's speed against its audio; Whisper with ``runs: N`` against one run, and a
+  3-turn transcript's speed against its audio; this package's own share of a conversation's
+  CPU (cProfile); Whisper with ``runs: N`` against one run, and a
   rerun served by the on-disk STT cache (with hit rates); the earlier package's adapter
   (``--earlier``: the unpacked pytest-agent-eval 0.3.0 wheel) against ours with Whisper, one run;
   with ``--xdist``, ``pytest -n 2`` against ``-n 0`` on a voice suite of 8 transcripts.
@@ -185,6 +186,45 @@ async def _turn_vs_silero(agent: ModuleType, transcript: Any, runs: int) -> None
         f"\n3-turn transcript at max speed: {total:.3f} s for {audio_s:.2f} s of audio: "
         f"**{audio_s / total:.1f}x faster than its audio** (target >= 30x)"
     )
+
+
+async def _own_share(agent: ModuleType, transcript: Any, runs: int) -> None:
+    """How much of a conversation's CPU is this package's own code, by cProfile's own time.
+
+    The per-turn ratio above compares with a bare Silero stream; the agent's pipeline does more
+    than that (LiveKit's audio recognition and its handlers for every VAD window, the LLM node,
+    resampling), none of which the tool can remove. This is the tool's own share of the rest.
+    """
+    import cProfile
+    import pstats
+
+    from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+
+    adapter = LiveKitAdapter(_factory(agent, "fixture-text"), speed=0.0, timeout_s=60.0)
+    await _run_once(adapter, transcript, -1)
+    profile = cProfile.Profile()
+    profile.enable()
+    for index in range(runs):
+        await _run_once(adapter, transcript, index)
+    profile.disable()
+    busy = ours = 0.0
+    by_module: dict[str, float] = {}
+    stats: dict[Any, Any] = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    for (filename, _, name), (_, _, own, _, _) in stats.items():
+        if name == "<method 'poll' of 'select.epoll' objects>":
+            continue  # the event loop waiting: idle, not work
+        busy += own
+        if "/pytest_agent_eval/" in filename:
+            ours += own
+            module = filename.split("/pytest_agent_eval/")[-1]
+            by_module[module] = by_module.get(module, 0.0) + own
+    print(
+        f"\nOwn code, fixture-text STT, max speed, {runs} conversations under cProfile: "
+        f"**{100 * ours / busy:.1f}%** of the main thread's busy time ({1000 * ours / runs:.1f} ms "
+        f"of {1000 * busy / runs:.0f} ms per conversation); the rest is LiveKit, Silero and asyncio"
+    )
+    top = sorted(by_module.items(), key=lambda item: -item[1])[:5]
+    print("  " + ", ".join(f"{module} {1000 * own / runs:.1f} ms" for module, own in top))
 
 
 def _hits(stats: Any) -> str:
@@ -379,6 +419,7 @@ def _xdist(transcript: Any, reps: int, stts: list[str]) -> None:
 
 def _targets(agent: ModuleType, transcript: Any, args: argparse.Namespace) -> None:
     asyncio.run(_turn_vs_silero(agent, transcript, args.runs))
+    asyncio.run(_own_share(agent, transcript, max(args.runs, 10)))
     asyncio.run(_whisper_runs(agent, transcript, args.whisper_runs))
     earlier: Path | None = args.earlier
     if earlier is not None and (earlier / "pytest_agent_eval" / "adapters").is_dir():
