@@ -38,3 +38,12 @@ class ExampleProjects:
 def examples(pytester: pytest.Pytester) -> ExampleProjects:
     """The example projects, ready to copy into a pytester run."""
     return ExampleProjects(pytester)
+
+
+@pytest.fixture(autouse=True)
+def _eighty_column_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pytest run a test starts (in-process or as a subprocess) sees 80 columns, the width
+    pytest assumes without a terminal. Tests read what a user's terminal shows; pytest cuts its
+    short summary to the width (or prints it whole on a wide one), so without this a narrow or
+    wide ``COLUMNS`` in the environment running the suite would change what they read."""
+    monkeypatch.setenv("COLUMNS", "80")
