@@ -659,17 +659,13 @@ class LiveKitConversation(BargeInTurns):
             raise AdapterError(
                 fixture_text_refusal(self.info.transcript, turn.index, turn.conditions)
             )
-        stage.set(f"the audio fixture {path} to load")
-        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
-        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
-        await self._follow_recognition()
-        segments = list(await self._segments_from(audio, path, stage, start=0))
-        if not segments:
-            raise AdapterError(
-                f"the session's VAD hears no speech in audio fixture {path} "
-                f"({audio.duration_s:.2f} s); the agent would never get a turn. Re-create the "
-                "fixture, or check the VAD's activation threshold"
-            )
+        audio, segments = await self._turn_audio_and_speech(
+            turn,
+            path,
+            stage,
+            without_speech="the agent would never get a turn. Re-create the fixture, or check "
+            "the VAD's activation threshold",
+        )
         self._prime_fixture_stt(path, turn.turn.user, segments)
         anchors: list[float] = []
         if self.adapter.speed > 0:
@@ -733,6 +729,24 @@ class LiveKitConversation(BargeInTurns):
         stt_.clear()
         spans = [(s.end_s - s.speech_s, s.end_s) for s in segments]
         stt_.expect(path, user, spans, heard=heard)
+
+    async def _turn_audio_and_speech(
+        self, turn: TurnInput, path: Path, stage: _Stage, *, without_speech: str
+    ) -> tuple[FixtureAudio, list[SpeechSegment]]:
+        """Load the turn's audio (conditions applied), save what will stream, follow the
+        recognition and find the speech in it; raise, ending with ``without_speech``, when the
+        session's VAD would hear none."""
+        stage.set(f"the audio fixture {path} to load")
+        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
+        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
+        await self._follow_recognition()
+        segments = list(await self._segments_from(audio, path, stage, start=0))
+        if not segments:
+            raise AdapterError(
+                f"the session's VAD hears no speech in audio fixture {path} "
+                f"({audio.duration_s:.2f} s); {without_speech}"
+            )
+        return audio, segments
 
     async def _segments_from(
         self, audio: FixtureAudio, path: Path, stage: _Stage, *, start: int

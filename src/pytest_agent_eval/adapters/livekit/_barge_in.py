@@ -109,6 +109,9 @@ class BargeInTurns:
         async def _segments_from(
             self, audio: FixtureAudio, path: Path, stage: Any, *, start: int
         ) -> tuple[SpeechSegment, ...]: ...
+        async def _turn_audio_and_speech(
+            self, turn: Any, path: Path, stage: Any, *, without_speech: str
+        ) -> tuple[FixtureAudio, list[SpeechSegment]]: ...
 
     _held: dict[int, AgentReply | BaseException]
     _untested: dict[int, str]
@@ -330,18 +333,9 @@ class BargeInTurns:
             handle.add_done_callback(reply_over)
         async with self._deadline(stage, turn_label=label):
             path = turn.audio
-            stage.set(f"the audio fixture {path} to load")
-            audio = await asyncio.to_thread(
-                self.adapter.turn_audio, path, turn.conditions, turn.seed
+            audio, segments = await self._turn_audio_and_speech(
+                turn, path, stage, without_speech="it cannot interrupt anything"
             )
-            self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
-            await self._follow_recognition()
-            segments = list(await self._segments_from(audio, path, stage, start=0))
-            if not segments:
-                raise AdapterError(
-                    f"the session's VAD hears no speech in audio fixture {path} "
-                    f"({audio.duration_s:.2f} s); it cannot interrupt anything"
-                )
             interruption = session.options.interruption
             min_s = float(interruption.get("min_duration", 0.5))
             first = segments[0]
