@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 from corpus_agents import INSTRUCTIONS, PHRASES, RULES, VAD, Kitchen, Receptionist
+from livekit import rtc
 from livekit.agents import Agent, AgentSession, AgentTask, RunContext, function_tool
+from livekit.agents import vad as lk_vad
 from livekit_support import converse, run, transcript
 
 import pytest_agent_eval.adapters.livekit as adapter_package
@@ -149,6 +151,47 @@ def test_livekits_log_record_of_a_tool_exception_is_recognized(
         run(converse(LiveKitAdapter(factory, log_level=None, tail_silence_s=0.7), script))
     found = [r for r in map(compat.tool_exception_record, caplog.records) if r is not None]
     assert [(r.function, r.speech_id is not None) for r in found] == [("dessert_menu", True)]
+
+
+def test_every_vad_stream_access_answers_on_a_real_silero_stream() -> None:
+    """The replay's reads and writes (see `_replay`), on Silero's own stream."""
+
+    async def scenario() -> list[Any]:
+        stream = VAD.stream()
+        frame = rtc.AudioFrame(b"\0\0" * 480, 24000, 1, 480)
+        seen: list[Any] = []
+        try:
+            assert compat.vad_stream_vad(stream) is VAD
+            assert compat.vad_stream_unfed(stream)
+            compat.check_vad_stream_open(stream)
+            own = compat.divert_vad_stream_input(stream, seen.append)
+            stream.push_frame(frame)
+            assert seen == [frame] and compat.vad_stream_unfed(stream)
+            compat.restore_vad_stream_input(stream)
+            assert "push_frame" not in vars(stream) and own == stream.push_frame
+            event = lk_vad.VADEvent(
+                type=lk_vad.VADEventType.INFERENCE_DONE,
+                samples_index=512,
+                timestamp=0.032,
+                speech_duration=0.0,
+                silence_duration=0.032,
+            )
+            compat.emit_vad_event(stream, event)
+            received = [await stream.__anext__()]
+            compat.skip_vad_stream_events(stream, 1)
+            compat.emit_vad_event(stream, event)  # held back
+            compat.emit_vad_event(stream, lk_vad.VADEvent(**{**vars(event), "timestamp": 0.064}))
+            received.append(await stream.__anext__())
+            stream.push_frame(frame)
+            assert not compat.vad_stream_unfed(stream)
+            stream.end_input()
+            with pytest.raises(RuntimeError, match="input ended"):
+                compat.check_vad_stream_open(stream)
+            return [e.timestamp for e in received]
+        finally:
+            await stream.aclose()
+
+    assert run(scenario()) == [0.032, 0.064]
 
 
 def test_a_missing_internal_fails_naming_the_livekit_version() -> None:

@@ -18,6 +18,7 @@ from corpus_agents import GREETING, PHRASES, SCENARIOS, Scenario
 from livekit_support import converse_greeted, run, transcript
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+from pytest_agent_eval.adapters.livekit._replay import replays_served
 from pytest_agent_eval.models import AgentReply, AgentSpeech, Greeting, Turn
 
 TAIL_S = 0.7
@@ -295,28 +296,37 @@ def test_every_scenario_has_expectations() -> None:
 def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
     scenario: Scenario, corpus_audio: dict[str, Path]
 ) -> None:
+    """At max speed with the session's VAD decisions replayed (the default), at max speed
+    with them computed, and in real time: the same turns."""
     script = scenario_script(scenario, corpus_audio)
-    by_speed = {}
-    for speed in (0.0, 1.0):
-        adapter = LiveKitAdapter(scenario.factory(), speed=speed, tail_silence_s=TAIL_S)
+    ways = {"replayed": (0.0, True), "computed": (0.0, False), "real time": (1.0, True)}
+    by_way = {}
+    for way, (speed, replay) in ways.items():
+        served = replays_served()
+        adapter = LiveKitAdapter(
+            scenario.factory(), speed=speed, tail_silence_s=TAIL_S, vad_replay=replay
+        )
         greeting, replies = run(converse_greeted(adapter, script))
+        # The replay served this scenario's fixtures, and only at max speed.
+        assert (replays_served() > served) is (way == "replayed"), way
         for index, reply in enumerate(replies, start=1):
             if reply.reply:
-                assert reply.latency_s is not None and reply.latency_s >= 0, (speed, index)
+                assert reply.latency_s is not None and reply.latency_s >= 0, (way, index)
             for speech in reply.agent_speech:  # measured, never negative
-                assert speech.latency_s is None or speech.latency_s >= 0, (speed, index)
-        by_speed[speed] = captured(greeting, replies)
-    assert without_tokens(by_speed[0.0]) == EXPECTED[scenario.id]
+                assert speech.latency_s is None or speech.latency_s >= 0, (way, index)
+        by_way[way] = captured(greeting, replies)
+    assert without_tokens(by_way["replayed"]) == EXPECTED[scenario.id]
     # Tokens too: every LLM request of a turn is charged to it, at every speed.
-    assert all(t["tokens"] is not None for t in by_speed[0.0])
-    differences = [
-        (index, key, at_max[key], in_real_time[key])
-        for index, (at_max, in_real_time) in enumerate(
-            zip(by_speed[0.0], by_speed[1.0], strict=True), start=1
+    assert all(t["tokens"] is not None for t in by_way["replayed"])
+    for way in ("computed", "real time"):
+        differences = [
+            (index, key, replayed[key], other.get(key))
+            for index, (replayed, other) in enumerate(
+                zip(by_way["replayed"], by_way[way], strict=True), start=1
+            )
+            for key in replayed
+            if replayed[key] != other.get(key)
+        ]
+        assert not differences, f"turn, field, replayed at max speed, {way}:\n" + "\n".join(
+            map(repr, differences)
         )
-        for key in at_max
-        if at_max[key] != in_real_time.get(key)
-    ]
-    assert not differences, "turn, field, at max speed, in real time:\n" + "\n".join(
-        map(repr, differences)
-    )

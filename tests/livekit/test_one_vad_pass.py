@@ -9,6 +9,7 @@ turn fails at once saying so, rather than waiting for an end of speech that does
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -150,6 +151,11 @@ def test_a_fixture_is_cut_once_per_vad_and_settings(fixtures: Fixtures) -> None:
         await scan_segments(vad, other)
         await scan_segments(CountingVAD.load(), audio)
         assert scans_run() - before == 4
+        # Runs that start together need the fixture at once: one scan answers them all.
+        together = CountingVAD.load()
+        cuts = await asyncio.gather(*(scan_segments(together, audio) for _ in range(3)))
+        assert cuts == [cut] * 3
+        assert scans_run() - before == 5 and together.opened == 1
 
     run(scenario())
 

@@ -38,10 +38,11 @@ from ._audio import (
     load_fixture_audio,
 )
 from ._barge_in import BargeInTurns, interrupting_turn
-from ._compat import agent_in_a_session, run_assert_over
+from ._compat import agent_in_a_session, run_assert_over, vad_stream_vad
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
-from ._segments import SessionVAD, flush_session_vad, scan_segments
+from ._replay import VADReplay
+from ._segments import SessionVAD, flush_session_vad, scan_fixture
 from ._stt import FixtureTextSTT, SegmentSTT
 from ._turn import (
     SessionClosedError,
@@ -138,6 +139,13 @@ class LiveKitAdapter:
         grace_period_s: Accepted from the earlier package, with a `DeprecationWarning`, and
             ignored: a turn ends when the agent is done (decided from events), not after a
             fixed wait.
+        vad_replay: At max speed, hand the session's Silero VAD stream the decisions Silero
+            made over the same fixture frames, with the same settings, when the adapter
+            scanned the fixture (once per process), instead of computing them again each
+            run. The session's pipeline runs on them as on computed ones; a fixture then
+            costs one Silero pass per process. Only for ``silero.VAD`` itself and at
+            ``speed=0`` (real-time runs measure the VAD's own time); False computes every
+            time. See docs/livekit.md.
 
     Example:
         ```python
@@ -167,6 +175,7 @@ class LiveKitAdapter:
         audio_in_dir: str | os.PathLike[str] | None = None,
         log_level: int | str | None = logging.WARNING,
         grace_period_s: float | None = None,
+        vad_replay: bool = True,
     ) -> None:
         if grace_period_s is not None:
             warnings.warn(
@@ -198,6 +207,7 @@ class LiveKitAdapter:
         self.timeout_s = timeout_s
         self.speed = speed
         self.tail_silence_s = tail_silence_s
+        self.vad_replay = vad_replay
         self.capture_audio = capture_audio
         self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
         self.audio_in_dir = Path(audio_in_dir) if audio_in_dir is not None else None
@@ -409,6 +419,8 @@ class LiveKitConversation(BargeInTurns):
         self._mirror: VADMirror | None = None
         """A twin of the session's VAD streams, only when they cannot be reset (see start)."""
         self._mirrored: Any = None
+        self._replay: VADReplay | None = None
+        """Serves the session's VAD stream recorded decisions (see `_replay`), when it can."""
         self._text_out: CaptureTextOutput | None = None
         self._audio_out: CaptureAudioOutput | None = None
         self._quiet: contextlib.ExitStack = contextlib.ExitStack()
@@ -533,6 +545,8 @@ class LiveKitConversation(BargeInTurns):
         if self._closed:
             return
         self._closed = True
+        if self._replay is not None:
+            self._replay.release()  # what the session feeds its VAD while closing is its own
         try:
             if self._recorder is not None:
                 if isinstance(self.session.stt, SegmentSTT):
@@ -731,16 +745,23 @@ class LiveKitConversation(BargeInTurns):
         stt_.expect(path, user, spans, heard=heard)
 
     async def _turn_audio_and_speech(
-        self, turn: TurnInput, path: Path, stage: _Stage, *, without_speech: str
+        self,
+        turn: TurnInput,
+        path: Path,
+        stage: _Stage,
+        *,
+        without_speech: str,
+        replay: bool = True,
     ) -> tuple[FixtureAudio, list[SpeechSegment]]:
         """Load the turn's audio (conditions applied), save what will stream, follow the
         recognition and find the speech in it; raise, ending with ``without_speech``, when the
-        session's VAD would hear none."""
+        session's VAD would hear none. ``replay``: the VAD's decisions may be replayed (the
+        audio streams at max speed)."""
         stage.set(f"the audio fixture {path} to load")
         audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
         self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
         await self._follow_recognition()
-        segments = list(await self._segments_from(audio, path, stage, start=0))
+        segments = list(await self._segments_from(audio, path, stage, start=0, replay=replay))
         if not segments:
             raise AdapterError(
                 f"the session's VAD hears no speech in audio fixture {path} "
@@ -749,14 +770,22 @@ class LiveKitConversation(BargeInTurns):
         return audio, segments
 
     async def _segments_from(
-        self, audio: FixtureAudio, path: Path, stage: _Stage, *, start: int
+        self,
+        audio: FixtureAudio,
+        path: Path,
+        stage: _Stage,
+        *,
+        start: int,
+        replay: bool = False,
     ) -> tuple[SpeechSegment, ...]:
         """Where the session's current VAD stream will cut ``audio`` from frame ``start`` on.
 
         Start of a fixture (``start`` 0): the session's VAD stream is reset, so the cut is a
         property of the fixture, scanned once per process. From a later frame: the session has
         just started listening with a new stream (a handoff between two phrases), which is
-        fresh too. With a twin (see `start`), the twin is fed the frames instead.
+        fresh too. With a twin (see `start`), the twin is fed the frames instead. With
+        ``replay`` (and the adapter's ``vad_replay`` at max speed), the session's stream is
+        served the scan's decisions where `VADReplay` can (see `_replay`).
         """
         assert self._vad is not None
         if self._mirror is not None:
@@ -767,16 +796,52 @@ class LiveKitConversation(BargeInTurns):
                 self._vad.begin_stream(fixture_s=start * audio.frame_s)
             return await self._mirror.feed(audio, start=start)
         recognition = self._vad.recognition
+        replay = replay and self.adapter.vad_replay and self.adapter.speed == 0
+        flushed: Any = None
         if start == 0:
             stage.set("the session's VAD to take the audio streamed before this turn")
             assert self._audio_in is not None
-            await self._recorder_guard(flush_session_vad(recognition, self._audio_in.taken))
+            flushed = await self._recorder_guard(
+                flush_session_vad(
+                    recognition,
+                    self._audio_in.taken,
+                    before_flush=self._attach_replay if replay else self._stop_replay,
+                )
+            )
             self._vad.begin_fixture(stream_start_s=0.0, flushed=True)
         else:
             self._vad.begin_stream(fixture_s=start * audio.frame_s)
         stage.set(f"the speech segments of {path} (one VAD pass, once per fixture)")
-        assert self.session.vad is not None
-        return await scan_segments(self.session.vad, audio, start)
+        # The stream just reset is the one to predict (an agent may listen with a VAD of its
+        # own); after a handoff between phrases, the session's.
+        vad = vad_stream_vad(flushed) if flushed is not None else self.session.vad
+        assert vad is not None
+        scan = await scan_fixture(vad, audio, start)
+        replayer = self._replay
+        if (
+            replay
+            and scan.trace is not None
+            and replayer is not None
+            and replayer.stream is flushed
+        ):
+            replayer.serve(scan.trace)
+        return scan.segments
+
+    def _attach_replay(self, stream: Any) -> None:
+        """Before the flush that starts a fixture: put a `VADReplay` in front of ``stream``
+        if it is new and can take one (see `_replay`)."""
+        current = self._replay
+        if current is not None and current.stream is stream:
+            current.stop()
+        elif VADReplay.attachable(stream):
+            if current is not None:
+                current.release()  # an earlier agent's stream
+            self._replay = VADReplay(stream)
+
+    def _stop_replay(self, stream: Any) -> None:
+        """Before the flush that starts a fixture streamed in real time: let it compute."""
+        if self._replay is not None:
+            self._replay.stop()
 
     async def _recorder_guard(self, awaitable: Awaitable[Any]) -> Any:
         assert self._recorder is not None

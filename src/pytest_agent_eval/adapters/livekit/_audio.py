@@ -30,6 +30,8 @@ __all__ = [
     "cached_fixture_audio",
     "content_key",
     "load_fixture_audio",
+    "speech_at_end",
+    "speech_segment",
 ]
 
 
@@ -151,6 +153,25 @@ def cached_fixture_audio(
     return audio
 
 
+def speech_segment(end: Any, offset: float) -> SpeechSegment:
+    """The segment an end-of-speech event closes, in fixture time (stream time - ``offset``)."""
+    return SpeechSegment(
+        end_s=max(0.0, end.timestamp - end.silence_duration - offset),
+        speech_s=end.speech_duration,
+        detected_s=end.timestamp - offset,
+    )
+
+
+def speech_at_end(audio: FixtureAudio) -> AdapterError:
+    """The error for a fixture whose speech the VAD hears going on past its silence tail."""
+    tail = len(audio.frames) * audio.frame_s - audio.duration_s
+    return AdapterError(
+        f"audio fixture {audio.path}: the session's VAD still hears speech at the end of "
+        f"the {tail:.2f} s of silence appended to it, so the turn would never end; raise "
+        "LiveKitAdapter(tail_silence_s=...) above the VAD's min_silence_duration"
+    )
+
+
 class VADMirror:
     """A stream of the session's VAD, fed the frames the session gets, to know what it will see.
 
@@ -206,22 +227,11 @@ class VADMirror:
                 self._speaking = True
             elif event.type == lk_vad.VADEventType.END_OF_SPEECH:
                 self._speaking = False
-                segments.append(
-                    SpeechSegment(
-                        end_s=max(0.0, event.timestamp - event.silence_duration - offset),
-                        speech_s=event.speech_duration,
-                        detected_s=event.timestamp - offset,
-                    )
-                )
+                segments.append(speech_segment(event, offset))
             elif event.type == lk_vad.VADEventType.INFERENCE_DONE and event.timestamp >= target:
                 break
         if self._speaking:
-            tail = len(audio.frames) * audio.frame_s - audio.duration_s
-            raise AdapterError(
-                f"audio fixture {audio.path}: the session's VAD still hears speech at the end of "
-                f"the {tail:.2f} s of silence appended to it, so the turn would never end; raise "
-                "LiveKitAdapter(tail_silence_s=...) above the VAD's min_silence_duration"
-            )
+            raise speech_at_end(audio)
         return tuple(segments)
 
     async def aclose(self) -> None:

@@ -107,10 +107,10 @@ class BargeInTurns:
         async def _follow_recognition(self) -> bool: ...
         def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None: ...
         async def _segments_from(
-            self, audio: FixtureAudio, path: Path, stage: Any, *, start: int
+            self, audio: FixtureAudio, path: Path, stage: Any, *, start: int, replay: bool = ...
         ) -> tuple[SpeechSegment, ...]: ...
         async def _turn_audio_and_speech(
-            self, turn: Any, path: Path, stage: Any, *, without_speech: str
+            self, turn: Any, path: Path, stage: Any, *, without_speech: str, replay: bool = ...
         ) -> tuple[FixtureAudio, list[SpeechSegment]]: ...
 
     _held: dict[int, AgentReply | BaseException]
@@ -334,7 +334,7 @@ class BargeInTurns:
         async with self._deadline(stage, turn_label=label):
             path = turn.audio
             audio, segments = await self._turn_audio_and_speech(
-                turn, path, stage, without_speech="it cannot interrupt anything"
+                turn, path, stage, without_speech="it cannot interrupt anything", replay=False
             )
             interruption = session.options.interruption
             min_s = float(interruption.get("min_duration", 0.5))

@@ -11,9 +11,13 @@ a LiveKit name that starts with an underscore.
 One function acts on livekit-rtc rather than livekit-agents: `settle_rtc_client_at_exit` (see
 there). It reads leniently, because it runs while the process exits and must never raise.
 
-One function writes: `watch_vad_events` puts an observer in front of an audio recognition's
-VAD event handler (on that one object), so the adapter sees the session's own VAD decisions
-instead of running a second VAD to predict them.
+Two functions write, each on one object: `watch_vad_events` puts an observer in front of an
+audio recognition's VAD event handler, so the adapter sees the session's own VAD decisions
+instead of running a second VAD to predict them; `divert_vad_stream_input` routes the frames a
+session's Silero VAD stream is given through the adapter's replay (see `_replay`), which hands
+the stream's consumers the events Silero produced for the same frames (and, when the replay
+hands over to the stream mid-fixture, `skip_vad_stream_events` holds back the events the
+consumers already had).
 
 Reads are strict: an attribute that is gone raises `LiveKitInternalsError` naming the installed
 livekit-agents version and what it was needed for, so a LiveKit release that moves something
@@ -53,8 +57,12 @@ __all__ = [
     "agent_in_a_session",
     "agent_switch_lock",
     "agent_switch_task",
+    "check_vad_stream_open",
+    "divert_vad_stream_input",
+    "emit_vad_event",
     "recognition_vad_backlog",
     "recognition_vad_stream",
+    "restore_vad_stream_input",
     "run_assert_over",
     "running_activity",
     "running_in_on_enter",
@@ -63,10 +71,13 @@ __all__ = [
     "session_activity",
     "session_target_agent",
     "settle_rtc_client_at_exit",
+    "skip_vad_stream_events",
     "task_answers",
     "task_hands_back",
     "tool_exception_record",
     "vad_options",
+    "vad_stream_unfed",
+    "vad_stream_vad",
     "watch_vad_events",
 ]
 
@@ -244,6 +255,81 @@ def watch_vad_events(recognition: Any, watcher: VADEventWatcher) -> None:
 
     observed._agent_eval_original = original  # type: ignore[attr-defined]
     recognition._on_vad_event = observed
+
+
+_REPLAY = "replay the session's VAD decisions for a fixture it has heard before"
+
+VADFramePush = Callable[[Any], None]
+"""Takes one audio frame meant for a VAD stream."""
+
+
+def vad_stream_vad(stream: Any) -> Any:
+    """The VAD object that opened ``stream`` (its settings are that VAD's)."""
+    return _read(stream, "_vad", _REPLAY)
+
+
+def vad_stream_unfed(stream: Any) -> bool:
+    """True when a Silero VAD stream has never taken a frame and holds none in its input.
+
+    Silero notes the input sample rate when it takes its first frame (0 until then). Read
+    before a flush: the stream's input queue is then empty, or it holds frames.
+    """
+    return not _read(stream, "_input_sample_rate", _REPLAY) and (
+        int(_read(stream, "_input_ch", _REPLAY).qsize()) == 0
+    )
+
+
+def check_vad_stream_open(stream: Any) -> None:
+    """Raise what ``stream.push_frame`` raises when the stream's input ended or it closed."""
+    _read(stream, "_check_input_not_ended", _REPLAY)()
+    _read(stream, "_check_not_closed", _REPLAY)()
+
+
+def emit_vad_event(stream: Any, event: Any) -> None:
+    """Hand ``event`` to ``stream``'s consumers (the recognition and the metrics monitor), as
+    the stream does with the events it computes."""
+    _read(stream, "_event_ch", _REPLAY).send_nowait(event)
+
+
+def divert_vad_stream_input(stream: Any, push: VADFramePush) -> VADFramePush:
+    """Have every frame later given to ``stream.push_frame`` go to ``push`` instead; return
+    the stream's own ``push_frame`` (which ``push`` calls to let a frame through).
+
+    The recognition's forwarding task looks ``push_frame`` up on the stream for every frame,
+    so the attribute set on this one stream object takes them all.
+    """
+    own: VADFramePush = _read(stream, "push_frame", _REPLAY)
+    stream.push_frame = push
+    return own
+
+
+def restore_vad_stream_input(stream: Any) -> None:
+    """Undo `divert_vad_stream_input`: frames go to the stream's own ``push_frame`` again."""
+    vars(stream).pop("push_frame", None)
+
+
+class _HoldBack:
+    """A VAD stream's event channel that drops the next ``count`` events sent into it."""
+
+    def __init__(self, channel: Any, count: int) -> None:
+        self._channel = channel
+        self._left = count
+
+    def send_nowait(self, event: Any) -> None:
+        if self._left > 0:
+            self._left -= 1
+            return
+        self._channel.send_nowait(event)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._channel, name)
+
+
+def skip_vad_stream_events(stream: Any, count: int) -> None:
+    """Have ``stream`` drop the next ``count`` events it computes (its consumers already had
+    them); later ones reach them as before."""
+    channel = _read(stream, "_event_ch", _REPLAY)
+    stream._event_ch = _HoldBack(channel, count)
 
 
 # -- what the running task belongs to -------------------------------------------------------

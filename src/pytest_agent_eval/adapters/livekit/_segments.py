@@ -14,6 +14,9 @@ where the scan put it, and the stream must not hear on past a predicted end. A d
 fails the turn at once, saying so, instead of waiting for an end of speech that will not
 come. It also hands each end of speech, with the audio the VAD buffered for it, to a driven
 `SegmentSTT`, so the STT transcribes the session's own segments without a VAD of its own.
+
+`scan_fixture` keeps every event of the scan of a fixture from its first frame: at max speed
+`_replay` hands them to the session's stream instead of having it compute them again.
 """
 
 from __future__ import annotations
@@ -28,28 +31,56 @@ from typing import Any
 from livekit.agents import vad as lk_vad
 
 from ...errors import AdapterError
-from ._audio import FixtureAudio, SpeechSegment, VADMirror
+from ._audio import FixtureAudio, SpeechSegment, speech_at_end, speech_segment
 from ._compat import (
     recognition_vad_backlog,
     recognition_vad_stream,
     vad_options,
     watch_vad_events,
 )
+from ._replay import VADTrace, is_replayable, record_events
 
-__all__ = ["SessionVAD", "SpeechEnd", "flush_session_vad", "scan_segments", "scans_run"]
+__all__ = [
+    "FixtureScan",
+    "SessionVAD",
+    "SpeechEnd",
+    "flush_session_vad",
+    "scan_fixture",
+    "scan_segments",
+    "scans_run",
+]
 
 _TOLERANCE_S = 0.1
 """An end of speech this close to the scan's is the same one. They are computed the same way
-and nearly always fall in the same VAD window, but now and then (rarely, under load) one comes
-a window (32 ms) early or late; three windows of slack keep that from failing a turn, and the
-adapter streams 0.25 s past each predicted end, so a later end is still seen."""
+and nearly always fall in the same VAD window, but LiveKit's resampler dithers (two passes over
+the same 24 kHz audio hear it a least significant bit apart), so a probability right at a
+threshold could put one a window (32 ms) early or late; three windows of slack keep that from
+failing a turn, and the adapter streams 0.25 s past each predicted end, so a later end is
+still seen."""
 
 _OLD_AUDIO_SLACK_S = 0.1
 """After a flush, an event this far past all the audio given before it is from new audio."""
 
 _MAX_SCANS_PER_VAD = 1024
+_MAX_TRACES_PER_VAD = 64
+"""Traces hold the fixture's audio about three times over (frames, and the events' copies);
+segmentations are small."""
 
-_scans: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[SpeechSegment, ...]]] = (
+
+@dataclass(frozen=True, slots=True)
+class FixtureScan:
+    """One VAD's pass over a fixture, from a clean state."""
+
+    segments: tuple[SpeechSegment, ...]
+    """Where it cuts the fixture."""
+    trace: VADTrace | None
+    """Every event of the pass, for a replay (None: not replayable, or not from frame 0)."""
+
+
+_scans: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], FixtureScan]] = (
+    weakref.WeakKeyDictionary()
+)
+_pending: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], asyncio.Future[FixtureScan]]] = (
     weakref.WeakKeyDictionary()
 )
 _scan_count = 0
@@ -70,10 +101,24 @@ def _frames_digest(audio: FixtureAudio, start: int) -> str:
     return digest.hexdigest()
 
 
-async def scan_segments(
-    vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0
-) -> tuple[SpeechSegment, ...]:
-    """The speech segments a fresh stream of ``vad`` finds in ``audio``'s frames from ``start``.
+def _segments_of(events: list[Any], audio: FixtureAudio, start: int) -> tuple[SpeechSegment, ...]:
+    offset = start * audio.frame_s
+    speaking = False
+    segments: list[SpeechSegment] = []
+    for event in events:
+        if event.type == lk_vad.VADEventType.START_OF_SPEECH:
+            speaking = True
+        elif event.type == lk_vad.VADEventType.END_OF_SPEECH:
+            speaking = False
+            segments.append(speech_segment(event, -offset))
+    if speaking:
+        raise speech_at_end(audio)
+    return tuple(segments)
+
+
+async def scan_fixture(vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0) -> FixtureScan:
+    """A fresh stream of ``vad`` over ``audio``'s frames from ``start``: its speech segments
+    and, for a replayable VAD from frame 0, its events.
 
     Times count from the start of the fixture. Cached for the life of the process per VAD
     object, frames and VAD settings (a VAD whose settings cannot be read is scanned every
@@ -82,33 +127,69 @@ async def scan_segments(
     Raises:
         AdapterError: When speech is still going on at the end of the silence tail.
     """
-    global _scan_count
     settings = vad_options(vad)
-    key = (_frames_digest(audio, start), settings) if settings is not None else None
+    if settings is None:
+        return await _scan(vad, audio, start, None, None)
+    key = (_frames_digest(audio, start), settings)
     known = _scans.get(vad)
-    if key is not None and known is not None and key in known:
+    if known is not None and key in known:
         return known[key]
-    mirror = VADMirror(vad)
-    try:
-        segments = await mirror.feed(audio, start=start)
-    finally:
-        await mirror.aclose()
+    # The runs of a transcript start together: the first to need a fixture scans it, the
+    # others wait for that scan instead of running their own.
+    pending = _pending.setdefault(vad, {})
+    task = pending.get(key)
+    if task is None:
+        task = asyncio.ensure_future(_scan(vad, audio, start, settings, key))
+        pending[key] = task
+        task.add_done_callback(lambda _: pending.pop(key, None))
+    return await asyncio.shield(task)
+
+
+async def _scan(
+    vad: lk_vad.VAD,
+    audio: FixtureAudio,
+    start: int,
+    settings: tuple[Any, ...] | None,
+    key: tuple[Any, ...] | None,
+) -> FixtureScan:
+    global _scan_count
+    events = await record_events(vad, audio, start)
     _scan_count += 1
+    segments = _segments_of(events, audio, start)
+    keep = settings is not None and start == 0 and is_replayable(vad)
+    scan = FixtureScan(segments, VADTrace.of(settings, audio, events) if keep else None)
     if key is not None:
         known = _scans.setdefault(vad, {})
         if len(known) >= _MAX_SCANS_PER_VAD:
             known.pop(next(iter(known)))
-        known[key] = segments
-    return segments
+        traced = [k for k, v in known.items() if v.trace is not None]
+        if scan.trace is not None and len(traced) >= _MAX_TRACES_PER_VAD:
+            oldest = traced[0]
+            known[oldest] = FixtureScan(known[oldest].segments, None)
+        known[key] = scan
+    return scan
 
 
-async def flush_session_vad(recognition: Any, taken: Callable[[], Any]) -> None:
-    """Reset the session's VAD stream once every frame streamed so far has reached it.
+async def scan_segments(
+    vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0
+) -> tuple[SpeechSegment, ...]:
+    """The speech segments a fresh stream of ``vad`` finds in ``audio``'s frames from
+    ``start`` (see `scan_fixture`)."""
+    return (await scan_fixture(vad, audio, start)).segments
+
+
+async def flush_session_vad(
+    recognition: Any,
+    taken: Callable[[], Any],
+    before_flush: Callable[[Any], None] | None = None,
+) -> Any:
+    """Reset the session's VAD stream once every frame streamed so far has reached it; return
+    the stream.
 
     ``taken`` returns an awaitable that finishes once the session has taken every frame
     pushed into its audio input. The recognition then forwards them to its VAD stream in a
     task of its own; the flush must come after them, or their tail would be heard as the
-    start of the next fixture.
+    start of the next fixture. ``before_flush`` is called with the stream just before.
 
     Raises:
         AdapterError: The session has no VAD stream to flush, or it is closed.
@@ -123,10 +204,14 @@ async def flush_session_vad(recognition: Any, taken: Callable[[], Any]) -> None:
             "the session's VAD stream never took the audio streamed before this turn (its "
             "VAD task is not running)"
         )
+    stream = recognition_vad_stream(recognition)
+    if before_flush is not None:
+        before_flush(stream)
     try:
-        recognition_vad_stream(recognition).flush()
+        stream.flush()
     except RuntimeError as exc:
         raise AdapterError(f"the session's VAD stream cannot be reset: {exc}") from None
+    return stream
 
 
 @dataclass(frozen=True, slots=True)
