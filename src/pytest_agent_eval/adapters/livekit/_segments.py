@@ -141,8 +141,15 @@ async def scan_fixture(vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0) -> 
     if task is None:
         task = asyncio.ensure_future(_scan(vad, audio, start, settings, key))
         pending[key] = task
-        task.add_done_callback(lambda _: pending.pop(key, None))
+        task.add_done_callback(lambda done: _settled(pending, key, done))
     return await asyncio.shield(task)
+
+
+def _settled(pending: dict[Any, Any], key: Any, done: asyncio.Future[Any]) -> None:
+    """A shared scan finished: forget it, and take its error (every waiter may have left)."""
+    pending.pop(key, None)
+    if not done.cancelled():
+        done.exception()
 
 
 async def _scan(
