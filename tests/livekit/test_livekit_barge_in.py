@@ -19,6 +19,7 @@ from pytest_agent_eval.adapters.livekit import (
     eval_session_kwargs,
 )
 from pytest_agent_eval.adapters.livekit._barge_in import word_offset_s
+from pytest_agent_eval.adapters.livekit._replay import replays_served
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import TranscriptResult
@@ -100,7 +101,10 @@ def _run(folder: Path, interrupt: str, factory: object, **kwargs: str) -> Transc
 
 def test_the_agent_stops_when_spoken_over_and_answers_the_interruption(folder: Path) -> None:
     # A generous budget: this checks that the agent stops, not how fast this machine is.
+    served = replays_served()
     result = _run(folder, "{at_word: 5, stop_within_ms: 4000}", _session())
+    # A barge-in streams in real time, its VAD computing (never replayed), at any speed.
+    assert replays_served() == served
     (run_result,) = result.runs
     first, second = run_result.turns
     assert first.error is None and second.error is None, (first.error, second.error)

@@ -156,42 +156,48 @@ def test_livekits_log_record_of_a_tool_exception_is_recognized(
 def test_every_vad_stream_access_answers_on_a_real_silero_stream() -> None:
     """The replay's reads and writes (see `_replay`), on Silero's own stream."""
 
-    async def scenario() -> list[Any]:
+    def event(at: int) -> lk_vad.VADEvent:
+        return lk_vad.VADEvent(
+            type=lk_vad.VADEventType.INFERENCE_DONE,
+            samples_index=at,
+            timestamp=at / 16000,
+            speech_duration=0.0,
+            silence_duration=at / 16000,
+        )
+
+    async def scenario() -> list[int]:
         stream = VAD.stream()
         frame = rtc.AudioFrame(b"\0\0" * 480, 24000, 1, 480)
         seen: list[Any] = []
         try:
             assert compat.vad_stream_vad(stream) is VAD
             assert compat.vad_stream_unfed(stream)
-            compat.check_vad_stream_open(stream)
-            own = compat.divert_vad_stream_input(stream, seen.append)
+            check = compat.vad_stream_open_check(stream)
+            check()
+            own = compat.divert_vad_stream_input(stream, seen.append, lambda: seen.append("flush"))
             stream.push_frame(frame)
-            assert seen == [frame] and compat.vad_stream_unfed(stream)
+            stream.flush()
+            assert seen == [frame, "flush"] and compat.vad_stream_unfed(stream)
             compat.restore_vad_stream_input(stream)
-            assert "push_frame" not in vars(stream) and own == stream.push_frame
-            event = lk_vad.VADEvent(
-                type=lk_vad.VADEventType.INFERENCE_DONE,
-                samples_index=512,
-                timestamp=0.032,
-                speech_duration=0.0,
-                silence_duration=0.032,
-            )
-            compat.emit_vad_event(stream, event)
+            assert not {"push_frame", "flush"} & set(vars(stream))
+            assert own.push_frame == stream.push_frame and own.flush == stream.flush
+            emit = compat.vad_stream_emitter(stream)
+            emit(event(512))
             received = [await stream.__anext__()]
-            compat.skip_vad_stream_events(stream, 1)
-            compat.emit_vad_event(stream, event)  # held back
-            compat.emit_vad_event(stream, lk_vad.VADEvent(**{**vars(event), "timestamp": 0.064}))
+            compat.skip_vad_stream_events(stream, 1024)
+            stream._event_ch.send_nowait(event(1024))  # held back: audio already served
+            stream._event_ch.send_nowait(event(1536))
             received.append(await stream.__anext__())
             stream.push_frame(frame)
             assert not compat.vad_stream_unfed(stream)
             stream.end_input()
             with pytest.raises(RuntimeError, match="input ended"):
-                compat.check_vad_stream_open(stream)
-            return [e.timestamp for e in received]
+                check()
+            return [e.samples_index for e in received]
         finally:
             await stream.aclose()
 
-    assert run(scenario()) == [0.032, 0.064]
+    assert run(scenario()) == [512, 1536]
 
 
 def test_a_missing_internal_fails_naming_the_livekit_version() -> None:

@@ -18,7 +18,7 @@ from corpus_agents import GREETING, PHRASES, SCENARIOS, Scenario
 from livekit_support import converse_greeted, run, transcript
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-from pytest_agent_eval.adapters.livekit._replay import replays_served
+from pytest_agent_eval.adapters.livekit._replay import replays_caught_up, replays_served
 from pytest_agent_eval.models import AgentReply, AgentSpeech, Greeting, Turn
 
 TAIL_S = 0.7
@@ -302,13 +302,15 @@ def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
     ways = {"replayed": (0.0, True), "computed": (0.0, False), "real time": (1.0, True)}
     by_way = {}
     for way, (speed, replay) in ways.items():
-        served = replays_served()
+        served, caught_up = replays_served(), replays_caught_up()
         adapter = LiveKitAdapter(
             scenario.factory(), speed=speed, tail_silence_s=TAIL_S, vad_replay=replay
         )
         greeting, replies = run(converse_greeted(adapter, script))
-        # The replay served this scenario's fixtures, and only at max speed.
+        # The replay served this scenario's fixtures to the end (none handed over to the
+        # stream midway), and only at max speed.
         assert (replays_served() > served) is (way == "replayed"), way
+        assert replays_caught_up() == caught_up, way
         for index, reply in enumerate(replies, start=1):
             if reply.reply:
                 assert reply.latency_s is not None and reply.latency_s >= 0, (way, index)

@@ -11,7 +11,9 @@ is checked by the corpus (tests/livekit/test_livekit_corpus.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import gc
 from typing import Any
 
 import pytest
@@ -43,9 +45,11 @@ from pytest_agent_eval.adapters.livekit._replay import (
     VADReplay,
     VADTrace,
     record_events,
+    replays_caught_up,
     replays_served,
 )
 from pytest_agent_eval.adapters.livekit._segments import scan_fixture
+from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.models import AgentReply, Turn
 
 
@@ -115,6 +119,9 @@ async def _converse(
         return replies, onnx.runs
     finally:
         await conversation.aclose()
+        replay = conversation._replay
+        if replay is not None:  # closing gives the stream its own methods back
+            assert not {"push_frame", "flush"} & set(vars(replay.stream))
 
 
 def test_each_fixture_costs_one_silero_pass_per_process_however_many_runs(
@@ -203,10 +210,12 @@ def test_silero_decides_the_same_over_the_same_frames(fixtures: Fixtures, rate: 
 
 
 async def _serve(
-    audio: FixtureAudio, frames: list[rtc.AudioFrame]
+    audio: FixtureAudio, frames: list[rtc.AudioFrame], *, flush_before: int | None = None
 ) -> tuple[VADTrace, list[Any], list[tuple[int, int]]]:
-    """Serve ``audio``'s trace to a fresh Silero stream given ``frames``; return the trace,
-    the events served, and (frames given, events seen by then) after each frame."""
+    """Serve ``audio``'s trace to a fresh Silero stream given ``frames`` (with ``flush()``
+    called before frame ``flush_before``, as LiveKit does when its STT ends a turn); return
+    the trace, every event the stream's consumers got, and (frames given, events got by then)
+    after each frame the replay served."""
     vad = silero.VAD.load()
     trace = VADTrace.of(vad_options(vad), audio, await record_events(vad, audio))
     stream = vad.stream()
@@ -224,8 +233,15 @@ async def _serve(
     progress: list[tuple[int, int]] = []
     try:
         for given, frame in enumerate(frames, start=1):
+            if given == flush_before:
+                stream.flush()
             stream.push_frame(frame)
-            for _ in range(5):  # the collector takes what the push handed over
+            if not replay.serving:
+                continue
+            expected = sum(due <= given for due in trace.due)
+            for _ in range(1000):  # the collector takes what the push handed over
+                if len(served) >= expected:
+                    break
                 await asyncio.sleep(0)
             progress.append((given, len(served)))
     finally:
@@ -237,13 +253,20 @@ async def _serve(
 
 def test_events_come_in_order_once_their_audio_is_in(fixtures: Fixtures) -> None:
     audio = LiveKitAdapter(booking.make_session).fixture_audio(fixtures.name)  # 24 kHz
+    caught_up = replays_caught_up()
     trace, served, progress = run(_serve(audio, list(audio.frames)))
     assert _events(served) == _events(list(trace.events))
+    assert len(progress) == len(audio.frames) and replays_caught_up() == caught_up
     for given, count in progress:
-        # Every event seen by now covers audio already given (its window's end).
+        # Each event came once the frames up to its window's end (and one more) were in,
+        # and not later.
+        assert count == sum(due <= given for due in trace.due)
         assert all(e.timestamp <= given * audio.frame_s + 1e-9 for e in served[:count])
     assert progress[0][1] == 0  # one 20 ms frame is not a 32 ms window
-    assert progress[-1][1] == len(served)  # each came as soon as its frames were in
+
+
+def _computed(audio: FixtureAudio, frames: list[rtc.AudioFrame]) -> list[Any]:
+    return run(record_events(silero.VAD.load(), dataclasses.replace(audio, frames=tuple(frames))))
 
 
 def test_audio_other_than_the_fixtures_hands_over_to_the_stream_seamlessly(
@@ -259,12 +282,27 @@ def test_audio_other_than_the_fixtures_hands_over_to_the_stream_seamlessly(
     frames[20] = rtc.AudioFrame(
         bytes(len(odd.data) * 2), odd.sample_rate, odd.num_channels, odd.samples_per_channel
     )
+    caught_up = replays_caught_up()
     trace, served, progress = run(_serve(audio, frames))
-    assert served and dict(progress)[20] == sum(due <= 20 for due in trace.due)
-    computed = run(
-        record_events(silero.VAD.load(), dataclasses.replace(audio, frames=tuple(frames)))
-    )
-    assert _events(served) == _events(computed) != _events(list(trace.events))
+    assert replays_caught_up() == caught_up + 1
+    assert [given for given, _ in progress] == list(range(1, 21))  # served up to the odd one
+    assert progress[-1][1] > 0
+    assert _events(served) == _events(_computed(audio, frames)) != _events(list(trace.events))
+
+
+def test_a_flush_by_livekit_goes_through_and_the_stream_computes_after_it(
+    fixtures: Fixtures,
+) -> None:
+    """LiveKit resets the stream when its STT ends a turn: from there the stream computes
+    from a clean state, as it would have; what came before was served."""
+    audio = LiveKitAdapter(booking.make_session, sample_rate=16000).fixture_audio(fixtures.name)
+    frames = list(audio.frames)
+    trace, served, progress = run(_serve(audio, frames, flush_before=41))
+    before = progress[-1][1]
+    assert [given for given, _ in progress] == list(range(1, 41)) and before > 0
+    assert _events(served[:before]) == _events(list(trace.events[:before]))
+    after = _computed(audio, frames[40:])  # a clean stream over the rest
+    assert _events(served[before:]) == _events(after)
 
 
 def test_only_a_fresh_stream_of_silero_itself_is_replayed(fixtures: Fixtures) -> None:
@@ -286,3 +324,42 @@ def test_only_a_fresh_stream_of_silero_itself_is_replayed(fixtures: Fixtures) ->
                 await stream.aclose()
 
     assert run(scenario()) == [True, False, False, False]
+
+
+def test_runs_that_need_a_fixture_at_once_share_one_scan_and_its_error(
+    fixtures: Fixtures,
+) -> None:
+    """Without a silence tail the fixture's speech runs to its end: every waiter gets the
+    scan's error, and a scan whose waiters all left keeps its error to itself."""
+    from pytest_agent_eval.adapters.livekit import _segments
+    from pytest_agent_eval.adapters.livekit._segments import scans_run
+
+    audio = LiveKitAdapter(booking.make_session, tail_silence_s=0.0).fixture_audio(fixtures.book)
+    problems: list[str] = []
+
+    async def scenario() -> list[Any]:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _, context: problems.append(context["message"])
+        )
+        vad = silero.VAD.load()
+        before = scans_run()
+        results = await asyncio.gather(
+            *(scan_fixture(vad, audio) for _ in range(3)), return_exceptions=True
+        )
+        assert scans_run() - before == 1
+        lone = silero.VAD.load()
+        alone = asyncio.create_task(scan_fixture(lone, audio))
+        await asyncio.sleep(0)  # it starts, and starts the shared scan
+        (shared,) = _segments._pending[lone].values()
+        alone.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await alone
+        await asyncio.wait([shared])  # it runs on without its waiter, and fails
+        assert scans_run() - before == 2 and not _segments._pending[lone]
+        return results
+
+    results = run(scenario())
+    gc.collect()
+    assert [type(r) for r in results] == [AdapterError] * 3
+    assert "still hears speech at the end" in str(results[0])
+    assert not problems

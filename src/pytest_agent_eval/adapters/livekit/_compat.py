@@ -11,13 +11,13 @@ a LiveKit name that starts with an underscore.
 One function acts on livekit-rtc rather than livekit-agents: `settle_rtc_client_at_exit` (see
 there). It reads leniently, because it runs while the process exits and must never raise.
 
-Two functions write, each on one object: `watch_vad_events` puts an observer in front of an
+Three functions write, each on one object: `watch_vad_events` puts an observer in front of an
 audio recognition's VAD event handler, so the adapter sees the session's own VAD decisions
-instead of running a second VAD to predict them; `divert_vad_stream_input` routes the frames a
-session's Silero VAD stream is given through the adapter's replay (see `_replay`), which hands
-the stream's consumers the events Silero produced for the same frames (and, when the replay
-hands over to the stream mid-fixture, `skip_vad_stream_events` holds back the events the
-consumers already had).
+instead of running a second VAD to predict them; `divert_vad_stream_input` routes the frames
+and flushes a session's Silero VAD stream is given through the adapter's replay (see
+`_replay`), which hands the stream's consumers the events Silero produced for the same frames;
+when the replay hands over to the stream mid-fixture, `skip_vad_stream_events` holds back the
+events for audio the consumers already had.
 
 Reads are strict: an attribute that is gone raises `LiveKitInternalsError` naming the installed
 livekit-agents version and what it was needed for, so a LiveKit release that moves something
@@ -47,6 +47,7 @@ __all__ = [
     "TESTED_WITH",
     "LiveKitInternalsError",
     "ToolExceptionRecord",
+    "VADStreamInput",
     "activity_agent",
     "activity_current_speech",
     "activity_has_queued_speech",
@@ -57,9 +58,7 @@ __all__ = [
     "agent_in_a_session",
     "agent_switch_lock",
     "agent_switch_task",
-    "check_vad_stream_open",
     "divert_vad_stream_input",
-    "emit_vad_event",
     "recognition_vad_backlog",
     "recognition_vad_stream",
     "restore_vad_stream_input",
@@ -76,6 +75,8 @@ __all__ = [
     "task_hands_back",
     "tool_exception_record",
     "vad_options",
+    "vad_stream_emitter",
+    "vad_stream_open_check",
     "vad_stream_unfed",
     "vad_stream_vad",
     "watch_vad_events",
@@ -279,57 +280,81 @@ def vad_stream_unfed(stream: Any) -> bool:
     )
 
 
-def check_vad_stream_open(stream: Any) -> None:
-    """Raise what ``stream.push_frame`` raises when the stream's input ended or it closed."""
-    _read(stream, "_check_input_not_ended", _REPLAY)()
-    _read(stream, "_check_not_closed", _REPLAY)()
+def vad_stream_open_check(stream: Any) -> Callable[[], None]:
+    """A function raising what ``stream.push_frame`` raises once the stream's input ended or
+    it closed (read now: a missing internal fails here, not later inside LiveKit's task)."""
+    input_not_ended = _read(stream, "_check_input_not_ended", _REPLAY)
+    not_closed = _read(stream, "_check_not_closed", _REPLAY)
+
+    def check() -> None:
+        input_not_ended()
+        not_closed()
+
+    return check
 
 
-def emit_vad_event(stream: Any, event: Any) -> None:
-    """Hand ``event`` to ``stream``'s consumers (the recognition and the metrics monitor), as
-    the stream does with the events it computes."""
-    _read(stream, "_event_ch", _REPLAY).send_nowait(event)
+def vad_stream_emitter(stream: Any) -> Callable[[Any], None]:
+    """A function handing an event to ``stream``'s consumers (the recognition and the metrics
+    monitor), as the stream does with the events it computes."""
+    send: Callable[[Any], None] = _read(stream, "_event_ch", _REPLAY).send_nowait
+    return send
 
 
-def divert_vad_stream_input(stream: Any, push: VADFramePush) -> VADFramePush:
-    """Have every frame later given to ``stream.push_frame`` go to ``push`` instead; return
-    the stream's own ``push_frame`` (which ``push`` calls to let a frame through).
+@dataclass(frozen=True, slots=True)
+class VADStreamInput:
+    """A VAD stream's own input methods, taken over by `divert_vad_stream_input`."""
+
+    push_frame: Callable[[Any], None]
+    flush: Callable[[], None]
+
+
+def divert_vad_stream_input(
+    stream: Any, push_frame: Callable[[Any], None], flush: Callable[[], None]
+) -> VADStreamInput:
+    """Have every later ``stream.push_frame(frame)`` and ``stream.flush()`` call ``push_frame``
+    and ``flush`` instead; return the stream's own two (which they call to let one through).
 
     The recognition's forwarding task looks ``push_frame`` up on the stream for every frame,
-    so the attribute set on this one stream object takes them all.
+    and LiveKit looks ``flush`` up when it resets the stream (STT turn detection), so the
+    attributes set on this one stream object take every call.
     """
-    own: VADFramePush = _read(stream, "push_frame", _REPLAY)
-    stream.push_frame = push
+    own = VADStreamInput(
+        push_frame=_read(stream, "push_frame", _REPLAY), flush=_read(stream, "flush", _REPLAY)
+    )
+    stream.push_frame = push_frame
+    stream.flush = flush
     return own
 
 
 def restore_vad_stream_input(stream: Any) -> None:
-    """Undo `divert_vad_stream_input`: frames go to the stream's own ``push_frame`` again."""
+    """Undo `divert_vad_stream_input`: calls go to the stream's own methods again."""
     vars(stream).pop("push_frame", None)
+    vars(stream).pop("flush", None)
 
 
 class _HoldBack:
-    """A VAD stream's event channel that drops the next ``count`` events sent into it."""
+    """A VAD stream's event channel that drops the events sent into it up to a sample index
+    (inclusive), and passes the rest on."""
 
-    def __init__(self, channel: Any, count: int) -> None:
+    def __init__(self, channel: Any, through: int) -> None:
         self._channel = channel
-        self._left = count
+        self._through = through
 
     def send_nowait(self, event: Any) -> None:
-        if self._left > 0:
-            self._left -= 1
+        if event.samples_index <= self._through:
             return
+        self._through = -1  # from here on, everything
         self._channel.send_nowait(event)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._channel, name)
 
 
-def skip_vad_stream_events(stream: Any, count: int) -> None:
-    """Have ``stream`` drop the next ``count`` events it computes (its consumers already had
-    them); later ones reach them as before."""
+def skip_vad_stream_events(stream: Any, through: int) -> None:
+    """Have ``stream`` drop the events it computes up to sample index ``through`` (its
+    consumers already had the events of that audio); later ones reach them as before."""
     channel = _read(stream, "_event_ch", _REPLAY)
-    stream._event_ch = _HoldBack(channel, count)
+    stream._event_ch = _HoldBack(channel, through)
 
 
 # -- what the running task belongs to -------------------------------------------------------

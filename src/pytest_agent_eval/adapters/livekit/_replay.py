@@ -18,7 +18,7 @@ The stream computes as before where that is not known to be the same: at a real-
 change what ``flush`` or ``push_frame`` do), for a stream that ever took audio the replay did
 not serve (it stays live for good), and after a handoff in the middle of a fixture. A frame
 other than the fixture's next one hands the stream the fixture's audio so far, and it computes
-from there (see `VADReplay`).
+from there (see `VADReplay`), as it does after LiveKit resets it.
 """
 
 from __future__ import annotations
@@ -32,24 +32,37 @@ from livekit.agents import vad as lk_vad
 
 from ._audio import FixtureAudio
 from ._compat import (
-    check_vad_stream_open,
     divert_vad_stream_input,
-    emit_vad_event,
     restore_vad_stream_input,
     skip_vad_stream_events,
     vad_options,
+    vad_stream_emitter,
+    vad_stream_open_check,
     vad_stream_unfed,
     vad_stream_vad,
 )
 
-__all__ = ["VADReplay", "VADTrace", "is_replayable", "record_events", "replays_served"]
+__all__ = [
+    "VADReplay",
+    "VADTrace",
+    "is_replayable",
+    "record_events",
+    "replays_caught_up",
+    "replays_served",
+]
 
 _served = 0
+_caught_up = 0
 
 
 def replays_served() -> int:
     """How many fixtures a `VADReplay` has started serving in this process."""
     return _served
+
+
+def replays_caught_up() -> int:
+    """How many of them handed over to the stream mid-fixture (see `VADReplay`)."""
+    return _caught_up
 
 
 def is_replayable(vad: Any) -> bool:
@@ -106,24 +119,30 @@ class VADReplay:
     """Serves one session VAD stream the events of fixtures recorded in a `VADTrace`.
 
     A frame other than the fixture's next one (something in the session gave the VAD audio
-    of its own) ends the replay for good: the stream is given the frames served so far and
-    computes from there, its first events (the ones already served) held back, so its
-    consumers see one sequence, as if it had computed all along.
+    of its own), or a change of the VAD's settings, ends the replay for good: the stream is
+    given the frames served so far and computes from there, its events for audio already
+    served held back, so its consumers see one sequence (exactly what a computing stream would
+    have said when the audio reaches Silero at 16 kHz; at other rates a decision right at a
+    threshold may move by a window at the hand-over, see docs/livekit.md). A ``flush()`` of
+    the stream (LiveKit resets it when its STT ends a turn) ends the replay too and goes
+    through: after it the stream starts clean, as it would have.
 
     Args:
-        stream: The session's Silero VAD stream; every frame later given to it comes here.
+        stream: The session's Silero VAD stream; every frame and flush later given to it
+            come here.
     """
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
+        self._vad = vad_stream_vad(stream)
+        self._check_open = vad_stream_open_check(stream)
+        self._emit = vad_stream_emitter(stream)
         self._trace: VADTrace | None = None
         self._given = 0
         self._next = 0
         self.live = False
         """The stream took audio the replay did not serve: it computes from now on."""
-        self.caught_up = False
-        """The stream was handed a fixture's frames to compute from the middle of a replay."""
-        self._own_push = divert_vad_stream_input(stream, self._push)
+        self._own = divert_vad_stream_input(stream, self._push, self._flush)
 
     @staticmethod
     def attachable(stream: Any) -> bool:
@@ -145,7 +164,7 @@ class VADReplay:
         not the trace's."""
         global _served
         self.stop()
-        if self.live or vad_options(vad_stream_vad(self.stream)) != trace.settings:
+        if self.live or vad_options(self._vad) != trace.settings:
             return False
         self._trace, self._given, self._next = trace, 0, 0
         _served += 1
@@ -156,35 +175,48 @@ class VADReplay:
         self._trace = None
 
     def release(self) -> None:
-        """Give the stream its own ``push_frame`` back (the conversation is over: what the
-        session feeds it while closing decides nothing)."""
+        """Give the stream its own methods back (the conversation is over: what the session
+        feeds it while closing decides nothing)."""
         self._trace = None
         restore_vad_stream_input(self.stream)
+
+    def _flush(self) -> None:
+        if self._trace is not None:
+            self._trace = None
+            self.live = True
+        self._own.flush()
 
     def _push(self, frame: Any) -> None:
         trace = self._trace
         if trace is None:
             self.live = True
-            self._own_push(frame)
+            self._own.push_frame(frame)
             return
-        check_vad_stream_open(self.stream)
+        self._check_open()
         index = self._given
-        if index >= len(trace.frames) or bytes(frame.data) != bytes(trace.frames[index].data):
+        if (
+            index >= len(trace.frames)
+            or bytes(frame.data) != bytes(trace.frames[index].data)
+            or vad_options(self._vad) != trace.settings
+        ):
             self._catch_up(trace, frame)
             return
         self._given = index + 1
         events, due = trace.events, trace.due
         while self._next < len(events) and due[self._next] <= self._given:
             event = events[self._next]
-            emit_vad_event(self.stream, dataclasses.replace(event, frames=list(event.frames)))
+            self._emit(dataclasses.replace(event, frames=list(event.frames)))
             self._next += 1
 
     def _catch_up(self, trace: VADTrace, frame: Any) -> None:
         """Hand the stream (clean since the fixture's flush) the frames served so far and
-        ``frame``; it computes from now on, its first events (already served) held back."""
+        ``frame``; it computes from now on, its events for audio already served held back."""
+        global _caught_up
         self._trace = None
-        self.live = self.caught_up = True
-        skip_vad_stream_events(self.stream, self._next)
+        self.live = True
+        _caught_up += 1
+        served = trace.events[self._next - 1].samples_index if self._next else -1
+        skip_vad_stream_events(self.stream, served)
         for given in trace.frames[: self._given]:
-            self._own_push(given)
-        self._own_push(frame)
+            self._own.push_frame(given)
+        self._own.push_frame(frame)

@@ -63,8 +63,8 @@ _OLD_AUDIO_SLACK_S = 0.1
 
 _MAX_SCANS_PER_VAD = 1024
 _MAX_TRACES_PER_VAD = 64
-"""Traces hold the fixture's audio about three times over (frames, and the events' copies);
-segmentations are small."""
+"""Traces hold the fixture's audio about twice over (the events' copies of it); past this
+many, the oldest fixture is forgotten and scanned again when next heard."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +137,12 @@ async def scan_fixture(vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0) -> 
     # The runs of a transcript start together: the first to need a fixture scans it, the
     # others wait for that scan instead of running their own.
     pending = _pending.setdefault(vad, {})
-    task = pending.get(key)
+    waiting = (asyncio.get_running_loop(), key)  # a task is awaited on its own loop only
+    task = pending.get(waiting)
     if task is None:
         task = asyncio.ensure_future(_scan(vad, audio, start, settings, key))
-        pending[key] = task
-        task.add_done_callback(lambda done: _settled(pending, key, done))
+        pending[waiting] = task
+        task.add_done_callback(lambda done: _settled(pending, waiting, done))
     return await asyncio.shield(task)
 
 
@@ -171,8 +172,7 @@ async def _scan(
             known.pop(next(iter(known)))
         traced = [k for k, v in known.items() if v.trace is not None]
         if scan.trace is not None and len(traced) >= _MAX_TRACES_PER_VAD:
-            oldest = traced[0]
-            known[oldest] = FixtureScan(known[oldest].segments, None)
+            del known[traced[0]]  # scanned again, trace and all, when heard again
         known[key] = scan
     return scan
 
