@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from livekit import rtc
-from livekit.agents import AgentSession
+from livekit.agents import Agent, AgentSession
 from livekit.agents import vad as lk_vad
 from livekit.plugins import silero
 from livekit_support import (
@@ -363,3 +363,42 @@ def test_runs_that_need_a_fixture_at_once_share_one_scan_and_its_error(
     assert [type(r) for r in results] == [AdapterError] * 3
     assert "still hears speech at the end" in str(results[0])
     assert not problems
+
+
+class OwnEars(booking.RestaurantAgent):
+    """The example's agent, listening with a VAD of its own (not the session's)."""
+
+    def __init__(self, vad: silero.VAD) -> None:
+        Agent.__init__(self, instructions="Book tables and answer menu questions.", vad=vad)
+        self.bookings: list[str] = []
+
+
+def test_an_agent_with_its_own_vad_is_served_that_vads_decisions(fixtures: Fixtures) -> None:
+    session_vad, session_onnx = counted_silero()
+    own = silero.VAD.load(min_silence_duration=0.4)  # other settings than the session's
+    own_onnx = CountingOnnx(own._onnx_session)
+    own._onnx_session = own_onnx
+
+    def adapter(replay: bool) -> LiveKitAdapter:
+        def factory() -> tuple[AgentSession, Any]:
+            session = AgentSession(
+                stt=FixtureTextSTT(),
+                vad=session_vad,
+                llm=ScriptedLLM(booking.RULES),
+                **eval_session_kwargs(),
+            )
+            return session, OwnEars(own)
+
+        return LiveKitAdapter(factory, vad_replay=replay)
+
+    script = _script(fixtures)
+    first, after_first = run(_converse(adapter(True), script, own_onnx))
+    scanned = sum(
+        _windows(own, adapter(True).fixture_audio(p)) for p in (fixtures.book, fixtures.name)
+    )
+    assert after_first == scanned and session_onnx.runs == 0  # its VAD scanned, none computed
+    again, after_again = run(_converse(adapter(True), script, own_onnx, run_index=1))
+    assert after_again == scanned
+    computed, _ = run(_converse(adapter(False), script, own_onnx, run_index=2))
+    assert _turns(first) == _turns(again) == _turns(computed)
+    assert _turns(first)[1][:2] == (NAME_TEXT, "The booking is under Alice.")
