@@ -166,6 +166,36 @@ def _record_derivation(derived: Path, source: Path, *, sample_rate: int) -> None
     )
 
 
+def booking_adapter(vad: Any, make_stt: Any = None, **options: Any) -> Any:
+    """A `LiveKitAdapter` over the example's restaurant agent, with ``vad`` and an STT from
+    ``make_stt`` (default: `FixtureTextSTT`)."""
+    from livekit.agents import AgentSession
+
+    from pytest_agent_eval.adapters.livekit import (
+        FixtureTextSTT,
+        LiveKitAdapter,
+        ScriptedLLM,
+        eval_session_kwargs,
+    )
+
+    make = make_stt or FixtureTextSTT
+
+    def factory() -> tuple[AgentSession, Any]:
+        session = AgentSession(
+            stt=make(), vad=vad, llm=ScriptedLLM(booking.RULES), **eval_session_kwargs()
+        )
+        return session, booking.RestaurantAgent()
+
+    return LiveKitAdapter(factory, **options)
+
+
+def book_then_name(fixtures: Fixtures) -> Transcript:
+    """Two audio turns: the booking, then the question about its name."""
+    return transcript(
+        Turn(user=BOOK_TEXT, audio=fixtures.book), Turn(user=NAME_TEXT, audio=fixtures.name)
+    )
+
+
 def transcript(*turns: Turn, id: str = "t") -> Transcript:
     """A transcript of ``turns`` (audio paths already absolute)."""
     return Transcript(id=id, turns=list(turns))

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 from livekit import rtc
-from livekit.agents import AgentSession, stt, utils
+from livekit.agents import stt, utils
 from livekit.agents.types import NOT_GIVEN, APIConnectOptions, NotGivenOr
 from livekit.plugins import silero
 from livekit_support import (
@@ -23,7 +22,9 @@ from livekit_support import (
     NAME_TEXT,
     TWO_PHRASES_TEXT,
     Fixtures,
+    book_then_name,
     booking,
+    booking_adapter,
     converse,
     run,
     transcript,
@@ -34,9 +35,7 @@ from pytest_agent_eval.adapters.base import ConversationInfo
 from pytest_agent_eval.adapters.livekit import (
     FixtureTextSTT,
     LiveKitAdapter,
-    ScriptedLLM,
     WhisperSTT,
-    eval_session_kwargs,
 )
 from pytest_agent_eval.adapters.livekit._segments import scan_segments, scans_run
 from pytest_agent_eval.audio_fixtures import transcript_cache
@@ -100,29 +99,13 @@ class CloudLikeSTT(stt.STT):
         )
 
 
-def _adapter(vad: Any, make_stt: Any = FixtureTextSTT, **options: Any) -> LiveKitAdapter:
-    def factory() -> tuple[AgentSession, Any]:
-        session = AgentSession(
-            stt=make_stt(), vad=vad, llm=ScriptedLLM(booking.RULES), **eval_session_kwargs()
-        )
-        return session, booking.RestaurantAgent()
-
-    return LiveKitAdapter(factory, **options)
-
-
-def _two_audio_turns(fixtures: Fixtures) -> Any:
-    return transcript(
-        Turn(user=BOOK_TEXT, audio=fixtures.book), Turn(user=NAME_TEXT, audio=fixtures.name)
-    )
-
-
 @pytest.mark.parametrize("speed", [0.0, 1.0])
 def test_the_sessions_vad_is_the_only_pass_over_the_audio(fixtures: Fixtures, speed: float) -> None:
     """Before: three streams per conversation (the session's, the STT's StreamAdapter's and a
     twin). Now the session's, plus one scan per fixture the first time it is heard."""
     vad = CountingVAD.load()
-    adapter = _adapter(vad, speed=speed)
-    script = _two_audio_turns(fixtures)
+    adapter = booking_adapter(vad, speed=speed)
+    script = book_then_name(fixtures)
     first = run(converse(adapter, script))
     assert vad.opened == 1 + 2  # the session's stream, one scan per fixture
     opened = vad.opened
@@ -162,7 +145,7 @@ def test_a_fixture_is_cut_once_per_vad_and_settings(fixtures: Fixtures) -> None:
 
 def _fails_at_once(vad: CountingVAD, fixtures: Fixtures, *, turn: int) -> str:
     """Turn ``turn`` (1-based) of book, two_phrases fails with the message returned."""
-    adapter = _adapter(vad, timeout_s=600.0)
+    adapter = booking_adapter(vad, timeout_s=600.0)
     turns = [
         Turn(user=BOOK_TEXT, audio=fixtures.book),
         Turn(user=TWO_PHRASES_TEXT, audio=fixtures.two_phrases),
@@ -210,7 +193,7 @@ def test_a_non_streaming_stt_of_another_kind_is_followed_by_a_twin(fixtures: Fix
         Turn(user=BOOK_TEXT, audio=fixtures.book),
         Turn(user=TWO_PHRASES_TEXT, audio=fixtures.two_phrases),
     )
-    replies = run(converse(_adapter(vad, cloud), script))
+    replies = run(converse(booking_adapter(vad, cloud), script))
     assert vad.opened == 3  # the session's, the StreamAdapter's and the twin
     assert made[0].segments == 1 + 2
     assert [r.metadata["livekit"]["speech_segments"] for r in replies] == [1, 2]
@@ -225,8 +208,8 @@ def test_whisper_recognizes_each_segment_once_over_the_runs(fixtures: Fixtures) 
         made.append(WhisperSTT())
         return made[-1]
 
-    adapter = _adapter(booking.VAD, whisper)
-    script = _two_audio_turns(fixtures)
+    adapter = booking_adapter(booking.VAD, whisper)
+    script = book_then_name(fixtures)
     runs = [run(converse(adapter, script, run_index=i)) for i in range(3)]
     segments = sum(len(r.heard_segments) for r in runs[0])
     assert segments >= 2
@@ -263,7 +246,7 @@ def test_driven_stt_switches_back_when_the_conversation_closes(fixtures: Fixture
         return made[-1]
 
     async def scenario() -> tuple[bool, bool]:
-        adapter = _adapter(booking.VAD, text_stt)
+        adapter = booking_adapter(booking.VAD, text_stt)
         script = transcript(Turn(user=NAME_TEXT, audio=fixtures.name))
         info = ConversationInfo(transcript=script, run_index=0)
         conversation = await adapter.start_conversation(info)

@@ -22,10 +22,11 @@ from livekit.agents import Agent, AgentSession
 from livekit.agents import vad as lk_vad
 from livekit.plugins import silero
 from livekit_support import (
-    BOOK_TEXT,
     NAME_TEXT,
     Fixtures,
+    book_then_name,
     booking,
+    booking_adapter,
     converse,
     run,
     transcript,
@@ -72,22 +73,6 @@ def counted_silero() -> tuple[silero.VAD, CountingOnnx]:
     return vad, onnx
 
 
-def _adapter(vad: silero.VAD, **options: Any) -> LiveKitAdapter:
-    def factory() -> tuple[AgentSession, Any]:
-        session = AgentSession(
-            stt=FixtureTextSTT(), vad=vad, llm=ScriptedLLM(booking.RULES), **eval_session_kwargs()
-        )
-        return session, booking.RestaurantAgent()
-
-    return LiveKitAdapter(factory, **options)
-
-
-def _script(fixtures: Fixtures) -> Any:
-    return transcript(
-        Turn(user=BOOK_TEXT, audio=fixtures.book), Turn(user=NAME_TEXT, audio=fixtures.name)
-    )
-
-
 def _turns(replies: list[AgentReply]) -> list[tuple[Any, ...]]:
     return [
         (r.heard, r.reply, [c.name for c in r.tool_calls], r.metadata["livekit"]["speech_segments"])
@@ -128,8 +113,8 @@ def test_each_fixture_costs_one_silero_pass_per_process_however_many_runs(
     fixtures: Fixtures,
 ) -> None:
     vad, onnx = counted_silero()
-    adapter = _adapter(vad)
-    script = _script(fixtures)
+    adapter = booking_adapter(vad)
+    script = book_then_name(fixtures)
     served = replays_served()
     first, after_first = run(_converse(adapter, script, onnx))
     audio = [adapter.fixture_audio(fixtures.book), adapter.fixture_audio(fixtures.name)]
@@ -141,7 +126,9 @@ def test_each_fixture_costs_one_silero_pass_per_process_however_many_runs(
     assert after_again == start
     assert replays_served() - served == 4  # two fixtures, two runs
     start = onnx.runs
-    computed, after_computed = run(_converse(_adapter(vad, vad_replay=False), script, onnx, 2))
+    computed, after_computed = run(
+        _converse(booking_adapter(vad, vad_replay=False), script, onnx, 2)
+    )
     # (The counter does see a session's stream compute: all but the silence after the last
     # phrase, which max speed does not stream.)
     assert after_computed - start > scanned // 2
@@ -154,9 +141,9 @@ def test_in_real_time_the_session_computes_its_own_decisions(fixtures: Fixtures)
     vad, onnx = counted_silero()
     script = transcript(Turn(user=NAME_TEXT, audio=fixtures.name))
     served = replays_served()
-    (reply,) = run(converse(_adapter(vad, speed=1.0), script))
+    (reply,) = run(converse(booking_adapter(vad, speed=1.0), script))
     assert replays_served() == served
-    assert onnx.runs > _windows(vad, _adapter(vad).fixture_audio(fixtures.name))
+    assert onnx.runs > _windows(vad, booking_adapter(vad).fixture_audio(fixtures.name))
     assert reply.heard == NAME_TEXT
 
 
@@ -391,7 +378,7 @@ def test_an_agent_with_its_own_vad_is_served_that_vads_decisions(fixtures: Fixtu
 
         return LiveKitAdapter(factory, vad_replay=replay)
 
-    script = _script(fixtures)
+    script = book_then_name(fixtures)
     first, after_first = run(_converse(adapter(True), script, own_onnx))
     scanned = sum(
         _windows(own, adapter(True).fixture_audio(p)) for p in (fixtures.book, fixtures.name)
