@@ -260,9 +260,6 @@ def watch_vad_events(recognition: Any, watcher: VADEventWatcher) -> None:
 
 _REPLAY = "replay the session's VAD decisions for a fixture it has heard before"
 
-VADFramePush = Callable[[Any], None]
-"""Takes one audio frame meant for a VAD stream."""
-
 
 def vad_stream_vad(stream: Any) -> Any:
     """The VAD object that opened ``stream`` (its settings are that VAD's)."""

@@ -3,8 +3,9 @@
 A fixture's VAD decisions are a function of its frames and the VAD's settings once the stream
 starts clean (see `_segments`, whose checks would catch a VAD where they are not; Silero's
 probabilities are bit-exact too when the audio needs no resampling, and otherwise move by
-LiveKit's resampler dither, see docs/livekit.md). The adapter already runs the VAD once over each fixture per process: the scan that predicts where
-the session will cut it. `VADTrace` keeps every event of that pass. At max speed `VADReplay`
+LiveKit's resampler dither, see docs/livekit.md). The adapter already runs the VAD once over
+each fixture per process: the scan that predicts where the session will cut it. `VADTrace`
+keeps every event of that pass. At max speed `VADReplay`
 stands in front of the session's own Silero stream: each frame the session gives the stream is
 checked to be the fixture's next one, and the events Silero produced once that much audio was
 in go to the stream's consumers (the recognition, its turn detection and interruptions, the

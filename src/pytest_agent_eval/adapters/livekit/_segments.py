@@ -129,7 +129,7 @@ async def scan_fixture(vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0) -> 
     """
     settings = vad_options(vad)
     if settings is None:
-        return await _scan(vad, audio, start, None, None)
+        return await _scan(vad, audio, start, None)
     key = (_frames_digest(audio, start), settings)
     known = _scans.get(vad)
     if known is not None and key in known:
@@ -140,7 +140,7 @@ async def scan_fixture(vad: lk_vad.VAD, audio: FixtureAudio, start: int = 0) -> 
     waiting = (asyncio.get_running_loop(), key)  # a task is awaited on its own loop only
     task = pending.get(waiting)
     if task is None:
-        task = asyncio.ensure_future(_scan(vad, audio, start, settings, key))
+        task = asyncio.ensure_future(_scan(vad, audio, start, key))
         pending[waiting] = task
         task.add_done_callback(lambda done: _settled(pending, waiting, done))
     return await asyncio.shield(task)
@@ -157,15 +157,17 @@ async def _scan(
     vad: lk_vad.VAD,
     audio: FixtureAudio,
     start: int,
-    settings: tuple[Any, ...] | None,
-    key: tuple[Any, ...] | None,
+    key: tuple[str, tuple[Any, ...]] | None,
 ) -> FixtureScan:
+    """Scan; keep the result under ``key`` (frames digest, VAD settings) when there is one."""
     global _scan_count
     events = await record_events(vad, audio, start)
     _scan_count += 1
     segments = _segments_of(events, audio, start)
-    keep = settings is not None and start == 0 and is_replayable(vad)
-    scan = FixtureScan(segments, VADTrace.of(settings, audio, events) if keep else None)
+    trace = None
+    if key is not None and start == 0 and is_replayable(vad):
+        trace = VADTrace.of(key[1], audio, events)
+    scan = FixtureScan(segments, trace)
     if key is not None:
         known = _scans.setdefault(vad, {})
         if len(known) >= _MAX_SCANS_PER_VAD:
