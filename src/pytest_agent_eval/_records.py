@@ -104,20 +104,19 @@ class EvalRecord:
     def verdict(self) -> Verdict:
         """The eval's own verdict, independent of anything else the test asserted.
 
-        ``error`` when the verdict could not be reached: the eval produced no result (a setup
-        error, a missing fixture), or its runs failed only because checks errored (a judge
-        that was down) and could otherwise have met the threshold.
+        ``error`` when the agent could not be evaluated: a run of its result could not
+        (`TranscriptResult.verdict`), or the eval produced no result because our code refused
+        to run it (a missing fixture, bad input) or its test's setup or teardown failed.
         """
         if self.result is not None:
-            if self.result.passed:
-                return "passed"
-            return "error" if self.result.errored else "failed"
-        if self.test_outcome == "skipped":
-            return "skipped"
-        if self.test_outcome == "passed":
-            # An eval test that passed without running agent_eval.run (a marker-only test
-            # that checks the agent its own way): its passing test is its verdict.
-            return "passed"
+            return self.result.verdict
+        outcome = self.test_outcome
+        if outcome == "skipped" or outcome == "passed" or outcome == "failed":
+            # An eval test that ran no agent_eval.run (a marker-only test that checks the agent
+            # its own way): its test's outcome is its verdict (a failed assertion is a FAIL).
+            return outcome
+        # A setup or teardown that failed, or our code refused to run the eval (its test is
+        # then a pytest error too).
         return "error"
 
     @property

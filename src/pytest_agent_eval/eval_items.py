@@ -16,7 +16,7 @@ from ._records import EvalRecord, put_records
 from ._sanitize import redact_secrets, secret_values
 from ._text import did_you_mean
 from .collection import TranscriptItem
-from .fixture import records_key, session_key
+from .fixture import records_key, refusal_key, session_key
 from .models import TranscriptResult
 from .report.account import format_account
 
@@ -27,12 +27,14 @@ __all__ = [
     "assert_unasserted_results",
     "attach_records",
     "deselect_by_tags",
+    "error_reason",
     "eval_record",
     "failure_text",
     "is_eval_item",
     "is_python_eval",
     "item_param",
     "item_tags",
+    "make_error",
     "mark_eval_item",
     "plan_evals",
     "redact_report",
@@ -299,6 +301,36 @@ def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
         report.longrepr = (str(path), (line or 0) + 1, report.longrepr[2])
 
 
+def error_reason(item: pytest.Item) -> str | None:
+    """Why ``item``'s eval is an ERROR (our code refused to run it, or a result could not
+    evaluate the agent), or None when it is not one."""
+    refused = item.stash.get(refusal_key, None)
+    if refused is not None:
+        return refused
+    for recorded in item.stash.get(records_key, []):
+        if recorded.result.errored:
+            return recorded.result.error_reason
+    return None
+
+
+def make_error(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Make a failed call of an eval that could not evaluate the agent a pytest *error*.
+
+    pytest calls a failed call phase a failure and only a failed setup or teardown an error
+    (in its summary, its exit counts and JUnit's ``<error>``); so the call's report is
+    reported as a failed setup, the phase in which what we could not do belongs (start the
+    conversation, a fixture, the judge). ``report.agent_eval_error`` keeps the reason, and
+    travels with the report through xdist.
+    """
+    if report.when != "call" or not report.failed or not is_eval_item(item):
+        return
+    reason = error_reason(item)
+    if reason is None:
+        return
+    report.when = "setup"  # type: ignore[assignment]
+    report.agent_eval_error = reason  # type: ignore[attr-defined]
+
+
 UNASSERTED_NOTE = (
     "(asserted by pytest-agent-eval when the test ended, because the test did not call "
     "assert_threshold() on this result; mark the test "
@@ -309,16 +341,23 @@ UNASSERTED_NOTE = (
 
 def assert_unasserted_results(item: pytest.Item) -> None:
     """Fail a Python eval test that returned normally with a result below its threshold that
-    it never asserted, so the test cannot pass while the reports say FAIL.
+    it never asserted, so the test cannot pass while the reports say FAIL; and one with a
+    result that could not evaluate the agent, always (it becomes a pytest error).
 
     The ``agent_eval(assert_threshold=False)`` marker turns this off for a test that judges
     its results itself (one that checks a bad agent fails, say).
     """
     __tracebackhide__ = True
+    records = item.stash.get(records_key, [])
+    for recorded in records:
+        # Whatever the test does with a result that could not evaluate the agent (judge it
+        # itself, catch the assertion), it must not pass on it.
+        if recorded.result.errored:
+            pytest.fail(recorded.result.threshold_message(), pytrace=False)
     marker = item.get_closest_marker("agent_eval")
     if marker is not None and marker.kwargs.get("assert_threshold", True) is False:
         return
-    for recorded in item.stash.get(records_key, []):
+    for recorded in records:
         result = recorded.result
         if not result.passed and not result.threshold_asserted:
             pytest.fail(f"{result.threshold_message()}\n{UNASSERTED_NOTE}", pytrace=False)

@@ -37,6 +37,8 @@ __all__ = [
     "loop_key",
     "record_result",
     "records_key",
+    "refusal_key",
+    "refuse",
     "session_key",
     "session_loop",
 ]
@@ -77,8 +79,19 @@ class RecordedEval(NamedTuple):
 
 records_key = pytest.StashKey[list[RecordedEval]]()
 """On ``item.stash``: every eval the test ran (one for a YAML transcript), with its file if any."""
+refusal_key = pytest.StashKey[str]()
+"""On ``item.stash``: why our code refused to run an eval of the test (bad input, a fixture
+not ready, an adapter that cannot start): the eval is an ERROR, the test a pytest error."""
 loop_key = pytest.StashKey[SessionLoop]()
 """On ``config.stash``: the one event loop every eval of the session runs on."""
+
+
+def refuse(item: pytest.Item, message: str) -> None:
+    """End the test because the eval could not be run, saying why: an ERROR (the agent was
+    not evaluated), never a FAIL a gate could absorb."""
+    __tracebackhide__ = True
+    item.stash[refusal_key] = message
+    pytest.fail(message, pytrace=False)
 
 
 def session_loop(config: pytest.Config) -> SessionLoop:
@@ -207,10 +220,10 @@ class AgentEval:
         except TranscriptError as exc:
             failure = str(exc)
         if failure is not None:
-            pytest.fail(failure, pytrace=False)
+            refuse(self._request.node, failure)
         if agent is None:
             agent = self._agent_fixture()
-        adapter = adapter_or_fail(agent)
+        adapter = adapter_or_fail(agent, self._request.node)
         consumes_audio = getattr(adapter, "consumes_audio", False)
         if not consumes_audio:
             unheard = _unheard_conditions(resolved, adapter) or _voice_only_checks(
@@ -219,7 +232,7 @@ class AgentEval:
             if unheard is not None:
                 pytest.skip(unheard)
         if consumes_audio and resolved.has_audio:
-            check_audio_fixtures(resolved, self._session)
+            check_audio_fixtures(resolved, self._session, self._request.node)
         if judge_model is None:
             judge_model = _judge_model_fixture(self._request)
         settings = RunSettings.from_settings(
@@ -232,7 +245,7 @@ class AgentEval:
         else:
             failure = None
         if failure is not None:  # outside the except: no "during handling" second copy
-            pytest.fail(failure, pytrace=False)
+            refuse(self._request.node, failure)
         record_result(
             self._request.node, result, path=resolved.path, description=resolved.description
         )
@@ -260,7 +273,7 @@ class AgentEval:
                 "fixture:\n\n" + MISSING_AGENT_MESSAGE.split("\n", 2)[2]
             )
         # Outside the except blocks, so the failure is not chained to pytest's own.
-        pytest.fail(problem, pytrace=False)
+        refuse(self._request.node, problem)
 
     def run_sync(self, *args: Any, **kwargs: Any) -> TranscriptResult:
         """`run` for synchronous tests (on the session's one event loop)."""
@@ -328,14 +341,15 @@ def _voice_only_checks(transcript: Transcript, adapter: Any) -> str | None:
     )
 
 
-def adapter_or_fail(agent: Any) -> AgentAdapter:
-    """``agent`` as an adapter, or a test failure naming the agent fixture."""
+def adapter_or_fail(agent: Any, item: pytest.Item) -> AgentAdapter:
+    """``agent`` as an adapter, or an ERROR naming the agent fixture."""
     __tracebackhide__ = True
     try:
         return as_adapter(agent)
     except TypeError as exc:
         failure = f"'{AGENT_FIXTURE}' returned an unusable agent: {exc}"
-    pytest.fail(failure, pytrace=False)  # outside the except: one message, no chain
+    refuse(item, failure)  # outside the except: one message, no chain
+    raise AssertionError("unreachable")  # refuse() raises
 
 
 def _judge_model_fixture(request: pytest.FixtureRequest) -> Any:
@@ -346,8 +360,10 @@ def _judge_model_fixture(request: pytest.FixtureRequest) -> Any:
         return None
 
 
-def check_audio_fixtures(transcript: Transcript, session: SessionSettings) -> None:
-    """Fail, skip or synthesize when a voice transcript's fixtures are missing or stale.
+def check_audio_fixtures(
+    transcript: Transcript, session: SessionSettings, item: pytest.Item
+) -> None:
+    """Error, skip or synthesize when a voice transcript's fixtures are missing or stale.
 
     Text adapters never get here: they ignore ``audio:``.
     """
@@ -361,7 +377,7 @@ def check_audio_fixtures(transcript: Transcript, session: SessionSettings) -> No
     except AgentEvalError as exc:  # a failed synthesis, or a missing extra
         failure = str(exc)
     if failure is not None:  # outside the except: one message, no exception chain
-        pytest.fail(failure, pytrace=False)
+        refuse(item, failure)
     if unready is None:
         return
     if mode == "skip":
@@ -370,7 +386,7 @@ def check_audio_fixtures(transcript: Transcript, session: SessionSettings) -> No
     if mode == "fail" and unready.synthesis_fixes_some:
         # Only where synthesizing helps: never for a broken recording alone.
         message += "\n(or run pytest with --agent-eval-stale-audio=synthesize to make them first)"
-    pytest.fail(message, pytrace=False)
+    refuse(item, message)
 
 
 def record_result(

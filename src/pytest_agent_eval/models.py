@@ -52,6 +52,7 @@ __all__ = [
     "TurnResult",
     "Usage",
     "Variant",
+    "Verdict",
     "VoiceSettings",
     "describe_conditions",
     "passes_needed",
@@ -1185,6 +1186,43 @@ class TurnContext(AgentTurn):
 # --------------------------------------------------------------------------------------------
 
 
+Verdict: TypeAlias = Literal["passed", "failed", "error"]
+"""The outcome of a turn, a run or a transcript.
+
+- ``passed``: every check passed.
+- ``failed`` (FAIL): the agent did something wrong: a check said no, or the agent's own code
+  raised or hung. Counted in pass rates; a passing gate may absorb it.
+- ``error`` (ERROR): the agent could not be evaluated: starting the conversation failed (the
+  session factory, the adapter, a worker that never joined), our adapter or our code raised
+  an ``AgentEvalError`` in a turn (a worker that crashed, a fixture we refused), or a check
+  could not decide (a judge that was down). Never counted in a pass rate, never absorbed by a
+  gate; the test is a pytest error.
+"""
+
+
+def _verdict(
+    passed: bool, errored: bool, agent_failed: bool, evaluations: Iterable[EvalResult]
+) -> Verdict:
+    """One rule for every level: a definite failure of the agent decides; else an error;
+    else failed (a result built by hand with ``passed=False``)."""
+    if passed:
+        return "passed"
+    evaluations = list(evaluations)
+    if agent_failed or any(not e.passed and not e.errored for e in evaluations):
+        return "failed"
+    if errored or any(e.errored for e in evaluations):
+        return "error"
+    return "failed"
+
+
+def _errored_check_reason(check: EvalResult) -> str:
+    """``judge errored: 503 ...``: the check's name once (judges start their reasoning with
+    it already)."""
+    head = f"{check.name or 'a check'} errored"
+    reasoning = check.reasoning or "no reason given"
+    return reasoning if reasoning.startswith(head) else f"{head}: {reasoning}"
+
+
 @dataclass
 class EvalResult:
     """Result from a single evaluator on a single turn.
@@ -1249,6 +1287,10 @@ class TurnResult(AgentTurn):
         handoffs: The turn's handoffs (None: the adapter does not report them).
         conditions: The audio conditions the turn's audio went through, described
             (``noise(color=pink, snr_db=10), telephone(...)``); None for none.
+        errored: True when ``error`` kept the agent from being evaluated (our adapter, the
+            session around the agent, a fixture our code refused: an ``AgentEvalError``), so
+            the turn is an ERROR; False when the agent itself failed (its own exception, a
+            timeout), a FAIL. See `Verdict`.
     """
 
     index: int
@@ -1260,11 +1302,21 @@ class TurnResult(AgentTurn):
     duration_s: float = 0.0
     audio: str | None = None
     conditions: str | None = None
+    errored: bool = False
 
     @property
     def passed(self) -> bool:
         """No error and every evaluation passed."""
         return self.error is None and all(e.passed for e in self.evaluations)
+
+    @property
+    def verdict(self) -> Verdict:
+        """``passed``; ``failed`` when the agent failed (its error, a check that said no);
+        ``error`` when the turn could not evaluate the agent (an errored turn, or checks that
+        only errored)."""
+        return _verdict(
+            self.passed, self.errored, self.error is not None and not self.errored, self.evaluations
+        )
 
     @property
     def turn_index(self) -> int:
@@ -1319,6 +1371,9 @@ class RunResult:
         greeting: What the agent said and did before turn 1, from adapters that observe it
             (None: the adapter does not).
         greeting_evaluations: The verdicts of the transcript's ``greeting:`` checks.
+        errored: True when ``error`` kept the agent from being evaluated (starting the
+            conversation, reading the greeting or closing it failed), so the run is an
+            ERROR; see `verdict`.
     """
 
     index: int
@@ -1327,6 +1382,7 @@ class RunResult:
     duration_s: float = 0.0
     greeting: Greeting | None = None
     greeting_evaluations: list[EvalResult] = field(default_factory=list)
+    errored: bool = False
 
     @property
     def passed(self) -> bool:
@@ -1339,18 +1395,38 @@ class RunResult:
         )
 
     @property
-    def undecided(self) -> bool:
-        """True when the run failed only because checks errored (a judge that was down, a check
-        that could not observe what it asserts): no agent error, no check that said "no". Such
-        a run says nothing about the agent."""
-        if self.passed or self.error is not None or any(t.error for t in self.turns):
-            return False
-        failed = [
-            e
-            for e in (*self.greeting_evaluations, *(e for t in self.turns for e in t.evaluations))
-            if not e.passed
-        ]
-        return bool(failed) and all(e.errored for e in failed)
+    def verdict(self) -> Verdict:
+        """The run's outcome, one of `Verdict`.
+
+        ``failed`` as soon as the agent demonstrably did something wrong in it (a turn's own
+        error, a check that said no), even if something else errored too: that run is decided.
+        Otherwise ``error`` when anything errored (the run's own ``errored`` error, an errored
+        turn, a check that could not decide): such a run says nothing about the agent and is
+        left out of the score.
+        """
+        turns_errored = any(t.errored for t in self.turns)
+        agent_failed = any(t.error is not None and not t.errored for t in self.turns) or (
+            self.error is not None and not self.errored
+        )
+        return _verdict(
+            self.passed,
+            self.errored or turns_errored,
+            agent_failed,
+            [*self.greeting_evaluations, *(e for t in self.turns for e in t.evaluations)],
+        )
+
+    @property
+    def error_reason(self) -> str | None:
+        """Why the run is an ERROR (its own error, the errored turn's, or the first errored
+        check's), or None when it is not one."""
+        if self.verdict != "error":
+            return None
+        if self.errored and self.error:
+            return self.error
+        for turn in self.turns:
+            if turn.errored and turn.error:
+                return f"turn {turn.index + 1}: {turn.error}"
+        return _errored_check_reason(self.errored_evaluations[0])
 
     @property
     def errored_evaluations(self) -> list[EvalResult]:
@@ -1519,8 +1595,9 @@ class TranscriptResult:
     """Aggregated result across all runs of a transcript.
 
     Args:
-        passed: True if score >= threshold.
-        score: Fraction of runs that passed (0.0-1.0).
+        passed: True if score >= threshold and no run is an ERROR.
+        score: Fraction of the evaluated runs that passed (0.0-1.0); ERROR runs (`Verdict`)
+            are left out.
         threshold: Required pass fraction.
         runs: Individual run results.
         transcript_id: Id of the transcript.
@@ -1559,9 +1636,19 @@ class TranscriptResult:
         return max(0, self.planned_runs - len(self.runs))
 
     @property
+    def errored_run_count(self) -> int:
+        """Runs that could not evaluate the agent (``verdict == "error"``)."""
+        return sum(r.verdict == "error" for r in self.runs)
+
+    @property
+    def evaluated_run_count(self) -> int:
+        """Runs that evaluated the agent (passed or failed): what the score is a fraction of."""
+        return len(self.runs) - self.errored_run_count
+
+    @property
     def interval(self) -> tuple[float, float]:
-        """95% Wilson interval on the pass rate."""
-        return wilson_interval(self.passed_run_count, len(self.runs))
+        """95% Wilson interval on the pass rate (over the evaluated runs)."""
+        return wilson_interval(self.passed_run_count, self.evaluated_run_count)
 
     @property
     def turn_latencies_s(self) -> list[float]:
@@ -1621,41 +1708,45 @@ class TranscriptResult:
         return sum_usage(r.judge_usage for r in self.runs)
 
     @property
-    def undecided_run_count(self) -> int:
-        """Runs that failed only because checks errored (`RunResult.undecided`)."""
-        return sum(r.undecided for r in self.runs)
+    def verdict(self) -> Verdict:
+        """``error`` when any run could not evaluate the agent or a check of the whole result
+        could not decide (the eval is incomplete: its score would be about other runs than
+        asked for); else ``passed`` or ``failed``."""
+        if self.errored_run_count or any(c.errored for c in self.checks):
+            return "error"
+        return "passed" if self.passed else "failed"
 
     @property
     def errored(self) -> bool:
-        """True when the verdict could not be reached: the transcript failed, but the runs that
-        failed only because a check errored (a judge that was down), with any runs early stop
-        did not start, could have reached the threshold. Reports show it as ERROR, not FAIL,
-        and gates do not count it against the agent."""
-        undecided = self.undecided_run_count
-        if self.passed or not undecided:
-            return False
-        planned = self.planned_runs or len(self.runs)
-        needed = passes_needed(self.threshold, planned)
-        return self.passed_run_count + undecided + self.saved_runs >= needed
+        """True when the verdict is ``error`` (`Verdict`): reports show ERROR, the test is a
+        pytest error, gates neither count nor absorb it."""
+        return self.verdict == "error"
 
     @property
     def error_reason(self) -> str | None:
-        """Why the verdict could not be reached (the first errored check and how many runs it
-        left undecided), or None when it was reached."""
+        """Why the eval is an ERROR (how many runs could not evaluate the agent and the first
+        one's reason), or None when it is not one."""
         if not self.errored:
             return None
-        undecided = [r for r in self.runs if r.undecided]
-        first = undecided[0].errored_evaluations[0]
-        reason = first.reasoning or f"{first.name or 'a check'} errored"
+        errored = [r for r in self.runs if r.verdict == "error"]
+        if not errored:
+            return _errored_check_reason(next(c for c in self.checks if c.errored))
+        first = errored[0]
         return (
-            f"verdict not reached: {len(undecided)} of {len(self.runs)} run(s) failed only "
-            f"because a check errored ({first.name or 'check'}: {reason})"
+            f"{len(errored)} of {len(self.runs)} run(s) could not evaluate the agent (ERROR, "
+            f"left out of the score): run {first.index + 1}: {first.error_reason}"
         )
 
     def threshold_message(self) -> str:
         """``LLM eval failed: score=0.67 < threshold=0.80 (2/3 runs passed)``: the earlier
         package's words, with as many decimals as it takes to see the score below the
-        threshold, and why when the verdict could not be reached."""
+        threshold; ``LLM eval ERROR: ...`` with the reason when the agent could not be
+        evaluated."""
+        if self.errored:
+            return (
+                f"LLM eval ERROR: {self.error_reason} ({self.passed_run_count}/"
+                f"{self.evaluated_run_count} evaluated runs passed)"
+            )
         failed = [c for c in self.checks if not c.passed]
         if failed and self.score + 1e-9 >= self.threshold:
             # Enough runs passed; a transcript-level check (latency_p95_ms_max...) did not.
@@ -1666,12 +1757,10 @@ class TranscriptResult:
                 "runs passed)"
             )
         score, threshold = score_and_threshold_text(self.score, self.threshold)
-        message = (
+        return (
             f"LLM eval failed: score={score} < threshold={threshold} "
             f"({self.passed_run_count}/{len(self.runs)} runs passed)"
         )
-        reason = self.error_reason
-        return f"{message}; {reason}" if reason else message
 
     def assert_threshold(self) -> None:
         """Raise AssertionError if score is below threshold."""

@@ -24,6 +24,7 @@ from .eval_items import (
     deselect_by_tags,
     is_eval_item,
     is_python_eval,
+    make_error,
     mark_eval_item,
     plan_evals,
     redact_report,
@@ -172,6 +173,7 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     attach_records(item, report)
+    make_error(item, report)
     redact_report(item, report)
     return report
 

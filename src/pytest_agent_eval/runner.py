@@ -8,12 +8,18 @@ Flow of `run_transcript`:
    agent said before turn 1 (``conversation.greeting()``, when the conversation has it) and
    checks it against the transcript's ``greeting:``, feeds the turns in order, evaluates each
    reply with every evaluator, and always closes the conversation.
-3. An exception in the agent ends that run as failed, recorded with a short traceback; an
-   exception in an evaluator becomes an errored verdict. Neither touches the other runs. A turn
-   that takes longer than its ``turn_timeout_s`` ends the run the same way, as does an agent
-   raising `SystemExit` (an agent must not end the test process).
-4. With ``early_stop``, no new run starts once the verdict is settled either way.
-5. The test passes when passed runs / runs >= threshold.
+3. Each run ends as passed, FAIL or ERROR (`models.Verdict`; docs/reports.md, "Run outcomes",
+   has the table). FAIL: the agent's own exception in a turn, a turn longer than its
+   ``turn_timeout_s``, an agent raising `SystemExit` (an agent must not end the test process),
+   a check that said no. ERROR, the agent not evaluated: any exception while starting the
+   conversation, reading its greeting or closing it, an `AgentEvalError` raised in a turn (our
+   adapter or code could not drive or observe the agent: a worker that crashed, a fixture we
+   refused), a check that could not decide (an evaluator that raised, a judge that was down).
+   No run touches the others.
+4. With ``early_stop``, no new run starts once the verdict is settled either way (one ERROR
+   run settles it: the eval is an ERROR).
+5. The test passes when no run is an ERROR and passed runs / runs >= threshold; the score is
+   passed runs / evaluated runs (ERROR runs left out).
 6. Every string of the result is made safe to record (`_sanitize.scrub`): lone surrogates
    become U+FFFD and secrets are redacted, so reports, JUnit and xdist can carry it.
 """
@@ -36,7 +42,7 @@ from ._sanitize import scrub
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
 from .conditions import condition_problems, condition_seed, turn_conditions
 from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
-from .errors import MissingExtraError, TranscriptError
+from .errors import AdapterError, AgentEvalError, MissingExtraError, TranscriptError
 from .evaluators.base import evaluate_safely
 from .expectations import (
     build_evaluators,
@@ -149,9 +155,7 @@ async def run_transcript(
         )
     _check_audio_plan(transcript)
     adapter = as_adapter(agent)
-    prepare = getattr(adapter, "prepare", None)
-    if callable(prepare):
-        await prepare(transcript)
+    await _prepare(adapter, transcript)
 
     _check_pause_markup(transcript)
     evaluators = [_evaluators_for(transcript, i, settings) for i in range(len(transcript.turns))]
@@ -161,11 +165,11 @@ async def run_transcript(
     planned = transcript.runs
     needed = passes_needed(transcript.threshold, planned)
     results: list[RunResult] = []
-    passed = failed = 0
+    passed = failed = errored = 0
 
     def settled() -> bool:
         # At least one run always happens, also when threshold 0 needs no passes at all.
-        decided = passed >= needed or planned - failed < needed
+        decided = passed >= needed or planned - failed < needed or errored > 0
         return settings.early_stop and passed + failed > 0 and decided
 
     def in_flight_limit() -> int:
@@ -206,6 +210,7 @@ async def run_transcript(
                 results.append(run)
                 passed += run.passed
                 failed += not run.passed
+                errored += run.verdict == "error"
                 if on_run_done is not None:
                     on_run_done(run)
     finally:
@@ -216,11 +221,12 @@ async def run_transcript(
         await asyncio.gather(*started_tasks, return_exceptions=True)
 
     results.sort(key=lambda r: r.index)
-    executed = len(results)
-    score = passed / executed if executed else 0.0
+    evaluated = len(results) - errored
+    score = passed / evaluated if evaluated else 0.0
     result = TranscriptResult(
-        # With every run done this is score >= threshold; after an early stop, the settled verdict.
-        passed=passed >= needed,
+        # With every run done this is score >= threshold; after an early stop, the settled
+        # verdict. A run that could not evaluate the agent leaves the verdict unreached.
+        passed=passed >= needed and not errored,
         score=score,
         threshold=transcript.threshold,
         runs=results,
@@ -249,6 +255,24 @@ async def _check_result(check: Any, result: TranscriptResult) -> Any:
     except Exception as exc:  # the result boundary: record, don't raise
         return EvalResult(False, f"check raised {describe_exception(exc)}", name=name, errored=True)
     return verdict
+
+
+async def _prepare(adapter: AgentAdapter, transcript: Transcript) -> None:
+    """``adapter.prepare(transcript)`` when the adapter has it. Any exception means no run
+    can start, so the eval is an ERROR: ours pass through, anything else becomes an
+    `AdapterError` naming the adapter and the transcript."""
+    prepare = getattr(adapter, "prepare", None)
+    if not callable(prepare):
+        return
+    try:
+        await prepare(transcript)
+    except AgentEvalError:
+        raise
+    except Exception as exc:  # the adapter's boundary: no run could start
+        raise AdapterError(
+            f"transcript {transcript.id!r}: {type(adapter).__name__}.prepare() failed, so no "
+            f"run could start: {describe_exception(exc)}"
+        ) from exc
 
 
 def _check_audio_plan(transcript: Transcript) -> None:
@@ -321,7 +345,7 @@ async def _greeting_of(conversation: Any) -> Greeting | None:
     if inspect.isawaitable(greeting):
         greeting = await greeting
     if greeting is not None and not isinstance(greeting, Greeting):
-        raise TypeError(
+        raise AdapterError(
             f"{type(conversation).__name__}.greeting() returned {type(greeting).__name__}; "
             "expected a Greeting or None"
         )
@@ -344,16 +368,18 @@ async def _run_once(
         conversation = await adapter.start_conversation(
             ConversationInfo(transcript=transcript, run_index=index, save_audio_dir=save_audio_dir)
         )
-    except (Exception, SystemExit) as exc:  # the run boundary
+    except (Exception, SystemExit) as exc:  # the run boundary: the agent was never reached
         run.error = f"starting the conversation failed: {describe_exception(exc)}"
+        run.errored = True
         run.duration_s = time.perf_counter() - started
         return run
     history: list[Message] = []
     try:
         try:
             run.greeting = await _greeting_of(conversation)
-        except Exception as exc:  # the run boundary
+        except Exception as exc:  # the run boundary: the conversation could not be observed
             run.error = f"reading the greeting failed: {describe_exception(exc)}"
+            run.errored = True
             return run
         if greeting_checks:
             run.greeting_evaluations = list(
@@ -378,6 +404,7 @@ async def _run_once(
         except (Exception, SystemExit) as exc:
             if run.error is None:
                 run.error = f"closing the conversation failed: {describe_exception(exc)}"
+                run.errored = True
         run.duration_s = time.perf_counter() - started
     return run
 
@@ -417,6 +444,9 @@ async def _run_turn(
             reply = coerce_reply(reply)
     except (Exception, SystemExit) as exc:  # the run boundary
         error = describe_exception(exc)
+        # Our adapter or our code could not drive or observe the agent: an ERROR. Anything
+        # else came from the agent (its code, its timeout): a failed run of the agent.
+        errored = isinstance(exc, AgentEvalError)
         if isinstance(exc, TimeoutError) and deadline.expired():
             error = (
                 f"no reply within turn_timeout_s={timeout_s:g}s: the agent hung or is too slow "
@@ -430,6 +460,7 @@ async def _run_turn(
             error=error,
             duration_s=time.perf_counter() - started,
             conditions=described,
+            errored=errored,
         )
     if reply.wer is None and audio is not None and reply.heard is not None:
         reply.wer = heard_wer(words, reply.heard)

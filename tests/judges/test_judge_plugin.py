@@ -95,7 +95,7 @@ def test_yaml_args_judge_says_no(pytester: pytest.Pytester) -> None:
 def test_an_unavailable_judge_is_reported_as_errored(pytester: pytest.Pytester) -> None:
     project(pytester, mode="down")
     result = pytester.runpytest("--agent-eval-live", "-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*judge errored: *503*"])
 
 

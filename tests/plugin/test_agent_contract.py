@@ -187,11 +187,11 @@ def test_unusable_return_value_fails_the_run_with_a_clear_message(project: Proje
     result = project.run_live()
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "LLM eval failed: score=0.00 < threshold=0.80 (0/1 runs passed)",
-            "  run 1: FAILED*",
+            "LLM eval ERROR: 1 of 1 run(s) could not evaluate the agent*",
+            "  run 1: ERROR*",
             "    turn 1 [[]ERROR] user: 'Book a table for two'",
             "      error: AdapterError: the agent returned dict {'reply': 'booked'}; expected"
             " AgentReply(reply, tool_calls), a (reply, tool_calls) tuple, or a plain string*",
@@ -205,7 +205,7 @@ def test_bad_tool_call_in_the_return_value_is_named(project: Project) -> None:
 
     result = project.run_live()
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
             "      error: AdapterError: the agent returned a bad tool call: a tool call must be"
@@ -221,7 +221,7 @@ def test_agent_fixture_returning_a_non_callable_is_a_clear_failure(project: Proj
     result = project.run_live()
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
             "'llm_eval_agent' returned an unusable agent: expected an agent callable"

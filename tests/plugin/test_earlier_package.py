@@ -24,7 +24,7 @@ def test_running_an_empty_python_transcript_fails_with_a_clear_message(project: 
 
     result = project.run_live()
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
             "*"

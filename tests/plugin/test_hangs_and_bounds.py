@@ -138,7 +138,7 @@ def test_yaml_turn_timeout_fails_a_hung_turn(project: Project, agent: str) -> No
     )
     result = project.run_live()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*turn 2 [[]ERROR[]]*", "*no reply within turn_timeout_s=0.5s*"])
+    result.stdout.fnmatch_lines(["*turn 2 [[]FAIL[]]*", "*no reply within turn_timeout_s=0.5s*"])
 
 
 def test_config_and_marker_turn_timeouts(project: Project) -> None:

@@ -86,7 +86,7 @@ def test_a_greeting_check_on_an_adapter_that_cannot_observe_it_errors(project: P
     project.echo_agent("Booked: a table for two.")
     project.transcript("greeted", GREETED.replace("contains_any: [welcome]\n  ", ""))
     result = project.run_live()
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
             "    greeting [ERROR]: not observed by this adapter",
@@ -130,12 +130,12 @@ def test_tool_outcomes_pass_on_recorded_results_and_error_on_bare_names(
         """,
     )
     result = project.run_live()
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
             "    turn 1 [ok] user: 'Where is my order?'",
             "    turn 2 [ok] user: 'Any dessert?'",
-            "    turn 3 [FAIL] user: 'Again please'",
+            "    turn 3 [ERROR] user: 'Again please'",
             "      - tool_calls_outcome errored: cannot be checked: the adapter did not record how "
             "1 call(s) to lookup ended *",
         ]
@@ -157,7 +157,7 @@ def test_agent_checks_on_a_text_adapter_error_naming_why(project: Project) -> No
         """,
     )
     result = project.run_live()
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
             "      - handoff errored: cannot be checked: this adapter does not report handoffs *",
@@ -248,7 +248,7 @@ async def test_bad(agent_eval):
 """,
     )
     result = project.run_live()
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     # The failure section, not pytest's one-line short summary (older pytest repeats it there).
     out = result.stdout.str().split("short test summary info")[0]
     assert out.count(message) == 1, out

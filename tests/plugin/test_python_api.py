@@ -265,7 +265,7 @@ def test_run_without_turns_explains_what_it_needs(project: Project) -> None:
 
     result = project.run_live()
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["agent_eval.run() needs turns=[[]Turn(...), ...] or transcript="])
 
 
@@ -306,12 +306,12 @@ def test_a_crashing_evaluator_is_reported_as_errored_not_as_a_no(project: Projec
 
     result = project.run_live()
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*LLM eval failed: score=0.00 < threshold=0.80 (0/2 runs passed); verdict not reached: 2 of 2 run(s) failed only because a check errored (Broken: *",
+            "*LLM eval ERROR: 2 of 2 run(s) could not evaluate the agent (ERROR, left out of the score): run 1: Broken errored: evaluator raised RuntimeError: judge is down (0/0 evaluated runs passed)",
             "*",
-            "    turn 1 [[]FAIL] user: 'Book'",
+            "    turn 1 [[]ERROR] user: 'Book'",
             "*",
             "      - Broken errored: evaluator raised RuntimeError: judge is down",
         ]
@@ -331,7 +331,7 @@ def test_bad_marker_value_is_a_short_message(project: Project) -> None:
 
     result = project.run_live()
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*transcript 'test_booking': runs must be at least 1, got 0*"])
     result.stdout.no_fnmatch_line("*no running event loop*")
     result.stdout.no_fnmatch_line("*asyncio/runners.py*")
@@ -377,7 +377,7 @@ def test_default_agent_without_the_fixture_names_it(project: Project) -> None:
     result = project.run_live()
 
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["*agent_eval.run() got no agent= and there is no 'llm_eval_agent' fixture*"]
     )

@@ -132,7 +132,7 @@ def test_agent_exception_is_shown_with_a_traceback_summary(project: Project) -> 
             "*",
             "  run 1: passed*",
             "  run 2: FAILED*",
-            "    turn 1 [[]ERROR] user: 'Book a table'",
+            "    turn 1 [[]FAIL] user: 'Book a table'",
             "      error: ValueError: agent exploded on call 2 (at conftest.py:* in agent*",
             "  run 3: passed*",
         ]
@@ -156,7 +156,7 @@ def test_a_run_stops_at_the_turn_whose_agent_raised(project: Project) -> None:
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["    turn 1 [[]ERROR] user: 'first'", "      error: ValueError: agent exploded*"]
+        ["    turn 1 [[]FAIL] user: 'first'", "      error: ValueError: agent exploded*"]
     )
     result.stdout.no_fnmatch_line("*user: 'second'*")
     assert _calls(project) == 1

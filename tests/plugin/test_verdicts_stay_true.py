@@ -220,7 +220,7 @@ def test_a_parametrized_agent_without_agent_argument_gets_a_clear_message(
         """,
     )
     result = project.run_live()
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["*'llm_eval_agent' is parametrized, so pytest must run this test once per agent*"]
     )

@@ -398,7 +398,7 @@ def test_the_cap_comes_from_pyproject_in_pytest(pytester: pytest.Pytester) -> No
         w.setframerate(16000)
         w.writeframes((np.sin(np.arange(32000) / 5) * 8000).astype("<i2").tobytes())
     result = pytester.runpytest("--agent-eval-live", "-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         ["*audio fixture evals/r.wav is invalid (a recording that is 2.0 s long, over the 1 s*"]
     )

@@ -282,7 +282,11 @@ def test_a_failed_result_check_fails_the_transcript_whatever_its_pass_rate() -> 
     assert result.score == 1.0 and not result.passed
     (check,) = result.checks
     assert check.errored and check.name == "latency_p95_ms_max"
-    with pytest.raises(AssertionError, match="latency_p95_ms_max: cannot be checked"):
+    # A check that could not observe what it asserts: the eval is an ERROR, not a FAIL.
+    assert result.verdict == "error"
+    with pytest.raises(
+        AssertionError, match="LLM eval ERROR: latency_p95_ms_max errored: cannot be checked"
+    ):
         result.assert_threshold()
     restored = TranscriptResult.from_dict(result.to_dict())
     assert restored.checks == result.checks and not restored.passed

@@ -361,7 +361,7 @@ def test_a_greeting_that_is_not_one_fails_the_run_with_the_reason() -> None:
     for run in result.runs:
         assert run.error is not None and run.turns == []
         assert run.error.startswith(
-            "reading the greeting failed: TypeError: Conversation.greeting() returned str; "
+            "reading the greeting failed: AdapterError: Conversation.greeting() returned str; "
             "expected a Greeting or None"
         )
 

@@ -75,7 +75,7 @@ def test_missing_fixture_fails_before_the_conversation_with_the_fix_command(
     project: pytest.Pytester,
 ) -> None:
     result = project.runpytest("--agent-eval-live")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
             "audio fixtures not ready:",
@@ -113,7 +113,7 @@ def test_synthesize_mode_makes_the_fixture_then_runs_and_stale_text_is_caught(
         TRANSCRIPT.replace("Hello there, I would like a table.", "Hi, a table for two please.")
     )
     result = project.runpytest("--agent-eval-live")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*greet.wav is stale (*text*"])
 
 
@@ -174,7 +174,7 @@ def test_replay_trusts_recorded_fixtures_across_engine_versions_and_missing_engi
         TRANSCRIPT.replace("turns:\n", "voice: {backend: acme-tts, voice: joe}\nturns:\n", 1)
     )
     result = project.runpytest("--agent-eval-live")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*greet.wav is stale (voice changed: 'heart' -> 'joe')*"])
 
 
@@ -188,7 +188,7 @@ def test_a_broken_recording_fails_once_with_a_fix_for_a_recording(
     (audio / "greet.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt not really a wav")
     for mode in ("fail", "synthesize"):  # synthesizing leaves a recording alone
         result = project.runpytest("--agent-eval-live", f"--agent-eval-stale-audio={mode}")
-        result.assert_outcomes(failed=1)
+        result.assert_outcomes(errors=1)
         # The failure sections only: pytest repeats each message in its one-line short summary,
         # cut to the terminal width (whole on a wide terminal).
         out = result.stdout.str().split("short test summary info")[0]
@@ -227,5 +227,5 @@ def test_a_fixture_of_the_earlier_package_is_used_with_a_note(
         TRANSCRIPT.replace("Hello there, I would like a table.", "Hi, a table for two please.")
     )
     result = project.runpytest("--agent-eval-live")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*greet.wav is stale (text changed (its sidecar is pytest-agent*"])

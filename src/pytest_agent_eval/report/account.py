@@ -38,7 +38,7 @@ def format_score_line(result: TranscriptResult) -> str:
 
 
 def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
-    mark = "ok" if turn.passed else ("ERROR" if turn.error else "FAIL")
+    mark = {"passed": "ok", "failed": "FAIL", "error": "ERROR"}[turn.verdict]
     lines = [f"    turn {turn.index + 1} [{mark}] user: {clip(turn.user, 80)!r}"]
     if turn.error:
         lines.append(f"      error: {clip(turn.error, 400)}")
@@ -111,7 +111,7 @@ def _format_evaluations(evaluations: list[EvalResult], *, verbose: bool) -> list
 
 
 def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
-    status = "passed" if run.passed else "FAILED"
+    status = {"passed": "passed", "failed": "FAILED", "error": "ERROR"}[run.verdict]
     lines = [f"  run {run.index + 1}: {status} ({run.duration_s:.2f}s)"]
     if not run.passed or verbose:
         lines.extend(_format_greeting(run, verbose=verbose))

@@ -78,7 +78,9 @@ class RecordCollector:
         if state is None:
             state = self._tests[report.nodeid] = _TestState()
         if serialized:
-            if report.when == "call":
+            # An eval that could not evaluate the agent reports its call as a failed setup
+            # (``eval_items.make_error``); its records are still the call's.
+            if report.when == "call" or getattr(report, "agent_eval_error", None):
                 state.call_records = serialized
             elif state.other_records is None:
                 state.other_records = serialized
