@@ -19,6 +19,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 from .errors import (
     AdapterError,
     AgentEvalError,
+    AgentTimeoutError,
     AudioFixtureError,
     ConfigError,
     JudgeError,
@@ -58,6 +59,7 @@ __all__ = [
     "AgentEval",
     "AgentEvalError",
     "AgentReply",
+    "AgentTimeoutError",
     "AudioFixtureError",
     "ConfigError",
     "ContainsEvaluator",

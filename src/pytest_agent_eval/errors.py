@@ -5,13 +5,18 @@ AgentEvalError          base of everything below
   TranscriptError       bad YAML or model values (also a ValueError)
   ConfigError           bad [tool.agent_eval] value or command-line option
   AudioFixtureError     WAV missing, unreadable, empty, silent, or stale against its sidecar
-  AdapterError          the agent or its voice session failed during a run
+  AdapterError          our adapter could not drive or observe the agent or its session
+    AgentTimeoutError   the agent did not answer within the adapter's own timeout
   JudgeError            the judge call itself failed, which is not a "no"
   MissingExtraError     an optional dependency is not installed (also an ImportError)
 ```
 
 Every message follows one shape: what went wrong, where (file, transcript, turn, field), and
 how to fix it.
+
+Raised during a run, every one of them makes the run an ERROR (the agent could not be
+evaluated, `models.Verdict`) except `AgentTimeoutError`: an agent that never answers failed,
+as one past ``turn_timeout_s`` does.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 __all__ = [
     "AdapterError",
     "AgentEvalError",
+    "AgentTimeoutError",
     "AudioFixtureError",
     "ConfigError",
     "JudgeError",
@@ -45,7 +51,14 @@ class AudioFixtureError(AgentEvalError):
 
 
 class AdapterError(AgentEvalError):
-    """The agent under test, or the session around it, failed during a run."""
+    """Our adapter could not drive or observe the agent or the session around it during a run
+    (a session that closed, a worker that left, what a check needs but cannot be seen): the
+    run is an ERROR. The message says what, in which turn, and the fix."""
+
+
+class AgentTimeoutError(AdapterError):
+    """The agent did not answer within the adapter's own timeout: the agent failed (a FAIL,
+    like a turn past ``turn_timeout_s``), not the adapter."""
 
 
 class JudgeError(AgentEvalError):

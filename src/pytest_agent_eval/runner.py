@@ -42,7 +42,13 @@ from ._sanitize import scrub
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
 from .conditions import condition_problems, condition_seed, turn_conditions
 from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
-from .errors import AdapterError, AgentEvalError, MissingExtraError, TranscriptError
+from .errors import (
+    AdapterError,
+    AgentEvalError,
+    AgentTimeoutError,
+    MissingExtraError,
+    TranscriptError,
+)
 from .evaluators.base import evaluate_safely
 from .expectations import (
     build_evaluators,
@@ -446,7 +452,7 @@ async def _run_turn(
         error = describe_exception(exc)
         # Our adapter or our code could not drive or observe the agent: an ERROR. Anything
         # else came from the agent (its code, its timeout): a failed run of the agent.
-        errored = isinstance(exc, AgentEvalError)
+        errored = isinstance(exc, AgentEvalError) and not isinstance(exc, AgentTimeoutError)
         if isinstance(exc, TimeoutError) and deadline.expired():
             error = (
                 f"no reply within turn_timeout_s={timeout_s:g}s: the agent hung or is too slow "

@@ -70,7 +70,7 @@ def test_lost_context_fails_with_the_reply_shown(project: pytest.Pytester) -> No
 def test_missing_fixture_fails_before_the_agent_runs(project: pytest.Pytester) -> None:
     (project.path / "evals" / "audio" / "hello_44k.wav").unlink()
     result = project.runpytest_subprocess(*FAST)
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*audio fixture evals/audio/hello_44k.wav is missing*"])
     assert "Hello! How can I help" not in result.stdout.str()
 
@@ -181,7 +181,7 @@ def test_adapter_errors_are_said_once_without_a_chain(project: pytest.Pytester) 
         [
             "E * pytest_agent_eval.errors.AudioFixtureError: transcript 'direct', turn 1: audio "
             "fixture evals/audio/gone.wav does not exist. *",
-            "E * pytest_agent_eval.errors.AdapterError: turn 1: no result within timeout_s=2 s; "
+            "E * pytest_agent_eval.errors.AgentTimeoutError: turn 1: no result within timeout_s=2 s; "
             "still waiting for SilentAgent's reply to be generated *",
         ]
     )

@@ -23,6 +23,7 @@ EXPORTS: dict[str, list[str]] = {
         "AgentEval",
         "AgentEvalError",
         "AgentReply",
+        "AgentTimeoutError",
         "AudioFixtureError",
         "ConfigError",
         "ContainsEvaluator",
@@ -534,6 +535,7 @@ EXPORTS: dict[str, list[str]] = {
     "errors": [
         "AdapterError",
         "AgentEvalError",
+        "AgentTimeoutError",
         "AudioFixtureError",
         "ConfigError",
         "JudgeError",

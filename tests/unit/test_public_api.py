@@ -41,6 +41,7 @@ ADDED_NAMES = {
     "ConfigError",
     "AudioFixtureError",
     "AdapterError",
+    "AgentTimeoutError",
     "JudgeError",
     "MissingExtraError",
     "RunResult",

@@ -19,7 +19,7 @@ from livekit.agents import Agent, AgentSession
 
 from ..._text import safe_name
 from ...conditions import turn_conditions
-from ...errors import AdapterError, AgentEvalError, AudioFixtureError
+from ...errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ...models import (
     AgentReply,
     AgentSpeech,
@@ -1106,7 +1106,7 @@ class LiveKitConversation(BargeInTurns):
                 yield
         except TimeoutError:
             heard = self._recorder.heard if self._recorder else ""
-            raise AdapterError(
+            raise AgentTimeoutError(
                 f"{turn_label}: no result within timeout_s={timeout_s:g} s; still waiting for "
                 f"{stage.text} (agent {self._agent_name()!r}, agent state "
                 f"{self.session.agent_state!r}, user state {self.session.user_state!r}"
