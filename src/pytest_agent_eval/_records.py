@@ -40,7 +40,7 @@ class EvalRecord:
     transcript_id: str
     """The transcript id (for Python tests, what the plugin reported)."""
     kind: str = "yaml"
-    """``"yaml"`` or ``"python"``."""
+    """``"yaml"``, ``"python"``, or ``"plain"`` for a plain test that is a group member."""
     markers: tuple[str, ...] = ()
     """Names of the pytest markers on the test."""
     tags: tuple[str, ...] = ()
@@ -164,6 +164,11 @@ class SessionRecords:
     """Node ids of tests that carried eval data."""
     failed_in_call: frozenset[str] = frozenset()
     """Tests whose failure happened in the call phase (the only kind a gate may absorb)."""
+    errored_nodeids: frozenset[str] = frozenset()
+    """Tests that are pytest errors (an ERROR eval, a failed setup or teardown)."""
+    plain: tuple[EvalRecord, ...] = ()
+    """Plain tests (not evals) that are members of a group (``kind == "plain"``): the gates
+    count them, the eval reports do not list them."""
 
     @property
     def ran(self) -> tuple[EvalRecord, ...]:

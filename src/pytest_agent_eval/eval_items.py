@@ -31,6 +31,7 @@ __all__ = [
     "eval_record",
     "failure_text",
     "is_eval_item",
+    "is_group_member",
     "is_python_eval",
     "item_param",
     "item_tags",
@@ -265,10 +266,42 @@ def failure_text(report: pytest.TestReport) -> str:
     return text
 
 
+def is_group_member(item: pytest.Item) -> bool:
+    """A plain test (not an eval) that a group takes in: it carries one of the group's
+    ``pytest_markers`` or a ``must_pass`` entry names it (test name, with or without its
+    parametrization, or node id), as the earlier package took plain tests into groups."""
+    if is_eval_item(item):
+        return False
+    groups = item.config.stash[session_key].settings.groups
+    if not groups:
+        return False
+    markers = {m.name for m in item.iter_markers()}
+    names = {item.name, item.name.split("[", 1)[0], item.nodeid}
+    return any(markers & set(g.pytest_markers) or names & set(g.must_pass) for g in groups)
+
+
+def _plain_record(item: pytest.Item, report: pytest.TestReport) -> EvalRecord:
+    """The record of a plain group member: no result, its test's outcome is its verdict."""
+    path, _, _ = item.reportinfo()
+    return EvalRecord(
+        nodeid=item.nodeid,
+        transcript_id=item.name,
+        kind="plain",
+        markers=tuple(sorted({m.name for m in item.iter_markers()})),
+        path=str(path),
+        param=item_param(item),
+        error=failure_text(report) if report.failed else None,
+    )
+
+
 def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
     """Put the item's eval records on its report, serialized (`put_records`); for a failed
     Python test, add each eval's account as a section. A test that ran no eval gets one record
-    without a result, saying whether it was skipped for not being live."""
+    without a result, saying whether it was skipped for not being live. A plain test that is
+    a group member gets a record of kind ``plain``."""
+    if is_group_member(item):
+        put_records(report, [_plain_record(item, report)])
+        return
     if not is_eval_item(item):
         return
     records = item.stash.get(records_key, []) if report.when == "call" else []

@@ -4,31 +4,40 @@ A group (``[tool.agent_eval.groups.NAME]``) selects evals by tag, pytest marker 
 
 1. **Members.** An eval belongs to a group when one of its tags is in ``tags``, one of its markers
    is in ``pytest_markers``, or it is named in ``must_pass`` (transcript id, node id, or test name
-   with or without parametrization). Skipped evals are listed but do not count.
+   with or without parametrization). A plain test (not an eval) that carries one of the
+   group's ``pytest_markers`` or is named in its ``must_pass`` is a member too, as in the
+   earlier package: its pytest outcome is its verdict. Skipped members are listed but do not
+   count.
 2. **Verdict.** A group passes when at least one member ran, the fraction of members that passed
-   is at least ``threshold``, and every ``must_pass`` entry names at least one eval that ran and
-   all evals it names passed. An eval whose verdict could not be reached (ERROR: a setup error,
-   a missing fixture, a judge that was down) says nothing about the agent, so it is left out of
-   the pass rate and listed apart; it still fails a ``must_pass`` entry, and its test's error is
-   never absorbed (rule 3), so the run fails for it, as an error, not as an agent failure.
-3. **Absorbing.** A failing test is forgiven (exit status 0) only when *every* failure of the
-   session is forgivable. A failure is forgivable when it is an eval test that failed in its call
-   phase, at least one of its evals missed its threshold, and each eval that missed belongs to at
-   least one group and all of its groups passed. Errors in setup/teardown, collection errors,
-   failures of non-eval tests, and failures of a test whose evals all passed (something else
-   failed) are never forgiven; nor is anything when ``-x`` / ``--maxfail`` stopped the session.
-4. **Enforcing.** A group with ``enforce = true`` that did not pass (below threshold, a
-   ``must_pass`` entry failed or did not run, or nothing matched) makes the exit status non-zero.
-5. **Not live.** When no eval ran at all (every one skipped, or none selected), gates are not
+   is at least ``threshold``, and every ``must_pass`` entry that ran passed. An ERROR member
+   (the agent could not be evaluated) is left out of the pass rate and listed apart; it still
+   fails a ``must_pass`` entry, and its test's error is never absorbed (rule 3). A group whose
+   members all were skipped is SKIPPED: it neither passes nor fails.
+3. **Selection.** What the session's selection (``-k``, ``-m``, ``--agent-eval-tags``,
+   deselection) left out does not count against a group: a ``must_pass`` entry that did not
+   run warns (``WARNING: must_pass entry 'X' did not run``) and a group none of whose members
+   was selected warns that it matched nothing; neither fails the group. In a full run nothing
+   was left out, so an entry that did not run, or a group that matched nothing, fails.
+4. **Absorbing.** A failing test is forgiven (exit status 0) only when *every* failure of the
+   session is forgivable. A failure is forgivable when it is a member test that failed in its
+   call phase, at least one of its evals missed its threshold (or, for a plain member, its
+   test failed), and each eval that missed belongs to at least one group and all of its groups
+   passed. ERRORs, errors in setup/teardown, collection errors, failures of tests in no group,
+   and failures of a test whose evals all passed (something else failed) are never forgiven;
+   nor is anything when ``-x`` / ``--maxfail`` stopped the session.
+5. **Enforcing.** A group with ``enforce = true`` that FAILED makes the exit status non-zero.
+6. **Not live.** When no eval ran at all (every one skipped, or none selected), gates are not
    evaluated and the exit status is left alone, so a plain ``pytest`` without live mode stays green.
 
-Only exit statuses 0 (OK) and 1 (tests failed) are ever changed.
+Only exit statuses 0 (OK) and 1 (tests failed) are ever changed. Every line a group prints
+(`gate_lines`) is worded here, once, for the terminal and every report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import pytest
 
@@ -37,6 +46,7 @@ from .config import GateConfig
 
 __all__ = [
     "ExitDecision",
+    "GateLine",
     "GateResult",
     "decide_exit",
     "evaluate_gate",
@@ -46,6 +56,18 @@ __all__ = [
 
 # Pass rates are fractions of small integers; compare with a little slack so 4/5 meets 0.8.
 _RATE_EPSILON = 1e-9
+
+
+GateStatus = Literal["PASSED", "FAILED", "SKIPPED"]
+
+
+@dataclass(frozen=True, slots=True)
+class GateLine:
+    """One line a group prints: its words, and how bad it is (``ok``, ``warning`` or
+    ``failure``), which the terminal colours and the reports mark."""
+
+    text: str
+    level: Literal["ok", "warning", "failure"] = "ok"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +86,9 @@ class GateResult:
     """``must_pass`` entries that named no eval that ran."""
     must_pass_failed: tuple[str, ...] = ()
     """``must_pass`` entries naming an eval that did not pass."""
+    partial: bool = False
+    """The session ran a selection (``-k``, ``-m``, tags, deselection): what did not run was
+    left out by it and does not count against the group (rule 3)."""
 
     @property
     def name(self) -> str:
@@ -98,35 +123,75 @@ class GateResult:
 
     @property
     def must_pass_ok(self) -> bool:
-        """True when every ``must_pass`` entry ran and passed."""
-        return not (self.must_pass_missing or self.must_pass_failed)
+        """True when no ``must_pass`` entry failed, nor, in a full run, did not run."""
+        return not (self.must_pass_failed or (self.must_pass_missing and not self.partial))
+
+    @property
+    def status(self) -> GateStatus:
+        """``PASSED``, ``FAILED``, or ``SKIPPED`` when its members all were skipped (or, in a
+        selection, none was selected) and nothing it names failed."""
+        nothing_ran = self.matched_nothing and not self.errored
+        if nothing_ran and self.must_pass_ok and (self.skipped or self.partial):
+            return "SKIPPED"
+        return "PASSED" if self.rate_met and self.must_pass_ok else "FAILED"
 
     @property
     def passed(self) -> bool:
-        """The group's verdict."""
-        return self.rate_met and self.must_pass_ok
+        """The group did not fail (PASSED, or SKIPPED: nothing of it ran to judge)."""
+        return self.status != "FAILED"
+
+    def lines(self) -> list[GateLine]:
+        """What the group says, in the earlier package's words where its users grep them:
+        the headline, ``failures:``, one line per ``must_pass`` entry, then warnings."""
+        cfg = self.config
+        status = self.status
+        if status == "SKIPPED" and self.skipped:
+            head = GateLine(
+                f"{self.name}: SKIPPED ({len(self.skipped)} matched, all skipped)", "warning"
+            )
+        elif status == "SKIPPED":
+            head = GateLine(f"{self.name}: SKIPPED (no member selected)", "warning")
+        else:
+            rate = "–" if self.rate is None else f"{self.rate:.0%}"
+            head = GateLine(
+                f"{self.name}: {self.passed_count}/{self.total} passed ({rate}) >= "
+                f"{cfg.threshold:.0%} required -- {status}",
+                "ok" if status == "PASSED" else "failure",
+            )
+        out = [head]
+        failing = [r.label for r in self.members if r.verdict != "passed"]
+        if failing:
+            out.append(GateLine("  failures: " + ", ".join(dict.fromkeys(failing))))
+        if self.errored:
+            names = ", ".join(dict.fromkeys(r.label for r in self.errored))
+            out.append(
+                GateLine(f"  errored (verdict not reached, not counted): {names}", "failure")
+            )
+        for entry in cfg.must_pass:
+            if entry in self.must_pass_failed:
+                out.append(GateLine(f"  must_pass: {entry} FAILED", "failure"))
+            elif entry in self.must_pass_missing and self.partial:
+                out.append(GateLine(f"  WARNING: must_pass entry '{entry}' did not run", "warning"))
+            elif entry in self.must_pass_missing:
+                out.append(
+                    GateLine(f"  must_pass: {entry} did not run (counts as FAILED)", "failure")
+                )
+            else:
+                out.append(GateLine(f"  must_pass: {entry} ok"))
+        if self.matched_nothing and not self.skipped and not self.errored:
+            why = " (left out by the selection)" if self.partial else ""
+            out.append(
+                GateLine(f"  WARNING: group '{self.name}' matched no eval that ran{why}", "warning")
+            )
+        if cfg.enforce:
+            out.append(GateLine("  enforced: a FAILED here fails the run"))
+        return out
 
     @property
     def problems(self) -> list[str]:
-        """Why the group did not pass, in words; empty when it passed."""
-        out: list[str] = []
-        if self.matched_nothing:
-            out.append("matched no eval that ran")
-        elif not self.rate_met:
-            out.append(
-                f"pass rate {self.passed_count}/{self.total} is below "
-                f"threshold {self.config.threshold:.0%}"
-            )
-        if self.must_pass_failed:
-            out.append("must_pass failed: " + ", ".join(self.must_pass_failed))
-        if self.must_pass_missing:
-            out.append("must_pass did not run: " + ", ".join(self.must_pass_missing))
-        if self.errored:
-            out.append(
-                f"{len(self.errored)} eval(s) errored, verdict not reached (not counted): "
-                + ", ".join(dict.fromkeys(r.label for r in self.errored))
-            )
-        return out
+        """Why the group did not pass, or what it warns of, in the words of `lines` (for the
+        reports' "why" column); empty when there is nothing to say."""
+        return [line.text.strip() for line in self.lines()[1:] if line.level != "ok"]
 
 
 def is_member(record: EvalRecord, gate: GateConfig) -> bool:
@@ -138,8 +203,11 @@ def is_member(record: EvalRecord, gate: GateConfig) -> bool:
     return any(record.matches_name(name) for name in gate.must_pass)
 
 
-def evaluate_gate(gate: GateConfig, records: Iterable[EvalRecord]) -> GateResult:
-    """Judge one group over every eval of the session."""
+def evaluate_gate(
+    gate: GateConfig, records: Iterable[EvalRecord], *, partial: bool = False
+) -> GateResult:
+    """Judge one group over every eval (and plain member test) of the session; ``partial``
+    when the session ran a selection (rule 3)."""
     records = list(records)
     selected = [r for r in records if is_member(r, gate)]
     missing: list[str] = []
@@ -157,14 +225,18 @@ def evaluate_gate(gate: GateConfig, records: Iterable[EvalRecord]) -> GateResult
         skipped=tuple(r for r in selected if not r.ran),
         must_pass_missing=tuple(missing),
         must_pass_failed=tuple(failed),
+        partial=partial,
     )
 
 
-def evaluate_gates(gates: Sequence[GateConfig], session: SessionRecords) -> tuple[GateResult, ...]:
-    """Judge every group; empty when no eval ran (rule 5)."""
+def evaluate_gates(
+    gates: Sequence[GateConfig], session: SessionRecords, *, partial: bool = False
+) -> tuple[GateResult, ...]:
+    """Judge every group; empty when no eval ran (rule 6)."""
     if not session.ran:
         return ()
-    return tuple(evaluate_gate(g, session.records) for g in gates)
+    records = (*session.records, *session.plain)
+    return tuple(evaluate_gate(g, records, partial=partial) for g in gates)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,6 +255,10 @@ class ExitDecision:
     """Failed tests no passing group covers."""
     enforced_failures: tuple[str, ...] = ()
     """Names of enforced groups that did not pass."""
+    reported_failures: tuple[str, ...] = ()
+    """Names of groups that FAILED but are not enforced (reported, the exit status kept)."""
+    errors: tuple[str, ...] = ()
+    """Tests that errored (an ERROR eval, a setup error): never absorbed."""
     stopped_early: bool = False
     """True when ``-x`` / ``--maxfail`` stopped the session, so nothing was absorbed."""
 
@@ -218,7 +294,15 @@ class ExitDecision:
                 f"{len(self.absorbed)} eval failure(s) covered by passing groups, but "
                 f"{len(self.unabsorbed)} other failure(s) are not: " + ", ".join(self.unabsorbed)
             )
-        if not parts:
+        unchanged = not parts
+        if self.errors and not (self.absorbed and self.unabsorbed):
+            parts.append(f"{len(self.errors)} error(s) (never absorbed): " + ", ".join(self.errors))
+        if self.reported_failures:
+            parts.append(
+                "group(s) FAILED but not enforced (reported only): "
+                + ", ".join(self.reported_failures)
+            )
+        if unchanged:
             parts.append("gates did not change the outcome")
         return "; ".join(parts) + f" (exit status {self.exitstatus})"
 
@@ -226,7 +310,7 @@ class ExitDecision:
 def _forgivable(nodeid: str, session: SessionRecords, gates: Sequence[GateResult]) -> bool:
     if nodeid not in session.eval_nodeids or nodeid not in session.failed_in_call:
         return False
-    evals = [r for r in session.records if r.nodeid == nodeid]
+    evals = [r for r in (*session.records, *session.plain) if r.nodeid == nodeid]
     missed = [r for r in evals if r.verdict == "failed"]
     if not missed or any(r.verdict == "error" for r in evals):
         return False
@@ -259,7 +343,8 @@ def decide_exit(
     failed = list(dict.fromkeys(session.failed_nodeids))
     absorbed = tuple(n for n in failed if _forgivable(n, session, gates))
     unabsorbed = tuple(n for n in failed if n not in absorbed)
-    enforced = tuple(g.name for g in gates if g.config.enforce and not g.passed)
+    enforced = tuple(g.name for g in gates if g.config.enforce and g.status == "FAILED")
+    reported = tuple(g.name for g in gates if not g.config.enforce and g.status == "FAILED")
     status = original
     if original in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         forgivable = failed and not unabsorbed and not stopped_early
@@ -273,5 +358,7 @@ def decide_exit(
         absorbed=absorbed,
         unabsorbed=unabsorbed,
         enforced_failures=enforced,
+        reported_failures=reported,
+        errors=tuple(n for n in unabsorbed if n in session.errored_nodeids),
         stopped_early=stopped_early,
     )

@@ -80,7 +80,7 @@ def test_rate_leaves_errors_out_lists_them_and_ignores_skips() -> None:
     assert (result.passed_count, result.total, len(result.skipped)) == (1, 1, 1)
     assert [r.nodeid for r in result.errored] == ["b::b"]
     assert result.rate == 1.0 and result.passed
-    assert result.problems == ["1 eval(s) errored, verdict not reached (not counted): b"]
+    assert result.problems == ["errored (verdict not reached, not counted): b"]
 
 
 def test_four_of_five_meets_a_threshold_of_eighty_percent() -> None:
@@ -94,13 +94,44 @@ def test_must_pass_missing_and_failed() -> None:
     assert result.must_pass_missing == ("ghost",)
     assert result.must_pass_failed == ("b",)
     assert not result.passed
-    assert result.problems == ["must_pass failed: b", "must_pass did not run: ghost"]
+    assert result.problems == [
+        "must_pass: ghost did not run (counts as FAILED)",
+        "must_pass: b FAILED",
+    ]
+    # Under a selection (-k, tags, deselection), an entry that did not run was left out by it:
+    # a warning, never a failure; the failed one still fails.
+    partial = evaluate_gate(
+        gate, [_rec("x::a", tags=("t",)), _rec("x::b", passed=False)], partial=True
+    )
+    assert partial.problems == [
+        "WARNING: must_pass entry 'ghost' did not run",
+        "must_pass: b FAILED",
+    ]
+    assert not partial.passed
+    left_out = evaluate_gate(gate, [_rec("x::a", tags=("t",)), _rec("x::b")], partial=True)
+    assert left_out.passed and left_out.status == "PASSED"
 
 
 def test_group_matching_nothing_fails() -> None:
     result = evaluate_gate(GateConfig(name="g", tags=("nope",)), [_rec("a::a")])
     assert result.matched_nothing and not result.passed
-    assert result.problems == ["matched no eval that ran"]
+    assert result.problems == ["WARNING: group 'g' matched no eval that ran"]
+    # Left out by a selection: SKIPPED, which fails nothing.
+    partial = evaluate_gate(GateConfig(name="g", tags=("nope",)), [_rec("a::a")], partial=True)
+    assert partial.status == "SKIPPED" and partial.passed
+    assert [line.text for line in partial.lines()] == [
+        "g: SKIPPED (no member selected)",
+        "  WARNING: group 'g' matched no eval that ran (left out by the selection)",
+    ]
+
+
+def test_a_group_whose_members_all_were_skipped_is_skipped() -> None:
+    gate = GateConfig(name="booking", tags=("t",), enforce=True)
+    result = evaluate_gate(
+        gate, [_rec("a::a", passed=None, tags=("t",)), _rec("b::b", passed=None, tags=("t",))]
+    )
+    assert result.status == "SKIPPED" and result.passed
+    assert result.lines()[0].text == "booking: SKIPPED (2 matched, all skipped)"
 
 
 def test_absorb_turns_eval_failures_covered_by_passing_groups_into_exit_0() -> None:

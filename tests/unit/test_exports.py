@@ -554,6 +554,7 @@ EXPORTS: dict[str, list[str]] = {
         "eval_record",
         "failure_text",
         "is_eval_item",
+        "is_group_member",
         "is_python_eval",
         "item_param",
         "item_tags",
@@ -743,6 +744,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "gates": [
         "ExitDecision",
+        "GateLine",
         "GateResult",
         "decide_exit",
         "evaluate_gate",

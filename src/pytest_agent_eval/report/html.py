@@ -164,6 +164,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge.passed{background:#dafbe1;color:var(--ok)}
 .badge.failed{background:#ffebe9;color:var(--bad)}
 .badge.error{background:#fff8c5;color:var(--warn)}
+.badge.skipped{background:#eaeef2;color:var(--muted,#57606a)}
 .controls{display:flex;gap:16px;align-items:center;margin:8px 0}
 .controls input[type=search]{padding:3px 6px;min-width:220px}
 details.transcript{border:1px solid var(--line);border-radius:6px;margin:10px 0;padding:0 12px;
@@ -351,14 +352,14 @@ def _gates_section(data: ReportData) -> str:
 
 
 def _gate_row(gate: GateResult) -> str:
-    cls = "passed" if gate.passed else "failed"
+    cls = {"PASSED": "passed", "FAILED": "failed", "SKIPPED": "skipped"}[gate.status]
     return (
         f'<tr class="{cls}"><td>{_e(gate.name)}</td><td class="num">{gate.total}</td>'
         f'<td class="num">{gate.passed_count}</td><td class="num">{fmt_rate(gate.rate)}</td>'
         f'<td class="num">{gate.config.threshold:.0%}</td>'
         f"<td>{_e(', '.join(gate.config.must_pass) or '–')}</td>"
         f"<td>{'yes' if gate.config.enforce else 'no'}</td>"
-        f'<td><span class="badge {cls}">{"PASSED" if gate.passed else "FAILED"}</span></td>'
+        f'<td><span class="badge {cls}">{gate.status}</span></td>'
         f"<td>{_e('; '.join(gate.problems))}</td></tr>"
     )
 
@@ -519,7 +520,7 @@ def _greeting_html(run: RunResult) -> str:
 
 
 def _run_html(run: RunResult, audio: AudioStore) -> str:
-    verdict = "passed" if run.passed else "failed"
+    verdict = run.verdict
     facts = [fmt_seconds(run.duration_s)]
     if run.agent_usage is not None:
         facts.append(f"agent tokens {fmt_usage(run.agent_usage)}")

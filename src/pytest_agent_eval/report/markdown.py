@@ -155,7 +155,13 @@ def _groups_section(data: ReportData) -> list[str]:
             notes.append(f"- {name} must_pass: " + md_escape(", ".join(gate.config.must_pass)))
         if gate.config.enforce:
             notes.append(f"- {name} is enforced: when it fails, the run fails")
-        notes += [f"- {name}: {md_escape(problem)}" for problem in gate.problems]
+        # The terminal's words, line for line: failures, errored members, each must_pass
+        # entry, warnings.
+        notes += [
+            f"- {name}: {md_escape(line.text.strip())}"
+            for line in gate.lines()[1:]
+            if not line.text.strip().startswith("enforced:")
+        ]
     if notes:
         lines += [*notes, ""]
     if data.decision is not None:
@@ -173,7 +179,7 @@ def _gate_row(gate: GateResult) -> list[str]:
         str(gate.total),
         rate,
         f"{gate.config.threshold:.2f}",
-        "✅ PASS" if gate.passed else "❌ FAIL",
+        {"PASSED": "✅ PASS", "FAILED": "❌ FAIL", "SKIPPED": "⏭ SKIPPED"}[gate.status],
     ]
 
 
@@ -315,7 +321,7 @@ def _greeting_lines(run: RunResult) -> list[str]:
 
 
 def _run_lines(run: RunResult, data: ReportData) -> list[str]:
-    verdict = "✅ passed" if run.passed else "❌ failed"
+    verdict = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ ERROR"}[run.verdict]
     facts = [f"#### Run {run.index + 1}: {verdict}", fmt_seconds(run.duration_s)]
     if run.agent_usage is not None:
         facts.append(f"agent tokens {fmt_usage(run.agent_usage)}")

@@ -98,11 +98,15 @@ class RecordCollector:
     def build(self) -> SessionRecords:
         """The records gathered so far."""
         records: list[EvalRecord] = []
+        plain: list[EvalRecord] = []
         eval_ids: set[str] = set()
         failed_in_call: set[str] = set()
+        errored: set[str] = set()
         for nodeid, state in self._tests.items():
             if state.outcome == "failed":
                 failed_in_call.add(nodeid)
+            elif state.outcome == "error":
+                errored.add(nodeid)
             serialized = state.call_records or state.other_records
             if not serialized:
                 continue
@@ -113,14 +117,17 @@ class RecordCollector:
                     record = replace(
                         record, nodeid=nodeid, transcript_id=record.transcript_id or nodeid
                     )
-                records.append(record)
+                (plain if record.kind == "plain" else records).append(record)
         # Sorted, so a report reads the same whatever order (xdist) tests finished in.
         records.sort(key=lambda r: (r.nodeid, r.index))
+        plain.sort(key=lambda r: r.nodeid)
         return SessionRecords(
             records=tuple(records),
             failed_nodeids=tuple(self._failed),
             eval_nodeids=frozenset(eval_ids),
             failed_in_call=frozenset(failed_in_call),
+            errored_nodeids=frozenset(errored),
+            plain=tuple(plain),
         )
 
 

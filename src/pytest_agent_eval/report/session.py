@@ -200,7 +200,7 @@ class AgentEvalReporter:
         selection = self.selection()
         gates_mode = self.settings.subset_gates if selection else "strict"
         groups = () if gates_mode == "skip" else self.settings.groups
-        gates = evaluate_gates(groups, session)
+        gates = evaluate_gates(groups, session, partial=bool(selection))
         decision = None
         if groups and gates_mode == "strict":
             decision = decide_exit(exitstatus, session, gates, stopped_early=stopped_early)

@@ -18,7 +18,6 @@ from ._format import (
     fmt_interval,
     fmt_latency,
     fmt_planned_runs,
-    fmt_rate,
     fmt_record_score,
     fmt_runs,
     fmt_score,
@@ -104,42 +103,21 @@ def _row(record: EvalRecord, *, latency: bool, tokens: bool, judge_tokens: bool)
     return cells
 
 
+_GATE_COLOURS = {"ok": None, "warning": "yellow", "failure": "red"}
+
+
 def gate_lines(gate: GateResult) -> list[TerminalLine]:
-    """One group: its headline, then ``failures:``, ``must_pass:`` and the other reasons."""
-    verdict = "PASSED" if gate.passed else "FAILED"
-    color = "green" if gate.passed else ("red" if gate.config.enforce else "yellow")
-    lines = [
-        TerminalLine(
-            f"{gate.name}: {gate.passed_count}/{gate.total} passed ({fmt_rate(gate.rate)}) >= "
-            f"{gate.config.threshold:.0%} required -- {verdict}",
-            color,
-        )
-    ]
-    failing = [r.label for r in gate.members if r.verdict != "passed"]
-    if failing:
-        lines.append(TerminalLine("  failures: " + ", ".join(dict.fromkeys(failing))))
-    if gate.errored:
-        names = ", ".join(dict.fromkeys(r.label for r in gate.errored))
-        lines.append(TerminalLine(f"  errored (verdict not reached, not counted): {names}", "red"))
-    for entry in gate.config.must_pass:
-        if entry in gate.must_pass_failed:
-            lines.append(TerminalLine(f"  must_pass: {entry} FAILED", "red"))
-        elif entry in gate.must_pass_missing:
-            lines.append(
-                TerminalLine(f"  must_pass: {entry} did not run (counts as FAILED)", "red")
-            )
-        else:
-            lines.append(TerminalLine(f"  must_pass: {entry} ok"))
-    if gate.matched_nothing:
-        skipped = f" ({len(gate.skipped)} skipped)" if gate.skipped else ""
-        lines.append(
-            TerminalLine(
-                f"  WARNING: group '{gate.name}' matched no eval that ran{skipped}", "yellow"
-            )
-        )
-    if gate.config.enforce:
-        lines.append(TerminalLine("  enforced: a FAILED here fails the run"))
-    return lines
+    """One group, in the words of `GateResult.lines`: a failure is red when the group is
+    enforced (it fails the run) and yellow when it only reports; a passing headline green."""
+    out = []
+    for index, line in enumerate(gate.lines()):
+        color = _GATE_COLOURS[line.level]
+        if index == 0 and line.level == "ok":
+            color = "green"
+        elif index == 0 and line.level == "failure" and not gate.config.enforce:
+            color = "yellow"
+        out.append(TerminalLine(line.text, color))
+    return out
 
 
 def group_summary_lines(data: ReportData) -> list[TerminalLine]:
