@@ -63,6 +63,9 @@ class WrittenReports:
     html: Path | None = None
     results: Path | None = None
     step_summary: Path | None = None
+    kept: tuple[tuple[str, Path], ...] = ()
+    """Reports from pyproject.toml left as they were, by kind (``markdown``, ``html``,
+    ``results``): this session ran no eval, so it must not replace what an eval step wrote."""
 
 
 class AgentEvalReporter:
@@ -175,6 +178,10 @@ class AgentEvalReporter:
             if path is not None:
                 note = " (no eval test ran)" if self.data.nothing_ran else ""
                 terminalreporter.write_sep("-", f"agent eval {label} report: {path}{note}")
+        for label, path in self.written.kept:
+            terminalreporter.write_sep(
+                "-", f"agent eval {label} report: {path} kept (no eval test ran in this session)"
+            )
         if self.write_error:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
 
@@ -230,6 +237,14 @@ class AgentEvalReporter:
             return resolve_report_path(configured, self.settings.rootdir)
         return None
 
+    def keeps(self, option: str, path: Path | None, data: ReportData) -> bool:
+        """True when the report at ``path`` is left alone: it came from pyproject.toml (not
+        the command line), it exists, and this session ran no eval (a unit-test step of the
+        same CI job, ``--co``): replacing it would lose what the eval step wrote."""
+        if path is None or self.config.getoption(option, None):
+            return False
+        return data.nothing_ran and not data.interrupted and path.exists()
+
     def with_baseline(self, data: ReportData) -> ReportData:
         """``data`` compared with ``--agent-eval-baseline``, when one was given."""
         given = self.config.getoption("agent_eval_baseline", None)
@@ -246,11 +261,18 @@ class AgentEvalReporter:
         """Write the markdown and HTML reports and the CI step summary that are asked for."""
         rootdir = self.settings.rootdir
         full: str | None = None
+        kept: list[tuple[str, Path]] = []
         markdown_path = self.report_path("agent_eval_report", self.settings.report_path)
+        if self.keeps("agent_eval_report", markdown_path, data):
+            kept.append(("markdown", markdown_path))  # type: ignore[arg-type]
+            markdown_path = None
         if markdown_path is not None:
             full = render_markdown(data)
             write_atomic(markdown_path, full)
         html_path = self.report_path("agent_eval_html", self.settings.html_report_path)
+        if self.keeps("agent_eval_html", html_path, data):
+            kept.append(("html", html_path))  # type: ignore[arg-type]
+            html_path = None
         if html_path is not None:
             write_atomic(html_path, render_html(data, rootdir=rootdir, report_dir=html_path.parent))
         step = None
@@ -263,9 +285,16 @@ class AgentEvalReporter:
                 reports=[p for p in (markdown_path, html_path) if p is not None],
             )
         results_path = self.report_path("agent_eval_results", self.settings.results_path)
+        if self.keeps("agent_eval_results", results_path, data):
+            kept.append(("results", results_path))  # type: ignore[arg-type]
+            results_path = None
         if results_path is not None:
             document = json.dumps(results_document(data), indent=1, ensure_ascii=False)
             write_atomic(results_path, document + "\n")
         return WrittenReports(
-            markdown=markdown_path, html=html_path, results=results_path, step_summary=step
+            markdown=markdown_path,
+            html=html_path,
+            results=results_path,
+            step_summary=step,
+            kept=tuple(kept),
         )
