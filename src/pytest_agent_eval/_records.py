@@ -68,6 +68,9 @@ class EvalRecord:
     """The threshold the eval was to meet, also when it produced no result."""
     planned_runs: int | None = None
     """Runs asked for, also when the eval produced no result."""
+    notes: tuple[str, ...] = ()
+    """Remarks on the eval's inputs worth showing, not failures (a voice fixture made by the
+    earlier package, with the command that gives it full provenance)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The serialized record: plain JSON types."""

@@ -206,6 +206,7 @@ def eval_record(
     not_live: bool = False,
     error: str | None = None,
     description: str = "",
+    notes: tuple[str, ...] = (),
 ) -> EvalRecord:
     """The record of one eval of ``item`` (``result`` None: it did not run; ``error`` says
     why, when it failed before a result)."""
@@ -233,6 +234,7 @@ def eval_record(
         error=error,
         threshold=threshold,
         planned_runs=planned,
+        notes=tuple(notes),
     )
 
 
@@ -308,7 +310,10 @@ def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
     if records:
         put_records(
             report,
-            [eval_record(item, r.result, r.path, description=r.description) for r in records],
+            [
+                eval_record(item, r.result, r.path, description=r.description, notes=r.notes)
+                for r in records
+            ],
         )
         if report.failed and not isinstance(item, TranscriptItem):
             for recorded in records:

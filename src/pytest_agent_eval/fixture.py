@@ -75,6 +75,8 @@ class RecordedEval(NamedTuple):
     """The file the transcript came from, if any."""
     description: str = ""
     """The transcript's ``description``."""
+    notes: tuple[str, ...] = ()
+    """Remarks on its inputs the reports show (a voice fixture made by the earlier package)."""
 
 
 records_key = pytest.StashKey[list[RecordedEval]]()
@@ -231,8 +233,9 @@ class AgentEval:
             )
             if unheard is not None:
                 pytest.skip(unheard)
+        notes: tuple[str, ...] = ()
         if consumes_audio and resolved.has_audio:
-            check_audio_fixtures(resolved, self._session, self._request.node)
+            notes = check_audio_fixtures(resolved, self._session, self._request.node)
         if judge_model is None:
             judge_model = _judge_model_fixture(self._request)
         settings = RunSettings.from_settings(
@@ -247,7 +250,11 @@ class AgentEval:
         if failure is not None:  # outside the except: no "during handling" second copy
             refuse(self._request.node, failure)
         record_result(
-            self._request.node, result, path=resolved.path, description=resolved.description
+            self._request.node,
+            result,
+            path=resolved.path,
+            description=resolved.description,
+            notes=notes,
         )
         return result
 
@@ -362,24 +369,29 @@ def _judge_model_fixture(request: pytest.FixtureRequest) -> Any:
 
 def check_audio_fixtures(
     transcript: Transcript, session: SessionSettings, item: pytest.Item
-) -> None:
+) -> tuple[str, ...]:
     """Error, skip or synthesize when a voice transcript's fixtures are missing or stale.
 
     Text adapters never get here: they ignore ``audio:``.
+
+    Returns:
+        The notes on fixtures that are ready (one made by the earlier package), for the
+        reports: a note, never a Python warning.
     """
     __tracebackhide__ = True
-    from .synthesize.preflight import unready_fixtures
+    from .synthesize.preflight import check_fixtures
 
     mode = session.settings.stale_audio
     failure: str | None = None
     try:
-        unready = unready_fixtures(transcript, session.settings.voice, mode)
+        readiness = check_fixtures(transcript, session.settings.voice, mode)
     except AgentEvalError as exc:  # a failed synthesis, or a missing extra
         failure = str(exc)
     if failure is not None:  # outside the except: one message, no exception chain
         refuse(item, failure)
+    unready = readiness.unready
     if unready is None:
-        return
+        return readiness.notes
     if mode == "skip":
         pytest.skip(unready.message)
     message = unready.message
@@ -387,13 +399,19 @@ def check_audio_fixtures(
         # Only where synthesizing helps: never for a broken recording alone.
         message += "\n(or run pytest with --agent-eval-stale-audio=synthesize to make them first)"
     refuse(item, message)
+    raise AssertionError("unreachable")  # refuse() raises
 
 
 def record_result(
-    item: pytest.Item, result: TranscriptResult, *, path: Path | None, description: str = ""
+    item: pytest.Item,
+    result: TranscriptResult,
+    *,
+    path: Path | None,
+    description: str = "",
+    notes: tuple[str, ...] = (),
 ) -> None:
     """Keep ``result`` on the item for its report, and add JUnit properties."""
-    item.stash.setdefault(records_key, []).append(RecordedEval(result, path, description))
+    item.stash.setdefault(records_key, []).append(RecordedEval(result, path, description, notes))
     low, high = result.interval
     properties: list[tuple[str, object]] = [
         ("agent_eval_score", round(result.score, 4)),

@@ -1025,8 +1025,10 @@ EXPORTS: dict[str, list[str]] = {
         "sidecar_for",
     ],
     "synthesize.preflight": [
+        "FixtureReadiness",
         "StaleAudioMode",
         "UnreadyFixtures",
+        "check_fixtures",
         "unready_fixtures",
     ],
     "synthesize.prune": [

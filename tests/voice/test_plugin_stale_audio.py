@@ -217,11 +217,25 @@ def test_a_fixture_of_the_earlier_package_is_used_with_a_note(
     digest = hashlib.sha256(b"Hello there, I would like a table.").hexdigest()
     (wav.parent / "greet.wav.hash").write_text(digest + "\n")
 
-    result = project.runpytest("--agent-eval-live")
+    # A note, not a Python warning: a project with filterwarnings = ["error"] (here -W error)
+    # runs, and the note is in the terminal summary, the reports and the results file.
+    result = project.runpytest(
+        "--agent-eval-live",
+        "-W",
+        "error",
+        "--agent-eval-report=r.md",
+        "--agent-eval-results=r.json",
+    )
     result.assert_outcomes(passed=1)
     out = result.stdout.str()
-    assert "made by pytest-agent-eval 0.3" in out
+    assert "FixtureNoteWarning" not in out and "warnings summary" not in out
+    result.stdout.fnmatch_lines(["note: greet: *made by pytest-agent-eval 0.3*"])
     assert "unreadable" not in out
+    assert "- Note: " in (project.path / "r.md").read_text(encoding="utf-8")
+    import json
+
+    (entry,) = json.loads((project.path / "r.json").read_text())["evals"]
+    assert any("made by pytest-agent-eval 0.3" in n for n in entry["notes"])
 
     (project.path / "evals" / "greet.yaml").write_text(
         TRANSCRIPT.replace("Hello there, I would like a table.", "Hi, a table for two please.")

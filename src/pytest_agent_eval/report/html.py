@@ -542,6 +542,7 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
         facts.append(f"Description: {_e(record.description)}")
     if record.reason:
         facts.append(f'<span class="error-reason">Error: {_e(record.reason)}</span>')
+    facts += [f"Note: {_e(note)}" for note in record.notes]
     if record.path:
         facts.append(f"File: {_e(data.show_path(record.path))}")
     if record.tags:

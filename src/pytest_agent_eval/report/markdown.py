@@ -354,6 +354,7 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
         lines.append("- Markers: " + ", ".join(md_escape(m) for m in markers))
     if record.reason:
         lines.append(f"- ⚠️ Error: {md_escape(record.reason)}")
+    lines += [f"- Note: {md_escape(note)}" for note in record.notes]
     if res is None:
         lines += [f"- {NO_RESULT[record.verdict == 'passed']}", ""]
         return lines

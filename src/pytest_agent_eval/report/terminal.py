@@ -164,6 +164,11 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
     skipped = data.skipped_count
     tail = f", {skipped} skipped" if skipped else ""
     lines.append(TerminalLine(f"{data.passed_count}/{len(ran)} evals passed{tail}", bold=True))
+    lines += [
+        TerminalLine(strip_controls(f"note: {record.label}: {note}"), "yellow")
+        for record in ran
+        for note in record.notes
+    ]
     if tokens:
         # No judge ran: no "judges –" (as the table has no judge column then).
         judges = f"; judges {fmt_usage(data.judge_usage)}" if judge_tokens else ""

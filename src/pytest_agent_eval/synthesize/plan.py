@@ -64,8 +64,10 @@ BUILTIN_DEFAULTS = VoiceSettings(backend=DEFAULT_BACKEND, sample_rate=DEFAULT_SA
 
 
 class FixtureNoteWarning(UserWarning):
-    """A usable fixture worth a remark (one made by pytest-agent-eval 0.3): `fixture_problems`
-    warns with it, so pytest shows the note once in its warnings summary."""
+    """Kept so that a ``filterwarnings`` entry naming it still imports; nothing raises it any
+    more. A usable fixture worth a remark (one made by pytest-agent-eval 0.3) is a note, not
+    a warning: `fixture_statuses` returns it, and the pytest plugin shows it in the terminal
+    summary and the reports, so ``filterwarnings = ["error"]`` projects run."""
 
 
 def display_path(path: Path | str | None) -> str:
@@ -426,7 +428,7 @@ def fixture_problems(
     skip) with each problem's ``.message``, which ends with what fixes it (the exact command
     for a synthesized fixture; "re-record or replace it" for a recording). Cheap: no engine is
     loaded, and only WAVs without a sidecar are opened. A usable fixture made by
-    pytest-agent-eval 0.3 is not a problem; it is noted with a `FixtureNoteWarning`.
+    pytest-agent-eval 0.3 is not a problem; `fixture_statuses` also returns its note.
 
     The decision is `judge_fixture`'s, the same one ``--check`` and the synthesizer use.
 
@@ -442,11 +444,7 @@ def fixture_problems(
             backend needs to be installed, so CI can replay committed or cached fixtures
             without the engine, its exact version, network or keys.
     """
-    import warnings
-
-    problems, notes = fixture_statuses(transcript, planner or Planner(defaults), strict=strict)
-    for note in notes:
-        warnings.warn(FixtureNoteWarning(note), stacklevel=2)
+    problems, _notes = fixture_statuses(transcript, planner or Planner(defaults), strict=strict)
     return problems
 
 

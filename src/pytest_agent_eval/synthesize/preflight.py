@@ -12,10 +12,16 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..models import Transcript, VoiceSettings
-from .plan import FixtureProblem, fixture_problems
+from .plan import FixtureProblem, Planner, fixture_statuses
 from .run import ensure_fixtures
 
-__all__ = ["StaleAudioMode", "UnreadyFixtures", "unready_fixtures"]
+__all__ = [
+    "FixtureReadiness",
+    "StaleAudioMode",
+    "UnreadyFixtures",
+    "check_fixtures",
+    "unready_fixtures",
+]
 
 StaleAudioMode = Literal["fail", "skip", "synthesize"]
 """``stale_audio`` in ``[tool.agent_eval]``: what a missing or stale fixture does to the eval."""
@@ -39,6 +45,34 @@ class UnreadyFixtures:
         return any(p.fix_command for p in self.problems)
 
 
+@dataclass(frozen=True, slots=True)
+class FixtureReadiness:
+    """What a voice transcript's fixtures mean for its eval: what is not ready (None: all
+    are), and notes on usable ones worth a remark (a fixture made by pytest-agent-eval 0.3),
+    which the reports show; a note is never a warning, so ``filterwarnings = ["error"]``
+    projects run."""
+
+    unready: UnreadyFixtures | None
+    notes: tuple[str, ...] = ()
+
+
+def check_fixtures(
+    transcript: Transcript, voice: VoiceSettings | None, mode: StaleAudioMode | str
+) -> FixtureReadiness:
+    """`unready_fixtures`, with the notes on the fixtures that are ready."""
+
+    def statuses() -> tuple[list[FixtureProblem], list[str]]:
+        problems, notes = fixture_statuses(transcript, Planner(voice), strict=False)
+        return problems, list(notes)
+
+    problems, notes = statuses()
+    if problems and mode == "synthesize":
+        ensure_fixtures([transcript], voice).raise_for_failures()
+        problems, notes = statuses()
+    unready = UnreadyFixtures(tuple(problems)) if problems else None
+    return FixtureReadiness(unready, tuple(dict.fromkeys(notes)))
+
+
 def unready_fixtures(
     transcript: Transcript, voice: VoiceSettings | None, mode: StaleAudioMode | str
 ) -> UnreadyFixtures | None:
@@ -55,10 +89,4 @@ def unready_fixtures(
     Raises:
         AgentEvalError: A synthesis failed, or a backend's extra is missing.
     """
-    problems = fixture_problems(transcript, voice, strict=False)
-    if problems and mode == "synthesize":
-        ensure_fixtures([transcript], voice).raise_for_failures()
-        problems = fixture_problems(transcript, voice, strict=False)
-    if not problems:
-        return None
-    return UnreadyFixtures(tuple(problems))
+    return check_fixtures(transcript, voice, mode).unready
