@@ -797,10 +797,14 @@ class Message(dict[str, Any]):
     It *is* a dict (``history[-1]["content"]``, ``json.dumps``, ``dict(msg)`` all work and
     yield only OpenAI keys) and also offers attributes (``history[-1].content``). A user turn
     with an audio fixture carries the resolved path as ``.audio`` / ``["audio"]`` without
-    adding a non-standard key to the dict itself, so it never leaks into API calls.
+    adding a non-standard key to the dict itself, so it never leaks into API calls. The same
+    way, an assistant message names the calls whose arguments the agent did not report
+    (``uncaptured_args``, their ids): their ``arguments`` read ``"{}"`` in the OpenAI format,
+    and a judge is told they were not captured rather than shown an empty call.
     """
 
     audio: Path | None
+    uncaptured_args: frozenset[str]
 
     def __init__(
         self,
@@ -808,10 +812,12 @@ class Message(dict[str, Any]):
         content: str | None,
         *,
         audio: Path | None = None,
+        uncaptured_args: frozenset[str] = frozenset(),
         **extra: Any,
     ) -> None:
         super().__init__(role=role, content=content, **extra)
         self.audio = audio
+        self.uncaptured_args = frozenset(uncaptured_args)
 
     def __missing__(self, key: str) -> Any:
         if key == "audio":
@@ -848,12 +854,20 @@ class Message(dict[str, Any]):
         return dict(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_message, (dict(self), self.audio))
+        return (_rebuild_message, (dict(self), self.audio, self.uncaptured_args))
 
 
-def _rebuild_message(data: dict[str, Any], audio: Path | None) -> Message:
+def _rebuild_message(
+    data: dict[str, Any], audio: Path | None, uncaptured_args: frozenset[str] = frozenset()
+) -> Message:
     data = dict(data)
-    return Message(data.pop("role"), data.pop("content", None), audio=audio, **data)
+    return Message(
+        data.pop("role"),
+        data.pop("content", None),
+        audio=audio,
+        uncaptured_args=uncaptured_args,
+        **data,
+    )
 
 
 @dataclass

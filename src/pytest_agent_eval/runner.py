@@ -529,6 +529,9 @@ def assistant_messages(reply: str, calls: Sequence[ToolCall], turn_index: int) -
                     }
                     for call, call_id in zip(calls, ids, strict=True)
                 ],
+                uncaptured_args=frozenset(
+                    call_id for call, call_id in zip(calls, ids, strict=True) if call.args is None
+                ),
             )
         )
         for call, call_id in zip(calls, ids, strict=True):

@@ -35,3 +35,27 @@ def test_judge_sees_earlier_tool_calls_through_the_runner() -> None:
     prompt = judge.calls[0].user_prompt
     assert '[assistant called tool book] arguments: {"day": "friday"}' in prompt
     assert "[user] What is my reference?" in prompt
+
+
+async def names_only(history: list) -> AgentReply:
+    if len([m for m in history if m["role"] == "user"]) == 1:
+        return AgentReply("Booked.", ["book"])  # a hand-written agent: tool names only
+    return AgentReply("It is booked.")
+
+
+def test_judge_is_not_told_of_arguments_an_agent_never_reported() -> None:
+    judge = ScriptedJudge(lambda c: (True, "ok"))
+    transcript = Transcript(
+        id="t",
+        turns=[
+            Turn(user="Book Friday"),
+            Turn(
+                user="Is it booked?",
+                expect=Expect(evaluators=[JudgeEvaluator("Confirms.", judge.model)]),
+            ),
+        ],
+    )
+    asyncio.run(run_transcript(transcript, names_only))
+    prompt = judge.calls[0].user_prompt
+    assert "[assistant called tool book] arguments: (not captured)" in prompt
+    assert "arguments: {}" not in prompt

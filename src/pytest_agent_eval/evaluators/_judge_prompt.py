@@ -133,11 +133,17 @@ def render_history(
             continue
         if content:
             lines.append(f"[{role}] {content}")
+        uncaptured = getattr(message, "uncaptured_args", frozenset())
         for call in message.get("tool_calls") or []:
             function = call.get("function", {}) if isinstance(call, Mapping) else {}
             name = str(function.get("name", "?"))
-            if isinstance(call, Mapping) and call.get("id"):
-                names[str(call["id"])] = name
+            call_id = str(call.get("id")) if isinstance(call, Mapping) and call.get("id") else ""
+            if call_id:
+                names[call_id] = name
+            if call_id in uncaptured:
+                # The agent named the tool only: saying "{}" would claim it sent no arguments.
+                lines.append(f"[{role} called tool {name}] arguments: (not captured)")
+                continue
             lines.append(f"[{role} called tool {name}] arguments: {function.get('arguments', '')}")
     return "\n".join(lines) if lines else "(no earlier messages)"
 
