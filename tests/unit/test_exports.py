@@ -811,6 +811,7 @@ EXPORTS: dict[str, list[str]] = {
         "NO_RESULT",
         "SCORE_DECIMALS",
         "TOOL_ARGS_MAX_CHARS",
+        "agent_rows",
         "cost_lines",
         "fmt_agent_speech",
         "fmt_barge_in",

@@ -20,6 +20,7 @@ __all__ = [
     "NO_RESULT",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
+    "agent_rows",
     "cost_lines",
     "fmt_agent_speech",
     "fmt_barge_in",
@@ -243,6 +244,19 @@ def heard_rows(turn: AgentTurn) -> list[tuple[str, str]]:
             rows[-1] = (f"{rows[-1][0]} (WER of all {n}: {turn.wer:.2f})", rows[-1][1])
         return rows
     return [] if turn.heard is None else [(f"Heard{wer}", turn.heard)]
+
+
+def agent_rows(turn: AgentTurn) -> list[tuple[str, str]]:
+    """Which agents the turn went through, as (label, text) rows, whenever the adapter reported
+    them (not only when a check asks): ``Handoffs`` (``Greeter -> Billing``, in order, or
+    ``none``) and ``Active agent`` at the end of the turn."""
+    rows = []
+    if turn.handoffs is not None:
+        shown = [f"{h.from_agent or '?'} -> {h.to_agent}" for h in turn.handoffs]
+        rows.append(("Handoffs", ", ".join(shown) or "none"))
+    if turn.active_agent is not None:
+        rows.append(("Active agent", turn.active_agent))
+    return rows
 
 
 def greeting_shown(run: RunResult) -> bool:

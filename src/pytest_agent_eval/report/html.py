@@ -24,6 +24,7 @@ from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     NO_RESULT,
+    agent_rows,
     cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
@@ -466,6 +467,8 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
         detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
         rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))
     rows.append(("Reply", _t(turn.reply)))
+    for label, text in agent_rows(turn):
+        rows.append((_e(label), _e(text)))
     if turn.audio_out:
         rows.append(("Reply audio", audio.player(str(turn.audio_out), "reply audio")))
     calls = "<br>".join(_t(fmt_tool_call(c)) for c in turn.tool_calls) or "none"

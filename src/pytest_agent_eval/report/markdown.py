@@ -20,6 +20,7 @@ from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     NO_RESULT,
+    agent_rows,
     cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
@@ -277,6 +278,8 @@ def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
         label = f"{AGENT_SPEECH_LABEL.capitalize()} ({fmt_agent_speech(speech)})"
         lines.append(f"- {md_escape(label)}: {md_escape(speech.text)}")
     lines.append(f"- Reply: {md_escape(turn.reply)}")
+    for label, text in agent_rows(turn):
+        lines.append(f"- {label}: {md_escape(text)}")
     if turn.audio_out:
         lines.append(f"- Reply audio: {md_escape(data.show_path(str(turn.audio_out)))}")
     if turn.tool_calls:
