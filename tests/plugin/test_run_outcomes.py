@@ -112,13 +112,15 @@ def _junit(project: Project) -> ET.Element:
     ],
 )
 def test_a_run_that_could_not_evaluate_the_agent_is_an_error_no_gate_absorbs(
-    project: Project, where: str, reason: str
+    project: Project, where: str, reason: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _setup(project, where)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(project.path / "step.md"))
 
     result = project.run_live(
         "--junitxml=junit.xml",
         "--agent-eval-report=r.md",
+        "--agent-eval-html=r.html",
         "--agent-eval-results=r.json",
         "-rA",
     )
@@ -154,6 +156,10 @@ def test_a_run_that_could_not_evaluate_the_agent_is_an_error_no_gate_absorbs(
     }
     assert evals[where]["verdict"] == "error"
     assert reason in evals[where]["reason"]
+    step = (project.path / "step.md").read_text()
+    assert f"### ⚠️ {where}: ERROR" in step and reason in step
+    html = (project.path / "r.html").read_text()
+    assert ">ERROR<" in html and reason.split(": ", 1)[1][:30] in html
 
 
 def test_the_agent_raising_in_a_turn_is_a_fail_a_gate_may_absorb(project: Project) -> None:
