@@ -113,6 +113,14 @@ class OrderAgent(Agent):
         return "two pallets in stock"
 
 
+class BriefedOrderAgent(OrderAgent):
+    """Adds what it knows of the caller to the turn as a system message, in
+    ``on_user_turn_completed`` (retrieval-style context), before the LLM answers."""
+
+    async def on_user_turn_completed(self, turn_ctx: Any, new_message: Any) -> None:
+        turn_ctx.add_message(role="system", content="The caller is a gold member.")
+
+
 class ChattyOrderAgent(OrderAgent):
     """Speaks while its tool works."""
 
@@ -268,6 +276,7 @@ SCENARIOS = [
         (("Something is broken.", False), ("hello", True)),
     ),
     Scenario("tools_that_await", OrderAgent, (("order", True), ("warehouse", True))),
+    Scenario("system_message_in_on_user_turn_completed", BriefedOrderAgent, (("order", True),)),
     Scenario("say_inside_a_tool", ChattyOrderAgent, (("order", True), ("hello", True))),
     Scenario(
         "agent_task_over_two_turns", Pharmacist, (("refill", True), ("name", True), ("born", True))

@@ -208,6 +208,17 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             agent="OrderAgent",
         ),
     ],
+    "system_message_in_on_user_turn_completed": [
+        # The system message the agent adds to the turn is context, not an instructed reply:
+        # the rule for what the caller said answers, not the greeting.
+        turn(
+            "Your order ships tomorrow.",
+            heard=PHRASES["order"],
+            calls=[("lookup_order", {}, "ships tomorrow", False, None)],
+            agent="BriefedOrderAgent",
+            greeting=[],
+        ),
+    ],
     "say_inside_a_tool": [
         turn(
             "One moment while I check. Your order ships tomorrow.",
