@@ -327,3 +327,30 @@ def test_parallel_conversations_share_the_log_scope_and_keep_their_own_errors(
     # The conversation that left logging alone let its traceback through.
     tracebacks = [r for r in caplog.records if "executing tool" in r.getMessage()]
     assert len(tracebacks) == 1 and tracebacks[0].levelno == logging.ERROR
+
+
+class CancelledFetch(Agent):
+    def __init__(self) -> None:
+        super().__init__(instructions="Fetches from a backend whose request gets cancelled.")
+
+    @function_tool
+    async def fetch_status(self, ctx: RunContext) -> str:
+        """Fetch the order status."""
+        raise asyncio.CancelledError  # the request was cancelled under the tool
+
+
+def test_a_cancelled_tool_call_is_unfinished_not_a_call_that_returned_nothing() -> None:
+    """Issue 21: a call LiveKit reports cancelled (its task ended cancelled, no output) read
+    as a finished call with no result; it did not return, so it is shown unfinished."""
+    rules = [Rule(r"status", tool="fetch_status", reply="Status: {output}.")]
+    (reply,) = run(
+        converse(
+            LiveKitAdapter(lambda: session_for(CancelledFetch(), rules=rules)),
+            transcript(Turn(user="What is my order status?")),
+        )
+    )
+    (call,) = reply.calls
+    assert call.name == "fetch_status" and call.outcome == "pending" and not call.done
+    assert reply.metadata["livekit"]["pending_tool_calls"] == [
+        {"call_id": call.call_id, "name": "fetch_status", "cancelled": True}
+    ]
