@@ -189,6 +189,7 @@ EXPORTS: dict[str, list[str]] = {
     "adapters.livekit._barge_in": [
         "BargeInTurns",
         "interrupting_turn",
+        "played_words",
         "word_offset_s",
     ],
     "adapters.livekit._compat": [
@@ -287,6 +288,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "adapters.livekit._stt": [
         "FixtureTextSTT",
+        "Recognition",
         "SegmentListener",
         "SegmentSTT",
         "WhisperSTT",
@@ -296,9 +298,11 @@ EXPORTS: dict[str, list[str]] = {
         "SynthesizerTTS",
     ],
     "adapters.livekit._turn": [
+        "SLOW_AGENT",
         "SessionClosedError",
         "SessionProbe",
         "SpeechTexts",
+        "Stage",
         "TurnCapture",
         "TurnRecorder",
         "llm_usage",
@@ -451,6 +455,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "audio_fixtures._transcripts": [
         "CacheStats",
+        "CachedRecognition",
         "ENTRY_FORMAT",
         "TranscriptCache",
         "TranscriptKey",
@@ -481,8 +486,10 @@ EXPORTS: dict[str, list[str]] = {
         "word_error_rate",
     ],
     "audio_fixtures.whisper": [
+        "PCMRecognition",
         "WHISPER_SAMPLE_RATE",
         "load_whisper",
+        "recognize_pcm",
         "recognizer_identity",
         "resolve_whisper_model",
         "transcribe",
