@@ -90,9 +90,7 @@ def test_a_recognition_served_from_the_cache_is_no_faster_than_recognizing_it(
     # One decode time, the measured one, for the recognition and every replay of it.
     assert len(decode_times) == 1
     cached = [
-        t.metadata["livekit"]["recognitions"][0]["cached"]
-        for r in result.runs
-        for t in r.turns
+        t.metadata["livekit"]["recognitions"][0]["cached"] for r in result.runs for t in r.turns
     ]
     assert cached.count(True) >= 3
     # Each session's STT was loaded before it heard anything.

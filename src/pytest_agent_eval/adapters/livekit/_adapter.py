@@ -246,6 +246,7 @@ class LiveKitAdapter:
             made = await made
         session, agent = _check_pair(made)
         _refuse_fixture_text_under_conditions(session, info.transcript)
+        await _prove_fixture_texts(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
             await conversation.start(needs_audio=info.transcript.has_audio)
@@ -298,6 +299,29 @@ def _refuse_fixture_text_under_conditions(session: AgentSession, transcript: Tra
         conditions = turn_conditions(transcript, index) if turn.audio is not None else []
         if conditions:
             raise AdapterError(fixture_text_refusal(transcript, index, conditions))
+
+
+async def _prove_fixture_texts(session: AgentSession, transcript: Transcript) -> None:
+    """With `FixtureTextSTT`, every audio turn's fixture must prove its text before the run
+    starts: a fixture it cannot answer for (a recording, a WAV made from other words) is an
+    error of the run, found before any turn, never a turn in which the agent heard nothing.
+
+    Raises:
+        AudioFixtureError: Naming the transcript, the turn, the fixture and the fix.
+    """
+    stt_ = session.stt
+    if not isinstance(stt_, FixtureTextSTT):
+        return
+    for index, turn in enumerate(transcript.turns):
+        if turn.audio is None:
+            continue
+        path = _resolve(turn.audio, transcript)
+        try:
+            await asyncio.to_thread(stt_.proof, path, turn.user)
+        except AudioFixtureError as exc:
+            raise AudioFixtureError(
+                f"transcript {transcript.id!r}, turn {index + 1}: {exc}"
+            ) from None
 
 
 def fixture_text_refusal(

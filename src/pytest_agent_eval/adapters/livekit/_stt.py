@@ -277,6 +277,14 @@ class FixtureTextSTT(SegmentSTT):
         transcripts = assign_phrases(self._phrases(Path(wav), text), segments)
         self._pending.extend(transcripts[heard:])
 
+    def proof(self, wav: str | os.PathLike[str], text: str) -> None:
+        """Check now that ``wav``'s provenance proves it says ``text`` (kept for `expect`).
+
+        Raises:
+            AudioFixtureError: As `expect` would.
+        """
+        self._phrases(Path(wav), text)
+
     def _phrases(self, wav: Path, text: str) -> tuple[Any, ...]:
         from ...audio_fixtures import prove_fixture_text
 
@@ -297,7 +305,21 @@ class FixtureTextSTT(SegmentSTT):
         self._pending.clear()
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
-        return self._pending.popleft() if self._pending else ""
+        if self._pending:
+            return self._pending.popleft()
+        if not self.driven:
+            # Nobody said what this audio is: outside LiveKitAdapter (an agent's own worker,
+            # in room mode) the STT cannot hear anything, and silence would pass for the
+            # agent's failure to hear.
+            from ...errors import AudioFixtureError
+
+            raise AudioFixtureError(
+                "FixtureTextSTT was asked to transcribe audio it was not given the text of: it "
+                "answers only inside LiveKitAdapter, which hands it each fixture's text before "
+                "streaming it. An agent running on its own (a worker in room mode) must listen "
+                "with an STT that hears audio, such as WhisperSTT()"
+            )
+        return ""  # more segments than the fixture was cut into: the adapter reports that
 
 
 SPLIT_MIN_OVERLAP_S = 0.3
