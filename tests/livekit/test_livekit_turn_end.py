@@ -354,3 +354,31 @@ def test_a_cancelled_tool_call_is_unfinished_not_a_call_that_returned_nothing() 
     assert reply.metadata["livekit"]["pending_tool_calls"] == [
         {"call_id": call.call_id, "name": "fetch_status", "cancelled": True}
     ]
+
+
+# -- the rule a turn ends by -------------------------------------------------------------------
+
+
+def test_a_turn_has_had_its_fixture_only_when_every_segment_was_heard_and_taken_in() -> None:
+    from pytest_agent_eval.adapters.livekit._hearing import Hearing
+
+    hearing = Hearing(fixture="q.wav", segments=2)
+    assert "ended 0 of the 2 speech segment(s) of q.wav" in (hearing.missing() or "")
+    # A VAD that split the question: the first half heard, recognized and answered.
+    hearing.ended, hearing.transcripts, hearing.taken = 1, ["What time do you"], 1
+    assert hearing.has_had(1) and not hearing.has_had(2)
+    assert "ended 1 of the 2" in (hearing.missing() or "")
+    hearing.ended = 2
+    assert "STT finished 1 of the 2" in (hearing.missing() or "")
+    hearing.transcripts.append("open on Sunday?")
+    # Recognized, but the session has not taken the words in yet: not answered.
+    assert not hearing.has_had(2)
+    assert hearing.missing() == (
+        "the agent's turn handling took in 1 of the 2 transcript(s) its STT made of q.wav "
+        "(the last: 'open on Sunday?'), so it has not answered all of it"
+    )
+    hearing.taken = 2
+    assert hearing.has_had(2) and hearing.missing() is None
+    # A segment heard as nothing has nothing to take in.
+    quiet = Hearing(fixture="q.wav", segments=2, ended=2, transcripts=["hi", ""], taken=1)
+    assert quiet.missing() is None

@@ -39,6 +39,7 @@ from ._audio import (
 )
 from ._barge_in import BargeInTurns, interrupting_turn
 from ._compat import agent_in_a_session, run_assert_over, vad_stream_vad
+from ._hearing import Hearing
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
 from ._replay import VADReplay
@@ -796,6 +797,12 @@ class LiveKitConversation(BargeInTurns):
         if settle:  # (a barge-in interrupts the reply instead of waiting for it to end)
             await recorder.settle(stage.set)
             self._check_no_extra_segments(heard_segments, path)
+            missing = self._hearing_of(path, heard_segments).missing()
+            if missing is not None and session.turn_detection != "manual":
+                raise AdapterError(
+                    f"the turn cannot end: {missing}. A turn ends only once the agent has had "
+                    "the whole fixture and answered what it heard."
+                )
         extra: dict[str, Any] = {
             "input": "audio",
             "conditions": describe_conditions(turn.conditions),
@@ -1064,9 +1071,48 @@ class LiveKitConversation(BargeInTurns):
             f"the STT's transcript of speech segment {k} of {n} in {path}",
             hint="If the STT is only slow, raise LiveKitAdapter(timeout_s=...).",
         )
-        own_stt = isinstance(session.stt, SegmentSTT)
-        counter = recorder.segments_recognized if own_stt else recorder.final_count
-        await recorder.guard(counter.reach(k))
+        await self._heard(k, n, path, stage)
+
+    async def _heard(self, k: int, n: int, path: Path, stage: Stage) -> None:
+        """Wait until the agent has had segment ``k`` of ``n`` (see `_hearing`): transcribed,
+        and its words taken in by the session's turn handling, so the end of the user's turn
+        holding it is being decided on and `TurnRecorder.settle` waits for the answer."""
+        assert self._recorder is not None
+        recorder = self._recorder
+        if isinstance(self.session.stt, SegmentSTT):
+            await recorder.guard(recorder.segments_recognized.reach(k))
+            hearing = self._hearing_of(path, n)
+            words = hearing.spoken(k)
+            last = recorder.segment_texts[k - 1]
+            stage.set(
+                f"the session to take in the transcript of speech segment {k} of {n} in "
+                f"{path} ({last!r}; user_input_transcribed)",
+                hint=(
+                    "The STT answered, but the session never reported taking the words in: "
+                    "its turn handling did not see them, so the agent could not answer them."
+                ),
+            )
+            await recorder.guard(recorder.final_count.reach(words))
+        else:
+            # Another kind of STT: a segment counts once its final transcript reached the
+            # session (an empty one never does: the turn then times out naming the segment).
+            await recorder.guard(recorder.final_count.reach(k))
+
+    def _hearing_of(self, path: Path, segments: int) -> Hearing:
+        """What the agent has had of ``path`` this turn, as `_hearing` counts it."""
+        assert self._recorder is not None and self._vad is not None
+        recorder = self._recorder
+        own = isinstance(self.session.stt, SegmentSTT)
+        texts: list[str | None] = (
+            list(recorder.segment_texts) if own else [None] * recorder.final_count.value
+        )
+        return Hearing(
+            fixture=str(path),
+            segments=segments,
+            ended=min(segments, len(self._vad.ends)),
+            transcripts=texts[:segments],
+            taken=recorder.final_count.value,
+        )
 
     async def _push_now(self, frames: tuple[Any, ...]) -> None:
         """Hand ``frames`` to the session at once, yielding now and then as a source would."""

@@ -328,6 +328,8 @@ class TurnRecorder:
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
+        self.segment_texts: list[str] = []
+        """What our own STTs made of each of those segments, in order."""
         self.speech_ended = _Counter()
         """Times the user went from speaking to listening."""
         self.speech_ended_at: list[float] = []
@@ -392,6 +394,7 @@ class TurnRecorder:
         self.unrecoverable = 0
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
+        self.segment_texts = []
         self.speech_ended = _Counter()
         self.speech_ended_at = []
 
@@ -801,7 +804,9 @@ class TurnRecorder:
 
     def on_segment(self, text: str) -> None:
         """Listener for `SegmentSTT`: one more segment recognized."""
+        self.segment_texts.append(text)
         self.segments_recognized.bump()
+        self._changed.set()
 
     def _on_error(self, ev: ErrorEvent) -> None:
         error = getattr(ev.error, "error", ev.error)
