@@ -180,6 +180,7 @@ class BargeInTurns:
         async def _audio_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
         async def _text_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
         def _open_turn(self, turn: TurnInput) -> Any: ...
+        async def _heard(self, k: int, n: int, path: Path, stage: Any) -> None: ...
         def _finish(
             self, turn: TurnInput, capture: Any, opened: Any, **kwargs: Any
         ) -> AgentReply: ...
@@ -499,11 +500,11 @@ class BargeInTurns:
                         )
                         await recorder.guard(recorder.speech_ended.reach(k))
                     if handle.allow_interruptions:
-                        # The session hears it all: wait for every transcript, as in any turn.
-                        own_stt = isinstance(session.stt, SegmentSTT)
-                        counter = recorder.segments_recognized if own_stt else recorder.final_count
-                        stage.set(f"the STT's transcripts of the {n} segment(s) in {path}")
-                        await recorder.guard(counter.reach(n))
+                        # The session hears it all: wait until it has had every segment, as in
+                        # any turn (see _hearing).
+                        for k in range(1, n + 1):
+                            stage.set(f"the STT's transcript of segment {k} of {n} in {path}")
+                            await self._heard(k, n, path, stage)
                     stage.set("the interrupting audio to finish streaming")
                     await recorder.guard(pusher)
                 finally:
