@@ -422,14 +422,19 @@ class _OpenedTurn:
     """How many recognitions the session's `WhisperSTT` had made before the turn."""
     tokens_after: tuple[int, int] | None = None
     recognitions_until: int | None = None
-    """Set by `stop_counting`: where the turn's share of tokens and recognitions ended."""
+    stopped: bool = False
+    audio_in: Path | None = None
+    """Set by `stop_counting`: where the turn's share of tokens and recognitions ended, and
+    the audio it streamed."""
 
-    def stop_counting(self, session: AgentSession) -> None:
-        """The turn's tokens and recognitions end here (a barge-in starts the next turn while
-        this one is still being finished)."""
+    def stop_counting(self, session: AgentSession, audio_in: Path | None) -> None:
+        """The turn's tokens and recognitions end here, and ``audio_in`` is what it streamed (a
+        barge-in starts the next turn while this one is still being finished)."""
         self.tokens_after = llm_usage(session)
         stt_ = session.stt
         self.recognitions_until = len(stt_.recognitions) if isinstance(stt_, WhisperSTT) else 0
+        self.stopped = True
+        self.audio_in = audio_in
 
 
 class LiveKitConversation(BargeInTurns):
@@ -704,6 +709,7 @@ class LiveKitConversation(BargeInTurns):
             label=label,
             index=opened.index,
             frames=frames,
+            audio_in=opened.audio_in if opened.stopped else self._audio_in_path,
         )
         reply.usage = usage_delta(
             opened.tokens_before, opened.tokens_after or llm_usage(self.session)
@@ -1163,6 +1169,7 @@ class LiveKitConversation(BargeInTurns):
         label: str,
         index: int,
         frames: list[Any] | None,
+        audio_in: Path | None,
     ) -> AgentReply:
         assert self._recorder is not None
         first_text, first_audio = self._first_reply(capture)
@@ -1196,7 +1203,7 @@ class LiveKitConversation(BargeInTurns):
             heard_segments=[t.strip() for t in self._recorder.finals] if heard is not None else [],
             active_agent=capture.agent,
             handoffs=list(capture.handoffs),
-            audio_in=self._audio_in_path,
+            audio_in=audio_in,
         )
 
     def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None:

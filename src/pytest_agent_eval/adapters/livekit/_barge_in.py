@@ -277,7 +277,7 @@ class BargeInTurns:
             # The interruption starts now: turn k-1's part so far, then turn k begins.
             capture = recorder.end_turn(anchors)
             recorder.carry_over()
-            opened.stop_counting(self.session)
+            opened.stop_counting(self.session, self._audio_in_path)
         except BaseException:
             self._turn_failed = True
             self._set_playout(self.adapter.speed)
