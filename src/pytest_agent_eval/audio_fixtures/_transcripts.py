@@ -219,8 +219,9 @@ def _read_entry(path: Path, key: TranscriptKey) -> CachedRecognition | None:
     if not isinstance(text, str):
         return None
     decode_s = entry.get("decode_s")
-    valid = isinstance(decode_s, int | float) and not isinstance(decode_s, bool) and decode_s >= 0
-    return CachedRecognition(text, float(decode_s) if valid else None)
+    if isinstance(decode_s, bool) or not isinstance(decode_s, int | float) or decode_s < 0:
+        return CachedRecognition(text, None)
+    return CachedRecognition(text, float(decode_s))
 
 
 _cache = TranscriptCache()

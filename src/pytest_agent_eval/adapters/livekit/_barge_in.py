@@ -182,7 +182,16 @@ class BargeInTurns:
         def _open_turn(self, turn: TurnInput) -> Any: ...
         async def _heard(self, k: int, n: int, path: Path, stage: Any) -> None: ...
         def _finish(
-            self, turn: TurnInput, capture: Any, opened: Any, **kwargs: Any
+            self,
+            turn: TurnInput,
+            capture: Any,
+            opened: Any,
+            *,
+            anchors: list[float],
+            heard: str | None,
+            extra: dict[str, Any],
+            label: str,
+            frames: list[Any] | None = ...,
         ) -> AgentReply: ...
         def _prime_fixture_stt(
             self, path: Path, user: str, segments: list[SpeechSegment], *, heard: int = ...
@@ -289,11 +298,8 @@ class BargeInTurns:
         try:
             async with self._deadline(stage, turn_label=label):
                 stage.set(f"the interrupted reply to turn {turn.index + 1} to stop or play out")
-                await recorder.guard(
-                    asyncio.wait(
-                        {over, _done_future(handle), task}, return_when=asyncio.FIRST_COMPLETED
-                    )
-                )
+                ends: set[asyncio.Future[Any]] = {over, _done_future(handle), task}
+                await recorder.guard(asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED))
         except BaseException:
             self._turn_failed = True
             raise
