@@ -231,6 +231,9 @@ EXPORTS: dict[str, list[str]] = {
         "vad_stream_vad",
         "watch_vad_events",
     ],
+    "adapters.livekit._hearing": [
+        "Hearing",
+    ],
     "adapters.livekit._io": [
         "CaptureAudioOutput",
         "CaptureTextOutput",
