@@ -414,7 +414,8 @@ class WhisperSTT(SegmentSTT):
     loop keeps running. The model is loaded once per process and shared. Each distinct segment
     is recognized once per process: decoding is deterministic (beam search at temperature 0),
     so the same PCM with the same model and options always gives the same text, and a
-    transcript run 5 times pays for its audio once. With an on-disk cache, reruns pay nothing;
+    transcript run 5 times pays the CPU for its audio once. With an on-disk cache, reruns pay
+    no CPU for it either;
     see `pytest_agent_eval.audio_fixtures.transcribe_pcm` for what a result is keyed by.
 
     A result served from the cache costs no CPU but is not delivered faster than recognizing
