@@ -180,6 +180,7 @@ EXPORTS: dict[str, list[str]] = {
         "FixtureAudio",
         "SpeechSegment",
         "VADMirror",
+        "audio_turn_extra",
         "cached_fixture_audio",
         "content_key",
         "load_fixture_audio",

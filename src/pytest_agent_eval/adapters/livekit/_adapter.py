@@ -34,6 +34,7 @@ from ._audio import (
     FixtureAudio,
     SpeechSegment,
     VADMirror,
+    audio_turn_extra,
     cached_fixture_audio,
     load_fixture_audio,
 )
@@ -440,8 +441,8 @@ class _OpenedTurn:
 class LiveKitConversation(BargeInTurns):
     """One run's session: turns in, `AgentReply` out; closed exactly once.
 
-    A turn with ``interrupt:`` speaks over the reply to the turn before: both run in the call
-    for the earlier turn (see `BargeInTurns`).
+    A turn with ``interrupt:`` speaks over the reply to the turn before: it starts during the
+    call for the earlier turn, and the call for it waits for it to end (see `BargeInTurns`).
     """
 
     def __init__(
@@ -809,15 +810,7 @@ class LiveKitConversation(BargeInTurns):
                     f"the turn cannot end: {missing}. A turn ends only once the agent has had "
                     "the whole fixture and answered what it heard."
                 )
-        extra: dict[str, Any] = {
-            "input": "audio",
-            "conditions": describe_conditions(turn.conditions),
-            "conditions_seed": turn.seed if turn.conditions else None,
-            "audio_duration_s": audio.duration_s,
-            "speech_segments": heard_segments,
-            "fixture_rate": audio.source_rate,
-            "fixture_channels": audio.source_channels,
-        }
+        extra = audio_turn_extra(turn, audio, heard_segments)
         if recorder.unrecoverable:
             # A text turn raises this from session.run(); an audio turn only sees the event.
             raise AdapterError(

@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...conditions import condition_seed, turn_conditions
 from ...errors import AdapterError
-from ...models import AgentReply, BargeIn, InterruptConfig, Transcript, describe_conditions
+from ...models import AgentReply, BargeIn, InterruptConfig, Transcript
 from ..base import TurnInput
+from ._audio import audio_turn_extra
 from ._compat import activity_current_speech, session_activity
 from ._stt import SegmentSTT
 from ._turn import Stage
@@ -568,15 +569,7 @@ class BargeInTurns:
             quiet_after_s=since_onset(first_quiet),
             interrupted_text=interrupted.said or None,
         )
-        extra: dict[str, Any] = {
-            "input": "audio",
-            "interrupt": True,
-            "conditions": describe_conditions(turn.conditions),
-            "audio_duration_s": audio.duration_s,
-            "speech_segments": len(segments),
-            "fixture_rate": audio.source_rate,
-            "fixture_channels": audio.source_channels,
-        }
+        extra = {**audio_turn_extra(turn, audio, len(segments)), "interrupt": True}
         reply = self._finish(
             turn,
             capture,
