@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from livekit.agents import Agent, AgentSession, AgentTask, RunContext, function_tool
+from livekit.agents import Agent, AgentSession, AgentTask, RunContext, function_tool, stt
 from livekit_support import booking
 
 from pytest_agent_eval.adapters.livekit import (
@@ -45,6 +45,8 @@ PHRASES = {
     "dessert": "Do you have dessert?",
     "pizza": "I would like a pizza.",
     "hello": "Hello there!",
+    # A long pause inside one fixture: two user turns in one audio turn, both answered.
+    "order_pause_hello": "Where is my order? [pause 3s] Hello there!",
 }
 
 # -- the agents ------------------------------------------------------------------------------
@@ -113,6 +115,29 @@ class OrderAgent(Agent):
         return "two pallets in stock"
 
 
+class BriefedOrderAgent(OrderAgent):
+    """Adds what it knows of the caller to the turn as a system message, in
+    ``on_user_turn_completed`` (retrieval-style context), before the LLM answers."""
+
+    async def on_user_turn_completed(self, turn_ctx: Any, new_message: Any) -> None:
+        turn_ctx.add_message(role="system", content="The caller is a gold member.")
+
+
+class SpellCheckedOrderAgent(OrderAgent):
+    """Overrides ``stt_node`` to post-process each final transcript with an async service
+    before the session takes it in (the words reach the turn handling later than the STT
+    answered)."""
+
+    async def stt_node(self, audio: Any, model_settings: Any) -> Any:
+        async for event in Agent.default.stt_node(self, audio, model_settings):
+            if (
+                isinstance(event, stt.SpeechEvent)
+                and event.type == stt.SpeechEventType.FINAL_TRANSCRIPT
+            ):
+                await asyncio.sleep(0.05)  # the spelling service's own I/O
+            yield event
+
+
 class ChattyOrderAgent(OrderAgent):
     """Speaks while its tool works."""
 
@@ -175,6 +200,13 @@ class Kitchen(Agent):
         """Order a dish."""
         self.session.generate_reply(instructions="Offer a drink with the order.")
         return f"order 42 for one {item}"
+
+
+class UninterruptibleKitchen(Kitchen):
+    """The kitchen, whose replies cannot be interrupted."""
+
+    def __init__(self) -> None:
+        Agent.__init__(self, instructions="You take food orders.", allow_interruptions=False)
 
 
 # -- the script ------------------------------------------------------------------------------
@@ -268,6 +300,12 @@ SCENARIOS = [
         (("Something is broken.", False), ("hello", True)),
     ),
     Scenario("tools_that_await", OrderAgent, (("order", True), ("warehouse", True))),
+    Scenario("system_message_in_on_user_turn_completed", BriefedOrderAgent, (("order", True),)),
+    Scenario(
+        "stt_node_post_processing", SpellCheckedOrderAgent, (("order", True), ("hello", True))
+    ),
+    Scenario("long_pause_inside_a_fixture", OrderAgent, (("order_pause_hello", True),)),
+    Scenario("uninterruptible_agent", UninterruptibleKitchen, (("pizza", True), ("hello", True))),
     Scenario("say_inside_a_tool", ChattyOrderAgent, (("order", True), ("hello", True))),
     Scenario(
         "agent_task_over_two_turns", Pharmacist, (("refill", True), ("name", True), ("born", True))

@@ -29,7 +29,7 @@ from pytest_agent_eval.audio_fixtures import (
 )
 from pytest_agent_eval.errors import AudioFixtureError
 from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.models import Turn
+from pytest_agent_eval.models import InterruptConfig, Turn
 from pytest_agent_eval.synthesize import ensure_fixtures
 
 REFILL = "Hi, this is Maria Lopez. I need a refill of my blood pressure medication."
@@ -257,3 +257,54 @@ def test_after_a_handoff_the_rest_is_primed_again_without_repeating_what_was_hea
     stt.clear()
     stt.expect(made.paused, PAUSED, rest)
     assert run(hear(2)) == ["Hi, this is Maria. I need", "a refill."]
+
+
+def _recording(made: Made, tmp_path: Path) -> Path:
+    import soundfile
+
+    wav = tmp_path / "recorded.wav"
+    data, rate = soundfile.read(str(made.refill), dtype="int16")
+    soundfile.write(str(wav), data, rate, subtype="PCM_16")
+    return wav
+
+
+def test_a_fixture_it_cannot_answer_for_is_an_error_of_the_run_before_any_turn(
+    made: Made, tmp_path: Path
+) -> None:
+    """Issue 21: FixtureTextSTT refusing a fixture must be an error of the run (the runner's
+    ERROR, with the fix), found when the conversation starts, never a turn that ran and heard
+    nothing (as the interrupting turn of a barge-in did: heard '', a "false interruption")."""
+    from pytest_agent_eval.runner import RunSettings, run_transcript
+
+    recorded = _recording(made, tmp_path)
+    for second in (
+        Turn(user=REFILL, audio=recorded),
+        Turn(
+            user=REFILL,
+            audio=recorded,
+            interrupt=InterruptConfig(stop_within_ms=2000, after_ms=500),
+        ),
+    ):
+        script = transcript(Turn(user=SUNDAY, audio=made.sunday), second)
+        adapter = LiveKitAdapter(lambda: booking.make_session(stt=FixtureTextSTT()))
+        result = run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
+        (run_result,) = result.runs
+        assert run_result.turns == []  # not one turn ran
+        error = run_result.error or ""
+        assert "AudioFixtureError" in error, error
+        assert "transcript 't', turn 2: FixtureTextSTT cannot answer for audio fixture" in error
+        assert "it is a recording" in error and "WhisperSTT" in error
+        assert not result.passed
+
+
+def test_outside_the_adapter_it_refuses_to_hear_what_it_was_not_told() -> None:
+    """In an agent's own worker (room mode) nobody hands FixtureTextSTT the fixture's text:
+    it raises, saying to use an STT that listens, rather than hear silence."""
+    from livekit import rtc
+
+    stt = FixtureTextSTT()
+    frame = rtc.AudioFrame(
+        data=b"\0\0" * 1600, sample_rate=16000, num_channels=1, samples_per_channel=1600
+    )
+    with pytest.raises(AudioFixtureError, match=r"only inside LiveKitAdapter.*WhisperSTT"):
+        run(stt.recognize(frame))

@@ -32,6 +32,7 @@ from pytest_agent_eval.adapters.livekit import (
     LiveKitAdapter,
     Rule,
     ScriptedLLM,
+    WhisperSTT,
     eval_session_kwargs,
 )
 from pytest_agent_eval.errors import AdapterError, AudioFixtureError
@@ -538,8 +539,10 @@ def test_a_greeting_is_waited_for_and_kept_apart_from_turn_one() -> None:
 
 def test_a_fixture_without_speech_fails_its_turn(fixtures: Fixtures) -> None:
     script = transcript(Turn(user="hello"), Turn(user="beep", audio=fixtures.tone))
+    # An STT that listens: FixtureTextSTT would refuse the tone (a recording) at the start.
+    adapter = LiveKitAdapter(lambda: booking.make_session(stt=WhisperSTT()))
     with pytest.raises(AdapterError) as info:
-        run(converse(LiveKitAdapter(booking.make_session), script))
+        run(converse(adapter, script))
     assert str(info.value).startswith(
         f"turn 2: the session's VAD hears no speech in audio fixture {fixtures.tone} (1.00 s)"
     )
@@ -564,7 +567,7 @@ def test_an_stt_or_agent_shared_between_sessions_is_named(fixtures: Fixtures) ->
 
     async def two_open(factory: Any) -> None:
         adapter = LiveKitAdapter(factory)
-        script = transcript(Turn(user="x", audio=fixtures.hello_44k))
+        script = transcript(Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
         first = await adapter.start_conversation(ConversationInfo(transcript=script, run_index=0))
         try:
             await adapter.start_conversation(ConversationInfo(transcript=script, run_index=1))

@@ -4,13 +4,15 @@ tested is rejected, never passed."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
-from livekit.agents import Agent, AgentSession
+from livekit.agents import Agent, AgentSession, RunContext, function_tool
 from livekit_support import booking, run
 
 from pytest_agent_eval.adapters.livekit import (
+    FixtureTextSTT,
     LiveKitAdapter,
     Rule,
     ScriptedLLM,
@@ -18,7 +20,7 @@ from pytest_agent_eval.adapters.livekit import (
     WhisperSTT,
     eval_session_kwargs,
 )
-from pytest_agent_eval.adapters.livekit._barge_in import word_offset_s
+from pytest_agent_eval.adapters.livekit._barge_in import played_words, word_offset_s
 from pytest_agent_eval.adapters.livekit._replay import replays_served
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.loader import load_transcript_text
@@ -30,6 +32,7 @@ MENU = (
     "polenta, and a chocolate cake."
 )
 RULES = [
+    Rule(r"\bspecial\b", tool="slow_lookup", reply="Found it: {output}."),
     Rule(r"\bvegan\b", reply="Yes, we have mushroom risotto and lentil curry."),
     Rule(r"\bmenu\b", reply=MENU),
     Rule(r"\bhello\b", reply="Hi!"),
@@ -69,7 +72,14 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _session(*, allow_interruptions: bool = True, min_interruption_s: float | None = None):  # type: ignore[no-untyped-def]
+def _session(  # type: ignore[no-untyped-def]
+    *,
+    allow_interruptions: bool = True,
+    min_interruption_s: float | None = None,
+    stt: type = WhisperSTT,
+    agent: type = Agent,
+    greeting_tool: bool = False,
+):
     def factory() -> tuple[AgentSession, Agent]:
         kwargs = eval_session_kwargs()
         interruption = kwargs["turn_handling"]["interruption"]
@@ -79,18 +89,49 @@ def _session(*, allow_interruptions: bool = True, min_interruption_s: float | No
         interruption["false_interruption_timeout"] = 15.0
         if min_interruption_s is not None:
             interruption["min_duration"] = min_interruption_s
+        instructions = (
+            [Rule(r"greet", tool="opening_hours", reply="Welcome! We are open {output}.")]
+            if greeting_tool
+            else []
+        )
         session = AgentSession(
-            stt=WhisperSTT(),
+            stt=stt(),
             vad=booking.VAD,
-            llm=ScriptedLLM(RULES),
+            llm=ScriptedLLM(RULES, instructions=instructions),
             tts=SynthesizerTTS(),
             **kwargs,
         )
-        return session, Agent(
+        return session, agent(
             instructions="Answer menu questions.", allow_interruptions=allow_interruptions
         )
 
     return factory
+
+
+FILLER = "Let me look that up for you in our kitchen system, this may take a little while."
+
+
+class LookupAgent(Agent):
+    """Says a filler line from its slow tool, then answers with the tool's result."""
+
+    @function_tool
+    async def slow_lookup(self, ctx: RunContext) -> str:
+        """Look the dish up in the slow kitchen system."""
+        self.session.say(FILLER)
+        await asyncio.sleep(4.0)  # the kitchen system's own time
+        return "the special is ready"
+
+
+class GreetingAgent(Agent):
+    """Greets on entry with a tool call (its opening hours)."""
+
+    async def on_enter(self) -> None:
+        self.session.generate_reply(instructions="Greet the caller.")
+
+    @function_tool
+    async def opening_hours(self, ctx: RunContext) -> str:
+        """Today's opening hours."""
+        return "until ten"
 
 
 def _run(folder: Path, interrupt: str, factory: object, **kwargs: str) -> TranscriptResult:
@@ -172,3 +213,110 @@ def test_words_are_placed_by_their_share_of_the_speech() -> None:
     assert word_offset_s(text, 2, 0.5, 2.5) == pytest.approx(0.5 + 2.0 * 4 / 14)
     with pytest.raises(AdapterError, match="the reply has 3 word"):
         word_offset_s(text, 4, 0.0, 1.0)
+
+
+# -- the two turns of a barge-in, each with what it said ----------------------------------------
+
+
+def test_fixture_text_stt_hears_the_interrupting_turn_and_the_cut_reply_is_what_played(
+    folder: Path,
+) -> None:
+    """Issue 21: FixtureTextSTT heard nothing in an interrupt: turn (heard '', a "false
+    interruption"), the interrupted reply was quoted whole though a part of it played, and
+    the interrupting turn's duration read 0.00 s."""
+    result = _run(folder, "{at_word: 5, stop_within_ms: 4000}", _session(stt=FixtureTextSTT))
+    (run_result,) = result.runs
+    first, second = run_result.turns
+    assert first.error is None and second.error is None, (first.error, second.error)
+    assert second.heard == INTERRUPTION
+    assert "risotto" in second.reply and MENU not in second.reply
+    barge = second.barge_in
+    assert barge is not None and barge.stopped and not barge.resumed
+    check = next(e for e in second.evaluations if e.name == "interrupt")
+    assert check.passed, check.reasoning
+    # What played, not the whole reply: its first words, as far as its audio went.
+    said = barge.interrupted_text
+    assert said is not None and MENU.startswith(said) and len(said) < len(MENU)
+    assert said.startswith("Our menu has many dishes.")
+    assert first.reply == said
+    assert barge.played_s is not None
+    assert first.metadata["livekit"]["reply_audio_s"] <= barge.played_s + 0.05
+    # The interrupting turn's own time: the runner asked for it once the cut reply was
+    # over, and its answer then still had to play, in real time.
+    assert second.duration_s >= second.metadata["livekit"]["reply_audio_s"]
+    assert result.passed
+
+
+def test_speech_of_the_interrupted_turn_never_becomes_the_next_turns_reply(folder: Path) -> None:
+    """Issue 21: after an uninterruptible reply the next turn's "reply" was the tail of the
+    previous one (here the slow tool's answer, said after the interruption), with a latency
+    counted from the interrupting speech. The tail belongs to the turn that asked for it."""
+    script = f"""
+id: barge_tail
+turns:
+  - user: "What is the special today?"
+  - user: "{INTERRUPTION}"
+    audio: vegan.wav
+    interrupt: {{after_ms: 1000, stop_within_ms: 1500}}
+"""
+    factory = _session(stt=FixtureTextSTT, agent=LookupAgent, allow_interruptions=False)
+    adapter = LiveKitAdapter(factory, timeout_s=60.0)
+    loaded = load_transcript_text(script, path=folder / "tail.yaml")
+    result = run(run_transcript(loaded, adapter, settings=RunSettings(concurrency=1)))
+    first, second = result.runs[0].turns
+    assert first.error is None and second.error is None, (first.error, second.error)
+    assert first.reply == FILLER  # it could not be cut: it played to its end
+    (call,) = first.tool_calls
+    assert (call.name, call.outcome) == ("slow_lookup", "pending")  # still running at the cut
+    # The tool's answer, said during turn 2, is turn 1's: never turn 2's reply or latency.
+    assert "Found it" not in second.reply
+    meta = second.metadata["livekit"]
+    assert meta["late_speech"] == [{"turn_index": 0, "text": "Found it: the special is ready."}]
+    (late,) = meta["late_tool_results"]
+    assert (late["name"], late["output"], late["cancelled"]) == (
+        "slow_lookup",
+        "the special is ready",
+        False,
+    )
+    if not second.reply:
+        assert second.latency_s is None
+    barge = second.barge_in
+    assert barge is not None and not barge.stopped
+    assert barge.interrupted_text == FILLER
+
+
+def test_the_greeting_and_its_tool_calls_reach_turn_1_on_the_barge_in_path(folder: Path) -> None:
+    """Issue 21: the barge-in path dropped ``greeting_tool_calls``, which ordinary turns
+    report: one function now finishes every reply."""
+    factory = _session(stt=FixtureTextSTT, agent=GreetingAgent, greeting_tool=True)
+    cut = _run(folder, "{at_word: 5, stop_within_ms: 4000}", factory)
+    ordinary = load_transcript_text(
+        'id: plain\nturns:\n  - user: "Tell me about the menu."\n', path=folder / "p.yaml"
+    )
+    plain = LiveKitAdapter(factory, timeout_s=60.0)
+    plain_result = run(run_transcript(ordinary, plain, settings=RunSettings(concurrency=1)))
+    first = cut.runs[0].turns[0]
+    plain_first = plain_result.runs[0].turns[0]
+    for turn in (first, plain_first):
+        meta = turn.metadata["livekit"]
+        assert meta["greeting"][0]["text"] == "Welcome! We are open until ten."
+        assert [c["name"] for c in meta["greeting_tool_calls"]] == ["opening_hours"]
+    # The same record either way: every key an ordinary turn reports, a cut turn reports.
+    assert set(plain_first.metadata["livekit"]) <= set(first.metadata["livekit"])
+
+
+def test_played_words_are_those_the_audio_reached() -> None:
+    import numpy as np
+    from livekit import rtc
+
+    rate = 16000
+    seconds = np.arange(rate * 2) / rate
+    voiced = (0.3 * np.sin(2 * np.pi * 200 * seconds) * 32767).astype("<i2")
+    frame = rtc.AudioFrame(
+        data=voiced.tobytes(), sample_rate=rate, num_channels=1, samples_per_channel=len(voiced)
+    )
+    text = "one two three four"
+    assert played_words(text, [frame], 2.0) == text  # played to its end
+    assert played_words(text, [frame], None) == text  # not known: all of it
+    assert played_words(text, [frame], 0.8) == "one two"  # "three" starts at 0.84 s
+    assert played_words(text, [frame], 0.01) == "one"

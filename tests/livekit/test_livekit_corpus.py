@@ -208,6 +208,53 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             agent="OrderAgent",
         ),
     ],
+    "system_message_in_on_user_turn_completed": [
+        # The system message the agent adds to the turn is context, not an instructed reply:
+        # the rule for what the caller said answers, not the greeting.
+        turn(
+            "Your order ships tomorrow.",
+            heard=PHRASES["order"],
+            calls=[("lookup_order", {}, "ships tomorrow", False, None)],
+            agent="BriefedOrderAgent",
+            greeting=[],
+        ),
+    ],
+    "stt_node_post_processing": [
+        # The session takes the words in after the agent's stt_node has worked on them: the
+        # turn waits for that, so the answer is this turn's at every speed.
+        turn(
+            "Your order ships tomorrow.",
+            heard=PHRASES["order"],
+            calls=[("lookup_order", {}, "ships tomorrow", False, None)],
+            agent="SpellCheckedOrderAgent",
+            greeting=[],
+        ),
+        turn(HELLO, heard=PHRASES["hello"], agent="SpellCheckedOrderAgent"),
+    ],
+    "long_pause_inside_a_fixture": [
+        # Two user turns in one fixture: the turn ends after the second is answered.
+        turn(
+            f"Your order ships tomorrow. {HELLO}",
+            heard="Where is my order? Hello there!",
+            heard_segments=["Where is my order?", "Hello there!"],
+            calls=[("lookup_order", {}, "ships tomorrow", False, None)],
+            agent="OrderAgent",
+            greeting=[],
+        ),
+    ],
+    "uninterruptible_agent": [
+        turn(
+            "Would you like a drink with that? Your order 42 for one pizza is placed.",
+            heard=PHRASES["pizza"],
+            calls=[("place_order", {"item": "pizza"}, "order 42 for one pizza", False, None)],
+            agent="UninterruptibleKitchen",
+            agent_speech=[
+                said("Would you like a drink with that?", "tool", "UninterruptibleKitchen", 0)
+            ],
+            greeting=[],
+        ),
+        turn(HELLO, heard=PHRASES["hello"], agent="UninterruptibleKitchen"),
+    ],
     "say_inside_a_tool": [
         turn(
             "One moment while I check. Your order ships tomorrow.",

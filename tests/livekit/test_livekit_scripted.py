@@ -174,3 +174,31 @@ def test_an_instruction_rule_can_call_a_tool_then_reply() -> None:
     assert (text, [c.name for c in calls]) == ("", ["menu"])
     with_tool_output(ctx, "lemonade")
     assert scripted.respond_to(ctx) == ("We have lemonade.", [])
+
+
+def test_a_system_message_added_with_the_users_turn_does_not_turn_it_into_a_greeting() -> None:
+    """What an agent's ``on_user_turn_completed`` adds to the turn (``turn_ctx.add_message(
+    role="system", ...)``) lands after the user's message; the user's words are still what the
+    rules answer, through the tool call and its reply, not the ``greeting=`` line."""
+    scripted = ScriptedLLM(
+        [Rule(r"order", tool="book", reply="Your order {output}.")], greeting="Welcome!"
+    )
+    ctx = chat(("user", "Where is my order?"), ("system", "The caller is a gold member."))
+    text, calls = scripted.respond_to(ctx)
+    assert (text, [c.name for c in calls]) == ("", ["book"])
+    with_tool_output(ctx, "ships tomorrow")
+    assert scripted.respond_to(ctx) == ("Your order ships tomorrow.", [])
+    # An instructions rule that matches it still wins, and no matching rule leaves the greeting.
+    briefed = ScriptedLLM(
+        [Rule(r"order", reply="Rules.")],
+        greeting="Welcome!",
+        instructions=[Rule(r"gold member", reply="Hello, gold member.")],
+    )
+    assert briefed.respond_to(chat(("user", "my order"), ("system", "a gold member"))) == (
+        "Hello, gold member.",
+        [],
+    )
+    assert briefed.respond_to(chat(("user", "hi"), ("system", "Greet the caller."))) == (
+        "Welcome!",
+        [],
+    )

@@ -327,3 +327,58 @@ def test_parallel_conversations_share_the_log_scope_and_keep_their_own_errors(
     # The conversation that left logging alone let its traceback through.
     tracebacks = [r for r in caplog.records if "executing tool" in r.getMessage()]
     assert len(tracebacks) == 1 and tracebacks[0].levelno == logging.ERROR
+
+
+class CancelledFetch(Agent):
+    def __init__(self) -> None:
+        super().__init__(instructions="Fetches from a backend whose request gets cancelled.")
+
+    @function_tool
+    async def fetch_status(self, ctx: RunContext) -> str:
+        """Fetch the order status."""
+        raise asyncio.CancelledError  # the request was cancelled under the tool
+
+
+def test_a_cancelled_tool_call_is_unfinished_not_a_call_that_returned_nothing() -> None:
+    """Issue 21: a call LiveKit reports cancelled (its task ended cancelled, no output) read
+    as a finished call with no result; it did not return, so it is shown unfinished."""
+    rules = [Rule(r"status", tool="fetch_status", reply="Status: {output}.")]
+    (reply,) = run(
+        converse(
+            LiveKitAdapter(lambda: session_for(CancelledFetch(), rules=rules)),
+            transcript(Turn(user="What is my order status?")),
+        )
+    )
+    (call,) = reply.calls
+    assert call.name == "fetch_status" and call.outcome == "pending" and not call.done
+    assert reply.metadata["livekit"]["pending_tool_calls"] == [
+        {"call_id": call.call_id, "name": "fetch_status", "cancelled": True}
+    ]
+
+
+# -- the rule a turn ends by -------------------------------------------------------------------
+
+
+def test_a_turn_has_had_its_fixture_only_when_every_segment_was_heard_and_taken_in() -> None:
+    from pytest_agent_eval.adapters.livekit._hearing import Hearing
+
+    hearing = Hearing(fixture="q.wav", segments=2)
+    assert "ended 0 of the 2 speech segment(s) of q.wav" in (hearing.missing() or "")
+    # A VAD that split the question: the first half heard, recognized and answered.
+    hearing.ended, hearing.transcripts, hearing.taken = 1, ["What time do you"], 1
+    assert hearing.has_had(1) and not hearing.has_had(2)
+    assert "ended 1 of the 2" in (hearing.missing() or "")
+    hearing.ended = 2
+    assert "STT finished 1 of the 2" in (hearing.missing() or "")
+    hearing.transcripts.append("open on Sunday?")
+    # Recognized, but the session has not taken the words in yet: not answered.
+    assert not hearing.has_had(2)
+    assert hearing.missing() == (
+        "the agent's turn handling took in 1 of the 2 transcript(s) its STT made of q.wav "
+        "(the last: 'open on Sunday?'), so it has not answered all of it"
+    )
+    hearing.taken = 2
+    assert hearing.has_had(2) and hearing.missing() is None
+    # A segment heard as nothing has nothing to take in.
+    quiet = Hearing(fixture="q.wav", segments=2, ended=2, transcripts=["hi", ""], taken=1)
+    assert quiet.missing() is None

@@ -181,6 +181,7 @@ EXPORTS: dict[str, list[str]] = {
         "FixtureAudio",
         "SpeechSegment",
         "VADMirror",
+        "audio_turn_extra",
         "cached_fixture_audio",
         "content_key",
         "load_fixture_audio",
@@ -190,6 +191,7 @@ EXPORTS: dict[str, list[str]] = {
     "adapters.livekit._barge_in": [
         "BargeInTurns",
         "interrupting_turn",
+        "played_words",
         "word_offset_s",
     ],
     "adapters.livekit._compat": [
@@ -230,6 +232,9 @@ EXPORTS: dict[str, list[str]] = {
         "vad_stream_unfed",
         "vad_stream_vad",
         "watch_vad_events",
+    ],
+    "adapters.livekit._hearing": [
+        "Hearing",
     ],
     "adapters.livekit._io": [
         "CaptureAudioOutput",
@@ -288,6 +293,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "adapters.livekit._stt": [
         "FixtureTextSTT",
+        "Recognition",
         "SegmentListener",
         "SegmentSTT",
         "WhisperSTT",
@@ -297,9 +303,11 @@ EXPORTS: dict[str, list[str]] = {
         "SynthesizerTTS",
     ],
     "adapters.livekit._turn": [
+        "SLOW_AGENT",
         "SessionClosedError",
         "SessionProbe",
         "SpeechTexts",
+        "Stage",
         "TurnCapture",
         "TurnRecorder",
         "llm_usage",
@@ -452,6 +460,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "audio_fixtures._transcripts": [
         "CacheStats",
+        "CachedRecognition",
         "ENTRY_FORMAT",
         "TranscriptCache",
         "TranscriptKey",
@@ -482,8 +491,10 @@ EXPORTS: dict[str, list[str]] = {
         "word_error_rate",
     ],
     "audio_fixtures.whisper": [
+        "PCMRecognition",
         "WHISPER_SAMPLE_RATE",
         "load_whisper",
+        "recognize_pcm",
         "recognizer_identity",
         "resolve_whisper_model",
         "transcribe",

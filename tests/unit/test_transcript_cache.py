@@ -152,3 +152,26 @@ def test_hit_rate() -> None:
     assert cache.stats.hit_rate == pytest.approx(2 / 3)
     assert cache.reset_stats().lookups == 3
     assert cache.stats.lookups == 0
+
+
+def test_a_result_keeps_its_decode_time_in_memory_and_on_disk(tmp_path: Path) -> None:
+    """What a replayed recognition is charged (WhisperSTT waits that long before answering)."""
+    TranscriptCache().put(key(), "Where is my order?", tmp_path, decode_s=0.42)
+    fresh = TranscriptCache()
+    found = fresh.lookup(key(), tmp_path, timed=True)
+    assert found is not None and (found.text, found.decode_s) == ("Where is my order?", 0.42)
+    assert fresh.lookup(key(), timed=True) == found  # now in memory too
+
+
+def test_an_entry_without_its_decode_time_is_a_miss_when_the_time_is_needed(
+    tmp_path: Path,
+) -> None:
+    """Entries written before decode times were kept: recognized again (and replaced) by a
+    caller that charges the time, still read by one that only wants the text."""
+    path = entry_path(tmp_path, key())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"key": key().digest, "material": key().material, "text": "hi"}))
+    cache = TranscriptCache()
+    assert cache.get(key(), tmp_path) == "hi"
+    assert cache.lookup(key(), tmp_path, timed=True) is None
+    assert cache.stats.misses == 1

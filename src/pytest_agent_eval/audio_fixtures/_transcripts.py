@@ -35,6 +35,7 @@ from .._atomic import write_atomic
 __all__ = [
     "ENTRY_FORMAT",
     "CacheStats",
+    "CachedRecognition",
     "TranscriptCache",
     "TranscriptKey",
     "default_transcript_cache_dir",
@@ -59,6 +60,16 @@ class TranscriptKey:
     """SHA-256 (hex) of the material below, canonically encoded."""
     material: Mapping[str, Any]
     """The audio's hash, rate and channels, and the recognizer's identity (JSON types)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CachedRecognition:
+    """A result the cache kept: the text, and how long recognizing it took."""
+
+    text: str
+    decode_s: float | None
+    """Seconds the recognizer spent decoding the audio when it was recognized (loading the
+    model and waiting for it excluded); None for an entry that did not record it."""
 
 
 @dataclass
@@ -87,7 +98,7 @@ class TranscriptCache:
     """
 
     def __init__(self, *, max_entries: int = _MEMORY_ENTRIES) -> None:
-        self._memory: OrderedDict[str, str] = OrderedDict()
+        self._memory: OrderedDict[str, CachedRecognition] = OrderedDict()
         self._max = max_entries
         self._lock = threading.Lock()
         self.stats = CacheStats()
@@ -115,33 +126,60 @@ class TranscriptCache:
 
         ``stats``, when given, counts the lookup too (besides the cache's own counts).
         """
+        found = self.lookup(key, folder, stats=stats)
+        return found.text if found is not None else None
+
+    def lookup(
+        self,
+        key: TranscriptKey,
+        folder: Path | None = None,
+        *,
+        stats: CacheStats | None = None,
+        timed: bool = False,
+    ) -> CachedRecognition | None:
+        """What was recognized for ``key`` before, with its decode time; None is a miss.
+
+        With ``timed``, an entry that did not record its decode time is a miss too: the
+        recognition is run again (and the entry replaced) so that its time is known.
+        """
         counters = [self.stats] if stats is None else [self.stats, stats]
         with self._lock:
-            text = self._memory.get(key.digest)
-            if text is not None:
+            found = self._memory.get(key.digest)
+            if found is not None and not (timed and found.decode_s is None):
                 self._memory.move_to_end(key.digest)
                 for c in counters:
                     c.memory_hits += 1
-                return text
+                return found
         if folder is not None:
-            text = _read_entry(entry_path(folder, key), key)
-            if text is not None:
+            found = _read_entry(entry_path(folder, key), key)
+            if found is not None and not (timed and found.decode_s is None):
                 with self._lock:
-                    self._remember(key, text)
+                    self._remember(key, found)
                     for c in counters:
                         c.disk_hits += 1
-                return text
+                return found
         with self._lock:
             for c in counters:
                 c.misses += 1
         return None
 
-    def put(self, key: TranscriptKey, text: str, folder: Path | None = None) -> None:
-        """Keep ``text`` as the result for ``key`` (and write it to ``folder``)."""
+    def put(
+        self,
+        key: TranscriptKey,
+        text: str,
+        folder: Path | None = None,
+        *,
+        decode_s: float | None = None,
+    ) -> None:
+        """Keep ``text`` as the result for ``key`` (and write it to ``folder``), with the
+        seconds ``decode_s`` recognizing it took."""
+        found = CachedRecognition(text, decode_s)
         with self._lock:
-            self._remember(key, text)
+            self._remember(key, found)
         if folder is not None:
-            entry = {"key": key.digest, "material": key.material, "text": text}
+            entry: dict[str, Any] = {"key": key.digest, "material": key.material, "text": text}
+            if decode_s is not None:
+                entry["decode_s"] = decode_s
             write_atomic(entry_path(folder, key), json.dumps(entry, indent=1, sort_keys=True))
 
     def clear_memory(self) -> None:
@@ -155,8 +193,8 @@ class TranscriptCache:
             old, self.stats = self.stats, CacheStats()
         return old
 
-    def _remember(self, key: TranscriptKey, text: str) -> None:
-        self._memory[key.digest] = text
+    def _remember(self, key: TranscriptKey, found: CachedRecognition) -> None:
+        self._memory[key.digest] = found
         self._memory.move_to_end(key.digest)
         while len(self._memory) > self._max:
             self._memory.popitem(last=False)
@@ -167,7 +205,7 @@ def entry_path(folder: Path, key: TranscriptKey) -> Path:
     return Path(folder) / key.digest[:2] / f"{key.digest}.json"
 
 
-def _read_entry(path: Path, key: TranscriptKey) -> str | None:
+def _read_entry(path: Path, key: TranscriptKey) -> CachedRecognition | None:
     try:
         entry = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -178,7 +216,12 @@ def _read_entry(path: Path, key: TranscriptKey) -> str | None:
     if entry.get("material") != json.loads(json.dumps(key.material)):
         return None
     text = entry.get("text")
-    return text if isinstance(text, str) else None
+    if not isinstance(text, str):
+        return None
+    decode_s = entry.get("decode_s")
+    if isinstance(decode_s, bool) or not isinstance(decode_s, int | float) or decode_s < 0:
+        return CachedRecognition(text, None)
+    return CachedRecognition(text, float(decode_s))
 
 
 _cache = TranscriptCache()

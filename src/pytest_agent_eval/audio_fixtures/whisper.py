@@ -12,7 +12,9 @@ import functools
 import hashlib
 import os
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,9 @@ from ._transcripts import CacheStats, default_transcript_cache_dir, transcript_c
 
 __all__ = [
     "WHISPER_SAMPLE_RATE",
+    "PCMRecognition",
     "load_whisper",
+    "recognize_pcm",
     "recognizer_identity",
     "resolve_whisper_model",
     "transcribe",
@@ -176,15 +180,23 @@ def transcribe(clip: AudioClip, *, model: Any = None) -> str:
         clip: The audio.
         model: A model as `load_whisper` takes it, or an already loaded ``WhisperModel``.
     """
+    return _decode(clip, model)[0]
+
+
+def _decode(clip: AudioClip, model: Any) -> tuple[str, float, float]:
+    """`transcribe`, also returning the seconds spent decoding and waiting for the model."""
     if model is not None and hasattr(model, "transcribe"):
         whisper, guard = model, _lock_for(model)
     else:
         whisper, guard = _load(model, 0)
     audio = resample(clip, WHISPER_SAMPLE_RATE).samples
+    asked = time.perf_counter()
     # One decode per model at a time: CTranslate2 already uses every thread it was given.
     with guard:
+        started = time.perf_counter()
         segments, _info = whisper.transcribe(audio, **_DECODE_OPTIONS)
-        return " ".join(s.text.strip() for s in segments).strip()
+        text = " ".join(s.text.strip() for s in segments).strip()
+        return text, time.perf_counter() - started, started - asked
 
 
 def _lock_for(model: Any) -> threading.Lock:
@@ -275,6 +287,24 @@ def recognizer_identity(
     return identity
 
 
+@dataclass(frozen=True, slots=True)
+class PCMRecognition:
+    """One `recognize_pcm` result: the text, and where the time went."""
+
+    text: str
+    decode_s: float
+    """Seconds decoding this audio took when it was really recognized: now, or, for a cached
+    result, when it was recognized before (loading the model and waiting for it excluded)."""
+    cached: bool
+    """True when the text came from the cache (memory or disk), with no decoding now."""
+    waited_s: float
+    """Seconds spent now waiting for the model while another recognition used it (concurrent
+    runs share one model per process), or for the same audio's recognition in another run."""
+    load_s: float
+    """Seconds spent now loading the model (the first recognition of a process that did not
+    load it beforehand, see `load_whisper`); 0.0 when it was loaded already."""
+
+
 def transcribe_pcm(
     pcm: bytes,
     sample_rate: int,
@@ -304,6 +334,37 @@ def transcribe_pcm(
         use_default_cache_dir: False ignores the configured default when ``cache_dir`` is None.
         stats: Also count this lookup there (the process cache counts every lookup).
     """
+    return recognize_pcm(
+        pcm,
+        sample_rate,
+        channels=channels,
+        model=model,
+        cpu_threads=cpu_threads,
+        cache_dir=cache_dir,
+        use_default_cache_dir=use_default_cache_dir,
+        stats=stats,
+    ).text
+
+
+def recognize_pcm(
+    pcm: bytes,
+    sample_rate: int,
+    *,
+    channels: int = 1,
+    model: str | os.PathLike[str] | None = None,
+    cpu_threads: int = 0,
+    cache_dir: str | os.PathLike[str] | None = None,
+    use_default_cache_dir: bool = True,
+    stats: CacheStats | None = None,
+) -> PCMRecognition:
+    """`transcribe_pcm`, saying where the time went: how long decoding this audio takes (for
+    a cached result, how long it took when it was recognized), whether the text came from the
+    cache, and the seconds spent now waiting for the model and loading it.
+
+    A timing is what `WhisperSTT` needs to serve a cached result as slowly as recognizing it
+    would be (see `pytest_agent_eval.adapters.livekit.WhisperSTT`); a cache entry that did
+    not record its decode time is recognized again. Arguments as `transcribe_pcm`.
+    """
     import numpy as np
 
     folder: Path | None
@@ -314,14 +375,20 @@ def transcribe_pcm(
     cache = transcript_cache()
     identity = recognizer_identity(model, cpu_threads=cpu_threads, content=folder is not None)
     key = cache.key(pcm, sample_rate=sample_rate, channels=channels, recognizer=identity)
+    asked = time.perf_counter()
     with _one_at_a_time(key.digest):
-        text = cache.get(key, folder, stats=stats)
-        if text is not None:
-            return text
+        waited_s = time.perf_counter() - asked
+        found = cache.lookup(key, folder, stats=stats, timed=True)
+        if found is not None and found.decode_s is not None:
+            return PCMRecognition(found.text, found.decode_s, True, waited_s, 0.0)
         samples = np.frombuffer(pcm, dtype="<i2")
         if channels > 1:
             samples = samples.reshape(-1, channels).mean(axis=1)
         clip = AudioClip(samples.astype(np.float32) / 32768.0, sample_rate)
-        text = transcribe(clip, model=load_whisper(model, cpu_threads=cpu_threads))
-        cache.put(key, text, folder)
-        return text
+        loading = time.perf_counter()
+        known = len(_models)
+        whisper = load_whisper(model, cpu_threads=cpu_threads)
+        load_s = time.perf_counter() - loading if len(_models) > known else 0.0
+        text, decode_s, model_wait_s = _decode(clip, whisper)
+        cache.put(key, text, folder, decode_s=decode_s)
+        return PCMRecognition(text, decode_s, False, waited_s + model_wait_s, load_s)

@@ -34,18 +34,21 @@ from ._audio import (
     FixtureAudio,
     SpeechSegment,
     VADMirror,
+    audio_turn_extra,
     cached_fixture_audio,
     load_fixture_audio,
 )
 from ._barge_in import BargeInTurns, interrupting_turn
 from ._compat import agent_in_a_session, run_assert_over, vad_stream_vad
+from ._hearing import Hearing
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
 from ._replay import VADReplay
 from ._segments import SessionVAD, flush_session_vad, scan_fixture
-from ._stt import FixtureTextSTT, SegmentSTT
+from ._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._turn import (
     SessionClosedError,
+    Stage,
     TurnCapture,
     TurnRecorder,
     llm_usage,
@@ -82,8 +85,6 @@ _CLOSE_TIMEOUT_S = 10.0
 _CLOSE_AFTER_FAILURE_S = 2.0
 """The same after a failed turn, whose cause is already reported: a tool stuck past the turn's
 timeout should not cost the full close wait on top."""
-
-_SLOW_AGENT = "If the agent is only slow, raise LiveKitAdapter(timeout_s=...)."
 
 
 class LiveKitAdapter:
@@ -247,6 +248,7 @@ class LiveKitAdapter:
             made = await made
         session, agent = _check_pair(made)
         _refuse_fixture_text_under_conditions(session, info.transcript)
+        await _prove_fixture_texts(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
             await conversation.start(needs_audio=info.transcript.has_audio)
@@ -299,6 +301,29 @@ def _refuse_fixture_text_under_conditions(session: AgentSession, transcript: Tra
         conditions = turn_conditions(transcript, index) if turn.audio is not None else []
         if conditions:
             raise AdapterError(fixture_text_refusal(transcript, index, conditions))
+
+
+async def _prove_fixture_texts(session: AgentSession, transcript: Transcript) -> None:
+    """With `FixtureTextSTT`, every audio turn's fixture must prove its text before the run
+    starts: a fixture it cannot answer for (a recording, a WAV made from other words) is an
+    error of the run, found before any turn, never a turn in which the agent heard nothing.
+
+    Raises:
+        AudioFixtureError: Naming the transcript, the turn, the fixture and the fix.
+    """
+    stt_ = session.stt
+    if not isinstance(stt_, FixtureTextSTT):
+        return
+    for index, turn in enumerate(transcript.turns):
+        if turn.audio is None:
+            continue
+        path = _resolve(turn.audio, transcript)
+        try:
+            await asyncio.to_thread(stt_.proof, path, turn.user)
+        except AudioFixtureError as exc:
+            raise AudioFixtureError(
+                f"transcript {transcript.id!r}, turn {index + 1}: {exc}"
+            ) from None
 
 
 def fixture_text_refusal(
@@ -386,23 +411,38 @@ def _check_pair(made: Any) -> tuple[AgentSession, Agent]:
     )
 
 
-@dataclass
-class _Stage:
-    """What a turn is waiting for right now, and what to suggest if it never comes."""
+@dataclass(slots=True)
+class _OpenedTurn:
+    """What a turn's start left for `LiveKitConversation._finish`."""
 
-    text: str = "starting"
-    hint: str = _SLOW_AGENT
+    index: int
+    started: float
+    """``time.perf_counter()`` when the turn began."""
+    tokens_before: tuple[int, int]
+    recognitions_from: int
+    """How many recognitions the session's `WhisperSTT` had made before the turn."""
+    tokens_after: tuple[int, int] | None = None
+    recognitions_until: int | None = None
+    stopped: bool = False
+    audio_in: Path | None = None
+    """Set by `stop_counting`: where the turn's share of tokens and recognitions ended, and
+    the audio it streamed."""
 
-    def set(self, text: str, hint: str = _SLOW_AGENT) -> None:
-        self.text = text
-        self.hint = hint
+    def stop_counting(self, session: AgentSession, audio_in: Path | None) -> None:
+        """The turn's tokens and recognitions end here, and ``audio_in`` is what it streamed (a
+        barge-in starts the next turn while this one is still being finished)."""
+        self.tokens_after = llm_usage(session)
+        stt_ = session.stt
+        self.recognitions_until = len(stt_.recognitions) if isinstance(stt_, WhisperSTT) else 0
+        self.stopped = True
+        self.audio_in = audio_in
 
 
 class LiveKitConversation(BargeInTurns):
     """One run's session: turns in, `AgentReply` out; closed exactly once.
 
-    A turn with ``interrupt:`` speaks over the reply to the turn before: both run in the call
-    for the earlier turn (see `BargeInTurns`).
+    A turn with ``interrupt:`` speaks over the reply to the turn before: it starts during the
+    call for the earlier turn, and the call for it waits for it to end (see `BargeInTurns`).
     """
 
     def __init__(
@@ -523,8 +563,14 @@ class LiveKitConversation(BargeInTurns):
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         if isinstance(session.stt, SegmentSTT):
             session.stt.add_segment_listener(recorder.on_segment)
-        stage = _Stage("the session to start (session.start)")
+        stage = Stage("the session to start (session.start)")
         async with self._deadline(stage, turn_label="session start"):
+            if needs_audio and isinstance(session.stt, WhisperSTT):
+                # Loaded once per process, here rather than in the first recognition: no
+                # turn's latency includes loading a model.
+                stage.set("the Whisper model to load (WhisperSTT.load)")
+                await asyncio.to_thread(session.stt.load)
+                stage.set("the session to start (session.start)")
             # start() attaches an OpenTelemetry context it never detaches; a task of its own
             # keeps that out of the caller's context.
             await asyncio.create_task(session.start(self.agent))
@@ -545,6 +591,7 @@ class LiveKitConversation(BargeInTurns):
         if self._closed:
             return
         self._closed = True
+        await self._drop_held()
         if self._replay is not None:
             self._replay.release()  # what the session feeds its VAD while closing is its own
         try:
@@ -592,7 +639,7 @@ class LiveKitConversation(BargeInTurns):
         """
         if self._closed or self._recorder is None:
             raise AdapterError("this LiveKit conversation is closed")
-        held = self._held_reply(turn.index)
+        held = await self._held_reply(turn.index)
         if held is not None:  # a barge-in ran this turn over the reply to the one before
             return held
         following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
@@ -600,18 +647,14 @@ class LiveKitConversation(BargeInTurns):
             self._no_tts_to_interrupt(following)
             following = None
         recorder = self._recorder
-        recorder.begin_turn(turn.index)
-        self._turn_index = turn.index
-        self._audio_in_path = None
         if self._text_out is not None:
             self._text_out.reset()
         if self._audio_out is not None:
             self._audio_out.reset()
-        tokens_before = llm_usage(self.session)
-        stage = _Stage()
+        opened = self._open_turn(turn)
+        stage = Stage()
         if following is not None:
-            return await self._respond_interrupted(turn, following, stage)
-        started = time.perf_counter()
+            return await self._respond_interrupted(turn, following, stage, opened)
         label = f"turn {turn.index + 1}"
         try:
             async with self._deadline(stage, turn_label=label):
@@ -620,13 +663,70 @@ class LiveKitConversation(BargeInTurns):
                 else:
                     anchors, heard, extra = await self._text_turn(turn, stage)
             capture = recorder.end_turn(anchors)
-            reply = self._reply(capture, anchors=anchors, heard=heard, extra=extra, label=label)
+            return self._finish(
+                turn, capture, opened, anchors=anchors, heard=heard, extra=extra, label=label
+            )
         except BaseException:
             self._turn_failed = True
             raise
-        reply.usage = usage_delta(tokens_before, llm_usage(self.session))
+
+    def _open_turn(self, turn: TurnInput) -> _OpenedTurn:
+        """Start ``turn`` in the recorder; what `_finish` needs to know of its start."""
+        assert self._recorder is not None
+        self._recorder.begin_turn(turn.index)
+        self._turn_index = turn.index
+        self._audio_in_path = None
+        stt_ = self.session.stt
+        return _OpenedTurn(
+            index=turn.index,
+            started=time.perf_counter(),
+            tokens_before=llm_usage(self.session),
+            recognitions_from=len(stt_.recognitions) if isinstance(stt_, WhisperSTT) else 0,
+        )
+
+    def _finish(
+        self,
+        turn: TurnInput,
+        capture: TurnCapture,
+        opened: _OpenedTurn,
+        *,
+        anchors: list[float],
+        heard: str | None,
+        extra: dict[str, Any],
+        label: str,
+        frames: list[Any] | None = None,
+    ) -> AgentReply:
+        """Every turn's `AgentReply`, however it ran (an ordinary turn, a turn a barge-in cut,
+        the interrupting turn): one place, so the paths cannot report different things.
+
+        ``frames`` is the turn's reply audio when it is no longer the audio output's own (a
+        barge-in moved on to the next turn's).
+        """
+        reply = self._reply(
+            capture,
+            anchors=anchors,
+            heard=heard,
+            extra=extra,
+            label=label,
+            index=opened.index,
+            frames=frames,
+            audio_in=opened.audio_in if opened.stopped else self._audio_in_path,
+        )
+        reply.usage = usage_delta(
+            opened.tokens_before, opened.tokens_after or llm_usage(self.session)
+        )
         meta = reply.metadata["livekit"]
-        meta["turn_wall_s"] = time.perf_counter() - started
+        meta["turn_wall_s"] = time.perf_counter() - opened.started
+        stt_ = self.session.stt
+        if isinstance(stt_, WhisperSTT):
+            until = opened.recognitions_until
+            meta["recognitions"] = [
+                r.to_dict() for r in stt_.recognitions[opened.recognitions_from : until]
+            ]
+        if capture.late_speech:
+            meta["late_speech"] = [
+                {"turn_index": index, "text": text} for index, text in capture.late_speech
+            ]
         if turn.index == 0:
             meta["greeting"] = [speech_dict(s) for s in self.greeting_speech]
             if self.greeting_tool_calls:
@@ -637,7 +737,7 @@ class LiveKitConversation(BargeInTurns):
         return reply
 
     async def _text_turn(
-        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
+        self, turn: TurnInput, stage: Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None
         recorder = self._recorder
@@ -659,7 +759,7 @@ class LiveKitConversation(BargeInTurns):
         return [sent_at], None, {"input": "text"}
 
     async def _audio_turn(
-        self, turn: TurnInput, stage: _Stage, *, settle: bool = True
+        self, turn: TurnInput, stage: Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
@@ -704,15 +804,13 @@ class LiveKitConversation(BargeInTurns):
         if settle:  # (a barge-in interrupts the reply instead of waiting for it to end)
             await recorder.settle(stage.set)
             self._check_no_extra_segments(heard_segments, path)
-        extra: dict[str, Any] = {
-            "input": "audio",
-            "conditions": describe_conditions(turn.conditions),
-            "conditions_seed": turn.seed if turn.conditions else None,
-            "audio_duration_s": audio.duration_s,
-            "speech_segments": heard_segments,
-            "fixture_rate": audio.source_rate,
-            "fixture_channels": audio.source_channels,
-        }
+            missing = self._hearing_of(path, heard_segments).missing()
+            if missing is not None and session.turn_detection != "manual":
+                raise AdapterError(
+                    f"the turn cannot end: {missing}. A turn ends only once the agent has had "
+                    "the whole fixture and answered what it heard."
+                )
+        extra = audio_turn_extra(turn, audio, heard_segments)
         if recorder.unrecoverable:
             # A text turn raises this from session.run(); an audio turn only sees the event.
             raise AdapterError(
@@ -748,7 +846,7 @@ class LiveKitConversation(BargeInTurns):
         self,
         turn: TurnInput,
         path: Path,
-        stage: _Stage,
+        stage: Stage,
         *,
         without_speech: str,
         replay: bool = True,
@@ -773,7 +871,7 @@ class LiveKitConversation(BargeInTurns):
         self,
         audio: FixtureAudio,
         path: Path,
-        stage: _Stage,
+        stage: Stage,
         *,
         start: int,
         replay: bool = False,
@@ -882,7 +980,7 @@ class LiveKitConversation(BargeInTurns):
         segments: list[SpeechSegment],
         path: Path,
         user: str,
-        stage: _Stage,
+        stage: Stage,
     ) -> int:
         """Stream ``audio`` as fast as possible, one phrase at a time; return the phrase count.
 
@@ -945,7 +1043,7 @@ class LiveKitConversation(BargeInTurns):
         k: int,
         n: int,
         path: Path,
-        stage: _Stage,
+        stage: Stage,
         *,
         expected: SpeechSegment | None = None,
     ) -> None:
@@ -972,9 +1070,48 @@ class LiveKitConversation(BargeInTurns):
             f"the STT's transcript of speech segment {k} of {n} in {path}",
             hint="If the STT is only slow, raise LiveKitAdapter(timeout_s=...).",
         )
-        own_stt = isinstance(session.stt, SegmentSTT)
-        counter = recorder.segments_recognized if own_stt else recorder.final_count
-        await recorder.guard(counter.reach(k))
+        await self._heard(k, n, path, stage)
+
+    async def _heard(self, k: int, n: int, path: Path, stage: Stage) -> None:
+        """Wait until the agent has had segment ``k`` of ``n`` (see `_hearing`): transcribed,
+        and its words taken in by the session's turn handling, so the end of the user's turn
+        holding it is being decided on and `TurnRecorder.settle` waits for the answer."""
+        assert self._recorder is not None
+        recorder = self._recorder
+        if isinstance(self.session.stt, SegmentSTT):
+            await recorder.guard(recorder.segments_recognized.reach(k))
+            hearing = self._hearing_of(path, n)
+            words = hearing.spoken(k)
+            last = recorder.segment_texts[k - 1]
+            stage.set(
+                f"the session to take in the transcript of speech segment {k} of {n} in "
+                f"{path} ({last!r}; user_input_transcribed)",
+                hint=(
+                    "The STT answered, but the session never reported taking the words in: "
+                    "its turn handling did not see them, so the agent could not answer them."
+                ),
+            )
+            await recorder.guard(recorder.final_count.reach(words))
+        else:
+            # Another kind of STT: a segment counts once its final transcript reached the
+            # session (an empty one never does: the turn then times out naming the segment).
+            await recorder.guard(recorder.final_count.reach(k))
+
+    def _hearing_of(self, path: Path, segments: int) -> Hearing:
+        """What the agent has had of ``path`` this turn, as `_hearing` counts it."""
+        assert self._recorder is not None and self._vad is not None
+        recorder = self._recorder
+        own = isinstance(self.session.stt, SegmentSTT)
+        texts: list[str | None] = (
+            list(recorder.segment_texts) if own else [None] * recorder.final_count.value
+        )
+        return Hearing(
+            fixture=str(path),
+            segments=segments,
+            ended=min(segments, len(self._vad.ends)),
+            transcripts=texts[:segments],
+            taken=recorder.final_count.value,
+        )
 
     async def _push_now(self, frames: tuple[Any, ...]) -> None:
         """Hand ``frames`` to the session at once, yielding now and then as a source would."""
@@ -1023,14 +1160,18 @@ class LiveKitConversation(BargeInTurns):
         heard: str | None,
         extra: dict[str, Any],
         label: str,
+        index: int,
+        frames: list[Any] | None,
+        audio_in: Path | None,
     ) -> AgentReply:
         assert self._recorder is not None
-        first_text = self._text_out.first_text_at if self._text_out else None
-        first_audio = self._audio_out.first_frame_at if self._audio_out else None
+        first_text, first_audio = self._first_reply(capture)
         latency = _latency(anchors, first_text, what="first reply text", label=label)
         audio_latency = _latency(anchors, first_audio, what="first reply audio", label=label)
+        if frames is None and self._audio_out is not None:
+            frames = list(self._audio_out.frames)
         if self._audio_out is not None:
-            extra["reply_audio_s"] = sum(f.duration for f in self._audio_out.frames)
+            extra["reply_audio_s"] = sum(f.duration for f in frames or ())
         if self._recorder.errors:
             extra["errors"] = list(self._recorder.errors)
         # The typed fields are what checks and reports read; these keys stay as documented.
@@ -1049,13 +1190,13 @@ class LiveKitConversation(BargeInTurns):
             heard=heard,
             latency_s=latency,
             first_audio_latency_s=audio_latency,
-            audio_out=self._save_reply_audio(),
+            audio_out=self._save_reply_audio(index, frames or []),
             metadata={"livekit": meta},
             agent_speech=list(capture.agent_speech),
             heard_segments=[t.strip() for t in self._recorder.finals] if heard is not None else [],
             active_agent=capture.agent,
             handoffs=list(capture.handoffs),
-            audio_in=self._audio_in_path,
+            audio_in=audio_in,
         )
 
     def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None:
@@ -1075,15 +1216,40 @@ class LiveKitConversation(BargeInTurns):
         write_wav_atomic(path, clip)
         return path.resolve()
 
-    def _save_reply_audio(self) -> Path | None:
+    def _first_reply(self, capture: TurnCapture) -> tuple[float | None, float | None]:
+        """When this turn's own reply began: its first text and its first audio frame.
+
+        Only the turn's own speech counts (`TurnCapture.speech_ids`): words a reply of an
+        earlier turn went on saying are not this turn's answer, so no latency is measured on
+        them. Text that no speech can be found for counts by the time it reached the output.
+        """
+        if not capture.reply:
+            return None, None
+        texts, audio = self._text_out, self._audio_out
+        first_text = capture.first_text_at
+        if first_text is None and not capture.speech_ids and texts is not None:
+            first_text = texts.first_text_at
+        first_audio = None
+        if audio is not None:
+            own = [
+                audio.first_frame_by_speech[sid]
+                for sid in capture.speech_ids
+                if sid in audio.first_frame_by_speech
+            ]
+            first_audio = min(own, default=None)
+            if first_audio is None and not capture.speech_ids:
+                first_audio = audio.first_frame_at
+        return first_text, first_audio
+
+    def _save_reply_audio(self, index: int, frames: list[Any]) -> Path | None:
         folder = self.adapter.audio_out_dir
-        if folder is None or self._audio_out is None or not self._audio_out.frames:
+        if folder is None or self._audio_out is None or not frames:
             return None
         from livekit import rtc
 
         from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
 
-        frame = rtc.combine_audio_frames(self._audio_out.frames)
+        frame = rtc.combine_audio_frames(frames)
         clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
         if frame.num_channels > 1:
             import numpy as np
@@ -1092,12 +1258,12 @@ class LiveKitConversation(BargeInTurns):
             clip = type(clip)(np.ascontiguousarray(samples), frame.sample_rate)
         # safe_name: an id may hold spaces, colons or slashes, which a file name must not.
         stem = safe_name(self.info.transcript.id)
-        path = folder / f"{stem}-run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
+        path = folder / f"{stem}-run{self.info.run_index + 1}-turn{index + 1}.wav"
         write_wav_atomic(path, clip)
         return path
 
     @contextlib.asynccontextmanager
-    async def _deadline(self, stage: _Stage, *, turn_label: str) -> Any:
+    async def _deadline(self, stage: Stage, *, turn_label: str) -> Any:
         # ``from None`` where the cause would only repeat the message (or, for the timeout,
         # say nothing more): one message per failure. A LiveKit exception keeps its cause.
         timeout_s = self.adapter.timeout_s

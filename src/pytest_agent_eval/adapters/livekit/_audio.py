@@ -22,11 +22,14 @@ from ...audio_fixtures import (
     validate_fixture,
 )
 from ...errors import AdapterError
+from ...models import describe_conditions
+from ..base import TurnInput
 
 __all__ = [
     "FixtureAudio",
     "SpeechSegment",
     "VADMirror",
+    "audio_turn_extra",
     "cached_fixture_audio",
     "content_key",
     "load_fixture_audio",
@@ -246,3 +249,17 @@ def content_key(path: Path) -> tuple[str, int, int] | None:
     except OSError:
         return None
     return (str(path), st.st_size, st.st_mtime_ns)
+
+
+def audio_turn_extra(turn: TurnInput, audio: FixtureAudio, segments: int) -> dict[str, Any]:
+    """What ``metadata["livekit"]`` says of an audio turn's input (every audio turn, cut by a
+    barge-in or not, says the same)."""
+    return {
+        "input": "audio",
+        "conditions": describe_conditions(turn.conditions),
+        "conditions_seed": turn.seed if turn.conditions else None,
+        "audio_duration_s": audio.duration_s,
+        "speech_segments": segments,
+        "fixture_rate": audio.source_rate,
+        "fixture_channels": audio.source_channels,
+    }

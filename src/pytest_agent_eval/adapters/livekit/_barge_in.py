@@ -1,10 +1,19 @@
 """Barge-in: a turn whose audio speaks over the agent's reply to the turn before.
 
 `LiveKitConversation` inherits `BargeInTurns`. When turn k has ``interrupt:``, the call for
-turn k-1 runs both: it sends turn k-1, lets the reply start playing, and at the chosen moment
-(``after_ms`` into the reply's audio, or its ``at_word``-th word) cuts turn k-1 and streams
-turn k's audio over the reply; turn k then ends as any turn does, and its reply (with a
-`BargeIn` record) is kept for the runner's next call. The runner sees two ordinary turns.
+turn k-1 sends turn k-1, lets the reply start playing, and at the chosen moment (``after_ms``
+into the reply's audio, or its ``at_word``-th word) ends turn k-1 and starts turn k: its audio
+streams over the reply in a task of its own, since the user speaks when they speak, not when
+the runner gets to the next turn. Turn k-1's call returns once the reply it was playing is
+over (stopped, or played to its end), with what of it played; the runner's call for turn k
+waits for that task, which ends turn k as any turn ends, with a `BargeIn` record. The runner
+sees two ordinary turns, each with its own duration.
+
+**Whose words.** Everything turn k-1's speech says belongs to turn k-1, including what it
+says after the interruption (the interrupted reply's message, which LiveKit adds once it
+stops; a tool of turn k-1 returning later and its reply being spoken): turn k's reply, and its
+latency, are only what the agent said in answer to turn k. What turn k-1's speech says after
+turn k-1 was reported is listed in turn k's ``metadata["livekit"]["late_speech"]``.
 
 **Real time.** Barge-in is a race between the reply playing and the user speaking, so these
 two turns always run at real speed, whatever the adapter's ``speed``: the reply plays out in
@@ -30,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +47,15 @@ from ...conditions import condition_seed, turn_conditions
 from ...errors import AdapterError
 from ...models import AgentReply, BargeIn, InterruptConfig, Transcript
 from ..base import TurnInput
+from ._audio import audio_turn_extra
 from ._compat import activity_current_speech, session_activity
 from ._stt import SegmentSTT
-from ._turn import llm_usage, speech_dict, usage_delta
+from ._turn import Stage
 
 if TYPE_CHECKING:
     from ._audio import FixtureAudio, SpeechSegment
 
-__all__ = ["BargeInTurns", "interrupting_turn", "word_offset_s"]
+__all__ = ["BargeInTurns", "interrupting_turn", "played_words", "word_offset_s"]
 
 
 def interrupting_turn(transcript: Transcript, index: int, run_index: int) -> TurnInput | None:
@@ -80,6 +91,73 @@ def word_offset_s(text: str, word: int, voiced_start_s: float, voiced_end_s: flo
     return voiced_start_s + (voiced_end_s - voiced_start_s) * before / total
 
 
+@dataclass
+class _Interrupted:
+    """The reply a barge-in cut: what is known of it once it is over."""
+
+    handle: Any
+    """Its speech handle."""
+    played_s: float | None = None
+    """Seconds of its audio that played."""
+    said: str | None = None
+    """What of it played (its words up to where its audio stopped), once known."""
+    frames: list[Any] = field(default_factory=list)
+    """Its audio, as far as it played."""
+
+
+def played_words(text: str, frames: list[Any], played_s: float | None) -> str:
+    """The words of ``text`` a caller heard when ``played_s`` seconds of its audio (``frames``)
+    played: those that start before that point, placed over the voiced audio by their length
+    (as `word_offset_s` places them). All of it when the audio played to its end, or when the
+    point cannot be known."""
+    words = text.split()
+    if not words or played_s is None or not frames:
+        return text.strip()
+    from livekit import rtc
+
+    from ...audio_fixtures import clip_from_pcm16, voiced_frames
+
+    frame = rtc.combine_audio_frames(frames)
+    if played_s >= frame.duration - 1e-3:
+        return text.strip()
+    clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
+    voiced, n = voiced_frames(clip)
+    if not voiced.size:
+        return text.strip()
+    start = float(voiced[0] * n / clip.sample_rate)
+    end = float((voiced[-1] + 1) * n / clip.sample_rate)
+    heard = [
+        w for i, w in enumerate(words, start=1) if word_offset_s(text, i, start, end) < played_s
+    ]
+    return " ".join(heard)
+
+
+def _frames_until(frames: list[Any], seconds: float | None) -> list[Any]:
+    """The first ``seconds`` of the audio in ``frames`` (all of it for None)."""
+    if seconds is None:
+        return list(frames)
+    from livekit import rtc
+
+    kept: list[Any] = []
+    total = 0.0
+    for frame in frames:
+        left = seconds - total
+        if left <= 1e-6:
+            break
+        if frame.duration > left:
+            samples = int(left * frame.sample_rate)
+            width = 2 * frame.num_channels
+            frame = rtc.AudioFrame(
+                data=bytes(frame.data)[: samples * width],
+                sample_rate=frame.sample_rate,
+                num_channels=frame.num_channels,
+                samples_per_channel=samples,
+            )
+        kept.append(frame)
+        total += frame.duration
+    return kept
+
+
 class BargeInTurns:
     """Barge-in turns of `LiveKitConversation` (see the module docstring)."""
 
@@ -98,22 +176,32 @@ class BargeInTurns:
         _turn_failed: bool
         last_items: list[Any]
         _expect: Any
-        _greeting: Any
 
         def _deadline(self, stage: Any, *, turn_label: str) -> Any: ...
         async def _audio_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
         async def _text_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
-        def _reply(self, capture: Any, **kwargs: Any) -> AgentReply: ...
-        async def _follow_recognition(self) -> bool: ...
-        def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None: ...
-        async def _segments_from(
-            self, audio: FixtureAudio, path: Path, stage: Any, *, start: int, replay: bool = ...
-        ) -> tuple[SpeechSegment, ...]: ...
+        def _open_turn(self, turn: TurnInput) -> Any: ...
+        async def _heard(self, k: int, n: int, path: Path, stage: Any) -> None: ...
+        def _finish(
+            self,
+            turn: TurnInput,
+            capture: Any,
+            opened: Any,
+            *,
+            anchors: list[float],
+            heard: str | None,
+            extra: dict[str, Any],
+            label: str,
+            frames: list[Any] | None = ...,
+        ) -> AgentReply: ...
+        def _prime_fixture_stt(
+            self, path: Path, user: str, segments: list[SpeechSegment], *, heard: int = ...
+        ) -> None: ...
         async def _turn_audio_and_speech(
             self, turn: Any, path: Path, stage: Any, *, without_speech: str, replay: bool = ...
         ) -> tuple[FixtureAudio, list[SpeechSegment]]: ...
 
-    _held: dict[int, AgentReply | BaseException]
+    _held: dict[int, asyncio.Task[tuple[AgentReply, list[Any]]] | BaseException]
     _untested: dict[int, str]
     _pending_run: Any
 
@@ -122,12 +210,33 @@ class BargeInTurns:
         self._untested = {}
         self._pending_run = None
 
-    def _held_reply(self, index: int) -> AgentReply | None:
-        """Turn ``index``'s reply if a barge-in already ran it (raising what it failed with)."""
+    async def _held_reply(self, index: int) -> AgentReply | None:
+        """Turn ``index``'s reply if a barge-in started it: the task running it since the
+        interruption, awaited (raising what it failed with)."""
         held = self._held.pop(index, None)
+        if held is None:
+            return None
         if isinstance(held, BaseException):
             raise held
-        return held
+        try:
+            reply, items = await held
+        except BaseException:
+            self._turn_failed = True
+            raise
+        self.last_items = items
+        self._expect = None
+        return reply
+
+    async def _drop_held(self) -> None:
+        """Stop interrupting turns nobody asked for (the run ended before them)."""
+        tasks = [t for t in self._held.values() if isinstance(t, asyncio.Task)]
+        self._held.clear()
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
 
     def _no_tts_to_interrupt(self, following: TurnInput) -> None:
         """Without an audio output there is nothing to interrupt: turn k runs as an ordinary
@@ -144,16 +253,14 @@ class BargeInTurns:
         return None if reason is None else BargeIn(precondition=reason)
 
     async def _respond_interrupted(
-        self, turn: TurnInput, following: TurnInput, stage: Any
+        self, turn: TurnInput, following: TurnInput, stage: Any, opened: Any
     ) -> AgentReply:
-        """Turn ``turn`` (k-1), interrupted by ``following`` (k): returns k-1's reply and
-        keeps k's for the next call."""
+        """Turn ``turn`` (k-1), interrupted by ``following`` (k): returns k-1's reply once the
+        reply being played is over, and leaves k running (see the module docstring)."""
         assert following.turn.interrupt is not None
         recorder = self._recorder
         label = f"turn {turn.index + 1}"
         self._set_playout(1.0)
-        started = time.perf_counter()
-        tokens_before = llm_usage(self.session)
         try:
             async with self._deadline(stage, turn_label=label):
                 if turn.audio is not None:
@@ -167,48 +274,94 @@ class BargeInTurns:
                     self._set_playout(self.adapter.speed)
                     await recorder.settle(stage.set)
                     await self._collect_pending_run(stage)
+                    capture = recorder.end_turn(anchors)
+                    return self._finish(
+                        turn,
+                        capture,
+                        opened,
+                        anchors=anchors,
+                        heard=heard,
+                        extra=extra,
+                        label=label,
+                    )
+            # The interruption starts now: turn k-1's part so far, then turn k begins.
             capture = recorder.end_turn(anchors)
-            reply = self._reply(capture, anchors=anchors, heard=heard, extra=extra, label=label)
-            reply = self._finish_reply(reply, turn, tokens_before, started, capture)
-            if untested is not None:
-                return reply
-            # The interruption starts now: turn k-1 ended here, turn k begins.
+            recorder.carry_over()
+            opened.stop_counting(self.session, self._audio_in_path)
         except BaseException:
             self._turn_failed = True
             self._set_playout(self.adapter.speed)
             raise
+        interrupted = _Interrupted(handle)
+        task = asyncio.create_task(self._interrupt(following, interrupted))
+        self._held[following.index] = task
+        over = _playout_over(self._audio_out, handle)
         try:
-            held = await self._interrupt(following, handle, stage)
-        except BaseException as exc:
+            async with self._deadline(stage, turn_label=label):
+                stage.set(f"the interrupted reply to turn {turn.index + 1} to stop or play out")
+                ends: set[asyncio.Future[Any]] = {over, _done_future(handle), task}
+                await recorder.guard(asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED))
+        except BaseException:
             self._turn_failed = True
-            if not isinstance(exc, Exception):
-                raise
-            self._held[following.index] = exc
-        else:
-            self._held[following.index] = held
-            late = " ".join(text for t, text in held.metadata["livekit"].pop("late_speech", []))
-            if late:
-                # What LiveKit kept of the interrupted reply arrives once it stops.
-                reply.reply = f"{reply.reply} {late}".strip()
+            raise
         finally:
-            self._set_playout(self.adapter.speed)
-        return reply
+            over.cancel()
+        said = self._what_played(interrupted)
+        # What else its speech said since (another speech of the turn), then that speech's
+        # own message when LiveKit adds it: reported here, not again in turn k.
+        recorder.reported.add(handle.id)
+        others = [text for text, sid in recorder.take_said(turn.index) if sid != handle.id]
+        text = " ".join(part for part in (capture.reply, said, *others) if part)
+        capture.speech_ids.append(handle.id)
+        own_first = self._text_out.first_text_time(handle.id) if self._text_out else None
+        if own_first is not None and said:
+            capture.first_text_at = min(
+                t for t in (capture.first_text_at, own_first) if t is not None
+            )
+        capture.reply = text
+        frames = self._frames_of(capture.speech_ids, interrupted)
+        return self._finish(
+            turn,
+            capture,
+            opened,
+            anchors=anchors,
+            heard=heard,
+            extra=extra,
+            label=label,
+            frames=frames,
+        )
+
+    def _what_played(self, interrupted: _Interrupted) -> str:
+        """The interrupted reply's words as far as its audio played; also noted on
+        ``interrupted``."""
+        handle, audio_out = interrupted.handle, self._audio_out
+        played = audio_out.played_by_speech.get(handle.id)
+        frames = audio_out.frames_by_speech.get(handle.id, [])
+        text = self._text_out.text_of(handle.id) if self._text_out is not None else ""
+        interrupted.played_s = played
+        interrupted.frames = _frames_until(frames, played)
+        interrupted.said = played_words(text, frames, played)
+        return interrupted.said
+
+    def _frames_of(self, speech_ids: list[str], interrupted: _Interrupted) -> list[Any]:
+        """The earlier turn's reply audio: its speeches' frames, the interrupted one's as far
+        as it played."""
+        audio_out = self._audio_out
+        frames: list[Any] = []
+        seen: set[str] = set()
+        for speech_id in [*speech_ids, interrupted.handle.id]:
+            if speech_id in seen:
+                continue
+            seen.add(speech_id)
+            if speech_id == interrupted.handle.id:
+                frames.extend(interrupted.frames)
+            else:
+                frames.extend(audio_out.frames_by_speech.get(speech_id, []))
+        return frames
 
     def _set_playout(self, speed: float) -> None:
         if self._audio_out is not None:
             self._audio_out.set_speed(speed)
-
-    def _finish_reply(
-        self, reply: AgentReply, turn: TurnInput, tokens_before: Any, started: float, capture: Any
-    ) -> AgentReply:
-        reply.usage = usage_delta(tokens_before, llm_usage(self.session))
-        meta = reply.metadata["livekit"]
-        meta["turn_wall_s"] = time.perf_counter() - started
-        if turn.index == 0:
-            meta["greeting"] = [speech_dict(s) for s in self._greeting.speech]
-        self.last_items = capture.items
-        self._expect = None
-        return reply
 
     async def _collect_pending_run(self, stage: Any) -> None:
         run, self._pending_run = self._pending_run, None
@@ -304,77 +457,79 @@ class BargeInTurns:
         except AdapterError as exc:
             return 0.0, str(exc)
 
-    async def _interrupt(self, turn: TurnInput, handle: Any, stage: Any) -> AgentReply:
-        """Stream turn k's audio over the reply in real time and end turn k as any turn."""
+    async def _interrupt(
+        self, turn: TurnInput, interrupted: _Interrupted
+    ) -> tuple[AgentReply, list[Any]]:
+        """Turn k: stream its audio over the reply in real time and end it as any turn."""
         assert turn.audio is not None and turn.turn.interrupt is not None
         recorder, session = self._recorder, self.session
+        handle = interrupted.handle
         label = f"turn {turn.index + 1}"
-        recorder.begin_turn(turn.index)
-        recorder.carried_over.add(handle.id)
-        self._turn_index = turn.index
-        self._audio_in_path = None
-        started = time.perf_counter()
-        tokens_before = llm_usage(session)
-        audio_out, text_out = self._audio_out, self._text_out
+        stage = Stage()
+        opened = self._open_turn(turn)
+        audio_out = self._audio_out
         position_s = audio_out.position_s()
         halts_before, resumes_before = len(audio_out.halts), len(audio_out.resumes)
         played: list[float] = []
         listener = audio_out.on("playback_finished", lambda ev: played.append(ev.playback_position))
 
         def reply_over(_: Any) -> None:
-            # The interrupted reply is over: what plays and is written from now on is new.
-            audio_out.reset()
-            if text_out is not None:
-                text_out.first_text_at = None
+            # The interrupted reply is over: the audio that plays from now on is new.
+            audio_out.frames = []
+            audio_out.first_frame_at = None
 
         if handle.done():
             reply_over(handle)
         else:
             handle.add_done_callback(reply_over)
-        async with self._deadline(stage, turn_label=label):
-            path = turn.audio
-            audio, segments = await self._turn_audio_and_speech(
-                turn, path, stage, without_speech="it cannot interrupt anything", replay=False
-            )
-            interruption = session.options.interruption
-            min_s = float(interruption.get("min_duration", 0.5))
-            first = segments[0]
-            onset_s = first.end_s - first.speech_s
-            anchors: list[float] = []
-            onset: list[float] = []
-            pusher = asyncio.create_task(
-                self._push_realtime(audio, segments, anchors, onset_s, onset)
-            )
-            try:
-                n = len(segments)
-                for k in range(1, n + 1):
-                    stage.set(
-                        f"the session's VAD to end the interrupting speech (segment {k} of {n} "
-                        f"in {path})"
-                    )
-                    await recorder.guard(recorder.speech_ended.reach(k))
-                if handle.allow_interruptions:
-                    # The session hears it all: wait for every transcript, as in any turn.
-                    own_stt = isinstance(session.stt, SegmentSTT)
-                    counter = recorder.segments_recognized if own_stt else recorder.final_count
-                    stage.set(f"the STT's transcripts of the {n} segment(s) in {path}")
-                    await recorder.guard(counter.reach(n))
-                stage.set("the interrupting audio to finish streaming")
-                await recorder.guard(pusher)
-            finally:
-                if not pusher.done():
-                    pusher.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await pusher
-            await recorder.settle(stage.set)
-            await self._collect_pending_run(stage)
-            if not handle.allow_interruptions and isinstance(session.stt, SegmentSTT):
-                # Audio heard while an uninterruptible reply played was replaced by silence
-                # for the STT; what it did get, it may still be transcribing.
-                stage.set("the STT to finish what it got of the interrupting speech")
-                await recorder.guard(session.stt.idle())
+        try:
+            async with self._deadline(stage, turn_label=label):
+                path = turn.audio
+                audio, segments = await self._turn_audio_and_speech(
+                    turn, path, stage, without_speech="it cannot interrupt anything", replay=False
+                )
+                self._prime_fixture_stt(path, turn.turn.user, segments)
+                interruption = session.options.interruption
+                min_s = float(interruption.get("min_duration", 0.5))
+                first = segments[0]
+                onset_s = first.end_s - first.speech_s
+                anchors: list[float] = []
+                onset: list[float] = []
+                pusher = asyncio.create_task(
+                    self._push_realtime(audio, segments, anchors, onset_s, onset)
+                )
+                try:
+                    n = len(segments)
+                    for k in range(1, n + 1):
+                        stage.set(
+                            f"the session's VAD to end the interrupting speech (segment {k} of "
+                            f"{n} in {path})"
+                        )
+                        await recorder.guard(recorder.speech_ended.reach(k))
+                    if handle.allow_interruptions:
+                        # The session hears it all: wait until it has had every segment, as in
+                        # any turn (see _hearing).
+                        for k in range(1, n + 1):
+                            stage.set(f"the STT's transcript of segment {k} of {n} in {path}")
+                            await self._heard(k, n, path, stage)
+                    stage.set("the interrupting audio to finish streaming")
+                    await recorder.guard(pusher)
+                finally:
+                    if not pusher.done():
+                        pusher.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await pusher
                 await recorder.settle(stage.set)
-        audio_out.off("playback_finished", listener)
+                await self._collect_pending_run(stage)
+                if not handle.allow_interruptions and isinstance(session.stt, SegmentSTT):
+                    # Audio heard while an uninterruptible reply played was replaced by silence
+                    # for the STT; what it did get, it may still be transcribing.
+                    stage.set("the STT to finish what it got of the interrupting speech")
+                    await recorder.guard(session.stt.idle())
+                    await recorder.settle(stage.set)
+        finally:
+            audio_out.off("playback_finished", listener)
+            self._set_playout(self.adapter.speed)
         halts = audio_out.halts[halts_before:]
         resumes = audio_out.resumes[resumes_before:]
         onset_at = onset[0] if onset else None
@@ -390,6 +545,12 @@ class BargeInTurns:
                 return None
             return round(max(0.0, at - onset_at), 3)
 
+        if recorder.unrecoverable:
+            raise AdapterError(
+                f"{label}: the agent failed to reply to the audio {turn.audio}: "
+                + "; ".join(recorder.errors)
+            )
+        capture = recorder.end_turn(anchors)
         barge = BargeIn(
             precondition=(
                 f"the interrupting speech lasts {first.speech_s:.2f} s, shorter than the "
@@ -406,32 +567,20 @@ class BargeInTurns:
             resumed=bool(resumes),
             played_s=round(played[0], 3) if played else None,
             quiet_after_s=since_onset(first_quiet),
+            interrupted_text=interrupted.said or None,
         )
-        if recorder.unrecoverable:
-            raise AdapterError(
-                f"{label}: the agent failed to reply to the audio {turn.audio}: "
-                + "; ".join(recorder.errors)
-            )
-        capture = recorder.end_turn(anchors)
-        extra: dict[str, Any] = {
-            "input": "audio",
-            "interrupt": True,
-            "conditions": ", ".join(c.describe() for c in turn.conditions),
-            "audio_duration_s": audio.duration_s,
-            "speech_segments": len(segments),
-            "fixture_rate": audio.source_rate,
-            "fixture_channels": audio.source_channels,
-            "late_speech": capture.late_speech,
-        }
-        heard = recorder.heard
-        barge = _with_said(barge, capture.late_speech)
-        reply = self._reply(capture, anchors=anchors, heard=heard, extra=extra, label=label)
+        extra = {**audio_turn_extra(turn, audio, len(segments)), "interrupt": True}
+        reply = self._finish(
+            turn,
+            capture,
+            opened,
+            anchors=anchors,
+            heard=recorder.heard,
+            extra=extra,
+            label=label,
+        )
         reply.barge_in = barge
-        reply.usage = usage_delta(tokens_before, llm_usage(session))
-        reply.metadata["livekit"]["turn_wall_s"] = time.perf_counter() - started
-        self.last_items = capture.items
-        self._expect = None
-        return reply
+        return reply, capture.items
 
     async def _push_realtime(
         self,
@@ -461,13 +610,19 @@ class BargeInTurns:
                 anchors.append(time.perf_counter())
 
 
-def _with_said(barge: BargeIn, late: list[tuple[int | None, str]]) -> BargeIn:
-    text = " ".join(t for _, t in late if t)
-    if not text:
-        return barge
-    from dataclasses import replace
+def _playout_over(audio_out: Any, handle: Any) -> asyncio.Future[None]:
+    """Finishes when the audio output reports ``handle``'s audio over (stopped or played to
+    its end)."""
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    return replace(barge, interrupted_text=text)
+    def check(_: Any = None) -> None:
+        if handle.id in audio_out.played_by_speech and not future.done():
+            future.set_result(None)
+
+    audio_out.on("playback_finished", check)
+    future.add_done_callback(lambda _: audio_out.off("playback_finished", check))
+    check()
+    return future
 
 
 def _done_future(handle: Any) -> asyncio.Future[None]:

@@ -103,6 +103,14 @@ class CaptureAudioOutput(AudioOutput):
         """Frames captured since `reset`."""
         self.first_frame_at: float | None = None
         """``time.perf_counter()`` of the first frame since `reset`."""
+        self.first_frame_by_speech: dict[str, float] = {}
+        """``time.perf_counter()`` of each speech's first frame (by speech id), since `reset`."""
+        self.frames_by_speech: dict[str, list[rtc.AudioFrame]] = {}
+        """Each speech's frames (by speech id), since `reset`."""
+        self.played_by_speech: dict[str, float] = {}
+        """Seconds of each speech's audio that played (by speech id, summed over its segments
+        as each one's playout ends), since `reset`."""
+        self._segment_speech: str | None = None
         self.halts: list[float] = []
         """``time.perf_counter()`` of each pause or clear while a segment was playing."""
         self.resumes: list[float] = []
@@ -128,6 +136,9 @@ class CaptureAudioOutput(AudioOutput):
         """Start a new turn."""
         self.frames = []
         self.first_frame_at = None
+        self.first_frame_by_speech = {}
+        self.frames_by_speech = {}
+        self.played_by_speech = {}
 
     @property
     def playing(self) -> bool:
@@ -151,7 +162,12 @@ class CaptureAudioOutput(AudioOutput):
         now = time.perf_counter()
         if self.first_frame_at is None:
             self.first_frame_at = now
+        handle = running_speech()
+        if handle is not None:
+            self.first_frame_by_speech.setdefault(handle.id, now)
+            self.frames_by_speech.setdefault(handle.id, []).append(frame)
         if self._segment_s == 0.0:
+            self._segment_speech = handle.id if handle is not None else None
             self._cleared = False
             self._flushed_s = None
             self._paused_at = None
@@ -192,6 +208,10 @@ class CaptureAudioOutput(AudioOutput):
         self._paused_at = None
         self.segment_started_at = None
         self.playing_started.clear()
+        if self._segment_speech is not None:
+            speech = self._segment_speech
+            self.played_by_speech[speech] = self.played_by_speech.get(speech, 0.0) + position
+            self._segment_speech = None
         self.on_playback_finished(playback_position=position, interrupted=interrupted)
 
     def pause(self) -> None:

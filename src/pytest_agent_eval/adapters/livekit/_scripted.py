@@ -240,7 +240,10 @@ class ScriptedLLM(llm.LLM):
     typically in ``on_enter`` to greet or introduce itself, even when the agent inherited the
     conversation so far) is answered from ``instructions`` rules, matched against those
     instructions; failing that, with ``greeting`` when given. ``greeting`` also answers a
-    request made before the user has said anything.
+    request made before the user has said anything. A system message that came with the
+    user's turn (one an agent's ``on_user_turn_completed`` adds, with nothing but system
+    messages between it and the user's message) is context, not a request: unless an
+    ``instructions`` rule matches it, the rules answer the user's words as usual.
 
     It also reports token usage (words counted as tokens), so usage capture can be tested.
 
@@ -318,22 +321,41 @@ class ScriptedLLM(llm.LLM):
             default=-1,
         )
         user = (items[user_index].text_content or "") if user_index >= 0 else ""
+        outputs = [it for it in items[user_index + 1 :] if it.type == "function_call_output"]
         instructed = _reply_instructions(items, after=user_index)
         if instructed is not None:
             index, instructions = instructed
-            outputs = [it for it in items[index + 1 :] if it.type == "function_call_output"]
+            instructed_outputs = [
+                it for it in items[index + 1 :] if it.type == "function_call_output"
+            ]
             for rule in self.instructions:
                 if (match := rule.search(instructions)) is not None:
-                    return self._answer(rule, match, user, chat_ctx, outputs, instructions, tools)
+                    return self._answer(
+                        rule, match, user, chat_ctx, instructed_outputs, instructions, tools
+                    )
+            answered = self._answer_user(user, chat_ctx, outputs, tools)
+            if answered is not None and _comes_with_the_user_turn(items, user_index, index):
+                # A system message that arrived with the user's turn (an agent's
+                # on_user_turn_completed adding context) does not ask for a reply of its own:
+                # the user's words are what is being answered.
+                return answered
             if self.greeting is not None:
                 return self.greeting, []
         elif user_index < 0 and self.greeting is not None:
             return self.greeting, []
-        outputs = [it for it in items[user_index + 1 :] if it.type == "function_call_output"]
+        answered = self._answer_user(user, chat_ctx, outputs, tools)
+        if answered is not None:
+            return answered
+        return self.default_reply.format(user=user), []
+
+    def _answer_user(
+        self, user: str, chat_ctx: llm.ChatContext, outputs: list[Any], tools: Sequence[Any]
+    ) -> tuple[str, list[llm.FunctionToolCall]] | None:
+        """The first rule matching the user's words, answered; None when none matches."""
         for rule in self.rules:
             if (match := rule.search(user)) is not None:
                 return self._answer(rule, match, user, chat_ctx, outputs, None, tools)
-        return self.default_reply.format(user=user), []
+        return None
 
     def _answer(
         self,
@@ -379,6 +401,19 @@ def _reply_instructions(items: Sequence[Any], *, after: int) -> tuple[int, str] 
         ):
             return index, item.text_content or ""
     return None
+
+
+def _comes_with_the_user_turn(items: Sequence[Any], user_index: int, index: int) -> bool:
+    """True when nothing but system messages lies between the last user message and the
+    system message at ``index``: it was added with the user's turn (in
+    ``on_user_turn_completed``), not for a reply of the agent's own asking, which comes after
+    what answered the user (a tool call, a reply) or with no user message at all."""
+    if user_index < 0:
+        return False
+    return all(
+        item.type == "message" and item.role in ("system", "developer")
+        for item in items[user_index + 1 : index]
+    )
 
 
 class _ScriptedStream(llm.LLMStream):

