@@ -61,6 +61,8 @@ class Imported:
     synthesized_turns: list[int] = field(default_factory=list)
     """Audio turns whose fixture the synthesizer has to make."""
     notices: list[Notice] = field(default_factory=list)
+    drafted: bool = False
+    """Whether any expectation was drafted (then there is something to review)."""
 
 
 def _user_text(text: str, number: int, notices: list[Notice]) -> str:
@@ -196,6 +198,7 @@ def plan_import(conversation: Conversation, request: ImportRequest) -> Imported:
         fixtures=fixtures,
         synthesized_turns=synthesized,
         notices=notices,
+        drafted=greeting is not None or any(t.drafts for t in turns),
     )
 
 

@@ -164,7 +164,8 @@ def _report(imported: Imported, written: list[WrittenFile], out: TextIO, err: Te
             f"python -m pytest_agent_eval.synthesize_audio {_shown(imported.transcript_path)}"
         )
     steps.append(f"pytest --agent-eval-live -k {imported.transcript_id}")
-    print('next: review the keys under "draft" comments, then ' + "; ".join(steps), file=out)
+    review = 'review the keys under "draft" comments, then ' if imported.drafted else ""
+    print(f"next: {review}" + "; then ".join(steps), file=out)
 
 
 def main(
