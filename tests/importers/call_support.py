@@ -29,10 +29,16 @@ from livekit.agents.voice.report import SessionReport
 
 from pytest_agent_eval.audio_fixtures import read_wav, resample, to_pcm16_bytes
 
-__all__ = ["HERE", "RecordedCall", "record_call"]
+__all__ = ["CALLER_LINES", "HERE", "RecordedCall", "record_call"]
 
 HERE = Path(__file__).resolve().parent
 """This folder, which the pytest projects of the replays put on sys.path (for call_agent)."""
+
+CALLER_LINES = (
+    "Hi, I am Alice and I would like a table for two at seven pm.",
+    "What name is the booking under?",
+)
+"""What the caller says, in order (the agent greets first)."""
 
 RATE = 24000
 FRAME = RATE // 50

@@ -11,17 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from call_support import CALLER_LINES
 
 if TYPE_CHECKING:
     from call_support import RecordedCall
-
-HERE = Path(__file__).resolve().parent
-
-CALLER_LINES = (
-    "Hi, I am Alice and I would like a table for two at seven pm.",
-    "What name is the booking under?",
-)
-"""What the caller says, in order (the agent greets first)."""
 
 
 def _needs_livekit() -> None:

@@ -224,5 +224,6 @@ def draft_greeting(conversation: Conversation) -> Draft | None:
     return Draft(
         key="greeting",
         value={"contains_all": terms},
-        note=f"draft: before the caller spoke, the agent said {_quote(text)!r}",
+        note=f"draft: before the caller spoke, the agent said {_quote(text)!r} (LiveKitAdapter "
+        "checks this; LiveKitRoomAdapter does not observe a greeting: delete it for room mode)",
     )
