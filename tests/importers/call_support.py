@@ -61,8 +61,10 @@ class Microphone(AudioInput):
 
     async def __anext__(self) -> rtc.AudioFrame:
         loop = asyncio.get_running_loop()
-        self._next = (self._next or loop.time()) + FRAME / RATE
         # A microphone's clock: the call is real time because the recorder clocks by arrival.
+        # When the loop was late (a busy machine), the clock slips rather than catching up in a
+        # burst: frames stamped all at once would be laid over each other in the recording.
+        self._next = max((self._next or loop.time()) + FRAME / RATE, loop.time())
         await asyncio.sleep(max(0.0, self._next - loop.time()))
         chunk, self._pending = self._pending[:FRAME], self._pending[FRAME:]
         if len(chunk) < FRAME:

@@ -7,6 +7,7 @@ require), so the text-only tests here run without the livekit extra.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,4 +58,19 @@ def recorded_call(
             session, call_agent.GreeterRestaurant(), caller_audio, tmp_path_factory.mktemp("call")
         )
 
-    return asyncio.run(call())
+    recorded = asyncio.run(call())
+    # The tests know this call's shape; a machine too busy to hold a real-time call can split a
+    # line in two (a stall the agent's VAD took for a pause). Say so rather than fail obscurely.
+    report = json.loads(recorded.report.read_text())
+    said = [
+        " ".join(str(c) for c in item.get("content", []))
+        for item in report["chat_history"]["items"]
+        if item.get("role") == "user"
+    ]
+    if len(said) != len(CALLER_LINES):
+        pytest.fail(
+            f"the recorded call has {len(said)} user turns, not {len(CALLER_LINES)}: {said} "
+            f"(report: {recorded.report}); the machine was too busy for a real-time call",
+            pytrace=False,
+        )
+    return recorded

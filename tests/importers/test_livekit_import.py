@@ -323,3 +323,53 @@ def test_an_edited_import_is_not_replaced_without_force(
     assert out.read_text() == reviewed and (tmp_path / "call_t1.wav").read_bytes() == wav_before
     assert run_import(*args, "--force") == 0
     assert out.read_text() != reviewed
+
+
+def test_the_wrong_channel_is_silent_where_the_user_spoke(
+    recorded_call: RecordedCall, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "call.yaml"
+    args = ("--recording", recorded_call.recording, "--out", out, "--user-channel", "right")
+    assert run_import(recorded_call.report, *args) == 0
+    err = capsys.readouterr().err
+    # The agent's channel is quiet while the user speaks: no turn can be cut from it.
+    assert "warning: turn 1: no audio in its window" in err
+    assert "warning: turn 2: no audio in its window" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["call.yaml"]
+
+
+def test_a_cut_whisper_hears_otherwise_is_a_warning(
+    recorded_call: RecordedCall, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = report_data(recorded_call)
+    user_messages(data)[1]["content"] = ["Cancel every booking I have made this year."]
+    report = write_report(data, tmp_path / "report.json")
+    out = tmp_path / "out" / "call.yaml"
+    assert run_import(report, "--recording", recorded_call.recording, "--out", out) == 0
+    err = capsys.readouterr().err
+    assert "warning: turn 2: Whisper hears 'What name is the booking under?' in the cut" in err
+    assert "against the report's 'Cancel every booking I have made this year.'" in err
+    assert "warning: turn 1" not in err
+    text = out.read_text()
+    assert "# warning: Whisper hears" in text and "WER 0.00 against" in text  # turn 1 is fine
+
+
+def test_without_out_the_transcript_goes_under_the_first_yaml_dir(
+    recorded_call: RecordedCall,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert run_import(recorded_call.report) == 0
+    written = tmp_path / "evals" / "imported" / "call_in-process-call.yaml"
+    assert load_transcript_file(written).id == "call_in-process-call"
+    assert "pytest --agent-eval-live -k call_in-process-call" in capsys.readouterr().out
+    # A folder as --out takes the same file name; --id names the transcript.
+    assert run_import(recorded_call.report, "--out", "calls/", "--id", "booking call") == 0
+    assert (
+        load_transcript_file(tmp_path / "calls" / "call_in-process-call.yaml").id == "booking call"
+    )
+    assert run_import(recorded_call.report, "--out", "calls/call.txt") == 2
+    assert "a transcript is a .yaml or .yml file" in capsys.readouterr().err

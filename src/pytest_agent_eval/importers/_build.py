@@ -175,6 +175,12 @@ def plan_import(conversation: Conversation, request: ImportRequest) -> Imported:
 
     greeting = draft_greeting(conversation) if request.expect else None
     greeting_notes: list[str] = []
+    if conversation.greeting_tools:
+        names = ", ".join(dict.fromkeys(t.name for t in conversation.greeting_tools))
+        greeting_notes.append(
+            f"before the first user message the agent also called {names}; greeting: checks "
+            "words only, so these calls are not checked"
+        )
     if conversation.greeting and not voice:
         greeting_notes.append(
             "the agent spoke before the first user message; text adapters do not report a "
@@ -189,7 +195,7 @@ def plan_import(conversation: Conversation, request: ImportRequest) -> Imported:
         greeting_notes=greeting_notes,
         turns=turns,
     )
-    _validate(text, out, [t.user for t in turns])
+    _validate(text, out, turns)
     return Imported(
         transcript_path=out,
         transcript_id=transcript_id,
@@ -233,9 +239,10 @@ def _header(
     return header
 
 
-def _validate(text: str, out: Path, users: list[str]) -> None:
-    """Load the rendered text as the plugin will; a transcript that does not load or reads
-    back differently is a bug of the importer, never written."""
+def _validate(text: str, out: Path, turns: list[TurnText]) -> None:
+    """Load the rendered text as the plugin will; a transcript that does not load, or reads
+    back with other words or tool arguments than drafted, is a bug of the importer and is
+    never written."""
     try:
         loaded = load_transcript_text(text, path=out.resolve(), audio_roots=[out.parent.resolve()])
     except TranscriptError as exc:
@@ -243,8 +250,25 @@ def _validate(text: str, out: Path, users: list[str]) -> None:
             f"the imported transcript does not load ({exc}); nothing was written. This is a "
             "bug of the importer: please report it with the input"
         ) from None
-    if [t.user for t in loaded.turns] != users:
+    read_back = [
+        (turn.user, [(a.tool, a.args) for a in turn.expect.tool_calls_args])
+        for turn in loaded.turns
+    ]
+    meant = [
+        (
+            turn.user,
+            [
+                (call["tool"], call["args"])
+                for draft in turn.drafts
+                if draft.key == "tool_calls_args" and draft.active
+                for call in draft.value
+            ],
+        )
+        for turn in turns
+    ]
+    if read_back != meant:
         raise CallImportError(
-            "the imported transcript reads back with other user texts; nothing was written. "
-            "This is a bug of the importer: please report it with the input"
+            "the imported transcript reads back with other user texts or tool arguments than "
+            "were drafted; nothing was written. This is a bug of the importer: please report "
+            "it with the input"
         )

@@ -41,7 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--out",
-            type=Path,
             metavar="PATH",
             help="the transcript to write (a .yaml file, or a folder); default: "
             "<first yaml_dirs>/imported/<name>.yaml",
@@ -111,20 +110,21 @@ def _settings() -> Settings:
     return load_settings(pyproject.parent, pyproject)[0]
 
 
-def _out_path(given: Path | None, conversation: Conversation, settings: Settings) -> Path:
+def _out_path(given: str | None, conversation: Conversation, settings: Settings) -> Path:
     stem = _slug(conversation.name_hint) or "conversation"
     if conversation.kind == "livekit" and not stem.startswith("call"):
         stem = f"call_{stem}"
     name = f"{stem}.yaml"
     if given is None:
         return settings.rootdir / settings.yaml_dirs[0] / "imported" / name
-    if given.is_dir() or str(given).endswith(("/", "\\")):
-        return given / name
-    if given.suffix not in (".yaml", ".yml"):
+    path = Path(given)
+    if path.is_dir() or given.endswith(("/", "\\")):
+        return path / name
+    if path.suffix not in (".yaml", ".yml"):
         raise CallImportError(
             f"--out {given}: a transcript is a .yaml or .yml file (or give a folder)"
         )
-    return given
+    return path
 
 
 def _shown(path: Path) -> str:

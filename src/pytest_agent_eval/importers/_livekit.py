@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -263,12 +264,9 @@ class _Reader:
         if not isinstance(call_id, str) or call_id not in self._open_calls:
             return
         where, position = self._open_calls.pop(call_id)
-        use = where[position]
         output = item.get("output")
-        where[position] = ToolUse(
-            name=use.name,
-            args=use.args,
-            raw_args=use.raw_args,
+        where[position] = replace(
+            where[position],
             output=output if isinstance(output, str) else json.dumps(output),
             is_error=bool(item.get("is_error")),
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -134,11 +135,8 @@ def parse_messages(data: Any, *, name: str) -> Conversation:
                 )
                 continue
             target, position = open_calls.pop(call_id)
-            use = target[position]
             output = _content_text(message.get("content"), where, conversation.notices, number)
-            target[position] = ToolUse(
-                name=use.name, args=use.args, raw_args=use.raw_args, output=output
-            )
+            target[position] = replace(target[position], output=output)
         else:
             raise CallImportError(
                 f"{where}: unknown role {role!r} (expected system, developer, user, assistant "
