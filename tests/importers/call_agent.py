@@ -17,7 +17,7 @@ if str(EXAMPLE_DIR) not in sys.path:
     sys.path.insert(0, str(EXAMPLE_DIR))
 
 from booking_agent import RULES, VAD, RestaurantAgent  # noqa: E402
-from livekit.agents import AgentSession, RunContext, function_tool  # noqa: E402
+from livekit.agents import Agent, AgentSession, RunContext, function_tool  # noqa: E402
 
 from pytest_agent_eval.adapters.livekit import (  # noqa: E402
     Rule,
@@ -27,10 +27,14 @@ from pytest_agent_eval.adapters.livekit import (  # noqa: E402
 )
 
 __all__ = [
+    "BILLING_INTRO",
     "GREETING",
     "VAD",
+    "BillingDesk",
     "ChangedReference",
+    "FrontDesk",
     "GreeterRestaurant",
+    "desk_session",
     "forgetful_rules",
     "make_replay_session",
 ]
@@ -93,3 +97,64 @@ def make_replay_session(variant: str = "same") -> tuple[AgentSession, Restaurant
     if variant == "forgetful":
         return make_session(forgetful_rules()), GreeterRestaurant()
     raise ValueError(f"unknown variant {variant!r}")
+
+
+BILLING_INTRO = "Billing here. How can I help with your bill?"
+
+
+class BillingDesk(Agent):
+    """Entered by a handoff; introduces itself; its refund tool fails for cards on file."""
+
+    def __init__(self, *, refunds_work: bool = False) -> None:
+        super().__init__(instructions="You are the billing assistant.")
+        self.refunds_work = refunds_work
+
+    async def on_enter(self) -> None:
+        self.session.say(BILLING_INTRO)
+
+    @function_tool
+    async def refund(self, ctx: RunContext, charge: str) -> str:
+        """Refund a charge.
+
+        Args:
+            charge: Which charge, for example "duplicate".
+        """
+        if not self.refunds_work:
+            raise RuntimeError("the card on file has expired")
+        return f"refunded the {charge} charge"
+
+
+class FrontDesk(Agent):
+    """Hands billing questions over to `BillingDesk`."""
+
+    def __init__(self, *, refunds_work: bool = False) -> None:
+        super().__init__(instructions="You are the front desk. Transfer billing questions.")
+        self.refunds_work = refunds_work
+
+    @function_tool
+    async def transfer_to_billing(self, ctx: RunContext) -> Agent:
+        """Transfer the caller to billing."""
+        return BillingDesk(refunds_work=self.refunds_work)
+
+
+DESK_RULES = [
+    Rule(r"\bbill\b", tool="transfer_to_billing"),
+    Rule(
+        r"charged twice",
+        tool="refund",
+        args={"charge": "duplicate"},
+        reply=lambda ctx: (
+            "Sorry, I could not refund it: please update your card."
+            if ctx.tool_error
+            else f"Done: {ctx.tool_output}."
+        ),
+    ),
+]
+
+
+def desk_session(refunds_work: bool = False) -> tuple[AgentSession, FrontDesk]:
+    """The two-desk agent, offline; ``refunds_work`` is the deliberate change."""
+    session = AgentSession(
+        stt=WhisperSTT(), vad=VAD, llm=ScriptedLLM(DESK_RULES), **eval_session_kwargs()
+    )
+    return session, FrontDesk(refunds_work=refunds_work)

@@ -19,6 +19,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from livekit import rtc
@@ -29,7 +30,7 @@ from livekit.agents.voice.report import SessionReport
 
 from pytest_agent_eval.audio_fixtures import read_wav, resample, to_pcm16_bytes
 
-__all__ = ["CALLER_LINES", "HERE", "RecordedCall", "record_call"]
+__all__ = ["CALLER_LINES", "HERE", "RecordedCall", "record_call", "session_report", "typed_call"]
 
 HERE = Path(__file__).resolve().parent
 """This folder, which the pytest projects of the replays put on sys.path (for call_agent)."""
@@ -151,6 +152,14 @@ async def record_call(
     finally:
         await session.aclose()
         await recorder.aclose()
+    path = folder / "session_report.json"
+    path.write_text(json.dumps(session_report(session, recorder).to_dict(), indent=2))
+    return RecordedCall(report=path, recording=folder / "audio.ogg")
+
+
+def session_report(session: AgentSession, recorder: RecorderIO | None = None) -> SessionReport:
+    """The report ``JobContext.make_session_report`` would make of ``session``, from the same
+    fields, for a session that ran outside a job."""
     report = SessionReport(
         job_id="in-process",
         room_id="",
@@ -158,12 +167,23 @@ async def record_call(
         options=session.options,
         events=session._recorded_events,
         chat_history=session.history.copy(),
-        audio_recording_path=recorder.output_path,
-        audio_recording_started_at=recorder.recording_started_at,
+        audio_recording_path=recorder.output_path if recorder else None,
+        audio_recording_started_at=recorder.recording_started_at if recorder else None,
         started_at=session._started_at,
         model_usage=session.usage.model_usage,
     )
-    report.duration = report.timestamp - (report.audio_recording_started_at or report.timestamp)
-    path = folder / "session_report.json"
-    path.write_text(json.dumps(report.to_dict(), indent=2))
-    return RecordedCall(report=path, recording=folder / "audio.ogg")
+    start = report.audio_recording_started_at or report.started_at
+    report.duration = report.timestamp - start if start else None
+    return report
+
+
+async def typed_call(session: AgentSession, agent: Agent, lines: list[str]) -> dict[str, Any]:
+    """A session that is typed to (``session.run(user_input=...)``), with no audio at all;
+    its report's ``to_dict()``."""
+    await session.start(agent=agent)
+    try:
+        for line in lines:
+            await session.run(user_input=line)
+    finally:
+        await session.aclose()
+    return session_report(session).to_dict()

@@ -135,7 +135,7 @@ def _reply_drafts(said: list[Utterance], mode: ReplyDraft) -> list[Draft]:
             )
         )
     rubric = (
-        f"In the recorded call the agent answered: “{_quote(text, 400)}” The reply gives the "
+        f"In the imported conversation the agent answered: “{_quote(text, 400)}” The reply gives the "
         "caller the same information and reaches the same outcome; the wording may differ."
     )
     drafts.append(
