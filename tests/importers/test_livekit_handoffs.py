@@ -41,7 +41,10 @@ def test_handoffs_and_tool_errors_are_drafted_and_replayed(
     import call_agent
     from call_support import typed_call
 
-    report = asyncio.run(typed_call(*call_agent.desk_session(), LINES))
+    async def call() -> dict[str, object]:
+        return await typed_call(*call_agent.desk_session(), LINES)  # built inside the loop
+
+    report = asyncio.run(call())
     path = pytester.path / "session_report.json"
     path.write_text(json.dumps(report))
     out = pytester.path / "tests" / "evals" / "same" / "desk.yaml"

@@ -12,7 +12,7 @@ from ..audio_fixtures import encode_wav, max_fixture_s
 from ..errors import TranscriptError
 from ..loader import load_transcript_text
 from ..speech import has_pause_markup
-from ._call import CallImportError, Conversation, Notice
+from ._call import CallImportError, Conversation, Notice, UserTurn
 from ._draft import ReplyDraft, draft_greeting, draft_turn
 from ._heard import Heard, hear_cuts
 from ._recording import Cut, Recording, UserChannel, cut_turns, open_recording
@@ -123,46 +123,25 @@ def plan_import(conversation: Conversation, request: ImportRequest) -> Imported:
     for number, turn in enumerate(conversation.turns, 1):
         notes: list[str] = []
         audio: str | None = None
-        where = f"turn {number}:"
         if voice and turn.spoken:
             audio = f"{out.stem}_t{number}.wav"
-            said = (
-                f"{where} the user spoke at {turn.span} of the call"
-                if turn.span
-                else (f"{where} the user spoke (the report has no speaking times)")
-            )
             if number in cuts:
-                cut = cuts[number]
                 assert recording is not None
-                notes.append(
-                    f"{said}; {audio} is their own voice, cut from the user channel of "
-                    f"{recording.path.name} at {cut.window}"
+                fixture = PlannedFixture(
+                    turn=number,
+                    path=out.parent / audio,
+                    data=encode_wav(cuts[number].clip),
+                    cut=cuts[number],
+                    heard=heard.get(number),
                 )
-                got = heard.get(number)
-                if got is not None:
-                    notes.append(
-                        f"Whisper {got.model} hears {got.text!r} in it: WER {got.wer:.2f} "
-                        "against the report's transcription"
-                    )
-                elif request.measure_wer:
-                    notes.append("its WER against the report's transcription was not measured")
-                fixtures.append(
-                    PlannedFixture(
-                        turn=number,
-                        path=out.parent / audio,
-                        data=encode_wav(cut.clip),
-                        cut=cut,
-                        heard=got,
-                    )
-                )
+                fixtures.append(fixture)
+                notes += _cut_notes(turn, fixture, recording, measured=request.measure_wer)
             else:
-                notes.append(f"{said}; {audio} is synthesized from the text")
+                notes.append(f"{_spoken(number, turn)}; {audio} is synthesized from the text")
                 synthesized.append(number)
         elif voice:
-            notes.append(f"{where} typed in the call, not spoken: a text turn")
-        for notice in notices:
-            if notice.turn == number:
-                notes.append(f"warning: {notice.text}")
+            notes.append(f"turn {number}: typed in the call, not spoken: a text turn")
+        notes += [f"warning: {n.text}" for n in notices if n.turn == number]
         drafts = draft_turn(turn, conversation, request.reply) if request.expect else []
         quiet = None
         if request.expect and not drafts:
@@ -206,6 +185,30 @@ def plan_import(conversation: Conversation, request: ImportRequest) -> Imported:
         notices=notices,
         drafted=greeting is not None or any(t.drafts for t in turns),
     )
+
+
+def _spoken(number: int, turn: UserTurn) -> str:
+    if turn.span is None:
+        return f"turn {number}: the user spoke (the report has no speaking times)"
+    return f"turn {number}: the user spoke at {turn.span} of the call"
+
+
+def _cut_notes(
+    turn: UserTurn, fixture: PlannedFixture, recording: Recording, *, measured: bool
+) -> list[str]:
+    """Where a fixture was cut from, and what Whisper heard in it."""
+    notes = [
+        f"{_spoken(fixture.turn, turn)}; {fixture.path.name} is their own voice, cut from the "
+        f"user channel of {recording.path.name} at {fixture.cut.window}"
+    ]
+    if fixture.heard is not None:
+        notes.append(
+            f"Whisper {fixture.heard.model} hears {fixture.heard.text!r} in it: WER "
+            f"{fixture.heard.wer:.2f} against the report's transcription"
+        )
+    elif measured:
+        notes.append("its WER against the report's transcription was not measured")
+    return notes
 
 
 def _header(
