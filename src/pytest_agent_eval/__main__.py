@@ -16,6 +16,9 @@ USAGE = """usage: python -m pytest_agent_eval COMMAND [ARGS]   (or: agent-eval C
 commands:
   init    add a sample eval suite (tests/evals, tests/conftest.py, [tool.agent_eval])
           for your adapter: callable, pydantic-ai, openai or livekit
+  import  turn a real conversation into a regression test:
+            import livekit REPORT.json [--recording FILE]   a LiveKit session report
+            import messages FILE.json                       an OpenAI-format message list
 
 Voice fixtures: python -m pytest_agent_eval.synthesize_audio --help
 """
@@ -32,7 +35,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .scaffold import main as init_main
 
         return init_main(rest)
-    print(f"error: unknown command {command!r}; the commands are: init\n", file=sys.stderr)
+    if command == "import":
+        from .importers import main as import_main
+
+        return import_main(rest)
+    print(f"error: unknown command {command!r}; the commands are: init, import\n", file=sys.stderr)
     print(USAGE, end="", file=sys.stderr)
     return 2
 
