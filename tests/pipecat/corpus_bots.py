@@ -42,6 +42,7 @@ from pytest_agent_eval.adapters.pipecat import (
     ScriptedLLMService,
     SynthesizerTTSService,
 )
+from pytest_agent_eval.models import InterruptConfig
 
 GREETING = "Welcome to Chez Pipecat. How can I help?"
 
@@ -250,4 +251,10 @@ SCENARIOS = [
     Scenario("flows_two_nodes", flows_bot, (("book", True), ("two", True))),
     Scenario("smart_turn_v3", smart_turn_bot, (("order", True), ("hello", True))),
     Scenario("two_sentences_2s_pause", single_bot, (("bill_pause_charge", True),)),
+    Scenario(
+        "barge_in",
+        single_bot,
+        (("story", True), ("stop", True)),
+        extra={1: {"interrupt": InterruptConfig(stop_within_ms=1500, after_ms=1500)}},
+    ),
 ]

@@ -18,6 +18,7 @@ from ...errors import AdapterError, AgentEvalError, AudioFixtureError
 from ...models import (
     AgentReply,
     AgentSpeech,
+    BargeIn,
     Greeting,
     ToolCall,
     Transcript,
@@ -31,12 +32,13 @@ from ._pending_shared import (
     FixturePCM,
     check_fixtures,
     fixture_text_refusal,
+    interrupting_turn,
     load_fixture_pcm,
     resolve_audio,
     takes_info,
 )
 from ._record import Call, TurnLog, join_text
-from ._session import BotSession, SessionOptions, TurnTimeout, runner_arguments
+from ._session import BargeInRun, BotSession, SessionOptions, TurnTimeout, runner_arguments
 from ._transport import InProcessTransport
 
 __all__ = ["BotFactory", "BotInfo", "PipecatAdapter", "PipecatConversation"]
@@ -219,6 +221,10 @@ class PipecatConversation:
         self._greeting_log: TurnLog | None = None
         self._closed = False
         self._failed = False
+        self._held: dict[int, AgentReply | BaseException] = {}
+        """Replies of interrupting turns, run by the call for the turn they interrupt."""
+        self._untested: dict[int, str] = {}
+        """Why an interrupting turn could not barge in, by turn index."""
         self._logs: contextlib.ExitStack = contextlib.ExitStack()
 
     @property
@@ -349,6 +355,19 @@ class PipecatConversation:
         """
         if self._closed or self._session is None:
             raise AdapterError("this Pipecat conversation is closed")
+        held = self._held.pop(turn.index, None)
+        if isinstance(held, BaseException):
+            raise held
+        if held is not None:  # a barge-in ran this turn over the reply to the one before
+            return held
+        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
+        if following is not None and not self._session.has_tts():
+            self._untested[following.index] = (
+                "the pipeline has no TTS service, so the bot never speaks audio that could be "
+                "interrupted; add one (SynthesizerTTSService() speaks offline)"
+            )
+        elif following is not None:
+            return await self._respond_interrupted(turn, following)
         session = self._session
         label = f"turn {turn.index + 1}"
         started = time.perf_counter()
@@ -384,11 +403,79 @@ class PipecatConversation:
         meta = reply.metadata["pipecat"]
         meta["turn_wall_s"] = round(time.perf_counter() - started, 4)
         meta["pipeline_s"] = round(self.clock.elapsed() - pipeline_started, 4)
+        untested = self._untested.pop(turn.index, None)
+        if untested is not None:
+            reply.barge_in = BargeIn(precondition=untested)
         if turn.index == 0:
             meta["greeting"] = [
                 {"text": s.text, "cause": s.cause, "agent": s.agent, "turn_index": None}
                 for s in self._greeting.speech
             ]
+        return reply
+
+    async def _respond_interrupted(self, turn: TurnInput, following: TurnInput) -> AgentReply:
+        """Turn ``turn`` (k-1) interrupted by ``following`` (k): both run now; k's reply is
+        kept for the runner's next call. When the barge-in cannot be tested, k-1 runs to its
+        end and k runs later as an ordinary turn whose `BargeIn` says why."""
+        session = self.session
+        config = following.turn.interrupt
+        assert config is not None and following.audio is not None
+        label = f"turn {turn.index + 1}"
+        started = time.perf_counter()
+        first: FixturePCM | str
+        fixture: FixturePCM | None = None
+        if turn.audio is not None:
+            path = resolve_audio(turn.audio, self.info.transcript)
+            fixture = first = await asyncio.to_thread(self.adapter.turn_audio, turn, path)
+        else:
+            first = turn.text
+        over_path = resolve_audio(following.audio, self.info.transcript)
+        try:
+            over = await asyncio.to_thread(self.adapter.turn_audio, following, over_path)
+        except AudioFixtureError as exc:
+            raise AudioFixtureError(f"turn {following.index + 1}: {exc}") from None
+        after_s = config.after_ms / 1000 if config.after_ms is not None else None
+
+        async def run() -> BargeInRun:
+            return await session.barge_in(
+                turn.index,
+                first,
+                turn.turn.user,
+                over,
+                following.turn.user,
+                after_s=after_s,
+                at_word=config.at_word,
+            )
+
+        try:
+            barge = await self._call(
+                run, label=f"{label} (interrupted by turn {following.index + 1})"
+            )
+        except BaseException:
+            self._failed = True
+            raise
+        self._raise_errors(barge.first, label)
+        reply = self._reply(barge.first, label=label, fixture=fixture)
+        reply.metadata["pipecat"]["turn_wall_s"] = round(time.perf_counter() - started, 4)
+        if turn.index == 0:
+            reply.metadata["pipecat"]["greeting"] = [
+                {"text": s.text, "cause": s.cause, "agent": s.agent, "turn_index": None}
+                for s in self._greeting.speech
+            ]
+        if barge.untested is not None or barge.second is None:
+            self._untested[following.index] = barge.untested or "the barge-in did not run"
+            return reply
+        second = barge.second
+        next_label = f"turn {following.index + 1}"
+        try:
+            self._raise_errors(second, next_label)
+            held = self._reply(second, label=next_label, fixture=over)
+        except AgentEvalError as exc:
+            self._held[following.index] = exc
+            return reply
+        held.metadata["pipecat"]["interrupt"] = True
+        held.barge_in = _barge_record(barge, second)
+        self._held[following.index] = held
         return reply
 
     async def _call(self, make: Callable[[], Awaitable[Any]], *, label: str) -> Any:
@@ -506,6 +593,38 @@ class PipecatConversation:
         path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{log.index + 1}.wav"
         write_wav_atomic(path, clip)
         return path.resolve()
+
+
+def _barge_record(run: BargeInRun, second: TurnLog) -> BargeIn:
+    due = run.due_at
+    assert due is not None
+    stops = [at for at in second.bot_stopped if at >= due - 1e-9]
+    stopped = bool(second.interruptions) and bool(stops)
+    stop_latency = round(stops[0] - due, 3) if stopped else None
+    speech_s = round(second.speech_ends[0] - due, 3) if second.speech_ends else None
+    minimum = second.vad_start_secs
+    precondition = None
+    if speech_s is not None and minimum is not None and speech_s < minimum:
+        precondition = (
+            f"the interrupting speech lasts {speech_s:.2f} s, shorter than the VAD's start_secs "
+            f"({minimum:g} s), so the pipeline cannot take it as the user speaking; use a "
+            "longer utterance"
+        )
+    reply_start = run.first.first_audio_at
+    played = round(stops[0] - reply_start, 3) if stops and reply_start is not None else None
+    said = join_text(run.first.reply_pieces())
+    return BargeIn(
+        precondition=precondition,
+        reply_position_s=round(run.reply_position_s or 0.0, 3),
+        speech_s=speech_s,
+        min_interruption_s=minimum,
+        stopped=stopped,
+        stop_latency_s=stop_latency,
+        resumed=False,
+        played_s=played,
+        interrupted_text=said or None,
+        quiet_after_s=stop_latency,
+    )
 
 
 async def _coroutine(make: Callable[[], Awaitable[Any]]) -> Any:

@@ -123,6 +123,8 @@ class TurnLog:
     speech_ends: list[float] = field(default_factory=list)
     """Where the VAD says the user's speech ended (its stop, less its ``stop_secs``)."""
     vad_stops: int = 0
+    vad_start_secs: float | None = None
+    """The VAD's ``start_secs``: how much speech it needs before it says the user started."""
     reactions: list[float] = field(default_factory=list)
     """When the bot began to respond (an LLM response, a TTS context, speech)."""
     responses: int = 0
@@ -179,6 +181,7 @@ class Recorder(BaseObserver, TransportListener):
         self.node: str | None = None
         self.flows = False
         """True once a Flows FlowManager of this pipeline entered a node."""
+        self._carry: TurnLog | None = None
         self.changed: Any = None
         """Called (no arguments) after anything is recorded, to wake whoever waits."""
 
@@ -188,6 +191,15 @@ class Recorder(BaseObserver, TransportListener):
         """Start a new turn's log and return it."""
         self.log = TurnLog(index=index, kind=kind, started_at=self.now())
         return self.log
+
+    def carry_spoken_to(self, log: TurnLog | None) -> None:
+        """Until the bot next stops speaking, what it says and plays belongs to ``log`` (the
+        reply being interrupted), not to the turn that interrupts it."""
+        self._carry = log
+
+    def _speaking_log(self) -> TurnLog:
+        carry = self._carry
+        return carry if carry is not None and self.bot_speaking else self.log
 
     @property
     def llm_open(self) -> int:
@@ -251,7 +263,7 @@ class Recorder(BaseObserver, TransportListener):
             worker.add_observer(self)
 
     def on_audio_out(self, audio: bytes, sample_rate: int, channels: int) -> None:
-        log = self.log
+        log = self._speaking_log()
         if log.first_audio_at is None:
             log.first_audio_at = self.now()
         log.audio_rate = sample_rate
@@ -263,10 +275,11 @@ class Recorder(BaseObserver, TransportListener):
             return
         spaced = bool(getattr(frame, "includes_inter_frame_spaces", False))
         piece = (self.now(), text, spaced)
+        log = self._speaking_log()
         if isinstance(frame, TTSTextFrame):
-            self.log.spoken.append(piece)
+            log.spoken.append(piece)
         else:
-            self.log.llm_text.append(piece)
+            log.llm_text.append(piece)
         self._changed()
 
     def on_node(self, before: str | None, after: str | None) -> None:
@@ -329,6 +342,7 @@ class Recorder(BaseObserver, TransportListener):
             log.events.append((at, type(frame).__name__))
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self.vad_speaking = True
+            log.vad_start_secs = float(frame.start_secs or 0.0)
         elif isinstance(frame, VADUserStoppedSpeakingFrame):
             if self.vad_speaking:
                 self.vad_speaking = False
@@ -368,6 +382,7 @@ class Recorder(BaseObserver, TransportListener):
             if self.bot_speaking:
                 self.bot_speaking = False
                 log.bot_stopped.append(at)
+                self._carry = None
         elif isinstance(frame, FunctionCallInProgressFrame):
             self._call_started(frame)
         elif isinstance(frame, FunctionCallResultFrame):

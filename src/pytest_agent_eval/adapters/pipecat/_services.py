@@ -493,6 +493,9 @@ class SynthesizerTTSService(TTSService):
         )
         kwargs.setdefault("push_start_frame", True)
         kwargs.setdefault("push_stop_frames", True)
+        # Word timestamps (as streaming TTS services give them): each word's TTSTextFrame
+        # leaves with its audio, so an interrupted reply holds the words that were spoken.
+        kwargs.setdefault("push_text_frames", False)
         super().__init__(
             sample_rate=sample_rate,
             settings=_complete(
@@ -500,6 +503,8 @@ class SynthesizerTTSService(TTSService):
             ),
             **kwargs,
         )
+        self._context_audio_s: dict[str, float] = {}
+        """Seconds of audio produced so far in the current TTS context."""
 
     @property
     def voice_settings(self) -> VoiceSettings:
@@ -509,17 +514,26 @@ class SynthesizerTTSService(TTSService):
     def can_generate_metrics(self) -> bool:
         return True
 
-    def _speak(self, text: str) -> bytes:
-        from ...audio_fixtures import resample, to_pcm16_bytes
+    def _speak(self, text: str) -> tuple[bytes, list[tuple[str, float]]]:
+        """``text`` as 16-bit mono PCM at this service's rate, and when each word starts
+        (spread over the voiced audio by length, as a caption follows speech)."""
+        from ...audio_fixtures import resample, to_pcm16_bytes, voiced_frames
+        from ._pending_shared import word_offset_s
 
         with _engine_lock:
             clip = self._backend.synthesize(text, self._voice)
-        return to_pcm16_bytes(resample(clip, self.sample_rate))
+        clip = resample(clip, self.sample_rate)
+        voiced, n = voiced_frames(clip)
+        start = float(voiced[0] * n / clip.sample_rate) if voiced.size else 0.0
+        end = float((voiced[-1] + 1) * n / clip.sample_rate) if voiced.size else clip.duration_s
+        words = text.split()
+        times = [(w, word_offset_s(text, i + 1, start, end)) for i, w in enumerate(words)]
+        return to_pcm16_bytes(clip), times
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
         await self.start_ttfb_metrics()
         try:
-            pcm = await asyncio.to_thread(self._speak, text)
+            pcm, times = await asyncio.to_thread(self._speak, text)
         except Exception as exc:
             yield ErrorFrame(
                 error=f"{self._backend.name} could not speak {text[:80]!r}: "
@@ -527,6 +541,12 @@ class SynthesizerTTSService(TTSService):
             )
             return
         await self.start_tts_usage_metrics(text)
+        if not self._push_text_frames:
+            # Word times count from the context's first audio: later sentences of the same
+            # reply start where the audio before them ends.
+            offset = self._context_audio_s.get(context_id, 0.0)
+            await self.add_word_timestamps([(w, offset + t) for w, t in times], context_id)
+            self._context_audio_s = {context_id: offset + len(pcm) / 2 / self.sample_rate}
 
         async def chunks() -> Any:
             step = self.sample_rate * 2 // 25  # 40 ms

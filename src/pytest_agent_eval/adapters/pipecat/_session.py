@@ -31,7 +31,7 @@ from ._record import Recorder, TurnLog
 from ._services import FixtureTextSTTService
 from ._transport import InProcessTransport
 
-__all__ = ["BotSession", "SessionOptions", "TurnTimeout"]
+__all__ = ["BargeInRun", "BotSession", "SessionOptions", "TurnTimeout"]
 
 _END_S = 5.0
 """How long the pipeline gets to end by itself (an EndFrame) before it is cancelled."""
@@ -96,15 +96,26 @@ class BotSession:
             return True
         return False
 
-    async def _until(self, done: Callable[[], bool], what: Callable[[], str]) -> None:
+    async def _until(
+        self,
+        done: Callable[[], bool],
+        what: Callable[[], str],
+        *,
+        wake_at: float | None = None,
+    ) -> None:
         """Wait until ``done()`` holds at an idle moment, or an error is recorded; bounded by
-        ``timeout_s`` of the pipeline's time.
+        ``timeout_s`` of the pipeline's time. ``wake_at`` (pipeline time) makes sure the loop
+        has a moment then, for a ``done`` that depends on the time itself.
 
         Raises:
             TurnTimeout: With ``what()``, the thing still pending.
         """
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
         self._waiter = (done, future)
+        timer = None
+        if wake_at is not None:
+            timer = loop.call_at(loop.time() + max(0.0, wake_at - self.recorder.now()), _no_op)
         try:
             async with asyncio.timeout(self.options.timeout_s):
                 await future
@@ -112,6 +123,8 @@ class BotSession:
             raise TurnTimeout(what()) from None
         finally:
             self._waiter = None
+            if timer is not None:
+                timer.cancel()
 
     # -- start ------------------------------------------------------------------------------------
 
@@ -305,11 +318,130 @@ class BotSession:
             mic.live(False)
         return log
 
+    async def barge_in(
+        self,
+        index: int,
+        first: FixturePCM | str,
+        first_text: str,
+        interrupting: FixturePCM,
+        interrupting_text: str,
+        *,
+        after_s: float | None,
+        at_word: int | None,
+    ) -> BargeInRun:
+        """Turn ``index`` (audio when ``first`` is a fixture, else text), interrupted by turn
+        ``index + 1``: its speech starts ``after_s`` into the reply's audio, or as word
+        ``at_word`` of the reply leaves the speaker.
+
+        Returns the two turns' logs and what happened; when the barge-in cannot be tested
+        (the bot did not speak, its reply ended first, ...) turn ``index`` runs to its end,
+        ``untested`` says why, and turn ``index + 1`` has not started.
+        """
+        recorder, mic = self.recorder, self.transport.input()
+        log = recorder.begin(index, "audio" if isinstance(first, FixturePCM) else "text")
+        self.clock.release()
+        mic.live(True)
+        if isinstance(first, FixturePCM):
+            start, _ = mic.play(first.pcm, tail_s=self.options.tail_silence_s)
+            for stt in self._fixture_stts():
+                stt.expect_fixture(first.path, first_text, start / self.options.sample_rate)
+        else:
+            log.sent_at = recorder.now()
+            await mic.push_text(first)
+        run = BargeInRun(first=log)
+
+        def playing() -> bool:
+            return recorder.bot_speaking and log.first_audio_at is not None
+
+        await self._until(
+            lambda: (mic.queued_samples == 0 and playing()) or recorder.pending() is None,
+            lambda: (
+                f"the bot's reply to turn {index + 1} to start playing "
+                f"({recorder.pending() or 'the bot is done'})"
+            ),
+        )
+        self.clock.release()
+        if not playing():
+            run.untested = (
+                f"the bot did not speak in reply to turn {index + 1}, so there was nothing to "
+                "interrupt"
+            )
+            return await self._finish_untested(run)
+        reply_start = log.first_audio_at
+        assert reply_start is not None
+        if at_word is not None:
+            due_what = f"at word {at_word} of the reply"
+            await self._until(
+                lambda: _words(log) >= at_word or not recorder.bot_speaking,
+                lambda: f"word {at_word} of the bot's reply to be spoken",
+            )
+            if _words(log) < at_word:
+                run.untested = (
+                    f"the bot's reply ended after {_words(log)} word(s), before word {at_word} "
+                    "was spoken; interrupt earlier or make the reply longer"
+                )
+                return await self._finish_untested(run)
+        else:
+            assert after_s is not None
+            due_what = f"{after_s * 1000:g} ms into the reply"
+            due = reply_start + after_s
+            await self._until(
+                lambda: recorder.now() >= due - 1e-9 or not recorder.bot_speaking,
+                lambda: f"the interruption {due_what}",
+                wake_at=due,
+            )
+        self.clock.release()
+        if not recorder.bot_speaking:
+            played = recorder.now() - reply_start
+            run.untested = (
+                f"the bot's reply ended after {played:.2f} s, before the interruption was due "
+                f"({due_what}); interrupt earlier or make the reply longer"
+            )
+            return await self._finish_untested(run)
+        # The interrupting speech starts now: turn index ends here, turn index + 1 begins.
+        run.due_at = recorder.now()
+        run.reply_position_s = run.due_at - reply_start
+        following = recorder.begin(index + 1, "audio")
+        recorder.carry_spoken_to(log)
+        run.second = following
+        onset = _onset_samples(interrupting)
+        start, _ = mic.interrupt_with(
+            interrupting.pcm[onset * 2 :], tail_s=self.options.tail_silence_s
+        )
+        rate = self.options.sample_rate
+        for stt in self._fixture_stts():
+            stt.expect_fixture(interrupting.path, interrupting_text, (start - onset) / rate)
+        await self._until(
+            lambda: mic.queued_samples == 0 and recorder.pending() is None,
+            lambda: self._pending_audio(mic, 0),
+        )
+        mic.live(False)
+        recorder.carry_spoken_to(None)
+        return run
+
+    async def _finish_untested(self, run: BargeInRun) -> BargeInRun:
+        mic = self.transport.input()
+        await self._until(
+            lambda: mic.queued_samples == 0 and self.recorder.pending() is None,
+            lambda: self._pending_audio(mic, 0),
+        )
+        mic.live(False)
+        return run
+
     def _fixture_stts(self) -> list[FixtureTextSTTService]:
         worker = self.worker or self.recorder.worker
         if worker is None:
             return []
         return [p for p in processors_of(worker.pipeline) if isinstance(p, FixtureTextSTTService)]
+
+    def has_tts(self) -> bool:
+        """True when the pipeline has a TTS service (the bot speaks audio)."""
+        from pipecat.services.tts_service import TTSService
+
+        worker = self.worker or self.recorder.worker
+        return worker is not None and any(
+            isinstance(p, TTSService) for p in processors_of(worker.pipeline)
+        )
 
     def fixture_stts(self) -> list[FixtureTextSTTService]:
         """The pipeline's `FixtureTextSTTService`s."""
@@ -346,6 +478,39 @@ class BotSession:
             if runner is not None:
                 with contextlib.suppress(BaseException):
                     await runner
+
+
+@dataclass
+class BargeInRun:
+    """What `BotSession.barge_in` observed."""
+
+    first: TurnLog
+    """The interrupted turn."""
+    second: TurnLog | None = None
+    """The interrupting turn (None when the barge-in could not be tested)."""
+    untested: str | None = None
+    """Why the barge-in could not be tested, if it could not."""
+    due_at: float | None = None
+    """When the interrupting speech started (pipeline time)."""
+    reply_position_s: float | None = None
+    """How far into the reply's audio that was."""
+
+
+def _no_op() -> None:
+    return None
+
+
+def _words(log: TurnLog) -> int:
+    return sum(len(text.split()) for _, text, _ in log.spoken)
+
+
+def _onset_samples(fixture: FixturePCM) -> int:
+    """Where the fixture's speech starts (its first voiced 20 ms frame), in samples."""
+    from ...audio_fixtures import clip_from_pcm16, voiced_frames
+
+    clip = clip_from_pcm16(fixture.pcm, fixture.sample_rate)
+    voiced, n = voiced_frames(clip)
+    return int(voiced[0] * n) if voiced.size else 0
 
 
 async def _both(first: Awaitable[Any], second: Awaitable[Any]) -> None:

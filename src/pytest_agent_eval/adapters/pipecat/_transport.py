@@ -108,6 +108,18 @@ class Microphone(BaseInputTransport):
         start = at + gap
         return start, start + len(pcm) // 2
 
+    def interrupt_with(self, pcm: bytes, *, tail_s: float) -> tuple[int, int]:
+        """Drop the silence still queued and stream ``pcm`` from the next chunk on (speech over
+        the bot's reply: it starts now, not on the grid); returns where it starts and where
+        its audio ends."""
+        self._queue.clear()
+        self._queued = 0
+        at = self.pushed_samples
+        tail = b"\0\0" * round(tail_s * self._transport.sample_rate)
+        self._queue.extend([pcm, tail])
+        self._queued = len(pcm) // 2 + len(tail) // 2
+        return at, at + len(pcm) // 2
+
     async def drained(self) -> None:
         """Return once everything queued has been pushed."""
         while self._queued:
