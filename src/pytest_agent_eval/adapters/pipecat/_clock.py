@@ -259,8 +259,11 @@ class PipelineLoop(asyncio.SelectorEventLoop):
         return future
 
     def _refuse(self, host: Any, port: Any) -> NetworkRefusedError:
+        if isinstance(host, bytes | bytearray):
+            host = host.decode(errors="replace")
         where = f"{host}:{port}" if port is not None else str(host)
-        self.clock.network_attempts.append(where)
+        if where not in self.clock.network_attempts:
+            self.clock.network_attempts.append(where)
         return NetworkRefusedError(
             f"pytest-agent-eval runs the pipeline offline: the connection to {where} was "
             "refused (PipecatAdapter(allow_network=True) permits it)"

@@ -369,27 +369,37 @@ class BotSession:
             return await self._finish_untested(run)
         reply_start = log.first_audio_at
         assert reply_start is not None
+        loop = asyncio.get_running_loop()
+        onset = _onset_samples(interrupting)
+        rate = self.options.sample_rate
         if at_word is not None:
             due_what = f"at word {at_word} of the reply"
             await self._until(
                 lambda: _words(log) >= at_word or not recorder.bot_speaking,
                 lambda: f"word {at_word} of the bot's reply to be spoken",
             )
+            self.clock.release()
             if _words(log) < at_word:
                 run.untested = (
                     f"the bot's reply ended after {_words(log)} word(s), before word {at_word} "
                     "was spoken; interrupt earlier or make the reply longer"
                 )
                 return await self._finish_untested(run)
+            due = loop.time()
         else:
             assert after_s is not None
             due_what = f"{after_s * 1000:g} ms into the reply"
             due = reply_start + after_s
-            await self._until(
-                lambda: recorder.now() >= due - 1e-9 or not recorder.bot_speaking,
-                lambda: f"the interruption {due_what}",
-                wake_at=due,
-            )
+        # The interrupting speech is placed in the stream at `due`, to the sample; the reply
+        # must still be playing when it comes.
+        start = mic.speak_at(interrupting.pcm[onset * 2 :], due, tail_s=self.options.tail_silence_s)
+        for stt in self._fixture_stts():
+            stt.expect_fixture(interrupting.path, interrupting_text, (start - onset) / rate)
+        await self._until(
+            lambda: recorder.now() >= due - 1e-6 or not recorder.bot_speaking,
+            lambda: f"the interruption {due_what}",
+            wake_at=due,
+        )
         self.clock.release()
         if not recorder.bot_speaking:
             played = recorder.now() - reply_start
@@ -397,20 +407,16 @@ class BotSession:
                 f"the bot's reply ended after {played:.2f} s, before the interruption was due "
                 f"({due_what}); interrupt earlier or make the reply longer"
             )
+            mic.speak_at(b"", due, tail_s=0.0)  # the interrupting speech is not said
+            for stt in self._fixture_stts():
+                stt.forget_fixtures()
             return await self._finish_untested(run)
         # The interrupting speech starts now: turn index ends here, turn index + 1 begins.
-        run.due_at = recorder.now()
-        run.reply_position_s = run.due_at - reply_start
+        run.due_at = due
+        run.reply_position_s = due - reply_start
         following = recorder.begin(index + 1, "audio")
         recorder.carry_spoken_to(log)
         run.second = following
-        onset = _onset_samples(interrupting)
-        start, _ = mic.interrupt_with(
-            interrupting.pcm[onset * 2 :], tail_s=self.options.tail_silence_s
-        )
-        rate = self.options.sample_rate
-        for stt in self._fixture_stts():
-            stt.expect_fixture(interrupting.path, interrupting_text, (start - onset) / rate)
         await self._until(
             lambda: mic.queued_samples == 0 and recorder.pending() is None,
             lambda: self._pending_audio(mic, 0),

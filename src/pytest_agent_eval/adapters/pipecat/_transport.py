@@ -69,6 +69,9 @@ class Microphone(BaseInputTransport):
         self._feeder: asyncio.Task[None] | None = None
         self.pushed_samples = 0
         """Samples pushed since the pipeline started."""
+        self.last_push_at: float | None = None
+        """When the last chunk was pushed (the pipeline's clock): the stream had been heard up
+        to `pushed_samples` then."""
 
     @property
     def chunk_samples(self) -> int:
@@ -108,17 +111,19 @@ class Microphone(BaseInputTransport):
         start = at + gap
         return start, start + len(pcm) // 2
 
-    def interrupt_with(self, pcm: bytes, *, tail_s: float) -> tuple[int, int]:
-        """Drop the silence still queued and stream ``pcm`` from the next chunk on (speech over
-        the bot's reply: it starts now, not on the grid); returns where it starts and where
-        its audio ends."""
-        self._queue.clear()
-        self._queued = 0
-        at = self.pushed_samples
-        tail = b"\0\0" * round(tail_s * self._transport.sample_rate)
-        self._queue.extend([pcm, tail])
-        self._queued = len(pcm) // 2 + len(tail) // 2
-        return at, at + len(pcm) // 2
+    def speak_at(self, pcm: bytes, at: float, *, tail_s: float) -> int:
+        """Replace the silence still queued with ``pcm``, placed in the stream so that it is
+        heard from time ``at`` (the pipeline's clock, now or later) to the sample, followed by
+        ``tail_s`` of silence: speech over the bot's reply, which starts when it starts, not
+        on the grid. Returns the stream sample where ``pcm`` starts."""
+        rate = self._transport.sample_rate
+        heard_at = self.last_push_at if self.last_push_at is not None else time.monotonic()
+        start = self.pushed_samples + max(0, round((at - heard_at) * rate))
+        gap = start - self.pushed_samples
+        tail = b"\0\0" * round(tail_s * rate)
+        self._queue = [b"\0\0" * gap, pcm, tail]
+        self._queued = gap + len(pcm) // 2 + len(tail) // 2
+        return start
 
     async def drained(self) -> None:
         """Return once everything queued has been pushed."""
@@ -189,6 +194,7 @@ class Microphone(BaseInputTransport):
             audio = self._take(samples)
             await self.push_audio_frame(InputAudioRawFrame(audio, rate, 1))
             self.pushed_samples += samples
+            self.last_push_at = loop.time()
             count += 1
 
 
