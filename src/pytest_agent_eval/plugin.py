@@ -40,7 +40,7 @@ from .report.not_live import NotLiveSummary
 # conftest may import pipecat before the Pipecat adapter: the adapter's clock dispatchers go in
 # first, when the plugin loads, and only where pipecat is installed (nothing is imported).
 if importlib.util.find_spec("pipecat") is not None:
-    from .adapters.pipecat._clock import install_time_shim
+    from ._timeshim import install_time_shim
 
     install_time_shim()
 

@@ -13,11 +13,9 @@ pipeline at max speed runs on a clock of its own, in a thread of its own:
   its full length in the pipeline's time and none of the wall's. Work in an executor (Silero,
   smart-turn inference) counts as taking no time: the clock stands still until it finishes.
 - **``time.time`` and ``time.monotonic``** (and their ``_ns`` forms) answer from the clock of
-  the thread that calls them, so Pipecat's direct reads agree with its loop. `install_time_shim`
-  puts the dispatchers in place; it must run before ``pipecat`` is imported, because Pipecat
-  keeps a reference to ``time.time`` at import (the VAD frames' ``default_factory``). Threads
-  without a clock (everything outside our pipelines) read the real clock, at the cost of one
-  dict lookup. ``time.perf_counter`` stays real: it measures compute, which is what it is for.
+  the thread that calls them (`pytest_agent_eval._timeshim`), so Pipecat's direct reads agree
+  with its loop; threads without a clock read the real one. ``time.perf_counter`` stays real:
+  it measures compute, which is what it is for.
 - **Between turns the clock is held**: nothing is due in the pipeline while the test decides
   what to say next, however long that takes on the wall.
 - **Idle hooks** run whenever the loop has nothing runnable: the moment at which nothing more can
@@ -37,76 +35,21 @@ import concurrent.futures
 import contextlib
 import selectors
 import threading
-import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from ..._timeshim import bind, real_monotonic, real_time, unbind
 
 __all__ = [
     "NetworkRefusedError",
     "PipelineClock",
     "PipelineLoop",
     "PipelineThread",
-    "install_time_shim",
-    "is_time_shim",
 ]
 
 T = TypeVar("T")
 
-_REAL_TIME = time.time
-_REAL_TIME_NS = time.time_ns
-_REAL_MONOTONIC = time.monotonic
-_REAL_MONOTONIC_NS = time.monotonic_ns
-
-_clocks: dict[int, PipelineClock] = {}
-"""Thread ident -> the clock that thread reads. Only pipeline threads (and their executor
-workers) are here; an entry goes when its thread finishes."""
-
-
-def _clock_here() -> PipelineClock | None:
-    if not _clocks:
-        return None
-    return _clocks.get(threading.get_ident())
-
-
-def _time() -> float:
-    clock = _clock_here()
-    return _REAL_TIME() if clock is None else clock.wall()
-
-
-def _time_ns() -> int:
-    clock = _clock_here()
-    return _REAL_TIME_NS() if clock is None else int(clock.wall() * 1e9)
-
-
-def _monotonic() -> float:
-    clock = _clock_here()
-    return _REAL_MONOTONIC() if clock is None else clock.monotonic()
-
-
-def _monotonic_ns() -> int:
-    clock = _clock_here()
-    return _REAL_MONOTONIC_NS() if clock is None else int(clock.monotonic() * 1e9)
-
-
-_SHIMS = {
-    "time": _time,
-    "time_ns": _time_ns,
-    "monotonic": _monotonic,
-    "monotonic_ns": _monotonic_ns,
-}
-
-
-def install_time_shim() -> None:
-    """Make ``time.time``/``time.monotonic`` (and ``_ns``) answer from the calling thread's
-    pipeline clock, or the real clock outside pipelines. Idempotent."""
-    for name, shim in _SHIMS.items():
-        if getattr(time, name) is not shim:
-            setattr(time, name, shim)
-
-
-def is_time_shim(fn: Any) -> bool:
-    """True when ``fn`` is one of the dispatchers `install_time_shim` installs."""
-    return any(fn is shim for shim in _SHIMS.values())
+_REAL_MONOTONIC = real_monotonic
 
 
 class NetworkRefusedError(ConnectionRefusedError):
@@ -126,8 +69,8 @@ class PipelineClock:
         if rate is not None and rate <= 0:
             raise ValueError(f"PipelineClock: rate must be > 0 or None, got {rate}")
         self.rate = rate
-        self._mono0 = _REAL_MONOTONIC()
-        self._wall0 = _REAL_TIME()
+        self._mono0 = real_monotonic()
+        self._wall0 = real_time()
         self._jumped = 0.0
         self._held = False
         self.jobs = 0
@@ -181,15 +124,12 @@ class PipelineClock:
 
     def bind_thread(self) -> None:
         """Make the calling thread read this clock."""
-        ident = threading.get_ident()
-        _clocks[ident] = self
-        self._threads.add(ident)
+        self._threads.add(bind(self))
 
     def unbind_threads(self) -> None:
         """Every thread bound to this clock reads the real clock again."""
         for ident in self._threads:
-            if _clocks.get(ident) is self:
-                del _clocks[ident]
+            unbind(ident, self)
         self._threads.clear()
 
     # -- the loop's select ------------------------------------------------------------------

@@ -10,7 +10,6 @@ imports Pipecat or LiveKit.
 | here | LiveKit's today |
 |---|---|
 | `parse_number`, `Rule`, `ScriptContext`, `render`, `render_args` | ``livekit/_scripted.py`` (rule matching and templates of ``ScriptedLLM``) |
-| `assign_phrases` | ``livekit/_stt.py`` (which phrases of a fixture lie in a speech segment) |
 | `interrupting_turn`, `word_offset_s` | ``livekit/_barge_in.py`` (barge-in planning) |
 | `fixture_text_refusal` | ``livekit/_adapter.py`` (fixture text under audio conditions) |
 | `takes_info`, `resolve_audio`, `check_fixtures` | ``livekit/_adapter.py`` |
@@ -39,7 +38,6 @@ __all__ = [
     "FixturePCM",
     "Rule",
     "ScriptContext",
-    "assign_phrases",
     "check_fixtures",
     "fixture_text_refusal",
     "interrupting_turn",
@@ -211,31 +209,7 @@ def render_args(
     return out
 
 
-# -- fixture text: phrases per speech segment ----------------------------------------------------
-
-
-def assign_phrases(phrases: Sequence[Any], segments: Sequence[tuple[float, float]]) -> list[str]:
-    """The transcript of each speech segment: the phrases whose audio lies in it.
-
-    Each phrase (``text``, ``start_s``, ``end_s``) goes whole to the segment it overlaps most,
-    or, overlapping none, to the nearest one. Returns one string per segment ("" for a segment
-    no phrase falls in).
-    """
-    if not segments:
-        return []
-    parts: list[list[str]] = [[] for _ in segments]
-    for phrase in phrases:
-        start, end = float(phrase.start_s), float(phrase.end_s)
-        overlaps = [max(0.0, min(end, e) - max(start, s)) for s, e in segments]
-        if max(overlaps) > 0:
-            best = max(range(len(segments)), key=lambda k: overlaps[k])
-        else:
-            best = min(
-                range(len(segments)),
-                key=lambda k: max(segments[k][0] - end, start - segments[k][1], 0.0),
-            )
-        parts[best].append(phrase.text)
-    return [" ".join(p) for p in parts]
+# -- fixture text under audio conditions ----------------------------------------------------
 
 
 def fixture_text_refusal(
