@@ -104,6 +104,7 @@ def voice_bot(
     greeting: str | None = None,
     smart_turn: bool = False,
     instructions: Sequence[Rule] = (),
+    stt: Any = None,
 ) -> tuple[PipelineWorker, LLMContext, ScriptedLLMService, LLMContextAggregatorPair]:
     """The corpus's bot, as Pipecat's examples build one."""
     llm = ScriptedLLMService(RULES, greeting=greeting, instructions=instructions)
@@ -121,17 +122,7 @@ def voice_bot(
             vad_analyzer=SileroVADAnalyzer(), user_turn_strategies=UserTurnStrategies(stop=stop)
         ),
     )
-    pipeline = Pipeline(
-        [
-            transport.input(),
-            FixtureTextSTTService(),
-            pair.user(),
-            llm,
-            SynthesizerTTSService(),
-            transport.output(),
-            pair.assistant(),
-        ]
-    )
+    pipeline = voice_pipeline(transport, llm, pair, stt=stt)
     worker = PipelineWorker(
         pipeline, params=PipelineParams(enable_metrics=True, enable_usage_metrics=True)
     )
@@ -143,6 +134,27 @@ def voice_bot(
             await worker.queue_frames([LLMRunFrame()])
 
     return worker, context, llm, pair
+
+
+def voice_pipeline(
+    transport: InProcessTransport,
+    llm: ScriptedLLMService,
+    pair: LLMContextAggregatorPair,
+    *,
+    stt: Any = None,
+) -> Pipeline:
+    """The processors of a voice bot around ``transport`` (``stt``: the fixture's text)."""
+    return Pipeline(
+        [
+            transport.input(),
+            stt if stt is not None else FixtureTextSTTService(),
+            pair.user(),
+            llm,
+            SynthesizerTTSService(),
+            transport.output(),
+            pair.assistant(),
+        ]
+    )
 
 
 def single_bot(transport: InProcessTransport) -> PipelineWorker:

@@ -145,8 +145,6 @@ class TurnLog:
     events: list[tuple[float, str]] = field(default_factory=list)
     sent_at: float | None = None
     """Text turns: when the text was handed to the pipeline."""
-    fixture_end_at: float | None = None
-    """Audio turns: when the last sample of the fixture's own audio was pushed."""
 
     def reply_pieces(self) -> list[tuple[float, str, bool]]:
         """What the bot said: its TTS text, or its LLM text when nothing went through a TTS."""

@@ -270,29 +270,23 @@ class BotSession:
         """
         log = self.recorder.begin(index, "audio")
         mic = self.transport.input()
-        start, end = mic.play(fixture.pcm, tail_s=self.options.tail_silence_s)
+        start, _ = mic.play(fixture.pcm, tail_s=self.options.tail_silence_s)
         rate = self.options.sample_rate
-        for stt in self._fixture_stts():
+        for stt in self.fixture_stts():
             stt.expect_fixture(fixture.path, text, start / rate)
-        fixture_end = mic.pushed_samples + mic.queued_samples
         self.clock.release()
         mic.live(True)
         try:
             await self._until(
                 lambda: mic.queued_samples == 0 and self.recorder.pending() is None,
-                lambda: self._pending_audio(mic, fixture_end),
+                self._pending_audio,
             )
         finally:
-            mic.live(self.options.live_mic and False)
-        log.fixture_end_at = self.origin_of_sample(end)
+            mic.live(False)
         return log
 
-    def origin_of_sample(self, sample: int) -> float | None:
-        """Not known per sample: the adapter anchors latency on the VAD's end of speech."""
-        return None
-
-    def _pending_audio(self, mic: Any, fixture_end: int) -> str:
-        if mic.queued_samples:
+    def _pending_audio(self) -> str:
+        if self.transport.input().queued_samples:
             return "the fixture to finish streaming"
         return self.recorder.pending() or "nothing (the bot is done)"
 
@@ -343,7 +337,7 @@ class BotSession:
         mic.live(True)
         if isinstance(first, FixturePCM):
             start, _ = mic.play(first.pcm, tail_s=self.options.tail_silence_s)
-            for stt in self._fixture_stts():
+            for stt in self.fixture_stts():
                 stt.expect_fixture(first.path, first_text, start / self.options.sample_rate)
         else:
             log.sent_at = recorder.now()
@@ -393,7 +387,7 @@ class BotSession:
         # The interrupting speech is placed in the stream at `due`, to the sample; the reply
         # must still be playing when it comes.
         start = mic.speak_at(interrupting.pcm[onset * 2 :], due, tail_s=self.options.tail_silence_s)
-        for stt in self._fixture_stts():
+        for stt in self.fixture_stts():
             stt.expect_fixture(interrupting.path, interrupting_text, (start - onset) / rate)
         await self._until(
             lambda: recorder.now() >= due - 1e-6 or not recorder.bot_speaking,
@@ -408,7 +402,7 @@ class BotSession:
                 f"({due_what}); interrupt earlier or make the reply longer"
             )
             mic.speak_at(b"", due, tail_s=0.0)  # the interrupting speech is not said
-            for stt in self._fixture_stts():
+            for stt in self.fixture_stts():
                 stt.forget_fixtures()
             return await self._finish_untested(run)
         # The interrupting speech starts now: turn index ends here, turn index + 1 begins.
@@ -419,7 +413,7 @@ class BotSession:
         run.second = following
         await self._until(
             lambda: mic.queued_samples == 0 and recorder.pending() is None,
-            lambda: self._pending_audio(mic, 0),
+            self._pending_audio,
         )
         mic.live(False)
         recorder.carry_spoken_to(None)
@@ -429,12 +423,13 @@ class BotSession:
         mic = self.transport.input()
         await self._until(
             lambda: mic.queued_samples == 0 and self.recorder.pending() is None,
-            lambda: self._pending_audio(mic, 0),
+            self._pending_audio,
         )
         mic.live(False)
         return run
 
-    def _fixture_stts(self) -> list[FixtureTextSTTService]:
+    def fixture_stts(self) -> list[FixtureTextSTTService]:
+        """The pipeline's `FixtureTextSTTService`s."""
         worker = self.worker or self.recorder.worker
         if worker is None:
             return []
@@ -448,10 +443,6 @@ class BotSession:
         return worker is not None and any(
             isinstance(p, TTSService) for p in processors_of(worker.pipeline)
         )
-
-    def fixture_stts(self) -> list[FixtureTextSTTService]:
-        """The pipeline's `FixtureTextSTTService`s."""
-        return self._fixture_stts()
 
     # -- end --------------------------------------------------------------------------------------
 
