@@ -21,6 +21,7 @@ __all__ = [
     "check_pipecat",
     "pipecat_version",
     "processors_of",
+    "tap_observer",
     "watch_flows",
 ]
 
@@ -96,6 +97,47 @@ def processors_of(root: Any) -> Iterator[Any]:
         children = getattr(node, "processors", None)
         if isinstance(children, list | tuple):
             stack.extend(reversed(children))
+
+
+# -- observing a pipeline ---------------------------------------------------------------------
+
+
+def tap_observer(
+    observer: Any, on_push: Callable[[Any], None], on_process: Callable[[Any], None]
+) -> None:
+    """Have the pipeline's observer (the worker's ``WorkerObserver``, which every processor
+    reports each push and each processed frame to) call ``on_push(FramePushed)`` and
+    ``on_process(FrameProcessed)`` at once, in the processor's own call, before its proxies.
+
+    An observer added with ``worker.add_observer`` sees frames later, from a queue of its own
+    per observer; reading them in the pushing call costs nothing extra and keeps the time of
+    each frame exact, in real time as at max speed.
+
+    Raises:
+        AdapterError: The observer has no ``on_push_frame``/``on_process_frame`` to wrap.
+    """
+    push = getattr(observer, "on_push_frame", None)
+    process = getattr(observer, "on_process_frame", None)
+    if push is None or process is None:
+        raise AdapterError(
+            f"the pipeline's observer ({type(observer).__name__}) has no on_push_frame/"
+            f"on_process_frame, which pytest-agent-eval reads to follow the pipeline "
+            f"(pipecat-ai {pipecat_version()}); this release is not supported"
+        )
+    if getattr(push, "_agent_eval_tap", False):
+        return
+
+    async def on_push_frame(data: Any) -> None:
+        on_push(data)
+        await push(data)
+
+    async def on_process_frame(data: Any) -> None:
+        on_process(data)
+        await process(data)
+
+    on_push_frame._agent_eval_tap = True  # type: ignore[attr-defined]
+    observer.on_push_frame = on_push_frame
+    observer.on_process_frame = on_process_frame
 
 
 # -- Pipecat Flows ------------------------------------------------------------------------------

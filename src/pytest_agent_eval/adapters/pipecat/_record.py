@@ -1,7 +1,7 @@
 """What a pipeline did, turn by turn, read from its frames; and whether the bot is done.
 
-`Recorder` is a Pipecat observer (it sees every frame any processor pushes) and the
-transport's listener (it hears what leaves the speaker). It keeps two things:
+`Recorder` observes the pipeline (every frame any processor pushes, read in the pushing call
+itself, `_compat.tap_observer`) and listens to the transport (what leaves the speaker). It keeps two things:
 
 - **live state**: is an LLM response under way, a TTS context open, the bot speaking, a
   function call running, the user's turn open, the VAD hearing speech;
@@ -54,6 +54,7 @@ from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.services.llm_service import LLMService
 
 from ...models import Handoff
+from ._compat import tap_observer
 from ._transport import TransportListener
 
 __all__ = ["Call", "Recorder", "TurnLog"]
@@ -170,6 +171,7 @@ class Recorder(BaseObserver, TransportListener):
         self.pipeline_clock: Any = None
         self._clock_offset_ns: int | None = None
         self._siblings: set[int] = set()
+        self._pushed_ids: set[int] = set()
         self._llm_open: dict[int, int] = {}
         self._tts_open: dict[int, int] = {}
         self.bot_speaking = False
@@ -258,7 +260,10 @@ class Recorder(BaseObserver, TransportListener):
         if self.worker is None and worker is not None:
             self.worker = worker
             self.pipeline_clock = setup.clock
-            worker.add_observer(self)
+            if setup.observer is not None:
+                tap_observer(setup.observer, self.pushed, self.processed)
+            else:
+                worker.add_observer(self)
 
     def on_audio_out(self, audio: bytes, sample_rate: int, channels: int) -> None:
         log = self._speaking_log()
@@ -311,6 +316,29 @@ class Recorder(BaseObserver, TransportListener):
         return self._at_ns(data.timestamp)
 
     async def on_push_frame(self, data: FramePushed) -> None:
+        if data.first_push:
+            self._first_push(data)
+
+    async def on_process_frame(self, data: FrameProcessed) -> None:
+        self.processed(data)
+
+    def pushed(self, data: FramePushed) -> None:
+        """A processor pushed a frame (every push; the first of each frame counts)."""
+        frame_id = data.frame.id
+        if frame_id in self._pushed_ids:
+            return
+        self._pushed_ids.add(frame_id)
+        self._first_push(data)
+
+    def processed(self, data: FrameProcessed) -> None:
+        """A processor took a frame."""
+        if isinstance(data.frame, InterruptionFrame):
+            # An interrupted service drops its response without ending it.
+            key = id(data.processor)
+            self._llm_open.pop(key, None)
+            self._tts_open.pop(key, None)
+
+    def _first_push(self, data: FramePushed) -> None:
         frame = data.frame
         sibling = frame.broadcast_sibling_id
         if sibling is not None:
@@ -326,13 +354,6 @@ class Recorder(BaseObserver, TransportListener):
             and frame.text.strip()
         ):
             self.log.first_text_at = self._at(data)
-
-    async def on_process_frame(self, data: FrameProcessed) -> None:
-        if isinstance(data.frame, InterruptionFrame):
-            # An interrupted service drops its response without ending it.
-            key = id(data.processor)
-            self._llm_open.pop(key, None)
-            self._tts_open.pop(key, None)
 
     def _frame(self, frame: Frame, at: float, source: int) -> None:
         log = self.log

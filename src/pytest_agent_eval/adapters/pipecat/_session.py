@@ -174,9 +174,9 @@ class BotSession:
         if isinstance(made, PipelineWorker):
             worker = made
         elif isinstance(made, BasePipeline):
-            worker = PipelineWorker(made, params=_params())
+            worker = _worker(made)
         elif isinstance(made, list | tuple) and all(isinstance(p, FrameProcessor) for p in made):
-            worker = PipelineWorker(Pipeline(list(made)), params=_params())
+            worker = _worker(Pipeline(list(made)))
         else:
             raise AdapterError(
                 "the bot factory must return a Pipeline, a list of processors or a "
@@ -515,8 +515,15 @@ async def _both(first: Awaitable[Any], second: Awaitable[Any]) -> None:
     await second
 
 
-def _params() -> PipelineParams:
-    return PipelineParams(enable_metrics=True, enable_usage_metrics=True)
+def _worker(pipeline: Any) -> PipelineWorker:
+    """The worker for a pipeline the factory returned bare: metrics on (token usage), and no
+    RTVI (there is no RTVI client in-process; its observer would see every frame for nothing).
+    A factory that wants other settings returns its own PipelineWorker."""
+    return PipelineWorker(
+        pipeline,
+        params=PipelineParams(enable_metrics=True, enable_usage_metrics=True),
+        enable_rtvi=False,
+    )
 
 
 def _key_hint(exc: BaseException) -> str:
