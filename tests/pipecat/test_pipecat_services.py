@@ -167,3 +167,32 @@ def test_whisper_hears_the_fixtures_for_real(phrases: dict[str, Path]) -> None:
     first, second = stts
     assert first.stats.misses >= 2
     assert second.stats.misses == 0  # the same PCM, the same model: answered from memory
+
+
+def test_audio_conditions_change_what_the_pipeline_hears(
+    phrases: dict[str, Path], tmp_path: Path
+) -> None:
+    """A turn's conditions are applied to the fixture before it streams (the file on disk is
+    never changed): the audio the microphone played is the conditioned one, and Whisper hears
+    the words through it."""
+    pytest.importorskip("faster_whisper")
+    import numpy as np
+    import soundfile
+
+    from pytest_agent_eval.models import AudioCondition, Turn
+
+    turn = Turn(
+        user=PHRASES["weather"],
+        audio=phrases["weather"],
+        conditions=[AudioCondition("gain", {"db": -12.0})],
+    )
+    adapter = PipecatAdapter(
+        lambda transport: voice_bot(transport, stt=WhisperSTTService(cpu_threads=1))[0],
+        audio_in_dir=tmp_path,
+    )
+    (reply,) = run(converse(adapter, transcript(turn, id="quiet")))[1]
+    assert "weather in paris" in (reply.heard or "").lower()
+    streamed, _ = soundfile.read(str(reply.audio_in), dtype="float32")
+    clean, _ = soundfile.read(str(phrases["weather"]), dtype="float32")
+    # -12 dB is a quarter of the amplitude.
+    assert np.abs(streamed).max() == pytest.approx(np.abs(clean).max() / 4, rel=0.05)
