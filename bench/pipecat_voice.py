@@ -6,13 +6,16 @@ smart-turn v3 stop strategy, the scripted LLM, the offline TTS) on three spoken 
 the offline synthesizer: the booking, the vegan question, the name question. Each conversation
 is a fresh pipeline on its own thread and clock, as in a test run.
 
-    .venv/bin/python bench/pipecat_voice.py [--runs 5] [--realtime] [--whisper] [--chunk-ms 20]
+    .venv/bin/python bench/pipecat_voice.py [--runs 5] [--realtime] [--whisper] [--factory]
+        [--chunk-ms 20]
 
 Prints, per configuration: the fixtures' audio, the conversation's length in pipeline time
 (what a real-time run takes), the wall time of the first conversation in a fresh process
 (first hearing: Silero, smart-turn and the voice loaded, Whisper recognizing) and the median of
 the next ones (heard before: models loaded, Whisper answered from its cache), and the ratios
-"x real time" = pipeline time / wall time and "x fixture audio" = audio / wall time.
+"x real time" = pipeline time / wall time, "x fixture audio" = audio / wall time, and
+"x real time per cpu-second" = pipeline time / CPU time (what an idle core gives; the wall
+ratios depend on what else the machine runs, so the load average is printed).
 
 Pipecat's own harness (``pipecat eval``) is not run side by side: it plays the caller's audio
 into a running bot over a WebSocket at wall-clock cadence by design ("VADs, turn detection,
@@ -33,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -65,8 +69,45 @@ def _prepare(folder: Path) -> Path:
     return path
 
 
+def _make_bot(bot: Any) -> Any:
+    """The example's pipeline as a bare ``make_bot(transport)``: the adapter makes its worker
+    (without RTVI, which has no client in-process)."""
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.frames.frames import LLMRunFrame
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.processors.aggregators.llm_context import LLMContext
+    from pipecat.processors.aggregators.llm_response_universal import (
+        LLMContextAggregatorPair,
+        LLMUserAggregatorParams,
+    )
+
+    def make_bot(transport: Any) -> Any:
+        stt, llm, tts = bot.create_services()
+        context = LLMContext(
+            [{"role": "system", "content": "You are the booking assistant."}],
+            tools=[bot.book_table, bot.check_menu],
+        )
+        user, assistant = LLMContextAggregatorPair(
+            context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+        )
+
+        @transport.event_handler("on_client_connected")
+        async def greet(transport: Any, client: Any) -> None:
+            context.add_message({"role": "developer", "content": "Greet the caller."})
+            await user.push_frame(LLMRunFrame())
+
+        return Pipeline([transport.input(), stt, user, llm, tts, transport.output(), assistant])
+
+    return make_bot
+
+
 def _conversation(
-    path: Path, runs: int, speed: float, whisper: bool, chunk_ms: int = 20
+    path: Path,
+    runs: int,
+    speed: float,
+    whisper: bool,
+    chunk_ms: int = 20,
+    factory: bool = False,
 ) -> list[dict[str, float]]:
     """Hold ``runs`` conversations one after another in this process; a dict per run."""
     import pytest_agent_eval.adapters.pipecat  # noqa: F401  (the clock, before pipecat)
@@ -87,7 +128,12 @@ def _conversation(
 
         bot.create_services = create_services
     transcript = load_transcript_file(path)
-    adapter = PipecatAdapter(run_bot=bot.run_bot, speed=speed, timeout_s=60.0, chunk_ms=chunk_ms)
+    options: dict[str, Any] = {"speed": speed, "timeout_s": 60.0, "chunk_ms": chunk_ms}
+    adapter = (
+        PipecatAdapter(_make_bot(bot), **options)
+        if factory
+        else PipecatAdapter(run_bot=bot.run_bot, **options)
+    )
 
     async def once(index: int) -> dict[str, float]:
         started = time.perf_counter()
@@ -121,11 +167,16 @@ def _conversation(
 
 
 def _fresh_process(
-    path: Path, runs: int, speed: float, whisper: bool, chunk_ms: int = 20
+    path: Path,
+    runs: int,
+    speed: float,
+    whisper: bool,
+    chunk_ms: int = 20,
+    factory: bool = False,
 ) -> list[dict[str, float]]:
     args = [sys.executable, __file__, "--child", str(path), "--runs", str(runs)]
     args += ["--speed", str(speed), "--chunk-ms", str(chunk_ms)]
-    args += ["--whisper"] if whisper else []
+    args += (["--whisper"] if whisper else []) + (["--factory"] if factory else [])
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=1800, check=False)
     if done.returncode != 0:
@@ -134,10 +185,11 @@ def _fresh_process(
 
 
 def _line(name: str, run: dict[str, float]) -> str:
-    wall = run["wall_s"]
+    wall, cpu = run["wall_s"], run["cpu_s"]
     return (
-        f"  {name:<28} wall {wall:6.2f} s  cpu {run['cpu_s']:6.2f} s  "
-        f"{run['pipeline_s'] / wall:6.1f}x real time  {run['audio_s'] / wall:6.1f}x fixture audio"
+        f"  {name:<30} wall {wall:5.2f} s  {run['pipeline_s'] / wall:5.1f}x real time  "
+        f"{run['audio_s'] / wall:5.1f}x fixture audio | cpu {cpu:5.2f} s  "
+        f"{run['pipeline_s'] / cpu:5.1f}x real time per cpu-second"
     )
 
 
@@ -161,6 +213,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--chunk-ms", type=int, default=20, help="microphone chunk length (default 20)"
     )
+    parser.add_argument(
+        "--factory", action="store_true", help="also the example's pipeline as a bare make_bot"
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--speed", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -168,7 +223,9 @@ def main(argv: list[str] | None = None) -> None:
         from loguru import logger
 
         logger.remove()
-        runs = _conversation(args.child, args.runs, args.speed, args.whisper, args.chunk_ms)
+        runs = _conversation(
+            args.child, args.runs, args.speed, args.whisper, args.chunk_ms, args.factory
+        )
         print(json.dumps(runs))
         return
     print(f"pipecat voice bench ({_load()}, {os.cpu_count()} cores)")
@@ -178,6 +235,11 @@ def main(argv: list[str] | None = None) -> None:
             f"max speed, fixture-text STT, {args.chunk_ms} ms chunks",
             _fresh_process(path, args.runs + 1, 0.0, whisper=False, chunk_ms=args.chunk_ms),
         )
+        if args.factory:
+            _report(
+                f"max speed, make_bot (no RTVI), {args.chunk_ms} ms chunks",
+                _fresh_process(path, args.runs + 1, 0.0, False, args.chunk_ms, factory=True),
+            )
         if args.whisper:
             cache = Path(tmp) / "stt-cache"
             cache.mkdir()

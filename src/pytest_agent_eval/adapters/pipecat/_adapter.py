@@ -26,7 +26,7 @@ from ...models import (
 )
 from ..base import ConversationInfo, TurnInput
 from ._clock import PipelineClock, PipelineThread
-from ._compat import check_pipecat
+from ._compat import check_pipecat, pure_work
 from ._logs import hold_pipecat_logs, resolve_level
 from ._pending_shared import (
     FixturePCM,
@@ -246,7 +246,9 @@ class PipecatConversation:
         adapter, info = self.adapter, self.info
         self._logs.enter_context(hold_pipecat_logs(adapter.log_level))
         name = f"pipecat {safe_name(info.transcript.id)} run {info.run_index + 1}"
-        self._thread = PipelineThread(self.clock, name=name, allow_network=adapter.allow_network)
+        self._thread = PipelineThread(
+            self.clock, name=name, allow_network=adapter.allow_network, inline=pure_work
+        )
         options = SessionOptions(
             build=self._build,
             entrypoint=adapter.run_bot is not None,

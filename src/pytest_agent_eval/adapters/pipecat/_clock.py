@@ -10,8 +10,10 @@ pipeline at max speed runs on a clock of its own, in a thread of its own:
 - **Its event loop** (`PipelineLoop`) reads the loop time from `PipelineClock`. When nothing is
   runnable (no callback ready, no socket event, no executor job running), the virtual clock jumps
   to the next timer instead of sleeping: every ``sleep``, ``wait_for`` and ``call_later`` takes
-  its full length in the pipeline's time and none of the wall's. Work in an executor (Silero,
-  smart-turn inference) counts as taking no time: the clock stands still until it finishes.
+  its full length in the pipeline's time and none of the wall's. Work in an executor counts as
+  taking no time: the clock stands still until it finishes. Work known to be pure computation
+  (the ``inline`` predicate: Silero and smart-turn inference, the offline STT and TTS) runs on
+  the loop's own thread instead, which costs no thread hand-off.
 - **``time.time`` and ``time.monotonic``** (and their ``_ns`` forms) answer from the clock of
   the thread that calls them (`pytest_agent_eval._timeshim`), so Pipecat's direct reads agree
   with its loop; threads without a clock read the real one. ``time.perf_counter`` stays real:
@@ -184,15 +186,31 @@ class _ClockSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type
 class PipelineLoop(asyncio.SelectorEventLoop):
     """An event loop on a `PipelineClock`, refusing network connections unless allowed."""
 
-    def __init__(self, clock: PipelineClock, *, allow_network: bool = False) -> None:
+    def __init__(
+        self,
+        clock: PipelineClock,
+        *,
+        allow_network: bool = False,
+        inline: Callable[[Callable[..., Any], tuple[Any, ...]], bool] | None = None,
+    ) -> None:
         selector = _ClockSelector()
         selector.clock = clock
         super().__init__(selector)
         self.clock = clock
         self.allow_network = allow_network
+        self._inline = inline
         clock._base_fds = len(selector.get_map())
 
     def run_in_executor(self, executor: Any, func: Callable[..., T], *args: Any) -> Any:
+        if self.clock.virtual and self._inline is not None and self._inline(func, args):
+            # Pure computation on a virtual clock: it takes no pipeline time wherever it runs,
+            # and here it costs no thread hand-off and races nothing.
+            done = self.create_future()
+            try:
+                done.set_result(func(*args))
+            except BaseException as exc:  # handed to whoever awaits it, as the executor would
+                done.set_exception(exc)
+            return done
         future = super().run_in_executor(executor, func, *args)
         self.clock.jobs += 1
         future.add_done_callback(self.clock._job_done)
@@ -261,9 +279,17 @@ class PipelineThread:
         allow_network: Let the pipeline open network connections.
     """
 
-    def __init__(self, clock: PipelineClock, *, name: str, allow_network: bool = False) -> None:
+    def __init__(
+        self,
+        clock: PipelineClock,
+        *,
+        name: str,
+        allow_network: bool = False,
+        inline: Callable[[Callable[..., Any], tuple[Any, ...]], bool] | None = None,
+    ) -> None:
         self.clock = clock
         self._allow_network = allow_network
+        self._inline = inline
         self._started = threading.Event()
         self._loop: PipelineLoop | None = None
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
@@ -279,7 +305,7 @@ class PipelineThread:
     def _main(self) -> None:
         clock = self.clock
         clock.bind_thread()
-        loop = PipelineLoop(clock, allow_network=self._allow_network)
+        loop = PipelineLoop(clock, allow_network=self._allow_network, inline=self._inline)
         loop.set_default_executor(
             concurrent.futures.ThreadPoolExecutor(
                 max_workers=4, thread_name_prefix=self._thread.name, initializer=clock.bind_thread

@@ -6,7 +6,9 @@ release moves what it reads: a turn then errors saying so instead of ending earl
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
+import functools
 import importlib
 import importlib.metadata
 import weakref
@@ -21,6 +23,7 @@ __all__ = [
     "check_pipecat",
     "pipecat_version",
     "processors_of",
+    "pure_work",
     "tap_observer",
     "watch_flows",
 ]
@@ -138,6 +141,30 @@ def tap_observer(
     on_push_frame._agent_eval_tap = True  # type: ignore[attr-defined]
     observer.on_push_frame = on_push_frame
     observer.on_process_frame = on_process_frame
+
+
+# -- work that can run inline -------------------------------------------------------------------
+
+_PURE_WORK = frozenset(
+    {
+        ("pipecat.audio.vad.vad_analyzer", "VADAnalyzer._run_analyzer"),
+        ("pipecat.audio.turn.smart_turn.base_smart_turn", "BaseSmartTurn._process_speech_segment"),
+    }
+)
+"""Executor jobs of Pipecat that are pure computation (a model inference over a buffer)."""
+
+
+def pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+    """True for an executor job known to compute without waiting on anything: Pipecat's VAD and
+    smart-turn inference, and functions of this package marked ``_agent_eval_inline`` (also
+    through ``asyncio.to_thread``, which hands the executor ``context.run``)."""
+    if isinstance(func, functools.partial) and getattr(func.func, "__name__", "") == "run":
+        if func.args and isinstance(getattr(func.func, "__self__", None), contextvars.Context):
+            func, args = func.args[0], func.args[1:]
+    target = getattr(func, "__func__", func)
+    if getattr(target, "_agent_eval_inline", False):
+        return True
+    return (getattr(target, "__module__", None), getattr(target, "__qualname__", None)) in _PURE_WORK
 
 
 # -- Pipecat Flows ------------------------------------------------------------------------------

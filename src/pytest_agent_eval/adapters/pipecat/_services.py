@@ -514,7 +514,7 @@ class SynthesizerTTSService(TTSService):
     def can_generate_metrics(self) -> bool:
         return True
 
-    def _speak(self, text: str) -> tuple[bytes, list[tuple[str, float]]]:
+    def _speak(self, text: str) -> tuple[bytes, list[tuple[str, float]]]:  # runs inline
         """``text`` as 16-bit mono PCM at this service's rate, and when each word starts
         (spread over the voiced audio by length, as a caption follows speech)."""
         from ...audio_fixtures import resample, to_pcm16_bytes, voiced_frames
@@ -529,6 +529,8 @@ class SynthesizerTTSService(TTSService):
         words = text.split()
         times = [(w, word_offset_s(text, i + 1, start, end)) for i, w in enumerate(words)]
         return to_pcm16_bytes(clip), times
+
+    _speak._agent_eval_inline = True  # type: ignore[attr-defined]
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
         await self.start_ttfb_metrics()
