@@ -201,7 +201,9 @@ class PipelineLoop(asyncio.SelectorEventLoop):
         self._inline = inline
         clock._base_fds = len(selector.get_map())
 
-    def run_in_executor(self, executor: Any, func: Callable[..., T], *args: Any) -> Any:
+    def run_in_executor(  # type: ignore[override]
+        self, executor: Any, func: Callable[..., T], *args: Any
+    ) -> asyncio.Future[T]:
         if self.clock.virtual and self._inline is not None and self._inline(func, args):
             # Pure computation on a virtual clock: it takes no pipeline time wherever it runs,
             # and here it costs no thread hand-off and races nothing.

@@ -158,13 +158,20 @@ def pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
     """True for an executor job known to compute without waiting on anything: Pipecat's VAD and
     smart-turn inference, and functions of this package marked ``_agent_eval_inline`` (also
     through ``asyncio.to_thread``, which hands the executor ``context.run``)."""
-    if isinstance(func, functools.partial) and getattr(func.func, "__name__", "") == "run":
-        if func.args and isinstance(getattr(func.func, "__self__", None), contextvars.Context):
-            func, args = func.args[0], func.args[1:]
-    target = getattr(func, "__func__", func)
+    target: Any = func
+    if (
+        isinstance(target, functools.partial)
+        and target.args
+        and isinstance(getattr(target.func, "__self__", None), contextvars.Context)
+    ):
+        target = target.args[0]
+    target = getattr(target, "__func__", target)
     if getattr(target, "_agent_eval_inline", False):
         return True
-    return (getattr(target, "__module__", None), getattr(target, "__qualname__", None)) in _PURE_WORK
+    return (
+        getattr(target, "__module__", None),
+        getattr(target, "__qualname__", None),
+    ) in _PURE_WORK
 
 
 # -- Pipecat Flows ------------------------------------------------------------------------------

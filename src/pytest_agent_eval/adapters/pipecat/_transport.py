@@ -78,7 +78,7 @@ class Microphone(BaseInputTransport):
         """Samples per chunk."""
         return self._transport.sample_rate * self._transport.chunk_ms // 1000
 
-    async def setup(self, setup: FrameProcessorSetup) -> None:
+    async def setup(self, setup: FrameProcessorSetup) -> None:  # type: ignore[override]
         await super().setup(setup)
         self._transport.listener.on_setup(setup)
 
