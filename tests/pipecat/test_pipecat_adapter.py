@@ -256,3 +256,30 @@ def test_the_offline_services_need_no_key_or_network() -> None:
         [transport.input(), FixtureTextSTTService(), pair.user(), ScriptedLLMService(RULES)]
     )
     assert pipeline.processors
+
+
+def test_a_bot_that_hangs_up_ends_the_conversation_with_a_clear_error() -> None:
+    """A function that ends the call (pushes EndWorkerFrame): its turn is answered, and the next
+    turn errors saying the bot ended the conversation, instead of waiting for its timeout."""
+    from pipecat.frames.frames import EndWorkerFrame
+    from pipecat.processors.frame_processor import FrameDirection
+    from pipecat.services.llm_service import FunctionCallParams
+
+    from pytest_agent_eval.adapters.pipecat import Rule
+
+    def make(transport: InProcessTransport) -> list[Any]:
+        llm = ScriptedLLMService([Rule(r"bye", tool="end_call", reply="Goodbye!")])
+
+        async def end_call(params: FunctionCallParams) -> None:
+            await params.result_callback("ended")
+            await params.llm.push_frame(EndWorkerFrame(), FrameDirection.UPSTREAM)
+
+        llm.register_function("end_call", end_call)
+        pair = LLMContextAggregatorPair(LLMContext())
+        return [transport.input(), pair.user(), llm, transport.output(), pair.assistant()]
+
+    script = transcript(Turn(user="Bye!"), Turn(user="Hello?"))
+    with pytest.raises(AdapterError) as info:
+        run(converse(PipecatAdapter(make), script))
+    message = str(info.value)
+    assert message.startswith("turn 2: the pipeline ended before this turn: the bot ended")

@@ -113,6 +113,12 @@ class BotSession:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         self._waiter = (done, future)
+        runner = self._runner_task
+        ended = None
+        if runner is not None:
+            # The pipeline ending (the bot hung up, or crashed) ends the wait too.
+            ended = asyncio.ensure_future(asyncio.shield(runner))
+            ended.add_done_callback(lambda _: None if future.done() else future.set_result(None))
         timer = None
         if wake_at is not None:
             timer = loop.call_at(loop.time() + max(0.0, wake_at - self.recorder.now()), _no_op)
@@ -125,6 +131,10 @@ class BotSession:
             self._waiter = None
             if timer is not None:
                 timer.cancel()
+            if ended is not None and not ended.done():
+                ended.cancel()
+        if runner is not None and runner.done() and not done():
+            raise self._ended(f"while waiting for {what()}")
 
     # -- start ------------------------------------------------------------------------------------
 
@@ -259,6 +269,25 @@ class BotSession:
 
     # -- turns ------------------------------------------------------------------------------------
 
+    def _ended(self, when: str) -> AdapterError:
+        """The error for a pipeline that is no longer running."""
+        runner = self._runner_task
+        error = None
+        if runner is not None and runner.done() and not runner.cancelled():
+            error = runner.exception()
+        if error is not None:
+            return AdapterError(f"the pipeline failed {when}: {type(error).__name__}: {error}")
+        return AdapterError(
+            f"the pipeline ended {when}: the bot ended the conversation (an EndFrame, an "
+            "EndWorkerFrame or its runner cancelled), so it can take no further turn; end "
+            "the transcript where the bot hangs up"
+        )
+
+    def _check_running(self) -> None:
+        runner = self._runner_task
+        if runner is not None and runner.done():
+            raise self._ended("before this turn")
+
     async def audio_turn(self, index: int, fixture: FixturePCM, text: str) -> TurnLog:
         """Stream ``fixture`` (the user saying ``text``) and return the turn once the bot is
         done with it.
@@ -268,6 +297,7 @@ class BotSession:
             AudioFixtureError: A `FixtureTextSTTService` found nothing proving the fixture's
                 text.
         """
+        self._check_running()
         log = self.recorder.begin(index, "audio")
         mic = self.transport.input()
         start, _ = mic.play(fixture.pcm, tail_s=self.options.tail_silence_s)
@@ -297,6 +327,7 @@ class BotSession:
         Raises:
             TurnTimeout: The bot was not done within timeout_s; says what was pending.
         """
+        self._check_running()
         log = self.recorder.begin(index, "text")
         self.clock.release()
         mic = self.transport.input()
@@ -331,6 +362,7 @@ class BotSession:
         (the bot did not speak, its reply ended first, ...) turn ``index`` runs to its end,
         ``untested`` says why, and turn ``index + 1`` has not started.
         """
+        self._check_running()
         recorder, mic = self.recorder, self.transport.input()
         log = recorder.begin(index, "audio" if isinstance(first, FixturePCM) else "text")
         self.clock.release()
