@@ -90,6 +90,22 @@ def test_the_interrupted_words_belong_to_the_interrupted_turn(phrases: dict[str,
     assert second.barge_in.interrupted_text == first.reply
 
 
+def test_an_interruption_at_a_word_cuts_the_reply_there(phrases: dict[str, Path]) -> None:
+    """at_word: the interrupting speech starts as word 8 of the reply leaves the speaker; the
+    reply holds the words said until the bot stopped, word 8 among them, and not the rest."""
+    script = transcript(
+        spoken("story", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, at_word=8)),
+    )
+    _, (first, second) = run(converse(PipecatAdapter(single_bot), script))
+    story = "Once upon a time there was a small robot who lived by the sea."
+    assert first.reply.startswith("Once upon a time there was a small robot")
+    assert len(first.reply.split()) < len(story.split())
+    assert second.barge_in is not None and second.barge_in.stopped
+    assert second.barge_in.interrupted_text == first.reply
+    assert second.barge_in.precondition is None
+
+
 def test_a_reply_that_ends_before_the_interruption_is_due_is_not_a_barge_in(
     phrases: dict[str, Path],
 ) -> None:

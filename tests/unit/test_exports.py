@@ -341,6 +341,8 @@ EXPORTS: dict[str, list[str]] = {
         "check_pipecat",
         "pipecat_version",
         "processors_of",
+        "pure_work",
+        "tap_observer",
         "watch_flows",
     ],
     "adapters.pipecat._logs": ["hold_pipecat_logs", "resolve_level"],

@@ -70,7 +70,6 @@ class BotSession:
         )
         self.worker: Any = None
         self._runner_task: asyncio.Task[Any] | None = None
-        self._started = asyncio.Event()
         self._waiter: tuple[Callable[[], bool], asyncio.Future[None]] | None = None
         self.recorder.changed = self._poke
         self.origin = time.monotonic()
