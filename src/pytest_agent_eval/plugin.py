@@ -9,6 +9,7 @@ controller, also under xdist, as serialized records on each test report.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 from collections.abc import Generator
 from pathlib import Path
@@ -34,6 +35,15 @@ from .eval_items import (
 from .fixture import AgentEval, call_async_test, close_session_loop, session_key
 from .loader import TRANSCRIPT_SUFFIXES
 from .report.not_live import NotLiveSummary
+
+# -- Pipecat's clock -----------------------------------------------------------------------------
+# Pipecat keeps a reference to time.time when it is imported (to stamp VAD frames), and a
+# conftest may import pipecat before the Pipecat adapter: the adapter's clock dispatchers go in
+# first, when the plugin loads, and only where pipecat is installed (nothing is imported).
+if importlib.util.find_spec("pipecat") is not None:
+    from ._timeshim import install_time_shim
+
+    install_time_shim()
 
 __all__ = ["agent_eval", "check_space_form_paths"]
 

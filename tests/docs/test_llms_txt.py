@@ -49,14 +49,16 @@ def test_the_yaml_example_loads_and_has_every_schema_field(text: str) -> None:
 
 def test_every_public_name_is_there(text: str) -> None:
     from pytest_agent_eval import adapters
-    from pytest_agent_eval.adapters import livekit
+    from pytest_agent_eval.adapters import livekit, pipecat
 
     names = [*pytest_agent_eval.__all__, *adapters.__all__]
     names += ["LiveKitAdapter", "LiveKitRoomAdapter", "ScriptedLLM", "Rule", "FixtureTextSTT"]
     names += ["WhisperSTT", "SynthesizerTTS", "eval_session_kwargs"]
+    names += ["PipecatAdapter", "InProcessTransport", "ScriptedLLMService"]
+    names += ["FixtureTextSTTService", "WhisperSTTService", "SynthesizerTTSService"]
     assert set(names) - set(pytest_agent_eval.__all__) - set(adapters.__all__) <= set(
         livekit.__all__
-    )
+    ) | set(pipecat.__all__)
     missing = [name for name in names if f"`{name}" not in text and f".{name}" not in text]
     assert not missing, f"llms.txt does not mention {missing}"
 

@@ -91,6 +91,33 @@ def test_livekit_scaffold_passes_live_as_made(livekit_project: Path, tmp_path: P
     _assert_rerun_changes_nothing("livekit", project)
 
 
+def test_pipecat_scaffold_passes_live_as_made(tmp_path: Path) -> None:
+    pytest.importorskip("pipecat.frames.frames", reason="the Pipecat scaffold needs its extra")
+    project = tmp_path / "voice-project"
+    made = run_init("--adapter", "pipecat", project)
+    assert made.returncode == 0, made.stdout + made.stderr
+    wav = project / "tests/evals/audio/voice_opening_hours_t1.wav"
+    assert wav.stat().st_size > 16_000 and wav.with_name(wav.name + ".hash").is_file()
+    voice = (project / "tests/evals/voice_opening_hours.yaml").read_text()
+    assert voice.splitlines()[0] == SCHEMA_COMMENT and "Pipecat pipeline" in voice
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--agent-eval-live", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    for transcript in ("opening_hours", "voice_opening_hours"):
+        assert re.search(rf"^{transcript} +3 +3 +1\.00 .* PASS ", result.stdout, re.MULTILINE)
+    assert "2/2 evals passed" in result.stdout.splitlines()
+    _assert_rerun_changes_nothing("pipecat", project)
+
+
 def test_an_existing_pyproject_gets_the_section_appended(tmp_path: Path) -> None:
     original = '[project]\nname = "shop"\n\n[tool.ruff]\nline-length = 100'  # no final newline
     (tmp_path / "pyproject.toml").write_text(original)
@@ -140,7 +167,7 @@ BAD_INPUT = {
     "unknown adapter": (
         ["-m", "pytest_agent_eval", "init", "--adapter", "langflow", "{target}"],
         "error: unknown adapter 'langflow': pass --adapter with one of callable, pydantic-ai, "
-        "openai, livekit",
+        "openai, livekit, pipecat",
     ),
     "target is a file": (
         ["-m", "pytest_agent_eval", "init", "--adapter", "callable", "{file}"],
@@ -158,7 +185,7 @@ BAD_INPUT = {
     "no adapter, no terminal": (
         ["-m", "pytest_agent_eval", "init", "{target}"],
         "error: no adapter chosen and no terminal to ask in: pass --adapter with one of "
-        "callable, pydantic-ai, openai, livekit",
+        "callable, pydantic-ai, openai, livekit, pipecat",
     ),
     "openai extra missing": (
         ("openai", "openai"),
@@ -169,6 +196,11 @@ BAD_INPUT = {
         ("livekit.agents", "livekit"),
         "error: init --adapter livekit needs livekit, which is not installed: "
         "pip install 'pytest-agent-eval[livekit]'",
+    ),
+    "pipecat extra missing": (
+        ("pipecat.frames.frames", "pipecat"),
+        "error: init --adapter pipecat needs pipecat, which is not installed: "
+        "pip install 'pytest-agent-eval[pipecat]'",
     ),
     "offline voice missing": (
         ("hibari", "livekit"),

@@ -2,8 +2,8 @@
 
 It adds a sample transcript in ``tests/evals/``, a ``tests/conftest.py`` whose
 ``llm_eval_agent`` fixture fits the adapter the user picks, and the ``[tool.agent_eval]``
-section of ``pyproject.toml``; the LiveKit choice also gets a spoken transcript and its WAV
-fixture, synthesized offline. It never overwrites a file: whatever exists is kept and reported,
+section of ``pyproject.toml``; the LiveKit and Pipecat choices also get a spoken transcript and
+its WAV fixture, synthesized offline. It never overwrites a file: whatever exists is kept and reported,
 so running it twice is harmless. The samples run offline, with clearly marked placeholders
 standing in for the model, so ``pytest --agent-eval-live`` passes straight away.
 """
@@ -60,6 +60,8 @@ class AdapterChoice:
     extra: str = ""
     voice: bool = False
     """Also add the spoken transcript and synthesize its fixture."""
+    voice_transcript: str = "voice_opening_hours.yaml"
+    """Template of the spoken transcript."""
 
 
 ADAPTERS: dict[str, AdapterChoice] = {
@@ -88,6 +90,16 @@ ADAPTERS: dict[str, AdapterChoice] = {
             needs=("livekit.agents", "livekit.plugins.silero", "soundfile", "soxr", "hibari"),
             extra="livekit",
             voice=True,
+        ),
+        AdapterChoice(
+            "pipecat",
+            "a Pipecat pipeline (voice)",
+            "conftest_pipecat.py.txt",
+            # The pipeline's services, and the offline voice that makes the sample's fixture.
+            needs=("pipecat.frames.frames", "soundfile", "soxr", "hibari"),
+            extra="pipecat",
+            voice=True,
+            voice_transcript="voice_opening_hours_pipecat.yaml",
         ),
     )
 }
@@ -276,7 +288,7 @@ def scaffold(target: Path, adapter: str) -> ScaffoldResult:
         target, f"{EVALS_DIR}/opening_hours.yaml", _template("opening_hours.yaml"), result.steps
     )
     if choice.voice:
-        _write_new(target, VOICE_TRANSCRIPT, _template("voice_opening_hours.yaml"), result.steps)
+        _write_new(target, VOICE_TRANSCRIPT, _template(choice.voice_transcript), result.steps)
     _write_new(target, "tests/conftest.py", _template(choice.conftest), result.steps)
     if pyproject_text is not None:
         write_atomic(target / "pyproject.toml", pyproject_text)

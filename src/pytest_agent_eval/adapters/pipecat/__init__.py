@@ -1,0 +1,78 @@
+"""Evaluate Pipecat bots: a real pipeline per run, fed WAV fixtures and text, on its own clock.
+
+Needs the ``pipecat`` extra (``pip install 'pytest-agent-eval[pipecat]'``). Offline services
+come with it: `ScriptedLLMService` (regex rules instead of a model), `FixtureTextSTTService`
+(hears each fixture's own text), `WhisperSTTService` (real recognition with a local Whisper
+model) and `SynthesizerTTSService` (the synthesizer's offline voice as a Pipecat TTS).
+
+Importing this package installs the adapter's clock dispatchers (`pytest_agent_eval._timeshim`), which must
+happen before Pipecat is imported: Pipecat keeps ``time.time`` at import. Under pytest the
+plugin does it when it loads; elsewhere, import this package before anything from
+``pipecat``. The names below are imported on first use, so that costs no Pipecat import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..._timeshim import install_time_shim
+
+install_time_shim()
+
+if TYPE_CHECKING:
+    from ._adapter import BotFactory, BotInfo, PipecatAdapter, PipecatConversation
+    from ._compat import SUPPORTED
+    from ._pending_shared import Rule, ScriptContext, parse_number
+    from ._services import (
+        FixtureTextSTTService,
+        ScriptedLLMService,
+        SynthesizerTTSService,
+        WhisperSTTService,
+    )
+    from ._transport import InProcessTransport
+
+_HOMES = {
+    "BotFactory": "_adapter",
+    "BotInfo": "_adapter",
+    "PipecatAdapter": "_adapter",
+    "PipecatConversation": "_adapter",
+    "SUPPORTED": "_compat",
+    "Rule": "_pending_shared",
+    "ScriptContext": "_pending_shared",
+    "parse_number": "_pending_shared",
+    "FixtureTextSTTService": "_services",
+    "ScriptedLLMService": "_services",
+    "SynthesizerTTSService": "_services",
+    "WhisperSTTService": "_services",
+    "InProcessTransport": "_transport",
+}
+
+__all__ = [
+    "SUPPORTED",
+    "BotFactory",
+    "BotInfo",
+    "FixtureTextSTTService",
+    "InProcessTransport",
+    "PipecatAdapter",
+    "PipecatConversation",
+    "Rule",
+    "ScriptContext",
+    "ScriptedLLMService",
+    "SynthesizerTTSService",
+    "WhisperSTTService",
+    "parse_number",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if home != "_pending_shared":
+        from ...errors import require_extra
+
+        require_extra("pipecat.frames.frames", extra="pipecat", feature="PipecatAdapter")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

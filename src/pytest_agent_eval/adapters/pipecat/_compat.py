@@ -1,0 +1,230 @@
+"""Every fact about Pipecat the adapter relies on beyond its documented surface, in one place.
+
+Each function is named for what it gives and fails loudly, naming the Pipecat version, when a
+release moves what it reads: a turn then errors saying so instead of ending early or hanging.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import functools
+import importlib
+import importlib.metadata
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..._timeshim import is_time_shim
+from ...errors import AdapterError
+
+__all__ = [
+    "SUPPORTED",
+    "check_pipecat",
+    "pipecat_version",
+    "processors_of",
+    "pure_work",
+    "tap_observer",
+    "watch_flows",
+]
+
+SUPPORTED = ">=1.14,<2"
+"""The pipecat-ai releases this adapter is written and tested against."""
+
+_LOWEST = (1, 14)
+_BELOW = (2, 0)
+
+
+def pipecat_version() -> str:
+    """The installed pipecat-ai version ("" when it cannot be read)."""
+    try:
+        return importlib.metadata.version("pipecat-ai")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts: list[int] = []
+    for piece in version.split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def check_pipecat(version: str | None = None) -> None:
+    """Raise when the installed Pipecat cannot be driven: a release outside `SUPPORTED`, or
+    one imported before pytest-agent-eval's clock was in place.
+
+    Raises:
+        AdapterError: Saying which, and the fix.
+    """
+    version = pipecat_version() if version is None else version
+    if not version or not (_LOWEST <= _release(version) < _BELOW):
+        raise AdapterError(
+            f"pipecat-ai {version or '(not installed)'} is outside the range PipecatAdapter "
+            f"supports ({SUPPORTED}): install a supported release with "
+            f"pip install 'pipecat-ai{SUPPORTED}' (or pip install 'pytest-agent-eval[pipecat]')"
+        )
+    frames = importlib.import_module("pipecat.frames.frames")
+    stamped = frames.VADUserStoppedSpeakingFrame
+    factory = next(
+        (f.default_factory for f in dataclasses.fields(stamped) if f.name == "timestamp"), None
+    )
+    if factory is None:
+        raise AdapterError(
+            f"pipecat-ai {version} has no VADUserStoppedSpeakingFrame.timestamp, which "
+            "pytest-agent-eval reads to keep the VAD's clock; this release is not supported"
+        )
+    if not is_time_shim(factory):
+        raise AdapterError(
+            "pipecat was imported before pytest-agent-eval could give it its clock (Pipecat "
+            "keeps time.time at import, to stamp VAD frames), so at max speed the VAD and the "
+            "turn analyzer would disagree on the time. Under pytest this is done for you when "
+            "the plugin loads; elsewhere import pytest_agent_eval.adapters.pipecat before "
+            "anything from pipecat"
+        )
+
+
+def processors_of(root: Any) -> Iterator[Any]:
+    """Every processor in ``root`` (a pipeline, processor or list), depth first, nested
+    pipelines included."""
+    seen: set[int] = set()
+    stack = list(root) if isinstance(root, list | tuple) else [root]
+    stack.reverse()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node
+        children = getattr(node, "processors", None)
+        if isinstance(children, list | tuple):
+            stack.extend(reversed(children))
+
+
+# -- observing a pipeline ---------------------------------------------------------------------
+
+
+def tap_observer(
+    observer: Any, on_push: Callable[[Any], None], on_process: Callable[[Any], None]
+) -> None:
+    """Have the pipeline's observer (the worker's ``WorkerObserver``, which every processor
+    reports each push and each processed frame to) call ``on_push(FramePushed)`` and
+    ``on_process(FrameProcessed)`` at once, in the processor's own call, before its proxies.
+
+    An observer added with ``worker.add_observer`` sees frames later, from a queue of its own
+    per observer; reading them in the pushing call costs nothing extra and keeps the time of
+    each frame exact, in real time as at max speed.
+
+    Raises:
+        AdapterError: The observer has no ``on_push_frame``/``on_process_frame`` to wrap.
+    """
+    push = getattr(observer, "on_push_frame", None)
+    process = getattr(observer, "on_process_frame", None)
+    if push is None or process is None:
+        raise AdapterError(
+            f"the pipeline's observer ({type(observer).__name__}) has no on_push_frame/"
+            f"on_process_frame, which pytest-agent-eval reads to follow the pipeline "
+            f"(pipecat-ai {pipecat_version()}); this release is not supported"
+        )
+    if getattr(push, "_agent_eval_tap", False):
+        return
+
+    async def on_push_frame(data: Any) -> None:
+        on_push(data)
+        await push(data)
+
+    async def on_process_frame(data: Any) -> None:
+        on_process(data)
+        await process(data)
+
+    on_push_frame._agent_eval_tap = True  # type: ignore[attr-defined]
+    observer.on_push_frame = on_push_frame
+    observer.on_process_frame = on_process_frame
+
+
+# -- work that can run inline -------------------------------------------------------------------
+
+_PURE_WORK = frozenset(
+    {
+        ("pipecat.audio.vad.vad_analyzer", "VADAnalyzer._run_analyzer"),
+        ("pipecat.audio.turn.smart_turn.base_smart_turn", "BaseSmartTurn._process_speech_segment"),
+    }
+)
+"""Executor jobs of Pipecat that are pure computation (a model inference over a buffer)."""
+
+
+def pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+    """True for an executor job known to compute without waiting on anything: Pipecat's VAD and
+    smart-turn inference, and functions of this package marked ``_agent_eval_inline`` (also
+    through ``asyncio.to_thread``, which hands the executor ``context.run``)."""
+    target: Any = func
+    if (
+        isinstance(target, functools.partial)
+        and target.args
+        and isinstance(getattr(target.func, "__self__", None), contextvars.Context)
+    ):
+        target = target.args[0]
+    target = getattr(target, "__func__", target)
+    if getattr(target, "_agent_eval_inline", False):
+        return True
+    return (
+        getattr(target, "__module__", None),
+        getattr(target, "__qualname__", None),
+    ) in _PURE_WORK
+
+
+# -- Pipecat Flows ------------------------------------------------------------------------------
+
+FlowListener = Callable[[str | None, str | None], None]
+_flow_listeners: weakref.WeakKeyDictionary[Any, FlowListener] = weakref.WeakKeyDictionary()
+_FLOWS_MODULES = ("pipecat.flows.manager", "pipecat_flows.manager")
+
+
+def watch_flows(worker: Any, listener: FlowListener) -> None:
+    """Call ``listener(previous_node, node)`` each time a Pipecat Flows ``FlowManager`` of
+    ``worker`` enters a node (the first node too, with ``previous_node`` None).
+
+    Flows has no event for a node change; the adapter wraps ``FlowManager._set_node`` (Flows
+    bundled with pipecat-ai as ``pipecat.flows``, and the separate ``pipecat_flows``), once per
+    process, and reads ``current_node`` before and after.
+
+    Raises:
+        AdapterError: An installed Flows has no ``_set_node``/``current_node`` to watch.
+    """
+    for name in _FLOWS_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        _wrap_set_node(module.FlowManager, name)
+    _flow_listeners[worker] = listener
+
+
+def forget_flows(worker: Any) -> None:
+    """Stop reporting ``worker``'s node changes."""
+    _flow_listeners.pop(worker, None)
+
+
+def _wrap_set_node(cls: type, where: str) -> None:
+    original = getattr(cls, "_set_node", None)
+    if original is None or not isinstance(getattr(cls, "current_node", None), property):
+        raise AdapterError(
+            f"{where}.FlowManager has no _set_node/current_node, which pytest-agent-eval reads "
+            f"to record node transitions (pipecat-ai {pipecat_version()}); this Flows release "
+            "is not supported"
+        )
+    if getattr(original, "_agent_eval_watched", False):
+        return
+
+    async def _set_node(self: Any, node_id: str, node_config: Any) -> None:
+        before = self.current_node
+        await original(self, node_id, node_config)
+        worker = getattr(self, "worker", None)
+        listener = _flow_listeners.get(worker) if worker is not None else None
+        if listener is not None:
+            listener(before, self.current_node)
+
+    _set_node._agent_eval_watched = True  # type: ignore[attr-defined]
+    _set_node.__wrapped__ = original  # type: ignore[attr-defined]
+    cls._set_node = _set_node  # type: ignore[attr-defined]

@@ -1,0 +1,491 @@
+"""What a pipeline did, turn by turn, read from its frames; and whether the bot is done.
+
+`Recorder` observes the pipeline (every frame any processor pushes, read in the pushing call
+itself, `_compat.tap_observer`) and listens to the transport (what leaves the speaker). It keeps two things:
+
+- **live state**: is an LLM response under way, a TTS context open, the bot speaking, a
+  function call running, the user's turn open, the VAD hearing speech;
+- **the turn's log** (`TurnLog`): what was said (the text that left the speaker with its
+  audio, so an interrupted reply holds only what was spoken), what the STT heard, the function
+  calls with arguments, results, errors and cancellations, end-of-speech and reply times,
+  interruptions, errors, token usage, Flows node changes.
+
+`Recorder.pending` says what the bot is still doing, or None when it is done: the adapter
+asks it whenever the pipeline's loop has nothing runnable (see `_clock`), the moment at which
+nothing more can happen until a timer fires, so a turn ends exactly when the bot is done,
+never after a fixed wait.
+
+Frames broadcast in both directions are counted once (their ``broadcast_sibling_id``); the
+user-turn and VAD frames the user aggregator queues for itself come in two unlinked copies,
+so those are read as state changes, which a copy does not repeat.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
+    ErrorFrame,
+    Frame,
+    FunctionCallCancelFrame,
+    FunctionCallInProgressFrame,
+    FunctionCallResultFrame,
+    InterruptionFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMTextFrame,
+    MetricsFrame,
+    TranscriptionFrame,
+    TTSStartedFrame,
+    TTSStoppedFrame,
+    TTSTextFrame,
+    UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.metrics.metrics import LLMUsageMetricsData, TurnMetricsData
+from pipecat.observers.base_observer import BaseObserver, FrameProcessed, FramePushed
+from pipecat.processors.frame_processor import FrameProcessorSetup
+from pipecat.services.llm_service import LLMService
+
+from ...models import Handoff
+from ._compat import tap_observer
+from ._transport import TransportListener
+
+__all__ = ["Call", "Recorder", "TurnLog"]
+
+_KEY_FRAMES = (
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+    UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
+    InterruptionFrame,
+    TranscriptionFrame,
+    LLMFullResponseStartFrame,
+    LLMFullResponseEndFrame,
+    FunctionCallInProgressFrame,
+    FunctionCallResultFrame,
+    FunctionCallCancelFrame,
+    TTSStartedFrame,
+    TTSStoppedFrame,
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
+    ErrorFrame,
+)
+"""The frames a turn's ``metadata["pipecat"]["events"]`` lists, in order."""
+
+_FAILED = LLMService.FUNCTION_CALL_ERROR_MESSAGE_TEMPLATE.split("{function_name}")
+_MISSING = LLMService.MISSING_FUNCTION_CALL_MESSAGE_TEMPLATE.split("{function_name}")
+
+
+def _is_template(text: Any, parts: list[str]) -> bool:
+    return isinstance(text, str) and text.startswith(parts[0]) and text.endswith(parts[-1])
+
+
+@dataclass
+class Call:
+    """One function call the LLM made."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any] | None
+    turn_index: int | None
+    """The turn that made it (None: the greeting)."""
+    result: Any = None
+    error: str | None = None
+    is_error: bool = False
+    done: bool = False
+    cancelled: bool = False
+
+
+@dataclass
+class TurnLog:
+    """What happened in one turn (or in the greeting, ``index`` None)."""
+
+    index: int | None
+    kind: str
+    """``"audio"``, ``"text"`` or ``"greeting"``."""
+    started_at: float
+    spoken: list[tuple[float, str, bool]] = field(default_factory=list)
+    """TTS text that left the speaker: (time, text, spaces included)."""
+    llm_text: list[tuple[float, str, bool]] = field(default_factory=list)
+    """LLM text that left the speaker (what the reply is without a TTS)."""
+    transcripts: list[str] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    late_results: list[Call] = field(default_factory=list)
+    """Results that arrived in this turn for calls of earlier turns."""
+    user_starts: list[float] = field(default_factory=list)
+    user_stops: list[float] = field(default_factory=list)
+    speech_ends: list[float] = field(default_factory=list)
+    """Where the VAD says the user's speech ended (its stop, less its ``stop_secs``)."""
+    vad_stops: int = 0
+    vad_start_secs: float | None = None
+    """The VAD's ``start_secs``: how much speech it needs before it says the user started."""
+    reactions: list[float] = field(default_factory=list)
+    """When the bot began to respond (an LLM response, a TTS context, speech)."""
+    responses: int = 0
+    first_text_at: float | None = None
+    """When the bot's first reply text of the turn was produced (an LLM token, or TTS text)."""
+    first_audio_at: float | None = None
+    audio: bytearray = field(default_factory=bytearray)
+    audio_rate: int = 0
+    bot_started: list[float] = field(default_factory=list)
+    bot_stopped: list[float] = field(default_factory=list)
+    interruptions: list[float] = field(default_factory=list)
+    """``InterruptionFrame``s that came while the bot was speaking."""
+    errors: list[str] = field(default_factory=list)
+    usage: list[int] = field(default_factory=lambda: [0, 0, 0])
+    """Prompt tokens, completion tokens, LLM requests."""
+    handoffs: list[Handoff] = field(default_factory=list)
+    turn_predictions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[tuple[float, str]] = field(default_factory=list)
+    sent_at: float | None = None
+    """Text turns: when the text was handed to the pipeline."""
+
+    def reply_pieces(self) -> list[tuple[float, str, bool]]:
+        """What the bot said: its TTS text, or its LLM text when nothing went through a TTS."""
+        return self.spoken if self.spoken else self.llm_text
+
+
+def join_text(pieces: list[tuple[float, str, bool]]) -> str:
+    """Text frames joined as Pipecat means them (tokens carry their spaces, TTS text does
+    not), whitespace collapsed."""
+    out = ""
+    for _, text, spaced in pieces:
+        out = out + text if spaced or not out else f"{out} {text}"
+    return " ".join(out.split())
+
+
+class Recorder(BaseObserver, TransportListener):
+    """Observes one pipeline (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="pytest-agent-eval recorder", observe_every_push=False)
+        self.log = TurnLog(index=None, kind="greeting", started_at=time.monotonic())
+        self.worker: Any = None
+        self.pipeline_clock: Any = None
+        self._clock_offset_ns: int | None = None
+        self._siblings: set[int] = set()
+        self._pushed_ids: set[int] = set()
+        self._llm_open: dict[int, int] = {}
+        self._tts_open: dict[int, int] = {}
+        self.bot_speaking = False
+        self.user_turn_open = False
+        self.vad_speaking = False
+        self.calls: dict[str, Call] = {}
+        self.node: str | None = None
+        self.flows = False
+        """True once a Flows FlowManager of this pipeline entered a node."""
+        self._carry: TurnLog | None = None
+        self.changed: Any = None
+        """Called (no arguments) after anything is recorded, to wake whoever waits."""
+
+    # -- turns ----------------------------------------------------------------------------------
+
+    def begin(self, index: int | None, kind: str) -> TurnLog:
+        """Start a new turn's log and return it."""
+        self.log = TurnLog(index=index, kind=kind, started_at=self.now())
+        return self.log
+
+    def carry_spoken_to(self, log: TurnLog | None) -> None:
+        """Until the bot next stops speaking, what it says and plays belongs to ``log`` (the
+        reply being interrupted), not to the turn that interrupts it."""
+        self._carry = log
+
+    def _speaking_log(self) -> TurnLog:
+        carry = self._carry
+        return carry if carry is not None and self.bot_speaking else self.log
+
+    @property
+    def llm_open(self) -> int:
+        """LLM responses started and not ended (nor interrupted)."""
+        return sum(self._llm_open.values())
+
+    @property
+    def tts_open(self) -> int:
+        """TTS contexts started and not stopped (nor interrupted)."""
+        return sum(self._tts_open.values())
+
+    @property
+    def open_calls(self) -> list[Call]:
+        """Function calls still running."""
+        return [c for c in self.calls.values() if not c.done]
+
+    def pending(self) -> str | None:
+        """What the bot is still doing, in words; None when it is done with the turn."""
+        log = self.log
+        if self.vad_speaking:
+            return "the VAD to hear the user's speech end"
+        if self.user_turn_open:
+            return "the pipeline to end the user's turn (its user-turn stop strategy)"
+        running = self.open_calls
+        if running:
+            names = ", ".join(f"{c.name} ({c.call_id})" for c in running)
+            return f"the function call {names} to return"
+        if self.llm_open:
+            return "the LLM to finish its response (LLMFullResponseEndFrame)"
+        if self.tts_open:
+            return "the TTS to finish speaking (TTSStoppedFrame)"
+        if self.bot_speaking:
+            return "the bot to stop speaking (BotStoppedSpeakingFrame)"
+        if log.kind == "greeting":
+            return None
+        anchor = self.anchor()
+        if anchor is None:
+            return "the pipeline to end the user's turn (no UserStoppedSpeakingFrame yet" + (
+                f"; heard so far {' '.join(log.transcripts)!r})" if log.transcripts else ")"
+            )
+        if not any(at >= anchor for at in log.reactions):
+            heard = f" (heard {' '.join(log.transcripts)!r})" if log.kind == "audio" else ""
+            return f"the bot to respond to the user's turn{heard}"
+        return None
+
+    def anchor(self) -> float | None:
+        """The moment the bot's reply must come after: the user's last turn ending (audio), or
+        the text being sent (text)."""
+        log = self.log
+        if log.kind == "text":
+            return log.sent_at
+        return log.user_stops[-1] if log.user_stops else None
+
+    # -- the transport's listener -----------------------------------------------------------------
+
+    def on_setup(self, setup: FrameProcessorSetup) -> None:
+        worker = setup.pipeline_worker
+        if self.worker is None and worker is not None:
+            self.worker = worker
+            self.pipeline_clock = setup.clock
+            if setup.observer is not None:
+                tap_observer(setup.observer, self.pushed, self.processed)
+            else:
+                worker.add_observer(self)
+
+    def on_audio_out(self, audio: bytes, sample_rate: int, channels: int) -> None:
+        log = self._speaking_log()
+        if log.first_audio_at is None:
+            log.first_audio_at = self.now()
+        log.audio_rate = sample_rate
+        log.audio += audio if channels == 1 else _first_channel(audio, channels)
+
+    def on_spoken(self, frame: Frame) -> None:
+        text = getattr(frame, "text", "")
+        if not text:
+            return
+        spaced = bool(getattr(frame, "includes_inter_frame_spaces", False))
+        piece = (self.now(), text, spaced)
+        log = self._speaking_log()
+        if isinstance(frame, TTSTextFrame):
+            log.spoken.append(piece)
+        else:
+            log.llm_text.append(piece)
+        self._changed()
+
+    def on_node(self, before: str | None, after: str | None) -> None:
+        """A Flows FlowManager of this pipeline entered ``after`` (from ``before``)."""
+        if after is None:
+            return
+        if self.flows and after != self.node:
+            self.log.handoffs.append(Handoff(from_agent=self.node, to_agent=after))
+        self.flows = True
+        self.node = after
+        self._changed()
+
+    # -- the observer ---------------------------------------------------------------------------
+
+    def now(self) -> float:
+        """The pipeline clock's time now, in seconds on the same scale as every time recorded
+        (frames are stamped by the pipeline clock; one formula keeps equal instants equal)."""
+        clock = self.pipeline_clock
+        return time.monotonic() if clock is None else self._at_ns(clock.get_time())
+
+    def _at_ns(self, ns: int) -> float:
+        if self._clock_offset_ns is None:
+            clock = self.pipeline_clock
+            reading = clock.get_time() if clock is not None else 0
+            if not reading:  # the pipeline clock starts with the pipeline
+                return time.monotonic()
+            self._clock_offset_ns = time.monotonic_ns() - reading
+        return (ns + self._clock_offset_ns) / 1e9
+
+    def _at(self, data: FramePushed) -> float:
+        return self._at_ns(data.timestamp)
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        if data.first_push:
+            self._first_push(data)
+
+    async def on_process_frame(self, data: FrameProcessed) -> None:
+        self.processed(data)
+
+    def pushed(self, data: FramePushed) -> None:
+        """A processor pushed a frame (every push; the first of each frame counts)."""
+        frame_id = data.frame.id
+        if frame_id in self._pushed_ids:
+            return
+        self._pushed_ids.add(frame_id)
+        self._first_push(data)
+
+    def processed(self, data: FrameProcessed) -> None:
+        """A processor took a frame."""
+        if isinstance(data.frame, InterruptionFrame):
+            # An interrupted service drops its response without ending it.
+            key = id(data.processor)
+            self._llm_open.pop(key, None)
+            self._tts_open.pop(key, None)
+
+    def _first_push(self, data: FramePushed) -> None:
+        frame = data.frame
+        sibling = frame.broadcast_sibling_id
+        if sibling is not None:
+            if sibling in self._siblings:
+                self._siblings.discard(sibling)
+                return
+            self._siblings.add(frame.id)
+        if isinstance(frame, (*_KEY_FRAMES, MetricsFrame)):
+            self._frame(frame, self._at(data), id(data.source))
+        elif (
+            isinstance(frame, LLMTextFrame | TTSTextFrame)
+            and self.log.first_text_at is None
+            and frame.text.strip()
+        ):
+            self.log.first_text_at = self._at(data)
+
+    def _frame(self, frame: Frame, at: float, source: int) -> None:
+        log = self.log
+        if isinstance(frame, _KEY_FRAMES):
+            log.events.append((at, type(frame).__name__))
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self.vad_speaking = True
+            log.vad_start_secs = float(frame.start_secs or 0.0)
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            if self.vad_speaking:
+                self.vad_speaking = False
+                log.vad_stops += 1
+                log.speech_ends.append(at - float(frame.stop_secs or 0.0))
+        elif isinstance(frame, UserStartedSpeakingFrame):
+            if not self.user_turn_open:
+                self.user_turn_open = True
+                log.user_starts.append(at)
+        elif isinstance(frame, UserStoppedSpeakingFrame):
+            if self.user_turn_open:
+                self.user_turn_open = False
+                log.user_stops.append(at)
+        elif isinstance(frame, InterruptionFrame):
+            if self.bot_speaking:
+                log.interruptions.append(at)
+        elif isinstance(frame, TranscriptionFrame):
+            if frame.text and frame.text.strip():
+                log.transcripts.append(frame.text.strip())
+        elif isinstance(frame, LLMFullResponseStartFrame):
+            self._llm_open[source] = self._llm_open.get(source, 0) + 1
+            log.responses += 1
+            log.reactions.append(at)
+        elif isinstance(frame, LLMFullResponseEndFrame):
+            _close(self._llm_open, source)
+        elif isinstance(frame, TTSStartedFrame):
+            self._tts_open[source] = self._tts_open.get(source, 0) + 1
+            log.reactions.append(at)
+        elif isinstance(frame, TTSStoppedFrame):
+            _close(self._tts_open, source)
+        elif isinstance(frame, BotStartedSpeakingFrame):
+            if not self.bot_speaking:
+                self.bot_speaking = True
+                log.bot_started.append(at)
+                log.reactions.append(at)
+        elif isinstance(frame, BotStoppedSpeakingFrame):
+            if self.bot_speaking:
+                self.bot_speaking = False
+                log.bot_stopped.append(at)
+                self._carry = None
+        elif isinstance(frame, FunctionCallInProgressFrame):
+            self._call_started(frame)
+        elif isinstance(frame, FunctionCallResultFrame):
+            self._call_result(frame)
+        elif isinstance(frame, FunctionCallCancelFrame):
+            self._call_cancelled(frame)
+        elif isinstance(frame, ErrorFrame):
+            self._error(frame)
+        elif isinstance(frame, MetricsFrame):
+            self._metrics(frame)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.changed is not None:
+            self.changed()
+
+    def _call_started(self, frame: FunctionCallInProgressFrame) -> None:
+        if frame.tool_call_id in self.calls:
+            return
+        args = dict(frame.arguments) if frame.arguments is not None else None
+        call = Call(frame.tool_call_id, frame.function_name, args, self.log.index)
+        self.calls[frame.tool_call_id] = call
+        self.log.calls.append(call)
+
+    def _call_result(self, frame: FunctionCallResultFrame) -> None:
+        properties = frame.properties
+        if properties is not None and properties.is_final is False:
+            return  # an update of an async call; the call goes on
+        call = self.calls.get(frame.tool_call_id)
+        if call is None:
+            call = Call(frame.tool_call_id, frame.function_name, None, self.log.index)
+            self.calls[frame.tool_call_id] = call
+            self.log.calls.append(call)
+        if call.done:
+            return
+        call.done = True
+        call.result = frame.result
+        if frame.error:
+            call.is_error, call.error = True, frame.error
+        elif _is_template(frame.result, _FAILED) or _is_template(frame.result, _MISSING):
+            call.is_error, call.error = True, str(frame.result)
+        if call.turn_index != self.log.index:
+            self.log.late_results.append(call)
+
+    def _call_cancelled(self, frame: FunctionCallCancelFrame) -> None:
+        call = self.calls.get(frame.tool_call_id)
+        if call is None or call.done:
+            return
+        call.done = call.cancelled = call.is_error = True
+        why = getattr(frame, "error", None)
+        call.error = f"cancelled ({why})" if why else "cancelled"
+        if call.turn_index != self.log.index:
+            self.log.late_results.append(call)
+
+    def _error(self, frame: ErrorFrame) -> None:
+        exception = frame.exception
+        message = str(frame.error)
+        if message.startswith("Error executing function call"):
+            return  # the function raised: its call records it (is_error, error)
+        where = f"{frame.processor}: " if frame.processor is not None else ""
+        detail = f" ({type(exception).__name__})" if exception is not None else ""
+        self.log.errors.append(f"{where}{message}{detail}")
+
+    def _metrics(self, frame: MetricsFrame) -> None:
+        for data in frame.data or []:
+            if isinstance(data, LLMUsageMetricsData):
+                usage = self.log.usage
+                usage[0] += int(data.value.prompt_tokens or 0)
+                usage[1] += int(data.value.completion_tokens or 0)
+                usage[2] += 1
+            elif isinstance(data, TurnMetricsData):
+                self.log.turn_predictions.append(
+                    {"is_complete": bool(data.is_complete), "probability": float(data.probability)}
+                )
+
+
+def _close(open_: dict[int, int], source: int) -> None:
+    left = open_.get(source, 0) - 1
+    if left > 0:
+        open_[source] = left
+    else:
+        open_.pop(source, None)
+
+
+def _first_channel(audio: bytes, channels: int) -> bytes:
+    step = 2 * channels
+    return b"".join(audio[i : i + 2] for i in range(0, len(audio), step))

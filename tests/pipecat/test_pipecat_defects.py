@@ -1,0 +1,267 @@
+"""The defect classes found on the LiveKit side, each tried on Pipecat: a user turn running
+into the next fixture, speech counted in the wrong turn, a latency that is not a number, and
+a fixture that lost its sidecar passing for words it does not say."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corpus_bots import single_bot, smart_turn_bot
+from pipecat.frames.frames import (
+    Frame,
+    TTSSpeakFrame,
+    UserSpeakingFrame,
+    UserStartedSpeakingFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat_support import PHRASES, converse, run, spoken, transcript
+
+from pytest_agent_eval.adapters.pipecat import InProcessTransport, PipecatAdapter
+from pytest_agent_eval.errors import AdapterError, AudioFixtureError
+from pytest_agent_eval.models import AudioCondition, InterruptConfig, Turn
+
+# -- turns split across fixtures ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bot", [single_bot, smart_turn_bot], ids=["speech_timeout", "smart_turn"])
+def test_a_users_turn_never_runs_into_the_next_fixture(bot: Any, phrases: dict[str, Path]) -> None:
+    """No silence after the fixtures, and a stop strategy that waits (smart-turn waits up to
+    3 s of silence for an incomplete sentence): the next fixture still streams only once the
+    pipeline closed the user's turn and the bot answered it, so each turn hears its own words."""
+    script = transcript(
+        spoken("order", phrases), spoken("hello", phrases), spoken("weather", phrases)
+    )
+    _, replies = run(converse(PipecatAdapter(bot, tail_silence_s=0.0), script))
+    assert [r.heard_segments for r in replies] == [
+        [PHRASES["order"]],
+        [PHRASES["hello"]],
+        [PHRASES["weather"]],
+    ]
+    assert [r.metadata["pipecat"]["user_turns"] for r in replies] == [1, 1, 1]
+    assert [r.reply for r in replies] == [
+        "Your order ships tomorrow.",
+        "Hello! How can I help you?",
+        "It is sunny in Paris.",
+    ]
+
+
+# -- speech in the wrong turn -------------------------------------------------------------------
+
+
+def test_a_slow_functions_answer_belongs_to_the_turn_that_called_it(
+    phrases: dict[str, Path],
+) -> None:
+    """get_forecast takes 2 s: its answer comes long after the bot's first silence, and is
+    still turn 1's; the text turn after it hears only its own reply."""
+    script = transcript(spoken("forecast", phrases), Turn(user="Hello!"))
+    _, (first, second) = run(converse(PipecatAdapter(single_bot), script))
+    assert first.reply == "Tomorrow will be rainy."
+    assert [c.outcome for c in first.calls] == ["ok"]
+    assert second.reply == "Hello! How can I help you?"
+    assert second.calls == []
+    assert second.metadata["pipecat"]["late_tool_results"] == []
+
+
+def test_the_greeting_is_not_part_of_turn_one(phrases: dict[str, Path]) -> None:
+    from corpus_bots import GREETING, greeting_bot
+
+    greeting, (first,) = run(
+        converse(PipecatAdapter(greeting_bot), transcript(spoken("hello", phrases)))
+    )
+    assert greeting.text == GREETING
+    assert first.reply == "Hello! How can I help you?"
+    assert first.metadata["pipecat"]["greeting"][0]["text"] == GREETING
+
+
+def test_the_interrupted_words_belong_to_the_interrupted_turn(phrases: dict[str, Path]) -> None:
+    """What the bot says of its reply between the interruption and its stopping is the
+    interrupted turn's, not the interrupting turn's."""
+    script = transcript(
+        spoken("story", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=2000)),
+    )
+    _, (first, second) = run(converse(PipecatAdapter(single_bot), script))
+    assert first.reply and "Once upon a time" in first.reply
+    assert "Once" not in second.reply and second.reply == "Okay, I will stop."
+    assert second.barge_in is not None and second.barge_in.stopped
+    assert second.barge_in.interrupted_text == first.reply
+
+
+def test_an_interruption_at_a_word_cuts_the_reply_there(phrases: dict[str, Path]) -> None:
+    """at_word: the interrupting speech starts as word 8 of the reply leaves the speaker; the
+    reply holds the words said until the bot stopped, word 8 among them, and not the rest."""
+    script = transcript(
+        spoken("story", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, at_word=8)),
+    )
+    _, (first, second) = run(converse(PipecatAdapter(single_bot), script))
+    story = "Once upon a time there was a small robot who lived by the sea."
+    assert first.reply.startswith("Once upon a time there was a small robot")
+    assert len(first.reply.split()) < len(story.split())
+    assert second.barge_in is not None and second.barge_in.stopped
+    assert second.barge_in.interrupted_text == first.reply
+    assert second.barge_in.precondition is None
+
+
+def test_a_reply_that_ends_before_the_interruption_is_due_is_not_a_barge_in(
+    phrases: dict[str, Path],
+) -> None:
+    """Nothing passes for the wrong reason: the reply to "hello" lasts about 2 s, the
+    interruption is due at 6 s; the barge-in is not tested and says why, and the turn runs as
+    an ordinary one."""
+    script = transcript(
+        spoken("hello", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=6000)),
+    )
+    _, (first, second) = run(converse(PipecatAdapter(single_bot), script))
+    assert first.reply == "Hello! How can I help you?"
+    assert second.reply == "Okay, I will stop."
+    assert second.barge_in is not None
+    assert second.barge_in.precondition is not None
+    assert "before the interruption was due (6000 ms into the reply)" in (
+        second.barge_in.precondition
+    )
+
+
+# -- negative latency ------------------------------------------------------------------------------
+
+
+class Impatient(FrameProcessor):
+    """Talks over the caller: once the user has been speaking a moment (the first
+    ``UserSpeakingFrame`` after the interruption that opens the user's turn), it speaks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiting = False
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+        if direction != FrameDirection.DOWNSTREAM:
+            return
+        if isinstance(frame, UserStartedSpeakingFrame):
+            self._waiting = True
+        elif isinstance(frame, UserSpeakingFrame) and self._waiting:
+            self._waiting = False
+            await self.push_frame(TTSSpeakFrame("Are you still there?"))
+
+
+def test_speech_before_the_end_of_the_users_speech_is_no_latency(
+    phrases: dict[str, Path],
+) -> None:
+    """A reply text that comes before the speech it would answer ends fails the turn, instead of
+    handing max_latency_ms a negative number it would pass on."""
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+
+    from pytest_agent_eval.adapters.pipecat import (
+        FixtureTextSTTService,
+        ScriptedLLMService,
+        SynthesizerTTSService,
+    )
+
+    def bot(transport: InProcessTransport) -> Any:
+        from corpus_bots import RULES
+        from pipecat.audio.vad.silero import SileroVADAnalyzer
+        from pipecat.processors.aggregators.llm_context import LLMContext
+        from pipecat.processors.aggregators.llm_response_universal import (
+            LLMContextAggregatorPair,
+            LLMUserAggregatorParams,
+        )
+
+        pair = LLMContextAggregatorPair(
+            LLMContext(), user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+        )
+        pipeline = Pipeline(
+            [
+                transport.input(),
+                FixtureTextSTTService(),
+                pair.user(),
+                Impatient(),
+                ScriptedLLMService(RULES),
+                SynthesizerTTSService(),
+                transport.output(),
+                pair.assistant(),
+            ]
+        )
+        return PipelineWorker(pipeline, params=PipelineParams(enable_metrics=True))
+
+    with pytest.raises(AdapterError) as info:
+        run(converse(PipecatAdapter(bot), transcript(spoken("hello", phrases))))
+    message = str(info.value)
+    assert message.startswith(
+        "turn 1: the bot's first reply text came before the end of the user's"
+    )
+    assert "its latency cannot be measured" in message
+
+
+def test_latency_counts_from_this_turns_own_input(phrases: dict[str, Path]) -> None:
+    """A text turn after an audio one counts from its own sending, never from the speech of
+    the turn before."""
+    script = transcript(spoken("weather", phrases), Turn(user="Hello!"))
+    _, (first, second) = run(converse(PipecatAdapter(single_bot), script))
+    assert first.latency_s is not None and 0.5 < first.latency_s < 3
+    assert second.latency_s is not None and 0 <= second.latency_s < 0.5
+
+
+# -- a lost sidecar passing -------------------------------------------------------------------------
+
+
+def test_a_wav_that_lost_its_sidecar_and_says_something_else_is_refused(
+    phrases: dict[str, Path], tmp_path: Path
+) -> None:
+    """A CI cache that restored *.wav but not the sidecars: a WAV saying "Hello there!" given to
+    a turn whose text is the weather question must not be heard as that question."""
+    wav = tmp_path / "weather.wav"
+    shutil.copy(phrases["hello"], wav)
+    script = transcript(Turn(user=PHRASES["weather"], audio=wav))
+    with pytest.raises(AudioFixtureError) as info:
+        run(converse(PipecatAdapter(single_bot), script))
+    message = str(info.value)
+    assert message.startswith("turn 1: ")
+    assert f"it was synthesized from {PHRASES['hello']!r}, not from {PHRASES['weather']!r}" in (
+        message
+    )
+    assert "WhisperSTT" in message
+
+
+def test_a_wav_that_lost_its_sidecar_but_says_the_words_is_heard(
+    phrases: dict[str, Path], tmp_path: Path
+) -> None:
+    """Without its sidecar, the key the synthesizer wrote inside the WAV proves the words."""
+    wav = tmp_path / "hello.wav"
+    shutil.copy(phrases["hello"], wav)
+    (reply,) = run(
+        converse(PipecatAdapter(single_bot), transcript(Turn(user=PHRASES["hello"], audio=wav)))
+    )[1]
+    assert reply.heard == PHRASES["hello"]
+
+
+def test_a_recording_proves_nothing(phrases: dict[str, Path], tmp_path: Path) -> None:
+    import soundfile
+
+    wav = tmp_path / "recorded.wav"
+    data, rate = soundfile.read(str(phrases["hello"]), dtype="int16")
+    soundfile.write(str(wav), data, rate, subtype="PCM_16")
+    with pytest.raises(AudioFixtureError, match=r"it is a recording .*WhisperSTT"):
+        run(
+            converse(PipecatAdapter(single_bot), transcript(Turn(user=PHRASES["hello"], audio=wav)))
+        )
+
+
+def test_fixture_text_is_refused_under_audio_conditions(phrases: dict[str, Path]) -> None:
+    """Under noise, an STT that does not listen would hear every word: refused, naming the
+    turn and an STT that listens."""
+    turn = Turn(
+        user=PHRASES["hello"],
+        audio=phrases["hello"],
+        conditions=[AudioCondition("noise", {"color": "white", "snr_db": 5})],
+    )
+    with pytest.raises(AdapterError) as info:
+        run(converse(PipecatAdapter(single_bot), transcript(turn)))
+    message = str(info.value)
+    assert "turn 1: audio conditions (noise(" in message
+    assert "FixtureTextSTTService" in message and "WhisperSTTService()" in message
