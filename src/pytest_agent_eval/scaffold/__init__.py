@@ -213,8 +213,10 @@ def _extra_installed(extra: str) -> bool:
         except InvalidRequirement:
             continue
         marker = requirement.marker
-        if marker is not None and marker.evaluate({"extra": extra}) and not marker.evaluate(
-            {"extra": ""}
+        if (
+            marker is not None
+            and marker.evaluate({"extra": extra})
+            and not marker.evaluate({"extra": ""})
         ):
             wanted.append(requirement)
     for requirement in wanted:
@@ -411,9 +413,7 @@ def scaffold(target: Path, adapter: str) -> ScaffoldResult:
             conftest = conftest.replace(
                 f"from {AGENT_MODULE} import", f"from .{AGENT_MODULE} import"
             )
-        _write_new(
-            target, f"tests/{AGENT_MODULE}.py", _template(choice.agent_module), result.steps
-        )
+        _write_new(target, f"tests/{AGENT_MODULE}.py", _template(choice.agent_module), result.steps)
     _write_new(target, "tests/conftest.py", conftest, result.steps)
     if pyproject_text is not None:
         write_atomic(target / "pyproject.toml", pyproject_text)
