@@ -78,7 +78,6 @@ def test_the_install_step_installs_this_version_from_its_repository() -> None:
     assert {"livekit", "xdist"} <= extras <= set(project["optional-dependencies"])
     # And it says why, so nobody "simplifies" it back to the bare name.
     assert "not on the package index yet" in WORKFLOW.read_text()
-    )
 
 
 def test_the_workflow_is_well_formed() -> None:
