@@ -17,6 +17,8 @@ from .records import EvalRecord, ReportData
 
 __all__ = [
     "AGENT_SPEECH_LABEL",
+    "COLLECTION_STOPPED",
+    "INTERRUPTED",
     "NO_RESULT",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
@@ -44,6 +46,7 @@ __all__ = [
     "latency_lines",
     "score_fact",
     "session_facts",
+    "session_notice",
     "shorten",
     "shown_markers",
     "side_by_side",
@@ -56,6 +59,55 @@ NO_RESULT = (
     "is its verdict.",
 )
 """What a report says of an eval without a result: errored (index 0) or passed (index 1)."""
+
+INTERRUPTED = "Interrupted: the session was stopped (Ctrl-C) before every eval ran."
+"""The first words of every report of an interrupted session."""
+
+COLLECTION_STOPPED = "before any test ran: {count} file(s) failed to load"
+"""How a session stopped by collection errors was cut short (``stopped``, ``{count}`` filled
+in): pytest runs no test at all when a file fails to collect, unless
+``--continue-on-collection-errors`` is given."""
+
+
+def session_notice(data: ReportData) -> tuple[str, list[tuple[str, list[str]]]] | None:
+    """What every report says first when the session did not run every eval: a headline, then
+    lists under their titles (the files that failed to load, with why; the evals that did not
+    run); None for a session that ran everything it collected."""
+    loads = [_load_error_line(nodeid, error) for nodeid, error in data.load_errors]
+    lists: list[tuple[str, list[str]]] = []
+    if loads:
+        lists.append((f"{len(loads)} file(s) failed to load:", loads))
+    stopped = data.stopped or "by Ctrl-C"
+    if data.interrupted and loads and stopped.startswith("before any test ran"):
+        head = (
+            f"No eval ran: {len(loads)} file(s) failed to load, and pytest runs no test when "
+            "collection fails. Fix them, or pass --continue-on-collection-errors to run the "
+            "other tests."
+        )
+        if data.not_run:
+            lists.append((f"{len(data.not_run)} eval(s) did not run:", list(data.not_run)))
+    elif data.interrupted:
+        head = (
+            INTERRUPTED
+            if stopped == "by Ctrl-C"
+            else f"Interrupted: the session stopped {stopped} before every eval ran."
+        )
+        if data.not_run:
+            lists.append(
+                (f"{len(data.not_run)} eval(s) never ran or never finished:", list(data.not_run))
+            )
+    elif loads:
+        head = "Not every eval ran: the evals of the file(s) below did not load."
+    else:
+        return None
+    return head, lists
+
+
+def _load_error_line(nodeid: str, error: str) -> str:
+    """``tests/evals/bad.yaml:5: invalid YAML ...``: the error as it names its file, else
+    prefixed with the node id."""
+    return error if error.startswith(nodeid) else f"{nodeid}: {error}"
+
 
 SCORE_DECIMALS = 2
 """Scores are fractions of a few runs; two decimals tell 2/3 from 3/4 without false precision."""
@@ -281,6 +333,8 @@ def session_facts(data: ReportData) -> list[str]:
         if data.complete
         else f"session complete: no (stopped {data.stopped or 'by Ctrl-C'})"
     )
+    if data.load_errors:
+        facts.append(f"files that failed to load: {len(data.load_errors)}")
     return facts
 
 

@@ -46,12 +46,13 @@ from ._format import (
     latency_lines,
     score_fact,
     session_facts,
+    session_notice,
     shorten,
     shown_markers,
     side_by_side,
     verdict_label,
 )
-from .markdown import NOTHING_RAN, interrupted_lines
+from .markdown import NOTHING_RAN
 from .records import EvalRecord, ReportData
 from .results_file import BASELINE_HEADER, baseline_rows
 
@@ -654,12 +655,11 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
 
 
 def _interrupted_html(data: ReportData) -> str:
-    lines = interrupted_lines(data)
-    if not lines:
+    notice = session_notice(data)
+    if notice is None:
         return ""
-    head, *rest = lines
+    head, lists = notice
     body = f"<strong>{_e(head)}</strong>"
-    if rest:
-        items = "".join(f"<li>{_e(n)}</li>" for n in rest[1:])
-        body += f"<p>{_e(rest[0])}</p><ul>{items}</ul>"
+    for title, items in lists:
+        body += f"<p>{_e(title)}</p><ul>{''.join(f'<li>{_e(n)}</li>' for n in items)}</ul>"
     return f'<section id="interrupted" class="missing" role="alert">{body}</section>'

@@ -110,6 +110,7 @@ def results_document(data: ReportData) -> dict[str, Any]:
         "agent_models": list(data.agent_models),
         "judge_models": list(data.judge_models),
         "seeds": {what: value for what, value in data.seeds},
+        "load_errors": [{"nodeid": nodeid, "error": error} for nodeid, error in data.load_errors],
         "evals": [_eval_entry(r) for r in data.records],
     }
 
