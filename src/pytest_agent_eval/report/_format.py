@@ -129,18 +129,27 @@ def fmt_rate(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def fmt_seconds(value: float | None) -> str:
-    """``0.42 s``, ``12.3 s``, or ``–``."""
+def _second_decimals(*values: float | None) -> int:
+    """Two decimals under 10 s, one from there: the same for every value shown together."""
+    return 2 if max((v for v in values if v is not None), default=0.0) < 10 else 1
+
+
+def fmt_seconds(value: float | None, *, like: float | None = None) -> str:
+    """``0.42 s``, ``12.3 s``, or ``–``; with ``like``, as many decimals as ``like`` gets
+    (values shown side by side read alike: ``p50 9.9 s, p95 15.9 s``)."""
     if value is None:
         return "–"
-    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+    return f"{value:.{_second_decimals(value, like)}f} s"
 
 
 def fmt_latency(result: TranscriptResult | None) -> str:
-    """The median and p95 turn latency of a voice transcript (``0.40/0.60 s``), or ``–``."""
+    """The median and p95 turn latency of a voice transcript, in one format (``0.40/0.60 s``,
+    ``15.9/15.9 s``), or ``–``."""
     if result is None or result.p95_latency_s is None:
         return "–"
-    return f"{result.p50_latency_s or 0.0:.2f}/{fmt_seconds(result.p95_latency_s)}"
+    p50, p95 = result.p50_latency_s or 0.0, result.p95_latency_s
+    decimals = _second_decimals(p50, p95)
+    return f"{p50:.{decimals}f}/{p95:.{decimals}f} s"
 
 
 def score_fact(result: TranscriptResult) -> str:
@@ -157,9 +166,10 @@ def score_fact(result: TranscriptResult) -> str:
 def latency_fact(result: TranscriptResult) -> str:
     """``p95 turn latency 0.60 s (p50 0.40 s, over 6 voice turns)``, for a transcript that
     measured latency."""
+    p50, p95 = result.p50_latency_s, result.p95_latency_s
     return (
-        f"p95 turn latency {fmt_seconds(result.p95_latency_s)} (p50 "
-        f"{fmt_seconds(result.p50_latency_s)}, over {len(result.turn_latencies_s)} voice turns)"
+        f"p95 turn latency {fmt_seconds(p95, like=p50)} (p50 {fmt_seconds(p50, like=p95)}, "
+        f"over {len(result.turn_latencies_s)} voice turns)"
     )
 
 
@@ -169,13 +179,15 @@ def latency_lines(result: TranscriptResult) -> list[str]:
     if result.p95_latency_s is None:
         return []
     values = result.turn_latencies_s
+    p50_all, p95_all = result.p50_latency_s, result.p95_latency_s
     lines = [
-        f"latency p50 {fmt_seconds(result.p50_latency_s)}, p95 "
-        f"{fmt_seconds(result.p95_latency_s)} over {len(values)} voice turn(s)"
+        f"latency p50 {fmt_seconds(p50_all, like=p95_all)}, p95 "
+        f"{fmt_seconds(p95_all, like=p50_all)} over {len(values)} voice turn(s)"
     ]
     for index, count, p50, p95 in result.turn_latency_percentiles():
         lines.append(
-            f"turn {index + 1}: p50 {fmt_seconds(p50)}, p95 {fmt_seconds(p95)} over {count} run(s)"
+            f"turn {index + 1}: p50 {fmt_seconds(p50, like=p95)}, p95 "
+            f"{fmt_seconds(p95, like=p50)} over {count} run(s)"
         )
     return lines
 

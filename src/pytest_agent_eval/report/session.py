@@ -176,8 +176,9 @@ class AgentEvalReporter:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.data is None:
             return
+        width = terminalreporter.config.get_terminal_writer().fullwidth
         for title, lines in (
-            ("agent eval summary", summary_lines(self.data)),
+            ("agent eval summary", summary_lines(self.data, width=width)),
             ("group summary", group_summary_lines(self.data)),
         ):
             if lines:
