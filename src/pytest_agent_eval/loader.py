@@ -985,6 +985,8 @@ def _build(
 ) -> Transcript:
     base = path.parent
     turns = [_build_turn(t, i, base, lines, audio.turns[i]) for i, t in enumerate(data["turns"])]
+    for index, (turn, raw) in enumerate(zip(turns, data["turns"], strict=True)):
+        turn.locations = _turn_locations(raw, index, lines, path.name)
     for index, turn in enumerate(turns):
         if turn.audio is not None:
             _check_audio_inside(Path(turn.audio), index, audio_roots, path, lines, data)
@@ -1003,7 +1005,30 @@ def _build(
         seed=int(data.get("seed", 0)),
         **_key_values(Transcript, transcript_keys(), data),
         turn_timeout_s=data.get("turn_timeout_s"),
+        locations={
+            key.name: f"{path.name}:{lines.line((key.name,))}"
+            for key in transcript_keys()
+            if key.name in data
+        },
     )
+
+
+def _turn_locations(
+    raw: Mapping[str, Any], index: int, lines: _LineIndex, file_name: str
+) -> dict[str, str]:
+    """``file:line`` of each check key of one turn (`Turn.locations`): every ``expect:`` key,
+    each entry of a list of entries (``expect.tool_calls_args[1]``), and the turn-level keys."""
+    at: _Path = ("turns", index)
+    found: dict[str, int | None] = {}
+    for name, value in (raw.get("expect") or {}).items():
+        found[f"expect.{name}"] = lines.line((*at, "expect", name))
+        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+            for j in range(len(value)):
+                found[f"expect.{name}[{j}]"] = lines.line((*at, "expect", name, j))
+    for key in turn_keys():
+        if key.name in raw:
+            found[key.name] = lines.line((*at, key.name))
+    return {key: f"{file_name}:{line}" for key, line in found.items() if line is not None}
 
 
 def _key_values(

@@ -113,6 +113,7 @@ EXPORTS: dict[str, list[str]] = {
     "_text": [
         "TOOL_ARGS_MAX_CHARS",
         "clip",
+        "clip_middle",
         "compact_json",
         "did_you_mean",
         "format_tool_call",
@@ -590,12 +591,16 @@ EXPORTS: dict[str, list[str]] = {
         "rejects_temperature",
     ],
     "evaluators.base": [
+        "CheckSource",
         "DeterministicEvaluator",
         "Evaluator",
         "evaluate_safely",
         "evaluator_name",
+        "located",
         "shorten",
+        "source_of",
         "unobserved",
+        "with_source",
     ],
     "evaluators.contains": [
         "ContainsEvaluator",
@@ -624,6 +629,7 @@ EXPORTS: dict[str, list[str]] = {
     "evaluators.tools": [
         "ToolCallArgsEvaluator",
         "ToolCallEvaluator",
+        "args_differences",
         "describe_calls",
         "is_subsequence",
     ],
@@ -667,6 +673,7 @@ EXPORTS: dict[str, list[str]] = {
         "ExpectKey",
         "Expectation",
         "Problem",
+        "keyed",
         "no_evaluators",
         "no_greeting_checks",
         "no_result_checks",
@@ -712,6 +719,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "expectations.tool_calls": [
         "EXPECTATION",
+        "ToolOrderEvaluator",
     ],
     "expectations.tool_outcome": [
         "EXPECTATION",
@@ -799,6 +807,8 @@ EXPORTS: dict[str, list[str]] = {
     "report": [],
     "report._format": [
         "AGENT_SPEECH_LABEL",
+        "COLLECTION_STOPPED",
+        "INTERRUPTED",
         "NO_RESULT",
         "SCORE_DECIMALS",
         "TOOL_ARGS_MAX_CHARS",
@@ -826,12 +836,14 @@ EXPORTS: dict[str, list[str]] = {
         "latency_lines",
         "score_fact",
         "session_facts",
+        "session_notice",
         "shorten",
         "shown_markers",
         "side_by_side",
         "verdict_label",
     ],
     "report.account": [
+        "failure_headline",
         "format_account",
         "format_score_line",
     ],
@@ -863,6 +875,11 @@ EXPORTS: dict[str, list[str]] = {
     "report.not_live": [
         "NotLiveSummary",
         "not_live_line",
+    ],
+    "report.progress": [
+        "LiveProgress",
+        "MIN_INTERVAL_S",
+        "live_progress",
     ],
     "report.records": [
         "EvalRecord",
@@ -917,8 +934,10 @@ EXPORTS: dict[str, list[str]] = {
         "Step",
         "build_parser",
         "main",
+        "missing_requirement",
         "resolve_adapter",
         "scaffold",
+        "template_imports",
     ],
     "schema": [
         "PACKAGED_SCHEMA",

@@ -488,7 +488,7 @@ def _checks_html(evaluations: list[EvalResult]) -> str:
         cls = "err" if ev.errored else ("ok" if ev.passed else "no")
         extra = " (errored)" if ev.errored else ""
         reason = f": {_t(ev.reasoning)}" if ev.reasoning else ""
-        items.append(f'<li class="{cls}"><b>{_e(ev.name or "check")}</b>{extra}{reason}</li>')
+        items.append(f'<li class="{cls}"><b>{_e(ev.label)}</b>{extra}{reason}</li>')
     return f'<ul class="checks">{"".join(items)}</ul>'
 
 
@@ -558,7 +558,7 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
             facts.append(f"Variant: {_e(res.variant)}")
         for check in res.checks:
             status = "errored" if check.errored else ("passed" if check.passed else "failed")
-            facts.append(f"{_e(check.name)} {status}: {_e(check.reasoning)}")
+            facts.append(f"{_e(check.label)} {status}: {_e(check.reasoning)}")
         latency = latency_lines(res)
         if latency:
             facts.append(_e(latency_fact(res)))

@@ -287,7 +287,7 @@ def _evaluation_lines(evaluations: list[EvalResult]) -> list[str]:
     lines = []
     for ev in evaluations:
         icon = "⚠️ errored" if ev.errored else ("✅" if ev.passed else "❌")
-        name = md_escape(ev.name or "check")
+        name = md_escape(ev.label)
         reason = f" — {md_escape(ev.reasoning)}" if ev.reasoning else ""
         lines.append(f"- {icon} {name}{reason}")
     return lines
@@ -355,7 +355,7 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
         lines.append(f"- Variant: {md_escape(res.variant)}")
     for check in res.checks:
         icon = "⚠️ errored" if check.errored else ("✅" if check.passed else "❌")
-        lines.append(f"- {icon} {md_escape(check.name)} — {md_escape(check.reasoning)}")
+        lines.append(f"- {icon} {md_escape(check.label)} — {md_escape(check.reasoning)}")
     latency = latency_lines(res)
     if latency:
         lines.append(f"- {latency_fact(res)}")
