@@ -1534,7 +1534,10 @@ def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float
     denom = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # At 0/N and N/N the interval touches 0 and 1 exactly; floating point leaves 5.55e-17.
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= trials else min(1.0, centre + half)
+    return (low, high)
 
 
 @dataclass
