@@ -130,3 +130,19 @@ def test_a_transcript_built_in_python_names_the_key_without_a_line(project: Proj
             )
         ]
     )
+
+
+def test_a_long_error_is_cut_in_its_middle_never_before_its_fix(project: Project) -> None:
+    # Errors end with their fix (ours always do); a long one used to be cut at 400 characters.
+    detail = "the upstream service said: " + "no slot, " * 250
+    project.agent(f"raise RuntimeError({detail!r} + 'fix: book through the phone line')\n")
+    project.transcript("booking", "id: booking\nturns:\n  - user: hi\n")
+
+    result = project.run_live()
+
+    result.assert_outcomes(failed=1)
+    (line,) = [s for s in result.outlines if s.startswith("      error: RuntimeError")]
+    assert "the upstream service said: no slot" in line
+    assert " … " in line  # the middle went
+    assert "fix: book through the phone line" in line
+    assert len(line) < 1600
