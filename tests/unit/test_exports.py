@@ -513,6 +513,7 @@ EXPORTS: dict[str, list[str]] = {
         "turn_conditions",
     ],
     "config": [
+        "ConfigWarning",
         "DEFAULT_CONCURRENCY",
         "DEFAULT_JUDGE_MAX_CHARS",
         "DEFAULT_JUDGE_MODEL",
@@ -531,6 +532,7 @@ EXPORTS: dict[str, list[str]] = {
         "parse_bool_env",
         "parse_settings",
         "session_settings",
+        "warn_about_config",
     ],
     "errors": [
         "AdapterError",
@@ -897,7 +899,9 @@ EXPORTS: dict[str, list[str]] = {
         "BaselineComparison",
         "BaselineError",
         "EvalChange",
+        "RATE_DECIMALS",
         "RESULTS_SCHEMA_VERSION",
+        "SECONDS_DECIMALS",
         "SIGNIFICANCE",
         "baseline_rows",
         "compare_with_baseline",
