@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "TOOL_ARGS_MAX_CHARS",
     "clip",
+    "clip_middle",
     "compact_json",
     "did_you_mean",
     "format_tool_call",
@@ -46,6 +47,18 @@ def clip(text: str, limit: int) -> str:
     """``text`` on one line (runs of whitespace become one space) without control sequences,
     then `shorten`-ed."""
     return shorten(" ".join(strip_controls(str(text)).split()), limit)
+
+
+def clip_middle(text: str, limit: int, *, marker: str = " … ") -> str:
+    """``text`` on one line, as `clip` makes it, cut in the middle when it is longer than
+    ``limit``: its start (what happened) and its end (the fix, where our messages put it)
+    both stay."""
+    flat = " ".join(strip_controls(str(text)).split())
+    if len(flat) <= limit:
+        return flat
+    keep = max(0, limit - len(marker))
+    head = keep // 2
+    return flat[:head] + marker + flat[len(flat) - (keep - head) :]
 
 
 def short_repr(value: Any, limit: int) -> str:

@@ -30,7 +30,7 @@ from .expansion import expand, id_suffix
 from .fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
 from .loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
 from .models import Transcript
-from .report.account import format_account
+from .report.account import failure_headline, format_account
 
 __all__ = [
     "TranscriptFile",
@@ -234,7 +234,11 @@ class TranscriptItem(pytest.Function):
         records = self.stash.get(records_key, [])
         if excinfo.errisinstance(AssertionError) and records:
             result = records[-1].result
-            return f"{excinfo.value}\n{format_account(result)}"
+            # First the first failed check: pytest's short summary shows this line, cut to
+            # the terminal's width. Then the earlier package's words and the account.
+            head = failure_headline(result)
+            lines = [head] if head else []
+            return "\n".join([*lines, str(excinfo.value), format_account(result)])
         if excinfo.errisinstance(pytest.FixtureLookupError) and AGENT_FIXTURE in str(excinfo.value):
             return MISSING_AGENT_MESSAGE
         return super().repr_failure(excinfo)

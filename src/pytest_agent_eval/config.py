@@ -13,6 +13,7 @@ Field names of `Settings` are the ``[tool.agent_eval]`` keys as users write them
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_TURN_TIMEOUT_S",
     "LIMITS",
     "SUBSET_GATES_CHOICES",
+    "ConfigWarning",
     "GateConfig",
     "JudgeSettings",
     "PytestConfigLike",
@@ -46,6 +48,7 @@ __all__ = [
     "parse_bool_env",
     "parse_settings",
     "session_settings",
+    "warn_about_config",
 ]
 
 DEFAULT_JUDGE_MODEL = "openai:gpt-4o"
@@ -433,7 +436,77 @@ def load_settings(rootdir: Path, pyproject: Path | None = None) -> tuple[Setting
     table = data.get("tool", {}).get("agent_eval", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.agent_eval] must be a table")
-    return parse_settings(table, rootdir=path.parent, source=f"{path.name} [tool.agent_eval]")
+    settings, warnings = parse_settings(
+        table, rootdir=path.parent, source=f"{path.name} [tool.agent_eval]"
+    )
+    text = path.read_text(encoding="utf-8")
+    return settings, [ConfigWarning(w, path, _warned_line(w, text)) for w in warnings]
+
+
+class ConfigWarning(str):
+    """A warning about ``[tool.agent_eval]`` (an unknown key): its text, and the file and line
+    it is about, so pytest shows it there rather than at the line of this package that
+    issued it (see `warn_about_config`)."""
+
+    path: Path | None
+    line: int | None
+
+    def __new__(cls, text: str, path: Path | None = None, line: int | None = None) -> ConfigWarning:
+        made = super().__new__(cls, text)
+        made.path, made.line = path, line
+        return made
+
+
+_UNKNOWN_KEY = re.compile(r"\[tool\.agent_eval\]((?:\.[^:]+)?): unknown key '([^']+)'")
+
+
+def _warned_line(warning: str, text: str) -> int | None:
+    """The line of the key an unknown-key warning names: under the table it is in (``[tool.
+    agent_eval.voice]``) when that table has a header, else the first line that sets the key
+    after ``[tool.agent_eval``; None when it cannot be found."""
+    match = _UNKNOWN_KEY.search(warning)
+    if match is None:
+        return None
+    tables, key = match.group(1), match.group(2)
+    lines = text.splitlines()
+    header = re.compile(r"^\s*\[\s*tool\.agent_eval" + re.escape(tables) + r"\s*\]")
+    sets_key = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+    start = next((i for i, line in enumerate(lines) if header.match(line)), None)
+    if start is None:
+        start = next((i for i, line in enumerate(lines) if "[tool.agent_eval" in line), 0)
+    for number in range(start, len(lines)):
+        if sets_key.match(lines[number]):
+            return number + 1
+    return None
+
+
+def warn_about_config(config: Any, warning: str) -> None:
+    """Issue ``warning`` as pytest's config-time `pytest.PytestConfigWarning`: filtered by
+    ``-W`` and ``filterwarnings`` as pytest's own are, and shown at the file and line it is
+    about (``pyproject.toml:7``, with that line quoted) when it knows them."""
+    import pytest
+
+    issued = pytest.PytestConfigWarning(str(warning))
+    path, line = getattr(warning, "path", None), getattr(warning, "line", None)
+    try:
+        if path is None or not line:
+            config.issue_config_time_warning(issued, stacklevel=2)
+            return
+        # pytest places a config-time warning at the frame `stacklevel` up from its own call:
+        # make that frame one whose code reports the pyproject line, so the summary points the
+        # user at the key to fix instead of at this package.
+        code = compile("\n" * (line - 1) + "issue(issued, stacklevel=2)", str(path), "exec")
+        exec(
+            code,
+            {"__name__": path.name, "issue": config.issue_config_time_warning, "issued": issued},
+        )
+    except pytest.PytestConfigWarning as exc:  # -W error or filterwarnings made it an error
+        where = f"{path}:{line}: " if path is not None and line else ""
+        said = str(exc).removesuffix("; it is ignored")
+        raise pytest.UsageError(
+            f"{where}{said}; fix or remove it (this warning is an error here: -W or "
+            "filterwarnings turns PytestConfigWarning into errors)"
+        ) from None
 
 
 def parse_bool_env(name: str, environ: Mapping[str, str] | None = None) -> bool | None:

@@ -22,6 +22,7 @@ from .conditions import turn_conditions
 from .config import SessionSettings
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
+from .report.progress import live_progress
 from .runner import RunSettings, run_transcript
 
 __all__ = [
@@ -241,12 +242,22 @@ class AgentEval:
         settings = RunSettings.from_settings(
             self._session.settings, judge_model=judge_model, turn_timeout_s=turn_timeout_s
         )
+        progress = live_progress(self._request.config, resolved.runs, len(resolved.turns))
         try:
-            result = await run_transcript(resolved, adapter, settings=settings)
+            result = await run_transcript(
+                resolved,
+                adapter,
+                settings=settings,
+                on_run_done=progress.run_done if progress else None,
+                on_turn_start=progress.turn_start if progress else None,
+            )
         except AgentEvalError as exc:  # bad input found before any run: say it short
             failure = _naming_transcript(str(exc), resolved)
         else:
             failure = None
+        finally:
+            if progress is not None:
+                progress.close()
         if failure is not None:  # outside the except: no "during handling" second copy
             refuse(self._request.node, failure)
         record_result(

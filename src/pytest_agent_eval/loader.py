@@ -506,15 +506,69 @@ def _parse(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
             context = f" ({exc.context}{at})"
         # "invalid YAML at line N": the earlier package's words, which CI logs are searched for.
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise TranscriptError(
-            f"{where}: invalid YAML{at}: {problem}{context}"
-            + "; check indentation and quoting (quote strings containing ': ' or '#')"
-        ) from exc
+        fix = _yaml_fix(problem, exc.context or "", mark, exc.context_mark, text)
+        raise TranscriptError(f"{where}: invalid YAML{at}: {problem}{context}; {fix}") from exc
     except yaml.YAMLError as exc:
         raise TranscriptError(f"{path}: invalid YAML: {exc}") from exc
     finally:
         loader.dispose()
     return node, data
+
+
+def _yaml_fix(problem: str, context: str, mark: Any, started: Any, text: str) -> str:
+    """What to do about a YAML syntax error, said beside YAML's own words: the fix for the
+    mistakes transcripts are known to make (a regex's backslash in double quotes, a tab), else
+    where to look."""
+    lines = text.splitlines()
+    line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
+    column = mark.column if mark is not None else 0
+    if "unknown escape" in problem:
+        escape = line[column : column + 2] if line[column : column + 1] == "\\" else "\\d"
+        quoted = _double_quoted_at(lines, started) or f'"{escape}"'
+        inner = quoted[1:-1]
+        single = "'" + inner.replace("'", "''") + "'"
+        doubled = '"' + inner.replace("\\", "\\\\") + '"'
+        return (
+            f"inside double quotes a backslash starts an escape, and {escape} is not one: write "
+            f"{doubled} (each backslash doubled) or use single quotes, in which a backslash is "
+            f"just a backslash: {single}"
+        )
+    if "tab" in problem or line[column : column + 1] == "\t":
+        return (
+            f"there is a tab at line {mark.line + 1 if mark is not None else '?'}: YAML indents "
+            "with spaces, never tabs; replace the tab with spaces"
+        )
+    if "cannot start any token" in problem and line[column : column + 1]:
+        return f"a plain value cannot start with {line[column]!r}: put the value in quotes"
+    if "mapping values are not allowed" in problem:
+        return (
+            "a value holds ': ' (put the value in quotes), or this line is indented deeper than "
+            "the key it belongs to (align it)"
+        )
+    if "quoted scalar" in context and "end of stream" in problem:
+        return "a quoted string is never closed: add its closing quote"
+    return (
+        "check indentation (spaces, the same for each item of a list) and quoting (quote "
+        "strings containing ': ' or '#'; inside single quotes write ' as '')"
+    )
+
+
+def _double_quoted_at(lines: list[str], started: Any) -> str | None:
+    """The double-quoted scalar that starts at ``started``, when it ends on the same line."""
+    if started is None or started.line >= len(lines):
+        return None
+    line = lines[started.line]
+    if line[started.column : started.column + 1] != '"':
+        return None
+    end = started.column + 1
+    while end < len(line):
+        if line[end] == "\\":
+            end += 2
+            continue
+        if line[end] == '"':
+            return line[started.column : end + 1]
+        end += 1
+    return None
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -931,6 +985,8 @@ def _build(
 ) -> Transcript:
     base = path.parent
     turns = [_build_turn(t, i, base, lines, audio.turns[i]) for i, t in enumerate(data["turns"])]
+    for index, (turn, raw) in enumerate(zip(turns, data["turns"], strict=True)):
+        turn.locations = _turn_locations(raw, index, lines, path.name)
     for index, turn in enumerate(turns):
         if turn.audio is not None:
             _check_audio_inside(Path(turn.audio), index, audio_roots, path, lines, data)
@@ -949,7 +1005,30 @@ def _build(
         seed=int(data.get("seed", 0)),
         **_key_values(Transcript, transcript_keys(), data),
         turn_timeout_s=data.get("turn_timeout_s"),
+        locations={
+            key.name: f"{path.name}:{lines.line((key.name,))}"
+            for key in transcript_keys()
+            if key.name in data
+        },
     )
+
+
+def _turn_locations(
+    raw: Mapping[str, Any], index: int, lines: _LineIndex, file_name: str
+) -> dict[str, str]:
+    """``file:line`` of each check key of one turn (`Turn.locations`): every ``expect:`` key,
+    each entry of a list of entries (``expect.tool_calls_args[1]``), and the turn-level keys."""
+    at: _Path = ("turns", index)
+    found: dict[str, int | None] = {}
+    for name, value in (raw.get("expect") or {}).items():
+        found[f"expect.{name}"] = lines.line((*at, "expect", name))
+        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+            for j in range(len(value)):
+                found[f"expect.{name}[{j}]"] = lines.line((*at, "expect", name, j))
+    for key in turn_keys():
+        if key.name in raw:
+            found[key.name] = lines.line((*at, key.name))
+    return {key: f"{file_name}:{line}" for key, line in found.items() if line is not None}
 
 
 def _key_values(

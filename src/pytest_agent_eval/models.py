@@ -520,6 +520,10 @@ class Turn:
         conditions: Audio conditions of this turn, applied before the transcript's and the
             variant's (see `pytest_agent_eval.conditions`).
         interrupt: This turn speaks over the agent's reply to the turn before (barge-in).
+        locations: Where each key of the turn is written, when loaded from YAML:
+            ``{"expect.reply_contains_all": "weather.yaml:11", "expect.tool_calls_args[0]":
+            "weather.yaml:13"}``; a failed check names its line from it. Empty for a turn built
+            in Python, whose checks are named by their key alone.
     """
 
     user: str
@@ -529,6 +533,7 @@ class Turn:
     line: int | None = None
     conditions: list[AudioCondition] = field(default_factory=list)
     interrupt: InterruptConfig | None = None
+    locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass
@@ -563,6 +568,8 @@ class Transcript:
         cases: The dataset this transcript is a template for, each case its own test (see
             `pytest_agent_eval.expansion`); empty: no dataset.
         case: The id of the case this transcript is (set by expansion), or None.
+        locations: Where each top-level check key is written (``{"greeting": "a.yaml:3"}``),
+            when loaded from YAML; see `Turn.locations`.
     """
 
     id: str
@@ -585,6 +592,7 @@ class Transcript:
     turn_timeout_s: float | None = None
     cases: list[Case] = field(default_factory=list)
     case: str | None = None
+    locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up
@@ -1250,6 +1258,11 @@ class EvalResult:
         usage: Tokens the evaluator spent (judges).
         model: Id of the model that gave the verdict (judges), when known: reports name it
             and price its tokens.
+        key: The transcript key the check comes from, as a path
+            (``turns[0].expect.reply_contains_all``), filled in by the runner for the checks a
+            transcript declares; None for the user's own evaluators.
+        location: Where that key is written (``weather.yaml:11``), for a transcript loaded
+            from YAML; None otherwise.
     """
 
     passed: bool
@@ -1258,6 +1271,16 @@ class EvalResult:
     errored: bool = False
     usage: Usage | None = None
     model: str | None = None
+    key: str | None = None
+    location: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How reports name the check: ``turns[0].expect.reply_contains_all (weather.yaml:11)``,
+        its key alone without a location, else the evaluator's name."""
+        if self.key and self.location:
+            return f"{self.key} ({self.location})"
+        return self.key or self.name or "check"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -1601,7 +1624,10 @@ def wilson_interval(successes: int, trials: int, z: float = _Z95) -> tuple[float
     denom = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # At 0/N and N/N the interval touches 0 and 1 exactly; floating point leaves 5.55e-17.
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= trials else min(1.0, centre + half)
+    return (low, high)
 
 
 @dataclass

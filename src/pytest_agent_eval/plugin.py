@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from .collection import collect_transcript_file
-from .config import ConfigError, add_options, session_settings
+from .config import ConfigError, add_options, session_settings, warn_about_config
 from .eval_items import (
     assert_unasserted_results,
     attach_records,
@@ -109,7 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_outer_stt_cache_dir] = default_transcript_cache_dir()
     set_default_transcript_cache_dir(session.settings.stt_cache_path)  # WhisperSTT's default
     for warning in warnings:
-        config.issue_config_time_warning(pytest.PytestConfigWarning(warning), stacklevel=2)
+        warn_about_config(config, warning)  # at the pyproject line it is about
     # Prevent reporting on worker nodes (xdist): the controller sees every report.
     if not hasattr(config, "workerinput"):
         from .report.session import AgentEvalReporter

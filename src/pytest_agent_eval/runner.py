@@ -136,6 +136,7 @@ async def run_transcript(
     *,
     settings: RunSettings | None = None,
     on_run_done: Callable[[RunResult], None] | None = None,
+    on_turn_start: Callable[[int, int], None] | None = None,
 ) -> TranscriptResult:
     """Run ``transcript.runs`` conversations with ``agent`` and aggregate them.
 
@@ -144,6 +145,7 @@ async def run_transcript(
         agent: An `AgentAdapter`, or an agent callable (wrapped in `CallableAdapter`).
         settings: Concurrency, early stop and judge settings.
         on_run_done: Called after each finished run (progress reporting).
+        on_turn_start: Called with (run index, turn index) as each turn starts (progress).
 
     Returns:
         The aggregated result; runs are ordered by index.
@@ -203,6 +205,7 @@ async def run_transcript(
                         timeout_s,
                         greeting_checks,
                         save_audio_dir=settings.save_audio_dir,
+                        on_turn_start=on_turn_start,
                     )
                 )
                 pending.add(task)
@@ -367,6 +370,7 @@ async def _run_once(
     greeting_checks: Sequence[Any] = (),
     *,
     save_audio_dir: Path | None = None,
+    on_turn_start: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     started = time.perf_counter()
     run = RunResult(index=index)
@@ -392,6 +396,8 @@ async def _run_once(
                 await asyncio.gather(*(evaluate_safely(c, run.greeting) for c in greeting_checks))
             )
         for turn_index in range(len(transcript.turns)):
+            if on_turn_start is not None:
+                on_turn_start(index, turn_index)
             result = await _run_turn(
                 transcript,
                 conversation,

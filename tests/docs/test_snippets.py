@@ -151,4 +151,4 @@ def test_livekit_rules_that_do_not_satisfy_the_transcript_fail_the_page(tmp_path
     status, output = run_page(page, tmp_path / "run")
 
     assert status == 1, output
-    assert "FAIL " in output and "tool_calls_args[book_table] fail" in output, output
+    assert "FAIL " in output and "expect.tool_calls_args[0] (booking.yaml:" in output, output

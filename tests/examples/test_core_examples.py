@@ -119,7 +119,8 @@ def test_single_turn_known_failure_explains_itself(
             "    turn 1 [[]FAIL] user: 'Can I get a refund for a cancelled dinner?'",
             "      reply: 'Sorry, I can only answer questions about opening hours, parking and the"
             " menu.'",
-            "      - reply fail: reply contains none of [[]'refund'] (reply was *)",
+            "      - turns[[]0].expect.reply_contains_any (refund_policy.yaml:*) fail: reply contains"
+            " none of [[]'refund'] (reply was *)",
         ]
     )
 
@@ -172,39 +173,43 @@ BREAKAGES = [
         "tests/evals/book_then_cancel.yaml",
         "args: {reference: BK-2041}",
         "args: {reference: BK-9999}",
-        "      - tool_calls_args[[]cancel_booking] fail: no call to cancel_booking has arguments"
-        ' matching (subset) {"reference": "BK-9999"} (saw cancel_booking({"reference":'
-        ' "BK-2041"}))',
+        "      - turns[[]2].expect.tool_calls_args[[]0] (book_then_cancel.yaml:23) fail: no call"
+        " to cancel_booking has matching arguments (subset): reference: expected 'BK-9999', got"
+        ' \'BK-2041\' (saw cancel_booking({"reference": "BK-2041"}))',
     ),
     (
         "tool-calls",
         "tests/evals/book_and_email.yaml",
         "tool_calls_include: [check_availability, create_booking, send_email]",
         "tool_calls_include: [check_availability, send_email, create_booking]",
-        "      - tool_calls fail: tool calls not in the order [[]'check_availability',"
-        " 'send_email', 'create_booking'] (saw *)",
+        "      - turns[[]0].expect.tool_calls_ordered (book_and_email.yaml:8) fail: tool calls not"
+        " in the order [[]'check_availability', 'send_email', 'create_booking'] (saw *)",
     ),
     (
         "tool-calls",
         "tests/evals/book_and_email.yaml",
         'args: {party: 2, date: tomorrow, time: "19:00"}',
         'args: {party: 2, time: "19:00"}',
-        "      - tool_calls_args[[]create_booking] fail: no call to create_booking has arguments"
-        ' matching (exact) {"party": 2, "time": "19:00"} (saw *)',
+        "      - turns[[]0].expect.tool_calls_args[[]1] (book_and_email.yaml:15) fail: no call to"
+        " create_booking has matching arguments (exact): date: not expected (got 'tomorrow')"
+        " (saw *)",
     ),
     (
         "regex",
         "tests/evals/booking_reference.yaml",
         "'^(sure|great|done)\\b'",
         "'^(great|done)\\b'",
-        "      - reply fail: reply does not match [[]'^(great|done)\\b'] (reply was *)",
+        "      - turns[[]0].expect.reply_matches_all (booking_reference.yaml:*) fail: reply does"
+        " not match [[]'^(great|done)\\b'] (reply was *)",
     ),
     (
         "python-api",
         "tests/test_booking.py",
         'reply_contains_any=["call us"]',
         'reply_contains_any=["email us"]',
-        "      - reply fail: reply contains none of [[]'email us'] (reply was *)",
+        # A turn built in Python: its check is named by its key, without a line.
+        "      - turns[[]0].expect.reply_contains_any fail: reply contains none of [[]'email us']"
+        " (reply was *)",
     ),
 ]
 

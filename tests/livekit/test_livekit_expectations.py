@@ -123,7 +123,7 @@ def test_livekit_observed_expectations_pass_and_fail_for_the_right_reason(
         [
             "*transcript: not_greeted _*",
             "    greeting [[]FAIL[]]: the agent said nothing before turn 1",
-            "      - greeting fail: greeting contains none of ['welcome'] "
+            "      - greeting (not_greeted.yaml:*) fail: greeting contains none of [[]'welcome'] "
             "(the agent said nothing before turn 1)",
         ]
     )
@@ -135,14 +135,16 @@ def test_livekit_observed_expectations_pass_and_fail_for_the_right_reason(
             "have refunded it.'",
             "      heard, segment 1 of 2: 'I have a question about my bill.'",
             "      heard, segment 2 of 2 (WER of all 2: 0.00): 'Why was I charged twice?'",
-            "      - agent_is fail: the active agent at the end of the turn is BillingAgent, not "
+            "      - turns[[]*].expect.agent_is (still_at_reception.yaml:*) fail: the active agent at the "
+            "end of the turn is BillingAgent, not "
             "Receptionist; handoffs in this turn: Receptionist -> BillingAgent",
         ]
     )
     result.stdout.fnmatch_lines(
         [
             "*transcript: refill _*",
-            "      - tool_calls_outcome fail: verify_identity was still running when the turn "
+            "      - turns[[]*].expect.tool_calls_outcome[[]0] (refill.yaml:*) fail: verify_identity was "
+            "still running when the turn "
             "ended: expected it to return",
         ]
     )

@@ -341,8 +341,8 @@ def test_failure_shows_the_users_words_reply_and_tools_seen(project: Project) ->
             "      reply: 'Sorry, fully booked.'",
             '      tools: check_slots({"n": 2})',
             lit(
-                "      - tool_calls fail: expected tool calls not made: ['create_booking']"
-                ' (saw check_slots({"n": 2}))'
+                "      - turns[0].expect.tool_calls_include (booking.yaml:6) fail: expected tool"
+                " calls not made: ['create_booking'] (saw check_slots({\"n\": 2}))"
             ),
         ]
     )

@@ -181,8 +181,8 @@ BAD_INPUTS = {
         """,
         "*/tests/evals/bad.yaml:5: invalid YAML at line 5, column 1: found unexpected end of"
         " stream (while"
-        " scanning a quoted scalar at line 3); check indentation and quoting (quote strings"
-        " containing ': ' or '#')",
+        " scanning a quoted scalar at line 3); a quoted string is never closed: add its closing"
+        " quote",
     ),
     "yaml_bad_indentation": (
         """\
@@ -193,7 +193,27 @@ BAD_INPUTS = {
         """,
         "*/tests/evals/bad.yaml:4: invalid YAML at line 4, column *: *(while parsing a block"
         " collection at"
-        " line 3); check indentation and quoting (quote strings containing ': ' or '#')",
+        " line 3); check indentation (spaces, the same for each item of a list) and quoting"
+        " (quote strings containing ': ' or '#'; inside single quotes write ' as '')",
+    ),
+    "regex_backslash_in_double_quotes": (
+        """\
+        id: regex
+        turns:
+          - user: hi
+            expect:
+              reply_matches_any: ["BK-\\d+"]
+        """,
+        "*/tests/evals/bad.yaml:5: invalid YAML at line 5, column 31: found unknown escape"
+        " character (while parsing a quoted scalar at line 5); inside double quotes a backslash"
+        ' starts an escape, and \\d is not one: write "BK-\\\\d+" (each backslash doubled) or'
+        " use single quotes, in which a backslash is just a backslash: 'BK-\\d+'",
+    ),
+    "tab_indentation": (
+        "id: tabbed\nturns:\n\t- user: hi\n",
+        "*/tests/evals/bad.yaml:3: invalid YAML at line 3, column 1: found character that cannot"
+        " start any token (while scanning for the next token at line 3); there is a tab at line"
+        " 3: YAML indents with spaces, never tabs; replace the tab with spaces",
     ),
     "duplicate_key": (
         """\

@@ -71,8 +71,14 @@ def test_reply_contains_any_and_all_are_case_insensitive(project: Project) -> No
     reply = "(reply was 'Your table is BOOKED for Tuesday at 10:30, ref BK-4821.')"
     result.stdout.fnmatch_lines_random(
         [
-            lit(f"      - reply fail: reply contains none of ['cancelled', 'refunded'] {reply}"),
-            lit(f"      - reply fail: reply is missing ['wednesday', 'friday'] {reply}"),
+            lit(
+                "      - turns[0].expect.reply_contains_any (any_bad.yaml:5) fail: reply "
+                f"contains none of ['cancelled', 'refunded'] {reply}"
+            ),
+            lit(
+                "      - turns[0].expect.reply_contains_all (all_bad.yaml:5) fail: reply is "
+                f"missing ['wednesday', 'friday'] {reply}"
+            ),
         ]
     )
 
@@ -97,9 +103,16 @@ def test_reply_matches_any_and_all(project: Project) -> None:
     )
     result.stdout.fnmatch_lines_random(
         [
-            lit("      - reply fail: reply matches none of the patterns ['^booked', '\\bwed']")
+            lit(
+                "      - turns[0].expect.reply_matches_any (match_any_bad.yaml:5) fail: reply "
+                "matches none of the patterns ['^booked', '\\bwed']"
+            )
             + " (reply was *)",
-            lit("      - reply fail: reply does not match ['\\d{3}:', 'am$']") + " (reply was *)",
+            lit(
+                "      - turns[0].expect.reply_matches_all (match_all_bad.yaml:5) fail: reply "
+                "does not match ['\\d{3}:', 'am$']"
+            )
+            + " (reply was *)",
         ]
     )
 
@@ -126,13 +139,16 @@ def test_tool_calls_include_and_exclude(project: Project) -> None:
     result.stdout.fnmatch_lines_random(
         [
             lit(
-                "      - tool_calls fail: expected tool calls not made: ['send_email', 'refund'] "
-                + seen
+                "      - turns[0].expect.tool_calls_include (include_bad.yaml:5) fail: expected "
+                "tool calls not made: ['send_email', 'refund'] " + seen
             ),
-            lit("      - tool_calls fail: forbidden tool calls made: ['check_slots'] " + seen),
             lit(
-                "      - tool_calls fail: expected tool calls not made: ['create_booking']"
-                " (saw no tool calls)"
+                "      - turns[0].expect.tool_calls_exclude (exclude_bad.yaml:5) fail: forbidden "
+                "tool calls made: ['check_slots'] " + seen
+            ),
+            lit(
+                "      - turns[0].expect.tool_calls_include (none_called.yaml:5) fail: expected "
+                "tool calls not made: ['create_booking'] (saw no tool calls)"
             ),
         ]
     )
@@ -166,13 +182,19 @@ def test_tool_calls_ordered_is_a_subsequence_check(project: Project) -> None:
     result.stdout.fnmatch_lines_random(
         [
             lit(
-                "      - tool_calls fail: tool calls not in the order ['search', 'create_booking']"
-                " (saw create_booking(), search())"
+                "      - turns[0].expect.tool_calls_ordered (wrong_order.yaml:6) fail: tool calls "
+                "not in the order ['search', 'create_booking'] (saw create_booking(), search())"
             ),
-            # A missing tool is reported as missing, not also as out of order.
+            # A missing tool is reported as missing, and the order as one that cannot hold
+            # because of it, not as out of order.
             lit(
-                "      - tool_calls fail: expected tool calls not made: ['refund']"
-                " (saw create_booking(), search())"
+                "      - turns[0].expect.tool_calls_include (ordered_missing.yaml:5) fail: "
+                "expected tool calls not made: ['refund'] (saw create_booking(), search())"
+            ),
+            lit(
+                "      - turns[0].expect.tool_calls_ordered (ordered_missing.yaml:6) fail: the "
+                "order ['search', 'refund'] cannot hold: ['refund'] not called (saw "
+                "create_booking(), search())"
             ),
         ]
     )
@@ -223,23 +245,27 @@ def test_tool_calls_args_subset_and_exact(project: Project) -> None:
     result.stdout.fnmatch_lines_random(
         [
             lit(
-                "      - tool_calls_args[book_slot] fail: no call to book_slot has arguments"
-                ' matching (exact) {"time": "9am"} (saw book_slot({"party": 2, "time": "9am"}),'
-                ' book_slot({"guest": {"name": "Ana", "vip": true}, "party": 2, "time": "10am"}))'
+                "      - turns[0].expect.tool_calls_args[0] (exact_extra_keys.yaml:6) fail: no "
+                "call to book_slot has matching arguments (exact): call 1: party: not expected "
+                "(got 2); call 2: time: expected '9am', got '10am'; party: not expected (got 2); "
+                "guest: not expected (got {'name': 'Ana', 'vip': True}) (saw "
+                'book_slot({"party": 2, "time": "9am"}), book_slot({"guest": {"name": "Ana", '
+                '"vip": true}, "party": 2, "time": "10am"}))'
             ),
             lit(
-                "      - tool_calls_args[book_slot] fail: no call to book_slot has arguments"
-                ' matching (subset) {"party": 2, "time": "11am"} (saw *'
+                "      - turns[0].expect.tool_calls_args[0] (subset_no_match.yaml:6) fail: no "
+                "call to book_slot has matching arguments (subset): call 1: time: expected "
+                "'11am', got '9am'; call 2: time: expected '11am', got '10am' (saw *"
             ).replace("[*]", "*"),
             lit(
-                "      - tool_calls_args[cancel_slot] fail: cancel_slot was not called, so its"
-                ' arguments (subset of {"time": "10am"}) could not match'
+                "      - turns[0].expect.tool_calls_args[0] (not_called.yaml:6) fail: cancel_slot "
+                'was not called, so its arguments (subset of {"time": "10am"}) could not match'
                 ' (saw book_slot({"time": "10am"}))'
             ),
             lit(
-                "      - tool_calls_args[book_slot] fail: book_slot was called but its arguments"
-                " were not captured; return ToolCall(name, args) from the agent or use an"
-                " adapter that records them"
+                "      - turns[0].expect.tool_calls_args[0] (args_not_captured.yaml:6) fail: "
+                "book_slot was called but its arguments were not captured; return "
+                "ToolCall(name, args) from the agent or use an adapter that records them"
             ),
         ]
     )

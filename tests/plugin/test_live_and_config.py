@@ -211,12 +211,47 @@ def test_unknown_config_key_warns_with_did_you_mean(evals: Project) -> None:
     # A warning, not an error: the run goes on with the key ignored.
     assert result.ret == pytest.ExitCode.OK
     result.assert_outcomes(passed=4, warnings=1)
+    # Shown at the pyproject line it is about, with that line, not at this package's code.
     result.stdout.fnmatch_lines(
         [
-            "*PytestConfigWarning: pyproject.toml [[]tool.agent_eval]: unknown key 'treshold'"
-            " (Did you mean 'threshold'?); it is ignored"
+            "pyproject.toml:2",
+            "*/pyproject.toml:2: PytestConfigWarning: pyproject.toml [[]tool.agent_eval]: unknown"
+            " key 'treshold' (Did you mean 'threshold'?); it is ignored",
+            "    treshold = 0.5",
         ]
     )
+    result.stdout.no_fnmatch_line("*plugin.py*")
+
+
+def test_an_unknown_key_in_a_sub_table_is_shown_at_its_line(evals: Project) -> None:
+    evals.pyproject('live = true\n\n[tool.agent_eval.voice]\nseed = 1\nbackendd = "x"')
+
+    result = evals.run()
+
+    result.stdout.fnmatch_lines(
+        [
+            "pyproject.toml:6",
+            "*PytestConfigWarning: pyproject.toml [[]tool.agent_eval].voice: unknown key"
+            " 'backendd' (Did you mean 'backend'?); it is ignored",
+            '    backendd = "x"',
+        ]
+    )
+
+
+def test_an_unknown_key_made_an_error_by_w_error_is_a_usage_error(evals: Project) -> None:
+    evals.pyproject("treshold = 0.5\nlive = true")
+
+    result = evals.run("-W", "error::pytest.PytestConfigWarning")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: */pyproject.toml:2: pyproject.toml [[]tool.agent_eval]: unknown key"
+            " 'treshold' (Did you mean 'threshold'?); fix or remove it (this warning is an error"
+            " here: -W or filterwarnings turns PytestConfigWarning into errors)"
+        ]
+    )
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,7 @@ def test_a_greeting_check_passes_on_an_adapter_that_observes_the_greeting(
     report = (project.path / "r.md").read_text(encoding="utf-8")
     assert report.count("**Greeting** (before turn 1)") == 2  # one per run
     assert "- Agent-initiated (greeting, Host): Welcome to Chez Pytest!" in report
-    assert "- ✅ greeting — greeting text checks passed" in report
+    assert "- ✅ greeting (greeted.yaml:3) — greeting text checks passed" in report
 
 
 def test_a_failing_greeting_check_fails_the_run_and_shows_what_was_said(project: Project) -> None:
@@ -72,7 +72,7 @@ def test_a_failing_greeting_check_fails_the_run_and_shows_what_was_said(project:
             "  run 1: FAILED *",
             "    greeting [FAIL]",
             "      agent-initiated (greeting, Host): 'Welcome to Chez Pytest!'",
-            "      - greeting fail: greeting contains none of ['hello'] "
+            "      - greeting (greeted.yaml:3) fail: greeting contains none of ['hello'] "
             "(greeting was 'Welcome to Chez Pytest!')",
             "    turn 1 [ok] user: 'A table for two?'",
             "  run 2: FAILED * same as run 1",
@@ -90,7 +90,8 @@ def test_a_greeting_check_on_an_adapter_that_cannot_observe_it_errors(project: P
     result.stdout.fnmatch_lines(
         [
             "    greeting [ERROR]: not observed by this adapter",
-            "      - greeting errored: cannot be checked: this adapter does not report what the "
+            "      - greeting (greeted.yaml:3) errored: cannot be checked: this adapter does not "
+            "report what the "
             "agent says before turn 1 (its conversations have no greeting() method); *",
         ]
     )
@@ -136,7 +137,8 @@ def test_tool_outcomes_pass_on_recorded_results_and_error_on_bare_names(
             "    turn 1 [ok] user: 'Where is my order?'",
             "    turn 2 [ok] user: 'Any dessert?'",
             "    turn 3 [ERROR] user: 'Again please'",
-            "      - tool_calls_outcome errored: cannot be checked: the adapter did not record how "
+            "      - turns[[]2].expect.tool_calls_outcome[[]0] (outcomes.yaml:14) errored: cannot be "
+            "checked: the adapter did not record how "
             "1 call(s) to lookup ended *",
         ]
     )
@@ -160,8 +162,10 @@ def test_agent_checks_on_a_text_adapter_error_naming_why(project: Project) -> No
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "      - handoff errored: cannot be checked: this adapter does not report handoffs *",
-            "      - agent_is errored: cannot be checked: this adapter does not report which "
+            "      - turns[[]0].expect.handoff_to (agents.yaml:7) errored: cannot be checked: this "
+            "adapter does not report handoffs *",
+            "      - turns[[]0].expect.agent_is (agents.yaml:6) errored: cannot be checked: this "
+            "adapter does not report which "
             "agent is active *",
         ]
     )

@@ -90,7 +90,8 @@ def test_two_of_three_fails_a_threshold_of_0_8_with_the_seed_wording(project: Pr
             "  run 3: passed (*s)",
         ]
     )
-    summary = "FAILED tests/evals/booking.yaml::booking - LLM eval failed: score=0.67 <*"
+    # The short summary starts with the first failed check (at 80 columns pytest cuts it).
+    summary = "FAILED tests/evals/booking.yaml::booking - reply_contains_any (line *): reply*"
     if int(pytest.__version__.split(".")[0]) < 9:
         # pytest 8 shows no reason for a failure whose report is plain text.
         summary = "FAILED tests/evals/booking.yaml::booking*"
@@ -190,15 +191,32 @@ def test_every_failed_check_is_listed_with_reply_and_tool_calls(project: Project
             "    turn 1 [[]FAIL] user: 'Book Monday'",
             "      reply: 'Let me check.'",
             '      tools: check_slots({"day": "mon"}), cancel_booking()',
+            # One line per failed key, each naming its key and line.
             lit(
-                "      - reply fail: reply contains none of ['booked', 'confirmed'];"
-                " reply is missing ['monday']; reply matches none of the patterns ['BK-\\d+'];"
-                " reply does not match ['\\d{2}:\\d{2}'] (reply was 'Let me check.')"
+                "      - turns[0].expect.reply_contains_any (checks.yaml:5) fail: reply contains"
+                " none of ['booked', 'confirmed'] (reply was 'Let me check.')"
             ),
             lit(
-                "      - tool_calls fail: expected tool calls not made: ['create_booking'];"
-                " forbidden tool calls made: ['cancel_booking']"
+                "      - turns[0].expect.reply_contains_all (checks.yaml:6) fail: reply is missing"
+                " ['monday'] (reply was 'Let me check.')"
+            ),
+            lit(
+                "      - turns[0].expect.reply_matches_any (checks.yaml:7) fail: reply matches"
+                " none of the patterns ['BK-\\d+'] (reply was 'Let me check.')"
+            ),
+            lit(
+                "      - turns[0].expect.reply_matches_all (checks.yaml:8) fail: reply does not"
+                " match ['\\d{2}:\\d{2}'] (reply was 'Let me check.')"
+            ),
+            lit(
+                "      - turns[0].expect.tool_calls_include (checks.yaml:9) fail: expected tool"
+                " calls not made: ['create_booking']"
                 ' (saw check_slots({"day": "mon"}), cancel_booking())'
+            ),
+            lit(
+                "      - turns[0].expect.tool_calls_exclude (checks.yaml:10) fail: forbidden tool"
+                ' calls made: [\'cancel_booking\'] (saw check_slots({"day": "mon"}),'
+                " cancel_booking())"
             ),
         ]
     )
@@ -253,7 +271,10 @@ def test_account_shows_each_run_and_turn(project: Project) -> None:
             "    turn 1 [[]ok] user: 'first question'",
             "    turn 2 [[]FAIL] user: 'second question'",
             "      reply: 'I forgot.'",
-            lit("      - reply fail: reply contains none of ['answer'] (reply was 'I forgot.')"),
+            lit(
+                "      - turns[1].expect.reply_contains_any (story.yaml:10) fail: reply contains"
+                " none of ['answer'] (reply was 'I forgot.')"
+            ),
         ]
     )
 

@@ -170,7 +170,7 @@ def test_every_report_tells_the_whole_story(session: tuple[pytest.RunResult, Pat
     fix = "Fix: python -m pytest_agent_eval.synthesize_audio tests/evals/voice/voice_missing.yaml"
     for text in (markdown, step):
         assert "| voice_missing | 0 of 4 | – | – | 0.90 | ⚠️ ERROR |" in text
-    assert "- ⚠️ Error: audio fixtures not ready:" in markdown and fix in markdown
+    assert "- ⚠️ Error: audio fixtures not ready: 1 missing" in markdown and fix in markdown
     assert "asyncio" not in markdown  # not where pytest raised the failure
 
     # A judge that was down: ERROR with the judge's reason, not an agent FAIL.

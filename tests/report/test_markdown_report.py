@@ -48,8 +48,12 @@ def test_markdown_report_holds_every_run_turn_and_verdict(
     assert "- User: Book a table for 2" in text
     assert "- Reply: sorry, no slot" in text
     assert '- Tool calls: book({"note": "a\\|b", "x": 1}) → {"ok": true}' in text
-    assert "- ❌ reply — reply contains none of" in text
-    assert "- ✅ judge — friendly_and_clear" in text
+    # Each check names its key and the line it is written on.
+    assert (
+        "- ❌ turns[0].expect.reply_contains_any (booking_flaky.yaml:9) — reply contains none of"
+        in text
+    )
+    assert "- ✅ turns[0].expect.judge (booking_ok.yaml:10) — friendly_and_clear" in text
     assert re.search(r"\*\*Turn 2\*\* · \d+\.\d\d s", text)
 
 
@@ -143,7 +147,10 @@ def test_no_step_summary_for_sessions_without_evals(
     assert not summary.exists()
 
 
-def test_terminal_summary_table(pytester: pytest.Pytester, eval_project: ProjectFactory) -> None:
+def test_terminal_summary_table(
+    pytester: pytest.Pytester, eval_project: ProjectFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # wide enough for every column
     eval_project()
     result = _run(pytester, "--agent-eval-live")
     result.stdout.fnmatch_lines(
@@ -157,6 +164,37 @@ def test_terminal_summary_table(pytester: pytest.Pytester, eval_project: Project
             "tokens: agent 1,244 (1,040 in / 204 out); judges *",
         ]
     )
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_terminal_summary_fits_the_terminal(
+    pytester: pytest.Pytester,
+    eval_project: ProjectFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    columns: int,
+) -> None:
+    # At 80 columns every row of the full table (102 columns here) used to wrap.
+    monkeypatch.setenv("COLUMNS", str(columns))
+    eval_project(voice=True)
+    result = _run(pytester, "--agent-eval-live")
+
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "= agent eval summary =" in line)
+    end = next(i for i, line in enumerate(lines) if line.endswith("evals passed"))
+    table = lines[start + 1 : end]
+    assert table and all(len(line) <= columns for line in table), "\n".join(table)
+    assert table[0].startswith("transcript") and "verdict" in table[0]
+    assert any(line.startswith("booking_flaky") and "FAIL" in line for line in table)
+    # What the narrow table leaves out is still said: the token totals, under it.
+    result.stdout.fnmatch_lines(["tokens: agent *"])
+    # The short summary starts with the first failed check, not "LLM eval failed: sco...".
+    (short,) = [line for line in lines if line.startswith("FAILED ")]
+    assert short.startswith(
+        "FAILED tests/evals/booking_flaky.yaml::booking_flaky - reply_contains_any"
+    ), short
+    if columns >= 100:
+        assert "reply_contains_any (line 9): reply contain" in short
+    assert len(short) <= columns
 
 
 def test_voice_transcripts_show_p95_latency(

@@ -5,8 +5,11 @@ cache miss. Left out, and why:
 
 - ``uses:`` steps (checkout, setup-python, the fixture cache, the artifact upload) are GitHub's
   own actions; the test checks their settings against the commands instead (cache key and
-  paths, the uploaded file is the report the eval step writes);
-- the ``Install`` step: this interpreter already has the package with every extra.
+  paths, the uploaded file is the report the eval step writes).
+
+The ``Install`` step runs in a fresh virtualenv, which every later step then uses, with the
+repository URL it installs from pointed at this checkout: the package index has the earlier
+0.3.0, which would break the workflow at its synthesize step (no ``--prune``).
 
 The ``if:`` of the synthesize step is taken as true: the test starts with no fixtures, as a
 cache miss does. ``-n auto`` runs as written; PYTEST_XDIST_AUTO_NUM_WORKERS=1 keeps it to one
@@ -15,16 +18,23 @@ worker because the suite around it already uses the machine's cores.
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import yaml
 from init_support import clean_env
 
-WORKFLOW = Path(__file__).resolve().parents[2] / "examples" / "ci" / "github-actions.yml"
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / "examples" / "ci" / "github-actions.yml"
+REPOSITORY = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["repo_url"]
+"""Where the package's source lives (mkdocs.yml's ``repo_url``)."""
 GITHUB_ACTIONS = {
     "actions/checkout",
     "actions/setup-python",
@@ -46,6 +56,28 @@ def _step(name: str) -> dict[str, Any]:
 
 def _is_install(step: dict[str, Any]) -> bool:
     return "run" in step and step["run"].strip().startswith("python -m pip install")
+
+
+def _install_requirement() -> str:
+    """The one requirement the install step installs."""
+    (install,) = [s for s in _steps() if _is_install(s)]
+    args = shlex.split(install["run"])
+    assert args[:4] == ["python", "-m", "pip", "install"], args
+    (requirement,) = args[4:]
+    return requirement
+
+
+def test_the_install_step_installs_this_version_from_its_repository() -> None:
+    # By name the index gives the earlier 0.3.0, whose synthesizer lacks --prune and --check.
+    requirement = _install_requirement()
+    match = re.fullmatch(r"pytest-agent-eval\[([\w,]+)\] @ git\+(\S+)", requirement)
+    assert match, f"install from the repository, not by name from the index: {requirement}"
+    assert match.group(2) == REPOSITORY
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = set(match.group(1).split(","))
+    assert {"livekit", "xdist"} <= extras <= set(project["optional-dependencies"])
+    # And it says why, so nobody "simplifies" it back to the bare name.
+    assert "not on the package index yet" in WORKFLOW.read_text()
 
 
 def test_the_workflow_is_well_formed() -> None:
@@ -105,7 +137,17 @@ def test_the_workflow_commands_pass_in_a_scaffolded_livekit_project(
     project = shutil.copytree(livekit_project, tmp_path / "project")
     shutil.rmtree(project / "tests/evals/audio")  # a cache miss: nothing restored
     summary = tmp_path / "step-summary.md"
-    env = clean_env(GITHUB_STEP_SUMMARY=str(summary), CI="true", PYTEST_XDIST_AUTO_NUM_WORKERS="1")
+    # A fresh virtualenv, as on a fresh runner: `python` in every step is its interpreter.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=300)
+    env = clean_env(
+        GITHUB_STEP_SUMMARY=str(summary),
+        CI="true",
+        PYTEST_XDIST_AUTO_NUM_WORKERS="1",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    env["VIRTUAL_ENV"] = str(venv)
 
     def run(command: str) -> subprocess.CompletedProcess[str]:
         # GitHub's shell for `run:` on Linux: bash --noprofile --norc -eo pipefail.
@@ -119,6 +161,17 @@ def test_the_workflow_commands_pass_in_a_scaffolded_livekit_project(
             check=False,
         )
 
+    # The install step as written, from this checkout instead of the repository's default branch.
+    install = _step("Install")["run"]
+    assert f"git+{REPOSITORY}" in install
+    installed = run(install.replace(f"git+{REPOSITORY}", ROOT.as_uri()))
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    version = run("python -c 'import pytest_agent_eval as p; print(p.__version__, p.__file__)'")
+    import pytest_agent_eval
+
+    assert version.stdout.split()[0] == pytest_agent_eval.__version__
+    assert version.stdout.split()[1].startswith(str(venv)), version.stdout
+
     # The check step bites: before synthesis the fixture is missing and it says how to fix it.
     early = run(_step("Check fixtures")["run"])
     assert early.returncode == 1
@@ -127,7 +180,7 @@ def test_the_workflow_commands_pass_in_a_scaffolded_livekit_project(
     ran = []
     for step in _steps():
         if "uses" in step or _is_install(step):
-            continue
+            continue  # GitHub's actions; the install step ran above
         result = run(step["run"])
         assert result.returncode == 0, (
             f"{step['name']}: {step['run']}\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}"

@@ -139,6 +139,11 @@ def test_prune_removes_only_unreferenced_fixtures(
     out = capsys.readouterr().out
     assert "unreferenced  evals/booking_t4.wav " in out
     assert (evals / "booking_t4.wav").exists()
+    # The last line says why the exit status is 1 (it used to end "all ... up to date").
+    assert out.splitlines()[-1] == (
+        "all 3 fixture(s) up to date, but 2 unreferenced file(s) listed above: --prune without "
+        "--check removes them"
+    )
 
     assert main(["--prune"]) == 0
     out = capsys.readouterr().out

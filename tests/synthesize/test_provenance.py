@@ -114,6 +114,9 @@ def test_a_wav_that_lost_its_sidecar_is_made_again_not_trusted(
     assert (
         "stale     evals/booking_t1.wav: its sidecar is missing; the WAV carries this tool's" in out
     )
+    # --check makes nothing, and says nothing it does not do.
+    assert "is a fixture this tool made, to be synthesized again" in out
+    assert "is synthesized again" not in out
     assert main([]) == 0
     assert "synthesized   evals/booking_t1.wav" in capsys.readouterr().out
     assert read_sidecar(evals / "booking_t1.wav") is not None

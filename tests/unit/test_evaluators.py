@@ -111,14 +111,39 @@ def test_tool_call_args_subset_exact_and_any_call() -> None:
         ToolCallArgsEvaluator("book", {"time": "9am", "party": 2}, "exact"), ctx("", calls)
     ).passed
     miss = verdict(ToolCallArgsEvaluator("book", {"time": "10am"}, "exact"), ctx("", calls))
-    assert (
-        not miss.passed
-        and 'no call to book has arguments matching (exact) {"time": "10am"}' in miss.reasoning
+    assert not miss.passed
+    assert miss.reasoning.startswith(
+        "no call to book has matching arguments (exact): call 1: time: expected '10am', got "
+        "'9am'; party: not expected (got 2); call 2: party: not expected (got 2); guest: not "
+        "expected (got {'name': 'Ana', 'vip': True}) (saw book("
     )
     absent = verdict(ToolCallArgsEvaluator("cancel", {"id": 1}), ctx("", calls))
     assert "cancel was not called" in absent.reasoning
     blind = verdict(ToolCallArgsEvaluator("book", {"time": "10am"}), ctx("", [ToolCall("book")]))
     assert "arguments were not captured" in blind.reasoning
+
+
+def test_wrong_tool_arguments_name_each_key_nested_ones_too() -> None:
+    # What is wrong, key by key, before the calls seen (which are cut): a mismatch deep in
+    # long arguments is never cut off.
+    padding = {f"field_{i}": "x" * 40 for i in range(8)}
+    call = ToolCall(
+        "get_weather",
+        {**padding, "city": "paris", "opts": {"unit": "c", "detail": {"lang": "fr"}}},
+    )
+    wanted = {"city": "Paris", "opts": {"unit": "c", "detail": {"lang": "en", "hourly": True}}}
+    result = verdict(ToolCallArgsEvaluator("get_weather", wanted), ctx("", [call]))
+    assert result.reasoning.startswith(
+        "no call to get_weather has matching arguments (subset): city: expected 'Paris', got "
+        "'paris'; opts.detail.lang: expected 'en', got 'fr'; opts.detail.hourly: missing "
+        "(expected True) (saw get_weather("
+    )
+    items = ToolCall("order", {"items": [{"sku": "a", "qty": 1}, {"sku": "b", "qty": 3}]})
+    wrong = verdict(
+        ToolCallArgsEvaluator("order", {"items": [{"sku": "a", "qty": 1}, {"sku": "b", "qty": 2}]}),
+        ctx("", [items]),
+    )
+    assert "items[1].qty: expected 2, got 3" in wrong.reasoning
 
 
 def test_build_evaluators_follows_expect() -> None:

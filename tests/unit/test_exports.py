@@ -123,6 +123,7 @@ EXPORTS: dict[str, list[str]] = {
     "_text": [
         "TOOL_ARGS_MAX_CHARS",
         "clip",
+        "clip_middle",
         "compact_json",
         "did_you_mean",
         "format_tool_call",
@@ -589,6 +590,7 @@ EXPORTS: dict[str, list[str]] = {
         "turn_conditions",
     ],
     "config": [
+        "ConfigWarning",
         "DEFAULT_CONCURRENCY",
         "DEFAULT_JUDGE_MAX_CHARS",
         "DEFAULT_JUDGE_MODEL",
@@ -607,6 +609,7 @@ EXPORTS: dict[str, list[str]] = {
         "parse_bool_env",
         "parse_settings",
         "session_settings",
+        "warn_about_config",
     ],
     "errors": [
         "AdapterError",
@@ -671,12 +674,16 @@ EXPORTS: dict[str, list[str]] = {
         "rejects_temperature",
     ],
     "evaluators.base": [
+        "CheckSource",
         "DeterministicEvaluator",
         "Evaluator",
         "evaluate_safely",
         "evaluator_name",
+        "located",
         "shorten",
+        "source_of",
         "unobserved",
+        "with_source",
     ],
     "evaluators.contains": [
         "ContainsEvaluator",
@@ -705,6 +712,7 @@ EXPORTS: dict[str, list[str]] = {
     "evaluators.tools": [
         "ToolCallArgsEvaluator",
         "ToolCallEvaluator",
+        "args_differences",
         "describe_calls",
         "is_subsequence",
     ],
@@ -748,6 +756,7 @@ EXPORTS: dict[str, list[str]] = {
         "ExpectKey",
         "Expectation",
         "Problem",
+        "keyed",
         "no_evaluators",
         "no_greeting_checks",
         "no_result_checks",
@@ -793,6 +802,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "expectations.tool_calls": [
         "EXPECTATION",
+        "ToolOrderEvaluator",
     ],
     "expectations.tool_outcome": [
         "EXPECTATION",
@@ -947,6 +957,8 @@ EXPORTS: dict[str, list[str]] = {
     "report": [],
     "report._format": [
         "AGENT_SPEECH_LABEL",
+        "COLLECTION_STOPPED",
+        "INTERRUPTED",
         "NO_RESULT",
         "SCORE_DECIMALS",
         "TOOL_ARGS_MAX_CHARS",
@@ -975,12 +987,14 @@ EXPORTS: dict[str, list[str]] = {
         "latency_lines",
         "score_fact",
         "session_facts",
+        "session_notice",
         "shorten",
         "shown_markers",
         "side_by_side",
         "verdict_label",
     ],
     "report.account": [
+        "failure_headline",
         "format_account",
         "format_score_line",
     ],
@@ -1013,6 +1027,11 @@ EXPORTS: dict[str, list[str]] = {
         "NotLiveSummary",
         "not_live_line",
     ],
+    "report.progress": [
+        "LiveProgress",
+        "MIN_INTERVAL_S",
+        "live_progress",
+    ],
     "report.records": [
         "EvalRecord",
         "RecordCollector",
@@ -1029,7 +1048,9 @@ EXPORTS: dict[str, list[str]] = {
         "BaselineComparison",
         "BaselineError",
         "EvalChange",
+        "RATE_DECIMALS",
         "RESULTS_SCHEMA_VERSION",
+        "SECONDS_DECIMALS",
         "SIGNIFICANCE",
         "baseline_rows",
         "compare_with_baseline",
@@ -1066,8 +1087,10 @@ EXPORTS: dict[str, list[str]] = {
         "Step",
         "build_parser",
         "main",
+        "missing_requirement",
         "resolve_adapter",
         "scaffold",
+        "template_imports",
     ],
     "schema": [
         "PACKAGED_SCHEMA",

@@ -184,6 +184,7 @@ ALLOWED: dict[str, set[str]] = {
         "runner",
         "synthesize",
         "conditions",  # a text agent skips a transcript that only changes audio
+        "report",  # the live progress of a running eval, on the terminal (report.progress)
         "_async",
         "_compat",
     },

@@ -66,6 +66,7 @@ def test_a_yaml_transcript_fails_with_the_forbidden_words(pytester: pytest.Pytes
     result = pytester.runpytest("--agent-eval-live", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert (
-        "      - reply_contains_none fail: reply contains ['sorry'], which must not appear "
+        "      - turns[0].expect.reply_contains_none (polite.yaml:6) fail: reply contains "
+        "['sorry'], which must not appear "
         "(reply was 'Sorry, we are fully booked.')"
     ) in result.outlines

@@ -78,7 +78,8 @@ def test_missing_fixture_fails_before_the_conversation_with_the_fix_command(
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "audio fixtures not ready:",
+            # The first line says what is wrong: pytest's short summary shows it.
+            "audio fixtures not ready: 1 missing (evals/audio/greet.wav)",
             "*evals/greet.yaml:*: transcript 'greet', turn 1: audio fixture *greet.wav is missing*"
             "Fix: python -m pytest_agent_eval.synthesize_audio *evals/greet.yaml",
             "*--agent-eval-stale-audio=synthesize*",
@@ -87,6 +88,9 @@ def test_missing_fixture_fails_before_the_conversation_with_the_fix_command(
     # The failure sections only: pytest repeats each message in its one-line short summary,
     # cut to the terminal width (whole on a wide terminal).
     assert result.stdout.str().split("short test summary info")[0].count("is missing") == 1
+    result.stdout.fnmatch_lines(
+        ["FAILED evals/greet.yaml::greet - Failed: audio fixtures not ready: 1 missing*"]
+    )
     result.stdout.no_fnmatch_line("*heard * seconds*")
     result.stdout.no_fnmatch_line("*During handling of the above exception*")
 

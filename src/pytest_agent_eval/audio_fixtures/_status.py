@@ -160,7 +160,8 @@ def judge_fixture(
             origin=origin,
             reasons=(
                 f"its sidecar is missing; the WAV carries this tool's provenance ({made}), so it "
-                "is synthesized again, not used as a recording",
+                "is a fixture this tool made, to be synthesized again (it is not taken for a "
+                "recording)",
             ),
         )
     sidecar = prov.sidecar

@@ -13,18 +13,23 @@ unless a subclass overrides ``evaluate``.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .. import _text
 from ..models import EvalResult, TurnContext
 
 __all__ = [
+    "CheckSource",
     "DeterministicEvaluator",
     "Evaluator",
     "evaluate_safely",
     "evaluator_name",
+    "located",
     "shorten",
+    "source_of",
     "unobserved",
+    "with_source",
 ]
 
 
@@ -80,6 +85,55 @@ def _sync_check(evaluator: Any) -> Any:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class CheckSource:
+    """The transcript key a check was built from, and where that key is written, so its
+    verdict can name it: ``turns[0].expect.reply_contains_all (weather.yaml:11)``."""
+
+    key: str
+    """The key's path: inside its turn (``expect.reply_contains_all``, ``interrupt``) or, with
+    ``in_turn`` False, from the top of the transcript (``greeting``)."""
+    location: str | None = None
+    """``file:line`` of the key, for a transcript loaded from YAML."""
+    in_turn: bool = True
+
+    def path(self, ctx: Any) -> str:
+        """The key's full path, with the turn of ``ctx`` (``turns[0].expect....``)."""
+        if self.in_turn and isinstance(ctx, TurnContext):
+            return f"turns[{ctx.turn_index}].{self.key}"
+        return self.key
+
+    def at(self, locations: dict[str, str]) -> CheckSource:
+        """This source with its location looked up in ``locations`` (`Turn.locations`)."""
+        return replace(self, location=locations.get(self.key, self.location))
+
+
+_SOURCE = "_agent_eval_source"
+
+
+def with_source(evaluator: Any, source: CheckSource) -> Any:
+    """``evaluator``, noted as the check of ``source`` (an attribute of the instance: our
+    expectations build a fresh evaluator per turn). Returns the same object."""
+    object.__setattr__(evaluator, _SOURCE, source)
+    return evaluator
+
+
+def source_of(evaluator: Any) -> CheckSource | None:
+    """The key an evaluator was built from (`with_source`), or None (the user's own)."""
+    source = getattr(evaluator, _SOURCE, None)
+    return source if isinstance(source, CheckSource) else None
+
+
+def located(result: EvalResult, evaluator: Any, ctx: Any = None) -> EvalResult:
+    """``result`` naming the key and location of ``evaluator``'s check, when it has them and
+    the result does not name its own."""
+    source = source_of(evaluator)
+    if source is not None and result.key is None:
+        result.key = source.path(ctx)
+        result.location = source.location
+    return result
+
+
 def unobserved(name: str, why: str) -> EvalResult:
     """The verdict of a check that could not see what it asserts: errored, never passed."""
     return EvalResult(False, f"cannot be checked: {why}", name=name, errored=True)
@@ -100,24 +154,26 @@ async def evaluate_safely(evaluator: Any, ctx: TurnContext) -> EvalResult:
         if inspect.isawaitable(outcome):
             outcome = await outcome
     except Exception as exc:  # the run boundary: record, don't raise
-        return EvalResult(
+        failed = EvalResult(
             passed=False,
             reasoning=f"evaluator raised {type(exc).__name__}: {exc}",
             name=name,
             errored=True,
         )
+        return located(failed, evaluator, ctx)
     if isinstance(outcome, bool):
         outcome = EvalResult(passed=outcome)
     if not isinstance(outcome, EvalResult):
-        return EvalResult(
+        wrong = EvalResult(
             passed=False,
             reasoning=f"evaluator returned {type(outcome).__name__}, expected EvalResult",
             name=name,
             errored=True,
         )
+        return located(wrong, evaluator, ctx)
     if not outcome.name:
         outcome.name = name
-    return outcome
+    return located(outcome, evaluator, ctx)
 
 
 def shorten(text: str, limit: int = 200) -> str:

@@ -7,10 +7,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._text import short_repr
 from ..models import EvalResult, ToolCall, TurnContext
 from .base import DeterministicEvaluator, shorten, unobserved
 
-__all__ = ["ToolCallArgsEvaluator", "ToolCallEvaluator", "describe_calls", "is_subsequence"]
+__all__ = [
+    "ToolCallArgsEvaluator",
+    "ToolCallEvaluator",
+    "args_differences",
+    "describe_calls",
+    "is_subsequence",
+]
 
 
 def describe_calls(calls: Sequence[ToolCall]) -> str:
@@ -121,6 +128,62 @@ def _value_match(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
+_MAX_DIFFERENCES = 6
+"""Differences listed per call; a call that differs in more says how many others."""
+_VALUE_CHARS = 60
+"""Each expected or seen value in a difference is cut past this (its path never is)."""
+
+
+def _shown(value: Any) -> str:
+    return short_repr(value, _VALUE_CHARS)
+
+
+def args_differences(
+    expected: Mapping[str, Any], actual: Mapping[str, Any], mode: str, path: str = ""
+) -> list[str]:
+    """Each way ``actual`` fails to match ``expected``, one phrase per key path, nested keys
+    and list items included: ``city: expected 'Paris', got 'paris'``,
+    ``guest.name: missing (expected 'Ana')``, ``note: not expected (got 'x')`` in exact mode.
+    Empty when they match."""
+    out: list[str] = []
+    for key, want in expected.items():
+        at = f"{path}.{key}" if path else str(key)
+        if key not in actual:
+            out.append(f"{at}: missing (expected {_shown(want)})")
+            continue
+        out += _value_differences(want, actual[key], mode, at)
+    if mode == "exact":
+        out += [
+            f"{path}.{key}: not expected (got {_shown(value)})"
+            if path
+            else f"{key}: not expected (got {_shown(value)})"
+            for key, value in actual.items()
+            if key not in expected
+        ]
+    return out
+
+
+def _value_differences(want: Any, got: Any, mode: str, at: str) -> list[str]:
+    if isinstance(want, Mapping) and isinstance(got, Mapping):
+        return args_differences(want, got, mode, at)
+    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got) and want != got:
+        return [
+            d
+            for i, (w, g) in enumerate(zip(want, got, strict=True))
+            for d in _value_differences(w, g, "exact", f"{at}[{i}]")
+        ]
+    if want == got:
+        return []
+    return [f"{at}: expected {_shown(want)}, got {_shown(got)}"]
+
+
+def _call_differences(expected: Mapping[str, Any], actual: Mapping[str, Any], mode: str) -> str:
+    found = args_differences(expected, actual, mode)
+    shown = "; ".join(found[:_MAX_DIFFERENCES])
+    more = len(found) - _MAX_DIFFERENCES
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
 @dataclass
 class ToolCallArgsEvaluator(DeterministicEvaluator):
     """The arguments of a tool call; passes when any call to ``tool`` matches.
@@ -166,9 +229,18 @@ class ToolCallArgsEvaluator(DeterministicEvaluator):
             )
         if any(_args_match(self.args, c.args or {}, self.mode) for c in captured):
             return EvalResult(True, f"{self.tool} called with {self.mode} of {want}", self.name)
+        # Per key: what was expected and what each call had, before what was seen (which may
+        # be cut), so a mismatch deep in nested arguments is never cut off.
+        if len(captured) == 1:
+            differences = _call_differences(self.args, captured[0].args or {}, self.mode)
+        else:
+            differences = "; ".join(
+                f"call {number}: {_call_differences(self.args, call.args or {}, self.mode)}"
+                for number, call in enumerate(captured[:3], start=1)
+            ) + (f"; and {len(captured) - 3} more call(s)" if len(captured) > 3 else "")
         return EvalResult(
             False,
-            f"no call to {self.tool} has arguments matching ({self.mode}) {want} "
+            f"no call to {self.tool} has matching arguments ({self.mode}): {differences} "
             f"(saw {describe_calls(calls)})",
             self.name,
         )

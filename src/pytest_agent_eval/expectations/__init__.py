@@ -30,6 +30,7 @@ import dataclasses
 from typing import Any
 
 from ..config import JudgeSettings
+from ..evaluators.base import source_of, with_source
 from ..models import Expect, Transcript, Turn
 from . import (
     agents,
@@ -156,8 +157,19 @@ def build_evaluators(
     judges = [
         ev for expectation in EXPECTATIONS for ev in expectation.judges(expect, judge_settings)
     ]
+    if turn is not None:
+        # Each check's verdict names the line its key is written on (YAML transcripts).
+        for check in (*checks, *judges):
+            _locate(check, turn.locations)
     own = [_with_settings(ev, judge_settings) for ev in expect.evaluators]
     return [*checks, *judges, *own]
+
+
+def _locate(check: Any, locations: dict[str, str]) -> Any:
+    source = source_of(check)
+    if source is not None and locations:
+        with_source(check, source.at(locations))
+    return check
 
 
 def _with_settings(evaluator: Any, settings: JudgeSettings | None) -> Any:
@@ -186,7 +198,9 @@ def build_result_checks(transcript: Transcript) -> list[Any]:
     Each has ``evaluate(result: TranscriptResult) -> EvalResult``.
     """
     return [
-        check for expectation in EXPECTATIONS for check in expectation.result_checks(transcript)
+        _locate(check, transcript.locations)
+        for expectation in EXPECTATIONS
+        for check in expectation.result_checks(transcript)
     ]
 
 
@@ -197,5 +211,7 @@ def build_greeting_checks(transcript: Transcript) -> list[Any]:
     run's `Greeting`, or None when the adapter cannot observe one.
     """
     return [
-        check for expectation in EXPECTATIONS for check in expectation.greeting_checks(transcript)
+        _locate(check, transcript.locations)
+        for expectation in EXPECTATIONS
+        for check in expectation.greeting_checks(transcript)
     ]

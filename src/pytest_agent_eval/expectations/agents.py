@@ -13,7 +13,7 @@ from typing import Any
 
 from ..evaluators.base import DeterministicEvaluator
 from ..models import EvalResult, Expect, Handoff, TurnContext
-from .base import Expectation, ExpectKey, unobserved
+from .base import Expectation, ExpectKey, keyed, unobserved
 
 __all__ = ["EXPECTATION", "ActiveAgentEvaluator", "HandoffEvaluator"]
 
@@ -98,9 +98,11 @@ class HandoffEvaluator(DeterministicEvaluator):
 def _checks(expect: Expect) -> list[Any]:
     checks: list[Any] = []
     if expect.handoff_to or expect.handoff_from:
-        checks.append(HandoffEvaluator(expect.handoff_to, expect.handoff_from))
+        # One check of one handoff (from this agent to that one): named by handoff_to when set.
+        key = "handoff_to" if expect.handoff_to else "handoff_from"
+        checks.append(keyed(HandoffEvaluator(expect.handoff_to, expect.handoff_from), key))
     if expect.agent_is:
-        checks.append(ActiveAgentEvaluator(expect.agent_is))
+        checks.append(keyed(ActiveAgentEvaluator(expect.agent_is), "agent_is"))
     return checks
 
 

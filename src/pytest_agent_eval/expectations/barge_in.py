@@ -19,7 +19,7 @@ from typing import Any
 
 from ..evaluators.base import DeterministicEvaluator
 from ..models import EvalResult, Transcript, Turn, TurnContext
-from .base import Expectation, ExpectKey, Problem, unobserved
+from .base import Expectation, ExpectKey, Problem, keyed, unobserved
 
 __all__ = ["EXPECTATION", "INTERRUPT_SCHEMA", "InterruptEvaluator", "interrupt_problems"]
 
@@ -156,7 +156,7 @@ def interrupt_problems(transcript: Transcript) -> list[tuple[int, str]]:
 def _turn_checks(turn: Turn) -> list[Any]:
     if turn.interrupt is None:
         return []
-    return [InterruptEvaluator(turn.interrupt.stop_within_ms)]
+    return [keyed(InterruptEvaluator(turn.interrupt.stop_within_ms), "interrupt", scope="turn")]
 
 
 def _check_interrupt(value: Any) -> list[Problem]:

@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from .._text import patterns_as_written
 from ..config import JudgeSettings
-from ..evaluators.base import unobserved
+from ..evaluators.base import CheckSource, unobserved, with_source
 from ..models import Expect, Transcript, Turn
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "ExpectKey",
     "Expectation",
     "Problem",
+    "keyed",
     "no_evaluators",
     "no_greeting_checks",
     "no_result_checks",
@@ -63,6 +64,17 @@ def no_turn_checks(turn: Turn) -> list[Any]:
 def no_result_checks(transcript: Transcript) -> list[Any]:
     """The default `Expectation.result_checks`: nothing."""
     return []
+
+
+def keyed(
+    evaluator: Any, key: str, *, scope: Literal["expect", "turn", "transcript"] = "expect"
+) -> Any:
+    """``evaluator``, as the check of ``key``, so its verdicts name the key and, for YAML, its
+    line: an ``expect:`` key (``reply_contains_all``; ``tool_calls_args[1]`` for one entry of
+    a list), a key of the turn itself (``scope="turn"``: ``interrupt``), or a top-level key of
+    the transcript (``scope="transcript"``: ``greeting``)."""
+    where = f"expect.{key}" if scope == "expect" else key
+    return with_source(evaluator, CheckSource(where, in_turn=scope != "transcript"))
 
 
 def string_list() -> dict[str, Any]:

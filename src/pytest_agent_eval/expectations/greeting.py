@@ -14,7 +14,7 @@ from typing import Any
 
 from .._text import shorten
 from ..models import EvalResult, Greeting, GreetingExpect, Transcript
-from .base import Expectation, ExpectKey, Problem, string_list, text_problems, unobserved
+from .base import Expectation, ExpectKey, Problem, keyed, string_list, text_problems, unobserved
 from .reply_text import check_regexes
 
 __all__ = ["EXPECTATION", "GREETING_SCHEMA", "GreetingEvaluator"]
@@ -103,7 +103,7 @@ class GreetingEvaluator:
 def _greeting_checks(transcript: Transcript) -> list[Any]:
     if transcript.greeting is None:
         return []
-    return [GreetingEvaluator(transcript.greeting)]
+    return [keyed(GreetingEvaluator(transcript.greeting), "greeting", scope="transcript")]
 
 
 def _check_greeting(value: Any) -> list[Problem]:

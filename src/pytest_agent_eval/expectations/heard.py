@@ -6,20 +6,20 @@ from typing import Any
 
 from ..evaluators.reply import ContainsEvaluator
 from ..models import Expect
-from .base import Expectation, ExpectKey, string_list
+from .base import Expectation, ExpectKey, keyed, string_list
 
 __all__ = ["EXPECTATION"]
 
 
 def _checks(expect: Expect) -> list[Any]:
-    if not (expect.heard_contains_any or expect.heard_contains_all):
-        return []
+    # One check per key, so a failure names the key (and line) that failed.
     return [
-        ContainsEvaluator(
-            any_of=list(expect.heard_contains_any),
-            all_of=list(expect.heard_contains_all),
-            target="heard",
+        keyed(ContainsEvaluator(**{argument: list(values)}, target="heard"), key)
+        for key, argument, values in (
+            ("heard_contains_any", "any_of", expect.heard_contains_any),
+            ("heard_contains_all", "all_of", expect.heard_contains_all),
         )
+        if values
     ]
 
 

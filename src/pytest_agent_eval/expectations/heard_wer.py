@@ -14,7 +14,7 @@ from typing import Any
 from .._text import shorten
 from ..evaluators.base import DeterministicEvaluator
 from ..models import EvalResult, Expect, TurnContext
-from .base import Expectation, ExpectKey, unobserved
+from .base import Expectation, ExpectKey, keyed, unobserved
 
 __all__ = ["EXPECTATION", "HeardWerEvaluator"]
 
@@ -61,7 +61,7 @@ class HeardWerEvaluator(DeterministicEvaluator):
 def _checks(expect: Expect) -> list[Any]:
     if expect.heard_wer_max is None:
         return []
-    return [HeardWerEvaluator(expect.heard_wer_max)]
+    return [keyed(HeardWerEvaluator(expect.heard_wer_max), "heard_wer_max")]
 
 
 EXPECTATION = Expectation(

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..config import JudgeSettings
 from ..models import Expect
-from .base import Expectation, ExpectKey
+from .base import Expectation, ExpectKey, keyed
 
 __all__ = ["EXPECTATION", "JUDGE_SCHEMA"]
 
@@ -36,7 +36,9 @@ def _judges(expect: Expect, settings: JudgeSettings | None) -> list[Any]:
     # The judges module pulls in the verdict machinery; load it only when a turn has a judge.
     from ..evaluators.judge import JudgeEvaluator
 
-    return [JudgeEvaluator(expect.judge.rubric, expect.judge.model, settings=settings)]
+    return [
+        keyed(JudgeEvaluator(expect.judge.rubric, expect.judge.model, settings=settings), "judge")
+    ]
 
 
 EXPECTATION = Expectation(

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..evaluators.reply import LatencyEvaluator
 from ..models import Expect
-from .base import Expectation, ExpectKey
+from .base import Expectation, ExpectKey, keyed
 
 __all__ = ["EXPECTATION"]
 
@@ -14,7 +14,7 @@ __all__ = ["EXPECTATION"]
 def _checks(expect: Expect) -> list[Any]:
     if expect.max_latency_ms is None:
         return []
-    return [LatencyEvaluator(expect.max_latency_ms)]
+    return [keyed(LatencyEvaluator(expect.max_latency_ms), "max_latency_ms")]
 
 
 EXPECTATION = Expectation(

@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..evaluators.base import located
 from ..models import EvalResult, Transcript, TranscriptResult
-from .base import Expectation, ExpectKey, unobserved
+from .base import Expectation, ExpectKey, keyed, unobserved
 
 __all__ = ["EXPECTATION", "LatencyP95Check"]
 
@@ -31,8 +32,8 @@ class LatencyP95Check:
     name: str = "latency_p95_ms_max"
 
     async def evaluate(self, result: TranscriptResult) -> EvalResult:
-        """The verdict on the whole result."""
-        return self.check(result)
+        """The verdict on the whole result, naming the key it checks."""
+        return located(self.check(result), self)
 
     def check(self, result: TranscriptResult) -> EvalResult:
         """Compare the p95 of every measured voice-turn latency with the budget."""
@@ -59,7 +60,11 @@ class LatencyP95Check:
 def _result_checks(transcript: Transcript) -> list[Any]:
     if transcript.latency_p95_ms_max is None:
         return []
-    return [LatencyP95Check(transcript.latency_p95_ms_max)]
+    return [
+        keyed(
+            LatencyP95Check(transcript.latency_p95_ms_max), "latency_p95_ms_max", scope="transcript"
+        )
+    ]
 
 
 EXPECTATION = Expectation(

@@ -10,7 +10,7 @@ from typing import Any
 from .._text import shorten
 from ..evaluators.base import DeterministicEvaluator
 from ..models import EvalResult, Expect, TurnContext
-from .base import Expectation, ExpectKey, string_list
+from .base import Expectation, ExpectKey, keyed, string_list
 
 __all__ = ["EXPECTATION", "ReplyContainsNoneEvaluator"]
 
@@ -44,7 +44,9 @@ class ReplyContainsNoneEvaluator(DeterministicEvaluator):
 def _checks(expect: Expect) -> list[Any]:
     if not expect.reply_contains_none:
         return []
-    return [ReplyContainsNoneEvaluator(list(expect.reply_contains_none))]
+    return [
+        keyed(ReplyContainsNoneEvaluator(list(expect.reply_contains_none)), "reply_contains_none")
+    ]
 
 
 EXPECTATION = Expectation(

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..evaluators.reply import ContainsEvaluator
 from ..models import Expect
-from .base import Expectation, ExpectKey, Problem, string_list
+from .base import Expectation, ExpectKey, Problem, keyed, string_list
 
 __all__ = ["EXPECTATION", "check_regexes"]
 
@@ -26,21 +26,21 @@ def check_regexes(patterns: Any) -> Iterable[Problem]:
             )
 
 
+_KEYS = (
+    ("reply_contains_any", "any_of"),
+    ("reply_contains_all", "all_of"),
+    ("reply_matches_any", "matches_any"),
+    ("reply_matches_all", "matches_all"),
+)
+"""Each key and the `ContainsEvaluator` argument it fills."""
+
+
 def _checks(expect: Expect) -> list[Any]:
-    if not (
-        expect.reply_contains_any
-        or expect.reply_contains_all
-        or expect.reply_matches_any
-        or expect.reply_matches_all
-    ):
-        return []
+    # One check per key, so a failure names the key (and line) that failed.
     return [
-        ContainsEvaluator(
-            any_of=list(expect.reply_contains_any),
-            all_of=list(expect.reply_contains_all),
-            matches_any=list(expect.reply_matches_any),
-            matches_all=list(expect.reply_matches_all),
-        )
+        keyed(ContainsEvaluator(**{argument: list(getattr(expect, key))}), key)
+        for key, argument in _KEYS
+        if getattr(expect, key)
     ]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..config import JudgeSettings
 from ..evaluators.tools import ToolCallArgsEvaluator
 from ..models import Expect
-from .base import Expectation, ExpectKey
+from .base import Expectation, ExpectKey, keyed
 
 __all__ = ["EXPECTATION", "TOOL_CALL_ARGS_SCHEMA"]
 
@@ -32,24 +32,31 @@ TOOL_CALL_ARGS_SCHEMA: dict[str, Any] = {
 
 def _checks(expect: Expect) -> list[Any]:
     return [
-        ToolCallArgsEvaluator(entry.tool, entry.args, entry.mode)  # type: ignore[arg-type]
-        for entry in expect.tool_calls_args
+        keyed(
+            ToolCallArgsEvaluator(entry.tool, entry.args, entry.mode),  # type: ignore[arg-type]
+            f"tool_calls_args[{index}]",
+        )
+        for index, entry in enumerate(expect.tool_calls_args)
         if entry.args is not None
     ]
 
 
 def _judges(expect: Expect, settings: JudgeSettings | None) -> list[Any]:
-    judged = [entry for entry in expect.tool_calls_args if entry.judge is not None]
+    judged = [
+        (index, entry.tool, entry.judge)
+        for index, entry in enumerate(expect.tool_calls_args)
+        if entry.judge is not None
+    ]
     if not judged:
         return []
     from ..evaluators.judge import ToolCallArgsJudgeEvaluator
 
     return [
-        ToolCallArgsJudgeEvaluator(
-            entry.tool, entry.judge.rubric, entry.judge.model, settings=settings
+        keyed(
+            ToolCallArgsJudgeEvaluator(tool, judge.rubric, judge.model, settings=settings),
+            f"tool_calls_args[{index}]",
         )
-        for entry in judged
-        if entry.judge is not None
+        for index, tool, judge in judged
     ]
 
 

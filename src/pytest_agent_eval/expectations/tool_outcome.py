@@ -16,7 +16,7 @@ from .._text import compact_json, shorten
 from ..evaluators.base import DeterministicEvaluator
 from ..evaluators.tools import describe_calls
 from ..models import EvalResult, Expect, ToolCall, TurnContext
-from .base import Expectation, ExpectKey, Problem, string_list, text_problems, unobserved
+from .base import Expectation, ExpectKey, Problem, keyed, string_list, text_problems, unobserved
 from .reply_text import check_regexes
 
 __all__ = ["EXPECTATION", "TOOL_CALL_OUTCOME_SCHEMA", "ToolOutcomeEvaluator", "given_back"]
@@ -150,13 +150,13 @@ class ToolOutcomeEvaluator(DeterministicEvaluator):
 
 def _checks(expect: Expect) -> list[Any]:
     return [
-        ToolOutcomeEvaluator(
-            entry.tool,
-            entry.status,
-            list(entry.output_contains),
-            list(entry.output_matches),
+        keyed(
+            ToolOutcomeEvaluator(
+                entry.tool, entry.status, list(entry.output_contains), list(entry.output_matches)
+            ),
+            f"tool_calls_outcome[{index}]",
         )
-        for entry in expect.tool_calls_outcome
+        for index, entry in enumerate(expect.tool_calls_outcome)
     ]
 
 

@@ -17,6 +17,8 @@ from .records import EvalRecord, ReportData
 
 __all__ = [
     "AGENT_SPEECH_LABEL",
+    "COLLECTION_STOPPED",
+    "INTERRUPTED",
     "NO_RESULT",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
@@ -45,6 +47,7 @@ __all__ = [
     "latency_lines",
     "score_fact",
     "session_facts",
+    "session_notice",
     "shorten",
     "shown_markers",
     "side_by_side",
@@ -57,6 +60,55 @@ NO_RESULT = (
     "is its verdict.",
 )
 """What a report says of an eval without a result: errored (index 0) or passed (index 1)."""
+
+INTERRUPTED = "Interrupted: the session was stopped (Ctrl-C) before every eval ran."
+"""The first words of every report of an interrupted session."""
+
+COLLECTION_STOPPED = "before any test ran: {count} file(s) failed to load"
+"""How a session stopped by collection errors was cut short (``stopped``, ``{count}`` filled
+in): pytest runs no test at all when a file fails to collect, unless
+``--continue-on-collection-errors`` is given."""
+
+
+def session_notice(data: ReportData) -> tuple[str, list[tuple[str, list[str]]]] | None:
+    """What every report says first when the session did not run every eval: a headline, then
+    lists under their titles (the files that failed to load, with why; the evals that did not
+    run); None for a session that ran everything it collected."""
+    loads = [_load_error_line(nodeid, error) for nodeid, error in data.load_errors]
+    lists: list[tuple[str, list[str]]] = []
+    if loads:
+        lists.append((f"{len(loads)} file(s) failed to load:", loads))
+    stopped = data.stopped or "by Ctrl-C"
+    if data.interrupted and loads and stopped.startswith("before any test ran"):
+        head = (
+            f"No eval ran: {len(loads)} file(s) failed to load, and pytest runs no test when "
+            "collection fails. Fix them, or pass --continue-on-collection-errors to run the "
+            "other tests."
+        )
+        if data.not_run:
+            lists.append((f"{len(data.not_run)} eval(s) did not run:", list(data.not_run)))
+    elif data.interrupted:
+        head = (
+            INTERRUPTED
+            if stopped == "by Ctrl-C"
+            else f"Interrupted: the session stopped {stopped} before every eval ran."
+        )
+        if data.not_run:
+            lists.append(
+                (f"{len(data.not_run)} eval(s) never ran or never finished:", list(data.not_run))
+            )
+    elif loads:
+        head = "Not every eval ran: the evals of the file(s) below did not load."
+    else:
+        return None
+    return head, lists
+
+
+def _load_error_line(nodeid: str, error: str) -> str:
+    """``tests/evals/bad.yaml:5: invalid YAML ...``: the error as it names its file, else
+    prefixed with the node id."""
+    return error if error.startswith(nodeid) else f"{nodeid}: {error}"
+
 
 SCORE_DECIMALS = 2
 """Scores are fractions of a few runs; two decimals tell 2/3 from 3/4 without false precision."""
@@ -78,18 +130,27 @@ def fmt_rate(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def fmt_seconds(value: float | None) -> str:
-    """``0.42 s``, ``12.3 s``, or ``–``."""
+def _second_decimals(*values: float | None) -> int:
+    """Two decimals under 10 s, one from there: the same for every value shown together."""
+    return 2 if max((v for v in values if v is not None), default=0.0) < 10 else 1
+
+
+def fmt_seconds(value: float | None, *, like: float | None = None) -> str:
+    """``0.42 s``, ``12.3 s``, or ``–``; with ``like``, as many decimals as ``like`` gets
+    (values shown side by side read alike: ``p50 9.9 s, p95 15.9 s``)."""
     if value is None:
         return "–"
-    return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
+    return f"{value:.{_second_decimals(value, like)}f} s"
 
 
 def fmt_latency(result: TranscriptResult | None) -> str:
-    """The median and p95 turn latency of a voice transcript (``0.40/0.60 s``), or ``–``."""
+    """The median and p95 turn latency of a voice transcript, in one format (``0.40/0.60 s``,
+    ``15.9/15.9 s``), or ``–``."""
     if result is None or result.p95_latency_s is None:
         return "–"
-    return f"{result.p50_latency_s or 0.0:.2f}/{fmt_seconds(result.p95_latency_s)}"
+    p50, p95 = result.p50_latency_s or 0.0, result.p95_latency_s
+    decimals = _second_decimals(p50, p95)
+    return f"{p50:.{decimals}f}/{p95:.{decimals}f} s"
 
 
 def score_fact(result: TranscriptResult) -> str:
@@ -106,9 +167,10 @@ def score_fact(result: TranscriptResult) -> str:
 def latency_fact(result: TranscriptResult) -> str:
     """``p95 turn latency 0.60 s (p50 0.40 s, over 6 voice turns)``, for a transcript that
     measured latency."""
+    p50, p95 = result.p50_latency_s, result.p95_latency_s
     return (
-        f"p95 turn latency {fmt_seconds(result.p95_latency_s)} (p50 "
-        f"{fmt_seconds(result.p50_latency_s)}, over {len(result.turn_latencies_s)} voice turns)"
+        f"p95 turn latency {fmt_seconds(p95, like=p50)} (p50 {fmt_seconds(p50, like=p95)}, "
+        f"over {len(result.turn_latencies_s)} voice turns)"
     )
 
 
@@ -118,13 +180,15 @@ def latency_lines(result: TranscriptResult) -> list[str]:
     if result.p95_latency_s is None:
         return []
     values = result.turn_latencies_s
+    p50_all, p95_all = result.p50_latency_s, result.p95_latency_s
     lines = [
-        f"latency p50 {fmt_seconds(result.p50_latency_s)}, p95 "
-        f"{fmt_seconds(result.p95_latency_s)} over {len(values)} voice turn(s)"
+        f"latency p50 {fmt_seconds(p50_all, like=p95_all)}, p95 "
+        f"{fmt_seconds(p95_all, like=p50_all)} over {len(values)} voice turn(s)"
     ]
     for index, count, p50, p95 in result.turn_latency_percentiles():
         lines.append(
-            f"turn {index + 1}: p50 {fmt_seconds(p50)}, p95 {fmt_seconds(p95)} over {count} run(s)"
+            f"turn {index + 1}: p50 {fmt_seconds(p50, like=p95)}, p95 "
+            f"{fmt_seconds(p95, like=p50)} over {count} run(s)"
         )
     return lines
 
@@ -295,6 +359,8 @@ def session_facts(data: ReportData) -> list[str]:
         if data.complete
         else f"session complete: no (stopped {data.stopped or 'by Ctrl-C'})"
     )
+    if data.load_errors:
+        facts.append(f"files that failed to load: {len(data.load_errors)}")
     return facts
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._text import clip, format_tool_call
+from .._text import clip, clip_middle, format_tool_call
 from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, score_and_threshold_text
 from ._format import (
     AGENT_SPEECH_LABEL,
@@ -13,12 +13,17 @@ from ._format import (
     latency_lines,
 )
 
-__all__ = ["format_account", "format_score_line"]
+__all__ = ["failure_headline", "format_account", "format_score_line"]
 
 _MAX_TEXT = 160
 """Replies and transcriptions are cut past this; the account sits in a terminal."""
 _MAX_TOOL_ARGS = 80
 """Tool arguments are cut shorter here than in the reports."""
+_MAX_REASON = 600
+"""A check's reason is cut past this, in its middle: its end says what was seen."""
+_MAX_ERROR = 1500
+"""An error is cut past this, in its middle: its end says how to fix it (our own errors end
+with the fix), so it is never cut before its fix."""
 
 
 def format_score_line(result: TranscriptResult) -> str:
@@ -41,7 +46,7 @@ def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
     mark = {"passed": "ok", "failed": "FAIL", "error": "ERROR"}[turn.verdict]
     lines = [f"    turn {turn.index + 1} [{mark}] user: {clip(turn.user, 80)!r}"]
     if turn.error:
-        lines.append(f"      error: {clip(turn.error, 400)}")
+        lines.append(f"      error: {clip_middle(turn.error, _MAX_ERROR)}")
         return lines
     if not turn.passed or verbose:
         if turn.conditions:
@@ -106,7 +111,7 @@ def _format_evaluations(evaluations: list[EvalResult], *, verbose: bool) -> list
         reasoning = evaluation.reasoning
         # Judges already start their reasoning with "judge errored: "; say it once.
         reasoning = reasoning.removeprefix(f"{evaluation.name} {status}: ")
-        lines.append(f"      - {evaluation.name} {status}: {clip(reasoning, 400)}")
+        lines.append(f"      - {evaluation.label} {status}: {clip_middle(reasoning, _MAX_REASON)}")
     return lines
 
 
@@ -119,7 +124,7 @@ def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
             lines.extend(_format_turn(turn, verbose=verbose))
     # After the turns: a failed close is usually a consequence of a failed turn above.
     if run.error:
-        lines.append(f"    error: {clip(run.error, 400)}")
+        lines.append(f"    error: {clip_middle(run.error, _MAX_ERROR)}")
     return lines
 
 
@@ -134,7 +139,7 @@ def format_account(result: TranscriptResult, *, verbose: bool = False) -> str:
     for check in result.checks:
         status = "errored" if check.errored else ("pass" if check.passed else "fail")
         if verbose or not check.passed:
-            lines.append(f"  {check.name} {status}: {clip(check.reasoning, 400)}")
+            lines.append(f"  {check.label} {status}: {clip_middle(check.reasoning, _MAX_REASON)}")
     lines.extend(f"  {line}" for line in latency_lines(result))
     first_with: dict[tuple[str, ...], int] = {}
     for run in result.runs:
@@ -147,3 +152,45 @@ def format_account(result: TranscriptResult, *, verbose: bool = False) -> str:
         lines.append(head)
         lines.extend(body)
     return "\n".join(lines)
+
+
+def _short_label(evaluation: EvalResult) -> str:
+    """``reply_contains_all (line 11)``: the key without its turn (the line says where; the
+    test's node id names the file), or the full key when it has no line, or the evaluator's
+    name."""
+    if evaluation.key and evaluation.location:
+        leaf = evaluation.key.rsplit(".expect.", 1)[-1].rsplit(".", 1)[-1]
+        return f"{leaf} (line {evaluation.location.rsplit(':', 1)[-1]})"
+    return evaluation.label
+
+
+def _said(evaluation: EvalResult) -> str:
+    """``label: reason``, the reason without a judge's own ``judge errored: `` (said once)."""
+    status = "errored" if evaluation.errored else "fail"
+    reason = evaluation.reasoning.removeprefix(f"{evaluation.name} {status}: ")
+    return f"{_short_label(evaluation)}: {clip(reason, _MAX_REASON)}"
+
+
+def failure_headline(result: TranscriptResult) -> str | None:
+    """The first thing that failed, as one line that starts with what failed: the line pytest's
+    short summary shows (cut to the terminal's width), so it names the check first
+    (``reply_contains_all (line 11): reply is missing ['sunny'] ...``). None when
+    nothing in the result failed."""
+    for run in sorted(result.runs, key=lambda r: r.index):
+        if run.passed:
+            continue
+        for evaluation in run.greeting_evaluations:
+            if not evaluation.passed:
+                return _said(evaluation)
+        for turn in run.turns:
+            if turn.error:
+                return f"turn {turn.index + 1}: {clip_middle(turn.error, _MAX_ERROR)}"
+            for evaluation in turn.evaluations:
+                if not evaluation.passed:
+                    return _said(evaluation)
+        if run.error:
+            return f"run {run.index + 1}: {clip_middle(run.error, _MAX_ERROR)}"
+    for check in result.checks:
+        if not check.passed:
+            return _said(check)
+    return None

@@ -47,12 +47,13 @@ from ._format import (
     latency_lines,
     score_fact,
     session_facts,
+    session_notice,
     shorten,
     shown_markers,
     side_by_side,
     verdict_label,
 )
-from .markdown import NOTHING_RAN, interrupted_lines
+from .markdown import NOTHING_RAN
 from .records import EvalRecord, ReportData
 from .results_file import BASELINE_HEADER, baseline_rows
 
@@ -491,7 +492,7 @@ def _checks_html(evaluations: list[EvalResult]) -> str:
         cls = "err" if ev.errored else ("ok" if ev.passed else "no")
         extra = " (errored)" if ev.errored else ""
         reason = f": {_t(ev.reasoning)}" if ev.reasoning else ""
-        items.append(f'<li class="{cls}"><b>{_e(ev.name or "check")}</b>{extra}{reason}</li>')
+        items.append(f'<li class="{cls}"><b>{_e(ev.label)}</b>{extra}{reason}</li>')
     return f'<ul class="checks">{"".join(items)}</ul>'
 
 
@@ -562,7 +563,7 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
             facts.append(f"Variant: {_e(res.variant)}")
         for check in res.checks:
             status = "errored" if check.errored else ("passed" if check.passed else "failed")
-            facts.append(f"{_e(check.name)} {status}: {_e(check.reasoning)}")
+            facts.append(f"{_e(check.label)} {status}: {_e(check.reasoning)}")
         latency = latency_lines(res)
         if latency:
             facts.append(_e(latency_fact(res)))
@@ -659,12 +660,11 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
 
 
 def _interrupted_html(data: ReportData) -> str:
-    lines = interrupted_lines(data)
-    if not lines:
+    notice = session_notice(data)
+    if notice is None:
         return ""
-    head, *rest = lines
+    head, lists = notice
     body = f"<strong>{_e(head)}</strong>"
-    if rest:
-        items = "".join(f"<li>{_e(n)}</li>" for n in rest[1:])
-        body += f"<p>{_e(rest[0])}</p><ul>{items}</ul>"
+    for title, items in lists:
+        body += f"<p>{_e(title)}</p><ul>{''.join(f'<li>{_e(n)}</li>' for n in items)}</ul>"
     return f'<section id="interrupted" class="missing" role="alert">{body}</section>'

@@ -19,6 +19,7 @@ from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
+    INTERRUPTED,
     NO_RESULT,
     agent_rows,
     cost_lines,
@@ -41,6 +42,7 @@ from ._format import (
     latency_lines,
     score_fact,
     session_facts,
+    session_notice,
     shown_markers,
     side_by_side,
     verdict_label,
@@ -60,9 +62,6 @@ __all__ = [
     "render_summary_markdown",
     "side_by_side_section",
 ]
-
-INTERRUPTED = "Interrupted: the session was stopped (Ctrl-C) before every eval ran."
-"""The first words of every report of an interrupted session."""
 
 NOTHING_RAN = "No eval test ran in this session."
 """The sentence a report holds instead of results when every eval was skipped or deselected."""
@@ -297,7 +296,7 @@ def _evaluation_lines(evaluations: list[EvalResult]) -> list[str]:
     lines = []
     for ev in evaluations:
         icon = "⚠️ errored" if ev.errored else ("✅" if ev.passed else "❌")
-        name = md_escape(ev.name or "check")
+        name = md_escape(ev.label)
         reason = f" — {md_escape(ev.reasoning)}" if ev.reasoning else ""
         lines.append(f"- {icon} {name}{reason}")
     return lines
@@ -366,7 +365,7 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
         lines.append(f"- Variant: {md_escape(res.variant)}")
     for check in res.checks:
         icon = "⚠️ errored" if check.errored else ("✅" if check.passed else "❌")
-        lines.append(f"- {icon} {md_escape(check.name)} — {md_escape(check.reasoning)}")
+        lines.append(f"- {icon} {md_escape(check.label)} — {md_escape(check.reasoning)}")
     latency = latency_lines(res)
     if latency:
         lines.append(f"- {latency_fact(res)}")
@@ -388,29 +387,23 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
 
 
 def interrupted_lines(data: ReportData) -> list[str]:
-    """The interrupted notice and the evals that never ran, as plain text lines."""
-    if not data.interrupted:
+    """The notice of a session that did not run every eval (interrupted, or files that failed
+    to load) and what did not run, as plain text lines; empty for a complete session."""
+    notice = session_notice(data)
+    if notice is None:
         return []
-    stopped = data.stopped or "by Ctrl-C"
-    lines = [
-        INTERRUPTED
-        if stopped == "by Ctrl-C"
-        else f"Interrupted: the session stopped {stopped} before every eval ran."
-    ]
-    if data.not_run:
-        lines.append(f"{len(data.not_run)} eval(s) never ran or never finished:")
-        lines.extend(data.not_run)
-    return lines
+    head, lists = notice
+    return [head, *(line for title, items in lists for line in (title, *items))]
 
 
 def _interrupted_section(data: ReportData) -> list[str]:
-    lines = interrupted_lines(data)
-    if not lines:
+    notice = session_notice(data)
+    if notice is None:
         return []
-    head, *rest = lines
+    head, lists = notice
     out = [f"> ⚠️ **{md_escape(head)}**", ""]
-    if rest:
-        out += [md_escape(rest[0]), "", *(f"- {md_escape(n)}" for n in rest[1:]), ""]
+    for title, items in lists:
+        out += [md_escape(title), "", *(f"- {md_escape(n)}" for n in items), ""]
     return out
 
 

@@ -146,6 +146,9 @@ class ReportData:
     """The session was stopped (Ctrl-C) before every test ran: the reports say so."""
     not_run: tuple[str, ...] = ()
     """Node ids of the evals that were collected but never finished (an interrupted session)."""
+    load_errors: tuple[tuple[str, str], ...] = ()
+    """Files that failed to collect (a transcript that did not load), as (node id, the error),
+    in the order pytest reported them: their evals did not run."""
     exit_status: int | None = None
     """The session's exit status (after the gates' decision, when groups are configured)."""
     stopped: str | None = None

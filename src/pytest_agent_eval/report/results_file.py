@@ -24,7 +24,9 @@ from .records import EvalRecord, ReportData
 
 __all__ = [
     "BASELINE_HEADER",
+    "RATE_DECIMALS",
     "RESULTS_SCHEMA_VERSION",
+    "SECONDS_DECIMALS",
     "SIGNIFICANCE",
     "BaselineComparison",
     "BaselineError",
@@ -60,6 +62,17 @@ def _usage(usage: Usage | None) -> dict[str, int | None] | None:
     }
 
 
+RATE_DECIMALS = 4
+"""Scores and interval ends in the results file: 4 decimals (``0.6667``), enough to tell any
+two pass rates of up to 10,000 runs apart."""
+SECONDS_DECIMALS = 3
+"""Durations and latencies in the results file: milliseconds."""
+
+
+def _round(value: float | None, decimals: int) -> float | None:
+    return None if value is None else round(value, decimals)
+
+
 def _eval_entry(record: EvalRecord) -> dict[str, Any]:
     res = record.result
     entry: dict[str, Any] = {
@@ -87,9 +100,9 @@ def _eval_entry(record: EvalRecord) -> dict[str, Any]:
         entry.update(
             runs=len(res.runs),
             passed_runs=res.passed_run_count,
-            score=res.score,
-            ci=list(res.interval),
-            p95_latency_s=res.p95_latency_s,
+            score=_round(res.score, RATE_DECIMALS),
+            ci=[_round(end, RATE_DECIMALS) for end in res.interval],
+            p95_latency_s=_round(res.p95_latency_s, SECONDS_DECIMALS),
             agent_tokens=_usage(res.agent_usage),
             judge_tokens=_usage(res.judge_usage),
         )
@@ -103,7 +116,7 @@ def results_document(data: ReportData) -> dict[str, Any]:
         "schema_version": RESULTS_SCHEMA_VERSION,
         "package_version": data.package_version,
         "generated_at": data.generated_at.isoformat() if data.generated_at else None,
-        "duration_s": data.duration_s,
+        "duration_s": _round(data.duration_s, SECONDS_DECIMALS),
         "complete": data.complete,
         "stopped": data.stopped,
         "exit_status": data.exit_status,
@@ -111,6 +124,7 @@ def results_document(data: ReportData) -> dict[str, Any]:
         "agent_models": list(data.agent_models),
         "judge_models": list(data.judge_models),
         "seeds": {what: value for what, value in data.seeds},
+        "load_errors": [{"nodeid": nodeid, "error": error} for nodeid, error in data.load_errors],
         "evals": [_eval_entry(r) for r in data.records],
     }
 

@@ -8,6 +8,7 @@ Its hooks are thin: data comes from `records`, verdicts from `gates`, text from 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ import pytest
 
 from ..config import Settings
 from ..gates import decide_exit, evaluate_gates
+from ._format import COLLECTION_STOPPED
 from .files import append_step_summary, resolve_report_path, write_atomic
 from .html import render_html
 from .markdown import render_markdown, render_summary_markdown
@@ -89,6 +91,8 @@ class AgentEvalReporter:
         """A KeyboardInterrupt stopped the session (not a collection error, also exit 2)."""
         self.stop_kind: str | None = None
         """How the session was cut short, in words, or None."""
+        self.load_errors: list[tuple[str, str]] = []
+        """Files that failed to collect: (node id, the error as pytest shows it)."""
         self.deselected = 0
         """Eval tests deselected (``-k``, ``-m``, ``--agent-eval-tags``)."""
         self._started = time.monotonic()
@@ -100,6 +104,17 @@ class AgentEvalReporter:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collector.add_collect_failure(report.nodeid)
+            self.load_errors.append((report.nodeid, self._load_error(report)))
+
+    def _load_error(self, report: pytest.CollectReport) -> str:
+        """The error of a file that failed to collect, in one piece: a transcript's whole
+        message (with its file, line and fix), or the last line of a traceback."""
+        text = report.longreprtext.strip()
+        lines = [line for line in text.splitlines() if line.strip()]
+        raised = [line[1:].strip() for line in lines if line.startswith("E ")]
+        error = raised[-1] if raised else (text if len(lines) == 1 else lines[0] if lines else "")
+        root = f"{self.settings.rootdir}{os.sep}" if self.settings.rootdir else ""
+        return error.replace(root, "") if root else error
 
     def plan(self, nodeids: list[str]) -> None:
         """Note the evals about to run (collection order)."""
@@ -112,6 +127,13 @@ class AgentEvalReporter:
         kind = type(excinfo.value)
         if kind.__module__.startswith("xdist") and kind.__name__ == "Interrupted":
             self.stop_kind = f"early: {excinfo.value} (-x / --maxfail)"
+        elif (
+            isinstance(excinfo.value, pytest.Session.Interrupted)
+            and str(excinfo.value).endswith("during collection")
+            and self.load_errors
+        ):
+            # pytest's own stop ("1 error during collection"), not the user pressing Ctrl-C.
+            self.stop_kind = COLLECTION_STOPPED.format(count=len(self.load_errors))
         else:
             self.stop_kind = "by Ctrl-C"
 
@@ -124,7 +146,7 @@ class AgentEvalReporter:
         stopped = self.stop_kind
         if stopped is None and (session.shouldfail or session.shouldstop):
             stopped = f"early: {session.shouldfail or session.shouldstop}"
-        self.data = replace(self.data, stopped=stopped)
+        self.data = replace(self.data, stopped=stopped, load_errors=tuple(self.load_errors))
         if self.ctrl_c:
             # An eval cut off mid-run has a setup record and no verdict: it is listed as never
             # finished, not counted as skipped.
@@ -157,8 +179,9 @@ class AgentEvalReporter:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.data is None:
             return
+        width = terminalreporter.config.get_terminal_writer().fullwidth
         for title, lines in (
-            ("agent eval summary", summary_lines(self.data)),
+            ("agent eval summary", summary_lines(self.data, width=width)),
             ("group summary", group_summary_lines(self.data)),
         ):
             if lines:

@@ -24,6 +24,7 @@ from ._format import (
     fmt_threshold,
     fmt_usage,
     fmt_usage_per_run,
+    shorten,
     verdict_label,
 )
 from .markdown import interrupted_lines
@@ -72,35 +73,93 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
     return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
-def _row(record: EvalRecord, *, latency: bool, tokens: bool, judge_tokens: bool) -> list[str]:
+_LEVELS = 8
+"""How far a summary table may be narrowed (see `_table`); the widest is level 0."""
+_MIN_NAME = 12
+"""A transcript name is never cut shorter than this, to fit a narrow terminal."""
+
+
+def _cells(record: EvalRecord, level: int) -> dict[str, str]:
+    """One eval's cells by column, as narrow as ``level`` asks."""
     result = record.result
-    name = strip_controls(record.label)
     if result is None:
-        cells = [
-            name,
-            fmt_planned_runs(record),
-            "–",
-            "–",
-            fmt_threshold(record),
-            verdict_label(record),
-        ]
+        runs, passed, score = fmt_planned_runs(record), "–", "–"
     else:
-        cells = [
-            name,
-            fmt_runs(result),
-            str(result.passed_run_count),
-            f"{fmt_record_score(result)} {fmt_interval(result.interval)}",
-            fmt_score(result.threshold),
-            verdict_label(record),
-        ]
-    if latency:
-        cells.append(fmt_latency(result))
-    if tokens:
-        runs = len(result.runs) if result else 0
-        cells.append(fmt_usage_per_run(result.agent_usage if result else None, runs))
-        if judge_tokens:
-            cells.append(fmt_usage_per_run(result.judge_usage if result else None, runs))
+        runs, passed = fmt_runs(result), str(result.passed_run_count)
+        score = fmt_record_score(result)
+        if level < 2:
+            score += f" {fmt_interval(result.interval)}"
+    cells = {
+        "transcript": strip_controls(record.label),
+        "runs": runs,
+        "passed": passed,
+        "threshold": fmt_threshold(record) if result is None else fmt_score(result.threshold),
+        "verdict": verdict_label(record),
+        "latency": fmt_latency(result),
+    }
+    if level >= 6:  # runs and passed in one column: 2/3
+        cells["passed"] = "–" if result is None else f"{passed}/{runs}"
+    cells["score"] = score
+    count = len(result.runs) if result else 0
+    for column, usage in (
+        ("agent tokens", result.agent_usage if result else None),
+        ("judge tokens", result.judge_usage if result else None),
+    ):
+        per_run = fmt_usage_per_run(usage, count)
+        cells[column] = per_run.split(" (", 1)[0] if level >= 1 else per_run
     return cells
+
+
+def _table(
+    records: Sequence[EvalRecord], level: int, *, latency: bool, tokens: bool, judge: bool
+) -> tuple[list[str], list[list[str]]]:
+    """The summary table at one of `_LEVELS` widths, each narrower than the one before:
+    1 token totals without the per-run mean, 2 the score without its interval, 3 no judge
+    tokens, 4 no agent tokens (both stay in the totals below the table), 5 a shorter latency
+    heading, 6 runs and passes in one column, 7 no latency column. What is left out stays in
+    the account of each failure and in the reports."""
+    columns = ["transcript"]
+    columns += ["passed"] if level >= 6 else ["runs", "passed"]
+    columns += ["score [95% CI]" if level < 2 else "score", "threshold", "verdict"]
+    if latency and level < 7:
+        columns.append("p50/p95 latency" if level < 5 else "p50/p95")
+    if tokens and level < 4:
+        columns.append("agent tokens")
+        if judge and level < 3:
+            columns.append("judge tokens")
+    key = {"score [95% CI]": "score", "p50/p95 latency": "latency", "p50/p95": "latency"}
+    rows = []
+    for record in records:
+        cells = _cells(record, level)
+        rows.append([cells[key.get(c, c)] for c in columns])
+    return columns, rows
+
+
+def _table_width(header: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    widths = [len(h) for h in header]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def _fit(
+    records: Sequence[EvalRecord], width: int | None, **shown: bool
+) -> tuple[list[str], list[list[str]]]:
+    """The widest table that fits in ``width`` columns (None: the widest), transcript names
+    cut with ``…`` as a last resort; a table that still does not fit wraps."""
+    header, rows = _table(records, 0, **shown)
+    if width is None:
+        return header, rows
+    for level in range(1, _LEVELS):
+        if _table_width(header, rows) <= width:
+            return header, rows
+        header, rows = _table(records, level, **shown)
+    over = _table_width(header, rows) - width
+    if over > 0:
+        longest = max(len(r[0]) for r in rows) if rows else 0
+        keep = max(_MIN_NAME, len(header[0]), longest - over)
+        rows = [[shorten(r[0], keep), *r[1:]] for r in rows]
+    return header, rows
 
 
 _GATE_COLOURS = {"ok": None, "warning": "yellow", "failure": "red"}
@@ -137,8 +196,9 @@ def group_summary_lines(data: ReportData) -> list[TerminalLine]:
     return lines
 
 
-def summary_lines(data: ReportData) -> list[TerminalLine]:
-    """The lines to print after the session; empty when no eval ran and none was cut off."""
+def summary_lines(data: ReportData, *, width: int | None = None) -> list[TerminalLine]:
+    """The lines to print after the session; empty when no eval ran and none was cut off.
+    With ``width`` (the terminal's), the table is narrowed to fit it (see `_table`)."""
     notice = [
         TerminalLine(strip_controls(t), "red", bold=i == 0)
         for i, t in enumerate(interrupted_lines(data))
@@ -148,13 +208,8 @@ def summary_lines(data: ReportData) -> list[TerminalLine]:
         return notice
     latency, tokens = data.has_latency, data.has_tokens
 
-    header = ["transcript", "runs", "passed", "score [95% CI]", "threshold", "verdict"]
-    if latency:
-        header.append("p50/p95 latency")
     judge_tokens = data.judge_usage is not None
-    if tokens:
-        header += ["agent tokens", "judge tokens"] if judge_tokens else ["agent tokens"]
-    rows = [_row(r, latency=latency, tokens=tokens, judge_tokens=judge_tokens) for r in ran]
+    header, rows = _fit(ran, width, latency=latency, tokens=tokens, judge=judge_tokens)
     table = format_table(header, rows)
 
     lines = [*notice, TerminalLine(table[0], bold=True), TerminalLine(table[1])]

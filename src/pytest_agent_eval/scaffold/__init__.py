@@ -11,17 +11,19 @@ standing in for the model, so ``pytest --agent-eval-live`` passes straight away.
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib.util
 import os
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 from typing import TextIO
 
 from .._atomic import write_atomic
-from ..errors import AgentEvalError, ConfigError, TranscriptError, require_extra
+from ..errors import AgentEvalError, ConfigError, MissingExtraError, TranscriptError
 
 __all__ = [
     "ADAPTERS",
@@ -31,8 +33,10 @@ __all__ = [
     "Step",
     "build_parser",
     "main",
+    "missing_requirement",
     "resolve_adapter",
     "scaffold",
+    "template_imports",
 ]
 
 EXIT_OK = 0
@@ -41,6 +45,8 @@ EXIT_USAGE = 2
 
 EVALS_DIR = "tests/evals"
 VOICE_TRANSCRIPT = f"{EVALS_DIR}/voice_opening_hours.yaml"
+AGENT_MODULE = "opening_hours_agent"
+"""The module the LiveKit scaffold's agent lives in, next to tests/conftest.py."""
 
 
 class ScaffoldError(AgentEvalError):
@@ -49,19 +55,41 @@ class ScaffoldError(AgentEvalError):
 
 @dataclass(frozen=True, slots=True)
 class AdapterChoice:
-    """One adapter ``init`` can set up: its conftest template and what it needs installed."""
+    """One adapter ``init`` can set up: its templates and the extra that brings what they
+    import."""
 
     name: str
     label: str
     conftest: str
-    """Template file name in ``scaffold/templates``."""
-    needs: tuple[str, ...] = ()
-    """Modules that must import; all come with ``extra``."""
+    """Template file name in ``scaffold/templates``, written as ``tests/conftest.py``."""
     extra: str = ""
+    """The pytest-agent-eval extra that installs every module the templates import."""
     voice: bool = False
     """Also add the spoken transcript and synthesize its fixture."""
     voice_transcript: str = "voice_opening_hours.yaml"
     """Template of the spoken transcript."""
+    agent_module: str = ""
+    """Template of the agent module the conftest imports in its fixture, written as
+    ``tests/opening_hours_agent.py`` (empty: the conftest holds the agent)."""
+    init_needs: tuple[str, ...] = ()
+    """Modules ``init`` itself needs for this choice (the offline voice that synthesizes the
+    sample's fixture), besides those the templates import."""
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """The Python files this choice writes, as template names."""
+        return tuple(t for t in (self.conftest, self.agent_module) if t)
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """Every module that must import for the scaffold to run: those its templates import
+        (read from the templates, so a template and this check never disagree), then the ones
+        ``init`` itself uses."""
+        found = [m for name in self.templates for m in template_imports(_template(name))]
+        written = {AGENT_MODULE} if self.agent_module else set()
+        return tuple(
+            dict.fromkeys([*(m for m in found if m.split(".")[0] not in written), *self.init_needs])
+        )
 
 
 ADAPTERS: dict[str, AdapterChoice] = {
@@ -69,34 +97,30 @@ ADAPTERS: dict[str, AdapterChoice] = {
     for choice in (
         AdapterChoice("callable", "a plain Python callable", "conftest_callable.py.txt"),
         AdapterChoice(
-            "pydantic-ai",
-            "a pydantic-ai Agent",
-            "conftest_pydantic_ai.py.txt",
-            needs=("pydantic_ai",),
-            extra="openai",
+            "pydantic-ai", "a pydantic-ai Agent", "conftest_pydantic_ai.py.txt", extra="openai"
         ),
         AdapterChoice(
             "openai",
             "the OpenAI SDK (Chat Completions with tools)",
             "conftest_openai.py.txt",
-            needs=("openai", "httpx"),
             extra="openai",
         ),
         AdapterChoice(
             "livekit",
             "a LiveKit AgentSession (voice)",
             "conftest_livekit.py.txt",
-            # The session, its VAD, and the offline voice that makes the sample's fixture.
-            needs=("livekit.agents", "livekit.plugins.silero", "soundfile", "soxr", "hibari"),
             extra="livekit",
             voice=True,
+            agent_module="agent_livekit.py.txt",
+            # The offline voice that synthesizes the sample's fixture.
+            init_needs=("soundfile", "soxr", "hibari"),
         ),
         AdapterChoice(
             "pipecat",
             "a Pipecat pipeline (voice)",
             "conftest_pipecat.py.txt",
             # The pipeline's services, and the offline voice that makes the sample's fixture.
-            needs=("pipecat.frames.frames", "soundfile", "soxr", "hibari"),
+            init_needs=("soundfile", "soxr", "hibari"),
             extra="pipecat",
             voice=True,
             voice_transcript="voice_opening_hours_pipecat.yaml",
@@ -140,6 +164,109 @@ class ScaffoldResult:
 
 def _template(name: str) -> str:
     return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
+
+
+_ALWAYS_THERE = frozenset({"__future__", "pytest", "_pytest", "pytest_agent_eval"})
+"""Top-level modules every install has: pytest and this package (and what comes with it)."""
+
+
+def template_imports(source: str) -> list[str]:
+    """The modules a template's Python imports, anywhere in it (a fixture's own imports too),
+    in order, without the standard library, pytest and this package.
+
+    ``from livekit.plugins import silero`` needs ``livekit.plugins.silero``: a name imported
+    from a namespace package is a module of its own, installed separately.
+    """
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+            if _is_namespace_package(node.module):
+                names += [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        top = names[0].split(".")[0]
+        if top in sys.stdlib_module_names or top in _ALWAYS_THERE:
+            continue
+        found.extend(names)
+    return list(dict.fromkeys(found))
+
+
+def _is_namespace_package(module: str) -> bool:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return module.count(".") > 0  # unknown: treat ``a.b`` as possibly a namespace
+    return spec is not None and spec.origin is None and spec.submodule_search_locations is not None
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package is missing, or blocked
+        return False
+
+
+def _extra_installed(extra: str) -> bool:
+    """Whether every requirement of ``pytest-agent-eval[extra]`` is installed at a version it
+    accepts, read from this package's own distribution metadata."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        declared = metadata.requires("pytest-agent-eval") or []
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return False
+    wanted = []
+    for text in declared:
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        marker = requirement.marker
+        if (
+            marker is not None
+            and marker.evaluate({"extra": extra})
+            and not marker.evaluate({"extra": ""})
+        ):
+            wanted.append(requirement)
+    for requirement in wanted:
+        if requirement.name == "pytest-agent-eval":
+            if not all(_extra_installed(e) for e in requirement.extras if e != extra):
+                return False
+            continue
+        try:
+            version = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            return False
+        if version not in requirement.specifier:
+            return False
+    return bool(wanted)
+
+
+def missing_requirement(choice: AdapterChoice) -> str | None:
+    """Why ``init --adapter NAME`` cannot write a scaffold that runs here, with the fix, or
+    None when every module its files import is installed.
+
+    When the adapter's extra is not (fully) installed, installing it is the fix. When it is and
+    a module is still missing, the extra does not bring that module, and saying "install the
+    extra" again would send the user round in a loop: the message says so and names the module.
+    """
+    for module in choice.needs:
+        if _importable(module):
+            continue
+        feature = f"init --adapter {choice.name}"
+        if not choice.extra or not _extra_installed(choice.extra):
+            fix = f"pip install 'pytest-agent-eval[{choice.extra}]'" if choice.extra else ""
+            return f"{feature} needs {module}, which is not installed: {fix}".rstrip(": ")
+        top = module.split(".")[0]
+        return (
+            f"{feature} needs {module}, which is not installed, and pytest-agent-eval"
+            f"[{choice.extra}] (installed here) does not bring it: install the package that "
+            f"provides {top} (e.g. pip install {top})"
+        )
+    return None
 
 
 def resolve_adapter(name: str) -> AdapterChoice:
@@ -278,8 +405,9 @@ def scaffold(target: Path, adapter: str) -> ScaffoldResult:
         MissingExtraError: The adapter's extra is not installed (nothing is written then).
     """
     choice = resolve_adapter(adapter)
-    for module in choice.needs:
-        require_extra(module, extra=choice.extra, feature=f"init --adapter {choice.name}")
+    problem = missing_requirement(choice)
+    if problem is not None:
+        raise MissingExtraError(problem)
     target = _prepare_target(target)
     result = ScaffoldResult(target=target, adapter=choice)
     pyproject_text, pyproject_step = _pyproject_plan(target / "pyproject.toml")
@@ -289,7 +417,16 @@ def scaffold(target: Path, adapter: str) -> ScaffoldResult:
     )
     if choice.voice:
         _write_new(target, VOICE_TRANSCRIPT, _template(choice.voice_transcript), result.steps)
-    _write_new(target, "tests/conftest.py", _template(choice.conftest), result.steps)
+    conftest = _template(choice.conftest)
+    if choice.agent_module:
+        if (target / "tests" / "__init__.py").exists():
+            # tests/ is a package: its conftest is tests.conftest, and the agent module is
+            # imported from it, not from a folder on sys.path.
+            conftest = conftest.replace(
+                f"from {AGENT_MODULE} import", f"from .{AGENT_MODULE} import"
+            )
+        _write_new(target, f"tests/{AGENT_MODULE}.py", _template(choice.agent_module), result.steps)
+    _write_new(target, "tests/conftest.py", conftest, result.steps)
     if pyproject_text is not None:
         write_atomic(target / "pyproject.toml", pyproject_text)
     result.steps.append(pyproject_step)
@@ -339,11 +476,17 @@ def _ask_adapter(stdin: TextIO, out: TextIO) -> AdapterChoice:
         answer = answer.strip()
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1]
-        try:
-            return resolve_adapter(answer)
-        except ScaffoldError as exc:
-            out.write(f"{exc}\n")
-    raise ScaffoldError(f"no adapter chosen: pass --adapter with one of {', '.join(ADAPTERS)}")
+        key = answer.lower().replace("_", "-")
+        if key in ADAPTERS:
+            return ADAPTERS[key]
+        out.write(
+            f"{answer!r} is not one of the choices: answer a number from 1 to {len(choices)} "
+            f"or one of {', '.join(ADAPTERS)}\n"
+        )
+    raise ScaffoldError(
+        f"no adapter chosen: run init again and answer 1-{len(choices)} or a name, or pass "
+        f"--adapter with one of {', '.join(ADAPTERS)}"
+    )
 
 
 def main(

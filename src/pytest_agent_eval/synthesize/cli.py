@@ -224,10 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return final
 
+    unreferenced = 0
     if args.prune:
-        failed |= _prune(inputs, check=args.check, out=out)
+        unreferenced = _prune(inputs, check=args.check, out=out)
+        failed |= unreferenced > 0
     if args.check:
-        failed |= _check(inputs.transcripts, planner, out=out)
+        failed |= _check(inputs.transcripts, planner, out=out, unreferenced=unreferenced)
     else:
         summary = _synthesize(inputs.transcripts, planner, args, out=out, err=err)
         failed |= not summary.ok
@@ -272,7 +274,9 @@ def _openai_hint(
     return None
 
 
-def _prune(inputs: _Inputs, *, check: bool, out: Console) -> bool:
+def _prune(inputs: _Inputs, *, check: bool, out: Console) -> int:
+    """Remove (or with ``check``, list) the fixtures no transcript uses; returns how many
+    ``check`` found (0 when they were removed)."""
     referenced = list(iter_audio_paths(inputs.transcripts))
     if check:
         orphans = find_orphans(inputs.folders, referenced)
@@ -281,13 +285,15 @@ def _prune(inputs: _Inputs, *, check: bool, out: Console) -> bool:
                 f"unreferenced  {display_path(path)}  (no transcript uses it; --prune "
                 "without --check removes it)"
             )
-        return bool(orphans)
+        return len(orphans)
     for path in prune_orphans(inputs.folders, referenced):
         out.print(f"removed       {display_path(path)}")
-    return False
+    return 0
 
 
-def _check(transcripts: list[Transcript], planner: Planner, *, out: Console) -> bool:
+def _check(
+    transcripts: list[Transcript], planner: Planner, *, out: Console, unreferenced: int = 0
+) -> bool:
     plan = planner.plan(transcripts)
     statuses: list[FixtureStatus] = [check_fixture(spec) for spec in plan.specs]
     bad = [s.problem() for s in statuses if not s.is_fresh] + plan.problems
@@ -295,7 +301,14 @@ def _check(transcripts: list[Transcript], planner: Planner, *, out: Console) -> 
         if status.is_fresh and status.note:
             out.print(f"note: {display_path(status.spec.wav)}: {status.note}")
     if not bad:
-        out.print(f"all {len(statuses)} fixture(s) up to date")
+        if unreferenced:
+            # The exit status is 1 for the files listed above: the last line says why.
+            out.print(
+                f"all {len(statuses)} fixture(s) up to date, but {unreferenced} unreferenced "
+                "file(s) listed above: --prune without --check removes them"
+            )
+        else:
+            out.print(f"all {len(statuses)} fixture(s) up to date")
         return False
     # Plain lines, not a table: CI logs get grepped, and long reasons must not wrap.
     for p in sorted(bad, key=lambda p: str(p.wav)):
@@ -305,7 +318,8 @@ def _check(transcripts: list[Transcript], planner: Planner, *, out: Console) -> 
             f"({display_path(p.yaml_path)}, turn {p.turn_index + 1})"
         )
     total = len(statuses) + len(plan.problems)
-    out.print(f"{len(bad)} of {total} fixture(s) missing, stale or invalid")
+    also = f"; {unreferenced} unreferenced file(s) listed above" if unreferenced else ""
+    out.print(f"{len(bad)} of {total} fixture(s) missing, stale or invalid{also}")
     commands = sorted({p.fix_command for p in bad if p.fix_command})
     if commands:
         out.print("Fix with:\n  " + "\n  ".join(commands))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..models import Transcript, VoiceSettings
-from .plan import FixtureProblem, Planner, fixture_statuses
+from .plan import FixtureProblem, Planner, display_path, fixture_statuses
 from .run import ensure_fixtures
 
 __all__ = [
@@ -35,8 +35,17 @@ class UnreadyFixtures:
 
     @property
     def message(self) -> str:
-        """Every problem, one per line, each with its fix."""
-        return "audio fixtures not ready:\n" + "\n".join(p.message for p in self.problems)
+        """A first line saying what is wrong (``audio fixtures not ready: 1 missing
+        (tests/evals/audio/booking_t1.wav)``: pytest's short summary shows it, cut to the
+        terminal's width), then every problem, one per line, each with its fix."""
+        counts: dict[str, int] = {}
+        for problem in self.problems:
+            counts[problem.state.value] = counts.get(problem.state.value, 0) + 1
+        first = display_path(self.problems[0].wav) if self.problems else ""
+        more = ", ..." if len(self.problems) > 1 else ""
+        said = ", ".join(f"{n} {state}" for state, n in counts.items())
+        head = f"audio fixtures not ready: {said} ({first}{more})"
+        return head + "\n" + "\n".join(p.message for p in self.problems)
 
     @property
     def synthesis_fixes_some(self) -> bool:
