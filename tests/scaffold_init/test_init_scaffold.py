@@ -249,8 +249,8 @@ def test_in_a_terminal_init_asks_for_the_adapter(tmp_path: Path) -> None:
     assert "  3. openai       the OpenAI SDK (Chat Completions with tools)" in stdout
     # The prompt answers in the prompt's terms (there is no --adapter to pass at a prompt).
     assert (
-        "'9' is not one of the choices: answer a number from 1 to 4 or one of callable, "
-        "pydantic-ai, openai, livekit"
+        "'9' is not one of the choices: answer a number from 1 to 5 or one of callable, "
+        "pydantic-ai, openai, livekit, pipecat"
     ) in stdout
     assert "--adapter" not in stdout
     assert "pytest-agent-eval init: openai adapter in" in stdout

@@ -89,7 +89,7 @@ def test_missing_fixture_fails_before_the_conversation_with_the_fix_command(
     # cut to the terminal width (whole on a wide terminal).
     assert result.stdout.str().split("short test summary info")[0].count("is missing") == 1
     result.stdout.fnmatch_lines(
-        ["FAILED evals/greet.yaml::greet - Failed: audio fixtures not ready: 1 missing*"]
+        ["ERROR evals/greet.yaml::greet - Failed: audio fixtures not ready: 1 missing*"]
     )
     result.stdout.no_fnmatch_line("*heard * seconds*")
     result.stdout.no_fnmatch_line("*During handling of the above exception*")
