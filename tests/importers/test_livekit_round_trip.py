@@ -71,12 +71,12 @@ def test_an_imported_call_passes_against_its_agent_and_fails_where_a_changed_one
             "*greeting ?ok?",
             "*turn 1 ?FAIL? user: 'Hi, I am Alice*",
             '*reply: "You\'re all set: table for 2 at 19:00 under Alice, reference BK-201."',
-            "*reply fail: reply is missing [[]'BK-101'[]]*",
+            "*reply_contains_all (call.yaml:*) fail: reply is missing [[]'BK-101'[]]*",
             "*turn 2 ?ok? user: 'What name is the booking under?'",
             "*transcript: call_forgetful*",
             "*turn 1 ?ok? user: 'Hi, I am Alice*",
             "*turn 2 ?FAIL? user: 'What name is the booking under?'",
-            "*reply fail: reply is missing [[]'Alice'[]]*",
+            "*reply_contains_all (call.yaml:*) fail: reply is missing [[]'Alice'[]]*",
             "*call_same * 1 * 1 * PASS*",
         ]
     )

@@ -105,7 +105,7 @@ def test_a_logged_conversation_round_trips_through_the_app(
         [
             "*transcript: booking_changed*",
             "*turn 1 ?FAIL? user: 'Book a table for two on Friday at 8pm.'",
-            "*reply fail: reply is missing [[]'BK-1'[]]*",
+            "*reply_contains_all (booking.yaml:*) fail: reply is missing [[]'BK-1'[]]*",
             "*turn 2 ?FAIL? user: 'What is my reference?'",
             "booking *1*1*1.00*PASS*",
         ]

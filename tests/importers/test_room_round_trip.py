@@ -128,7 +128,7 @@ def test_a_call_recorded_by_a_deployed_worker_round_trips(
             "*transcript: room_call_forgetful*",
             *(f"*turn {n} ?ok? user: *" for n in range(1, turns)),
             f"*turn {turns} ?FAIL? user: 'What name is the booking under?'",
-            "*reply fail: reply is missing [[]'Alice'[]]*",
+            "*reply_contains_all (call.yaml:*) fail: reply is missing [[]'Alice'[]]*",
             "*room_call_same * 1 * 1 * PASS*",
         ]
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..._text import safe_name
 from ...conditions import turn_conditions
-from ...errors import AdapterError, AgentEvalError, AudioFixtureError
+from ...errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ...models import (
     AgentReply,
     AgentSpeech,
@@ -489,13 +489,17 @@ class PipecatConversation:
         try:
             return await asyncio.wait_for(thread.run(_coroutine(make)), timeout_s + _WALL_GRACE_S)
         except TurnTimeout as exc:
-            hint = "" if "network" in str(exc) else f" {_SLOW_BOT}"
-            raise AdapterError(
+            # A bot that does not finish in time failed (as a LiveKit agent that never answers);
+            # one held up by the network it may not reach could not be evaluated.
+            offline = "network" in str(exc)
+            error = AdapterError if offline else AgentTimeoutError
+            hint = "" if offline else f" {_SLOW_BOT}"
+            raise error(
                 f"{label}: no end within timeout_s={timeout_s:g} s of the pipeline's time; still "
                 f"waiting for {exc}.{hint}"
             ) from None
         except TimeoutError:
-            raise AdapterError(
+            raise AgentTimeoutError(
                 f"{label}: no end within timeout_s={timeout_s:g} s (+{_WALL_GRACE_S:g} s) of wall "
                 f"time; the pipeline's loop was busy (a processor computing without yielding?). "
                 f"{_SLOW_BOT}"
