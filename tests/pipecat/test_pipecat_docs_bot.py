@@ -110,9 +110,11 @@ def test_the_bot_fails_what_it_does_not_do(project: pytest.Pytester) -> None:
         [
             "*turn 1 ?FAIL? user: 'What is the weather like in San Francisco?'",
             "*reply: 'Let me check on that. It is nice in San Francisco, 75 degrees.'",
-            "*tool_calls fail: forbidden tool calls made: ?'get_current_weather'?*",
-            "*tool_calls_args[[]get_current_weather[]] fail: no call to get_current_weather has "
-            'arguments matching (subset) {"format": "celsius"} (saw get_current_weather('
+            "*turns[[]0[]].expect.tool_calls_exclude (failing.yaml:10) fail: forbidden tool calls "
+            "made: ?'get_current_weather'?*",
+            "*turns[[]0[]].expect.tool_calls_args[[]0[]] (failing.yaml:8) fail: no call to "
+            "get_current_weather has matching arguments (subset): format: expected 'celsius', "
+            "got 'fahrenheit' (saw get_current_weather("
             '{"format": "fahrenheit", "location": "San Francisco, CA"}))',
         ]
     )
