@@ -10,6 +10,10 @@
 ``greeter``    the restaurant agent, speaking first (with publish_eval_events)
 ``handoff``    a front desk that hands billing questions to a billing agent, which introduces
                itself (with publish_eval_events)
+``slow-stt``   the restaurant agent hearing with Whisper that takes SLOW_STT_S extra per speech
+               segment, as on a loaded machine (with publish_eval_events)
+``crash``      the restaurant agent (with publish_eval_events), whose job process dies at once
+               when the caller says "crash"
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pytest_agent_eval.adapters.livekit import (
     Rule,
     ScriptedLLM,
     SynthesizerTTS,
+    WhisperSTT,
     eval_session_kwargs,
     publish_eval_events,
 )
@@ -97,6 +102,35 @@ class FrontDesk(Agent):
 HANDOFF_RULES = [Rule(r"\bbill\b", tool="transfer_to_billing")]
 
 
+SLOW_STT_S = 4.0
+"""How much longer than Whisper itself `SlowWhisperSTT` takes per speech segment."""
+
+
+class SlowWhisperSTT(WhisperSTT):
+    """Whisper on a loaded machine: each speech segment's transcript comes SLOW_STT_S late.
+
+    LiveKit commits a user turn on the end of speech once it has some transcript, without
+    waiting for the segment that just ended: with a slow STT, a fixture with a pause is
+    answered in two parts, the second long after the first.
+    """
+
+    async def _transcribe(self, frame: Any) -> str:
+        await asyncio.sleep(SLOW_STT_S)  # the delay under test, not a wait for an event
+        return await super()._transcribe(frame)
+
+
+class CrashingAgent(RestaurantAgent):
+    """The restaurant agent, with a tool that kills its own job process (a crash)."""
+
+    @function_tool
+    async def crash_now(self, ctx: RunContext) -> str:
+        """Crash."""
+        os._exit(3)
+
+
+CRASH_RULES = [Rule(r"\bcrash\b", tool="crash_now"), *RULES]
+
+
 class MuteAgent(Agent):
     """Hears everything, says nothing: its LLM step produces no text."""
 
@@ -147,6 +181,24 @@ async def entrypoint(ctx: JobContext) -> None:
         )
         publish_eval_events(session)
         await session.start(agent=FrontDesk(), room=ctx.room)
+        return
+    if behaviour == "slow-stt":
+        session = AgentSession(
+            stt=SlowWhisperSTT(),
+            vad=VAD,
+            llm=ScriptedLLM(RULES),
+            tts=SynthesizerTTS(),
+            **eval_session_kwargs(),
+        )
+        publish_eval_events(session)
+        await session.start(agent=RestaurantAgent(), room=ctx.room)
+        return
+    if behaviour == "crash":
+        session = AgentSession(
+            vad=VAD, llm=ScriptedLLM(CRASH_RULES), tts=SynthesizerTTS(), **eval_session_kwargs()
+        )
+        publish_eval_events(session)
+        await session.start(agent=CrashingAgent(), room=ctx.room)
         return
     raise ValueError(f"lab-agent: unknown behaviour {behaviour!r} in the job metadata")
 

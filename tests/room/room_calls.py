@@ -88,7 +88,9 @@ async def converse(
     return {
         "replies": replies,
         "room": conversation.room_name,
-        "greeting": conversation.greeting,
+        "greeting": conversation.greeting_text,
+        "greeting_record": conversation.greeting(),
+        "helper": conversation.publishes_eval_events,
         "start_s": start_s,
         "rooms_after": await list_rooms(),
         "bystander_events": len(seen_by_bystander),

@@ -74,14 +74,25 @@ def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
 
 
 def test_only_the_helpers_events_are_read() -> None:
-    from pytest_agent_eval.adapters.livekit._room_events import parse_eval_event
+    from pytest_agent_eval.adapters.livekit._room_events import (
+        EVAL_EVENTS_VERSION,
+        parse_eval_event,
+    )
 
-    assert parse_eval_event('{"v": 1, "seq": 3, "t": 0, "type": "tool_calls", "calls": []}') == {
-        "v": 1,
+    event = f'{{"v": {EVAL_EVENTS_VERSION}, "seq": 3, "t": 0, "type": "stage", "text": "x"}}'
+    assert parse_eval_event(event) == {
+        "v": EVAL_EVENTS_VERSION,
         "seq": 3,
         "t": 0,
-        "type": "tool_calls",
-        "calls": [],
+        "type": "stage",
+        "text": "x",
     }
-    for other in ("not json", "[]", '{"v": 2, "seq": 0, "type": "hello"}', '{"v": 1, "type": "x"}'):
+    # Another version is still an event, so the adapter can say the helper is outdated.
+    assert parse_eval_event('{"v": 1, "seq": 0, "t": 0, "type": "hello"}') == {
+        "v": 1,
+        "seq": 0,
+        "t": 0,
+        "type": "hello",
+    }
+    for other in ("not json", "[]", '{"seq": 0, "type": "hello"}', '{"v": 1, "type": "x"}'):
         assert parse_eval_event(other) is None
