@@ -12,8 +12,10 @@
                itself (with publish_eval_events)
 ``slow-stt``   the restaurant agent hearing with Whisper that takes SLOW_STT_S extra per speech
                segment, as on a loaded machine (with publish_eval_events)
-``crash``      the restaurant agent (with publish_eval_events), whose job process dies at once
-               when the caller says "crash"
+``hangup``     the restaurant agent (with publish_eval_events), which deletes the room (ends the
+               call) when the caller says "bye"
+``crash``      the restaurant agent (with publish_eval_events), whose job process dies while
+               it says goodbye, when the caller says "crash"
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from livekit.agents import (
     RunContext,
     cli,
     function_tool,
+    get_job_context,
     llm,
 )
 
@@ -120,15 +123,34 @@ class SlowWhisperSTT(WhisperSTT):
 
 
 class CrashingAgent(RestaurantAgent):
-    """The restaurant agent, with a tool that kills its own job process (a crash)."""
+    """The restaurant agent, with a tool that kills its own job process (a crash) in the
+    middle of the goodbye said before it (its reply text stream is left open)."""
 
     @function_tool
     async def crash_now(self, ctx: RunContext) -> str:
         """Crash."""
+        while self.session.agent_state != "speaking":
+            await asyncio.sleep(0.02)  # test agent: waits to crash mid-speech
+        await asyncio.sleep(0.5)
         os._exit(3)
 
 
-CRASH_RULES = [Rule(r"\bcrash\b", tool="crash_now"), *RULES]
+class HangingUpAgent(RestaurantAgent):
+    """The restaurant agent, with a tool that ends the call by deleting the room."""
+
+    @function_tool
+    async def end_call(self, ctx: RunContext) -> str:
+        """End the call."""
+        await get_job_context().delete_room()
+        return "call ended"
+
+
+HANGUP_RULES = [Rule(r"\bbye\b", tool="end_call"), *RULES]
+
+CRASH_RULES = [
+    Rule(r"\bcrash\b", preamble="Goodbye, this agent is going down now.", tool="crash_now"),
+    *RULES,
+]
 
 
 class MuteAgent(Agent):
@@ -192,6 +214,13 @@ async def entrypoint(ctx: JobContext) -> None:
         )
         publish_eval_events(session)
         await session.start(agent=RestaurantAgent(), room=ctx.room)
+        return
+    if behaviour == "hangup":
+        session = AgentSession(
+            vad=VAD, llm=ScriptedLLM(HANGUP_RULES), tts=SynthesizerTTS(), **eval_session_kwargs()
+        )
+        publish_eval_events(session)
+        await session.start(agent=HangingUpAgent(), room=ctx.room)
         return
     if behaviour == "crash":
         session = AgentSession(
