@@ -162,6 +162,15 @@ async def start_run(*, agent_name: str, **options: Any) -> dict[str, Any]:
     return {"room": conversation.room_name, "rooms_after": await list_rooms()}
 
 
+async def run_records(*, agent_name: str, path: str, **options: Any) -> Any:
+    """The transcript at ``path`` run by the runner against ``agent_name``: its result."""
+    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval.runner import run_transcript
+
+    adapter = LiveKitRoomAdapter(agent_name, **options)
+    return await run_transcript(load_transcript_file(Path(path)), adapter)
+
+
 async def list_rooms() -> list[str]:
     """Names of the rooms the server still has."""
     async with api.LiveKitAPI() as lkapi:
