@@ -121,4 +121,3 @@ def test_room_records_are_the_in_process_records(
             assert theirs[key] == mine[key], f"turn {here.index + 1}: metadata['livekit'][{key!r}]"
         assert set(here.metadata) <= set(there.metadata)
     assert in_room.passed
-
