@@ -124,6 +124,21 @@ def test_without_the_helper_a_tool_expectation_fails_naming_it(
     assert "add publish_eval_events(session)" in message
 
 
+def test_without_the_helper_an_agent_expectation_fails_naming_it(
+    lab: RoomLab, lab_worker: str
+) -> None:
+    with pytest.raises(AdapterError) as caught:
+        lab.call(
+            "converse",
+            agent_name=lab_worker,
+            dispatch_metadata="no-helper",
+            turns=[{"user": "I have a question about my bill.", "expect": {"agent_is": "Billing"}}],
+        )
+    message = str(caught.value)
+    assert message.startswith("turn 1: this turn has agent expectations (agent_is)")
+    assert "add publish_eval_events(session)" in message
+
+
 def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) -> None:
     out = lab.call(
         "converse",
