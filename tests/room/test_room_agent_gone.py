@@ -10,6 +10,8 @@ livekit-rtc about data channels closing as the run's room goes away.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from room_lab import RoomLab
 
 
@@ -77,3 +79,35 @@ def test_a_failed_turn_leaves_no_error_lines_in_the_log(lab: RoomLab, lab_worker
     assert out["error"] is not None and out["error"].startswith("turn 1: nothing within")
     assert _noise(out) == []
     assert [line for line in out["logs"] if line.startswith("ERROR")] == []
+
+
+def test_runs_whose_agent_never_joined_or_crashed_end_in_adapter_errors(
+    lab: RoomLab, lab_worker: str, tmp_path: Path
+) -> None:
+    # Through the runner, as a suite runs them: the reason is the run's (or the turn's)
+    # error, raised by the adapter, never a check's verdict on a reply that did not come.
+    source = tmp_path / "crash.yaml"
+    source.write_text(
+        "id: crash\nruns: 1\nturns:\n"
+        '  - user: "Please crash now."\n    expect:\n      reply_contains_any: ["Goodbye"]\n'
+    )
+    crashed = lab.call(
+        "run_records", agent_name=lab_worker, dispatch_metadata="crash", path=str(source)
+    )
+    (run,) = crashed.runs
+    assert not run.passed and run.error is None
+    (turn,) = run.turns
+    assert turn.error is not None and "AdapterError" in turn.error, turn.error
+    assert "stopped answering" in turn.error and turn.evaluations == []
+
+    never = lab.call(
+        "run_records",
+        agent_name=lab_worker,
+        dispatch_metadata="absent",
+        path=str(source),
+        join_timeout_s=6,
+    )
+    (run,) = never.runs
+    assert not run.passed and run.turns == []
+    assert run.error is not None and run.error.startswith("starting the conversation failed")
+    assert "AdapterError" in run.error and "never joined the room" in run.error
