@@ -584,14 +584,22 @@ class LiveKitRoomConversation:
     async def _request(self, op: str, **fields: Any) -> dict[str, Any]:
         """One request to the agent's helper (see `_room_events`)."""
         assert self._room is not None
-        agent = self.observer.agent_identity
+        observer = self.observer
+        agent = observer.agent_identity
         assert agent is not None
-        text = await self._room.local_participant.perform_rpc(
-            destination_identity=agent,
-            method=EVAL_RPC_METHOD,
-            payload=json.dumps({"op": op, **fields}),
-            response_timeout=_RPC_S,
-        )
+        try:
+            text = await self._room.local_participant.perform_rpc(
+                destination_identity=agent,
+                method=EVAL_RPC_METHOD,
+                payload=json.dumps({"op": op, **fields}),
+                response_timeout=_RPC_S,
+            )
+        except rtc.RpcError as exc:
+            observer.raise_if_gone()  # the reason the room already gave, if any
+            codes = rtc.RpcError.ErrorCode
+            if exc.code in (codes.RECIPIENT_DISCONNECTED, codes.RECIPIENT_NOT_FOUND):
+                raise AdapterError(f"the agent ({agent}) left the room") from None
+            raise
         try:
             answer = json.loads(text or "{}")
         except ValueError:
@@ -737,6 +745,7 @@ class LiveKitRoomConversation:
                 audio_in = await asyncio.to_thread(self._save_streamed_audio, turn, audio)
             if self._helper is not None:
                 fixture = await self._speech_of(turn) if turn.audio is not None else None
+                self._stage.text = f"the agent ({observer.agent_identity}) to take the turn"
                 await self._request(
                     "begin",
                     turn=turn.index,
@@ -786,6 +795,7 @@ class LiveKitRoomConversation:
     async def _settled(self, turn: TurnInput, log: TurnLog) -> dict[str, Any]:
         """Have the helper settle the turn; its record, once the room shows the reply over."""
         observer = self.observer
+        self._stage.text = f"the agent ({observer.agent_identity}) to take the end of the turn"
         await self._request("settle", turn=turn.index)
         self._stage.text = (
             f"the agent ({observer.agent_identity}) to finish the turn (publish_eval_events)"
