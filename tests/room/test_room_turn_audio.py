@@ -21,8 +21,9 @@ from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.speech import spoken_text
 from pytest_agent_eval.synthesize.run import ensure_fixtures
 
-PAUSED = "Do you have [pause 1s] vegan dishes?"
-"""One question with a pause in it that the agent's VAD ends speech at."""
+PAUSED = "Hi, I am Alice. [pause 1s] I would like a table for two at seven pm."
+"""A request with a pause in it that the agent's VAD ends speech at: the first part alone gets
+a hello, the second a booking (Whisper hears these words reliably over WebRTC)."""
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +45,17 @@ def test_a_slow_stt_is_waited_for_and_the_whole_question_answered(
         turns=[{"user": PAUSED, "audio": str(paused_wav)}],
     )
     (reply,) = out["replies"]
-    # The agent heard both parts of the question, each in its own speech segment...
+    # The agent heard both parts of the request, each in its own speech segment...
     assert reply.heard is not None
-    assert word_error_rate(spoken_text(PAUSED), reply.heard) <= 0.25, reply.heard
+    assert word_error_rate(spoken_text(PAUSED), reply.heard) <= 0.35, reply.heard
     assert len(reply.heard_segments) == 2, reply.heard_segments
-    # ... and the turn went on until it answered the part with the question in it: the
-    # first part alone ("Do you have") has no answer the agent can give.
-    assert [c.name for c in reply.calls] == ["check_menu"], reply.reply
-    assert reply.reply.endswith("Yes, we have mushroom risotto and lentil curry."), reply.reply
+    # ... and the turn went on until it answered the second part too: the booking (with the
+    # name from the first part) is made in this turn, after the hello to the first.
+    assert [(c.name, c.args) for c in reply.calls] == [
+        ("book_table", {"party_size": 2, "time": "19:00", "name": "Alice"})
+    ], reply.reply
+    assert reply.reply.startswith("Hello! How can I help you?"), reply.reply
+    assert reply.reply.endswith("under Alice, reference BK-101."), reply.reply
 
 
 def test_without_the_helper_an_audio_turn_errors_saying_why(

@@ -269,6 +269,7 @@ EXPORTS: dict[str, list[str]] = {
         "capture_metadata",
         "parse_eval_event",
         "publish_eval_events",
+        "still_to_hear",
     ],
     "adapters.livekit._room_logs": [
         "RoomShutdownLogs",

@@ -403,6 +403,7 @@ class LiveKitRoomConversation:
         self._room: rtc.Room | None = None
         self._observer: RoomObserver | None = None
         self._mic: _Microphone | None = None
+        self._fixture_end_s: float | None = None
         self._helper: dict[str, Any] | None = None
         """The agent-side helper's hello (None: the agent does not publish eval events)."""
         self._room_created = False
@@ -871,6 +872,7 @@ class LiveKitRoomConversation:
                 "fixture, or check the VAD's activation threshold"
             )
         first, last = segments[0], segments[-1]
+        self._fixture_end_s = round(last.detected_s, 3)
         return {
             "first_start_s": first.detected_s - first.speech_s,
             "last_end_s": last.detected_s,
@@ -952,6 +954,10 @@ class LiveKitRoomConversation:
         meta.update(capture.get("metadata") or {})
         if turn.audio is not None:
             meta["speech_segments"] = capture.get("speech_segments")
+            # Where the agent's VAD ended speech, and where the caller's scan of the fixture
+            # says its speech ends (seconds into the fixture): how "heard it all" was decided.
+            meta["speech_ends_s"] = capture.get("speech_ends_s")
+            meta["fixture_speech_end_s"] = self._fixture_end_s
         if capture.get("errors"):
             meta["errors"] = list(capture["errors"])
         if turn.index == 0 and self._greeting is not None:
