@@ -52,7 +52,7 @@ def test_a_room_deleted_under_the_caller_leaves_no_error_lines_in_the_log(
     assert out["error"] is not None
     assert "disconnected from the room" in out["error"] or "left the room" in out["error"], out
     assert _noise(out) == []
-    assert [line for line in out["logs"] if line.startswith("ERROR")] == []
+    assert [line for line in out["logs"] if line.startswith("ERROR")] == [], out["logs"]
 
 
 def test_an_agent_that_hangs_up_ends_the_turn(lab: RoomLab, lab_worker: str) -> None:
@@ -78,7 +78,7 @@ def test_a_failed_turn_leaves_no_error_lines_in_the_log(lab: RoomLab, lab_worker
     )
     assert out["error"] is not None and out["error"].startswith("turn 1: nothing within")
     assert _noise(out) == []
-    assert [line for line in out["logs"] if line.startswith("ERROR")] == []
+    assert [line for line in out["logs"] if line.startswith("ERROR")] == [], out["logs"]
 
 
 def test_runs_whose_agent_never_joined_or_crashed_end_in_adapter_errors(

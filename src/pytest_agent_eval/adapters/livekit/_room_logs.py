@@ -1,12 +1,14 @@
-"""livekit-rtc's log while our rooms close: the expected end of a data channel is not an error.
+"""livekit-rtc's log while our rooms close: the expected end of a connection is not an error.
 
-When a room goes away (the adapter deletes it at the end of a run, or the agent's session
-deletes it when it closes), the server closes the caller's peer connection and livekit-rtc logs
+When a room goes away with the caller in it (the agent's session deletes it when it closes, an
+operator does), the server closes the caller's peer connection and livekit-rtc logs
 ``publisher data channel '_reliable' closed unexpectedly`` at ERROR level, three times, through
-the ``livekit`` logger. For a run that ended that is the expected end, and the lines land in the
-captured log of every failing test. `quiet_room_shutdown` holds a filter on that logger while
-one of the adapter's conversations is open: it demotes those records, and only those, to DEBUG.
-The filter is there only while a conversation holds it; the last one out removes it.
+the ``livekit`` logger, and now and then ``failed to negotiate the publisher: ... Called in
+wrong state: closed`` (a renegotiation the closing cut short). For the run's own room that is
+its expected end, and the lines land in the captured log of every failing test.
+`quiet_room_shutdown` holds a filter on that logger while one of the adapter's conversations is
+open: it demotes those records, and only those, to DEBUG. The filter is there only while a
+conversation holds it; the last one out removes it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from collections.abc import Iterator
 __all__ = ["RoomShutdownLogs", "quiet_room_shutdown"]
 
 _RTC_LOGGER = "livekit"
-_EXPECTED = re.compile(r"\bdata channel\b.*\bclosed\b")
+_EXPECTED = re.compile(
+    r"\bdata channel\b.*\bclosed\b"
+    r"|\bfailed to negotiate the (?:publisher|subscriber)\b.*\bwrong state: closed\b"
+)
 
 
 class RoomShutdownLogs(logging.Filter):
