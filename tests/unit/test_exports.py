@@ -237,6 +237,7 @@ EXPORTS: dict[str, list[str]] = {
         "task_hands_back",
         "tool_exception_record",
         "vad_options",
+        "vad_settings",
         "vad_stream_emitter",
         "vad_stream_open_check",
         "vad_stream_unfed",
@@ -269,6 +270,8 @@ EXPORTS: dict[str, list[str]] = {
         "replays_served",
     ],
     "adapters.livekit._room": [
+        "AGENTS_HINT",
+        "HEARING_HINT",
         "HELPER_HINT",
         "LiveKitRoomAdapter",
         "LiveKitRoomConversation",
@@ -277,14 +280,26 @@ EXPORTS: dict[str, list[str]] = {
         "EVAL_EVENTS_TOPIC",
         "EVAL_EVENTS_VERSION",
         "EVAL_LISTENER_ATTRIBUTE",
+        "EVAL_RPC_METHOD",
         "EvalEventPublisher",
+        "capture_metadata",
         "parse_eval_event",
         "publish_eval_events",
+        "still_to_hear",
+    ],
+    "adapters.livekit._room_logs": [
+        "RoomShutdownLogs",
+        "quiet_room_shutdown",
     ],
     "adapters.livekit._room_observer": [
         "ReplyStream",
         "RoomObserver",
         "TurnLog",
+    ],
+    "adapters.livekit._room_workers": [
+        "WorkerFile",
+        "find_worker_files",
+        "no_worker_advice",
     ],
     "adapters.livekit._scripted": [
         "Rule",
