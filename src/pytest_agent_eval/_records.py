@@ -71,6 +71,9 @@ class EvalRecord:
     notes: tuple[str, ...] = ()
     """Remarks on the eval's inputs worth showing, not failures (a voice fixture made by the
     earlier package, with the command that gives it full provenance)."""
+    duration_s: float | None = None
+    """Seconds its test's call phase took (what balances shards); filled in by the collector.
+    Fixture setup is left out: a session-scoped fixture would weigh on one test only."""
 
     def to_dict(self) -> dict[str, Any]:
         """The serialized record: plain JSON types."""

@@ -107,6 +107,13 @@ EXPORTS: dict[str, list[str]] = {
         "secret_values",
         "strip_controls",
     ],
+    "_shard": [
+        "ShardPlan",
+        "plan_shards",
+        "read_durations",
+        "select_shard",
+        "split_by_weight",
+    ],
     "_serialize": [
         "from_json",
         "to_json",
@@ -541,6 +548,7 @@ EXPORTS: dict[str, list[str]] = {
         "load_settings",
         "parse_bool_env",
         "parse_settings",
+        "parse_shard",
         "session_settings",
     ],
     "errors": [
@@ -915,6 +923,24 @@ EXPORTS: dict[str, list[str]] = {
         "side_by_side",
         "verdict_label",
     ],
+    "report._merge": [
+        "MergeRefused",
+        "REFUSED_EXIT",
+        "ShardResults",
+        "load_shards",
+        "main",
+    ],
+    "report._shards": [
+        "ReplayedSession",
+        "ShardRecorder",
+        "WORKER_KEY",
+        "groups_document",
+        "note_plan",
+        "register_shard_recorder",
+        "replayed_key",
+        "shard_deselected",
+        "shard_document",
+    ],
     "report.account": [
         "format_account",
         "format_score_line",
@@ -975,6 +1001,7 @@ EXPORTS: dict[str, list[str]] = {
     "report.session": [
         "AgentEvalReporter",
         "WrittenReports",
+        "package_version",
         "reporter_key",
     ],
     "report.terminal": [
