@@ -184,11 +184,12 @@ REPORTS = ("--agent-eval-report=r.md", "--agent-eval-html=r.html", "--agent-eval
 
 
 def run_pytest(
-    root: Path, *args: str, summary: Path | None = None
+    root: Path, *args: str, summary: Path | None = None, live: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """``python -m pytest --agent-eval-live ARGS`` in ``root``, as a CI job runs it."""
+    live_args = ["--agent-eval-live"] if live else []
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agent-eval-live", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *live_args, *args],
         cwd=root,
         env=_env(summary),
         capture_output=True,

@@ -9,6 +9,7 @@ the markdown and HTML reports, the job summary, the results file and JUnit.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,30 @@ def test_merged_shards_give_the_one_sessions_verdict_and_reports(
     assert merged_results["shard"] is None
     ran = [e for e in merged_results["evals"] if e["verdict"] != "skipped"]
     assert all(isinstance(e["duration_s"], float) for e in ran if e["runs"])
+
+
+def test_a_merge_in_another_checkout_reads_the_shards_paths_as_its_own(
+    suite: Path, tmp_path: Path
+) -> None:
+    """The merge job's checkout may sit elsewhere than the shard jobs' (another runner): paths
+    under a shard's rootdir are read as the same paths under the merge's."""
+    write_suite(suite, errors=False)
+    for k in (1, 2):
+        ran = run_pytest(suite, f"--agent-eval-shard={k}/2", f"--agent-eval-results=shard-{k}.json")
+        assert ran.returncode in (0, 1), ran.stdout[-2000:]
+    elsewhere = tmp_path / "merge-runner" / "checkout"
+    elsewhere.parent.mkdir()
+    shutil.copytree(suite, elsewhere)
+
+    here = run_merge(
+        suite, "shard-1.json", "shard-2.json", "--expect-shards=2", "--agent-eval-report=m.md"
+    )
+    there = run_merge(
+        elsewhere, "shard-1.json", "shard-2.json", "--expect-shards=2", "--agent-eval-report=m.md"
+    )
+
+    assert here.returncode == there.returncode == 0, there.stdout[-3000:]
+    report = (elsewhere / "m.md").read_text()
+    assert str(suite) not in report
+    assert "- File: tests/evals/book_bad.yaml" in report
+    assert normalized(report) == normalized((suite / "m.md").read_text())

@@ -228,15 +228,41 @@ def _tests_of(s: ShardResults) -> dict[str, _Test]:
     return tests
 
 
-def _check_same_plan(shards: Sequence[ShardResults]) -> None:
+def _twice(
+    shards: Sequence[ShardResults], per_shard: Sequence[Mapping[str, _Test]]
+) -> tuple[str, ShardResults, ShardResults] | None:
+    """The first eval test that two shards ran, and the two shards."""
+    owner: dict[str, ShardResults] = {}
+    for s, tests in zip(shards, per_shard, strict=True):
+        for nodeid, test in tests.items():
+            if not test.is_eval:
+                continue
+            if nodeid in owner:
+                return nodeid, owner[nodeid], s
+            owner[nodeid] = s
+    return None
+
+
+def _check_one_plan(
+    shards: Sequence[ShardResults], per_shard: Sequence[Mapping[str, _Test]]
+) -> None:
+    """Every shard split the same suite the same way, under the same options and groups."""
+    twice = _twice(shards, per_shard)
+    both = ""
+    if twice is not None:
+        both = f"eval {twice[0]} ran in two shards: {twice[1].name} and {twice[2].name}"
     first = shards[0]
     for s in shards[1:]:
         if s.shard.get("plan") != first.shard.get("plan"):
             raise MergeRefused(
-                f"the shards did not split the same suite: {first.name} planned "
+                (f"{both}; " if both else "")
+                + f"the shards did not split the same suite: {first.name} planned "
                 f"{_plan_words(first)}, {s.name} planned {_plan_words(s)}. Run every shard on "
                 "the same commit with the same options and the same durations file"
             )
+    if both:
+        raise MergeRefused(f"{both}; each eval must run in exactly one shard")
+    for s in shards[1:]:
         if list(s.shard.get("selection") or ()) != list(first.shard.get("selection") or ()):
             raise MergeRefused(
                 f"the shards selected different tests: {first.name} ran "
@@ -274,30 +300,12 @@ def load_shards(paths: Sequence[Path], expect: int) -> MergePlan:
         raise MergeRefused(f"--expect-shards {expect}: give the number of shards, 1 or more")
     if not paths:
         raise MergeRefused("nothing to merge: give the shards' results files")
-    shards = sorted((_read(p) for p in paths), key=lambda s: (s.index, str(s.path)))
+    shards = sorted((_read(p) for p in paths), key=lambda s: s.index)  # stable: as given
     _check_whole(shards, expect)
     for s in shards:
         _check_complete(s)
     per_shard = [_tests_of(s) for s in shards]
-    owner: dict[str, ShardResults] = {}
-    for s, tests in zip(shards, per_shard, strict=True):
-        for nodeid, test in tests.items():
-            if test.is_eval and nodeid in owner:
-                hint = ""
-                if owner[nodeid].shard.get("balanced_by") != s.shard.get("balanced_by"):
-                    hint = (
-                        f" ({owner[nodeid].name} was balanced by "
-                        f"{owner[nodeid].shard.get('balanced_by')}, {s.name} by "
-                        f"{s.shard.get('balanced_by')}: give every shard the same durations "
-                        "file)"
-                    )
-                raise MergeRefused(
-                    f"eval {nodeid} ran in two shards: {owner[nodeid].name} and {s.name}"
-                    f"{hint}; each eval must run in exactly one shard"
-                )
-            if test.is_eval:
-                owner[nodeid] = s
-    _check_same_plan(shards)
+    _check_one_plan(shards, per_shard)
     if not any(
         isinstance(e, Mapping) and e.get("verdict") not in (None, "skipped")
         for s in shards
@@ -308,26 +316,28 @@ def load_shards(paths: Sequence[Path], expect: int) -> MergePlan:
             "collected); were the shard jobs live (--agent-eval-live)?"
         )
     chosen: dict[str, _Test] = {}
-    shared = 0
+    shared: set[str] = set()
     for tests in per_shard:
         for nodeid, test in tests.items():
             kept = chosen.get(nodeid)
             if kept is None:
                 chosen[nodeid] = test
                 continue
-            shared += 1  # a plain test several shards ran: its worst outcome counts
+            shared.add(nodeid)  # a plain test several shards ran: its worst outcome counts
             if _OUTCOME_RANK[test.outcome] > _OUTCOME_RANK[kept.outcome]:
                 chosen[nodeid] = test
     order = {n: i for i, n in enumerate(shards[0].shard.get("collected") or ())}
     tests = sorted(chosen.values(), key=lambda t: (order.get(t.nodeid, len(order)), t.nodeid))
-    failures = tuple(
-        r for s in shards for r in s.reports if r.get("$report_type") == "CollectReport"
-    )
+    failures: dict[str, Mapping[str, Any]] = {}
+    for s in shards:  # a file that fails to import on every machine is one failure
+        for r in s.reports:
+            if r.get("$report_type") == "CollectReport":
+                failures.setdefault(str(r.get("nodeid")), r)
     return MergePlan(
         shards=tuple(shards),
         tests=tuple(tests),
-        collect_failures=failures,
-        shared_plain=len({n for n, t in chosen.items() if not t.is_eval}) if shared else 0,
+        collect_failures=tuple(failures.values()),
+        shared_plain=len(shared),
     )
 
 
