@@ -601,7 +601,7 @@ class SessionSettings:
     """``--agent-eval-shard K/N``: run shard K (1-based) of N."""
     shard_durations: Path | None = None
     """``--agent-eval-shard-durations``: the results file whose durations balance the shards
-    (resolved from the folder pytest was started in)."""
+    (as given: read from the folder pytest was started in)."""
 
 
 def _pyproject_for(config: PytestConfigLike) -> Path | None:
@@ -673,7 +673,7 @@ def session_settings(
         tags=tags,
         runs_override=runs,
         shard=shard,
-        shard_durations=Path(durations).expanduser().resolve() if durations else None,
+        shard_durations=Path(durations).expanduser() if durations else None,
     )
     if settings.yaml_dirs != Settings.__dataclass_fields__["yaml_dirs"].default:
         warnings.extend(_missing_yaml_dirs(settings))

@@ -155,7 +155,10 @@ def test_an_interrupted_shard(project: Path) -> None:
     )
     assert stopped.returncode == 1
     message = _refused(project, "shard-1.json", "shard-2.json", "--expect-shards=2")
-    assert f"shard {holder}/2 (shard-{holder}.json) was interrupted (early: " in message
+    assert (
+        f"shard {holder}/2 (shard-{holder}.json) was interrupted (stopped early: stopping after 1 failures"
+        in message
+    )
     assert "run the shard again" in message
 
 

@@ -203,7 +203,11 @@ def _check_complete(s: ShardResults) -> None:
     if shard.get("problem"):
         raise MergeRefused(f"{s.name}: {shard['problem']}; run the shard again")
     if not doc.get("complete", False) or doc.get("exit_status") not in (0, 1, 5):
-        how = doc.get("stopped") or f"exit status {doc.get('exit_status')}"
+        how = (
+            f"stopped {doc['stopped']}"
+            if doc.get("stopped")
+            else f"exit status {doc.get('exit_status')}"
+        )
         raise MergeRefused(
             f"{s.name} was interrupted ({how}): its session did not run every test; run the "
             "shard again"
