@@ -356,9 +356,11 @@ def _as_pytest_json(data: Mapping[str, Any], rename: tuple[str, str] | None) -> 
     for key in ("user_properties", "sections"):
         if isinstance(fixed.get(key), list):
             fixed[key] = [tuple(v) if isinstance(v, list) else v for v in fixed[key]]
-    if rename is not None and fixed.get("agent_eval_all"):
-        fixed["agent_eval_all"] = _renamed(fixed["agent_eval_all"], *rename)
-        fixed["agent_eval"] = fixed["agent_eval_all"][0] if fixed["agent_eval_all"] else None
+    records = fixed.get("agent_eval_all")
+    if isinstance(records, list):
+        if rename is not None:
+            records = fixed["agent_eval_all"] = _renamed(records, *rename)
+        fixed["agent_eval"] = records[0] if records else None  # as `put_records` puts them
     return fixed
 
 

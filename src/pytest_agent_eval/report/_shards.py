@@ -75,6 +75,8 @@ class ShardRecorder:
         if data is not None:
             # Under xdist the controller's copy names its worker (an object of this process).
             data.pop("node", None)
+            if isinstance(data.get("agent_eval_all"), list):
+                data.pop("agent_eval", None)  # its first record again; the merge restores it
             # Through JSON now: what the file will hold is what is kept.
             self.reports.append(json.loads(json.dumps(data, default=_plain)))
 
