@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from html_report import CHROMIUM, CHROMIUM_ARGS, measure  # noqa: E402
+from html_report import CHROMIUM, CHROMIUM_ARGS, measure
 
 CONFTEST = """
 import asyncio
