@@ -332,8 +332,8 @@ class AgentEvalReporter:
             # Only sessions that had eval tests write to the job summary, so a plain unit-test
             # step in the same job does not add an empty report.
             step = append_step_summary(
-                full if full is not None else render_markdown(data),
-                render_summary_markdown(data),
+                full if full is not None else lambda: render_markdown(data),
+                lambda: render_summary_markdown(data),  # rendered only when needed
                 reports=[p for p in (markdown_path, html_path) if p is not None],
             )
         results_path = self.report_path("agent_eval_results", self.settings.results_path)
