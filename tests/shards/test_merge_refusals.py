@@ -237,3 +237,30 @@ def test_the_merge_needs_the_number_of_shards(project: Path) -> None:
     merge = run_merge(project, "shard-1.json", "shard-2.json")
     assert merge.returncode == 2
     assert "the following arguments are required: --expect-shards" in merge.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda d: d["shard"]["reports"].append("a line of text"), "is not a pytest report"),
+        (lambda d: d["shard"]["reports"][0].pop("location"), "report 1 has no 'location'"),
+        (lambda d: d["shard"].update(evals="all of them"), "no 'evals' list"),
+        (lambda d: d["shard"].update(count="two"), "'count' is not a number"),
+    ],
+    ids=["not a report", "a report without location", "evals not a list", "count not a number"],
+)
+def test_a_shard_file_changed_into_another_shape(project: Path, change: Any, words: str) -> None:
+    _edit(project / "shard-2.json", change)
+    message = _refused(project, "shard-1.json", "shard-2.json", "--expect-shards=2")
+    assert "shard-2.json: its shard section is not as a shard writes it (" in message
+    assert words in message
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [("{", "shard-2.json: not JSON ("), ('{"evals": {}}', "shard-2.json: not a results file")],
+)
+def test_a_shard_file_that_is_no_results_file(project: Path, content: str, words: str) -> None:
+    (project / "shard-2.json").write_text(content)
+    message = _refused(project, "shard-1.json", "shard-2.json", "--expect-shards=2")
+    assert words in message

@@ -149,6 +149,8 @@ def test_a_shard_says_what_it_got_and_gates_wait_for_the_merge(suite: Path) -> N
         "evals only; agent-eval merge decides them over every shard"
     ) in out
     assert "exit code overridden" not in out
+    # Without a results file the shard can never be merged: it says so.
+    assert "no results file was written, so agent-eval merge cannot use this shard" in out
 
 
 def test_more_shards_than_evals_leaves_some_empty_and_green(suite: Path) -> None:

@@ -1,7 +1,7 @@
 """``agent-eval merge RESULTS... --expect-shards N``: one session out of the shards' results.
 
 A shard's results file carries every test report its session saw, serialized by pytest's own
-hook (`pytest_agent_eval._shard`). The merge first checks that the files make one whole suite
+hook (`_shards`), and its plan (`pytest_agent_eval._shard`). The merge first checks that the files make one whole suite
 (every shard once, of one plan, complete, written by this version), then runs a pytest session
 that collects nothing and replays those reports through pytest's hooks in the suite's
 collection order, as the xdist controller replays its workers'. So the terminal summary,
@@ -168,7 +168,38 @@ def _read(path: Path) -> ShardResults:
             f"{path}: not a shard's results (written without --agent-eval-shard K/N); run "
             "each shard with --agent-eval-shard K/N --agent-eval-results PATH"
         )
+    problem = _shape_problem(shard)
+    if problem:
+        raise MergeRefused(
+            f"{path}: its shard section is not as a shard writes it ({problem}); was the file "
+            "changed after the shard wrote it? Run the shard again"
+        )
     return ShardResults(path=path, document=document)
+
+
+_REPORT_KEYS = {
+    "TestReport": {"nodeid": str, "outcome": str, "when": str, "location": list, "keywords": dict},
+    "CollectReport": {"nodeid": str, "outcome": str},
+}
+
+
+def _shape_problem(shard: Mapping[str, Any]) -> str:
+    """What in a shard section would break the replay, or ""."""
+    if not isinstance(shard.get("count"), int):
+        return "'count' is not a number"
+    for key in ("evals", "collected", "selection", "reports"):
+        if not isinstance(shard.get(key), list):
+            return f"no {key!r} list"
+    if not all(isinstance(n, str) for n in (*shard["evals"], *shard["collected"])):
+        return "a node id that is not text"
+    for number, report in enumerate(shard["reports"], 1):
+        kind = report.get("$report_type") if isinstance(report, dict) else None
+        if kind not in _REPORT_KEYS:
+            return f"report {number} is not a pytest report"
+        for key, kind_of in _REPORT_KEYS[kind].items():
+            if not isinstance(report.get(key), kind_of):
+                return f"report {number} has no {key!r}"
+    return ""
 
 
 def _check_whole(shards: Sequence[ShardResults], expect: int) -> None:

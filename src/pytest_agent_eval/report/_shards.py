@@ -113,6 +113,14 @@ class ShardRecorder:
         )
         if plan.get("durations_note"):
             terminalreporter.write_line(f"  {plan['durations_note']}", yellow=True)
+        reporter = self.config.pluginmanager.get_plugin("agent-eval-reporter")
+        written = getattr(reporter, "written", None)
+        if written is not None and getattr(written, "results", None) is None:
+            terminalreporter.write_line(
+                "  no results file was written, so agent-eval merge cannot use this shard: "
+                "pass --agent-eval-results PATH (or set results_path)",
+                yellow=True,
+            )
         if problem:
             terminalreporter.write_line(f"  {problem}", red=True, bold=True)
 
