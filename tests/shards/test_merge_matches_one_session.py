@@ -139,3 +139,34 @@ def test_a_merge_in_another_checkout_reads_the_shards_paths_as_its_own(
     assert str(suite) not in report
     assert "- File: tests/evals/book_bad.yaml" in report
     assert normalized(report) == normalized((suite / "m.md").read_text())
+
+
+def test_a_plain_test_of_every_shard_counts_once_with_its_worst_outcome(suite: Path) -> None:
+    """A plain test runs in every shard; where it failed in one (a flaky test, a machine of
+    its own), the merged session has it once, failed."""
+    write_suite(suite, errors=False)
+    (suite / "tests" / "test_flaky.py").write_text(
+        "def test_flaky(request):\n"
+        "    assert request.config.getoption('agent_eval_shard') != '2/3'\n"
+    )
+    for k in (1, 2, 3):
+        run_pytest(suite, f"--agent-eval-shard={k}/3", f"--agent-eval-results=shard-{k}.json")
+
+    merge = run_merge(
+        suite, "shard-1.json", "shard-2.json", "shard-3.json", "--expect-shards=3", "-rA"
+    )
+
+    assert merge.returncode == 1, merge.stdout[-3000:]
+    assert "4 plain test(s) ran in several shards: each counts once, with its worst outcome" in (
+        merge.stdout
+    )
+    summary = short_summary(merge.stdout)
+    failed = "FAILED tests/test_flaky.py::test_flaky - AssertionError: assert '2/3' != '2/3'"
+    assert summary.count(failed) == 1
+    assert [line for line in summary if "test_plain_outside" in line] == [
+        "PASSED tests/test_plain.py::test_plain_outside"
+    ]
+    # Its failure is in no group: not absorbed, the verdict is FAIL.
+    assert "1 other failure(s) are not: tests/test_flaky.py::test_flaky" in section(
+        merge.stdout, "group summary"
+    )
