@@ -78,6 +78,7 @@ EXPORTS: dict[str, list[str]] = {
         "PYTEST_VERSION",
         "PytestDriftError",
         "drift_problems",
+        "failure_repr",
         "fixture_defs",
         "fixture_scope",
         "make_callspec",
@@ -106,6 +107,13 @@ EXPORTS: dict[str, list[str]] = {
         "scrub",
         "secret_values",
         "strip_controls",
+    ],
+    "_shard": [
+        "ShardPlan",
+        "plan_shards",
+        "read_durations",
+        "select_shard",
+        "split_by_weight",
     ],
     "_serialize": [
         "from_json",
@@ -623,6 +631,7 @@ EXPORTS: dict[str, list[str]] = {
         "load_settings",
         "parse_bool_env",
         "parse_settings",
+        "parse_shard",
         "session_settings",
         "warn_about_config",
     ],
@@ -1008,6 +1017,24 @@ EXPORTS: dict[str, list[str]] = {
         "side_by_side",
         "verdict_label",
     ],
+    "report._merge": [
+        "MergeRefused",
+        "REFUSED_EXIT",
+        "ShardResults",
+        "load_shards",
+        "main",
+    ],
+    "report._shards": [
+        "ReplayedSession",
+        "ShardRecorder",
+        "WORKER_KEY",
+        "groups_document",
+        "note_plan",
+        "register_shard_recorder",
+        "replayed_key",
+        "shard_deselected",
+        "shard_document",
+    ],
     "report.account": [
         "failure_headline",
         "format_account",
@@ -1076,6 +1103,7 @@ EXPORTS: dict[str, list[str]] = {
     "report.session": [
         "AgentEvalReporter",
         "WrittenReports",
+        "package_version",
         "reporter_key",
     ],
     "report.terminal": [
