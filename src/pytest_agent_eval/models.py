@@ -1681,6 +1681,11 @@ class TranscriptResult:
         return sum(r.verdict == "error" for r in self.runs)
 
     @property
+    def evaluated_runs(self) -> list[RunResult]:
+        """The runs that evaluated the agent (passed or failed), in order."""
+        return [r for r in self.runs if r.verdict != "error"]
+
+    @property
     def evaluated_run_count(self) -> int:
         """Runs that evaluated the agent (passed or failed): what the score is a fraction of."""
         return len(self.runs) - self.errored_run_count
@@ -1692,10 +1697,11 @@ class TranscriptResult:
 
     @property
     def turn_latencies_s(self) -> list[float]:
-        """Every measured voice-turn latency (turns that streamed audio), across runs."""
+        """Every measured voice-turn latency (turns that streamed audio), across the runs that
+        evaluated the agent: an ERROR run is left out of the latency as it is of the score."""
         return [
             t.latency_s
-            for r in self.runs
+            for r in self.evaluated_runs
             for t in r.turns
             if t.latency_s is not None and t.audio is not None
         ]
@@ -1714,7 +1720,7 @@ class TranscriptResult:
         """Per voice turn over all runs: ``(turn_index, measured, p50_s, p95_s)``, in turn order,
         for the turns with at least one measured latency."""
         by_turn: dict[int, list[float]] = {}
-        for run in self.runs:
+        for run in self.evaluated_runs:
             for turn in run.turns:
                 if turn.latency_s is not None and turn.audio is not None:
                     by_turn.setdefault(turn.index, []).append(turn.latency_s)
@@ -1728,8 +1734,9 @@ class TranscriptResult:
 
     @property
     def turn_wers(self) -> list[float]:
-        """The word error rate of every voice turn that reported what it heard, across runs."""
-        return [t.wer for r in self.runs for t in r.turns if t.wer is not None]
+        """The word error rate of every voice turn that reported what it heard, across the
+        runs that evaluated the agent."""
+        return [t.wer for r in self.evaluated_runs for t in r.turns if t.wer is not None]
 
     @property
     def mean_wer(self) -> float | None:

@@ -420,3 +420,24 @@ def test_a_marker_only_test_failing_its_own_assertion_is_a_fail_its_fixture_an_e
         for e in json.loads((project.path / "r.json").read_text())["evals"]
     }
     assert verdicts == {"test_own_check": "failed", "test_own_fixture": "error"}
+
+
+def test_an_eval_whose_every_run_errored_has_no_score_anywhere(project: Project) -> None:
+    """Every run an ERROR: no run evaluated the agent, so there is no score (``–``), never a
+    score of 0.00 with an interval of 0.00–1.00 that reads as a measured failure."""
+    _setup(project, "adapter_turn")
+
+    result = project.run_live("--agent-eval-report=r.md", "--agent-eval-html=r.html", "-rA")
+
+    result.assert_outcomes(passed=2, errors=1)
+    out = result.stdout.str()
+    row = next(line for line in out.splitlines() if line.startswith("adapter_turn "))
+    assert "0.00" not in row and "–" in row and "ERROR" in row, row
+    assert "score=– (no run evaluated the agent) threshold=" in out
+    markdown = (project.path / "r.md").read_text()
+    assert "No score (no run evaluated the agent) against threshold" in markdown
+    md_row = next(line for line in markdown.splitlines() if line.startswith("| adapter_turn"))
+    assert "0.00" not in md_row, md_row
+    html = (project.path / "r.html").read_text()
+    assert "No score (no run evaluated the agent)" in html
+    assert "0.00 [0.00–1.00]" not in html

@@ -17,6 +17,7 @@ import pytest
 # imported inside them, and numpy (under soundfile) cannot be imported twice in one process,
 # so a report test after such a run would find "soundfile not installed".
 with contextlib.suppress(ImportError):  # the lowest-versions slice may run without it
+    import numpy  # noqa: F401  (soundfile imports it only when it first decodes)
     import soundfile  # noqa: F401
 
 AGENT_CONFTEST = """

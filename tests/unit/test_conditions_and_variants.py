@@ -273,6 +273,23 @@ def test_latency_percentiles_per_transcript_and_per_turn() -> None:
     assert nothing.errored and "no voice-turn latency was measured" in nothing.reasoning
 
 
+def test_latency_and_wer_leave_out_runs_that_errored() -> None:
+    """A run that could not evaluate the agent is left out of the latency as of the score: its
+    turns measured something else (a worker that left, a refused fixture)."""
+    result = _result([[0.2], [0.3], [5.0]])
+    result.runs[2].error, result.runs[2].errored = "the worker left the room", True
+    result.runs[2].turns[0].wer = 1.0
+    result.runs[0].turns[0].wer = 0.0
+    assert result.runs[2].verdict == "error"
+    assert result.turn_latencies_s == [0.2, 0.3]
+    assert result.p95_latency_s == 0.3
+    assert result.turn_latency_percentiles() == [(0, 2, 0.2, 0.3)]
+    assert result.mean_wer == 0.0
+    within = LatencyP95Check(400).check(result)
+    assert within.passed
+    assert "over 2 voice turn(s) of 2 run(s); 1 ERROR run(s) left out" in within.reasoning
+
+
 def test_a_failed_result_check_fails_the_transcript_whatever_its_pass_rate() -> None:
     async def agent(history: object) -> str:
         return "ok"

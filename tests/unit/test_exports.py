@@ -995,6 +995,7 @@ EXPORTS: dict[str, list[str]] = {
         "fmt_planned_runs",
         "fmt_rate",
         "fmt_record_score",
+        "fmt_result_interval",
         "fmt_runs",
         "fmt_score",
         "fmt_seconds",

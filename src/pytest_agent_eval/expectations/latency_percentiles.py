@@ -46,9 +46,11 @@ class LatencyP95Check:
                 "audio, by adapters that measure it, such as LiveKitAdapter)",
             )
         p50 = result.p50_latency_s or 0.0
+        left_out = result.errored_run_count
         measured = (
             f"p95 {p95 * 1000:.0f} ms (p50 {p50 * 1000:.0f} ms) over {len(values)} voice "
-            f"turn(s) of {len(result.runs)} run(s)"
+            f"turn(s) of {len(result.evaluated_runs)} run(s)"
+            + (f"; {left_out} ERROR run(s) left out" if left_out else "")
         )
         if p95 * 1000 > self.max_ms:
             return EvalResult(

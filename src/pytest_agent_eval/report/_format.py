@@ -31,6 +31,7 @@ __all__ = [
     "fmt_planned_runs",
     "fmt_rate",
     "fmt_record_score",
+    "fmt_result_interval",
     "fmt_runs",
     "fmt_score",
     "fmt_seconds",
@@ -157,6 +158,12 @@ def score_fact(result: TranscriptResult) -> str:
     """``Score 0.67 [0.21–0.94] against threshold 1.00: 2 of 3 runs passed, 1.20 s``: the
     first fact of a transcript's section in the markdown and HTML reports."""
     saved = f", {result.saved_runs} saved by early stop" if result.saved_runs else ""
+    if not result.evaluated_run_count:
+        return (
+            f"No score (no run evaluated the agent) against threshold "
+            f"{fmt_score(result.threshold)}: 0 of {len(result.runs)} runs passed{saved}, "
+            f"{fmt_seconds(result.duration_s)}"
+        )
     return (
         f"Score {fmt_score(result.score)} {fmt_interval(result.interval)} against threshold "
         f"{fmt_score(result.threshold)}: {result.passed_run_count} of {len(result.runs)} runs "
@@ -247,8 +254,16 @@ def fmt_threshold(record: EvalRecord) -> str:
 
 
 def fmt_record_score(res: TranscriptResult) -> str:
-    """The score, with as many decimals as it takes to tell it from the threshold."""
+    """The score, with as many decimals as it takes to tell it from the threshold; ``–`` when
+    no run evaluated the agent (every run an ERROR: there is no score, not a score of 0)."""
+    if not res.evaluated_run_count:
+        return "–"
     return score_and_threshold_text(res.score, res.threshold)[0]
+
+
+def fmt_result_interval(res: TranscriptResult) -> str:
+    """The score's interval (``[0.21–0.94]``), or ``–`` when no run evaluated the agent."""
+    return fmt_interval(res.interval) if res.evaluated_run_count else "–"
 
 
 def fmt_planned_runs(record: EvalRecord) -> str:
@@ -386,7 +401,9 @@ def fmt_variant(record: EvalRecord | None) -> str:
     res = record.result
     if res is None:
         return verdict_label(record)
-    return f"{verdict_label(record)} {fmt_record_score(res)} {fmt_interval(res.interval)}"
+    if not res.evaluated_run_count:
+        return f"{verdict_label(record)} –"
+    return f"{verdict_label(record)} {fmt_record_score(res)} {fmt_result_interval(res)}"
 
 
 def cost_lines(data: ReportData) -> list[str]:

@@ -30,10 +30,16 @@ def format_score_line(result: TranscriptResult) -> str:
     """``score=0.67 (95% CI 0.21-0.94) threshold=0.80, 2/3 runs passed`` plus early-stop note."""
     low, high = result.interval
     score, threshold = score_and_threshold_text(result.score, result.threshold)
-    line = (
-        f"score={score} (95% CI {low:.2f}-{high:.2f}) "
-        f"threshold={threshold}, {result.passed_run_count}/{len(result.runs)} runs passed"
-    )
+    if not result.evaluated_run_count:
+        line = (
+            f"score=– (no run evaluated the agent) threshold={threshold}, "
+            f"0/{len(result.runs)} runs passed"
+        )
+    else:
+        line = (
+            f"score={score} (95% CI {low:.2f}-{high:.2f}) "
+            f"threshold={threshold}, {result.passed_run_count}/{len(result.runs)} runs passed"
+        )
     if result.saved_runs:
         line += (
             f"; early stop: {result.saved_runs} of {result.planned_runs} runs not started "

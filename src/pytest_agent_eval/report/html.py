@@ -20,7 +20,7 @@ from pathlib import Path
 from .._sanitize import strip_controls
 from ..audio_fixtures import decoded_audio_mime
 from ..gates import GateResult
-from ..models import EvalResult, RunResult, TurnResult, Usage
+from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
     NO_RESULT,
@@ -28,11 +28,11 @@ from ._format import (
     cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
-    fmt_interval,
     fmt_latency,
     fmt_planned_runs,
     fmt_rate,
     fmt_record_score,
+    fmt_result_interval,
     fmt_score,
     fmt_seconds,
     fmt_threshold,
@@ -78,6 +78,13 @@ CHART_LABEL_CHARS = 28
 _CHART_ROW_PX = 24
 _CHART_BAR_PX = 180
 _CHART_LABEL_PX = 200
+
+
+def _score_cell(res: TranscriptResult | None) -> str:
+    """The summary's score cell: ``0.67 [0.21–0.94]``; ``–`` without a score."""
+    if res is None or not res.evaluated_run_count:
+        return "–"
+    return f"{fmt_record_score(res)} {fmt_result_interval(res)}"
 
 
 def _e(value: object) -> str:
@@ -310,7 +317,7 @@ def _summary_table(data: ReportData) -> str:
             f'<div class="meta">{_e(record.nodeid)}</div></td>',
             f'<td class="num">{fmt_planned_runs(record)}</td>',
             f'<td class="num">{res.passed_run_count if res else "–"}</td>',
-            f'<td class="num">{fmt_record_score(res) + " " + fmt_interval(res.interval) if res else "–"}</td>',
+            f'<td class="num">{_score_cell(res)}</td>',
             f'<td class="num">{fmt_threshold(record)}</td>',
             f"<td>{_badge(record)}</td>",
         ]

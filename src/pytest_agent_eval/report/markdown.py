@@ -25,10 +25,10 @@ from ._format import (
     cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
-    fmt_interval,
     fmt_latency,
     fmt_planned_runs,
     fmt_record_score,
+    fmt_result_interval,
     fmt_seconds,
     fmt_threshold,
     fmt_tokens,
@@ -127,7 +127,7 @@ def _summary_section(data: ReportData) -> list[str]:
             fmt_record_score(res) if res else "–",
             fmt_threshold(record),
             f"{_ICON[record.verdict]} {verdict_label(record)}",
-            fmt_interval(res.interval) if res else "–",
+            fmt_result_interval(res) if res else "–",
             md_escape(record.nodeid),
         ]
         if latency:

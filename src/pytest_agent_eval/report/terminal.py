@@ -87,7 +87,7 @@ def _cells(record: EvalRecord, level: int) -> dict[str, str]:
     else:
         runs, passed = fmt_runs(result), str(result.passed_run_count)
         score = fmt_record_score(result)
-        if level < 2:
+        if level < 2 and result.evaluated_run_count:
             score += f" {fmt_interval(result.interval)}"
     cells = {
         "transcript": strip_controls(record.label),
