@@ -152,11 +152,19 @@ enforce = true
 
 
 @pytest.mark.parametrize(
-    "how", [("-k", "good"), ("--agent-eval-tags", "smoke"), ("--deselect", "DESELECT")]
+    "how",
+    [
+        ("-k", "good"),
+        ("--agent-eval-tags", "smoke"),
+        ("--deselect", "DESELECT"),
+        ("tests/evals/good_case.yaml",),
+        ("tests/evals/good_case.yaml::good_case",),
+    ],
 )
 def test_a_must_pass_entry_left_out_by_the_selection_warns_and_never_fails(
-    pytester: pytest.Pytester, how: tuple[str, str]
+    pytester: pytest.Pytester, how: tuple[str, ...]
 ) -> None:
+    """``-k``, tags, deselection, or the file or node id of a test given as a path."""
     _project(pytester, SELECTION, transcripts={"good_case": "Book", "bad_case": "Book, bad"})
     evals = pytester.path / "tests" / "evals"
     if how[0] == "--agent-eval-tags":

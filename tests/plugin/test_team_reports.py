@@ -174,7 +174,7 @@ def test_every_report_tells_the_whole_story(session: tuple[pytest.RunResult, Pat
     assert "asyncio" not in markdown  # not where pytest raised the failure
 
     # A judge that was down: ERROR with the judge's reason, not an agent FAIL.
-    assert "| test_judged | 2 | 0 | 0.00 | 0.80 | ⚠️ ERROR |" in markdown
+    assert "| test_judged | 2 | 0 | – | 0.80 | ⚠️ ERROR |" in markdown
     assert "2 of 2 run(s) could not evaluate the agent (ERROR, left out of the score)" in markdown
     assert "judge is down: 503" in markdown
     result.stdout.fnmatch_lines_random(["test_judged  *ERROR*"])

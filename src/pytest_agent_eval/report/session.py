@@ -245,10 +245,23 @@ class AgentEvalReporter:
         deselected = self.deselected - shard_deselected(self.config)
         if deselected > 0 and not chosen:
             chosen.append(f"{deselected} deselected")
+        named = self._named_tests()
+        if named and not chosen:
+            shown = " ".join(named[:3]) + (f" (+{len(named) - 3})" if len(named) > 3 else "")
+            chosen.append(f"paths {shown}")
         words = self.shard_words()
         if shard and words:
             chosen.append(words)
         return tuple(chosen)
+
+    def _named_tests(self) -> list[str]:
+        """The files and node ids named on the command line (``pytest a.yaml``,
+        ``tests/x.py::test_y``): a selection, as ``-k`` is. Directories are not: ``pytest
+        tests`` runs the suite, and a must_pass entry missing from it must still fail."""
+        if self.config.args_source != pytest.Config.ArgsSource.ARGS:
+            return []
+        here = self.config.invocation_params.dir
+        return [arg for arg in self.config.args if "::" in arg or (here / arg).is_file()]
 
     def shard_words(self) -> str | None:
         """``--agent-eval-shard 2/4`` in a shard session, else None."""
