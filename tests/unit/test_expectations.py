@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import pkgutil
 import subprocess
@@ -30,7 +31,7 @@ from pytest_agent_eval.expectations import (
     turn_keys,
 )
 from pytest_agent_eval.loader import load_transcript_text, transcript_schema
-from pytest_agent_eval.models import Expect, Transcript, Turn
+from pytest_agent_eval.models import Expect, Transcript, Turn, TurnContext
 from pytest_agent_eval.schema import (
     PACKAGED_SCHEMA,
     build_schema,
@@ -140,12 +141,22 @@ def test_every_key_validates_loads_and_builds_an_evaluator(name: str) -> None:
     hint = typing.get_type_hints(Expect)[name]
     assert getattr(expect, name) == from_json(hint, key.example)
     assert getattr(expect, name) != getattr(Expect(), name)
-    # A key that is set must be checked by something, or it would pass unchecked;
-    # tool_calls_ordered only orders tool_calls_include, so it counts with its family.
+    # A key that is set must be checked by something, or it would pass unchecked (alone,
+    # tool_calls_ordered orders nothing: its check errors, saying so).
     family = next(e for e in EXPECTATIONS if key in e.keys)
     assert build_evaluators(_load_expect({k.name: k.example for k in family.keys}))
-    if name != "tool_calls_ordered":
-        assert build_evaluators(expect), f"{name} set alone builds no evaluator"
+    assert build_evaluators(expect), f"{name} set alone builds no evaluator"
+
+
+def test_tool_calls_ordered_without_tools_to_order_errors_instead_of_passing() -> None:
+    (check,) = build_evaluators(_load_expect({"tool_calls_ordered": True}))
+    verdict = asyncio.run(
+        check.evaluate(TurnContext(user="hi", reply="ok", tool_calls=[], history=[]))
+    )
+    assert verdict.errored and not verdict.passed
+    assert "names no tools to order" in verdict.reasoning
+    assert "tool_calls_include" in verdict.reasoning
+    assert not build_evaluators(_load_expect({"tool_calls_ordered": False}))
 
 
 @pytest.mark.parametrize("name", sorted(k.name for k in transcript_keys()))

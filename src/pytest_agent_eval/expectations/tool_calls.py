@@ -49,6 +49,21 @@ class ToolOrderEvaluator(DeterministicEvaluator):
         return EvalResult(True, f"tool calls in the order {wanted!r} ({seen})", self.name)
 
 
+@dataclass
+class _OrderOfNothing(DeterministicEvaluator):
+    """``tool_calls_ordered: true`` with no ``tool_calls_include``: an order of no tools.
+    It errors instead of passing, since it asserts something it has nothing to check against."""
+
+    name: str = "tool_calls_ordered"
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
+        return unobserved(
+            self.name,
+            "tool_calls_ordered: true names no tools to order; list them, in their order, "
+            "in tool_calls_include (or drop tool_calls_ordered)",
+        )
+
+
 def _checks(expect: Expect) -> list[Any]:
     # One check per key, so a failure names the key (and line) that failed.
     checks: list[Any] = []
@@ -57,6 +72,8 @@ def _checks(expect: Expect) -> list[Any]:
         checks.append(keyed(ToolCallEvaluator(include=include), "tool_calls_include"))
         if expect.tool_calls_ordered:
             checks.append(keyed(ToolOrderEvaluator(include), "tool_calls_ordered"))
+    elif expect.tool_calls_ordered:
+        checks.append(keyed(_OrderOfNothing(), "tool_calls_ordered"))
     if expect.tool_calls_exclude:
         exclude = list(expect.tool_calls_exclude)
         checks.append(keyed(ToolCallEvaluator(exclude=exclude), "tool_calls_exclude"))
