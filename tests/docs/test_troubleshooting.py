@@ -164,6 +164,34 @@ def _voice_outputs(root: Path) -> dict[str, str]:
     return outputs
 
 
+def _import_outputs(root: Path) -> dict[str, str]:
+    """``agent-eval import livekit`` on a file that is no session report, on a report of an
+    older livekit-agents layout, and on a report in which the caller never spoke."""
+    reports = _write(
+        root,
+        {
+            "report.json": '{"job_id": "x", "room": "r", "events": [], "options": {}}',
+            "old.json": '{"sdk_version": "0.8.0", "chat_history": {"items": []}}',
+            "nouser.json": (
+                '{"sdk_version": "1.2.0", "job_id": "x", "room": "r", "events": [], '
+                '"options": {}, "chat_history": {"items": [{"type": "message", '
+                '"role": "assistant", "content": ["Hello"]}]}}'
+            ),
+        },
+    )
+
+    def imported(name: str) -> str:
+        return _run(
+            reports, "-m", "pytest_agent_eval", "import", "livekit", name, "--out", "t.yaml"
+        )
+
+    return {
+        "import-not-a-report": imported("report.json"),
+        "import-old-layout": imported("old.json"),
+        "import-no-user": imported("nouser.json"),
+    }
+
+
 def _outputs(tmp_path: Path) -> dict[str, str]:
     """Every scenario's output, by the entry key it must show."""
     text = _write(tmp_path / "text", TEXT_PROJECT)
@@ -198,6 +226,7 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
             broken,
         ),
     }
+    outputs.update(_import_outputs(tmp_path / "import"))
     if importlib.util.find_spec("hibari") is not None:  # the offline voice makes the fixture
         outputs.update(_voice_outputs(tmp_path / "voice"))
     return outputs
