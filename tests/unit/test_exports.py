@@ -91,11 +91,16 @@ EXPORTS: dict[str, list[str]] = {
         "serialized_records",
     ],
     "_retry": [
+        "Attempts",
+        "Budget",
         "ERROR_TEXT_MAX_CHARS",
+        "attempt_with_budget",
         "backoff_delay",
         "describe_error",
         "http_status",
+        "is_rate_limit",
         "is_transient",
+        "rejects_temperature",
         "retry_after_s",
     ],
     "_sanitize": [
