@@ -922,6 +922,7 @@ EXPORTS: dict[str, list[str]] = {
         "AgentTurn",
         "AudioCondition",
         "BargeIn",
+        "CallEnd",
         "Case",
         "EvalResult",
         "Expect",
@@ -935,6 +936,7 @@ EXPORTS: dict[str, list[str]] = {
         "Message",
         "RunResult",
         "SCORE_MAX_DECIMALS",
+        "SimulatedCaller",
         "ToolCall",
         "ToolCallArgsConfig",
         "ToolCallOutcomeConfig",
@@ -1077,6 +1079,7 @@ EXPORTS: dict[str, list[str]] = {
         "summary_lines",
     ],
     "runner": [
+        "RunScript",
         "RunSettings",
         "assistant_messages",
         "describe_exception",
