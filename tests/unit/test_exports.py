@@ -907,13 +907,16 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "loader": [
         "MAX_YAML_NODES",
+        "Subject",
         "TRANSCRIPT_SUFFIXES",
+        "YamlDocument",
         "find_transcript_files",
         "is_ignored_file",
         "iter_audio_paths",
         "load_transcript_file",
         "load_transcript_text",
         "load_transcripts",
+        "read_yaml_document",
         "transcript_schema",
     ],
     "models": [

@@ -225,6 +225,11 @@ _TRANSCRIPT: dict[str, Any] = {
             "{field} in a turn's user text and expectations is replaced by the case's value "
             "({{ and }} for literal braces).",
         },
+        "userdata": {
+            "type": "object",
+            "description": "Data for the agent under test: the session factory gets it as "
+            "info.transcript.userdata (to seed the agent's fakes for this conversation).",
+        },
         "turns": {
             "type": "array",
             "minItems": 1,
