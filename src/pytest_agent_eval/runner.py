@@ -84,6 +84,7 @@ __all__ = [
     "heard_wer",
     "passes_needed",
     "run_transcript",
+    "turn_evaluators",
 ]
 
 
@@ -220,7 +221,7 @@ async def run_transcript(
     _check_pause_markup(transcript)
     if scripts is None:
         evaluators = [
-            _evaluators_for(transcript, i, settings) for i in range(len(transcript.turns))
+            turn_evaluators(transcript, i, settings) for i in range(len(transcript.turns))
         ]
 
         def scripts(index: int) -> RunScript:
@@ -380,7 +381,13 @@ def _greeting_checks_for(transcript: Transcript) -> list[Any]:
         ) from None
 
 
-def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
+def turn_evaluators(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
+    """The evaluators of turn ``index``: its expectations' checks (judges with the session's
+    judge settings), each naming its key and line.
+
+    Raises:
+        TranscriptError: A regex of the turn does not compile.
+    """
     turn = transcript.turns[index]
     try:
         built = build_evaluators(turn.expect, settings.judge, turn=turn)
