@@ -19,6 +19,8 @@ commands:
   import  turn a real conversation into a regression test:
             import livekit REPORT.json [--recording FILE]   a LiveKit session report
             import messages FILE.json                       an OpenAI-format message list
+  merge   one verdict from the results files of N shards (--agent-eval-shard K/N):
+            merge RESULTS... --expect-shards N [--agent-eval-html PATH ...]
 
 Voice fixtures: python -m pytest_agent_eval.synthesize_audio --help
 """
@@ -39,7 +41,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .importers import main as import_main
 
         return import_main(rest)
-    print(f"error: unknown command {command!r}; the commands are: init, import\n", file=sys.stderr)
+    if command == "merge":
+        from .report._merge import main as merge_main
+
+        return merge_main(rest)
+    print(
+        f"error: unknown command {command!r}; the commands are: init, import, merge\n",
+        file=sys.stderr,
+    )
     print(USAGE, end="", file=sys.stderr)
     return 2
 

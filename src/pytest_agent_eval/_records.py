@@ -9,7 +9,7 @@ without importing the report package, which itself imports `gates`. Nothing here
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ._serialize import from_json, to_json
@@ -71,6 +71,12 @@ class EvalRecord:
     notes: tuple[str, ...] = ()
     """Remarks on the eval's inputs worth showing, not failures (a voice fixture made by the
     earlier package, with the command that gives it full provenance)."""
+    duration_s: float | None = None
+    """Seconds its test's call phase took (what balances shards); filled in by the collector.
+    Fixture setup is left out: a session-scoped fixture would weigh on one test only."""
+    _verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
+    """`verdict` once worked out (not serialized): gates and reports ask for it thousands of
+    times in a large session, and a record does not change once built."""
 
     def to_dict(self) -> dict[str, Any]:
         """The serialized record: plain JSON types."""
@@ -111,6 +117,13 @@ class EvalRecord:
         (`TranscriptResult.verdict`), or the eval produced no result because our code refused
         to run it (a missing fixture, bad input) or its test's setup or teardown failed.
         """
+        verdict = self._verdict
+        if verdict is None:
+            verdict = self._judge()
+            object.__setattr__(self, "_verdict", verdict)  # a cache on a frozen record
+        return verdict
+
+    def _judge(self) -> Verdict:
         if self.result is not None:
             return self.result.verdict
         outcome = self.test_outcome

@@ -27,7 +27,13 @@ from typing import Any
 
 import pytest
 
-from ._compat.pytest import PytestDriftError, fixture_defs, fixture_scope, make_callspec
+from ._compat.pytest import (
+    PytestDriftError,
+    failure_repr,
+    fixture_defs,
+    fixture_scope,
+    make_callspec,
+)
 from ._text import safe_name
 from .errors import TranscriptError
 from .expansion import expand, id_suffix
@@ -278,7 +284,13 @@ class TranscriptItem(pytest.Function):
             # the terminal's width. Then the earlier package's words and the account.
             head = failure_headline(result)
             lines = [head] if head else []
-            return "\n".join([*lines, str(excinfo.value), format_account(result)])
+            text = "\n".join([*lines, str(excinfo.value), format_account(result)])
+            return failure_repr(
+                text,
+                headline=head or str(excinfo.value).partition("\n")[0],
+                path=str(self.path),
+                lineno=self.transcript.line or 1,
+            )
         if excinfo.errisinstance(pytest.FixtureLookupError) and AGENT_FIXTURE in str(excinfo.value):
             return MISSING_AGENT_MESSAGE
         return super().repr_failure(excinfo)

@@ -47,6 +47,7 @@ __all__ = [
     "load_settings",
     "parse_bool_env",
     "parse_settings",
+    "parse_shard",
     "session_settings",
     "warn_about_config",
 ]
@@ -606,6 +607,21 @@ def add_options(parser: pytest.Parser) -> None:
         "report-only (shown, exit status left alone) or skip.",
     )
     group.addoption(
+        "--agent-eval-shard",
+        metavar="K/N",
+        default=None,
+        help="Run shard K of N: a deterministic share of the eval tests, the same on every "
+        "machine (plain tests are left to pytest's own selection). Merge the shards' results "
+        "files with `agent-eval merge` (docs/ci.md).",
+    )
+    group.addoption(
+        "--agent-eval-shard-durations",
+        metavar="FILE",
+        default=None,
+        help="Balance the shards by the durations in this results file (an earlier "
+        "--agent-eval-results or merged file); without it, by planned turns.",
+    )
+    group.addoption(
         "--agent-eval-tags",
         metavar="TAGS",
         action="append",
@@ -695,6 +711,11 @@ class SessionSettings:
     """``--agent-eval-tags``: only evals with one of these tags are selected."""
     runs_override: int | None = None
     """``--agent-eval-runs``: every transcript runs this many times."""
+    shard: tuple[int, int] | None = None
+    """``--agent-eval-shard K/N``: run shard K (1-based) of N."""
+    shard_durations: Path | None = None
+    """``--agent-eval-shard-durations``: the results file whose durations balance the shards
+    (as given: read from the folder pytest was started in)."""
 
 
 def _pyproject_for(config: PytestConfigLike) -> Path | None:
@@ -759,10 +780,46 @@ def session_settings(
         for tag in chunk.split(",")
         if tag.strip()
     )
-    session = SessionSettings(settings=settings, live=live, tags=tags, runs_override=runs)
+    shard = parse_shard(config.getoption("agent_eval_shard"))
+    durations = config.getoption("agent_eval_shard_durations")
+    if durations is not None and shard is None:
+        raise ConfigError(
+            "--agent-eval-shard-durations balances shards: give --agent-eval-shard K/N too"
+        )
+    session = SessionSettings(
+        settings=settings,
+        live=live,
+        tags=tags,
+        runs_override=runs,
+        shard=shard,
+        shard_durations=Path(durations).expanduser() if durations else None,
+    )
     if settings.yaml_dirs != Settings.__dataclass_fields__["yaml_dirs"].default:
         warnings.extend(_missing_yaml_dirs(settings))
     return session, warnings
+
+
+def parse_shard(value: str | None) -> tuple[int, int] | None:
+    """``--agent-eval-shard K/N`` as ``(K, N)``, 1 <= K <= N.
+
+    Raises:
+        ConfigError: For anything else, with the form expected.
+    """
+    if value is None:
+        return None
+    index, sep, count = value.strip().partition("/")
+    if sep and index.strip().isdigit() and count.strip().isdigit():
+        k, n = int(index), int(count)
+        if n >= 1 and 1 <= k <= n:
+            return k, n
+        raise ConfigError(
+            f"--agent-eval-shard {value}: K must be between 1 and N (shards are numbered "
+            f"from 1, as in a CI matrix: 1/{max(n, 1)} ... {max(n, 1)}/{max(n, 1)})"
+        )
+    raise ConfigError(
+        f"--agent-eval-shard {value!r}: write K/N, e.g. --agent-eval-shard 2/4 for the second "
+        "of four shards"
+    )
 
 
 def _missing_yaml_dirs(settings: Settings) -> list[str]:

@@ -307,7 +307,13 @@ class ExitDecision:
         return "; ".join(parts) + f" (exit status {self.exitstatus})"
 
 
-def _forgivable(nodeid: str, session: SessionRecords, gates: Sequence[GateResult]) -> bool:
+def _forgivable(
+    nodeid: str,
+    session: SessionRecords,
+    gates: Sequence[GateResult],
+    passed: Sequence[bool],
+) -> bool:
+    """``passed``: each of ``gates`` passed (judged once, not once per failed test)."""
     if nodeid not in session.eval_nodeids or nodeid not in session.failed_in_call:
         return False
     evals = [r for r in (*session.records, *session.plain) if r.nodeid == nodeid]
@@ -315,8 +321,8 @@ def _forgivable(nodeid: str, session: SessionRecords, gates: Sequence[GateResult
     if not missed or any(r.verdict == "error" for r in evals):
         return False
     for record in missed:
-        groups = [g for g in gates if is_member(record, g.config)]
-        if not groups or not all(g.passed for g in groups):
+        groups = [ok for g, ok in zip(gates, passed, strict=True) if is_member(record, g.config)]
+        if not groups or not all(groups):
             return False
     return True
 
@@ -341,7 +347,8 @@ def decide_exit(
     if not session.ran:
         return ExitDecision(original=original, exitstatus=original, evaluated=False)
     failed = list(dict.fromkeys(session.failed_nodeids))
-    absorbed = tuple(n for n in failed if _forgivable(n, session, gates))
+    passed = [g.passed for g in gates]
+    absorbed = tuple(n for n in failed if _forgivable(n, session, gates, passed))
     unabsorbed = tuple(n for n in failed if n not in absorbed)
     enforced = tuple(g.name for g in gates if g.config.enforce and g.status == "FAILED")
     reported = tuple(g.name for g in gates if not g.config.enforce and g.status == "FAILED")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from ._shard import select_shard
 from .collection import collect_transcript_file
 from .config import ConfigError, add_options, session_settings, warn_about_config
 from .eval_items import (
@@ -34,6 +35,7 @@ from .eval_items import (
 )
 from .fixture import AgentEval, call_async_test, close_session_loop, session_key
 from .loader import TRANSCRIPT_SUFFIXES
+from .report._shards import register_shard_recorder
 from .report.not_live import NotLiveSummary
 
 # -- Pipecat's clock -----------------------------------------------------------------------------
@@ -67,6 +69,7 @@ _PATH_OPTIONS = (
     "--agent-eval-html",
     "--agent-eval-results",
     "--agent-eval-baseline",
+    "--agent-eval-shard-durations",
 )
 
 
@@ -115,6 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from .report.session import AgentEvalReporter
 
         config.pluginmanager.register(NotLiveSummary(), "agent-eval-not-live")
+        register_shard_recorder(config)
         config.pluginmanager.register(
             AgentEvalReporter(config, session.settings), "agent-eval-reporter"
         )
@@ -141,6 +145,12 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     deselect_by_tags(config, items)
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """After every other selection (``-k``, ``-m``, tags): keep this shard's evals."""
+    select_shard(config, items)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

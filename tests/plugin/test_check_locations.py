@@ -146,3 +146,21 @@ def test_a_long_error_is_cut_in_its_middle_never_before_its_fix(project: Project
     assert " … " in line  # the middle went
     assert "fix: book through the phone line" in line
     assert len(line) < 1600
+
+
+def test_the_short_summary_and_junit_message_start_with_the_failed_check_under_xdist(
+    project: Project,
+) -> None:
+    # Under -n the report crosses from a worker to the controller; the first failed check
+    # must survive the trip (pytest 8 shows only a crash message, never a string's first line).
+    project.agent(AGENT)
+    project.transcript("weather", WEATHER)
+
+    result = project.run_live("-n", "2", "--junitxml=junit.xml")
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED tests/evals/weather.yaml::weather - reply_contains_all*"])
+    junit = (project.path / "junit.xml").read_text()
+    assert 'message="reply_contains_all (line 8): reply is missing' in junit
+    # The whole account is still the failure's text.
+    assert "no call to get_weather has matching arguments" in junit

@@ -4,47 +4,29 @@
 ``dispatch_metadata``) picks what the agent does:
 
 ``no-helper``  the example's restaurant agent (it hears text only), without publish_eval_events
+``plain``      the same agent, with publish_eval_events
 ``mute``       joins and listens, never replies
 ``ghost``      joins the room, never starts a session
 ``absent``     accepts the job, never joins the room
 ``greeter``    the restaurant agent, speaking first (with publish_eval_events)
 ``handoff``    a front desk that hands billing questions to a billing agent, which introduces
                itself (with publish_eval_events)
+``slow-stt``   the restaurant agent hearing with Whisper that takes SLOW_STT_S extra per speech
+               segment, as on a loaded machine (with publish_eval_events)
+``hangup``     the restaurant agent (with publish_eval_events), which deletes the room (ends the
+               call) when the caller says "bye"
+``crash``      the restaurant agent (with publish_eval_events), whose job process dies while
+               it says goodbye, when the caller says "crash"
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-from collections.abc import AsyncIterable
-from pathlib import Path
-from typing import Any
 
-# onnxruntime (Silero VAD) would send telemetry otherwise; see examples/voice-livekit-room.
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+from lab_agents import make_session
+from livekit.agents import AgentServer, JobContext, cli
 
-from livekit.agents import (
-    Agent,
-    AgentServer,
-    AgentSession,
-    JobContext,
-    RunContext,
-    cli,
-    function_tool,
-    llm,
-)
-
-from pytest_agent_eval.adapters.livekit import (
-    Rule,
-    ScriptedLLM,
-    SynthesizerTTS,
-    eval_session_kwargs,
-    publish_eval_events,
-)
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"))
-from booking_agent import RULES, VAD, RestaurantAgent
+from pytest_agent_eval.adapters.livekit import publish_eval_events
 
 AGENT_NAME = "lab-agent"
 
@@ -59,57 +41,6 @@ server = AgentServer(
 )
 
 
-GREETING = "Welcome to Chez Pytest! How can I help?"
-
-
-class GreeterAgent(RestaurantAgent):
-    """The restaurant agent, greeting the caller as soon as it starts."""
-
-    async def on_enter(self) -> None:
-        self.session.generate_reply(instructions="Greet the caller.")
-
-
-BILLING_INTRO = "Billing here. How can I help with your bill?"
-
-
-class BillingDesk(Agent):
-    """Entered by a handoff; introduces itself."""
-
-    def __init__(self) -> None:
-        super().__init__(instructions="You are the billing assistant.")
-
-    async def on_enter(self) -> None:
-        self.session.say(BILLING_INTRO)
-
-
-class FrontDesk(Agent):
-    """Hands billing questions over to `BillingDesk`."""
-
-    def __init__(self) -> None:
-        super().__init__(instructions="You are the front desk. Transfer billing questions.")
-
-    @function_tool
-    async def transfer_to_billing(self, ctx: RunContext) -> Agent:
-        """Transfer the caller to billing."""
-        return BillingDesk()
-
-
-HANDOFF_RULES = [Rule(r"\bbill\b", tool="transfer_to_billing")]
-
-
-class MuteAgent(Agent):
-    """Hears everything, says nothing: its LLM step produces no text."""
-
-    def __init__(self) -> None:
-        super().__init__(instructions="Never answer.")
-
-    async def llm_node(
-        self, chat_ctx: llm.ChatContext, tools: list[Any], model_settings: Any
-    ) -> AsyncIterable[str]:
-        return
-        yield  # an async generator that yields nothing
-
-
 @server.rtc_session(agent_name=AGENT_NAME)
 async def entrypoint(ctx: JobContext) -> None:
     behaviour = ctx.job.metadata
@@ -119,36 +50,10 @@ async def entrypoint(ctx: JobContext) -> None:
     if behaviour == "ghost":
         await ctx.connect()
         return
-    if behaviour == "mute":
-        session: AgentSession = AgentSession(
-            vad=VAD, llm=ScriptedLLM(RULES), **eval_session_kwargs()
-        )
-        await session.start(agent=MuteAgent(), room=ctx.room)
-        return
-    if behaviour == "no-helper":
-        session = AgentSession(
-            vad=VAD, llm=ScriptedLLM(RULES), tts=SynthesizerTTS(), **eval_session_kwargs()
-        )
-        await session.start(agent=RestaurantAgent(), room=ctx.room)
-        return
-    if behaviour == "greeter":
-        session = AgentSession(
-            vad=VAD,
-            llm=ScriptedLLM(RULES, greeting=GREETING),
-            tts=SynthesizerTTS(),
-            **eval_session_kwargs(),
-        )
+    session, agent = make_session(behaviour)
+    if behaviour not in ("no-helper", "mute"):
         publish_eval_events(session)
-        await session.start(agent=GreeterAgent(), room=ctx.room)
-        return
-    if behaviour == "handoff":
-        session = AgentSession(
-            vad=VAD, llm=ScriptedLLM(HANDOFF_RULES), tts=SynthesizerTTS(), **eval_session_kwargs()
-        )
-        publish_eval_events(session)
-        await session.start(agent=FrontDesk(), room=ctx.room)
-        return
-    raise ValueError(f"lab-agent: unknown behaviour {behaviour!r} in the job metadata")
+    await session.start(agent=agent, room=ctx.room)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ inside the namespace: the test process stays outside.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import logging
 import pickle
 import sys
 import time
@@ -88,11 +90,65 @@ async def converse(
     return {
         "replies": replies,
         "room": conversation.room_name,
-        "greeting": conversation.greeting,
+        "greeting": conversation.greeting_text,
+        "greeting_record": conversation.greeting(),
+        "helper": conversation.publishes_eval_events,
         "start_s": start_s,
         "rooms_after": await list_rooms(),
         "bystander_events": len(seen_by_bystander),
     }
+
+
+async def _logged(work: Any) -> dict[str, Any]:
+    """Await ``work``, keeping what this process logged at WARNING and above and every
+    exception asyncio reports as never retrieved; its error, if any, as text."""
+    records: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(f"{record.levelname} {record.name}: {record.getMessage()}")
+
+    handler = Collect(logging.WARNING)
+    logging.getLogger().addHandler(handler)
+    loop = asyncio.get_running_loop()
+    unretrieved: list[str] = []
+    loop.set_exception_handler(lambda _loop, context: unretrieved.append(context["message"]))
+    error: str | None = None
+    try:
+        await work
+    except Exception as exc:
+        error = str(exc)
+    finally:
+        # Tasks nobody retrieved report when they are collected.
+        gc.collect()
+        await asyncio.sleep(0)
+        logging.getLogger().removeHandler(handler)
+    return {"error": error, "logs": records, "unretrieved": unretrieved}
+
+
+async def converse_logged(**kwargs: Any) -> dict[str, Any]:
+    """`converse`, with what it logged (see `_logged`)."""
+    return await _logged(converse(**kwargs))
+
+
+async def room_deleted_under_the_caller(*, agent_name: str, **options: Any) -> dict[str, Any]:
+    """Start a run, delete its room from outside (an agent or an operator ending the call),
+    and wait for the caller to notice; with what it logged (see `_logged`)."""
+
+    async def work() -> None:
+        adapter = LiveKitRoomAdapter(agent_name, **options)
+        script = Transcript(id="deleted", turns=[Turn(user="hello")])
+        conversation = await adapter.start_conversation(
+            ConversationInfo(transcript=script, run_index=0)
+        )
+        try:
+            async with api.LiveKitAPI() as lkapi:
+                await lkapi.room.delete_room(api.DeleteRoomRequest(room=conversation.room_name))
+            await conversation.observer.until(lambda: False)
+        finally:
+            await conversation.aclose(after_failure=True)
+
+    return await _logged(work())
 
 
 async def start_run(*, agent_name: str, **options: Any) -> dict[str, Any]:
@@ -104,6 +160,15 @@ async def start_run(*, agent_name: str, **options: Any) -> dict[str, Any]:
     )
     await conversation.aclose()
     return {"room": conversation.room_name, "rooms_after": await list_rooms()}
+
+
+async def run_records(*, agent_name: str, path: str, **options: Any) -> Any:
+    """The transcript at ``path`` run by the runner against ``agent_name``: its result."""
+    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval.runner import run_transcript
+
+    adapter = LiveKitRoomAdapter(agent_name, **options)
+    return await run_transcript(load_transcript_file(Path(path)), adapter)
 
 
 async def list_rooms() -> list[str]:

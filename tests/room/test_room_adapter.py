@@ -59,15 +59,14 @@ def test_a_conversation_through_a_room(
         # Real time over WebRTC: on a starved CPU the caller's frames can arrive with a gap the
         # agent's VAD takes for the end of the turn, and it starts answering a fragment until
         # the rest of the sentence cuts it off. That cut-off speech is part of what the caller
-        # heard, so it stays in the turn's reply — but only as a reply the agent reported
-        # interrupted, never as unexplained text.
+        # heard, so it stays in the turn's reply, as one more assistant message of the turn.
         if reply.reply != answer:
-            cut_off = [
+            said = [
                 event["text"]
                 for event in reply.metadata["livekit"]["events"]
-                if event["type"] == "message" and event.get("interrupted")
+                if event["type"] == "message" and event["role"] == "assistant"
             ]
-            assert cut_off, reply.reply
+            assert len(said) >= 2 and said[-1] == answer, said
 
     for reply in out["replies"]:
         meta = reply.metadata["livekit"]
@@ -123,7 +122,21 @@ def test_without_the_helper_a_tool_expectation_fails_naming_it(
     message = str(caught.value)
     assert message.startswith("turn 1: this turn has tool expectations (tool_calls_exclude)")
     assert "add publish_eval_events(session)" in message
-    assert "mushroom risotto" in message  # the reply it did get
+
+
+def test_without_the_helper_an_agent_expectation_fails_naming_it(
+    lab: RoomLab, lab_worker: str
+) -> None:
+    with pytest.raises(AdapterError) as caught:
+        lab.call(
+            "converse",
+            agent_name=lab_worker,
+            dispatch_metadata="no-helper",
+            turns=[{"user": "I have a question about my bill.", "expect": {"agent_is": "Billing"}}],
+        )
+    message = str(caught.value)
+    assert message.startswith("turn 1: this turn has agent expectations (agent_is)")
+    assert "add publish_eval_events(session)" in message
 
 
 def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) -> None:
@@ -137,7 +150,10 @@ def test_a_greeting_is_waited_for_and_kept_apart(lab: RoomLab, lab_worker: str) 
     )
     (reply,) = out["replies"]
     assert out["greeting"] == "Welcome to Chez Pytest! How can I help?"
-    assert reply.metadata["livekit"]["greeting"] == out["greeting"]
+    # The greeting as in process: the greeter's own speech, with its cause and agent.
+    assert out["greeting_record"].speech[0].cause == "greeting"
+    assert out["greeting_record"].speech[0].agent == "GreeterAgent"
+    assert [s["text"] for s in reply.metadata["livekit"]["greeting"]] == [out["greeting"]]
     # Turn 1's reply is only the answer to turn 1.
     assert reply.reply == "Yes, we have mushroom risotto and lentil curry."
     assert [c.name for c in reply.calls] == ["check_menu"]

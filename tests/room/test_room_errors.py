@@ -54,13 +54,19 @@ def test_bad_credentials(lab: RoomLab) -> None:
     assert "LIVEKIT_API_SECRET" in message
 
 
-def test_no_worker_for_the_agent_name(lab: RoomLab) -> None:
+def test_no_worker_for_the_agent_name_fails_before_the_join_timeout(
+    lab: RoomLab, lab_worker: str
+) -> None:
+    # join_timeout_s is far away: a message about the dispatch says it did not wait for it.
     with pytest.raises(AdapterError) as caught:
-        lab.call("start_run", agent_name="nobody-registered", join_timeout_s=4)
+        lab.call("start_run", agent_name="lab-agnet", join_timeout_s=120, dispatch_timeout_s=6)
     message = str(caught.value)
-    assert "still waiting for agent 'nobody-registered' to join room" in message
-    assert "no worker took the job" in message
-    assert "agent_name 'nobody-registered'" in message and "load_threshold" in message
+    assert message.startswith("the start of the run: no worker took the dispatch of agent ")
+    assert "'lab-agnet' within dispatch_timeout_s=6 s" in message
+    assert "agent_name 'lab-agnet'" in message and "load_threshold" in message
+    # It names the worker file the project has and the name that file registers.
+    assert "lab_worker.py registers 'lab-agent'" in message
+    assert "Did you mean 'lab-agent'?" in message
 
 
 def test_dispatch_accepted_but_the_agent_never_joined(lab: RoomLab, lab_worker: str) -> None:

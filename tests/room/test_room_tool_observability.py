@@ -1,9 +1,10 @@
-"""Tool expectations on a room run whose agent does not publish its tool calls.
+"""Tool and agent expectations on a room run whose agent does not publish its events.
 
-A room shows no tool calls; without publish_eval_events in the agent, `LiveKitRoomAdapter` marks
-each reply ``tool_calls_unobserved`` with the hint naming the helper (see test_room_adapter.py).
-Every tool expectation must then error, naming the helper, instead of passing on an empty call
-list.
+A room shows no tool calls, agents or handoffs; without publish_eval_events in the agent,
+`LiveKitRoomAdapter` marks each reply ``tool_calls_unobserved`` and
+``metadata["agents_unobserved_reason"]`` with hints naming the helper (see
+test_room_adapter.py). Every tool and agent expectation must then error, naming the helper,
+instead of passing on an empty call list or pointing at another adapter.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 
 from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
-from pytest_agent_eval.adapters.livekit._room import HELPER_HINT
+from pytest_agent_eval.adapters.livekit._room import AGENTS_HINT, HELPER_HINT
 from pytest_agent_eval.evaluators import ToolCallArgsEvaluator, ToolCallEvaluator
+from pytest_agent_eval.expectations.agents import ActiveAgentEvaluator, HandoffEvaluator
 from pytest_agent_eval.expectations.tool_outcome import ToolOutcomeEvaluator
 from pytest_agent_eval.models import EvalResult, TurnContext
 
@@ -23,6 +25,7 @@ ROOM_METADATA_WITHOUT_HELPER: dict[str, Any] = {
     "livekit": {"mode": "room", "tool_calls_observed": False},
     "tool_calls_observed": False,
     "tool_calls_unobserved_reason": HELPER_HINT,
+    "agents_unobserved_reason": AGENTS_HINT,
 }
 """What LiveKitRoomAdapter puts on a reply when the agent has no publish_eval_events."""
 
@@ -43,6 +46,8 @@ def _context(metadata: dict[str, Any]) -> TurnContext:
         history=[],
         metadata=metadata,
         tool_calls_unobserved=None if observed else HELPER_HINT,
+        active_agent="RestaurantAgent" if observed else None,
+        handoffs=[] if observed else None,
     )
 
 
@@ -67,6 +72,24 @@ def test_tool_expectations_fail_naming_the_helper_when_calls_are_unobservable(
     assert "publish_eval_events" in result.reasoning
 
 
+@pytest.mark.parametrize(
+    "expectation",
+    [
+        pytest.param(ActiveAgentEvaluator("BillingDesk"), id="agent_is"),
+        pytest.param(HandoffEvaluator(to_agent="BillingDesk"), id="handoff_to"),
+        pytest.param(HandoffEvaluator(from_agent="FrontDesk"), id="handoff_from"),
+    ],
+)
+def test_agent_expectations_error_naming_the_helper_when_agents_are_unobservable(
+    expectation: Any,
+) -> None:
+    result = _verdict(expectation, _context(ROOM_METADATA_WITHOUT_HELPER))
+    assert result.passed is False and result.errored
+    assert "publish_eval_events" in result.reasoning
+    # Not the text adapters' wording, which points at another adapter.
+    assert "text adapters" not in result.reasoning and "LiveKitAdapter" not in result.reasoning
+
+
 def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
     observed = {"livekit": {"mode": "room"}, "tool_calls_observed": True}
     result = _verdict(ToolCallEvaluator(exclude=["book_table"]), _context(observed))
@@ -74,14 +97,25 @@ def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
 
 
 def test_only_the_helpers_events_are_read() -> None:
-    from pytest_agent_eval.adapters.livekit._room_events import parse_eval_event
+    from pytest_agent_eval.adapters.livekit._room_events import (
+        EVAL_EVENTS_VERSION,
+        parse_eval_event,
+    )
 
-    assert parse_eval_event('{"v": 1, "seq": 3, "t": 0, "type": "tool_calls", "calls": []}') == {
-        "v": 1,
+    event = f'{{"v": {EVAL_EVENTS_VERSION}, "seq": 3, "t": 0, "type": "stage", "text": "x"}}'
+    assert parse_eval_event(event) == {
+        "v": EVAL_EVENTS_VERSION,
         "seq": 3,
         "t": 0,
-        "type": "tool_calls",
-        "calls": [],
+        "type": "stage",
+        "text": "x",
     }
-    for other in ("not json", "[]", '{"v": 2, "seq": 0, "type": "hello"}', '{"v": 1, "type": "x"}'):
+    # Another version is still an event, so the adapter can say the helper is outdated.
+    assert parse_eval_event('{"v": 1, "seq": 0, "t": 0, "type": "hello"}') == {
+        "v": 1,
+        "seq": 0,
+        "t": 0,
+        "type": "hello",
+    }
+    for other in ("not json", "[]", '{"seq": 0, "type": "hello"}', '{"v": 1, "type": "x"}'):
         assert parse_eval_event(other) is None

@@ -207,6 +207,9 @@ ALLOWED: dict[str, set[str]] = {
         "_sanitize",
         "_text",
     },
+    # Shards: the plan reads which items are evals and their transcripts, and hands itself to
+    # the report side (which writes it to the results file), as eval_items hands records.
+    "_shard": {"collection", "eval_items", "fixture", "report"},
     "plugin": {
         "config",
         "collection",
@@ -216,6 +219,7 @@ ALLOWED: dict[str, set[str]] = {
         "audio_fixtures",
         "loader",
         "_timeshim",  # in place before a conftest imports pipecat (adapters/pipecat/_clock.py)
+        "_shard",
     },
     "__init__": {"errors", "models", "evaluators", "fixture"},
     # `init`: writes a sample project, and synthesizes the LiveKit sample's fixture.
@@ -223,7 +227,8 @@ ALLOWED: dict[str, set[str]] = {
     # `import`: a real conversation becomes a transcript (validated by the loader before it is
     # written) with recording fixtures cut from the call and heard by offline Whisper.
     "importers": {"errors", "config", "loader", "speech", "audio_fixtures", "_text", "_atomic"},
-    "__main__": {"scaffold", "importers"},  # the `python -m pytest_agent_eval` dispatcher
+    # The `python -m pytest_agent_eval` dispatcher: init, import, merge (report._merge).
+    "__main__": {"scaffold", "importers", "report"},
 }
 
 # Single modules allowed one more arrow than their part, and why.

@@ -21,6 +21,7 @@ __all__ = [
     "PYTEST_VERSION",
     "PytestDriftError",
     "drift_problems",
+    "failure_repr",
     "fixture_defs",
     "fixture_scope",
     "make_callspec",
@@ -114,3 +115,27 @@ def drift_problems() -> list[str]:
     if "name2fixturedefs" not in {f.name for f in dataclasses.fields(FuncFixtureInfo)}:
         problems.append(f"pytest {PYTEST_VERSION}: FuncFixtureInfo has no name2fixturedefs")
     return problems
+
+
+def failure_repr(text: str, *, headline: str, path: str, lineno: int) -> Any:
+    """A failure report's ``longrepr`` that prints ``text`` as it is and gives ``headline`` as
+    the crash message: the line pytest's short summary and JUnit's ``message`` show.
+
+    A plain string would do on pytest 9, which puts a string's first line in the summary;
+    pytest 8 shows only a ``reprcrash.message``. Built from pytest's own exception records
+    (``ReprExceptionInfo`` of one native entry), it survives pytest-xdist's report round trip.
+    """
+    from _pytest._code.code import (
+        ReprEntryNative,
+        ReprExceptionInfo,
+        ReprFileLocation,
+        ReprTraceback,
+    )
+
+    body = text if text.endswith("\n") else text + "\n"
+    return ReprExceptionInfo(
+        reprtraceback=ReprTraceback(
+            reprentries=[ReprEntryNative([body])], extraline=None, style="native"
+        ),
+        reprcrash=ReprFileLocation(path=path, lineno=lineno, message=headline),
+    )

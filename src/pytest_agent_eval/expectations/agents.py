@@ -3,7 +3,9 @@ the handoffs of the turn, in multi-agent sessions.
 
 Agents are named as the adapter names them (LiveKit: the agent's class name), compared
 exactly. An adapter that does not report agents (`AgentTurn.active_agent` None) or handoffs
-(`AgentTurn.handoffs` None) cannot decide these checks: they error, saying so.
+(`AgentTurn.handoffs` None) cannot decide these checks: they error, saying so, in the adapter's
+words when it gives a reason (``metadata["agents_unobserved_reason"]``: a room agent that does
+not publish its events).
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ _NO_HANDOFFS = (
     "this adapter does not report handoffs (text adapters run one agent); handoff_to and "
     "handoff_from need a multi-agent adapter such as LiveKitAdapter"
 )
+
+
+def _reason(ctx: TurnContext, default: str) -> str:
+    """Why the adapter could not see agents: its own reason when it gives one."""
+    reason = ctx.metadata.get("agents_unobserved_reason")
+    return reason if isinstance(reason, str) and reason else default
 
 
 def _describe(handoffs: list[Handoff]) -> str:
@@ -49,7 +57,7 @@ class ActiveAgentEvaluator(DeterministicEvaluator):
     def _check(self, ctx: TurnContext) -> EvalResult:
         """Compare the turn's active agent with ``agent``."""
         if ctx.active_agent is None:
-            return unobserved(self.name, _NO_AGENTS)
+            return unobserved(self.name, _reason(ctx, _NO_AGENTS))
         if ctx.active_agent == self.agent:
             return EvalResult(True, f"{self.agent} is the active agent", name=self.name)
         seen = f"; {_describe(ctx.handoffs)}" if ctx.handoffs is not None else ""
@@ -78,7 +86,7 @@ class HandoffEvaluator(DeterministicEvaluator):
     def _check(self, ctx: TurnContext) -> EvalResult:
         """Look for a handoff of the turn matching both ends asked for."""
         if ctx.handoffs is None:
-            return unobserved(self.name, _NO_HANDOFFS)
+            return unobserved(self.name, _reason(ctx, _NO_HANDOFFS))
         wanted = " ".join(
             part
             for part in (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from .._atomic import write_atomic
@@ -26,8 +26,8 @@ def resolve_report_path(path: str | os.PathLike[str], rootdir: Path) -> Path:
 
 
 def append_step_summary(
-    full: str,
-    short: str,
+    full: str | Callable[[], str],
+    short: str | Callable[[], str],
     environ: Mapping[str, str] | None = None,
     *,
     reports: Sequence[Path] = (),
@@ -35,8 +35,9 @@ def append_step_summary(
     """Append the report to ``$GITHUB_STEP_SUMMARY`` when that variable is set.
 
     Args:
-        full: The whole markdown report.
-        short: The summary-only version, used when ``full`` is over the size limit.
+        full: The whole markdown report (or what renders it, only when the variable is set).
+        short: The summary-only version (or what renders it), used when ``full`` is over the
+            size limit.
         environ: The environment to read (``os.environ`` by default).
         reports: The report files this session wrote, named when the details are cut.
 
@@ -47,6 +48,7 @@ def append_step_summary(
     target = env.get("GITHUB_STEP_SUMMARY", "").strip()
     if not target:
         return None
+    full = full() if callable(full) else full
     text = full
     if len(full.encode("utf-8")) > GITHUB_STEP_SUMMARY_LIMIT_BYTES:
         if reports:
@@ -56,6 +58,7 @@ def append_step_summary(
                 "no report file was written; pass --agent-eval-report PATH or "
                 "--agent-eval-html PATH to keep them"
             )
+        short = short() if callable(short) else short
         text = short + f"\n_The per-turn details are too large for a job summary; {where}._\n"
     path = Path(target)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -84,7 +84,13 @@ class LiveProgress:
             capture.global_and_fixture_disabled() if capture is not None else nullcontext()
         )
         with disabled:
-            self._writer.write_raw(out, flush=True)
+            write_raw = getattr(self._writer, "write_raw", None)
+            if write_raw is not None:
+                write_raw(out, flush=True)
+            else:  # pytest 8.0: the writer's file, so the line's width is left alone
+                stream = self._writer._file
+                stream.write(out)
+                stream.flush()
         self._shown = len(text)
 
     def close(self) -> None:
@@ -99,6 +105,13 @@ def live_progress(config: pytest.Config, runs: int, turns: int) -> LiveProgress 
     if hasattr(config, "workerinput"):
         return None
     reporter = config.pluginmanager.getplugin("terminalreporter")
-    if reporter is None or not reporter.isatty() or config.get_verbosity() < -1:
+    if reporter is None or not _is_a_terminal(reporter) or config.get_verbosity() < -1:
         return None
     return LiveProgress(config, runs, turns)
+
+
+def _is_a_terminal(reporter: Any) -> bool:
+    """Whether the terminal reporter writes to a terminal. pytest before 8.1 stores
+    ``isatty`` as a plain bool; later releases make it a method (callable bool in between)."""
+    isatty = reporter.isatty
+    return bool(isatty() if callable(isatty) else isatty)

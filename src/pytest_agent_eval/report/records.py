@@ -37,9 +37,18 @@ __all__ = [
 ]
 
 
-def read_record(data: Mapping[str, Any], *, outcome: TestOutcome, index: int = 0) -> EvalRecord:
-    """An `EvalRecord` from its serialized form, with the test's outcome and its position."""
-    return replace(EvalRecord.from_dict(data), test_outcome=outcome, index=index)
+def read_record(
+    data: Mapping[str, Any],
+    *,
+    outcome: TestOutcome,
+    index: int = 0,
+    duration_s: float | None = None,
+) -> EvalRecord:
+    """An `EvalRecord` from its serialized form, with the test's outcome, its position and
+    how long its call phase took."""
+    return replace(
+        EvalRecord.from_dict(data), test_outcome=outcome, index=index, duration_s=duration_s
+    )
 
 
 @dataclass
@@ -51,6 +60,8 @@ class _TestState:
     """Serialized records of the call phase (the eval ran)."""
     other_records: list[Mapping[str, Any]] | None = None
     """Serialized records of the first other phase that had some (skipped or errored)."""
+    duration_s: float | None = None
+    """How long the phase that ran the eval took (the call, or the setup it is reported as)."""
 
 
 class RecordCollector:
@@ -82,6 +93,7 @@ class RecordCollector:
             # (``eval_items.make_error``); its records are still the call's.
             if report.when == "call" or getattr(report, "agent_eval_error", None):
                 state.call_records = serialized
+                state.duration_s = getattr(report, "duration", None)
             elif state.other_records is None:
                 state.other_records = serialized
         if report.failed:
@@ -112,7 +124,9 @@ class RecordCollector:
                 continue
             eval_ids.add(nodeid)
             for index, data in enumerate(serialized):
-                record = read_record(data, outcome=state.outcome, index=index)
+                record = read_record(
+                    data, outcome=state.outcome, index=index, duration_s=state.duration_s
+                )
                 if not record.nodeid:
                     record = replace(
                         record, nodeid=nodeid, transcript_id=record.transcript_id or nodeid
@@ -171,6 +185,11 @@ class ReportData:
     selection: tuple[str, ...] = ()
     """How the session chose a subset of the evals (``-k booking``, ``--agent-eval-tags
     smoke``), empty when it ran every collected eval."""
+    shard: Mapping[str, Any] | None = None
+    """A shard's plan and every test report it saw (``--agent-eval-shard``): what
+    ``agent-eval merge`` needs, written to the results file; None in any other session."""
+    merged_from: tuple[Mapping[str, Any], ...] = ()
+    """The shards a merged session was built from (``agent-eval merge``), one entry each."""
 
     @property
     def complete(self) -> bool:

@@ -95,6 +95,7 @@ def _eval_entry(record: EvalRecord) -> dict[str, Any]:
         "p95_latency_s": None,
         "agent_tokens": None,
         "judge_tokens": None,
+        "duration_s": record.duration_s,
     }
     if res is not None:
         entry.update(
@@ -126,6 +127,8 @@ def results_document(data: ReportData) -> dict[str, Any]:
         "seeds": {what: value for what, value in data.seeds},
         "load_errors": [{"nodeid": nodeid, "error": error} for nodeid, error in data.load_errors],
         "evals": [_eval_entry(r) for r in data.records],
+        "shard": dict(data.shard) if data.shard is not None else None,
+        "merged_from": [dict(m) for m in data.merged_from],
     }
 
 

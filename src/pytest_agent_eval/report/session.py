@@ -14,12 +14,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ..config import Settings
+from ..config import Settings, parse_shard
 from ..gates import decide_exit, evaluate_gates
 from ._format import COLLECTION_STOPPED
+from ._shards import replayed_key, shard_deselected, shard_document
 from .files import append_step_summary, resolve_report_path, write_atomic
 from .html import render_html
 from .markdown import render_markdown, render_summary_markdown
@@ -27,10 +29,16 @@ from .records import RecordCollector, ReportData
 from .results_file import BaselineError, compare_with_baseline, load_baseline, results_document
 from .terminal import baseline_lines, group_summary_lines, summary_lines
 
-__all__ = ["AgentEvalReporter", "WrittenReports", "reporter_key"]
+__all__ = [
+    "AgentEvalReporter",
+    "WrittenReports",
+    "package_version",
+    "reporter_key",
+]
 
 
-def _package_version() -> str:
+def package_version() -> str:
+    """The installed pytest-agent-eval's version, as every report and results file states it."""
     try:
         return metadata.version("pytest-agent-eval")
     except metadata.PackageNotFoundError:  # a source tree that was never installed
@@ -42,11 +50,16 @@ def _seeds(settings: Settings) -> tuple[tuple[str, int], ...]:
     return () if seed is None else (("voice synthesis", seed),)
 
 
-def _gates_note(mode: str, configured: bool) -> str:
+def _gates_note(mode: str, configured: bool, shard: str | None = None) -> str:
     if not configured or mode == "strict":
         return ""
     if mode == "skip":
         return "gates skipped: this is a subset run (subset_gates = 'skip')"
+    if shard:
+        return (
+            f"gates are report-only in a shard ({shard}): they judge this shard's evals "
+            "only; agent-eval merge decides them over every shard"
+        )
     return (
         "gates are report-only in this subset run (subset_gates = 'report-only'): "
         "they did not change the exit status"
@@ -160,7 +173,11 @@ class AgentEvalReporter:
             )
         if self.data.decision is not None:
             session.exitstatus = self.data.decision.exitstatus
-        self.data = replace(self.data, exit_status=int(session.exitstatus))
+        self.data = replace(
+            self.data,
+            exit_status=int(session.exitstatus),
+            shard=self.shard_document(),
+        )
         self.data = self.with_baseline(self.data)
         try:
             self.written = self.write(self.data)
@@ -208,9 +225,14 @@ class AgentEvalReporter:
         if self.write_error:
             terminalreporter.write_line(self.write_error, red=True, bold=True)
 
-    def selection(self) -> tuple[str, ...]:
+    def selection(self, *, shard: bool = True) -> tuple[str, ...]:
         """How this session chose a subset of the evals, as its options read; empty when it
-        ran every eval it collected."""
+        ran every eval it collected. ``shard=False`` leaves out ``--agent-eval-shard`` (what
+        every shard of one merge must share). A replayed session (``agent-eval merge``) has
+        the selection its sources had."""
+        replayed = self.config.stash.get(replayed_key, None)
+        if replayed is not None:
+            return replayed.selection
         option = self.config.option
         chosen: list[str] = []
         if getattr(option, "keyword", ""):
@@ -220,25 +242,52 @@ class AgentEvalReporter:
         tags = self.config.getoption("agent_eval_tags", None) or []
         if tags:
             chosen.append("--agent-eval-tags " + ",".join(tags))
-        if self.deselected and not chosen:
-            chosen.append(f"{self.deselected} deselected")
+        deselected = self.deselected - shard_deselected(self.config)
+        if deselected > 0 and not chosen:
+            chosen.append(f"{deselected} deselected")
+        words = self.shard_words()
+        if shard and words:
+            chosen.append(words)
         return tuple(chosen)
+
+    def shard_words(self) -> str | None:
+        """``--agent-eval-shard 2/4`` in a shard session, else None."""
+        shard = parse_shard(self.config.getoption("agent_eval_shard", None))
+        return None if shard is None else f"--agent-eval-shard {shard[0]}/{shard[1]}"
+
+    def shard_document(self) -> dict[str, Any] | None:
+        """What this session's results file carries for ``agent-eval merge`` (a shard
+        session), or None."""
+        shard = parse_shard(self.config.getoption("agent_eval_shard", None))
+        if shard is None:
+            return None
+        return shard_document(
+            self.config,
+            index=shard[0],
+            count=shard[1],
+            selection=self.selection(shard=False),
+            groups=self.settings.groups,
+        )
 
     def build(self, exitstatus: int, *, stopped_early: bool = False) -> ReportData:
         """Gather the records, judge the groups and decide the exit status."""
         session = self.collector.build()
         selection = self.selection()
         gates_mode = self.settings.subset_gates if selection else "strict"
+        shard = self.shard_words()
+        if shard and gates_mode == "strict":
+            gates_mode = "report-only"  # a shard's groups hold a share of their members
         groups = () if gates_mode == "skip" else self.settings.groups
         gates = evaluate_gates(groups, session, partial=bool(selection))
         decision = None
         if groups and gates_mode == "strict":
             decision = decide_exit(exitstatus, session, gates, stopped_early=stopped_early)
+        replayed = self.config.stash.get(replayed_key, None)
         return ReportData(
-            package_version=_package_version(),
+            package_version=package_version(),
             seeds=_seeds(self.settings),
             selection=selection,
-            gates_note=_gates_note(gates_mode, bool(self.settings.groups)),
+            gates_note=_gates_note(gates_mode, bool(self.settings.groups), shard),
             prices=self.settings.prices,
             currency=self.settings.currency,
             exit_status=exitstatus,
@@ -246,8 +295,11 @@ class AgentEvalReporter:
             gates=gates,
             decision=decision,
             generated_at=datetime.now(UTC),
-            duration_s=time.monotonic() - self._started,
+            duration_s=(
+                replayed.duration_s if replayed is not None else time.monotonic() - self._started
+            ),
             rootdir=self.settings.rootdir,
+            merged_from=replayed.merged_from if replayed is not None else (),
         )
 
     def report_path(self, option: str, configured: str | None) -> Path | None:
@@ -303,8 +355,8 @@ class AgentEvalReporter:
             # Only sessions that had eval tests write to the job summary, so a plain unit-test
             # step in the same job does not add an empty report.
             step = append_step_summary(
-                full if full is not None else render_markdown(data),
-                render_summary_markdown(data),
+                full if full is not None else lambda: render_markdown(data),
+                lambda: render_summary_markdown(data),  # rendered only when needed
                 reports=[p for p in (markdown_path, html_path) if p is not None],
             )
         results_path = self.report_path("agent_eval_results", self.settings.results_path)

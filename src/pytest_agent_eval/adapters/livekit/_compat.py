@@ -75,6 +75,7 @@ __all__ = [
     "task_hands_back",
     "tool_exception_record",
     "vad_options",
+    "vad_settings",
     "vad_stream_emitter",
     "vad_stream_open_check",
     "vad_stream_unfed",
@@ -236,6 +237,15 @@ def vad_options(vad: Any) -> tuple[Any, ...] | None:
     if opts is None or not dataclasses.is_dataclass(opts) or isinstance(opts, type):
         return None
     return (type(vad).__module__, type(vad).__qualname__, dataclasses.astuple(opts))
+
+
+def vad_settings(vad: Any) -> dict[str, Any] | None:
+    """A VAD's settings by name (Silero's ``_opts`` dataclass), for rebuilding the same VAD
+    elsewhere; None when they cannot be read (lenient, as `vad_options`)."""
+    opts = getattr(vad, "_opts", None)
+    if opts is None or not dataclasses.is_dataclass(opts) or isinstance(opts, type):
+        return None
+    return dataclasses.asdict(opts)
 
 
 def watch_vad_events(recognition: Any, watcher: VADEventWatcher) -> None:

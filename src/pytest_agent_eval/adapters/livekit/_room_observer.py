@@ -4,7 +4,11 @@ The observer is attached to the caller's ``rtc.Room`` before it connects. It rec
 participant and its state (``lk.agent.state``), the agent's reply text (``lk.transcription``
 streams it sends), what the agent transcribed of the caller (``lk.transcription`` streams sent
 on the caller's behalf), the agent's audio, and the events of the agent-side helper
-(`publish_eval_events`). Every change wakes the coroutines waiting in `RoomObserver.until`.
+(`publish_eval_events`): the record of each turn, what the agent is waiting for, its errors.
+Every change wakes the coroutines waiting in `RoomObserver.until`.
+
+A stream that breaks off (the agent's process died in the middle of a reply) is recorded as
+broken, never left as an exception nobody retrieves.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,9 +24,7 @@ import numpy as np
 from livekit import rtc
 
 from ...errors import AdapterError
-from ...models import ToolCall
-from ._room_events import EVAL_EVENTS_TOPIC, parse_eval_event
-from ._turn import _parse_args
+from ._room_events import EVAL_EVENTS_TOPIC, EVAL_EVENTS_VERSION, parse_eval_event
 
 __all__ = ["ReplyStream", "RoomObserver", "TurnLog"]
 
@@ -47,11 +49,13 @@ class ReplyStream:
     first_chunk_at: float | None = None
     closed_at: float | None = None
     final: bool = False
+    broken: str | None = None
+    """Why the stream ended before its end (the agent went away mid-reply), if it did."""
 
 
 @dataclass
 class TurnLog:
-    """What arrived while one turn (or the greeting) was going on."""
+    """What the room showed while one turn (or the greeting) was going on."""
 
     began_at: float
     anchor: float | None = None
@@ -61,13 +65,8 @@ class TurnLog:
     """Final transcripts of the caller, as the agent published them in the room."""
     heard_at: list[float] = field(default_factory=list)
     """When each of them arrived."""
-    helper_heard: list[str] = field(default_factory=list)
-    """The same, as the agent-side helper reported them."""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    handoffs: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    """Messages, tool calls and handoffs the helper reported, in the in-process shape."""
     errors: list[str] = field(default_factory=list)
+    """Errors the agent's session reported (from the helper)."""
     unrecoverable: list[str] = field(default_factory=list)
     states: list[str] = field(default_factory=list)
     """``lk.agent.state`` values seen during the turn, in order."""
@@ -83,21 +82,25 @@ class RoomObserver:
         self.agent: rtc.RemoteParticipant | None = None
         self.agent_state: str | None = None
         self.agent_left = False
+        self.agent_gone: str | None = None
+        """Why the agent is taken for gone although still in the room (it stopped answering)."""
         self.disconnected: str | None = None
         self.mic_subscribed = False
         self.replies: list[ReplyStream] = []
         self.audio: list[tuple[float, bytes, bool]] = []
         """``(arrival, pcm16 at AUDIO_RATE, audible)`` for every frame of the agent's audio."""
-        self.helper_seen = False
-        self.helper_state: str | None = None
-        self.helper_state_changes: list[tuple[float, str]] = []
-        self.helper_user_state: str | None = None
-        self.helper_messages: list[tuple[float, str, bool]] = []
-        """``(arrival, role, interrupted)`` of every chat message the helper reported."""
+        self.helper_events = False
+        """Events of the current helper version arrived."""
+        self.helper_version: int | None = None
+        """The version of the first helper event seen (another one: an outdated helper)."""
+        self.helper_stage: str | None = None
+        """What the helper last said the agent waits for before its turn is done."""
         self.helper_closed: str | None = None
-        self.llm_tokens: tuple[int, int] | None = None
         self.active_agent: str | None = None
-        """The agent the helper last reported active (its class name)."""
+        self.captures: dict[int | None, dict[str, Any]] = {}
+        """The helper's record of each turn (None: the greeting)."""
+        self.stream_errors: list[str] = []
+        """Streams that broke off, and why."""
         self.greeting = TurnLog(began_at=time.perf_counter())
         self.turn: TurnLog = self.greeting
         self._pending_events: dict[int, dict[str, Any]] = {}
@@ -133,6 +136,8 @@ class RoomObserver:
             raise AdapterError(f"the caller was disconnected from the room ({self.disconnected})")
         if self.agent_left:
             raise AdapterError(f"the agent ({self.agent_identity}) left the room")
+        if self.agent_gone is not None:
+            raise AdapterError(self.agent_gone)
         if self.helper_closed is not None:
             raise AdapterError(f"the agent's session closed ({self.helper_closed})")
         if self.turn.unrecoverable:
@@ -153,27 +158,22 @@ class RoomObserver:
     def replies_since(self, t: float) -> list[ReplyStream]:
         return [r for r in self.replies if r.opened_at >= t]
 
-    def helper_idle_since(self, t: float) -> bool:
-        """The helper reported the agent busy after ``t`` and listening again since."""
-        busy = [at for at, state in self.helper_state_changes if at >= t and state != "listening"]
-        return bool(busy) and self.helper_state == "listening"
-
-    def helper_answered_since(self, t: float) -> bool:
-        """The last chat message since ``t`` is the agent's, and was not interrupted: every
-        user turn the agent took (a fixture may hold several) has had its answer."""
-        messages = [m for m in self.helper_messages if m[0] >= t]
-        return bool(messages) and messages[-1][1] == "assistant" and not messages[-1][2]
-
     def audible_since(self, t: float) -> float | None:
         for at, _pcm, audible in self.audio:
             if at >= t and audible:
                 return at
         return None
 
+    def quiet(self) -> bool:
+        """The agent listens and no reply stream is open."""
+        return not self.open_replies() and self.agent_state == "listening"
+
     def describe(self) -> str:
         """The agent's situation, for timeout messages."""
         parts = [f"agent state {self.agent_state!r}"]
-        heard = " ".join(self.turn.heard or self.turn.helper_heard)
+        if self.helper_stage:
+            parts.append(f"the agent waits for {self.helper_stage}")
+        heard = " ".join(self.turn.heard)
         parts.append(f"heard so far {heard!r}" if heard else "the agent transcribed nothing yet")
         reply = " ".join(r.text.strip() for r in self.replies_since(self.turn.began_at))
         parts.append(f"reply so far {reply!r}" if reply.strip() else "no reply text yet")
@@ -225,7 +225,7 @@ class RoomObserver:
             return
         if participant.kind != rtc.ParticipantKind.PARTICIPANT_KIND_AGENT:
             return
-        self._spawn(self._read_audio(track))
+        self._spawn(self._read_audio(track), "the agent's audio")
 
     def _on_local_track_subscribed(self, track: rtc.Track) -> None:
         self.mic_subscribed = True
@@ -237,16 +237,26 @@ class RoomObserver:
 
     # -- streams ----------------------------------------------------------------------------
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
+    def _spawn(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+        task = asyncio.ensure_future(self._guarded(coro, what))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def _guarded(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+        """Run a stream reader; a stream that breaks off is noted, not raised into the void."""
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.stream_errors.append(f"{what}: {type(exc).__name__}: {exc}")
+            self.notify()
+
     def _on_transcription(self, reader: rtc.TextStreamReader, identity: str) -> None:
         if identity == self.caller_identity:
-            self._spawn(self._read_heard(reader))
+            self._spawn(self._read_heard(reader), "the agent's transcript of the caller")
         else:
-            self._spawn(self._read_reply(reader))
+            self._spawn(self._read_reply(reader), "the agent's reply text")
 
     async def _read_heard(self, reader: rtc.TextStreamReader) -> None:
         text = await reader.read_all()
@@ -266,6 +276,9 @@ class RoomObserver:
                     stream.first_chunk_at = time.perf_counter()
                 stream.text += chunk
                 self.notify()
+        except Exception as exc:
+            stream.broken = f"{type(exc).__name__}: {exc}"
+            raise
         finally:
             attributes = reader.info.attributes or {}
             stream.final = attributes.get(ATTRIBUTE_TRANSCRIPTION_FINAL) == "true"
@@ -287,13 +300,17 @@ class RoomObserver:
             await stream.aclose()
 
     def _on_eval_event(self, reader: rtc.TextStreamReader, identity: str) -> None:
-        self._spawn(self._read_eval_event(reader))
+        self._spawn(self._read_eval_event(reader), "the agent's eval events")
 
     async def _read_eval_event(self, reader: rtc.TextStreamReader) -> None:
         event = parse_eval_event(await reader.read_all())
         if event is None:
             return
-        event["_arrived"] = time.perf_counter()
+        if self.helper_version is None:
+            self.helper_version = int(event["v"])
+        if event["v"] != EVAL_EVENTS_VERSION:
+            self.notify()
+            return
         self._pending_events[event["seq"]] = event
         # The helper sends in order; streams may finish reading out of order.
         while self._next_seq in self._pending_events:
@@ -303,73 +320,20 @@ class RoomObserver:
 
     def _apply(self, event: dict[str, Any]) -> None:
         kind = event["type"]
-        turn = self.turn
-        self.helper_seen = True
-        if kind == "tool_calls":
-            for call in event.get("calls") or []:
-                args = _parse_args(str(call.get("arguments") or ""))
-                turn.tool_calls.append(
-                    ToolCall(
-                        str(call.get("name")),
-                        args,
-                        output=call.get("output"),
-                        is_error=bool(call.get("is_error")),
-                        call_id=call.get("call_id"),
-                    )
-                )
-                turn.events.append(
-                    {
-                        "type": "function_call",
-                        "name": call.get("name"),
-                        "arguments": call.get("arguments"),
-                    }
-                )
-                turn.events.append(
-                    {
-                        "type": "function_call_output",
-                        "name": call.get("name"),
-                        "output": call.get("output"),
-                        "is_error": bool(call.get("is_error")),
-                    }
-                )
-        elif kind == "handoff":
-            handoff = {
-                key: event.get(key) for key in ("old_agent", "new_agent", "from_agent", "to_agent")
-            }
-            turn.handoffs.append(handoff)
-            if event.get("to_agent"):
-                self.active_agent = str(event["to_agent"])
-            turn.events.append({"type": "agent_handoff", **handoff})
-        elif kind == "message":
-            role = str(event.get("role"))
-            interrupted = bool(event.get("interrupted"))
-            self.helper_messages.append((event["_arrived"], role, interrupted))
-            if role == "assistant":
-                turn.events.append(
-                    {
-                        "type": "message",
-                        "role": "assistant",
-                        "text": event.get("text"),
-                        "interrupted": interrupted,
-                    }
-                )
-        elif kind == "user_state":
-            self.helper_user_state = str(event.get("new"))
-        elif kind == "user_transcript" and event.get("text"):
-            turn.helper_heard.append(str(event["text"]).strip())
+        self.helper_events = True
+        if kind == "capture":
+            self.captures[event.get("turn")] = event
+            self.helper_stage = None
+        elif kind == "stage":
+            self.helper_stage = str(event.get("text"))
         elif kind == "agent_state":
-            self.helper_state = str(event.get("new"))
             if event.get("agent"):
                 self.active_agent = str(event["agent"])
-            self.helper_state_changes.append((event["_arrived"], self.helper_state))
-            tokens = event.get("llm_tokens")
-            if isinstance(tokens, list) and len(tokens) == 2:
-                self.llm_tokens = (int(tokens[0]), int(tokens[1]))
         elif kind == "error":
             text = f"{event.get('source')}: {event.get('error')}"
-            turn.errors.append(text)
+            self.turn.errors.append(text)
             if not event.get("recoverable"):
-                turn.unrecoverable.append(text)
+                self.turn.unrecoverable.append(text)
         elif kind == "close":
             reason = str(event.get("reason"))
             if event.get("error"):
