@@ -146,9 +146,7 @@ def transcript_items(
             transcript=expanded,
             **item_values,
         )
-        yield from _per_agent_param(parent, item, base_name=name, item_values=item_values) or [
-            item
-        ]
+        yield from _per_agent_param(parent, item, base_name=name, item_values=item_values) or [item]
 
 
 def _with_param(name: str, param_id: str) -> str:

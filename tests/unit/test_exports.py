@@ -1027,6 +1027,7 @@ EXPORTS: dict[str, list[str]] = {
         "shorten",
         "shown_markers",
         "side_by_side",
+        "simulation_rows",
         "verdict_label",
     ],
     "report._merge": [

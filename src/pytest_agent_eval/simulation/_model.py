@@ -37,8 +37,8 @@ __all__ = [
     "Criterion",
     "FileKind",
     "Simulation",
-    "file_kind",
     "build_simulation_schema",
+    "file_kind",
     "load_simulation_file",
     "render_simulation_schema",
     "simulated_turn",
@@ -56,6 +56,11 @@ DEFAULT_MIN_TURNS = 2
 words (judges and simulators that end a conversation on turn 1 are a known plague)."""
 MAX_TURNS_LIMIT = 200
 """The most turns a simulation may ask for."""
+DEFAULT_TEMPERATURE = 0.7
+"""The caller's sampling temperature when none is given: each run is a different caller (the
+caller cache makes each one replay exactly)."""
+DEFAULT_MAX_WORDS = 80
+"""The longest caller utterance when ``max_words`` is not given: longer is a runaway."""
 
 SIMULATION_KEYS = (
     "persona",
@@ -106,9 +111,9 @@ class CallerConfig:
     """
 
     model: Any = None
-    temperature: float | None = 0.7
+    temperature: float | None = DEFAULT_TEMPERATURE
     seed: int = 0
-    max_words: int = 80
+    max_words: int = DEFAULT_MAX_WORDS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -469,9 +474,9 @@ def load_simulation_file(
             every_turn_locations=_every_turn_locations(document, every_turn),
             caller=CallerConfig(
                 model=caller.get("model"),
-                temperature=caller.get("temperature", CallerConfig.temperature),
+                temperature=caller.get("temperature", DEFAULT_TEMPERATURE),
                 seed=caller.get("seed", 0),
-                max_words=caller.get("max_words", CallerConfig.max_words),
+                max_words=caller.get("max_words", DEFAULT_MAX_WORDS),
             ),
             judge_model=data.get("judge", {}).get("model"),
         )
