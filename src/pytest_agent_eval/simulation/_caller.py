@@ -426,7 +426,16 @@ class Caller:
         if config.temperature is not None and not omit_temperature:
             settings["temperature"] = config.temperature
         settings["seed"] = seed
-        result = await agent.run(prompt.user_prompt + feedback, model_settings=settings)  # type: ignore[arg-type]
+        from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+        try:
+            result = await agent.run(prompt.user_prompt + feedback, model_settings=settings)  # type: ignore[arg-type]
+        except UnexpectedModelBehavior as exc:
+            # pydantic-ai refuses an empty answer, or a tool call it does not know, itself.
+            raise UnusableUtterance(
+                "an empty utterance, or an answer that is neither words nor the "
+                f"{END_TOOL} tool ({exc.message})"
+            ) from None
         spent = usage_of(result)
         if spent is not None:
             usage.append(spent)
