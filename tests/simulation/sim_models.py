@@ -95,7 +95,9 @@ class ScriptedCaller:
 @dataclass
 class ScriptedJudge:
     """A FunctionModel criteria judge: ``decide(criterion, conversation)`` gives
-    ``(verdict, reasoning)``, verdict one of met, not_met, cannot_tell."""
+    ``(verdict, reasoning)``, verdict one of met, not_met, cannot_tell. As a transcript's
+    rubric judge (a saved conversation's), it is asked with criterion ``(rubric)`` and passes
+    on ``met``."""
 
     decide: Callable[[str, str], tuple[str, str]]
     calls: list[tuple[str, str]] = field(default_factory=list)
@@ -106,8 +108,13 @@ class ScriptedJudge:
 
     async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         instructions = info.instructions or ""
-        criterion = instructions.split("<criterion>\n", 1)[1].split("\n</criterion>", 1)[0]
         conversation = user_text(messages)
+        if "<criterion>" not in instructions:  # a transcript's rubric judge (a saved one)
+            self.calls.append(("(rubric)", conversation))
+            verdict, reasoning = self.decide("(rubric)", conversation)
+            args: dict[str, Any] = {"passed": verdict == "met", "reasoning": reasoning}
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+        criterion = instructions.split("<criterion>\n", 1)[1].split("\n</criterion>", 1)[0]
         self.calls.append((criterion, conversation))
         verdict, reasoning = self.decide(criterion, conversation)
         args = {"reasoning": reasoning, "verdict": verdict}
