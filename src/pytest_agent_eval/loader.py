@@ -222,14 +222,20 @@ def _checked_build(
     default_runs: int,
     presets: Presets | None,
     roots: Sequence[Path],
+    *,
+    audio_to_come: bool = False,
 ) -> Transcript:
     """Every check beyond the schema (regexes, pause markers, conditions, interruptions, audio
-    inside the project), then the `Transcript`, for data the schema already accepted."""
+    inside the project), then the `Transcript`, for data the schema already accepted.
+    ``audio_to_come``: turns with audio will be added as it runs (a simulated caller speaks),
+    so conditions need no written audio turn."""
     _check_expect_values(data, path, lines)
     _check_pause_markup(data, path, lines)
     audio = _AudioConditions.read(data, path, lines, presets)
     transcript = _build(data, path, lines, default_threshold, default_runs, audio, roots)
     for at, problem in condition_problems(transcript):
+        if at is None and audio_to_come:
+            continue
         place: _Path = ("turns", at, "conditions") if at is not None else ("turns",)
         raise TranscriptError(
             f"{_where(path, lines, place, data)}, {_format_path(place)}: {problem}"
@@ -1223,11 +1229,14 @@ class YamlDocument:
         default_runs: int = 1,
         presets: Presets | None = None,
         audio_roots: Sequence[Path] | None = None,
+        audio_to_come: bool = False,
     ) -> Transcript:
         """The `Transcript` of ``data``: the transcript fields of the document (``id``,
         ``turns``, ``runs``, ``voice``, ``conditions``, ``variants``...), already accepted by
         a schema that includes the transcript's. Every check the loader makes beyond the
         schema runs here, with the document's lines. ``turns`` may be empty.
+        ``audio_to_come``: audio turns are added as it runs (a simulated caller speaks), so
+        ``conditions`` and ``variants`` need no written audio turn.
 
         Raises:
             TranscriptError: With file, line, field and a hint.
@@ -1241,6 +1250,7 @@ class YamlDocument:
             default_runs,
             presets,
             roots,
+            audio_to_come=audio_to_come,
         )
 
 

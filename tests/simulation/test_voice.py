@@ -187,3 +187,98 @@ def test_a_saved_voice_conversation_runs_again_as_a_transcript_on_its_fixtures(
     )
     assert replayed.verdict == "passed"
     assert [t.heard for t in replayed.runs[0].turns] == [BOOK, NAME]
+
+
+VOICE_CONFTEST = """
+
+# Added by the test: the simulated caller and the criteria judge, as FunctionModels.
+import re as _re
+
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+
+BOOK = __BOOK__
+NAME = __NAME__
+
+
+def _caller(messages, info):
+    prompt = str(messages[-1].parts[-1].content)
+    agent = _re.findall(r"^AGENT: (.*)$", prompt, flags=_re.MULTILINE)
+    if any(t.name == "end_conversation" for t in info.output_tools):
+        done = {"outcome": "goal_reached", "reason": "Booked."}
+        return ModelResponse(parts=[ToolCallPart("end_conversation", done)])
+    text = BOOK if not agent else NAME
+    return ModelResponse(parts=[TextPart(text)])
+
+
+def _judge(messages, info):
+    conversation = str(messages[-1].parts[-1].content)
+    met = "[agent called tool book_table]" in conversation
+    verdict = {"reasoning": "Turn 1 books.", "verdict": "met" if met else "not_met"}
+    return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, verdict)])
+
+
+@pytest.fixture
+def llm_eval_caller_model():
+    return FunctionModel(_caller)
+
+
+@pytest.fixture
+def llm_eval_judge_model():
+    return FunctionModel(_judge)
+"""
+
+VOICE_CONFTEST = VOICE_CONFTEST.replace("__BOOK__", repr(BOOK)).replace("__NAME__", repr(NAME))
+
+VOICE_SIMULATION = """\
+id: voice_booking
+runs: 1
+persona: Alice, booking a table for two at seven.
+criteria:
+  - The agent books the table.
+max_turns: 3
+variants: [clean, phone]
+every_turn:
+  heard_wer_max: 0.1
+"""
+
+
+def test_a_voice_simulation_through_pytest_plays_the_callers_audio_and_guards_variants(
+    pytester: pytest.Pytester,
+) -> None:
+    import shutil
+
+    shutil.copytree(
+        EXAMPLE_DIR,
+        pytester.path,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("evals", "__pycache__", ".agent_eval_cache"),
+    )
+    conftest = pytester.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + VOICE_CONFTEST)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "voice_booking.yaml").write_text(VOICE_SIMULATION)
+    result = pytester.runpytest_subprocess(
+        "--agent-eval-live", "-p", "no:cacheprovider", "-v", "--agent-eval-html=report.html"
+    )
+    # clean passes; phone changes the caller's audio, which FixtureTextSTT (it reads the
+    # fixture's text, it does not listen) cannot be affected by: an ERROR that says so, never
+    # a pass for the wrong reason.
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*voice_booking.yaml::voice_booking?clean? PASSED*",
+            "*voice_booking?phone? ERROR*",
+        ]
+    )
+    assert "variant 'phone' (telephone(" in result.stdout.str()
+    assert "Use an STT that listens, such as WhisperSTT()" in result.stdout.str()
+    # The caller's speech, synthesized once per utterance, shared by both variants.
+    made = sorted((pytester.path / ".agent_eval_cache" / "caller" / "audio").glob("*.wav"))
+    assert len(made) == 2
+    html = (pytester.path / "report.html").read_text()
+    # Each turn of the clean run plays the caller's audio; the conversation's end is there.
+    assert html.count("<audio") >= 2
+    assert "User audio" in html
+    assert "simulated caller" in html and "by the caller after turn 2" in html

@@ -457,6 +457,7 @@ def load_simulation_file(
         default_runs=default_runs,
         presets=presets,
         audio_roots=audio_roots,
+        audio_to_come=True,  # the caller's words are spoken to a voice agent
     )
     caller = data.get("caller", {})
     return [

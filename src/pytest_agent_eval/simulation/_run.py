@@ -239,7 +239,9 @@ async def run_simulation(
         return call
 
     result = await run_transcript(
-        transcript,
+        # As the adapter will see it: for a voice agent, the caller's turns are audio turns
+        # (so audio conditions and variants have audio to change).
+        CallTranscript.of(transcript, speaks=speaks),
         adapter,
         settings=settings.run,
         on_run_done=on_run_done,
