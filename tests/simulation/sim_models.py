@@ -24,7 +24,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-__all__ = ["CallerCall", "End", "ScriptedCaller", "ScriptedJudge", "user_text"]
+__all__ = ["CallerCall", "End", "ScriptedCaller", "ScriptedJudge", "instructions_of", "user_text"]
 
 
 def user_text(messages: list[ModelMessage]) -> str:
@@ -36,6 +36,18 @@ def user_text(messages: list[ModelMessage]) -> str:
         for part in message.parts
         if isinstance(part, UserPromptPart) and isinstance(part.content, str)
     )
+
+
+def instructions_of(messages: list[ModelMessage], info: AgentInfo) -> str:
+    """The instructions the model was sent (on `AgentInfo` in pydantic-ai 1.x later releases,
+    on the last request in 1.0)."""
+    found = getattr(info, "instructions", None)
+    if found:
+        return str(found)
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest) and getattr(message, "instructions", None):
+            return str(message.instructions)
+    return ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +93,7 @@ class ScriptedCaller:
             turn=int(found.group(1)) if found else 0,
             may_end=any(t.name == "end_conversation" for t in info.output_tools),
             prompt=prompt,
-            instructions=info.instructions or "",
+            instructions=instructions_of(messages, info),
             model_settings=dict(info.model_settings or {}),
         )
         self.calls.append(call)
@@ -107,7 +119,7 @@ class ScriptedJudge:
         return FunctionModel(self._respond, model_name="scripted-judge")
 
     async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        instructions = info.instructions or ""
+        instructions = instructions_of(messages, info)
         conversation = user_text(messages)
         if "<criterion>" not in instructions:  # a transcript's rubric judge (a saved one)
             self.calls.append(("(rubric)", conversation))

@@ -150,6 +150,13 @@ def test_a_simulation_file_loads_every_field(tmp_path: Path) -> None:
 def test_bad_simulation_input_is_one_error_with_file_line_and_field(
     tmp_path: Path, body: str, message: str
 ) -> None:
+    from pytest_agent_eval._compat.pydantic_ai import model_id_problem
+
+    if "model:" in body and model_id_problem("nosuch:model") is None:
+        pytest.skip(
+            "this pydantic-ai has no way to check a model id without building the model: it is "
+            "checked when first used (test_caller_failures.py shows that error)"
+        )
     path = write(tmp_path, body)
     with pytest.raises(TranscriptError) as caught:
         load_simulation_file(path)

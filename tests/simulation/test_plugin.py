@@ -47,13 +47,22 @@ def caller(messages, info):
     return ModelResponse(parts=[TextPart("Hi, my blender arrived broken, I want a refund.")])
 
 
+def _instructions(messages, info):
+    # On AgentInfo in later pydantic-ai releases, on the request in 1.0.
+    found = getattr(info, "instructions", None)
+    return found or next(
+        (m.instructions for m in reversed(messages) if getattr(m, "instructions", None)), ""
+    )
+
+
 def judge(messages, info):
     conversation = _prompt(messages)
-    if "<criterion>" not in info.instructions:  # a transcript's rubric judge (a saved one)
+    instructions = _instructions(messages, info)
+    if "<criterion>" not in instructions:  # a transcript's rubric judge (a saved one)
         ok = "lookup_order" in conversation
         verdict = {{"passed": ok, "reasoning": "rubric: lookup_order " + ("seen" if ok else "missing")}}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, verdict)])
-    criterion = info.instructions.split("<criterion>\\n", 1)[1]
+    criterion = instructions.split("<criterion>\\n", 1)[1]
     if "apolog" in criterion:
         verdict = {{"reasoning": "Nowhere does the agent apologise.", "verdict": "not_met"}}
     else:
