@@ -1,6 +1,7 @@
 """Which API failures are worth another attempt, how long to wait before it, and how to say why.
 
-The judge and the OpenAI TTS backend retry alike: the same transient-error classification,
+`attempt_with_budget` is the one retry loop of the judges and the simulated caller (their
+budget rules are one rule). The judge and the OpenAI TTS backend retry alike: the same transient-error classification,
 exponential backoff with jitter, and a provider's ``Retry-After``. Errors from pydantic-ai, the
 OpenAI SDK and httpx are recognised by their classes without importing those packages here: a
 class is matched by its top-level module and name along the MRO, so this module stays
@@ -11,18 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from ._text import clip
 
 __all__ = [
     "ERROR_TEXT_MAX_CHARS",
+    "Attempts",
+    "Budget",
+    "attempt_with_budget",
     "backoff_delay",
     "describe_error",
     "http_status",
+    "is_rate_limit",
     "is_transient",
+    "rejects_temperature",
     "retry_after_s",
 ]
+
+T = TypeVar("T")
 
 ERROR_TEXT_MAX_CHARS = 300
 """Provider error bodies can be pages long; a failure reason keeps the first few lines' worth."""
@@ -167,3 +177,121 @@ def describe_error(exc: BaseException, *, with_class: bool = True) -> str:
     else:
         head = name
     return f"{head}: {text}" if text else head
+
+
+# --------------------------------------------------------------------------------------------
+# The attempt budget: one loop for every model call a check or a simulated caller makes
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class Budget:
+    """How many attempts a model call gets, how long each may take, and how to wait between.
+
+    ``retries = 2`` means at most 3 requests. A request that the model refused because of its
+    ``temperature`` is asked again without it and does not use up a retry (`omit_temperature`
+    then stays set, so later calls of the same caller leave it out from the start).
+    """
+
+    retries: int
+    """Extra attempts after a retryable failure."""
+    timeout_s: float
+    """Seconds one attempt may take."""
+    backoff_s: float = 1.0
+    """Base delay before the first retry; doubled for each later one."""
+    max_backoff_s: float = 20.0
+    """Upper bound of one backoff delay, also for a provider's ``Retry-After``."""
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+    """How to wait between attempts (tests inject a no-op)."""
+    omit_temperature: bool = False
+    """True once the model refused a ``temperature``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempts(Generic[T]):
+    """What `attempt_with_budget` got: the value, or why every attempt failed."""
+
+    value: T | None = None
+    failure: str | None = None
+    """One line: what failed, the model and the number of attempts; None on success."""
+    attempts: int = 0
+    """Requests made (a temperature refusal included)."""
+
+
+async def attempt_with_budget(
+    attempt: Callable[[BaseException | None, bool], Awaitable[T]],
+    budget: Budget,
+    *,
+    model_id: str,
+    what: str,
+    retryable: Callable[[BaseException], bool] = is_transient,
+    uses_temperature: bool = True,
+) -> Attempts[T]:
+    """Call ``attempt`` until it returns, within ``budget``; never raises what it raised.
+
+    Args:
+        attempt: ``attempt(previous_failure, omit_temperature)``, one request; the previous
+            failure lets an attempt say what was wrong with the last answer.
+        budget: Retries, timeout per attempt, backoff; its ``omit_temperature`` is updated.
+        model_id: Named in the failure.
+        what: What an attempt returns, for a timeout's words (``verdict``: "no verdict
+            within timeout=30s").
+        retryable: Failures another attempt may cure (default: `is_transient`). A provider's
+            ``Retry-After`` longer than the timeout ends the attempts at once.
+        uses_temperature: Whether attempts send a temperature (the refusal rule applies).
+    """
+    failures = 0
+    made = 0
+    previous: BaseException | None = None
+    while True:
+        made += 1
+        try:
+            value = await asyncio.wait_for(
+                attempt(previous, budget.omit_temperature), timeout=budget.timeout_s
+            )
+        except Exception as exc:  # classified below; never escapes
+            if uses_temperature and not budget.omit_temperature and rejects_temperature(exc):
+                budget.omit_temperature = True
+                continue
+            failures += 1
+            previous = exc
+            wait_s = retry_after_s(exc)
+            too_long = wait_s is not None and wait_s > budget.timeout_s
+            if failures > budget.retries or not retryable(exc) or too_long:
+                why = describe_error(exc)
+                if isinstance(exc, TimeoutError):
+                    why = f"no {what} within timeout={budget.timeout_s:g}s"
+                elif is_rate_limit(exc):
+                    asked = f", asked to wait {wait_s:g}s" if wait_s is not None else ""
+                    longer = f" (more than timeout={budget.timeout_s:g}s)" if too_long else ""
+                    why = f"rate limited{asked}{longer}: {why}"
+                tries = f"{failures} attempt{'s' if failures != 1 else ''}"
+                return Attempts(failure=f"{why} (model {model_id!r}, {tries})", attempts=made)
+            delay = backoff_delay(failures, base_s=budget.backoff_s, cap_s=budget.max_backoff_s)
+            if wait_s is not None:  # the provider's own word, honoured up to the timeout
+                delay = max(delay, wait_s)
+            await budget.sleep(delay)
+            continue
+        return Attempts(value=value, attempts=made)
+
+
+def is_rate_limit(exc: BaseException) -> bool:
+    """A 429, or a provider error class that says rate limit."""
+    if http_status(exc) == 429:
+        return True
+    return any("RateLimit" in cls.__name__ for cls in type(exc).__mro__)
+
+
+def rejects_temperature(exc: BaseException) -> bool:
+    """True when the provider refused the request because of the ``temperature`` setting.
+
+    Reasoning models (for example OpenAI's o-series) answer 400 "Unsupported parameter:
+    'temperature'"; the call is then made again without it.
+    """
+    status = http_status(exc)
+    if status is not None and status not in (400, 422):
+        return False
+    text = f"{exc} {getattr(exc, 'body', '') or ''}".lower()
+    return "temperature" in text and any(
+        word in text for word in ("unsupported", "not support", "invalid", "does not", "only")
+    )

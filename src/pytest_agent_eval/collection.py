@@ -13,6 +13,10 @@ safe in a node id, with ``-k`` and in file names; the real id stays what reports
 
 An expanded transcript is named ``NAME[SUFFIX]`` (``booking[phone]``); an agent param is added
 last, joined with ``-`` as pytest joins parameter ids: ``booking[phone-agentA]``.
+
+A simulation file (a top-level ``persona:``) and LiveKit's ``scenarios.yaml`` (a top-level
+``scenarios:``) collect through `pytest_agent_eval.simulation`, whose items are transcript items
+that run a simulated caller; `transcript_items` names, checks and parametrizes both alike.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ __all__ = [
     "collect_transcript_file",
     "seen_ids_key",
     "seen_names_key",
+    "transcript_items",
     "transcript_test_name",
 ]
 
@@ -65,13 +70,19 @@ def _is_under(path: Path, folders: Iterable[Path]) -> bool:
     return any(resolved == f or f in resolved.parents for f in folders)
 
 
-def collect_transcript_file(file_path: Path, parent: pytest.Collector) -> TranscriptFile | None:
-    """A `TranscriptFile` for a ``*.yaml`` / ``*.yml`` under ``yaml_dirs``, else None."""
+def collect_transcript_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
+    """A `TranscriptFile` for a ``*.yaml`` / ``*.yml`` under ``yaml_dirs`` (a simulation's
+    file for a simulation or a LiveKit ``scenarios.yaml``), else None."""
     session = parent.config.stash.get(session_key, None)
     if session is None or file_path.suffix not in TRANSCRIPT_SUFFIXES:
         return None
     if is_ignored_file(file_path) or not _is_under(file_path, session.settings.yaml_paths):
         return None
+    from .simulation import collect_simulation_file
+
+    simulations = collect_simulation_file(file_path, parent)
+    if simulations is not None:
+        return simulations
     return TranscriptFile.from_parent(parent, path=file_path)
 
 
@@ -90,30 +101,52 @@ class TranscriptFile(pytest.File):
             )
         except TranscriptError as exc:
             raise self.CollectError(str(exc)) from None
-        seen = self.config.stash.setdefault(seen_ids_key, {})
-        first = seen.get(transcript.id)
-        if first is not None and first != self.path:
-            raise self.CollectError(str(duplicate_id_error(transcript, first)))
-        name = transcript_test_name(transcript.id)
-        names = self.config.stash.setdefault(seen_names_key, {})
-        other_id, other_path = names.get(name, (transcript.id, self.path))
-        if other_id != transcript.id:
-            raise self.CollectError(
-                f"{self.path}: id {transcript.id!r} and id {other_id!r} (in {other_path}) both "
-                f"become the test name {name!r} (spaces and signs become '_'); make the ids "
-                "differ in letters or digits"
-            )
-        seen[transcript.id] = self.path
-        names[name] = (transcript.id, self.path)
-        for expanded in expand(transcript):
-            suffix = id_suffix(expanded)
-            item = TranscriptItem.from_parent(
-                self,
-                name=f"{name}[{suffix}]" if suffix else name,
-                callobj=_run_yaml_transcript,
-                transcript=expanded,
-            )
-            yield from _per_agent_param(self, item, base_name=name) or [item]
+        yield from transcript_items(self, transcript)
+
+
+def transcript_items(
+    parent: pytest.File,
+    transcript: Transcript,
+    *,
+    item_class: type[TranscriptItem] | None = None,
+    **item_values: Any,
+) -> Iterable[pytest.Item]:
+    """The items of one transcript of ``parent``'s file: its id checked against the other
+    files' (ids and test names must be unique), one item per variant and case
+    (`expand`), and one per param of a parametrized ``llm_eval_agent``.
+
+    ``item_class`` (a `TranscriptItem` subclass; default `TranscriptItem`) is made with
+    ``item_values`` as well as the expanded transcript; a simulation's items pass theirs.
+
+    Raises:
+        CollectError: (``parent.CollectError``) for an id or test name used twice.
+    """
+    cls = item_class or TranscriptItem
+    seen = parent.config.stash.setdefault(seen_ids_key, {})
+    first = seen.get(transcript.id)
+    if first is not None and first != parent.path:
+        raise parent.CollectError(str(duplicate_id_error(transcript, first)))
+    name = transcript_test_name(transcript.id)
+    names = parent.config.stash.setdefault(seen_names_key, {})
+    other_id, other_path = names.get(name, (transcript.id, parent.path))
+    if other_id != transcript.id:
+        raise parent.CollectError(
+            f"{parent.path}: id {transcript.id!r} and id {other_id!r} (in {other_path}) both "
+            f"become the test name {name!r} (spaces and signs become '_'); make the ids "
+            "differ in letters or digits"
+        )
+    seen[transcript.id] = parent.path
+    names[name] = (transcript.id, parent.path)
+    for expanded in expand(transcript):
+        suffix = id_suffix(expanded)
+        item = cls.from_parent(
+            parent,
+            name=f"{name}[{suffix}]" if suffix else name,
+            callobj=_run_yaml_transcript,
+            transcript=expanded,
+            **item_values,
+        )
+        yield from _per_agent_param(parent, item, base_name=name, item_values=item_values) or [item]
 
 
 def _with_param(name: str, param_id: str) -> str:
@@ -124,7 +157,11 @@ def _with_param(name: str, param_id: str) -> str:
 
 
 def _per_agent_param(
-    parent: TranscriptFile, item: TranscriptItem, *, base_name: str
+    parent: pytest.File,
+    item: TranscriptItem,
+    *,
+    base_name: str,
+    item_values: dict[str, Any] | None = None,
 ) -> list[TranscriptItem] | None:
     """One item per param of a parametrized ``llm_eval_agent`` fixture, as the seed promises.
 
@@ -162,7 +199,7 @@ def _per_agent_param(
         except PytestDriftError as exc:
             raise parent.CollectError(str(exc)) from None
         items.append(
-            TranscriptItem.from_parent(
+            type(item).from_parent(
                 parent,
                 name=_with_param(item.name, param_id),
                 callobj=_run_yaml_transcript,
@@ -171,6 +208,7 @@ def _per_agent_param(
                 fixtureinfo=fixtureinfo,
                 keywords={param_id: True},
                 originalname=base_name,
+                **(item_values or {}),
             )
         )
     return items

@@ -186,6 +186,29 @@ class Settings:
     """``[tool.agent_eval.prices]``: per model id, the price of a million input and of a
     million output tokens, in ``currency``; reports then show the cost."""
     currency: str = "USD"
+    caller_model: str | None = None
+    """The simulated caller's default model (a pydantic-ai id); None: ``model``."""
+    caller_cache: bool = True
+    """Replay the simulated caller's turns from disk when the conversation so far is unchanged
+    (on by default: a rerun against an unchanged agent costs no caller request)."""
+    caller_cache_dir: str = ".agent_eval_cache/caller"
+    """The caller cache's folder; the caller's synthesized speech goes in its ``audio/``."""
+    save_simulations_dir: str | None = None
+    """Where each simulated conversation is written as a plain transcript
+    (``--agent-eval-save-simulations``)."""
+
+    @property
+    def caller_cache_path(self) -> Path:
+        """``caller_cache_dir`` under the rootdir (also where the caller's speech is
+        synthesized, whether or not ``caller_cache`` is on)."""
+        return self.rootdir / self.caller_cache_dir
+
+    @property
+    def save_simulations_path(self) -> Path | None:
+        """``save_simulations_dir`` resolved against the rootdir, or None."""
+        if self.save_simulations_dir is None:
+            return None
+        return (self.rootdir / self.save_simulations_dir).resolve()
 
     @property
     def judge(self) -> JudgeSettings:
@@ -262,6 +285,10 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
         "a table of model ids, each {input_per_million = N, output_per_million = N}",
     ),
     "currency": ((str,), "a currency code, e.g. 'USD'"),
+    "caller_model": ((str,), "a pydantic-ai model id string, e.g. 'openai:gpt-4o-mini'"),
+    "caller_cache": ((bool,), "true or false"),
+    "caller_cache_dir": ((str,), "a folder path"),
+    "save_simulations_dir": ((str,), "a folder path"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -642,6 +669,20 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
         help="Ignore the judge verdict cache even when judge_cache = true.",
     )
+    group.addoption(
+        "--agent-eval-no-caller-cache",
+        action="store_true",
+        default=False,
+        help="Ask the simulated caller's model for every turn, even when the caller cache "
+        "has it (caller_cache = true is the default).",
+    )
+    group.addoption(
+        "--agent-eval-save-simulations",
+        metavar="DIR",
+        default=None,
+        help="Write each simulated conversation to DIR as a plain transcript YAML, with its "
+        "audio fixtures, to keep as a regression test (default: save_simulations_dir).",
+    )
 
 
 class PytestConfigLike(Protocol):
@@ -721,6 +762,11 @@ def session_settings(
         settings = replace(settings, save_audio_dir=str(Path(save_audio).resolve()))
     if config.getoption("agent_eval_no_judge_cache"):
         settings = replace(settings, judge_cache=False)
+    if config.getoption("agent_eval_no_caller_cache"):
+        settings = replace(settings, caller_cache=False)
+    save_simulations = config.getoption("agent_eval_save_simulations")
+    if save_simulations is not None:
+        settings = replace(settings, save_simulations_dir=str(Path(save_simulations).resolve()))
 
     live = settings.live
     env_live = parse_bool_env("EVAL_LIVE", environ)

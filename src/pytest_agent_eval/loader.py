@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 import typing
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -38,12 +38,15 @@ from .speech import PauseMarkupError, spoken_text
 __all__ = [
     "MAX_YAML_NODES",
     "TRANSCRIPT_SUFFIXES",
+    "Subject",
+    "YamlDocument",
     "find_transcript_files",
     "is_ignored_file",
     "iter_audio_paths",
     "load_transcript_file",
     "load_transcript_text",
     "load_transcripts",
+    "read_yaml_document",
     "transcript_schema",
 ]
 
@@ -208,11 +211,31 @@ def _load_one(
     roots: Sequence[Path],
 ) -> Transcript:
     _validate_schema(data, path, lines)
+    return _checked_build(data, path, lines, default_threshold, default_runs, presets, roots)
+
+
+def _checked_build(
+    data: dict[str, Any],
+    path: Path,
+    lines: _LineIndex,
+    default_threshold: float,
+    default_runs: int,
+    presets: Presets | None,
+    roots: Sequence[Path],
+    *,
+    audio_to_come: bool = False,
+) -> Transcript:
+    """Every check beyond the schema (regexes, pause markers, conditions, interruptions, audio
+    inside the project), then the `Transcript`, for data the schema already accepted.
+    ``audio_to_come``: turns with audio will be added as it runs (a simulated caller speaks),
+    so conditions need no written audio turn."""
     _check_expect_values(data, path, lines)
     _check_pause_markup(data, path, lines)
     audio = _AudioConditions.read(data, path, lines, presets)
     transcript = _build(data, path, lines, default_threshold, default_runs, audio, roots)
     for at, problem in condition_problems(transcript):
+        if at is None and audio_to_come:
+            continue
         place: _Path = ("turns", at, "conditions") if at is not None else ("turns",)
         raise TranscriptError(
             f"{_where(path, lines, place, data)}, {_format_path(place)}: {problem}"
@@ -679,14 +702,32 @@ def _check_nodes(root: yaml.Node) -> None:
             stack.extend(node.value)
 
 
+Subject = Callable[[Sequence[str | int], Mapping[str, Any]], list[str]]
+"""What a field belongs to, for messages: ``(field, data) -> ["transcript 'booking'", "turn 2"]``
+(a transcript's); other formats built on the loader name their own (``simulation 'refund'``,
+``scenario 'Book a room'``)."""
+
+
+def _transcript_subject(field: Sequence[str | int], data: Mapping[str, Any]) -> list[str]:
+    parts = []
+    tid = data.get("id")
+    if isinstance(tid, str):
+        parts.append(f"transcript {tid!r}")
+    if len(field) >= 2 and field[0] == "turns" and isinstance(field[1], int):
+        parts.append(f"turn {field[1] + 1}")
+    return parts
+
+
 @dataclass
 class _LineIndex:
     """Field path -> 1-based line, for pointing users at the right place."""
 
     lines: dict[_Path, int]
+    subject: Subject = field(default=_transcript_subject)
+    """Names what a field belongs to (`Subject`)."""
 
     @classmethod
-    def build(cls, root: yaml.Node | None) -> _LineIndex:
+    def build(cls, root: yaml.Node | None, subject: Subject | None = None) -> _LineIndex:
         lines: dict[_Path, int] = {}
 
         def walk(node: yaml.Node, path: _Path) -> None:
@@ -702,7 +743,7 @@ class _LineIndex:
 
         if root is not None:
             walk(root, ())
-        return cls(lines)
+        return cls(lines, subject or _transcript_subject)
 
     def line(self, path: _Path) -> int | None:
         """The line of ``path`` or of its nearest ancestor."""
@@ -723,13 +764,7 @@ def _format_path(path: Sequence[str | int]) -> str:
 def _where(path: Path, lines: _LineIndex, field: _Path, data: Mapping[str, Any]) -> str:
     line = lines.line(field)
     head = f"{path}:{line}" if line else str(path)
-    tid = data.get("id")
-    parts = [head]
-    if isinstance(tid, str):
-        parts.append(f"transcript {tid!r}")
-    if len(field) >= 2 and field[0] == "turns" and isinstance(field[1], int):
-        parts.append(f"turn {field[1] + 1}")
-    return ", ".join(parts)
+    return ", ".join([head, *lines.subject(field, data)])
 
 
 # --------------------------------------------------------------------------------------------
@@ -737,19 +772,31 @@ def _where(path: Path, lines: _LineIndex, field: _Path, data: Mapping[str, Any])
 # --------------------------------------------------------------------------------------------
 
 
-def _validate_schema(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
+def _validate_schema(
+    data: dict[str, Any],
+    path: Path,
+    lines: _LineIndex,
+    validator: Any = None,
+    hints: Mapping[str, str] | None = None,
+) -> None:
     from jsonschema.exceptions import best_match
 
-    errors = list(_validator().iter_errors(data))
+    errors = list((validator or _validator()).iter_errors(data))
     if not errors:
         return
     # Unknown keys are the most common mistake and the most fixable: report them first.
     unknown = [e for e in errors if e.validator == "additionalProperties"]
     error = unknown[0] if unknown else best_match(errors)
-    raise TranscriptError(_describe(error, data, path, lines))
+    raise TranscriptError(_describe(error, data, path, lines, hints))
 
 
-def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -> str:
+def _describe(
+    error: Any,
+    data: dict[str, Any],
+    path: Path,
+    lines: _LineIndex,
+    hints: Mapping[str, str] | None = None,
+) -> str:
     field: _Path = tuple(error.absolute_path)
     kind = error.validator
     if kind == "additionalProperties":
@@ -772,6 +819,7 @@ def _describe(error: Any, data: dict[str, Any], path: Path, lines: _LineIndex) -
             "user": "every turn needs the user's words in `user:`",
             "rubric": "a judge needs a `rubric:` saying what a good reply does",
             "tool": "name the tool whose arguments to check in `tool:`",
+            **(hints or {}),
         }.get(name, f"add '{name}'")
         return f"{where}: missing required field {name!r}; {hint}"
     if kind == "anyOf" and field and "tool_calls_args" in field:
@@ -1003,6 +1051,7 @@ def _build(
         conditions=audio.transcript,
         variants=audio.variants,
         seed=int(data.get("seed", 0)),
+        userdata=dict(data.get("userdata") or {}),
         **_key_values(Transcript, transcript_keys(), data),
         turn_timeout_s=data.get("turn_timeout_s"),
         locations={
@@ -1124,3 +1173,101 @@ def iter_audio_paths(transcripts: Iterable[Transcript]) -> Iterator[Path]:
         for turn in transcript.turns:
             if turn.audio is not None:
                 yield Path(turn.audio)
+
+
+# --------------------------------------------------------------------------------------------
+# Formats built on transcripts (simulations, LiveKit's scenarios.yaml)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A YAML file read the way transcripts are read (plain data only, bounded aliases,
+    duplicate keys refused, every field's line known), for a file format that builds on
+    transcripts: its mistakes get the same one-error messages, with file, line and field.
+
+    Made by `read_yaml_document`.
+    """
+
+    path: Path
+    data: Any
+    """What the YAML holds."""
+    _lines: _LineIndex = field(repr=False)
+
+    def line(self, at: Sequence[str | int]) -> int | None:
+        """The line of the field at path ``at`` (or of its nearest ancestor)."""
+        return self._lines.line(tuple(at))
+
+    def where(self, at: Sequence[str | int]) -> str:
+        """``file:line, <subject>, field.path``, as the loader's messages start."""
+        data = self.data if isinstance(self.data, Mapping) else {}
+        return f"{_where(self.path, self._lines, tuple(at), data)}, {_format_path(tuple(at))}"
+
+    def error(self, at: Sequence[str | int], problem: str) -> TranscriptError:
+        """The error for ``problem`` at the field at path ``at``."""
+        return TranscriptError(f"{self.where(at)}: {problem}")
+
+    def validate(
+        self, validator: Any, *, data: Any = None, hints: Mapping[str, str] | None = None
+    ) -> None:
+        """Check ``data`` (default: the whole document) against a JSON Schema validator;
+        the first problem is raised as the loader words it (an unknown field first, with the
+        closest known one). ``hints`` add what to write for a missing required field.
+
+        Raises:
+            TranscriptError: With file, line, field and a hint.
+        """
+        _validate_schema(
+            self.data if data is None else data, self.path, self._lines, validator, hints
+        )
+
+    def build_transcript(
+        self,
+        data: dict[str, Any],
+        *,
+        default_threshold: float = 0.8,
+        default_runs: int = 1,
+        presets: Presets | None = None,
+        audio_roots: Sequence[Path] | None = None,
+        audio_to_come: bool = False,
+    ) -> Transcript:
+        """The `Transcript` of ``data``: the transcript fields of the document (``id``,
+        ``turns``, ``runs``, ``voice``, ``conditions``, ``variants``...), already accepted by
+        a schema that includes the transcript's. Every check the loader makes beyond the
+        schema runs here, with the document's lines. ``turns`` may be empty.
+        ``audio_to_come``: audio turns are added as it runs (a simulated caller speaks), so
+        ``conditions`` and ``variants`` need no written audio turn.
+
+        Raises:
+            TranscriptError: With file, line, field and a hint.
+        """
+        roots = tuple(audio_roots) if audio_roots is not None else (_project_folder(self.path),)
+        return _checked_build(
+            {"turns": [], **data},
+            self.path,
+            self._lines,
+            default_threshold,
+            default_runs,
+            presets,
+            roots,
+            audio_to_come=audio_to_come,
+        )
+
+
+def read_yaml_document(path: Path, *, subject: Subject | None = None) -> YamlDocument:
+    """Read and parse ``path`` as transcripts are (`YamlDocument`); ``subject`` names what a
+    field belongs to in messages (default: the transcript's id and turn).
+
+    Raises:
+        TranscriptError: The file cannot be read, is not UTF-8, or is not plain, valid YAML.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TranscriptError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    resolved = path.resolve()
+    node, data = _parse(text, resolved)
+    return YamlDocument(resolved, data, _LineIndex.build(node, subject))

@@ -31,6 +31,7 @@ __all__ = [
     "AgentTurn",
     "AudioCondition",
     "BargeIn",
+    "CallEnd",
     "Case",
     "EvalResult",
     "Expect",
@@ -41,6 +42,7 @@ __all__ = [
     "JudgeConfig",
     "Message",
     "RunResult",
+    "SimulatedCaller",
     "ToolCall",
     "ToolCallArgsConfig",
     "ToolCallOutcomeConfig",
@@ -568,6 +570,9 @@ class Transcript:
         cases: The dataset this transcript is a template for, each case its own test (see
             `pytest_agent_eval.expansion`); empty: no dataset.
         case: The id of the case this transcript is (set by expansion), or None.
+        userdata: Data for the agent under test, handed to the session factory with the run's
+            information (``info.transcript.userdata``), so an agent can seed its fakes per
+            transcript or simulation (a LiveKit scenario's ``userdata``).
         locations: Where each top-level check key is written (``{"greeting": "a.yaml:3"}``),
             when loaded from YAML; see `Turn.locations`.
     """
@@ -592,6 +597,7 @@ class Transcript:
     turn_timeout_s: float | None = None
     cases: list[Case] = field(default_factory=list)
     case: str | None = None
+    userdata: dict[str, Any] = field(default_factory=dict)
     locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -1391,6 +1397,60 @@ class TurnResult(AgentTurn):
         return from_json(cls, data)
 
 
+CallEnd: TypeAlias = Literal["caller", "max_turns", "agent", "error"]
+"""Who or what ended a simulated conversation: the simulated caller (through its tool), the
+``max_turns`` limit, the agent (it hung up), or an error (a turn or the caller failed)."""
+
+
+@dataclass
+class SimulatedCaller:
+    """What the simulated caller of one run did, and how the conversation ended.
+
+    A simulated run's turns are ordinary `TurnResult` s (the caller's words are each turn's
+    ``user``, its synthesized speech the turn's ``audio``); this record says the rest, for the
+    reports: who ended the call and why, how many turns were scripted and how many the caller
+    wrote, and what the caller cost.
+
+    Args:
+        persona: Who the caller played.
+        goal: What the caller wanted ("" when the persona says it).
+        ended_by: See `CallEnd`.
+        outcome: The caller's own word when it ended the call: ``goal_reached`` or
+            ``gave_up``; None when something else ended it.
+        reason: Why it ended, in words (the caller's reason, the limit, the error).
+        scripted_turns: Turns written in the simulation file, run before the caller's own.
+        simulated_turns: Turns the caller wrote.
+        min_turns: The earliest turn after which the caller could end the call.
+        max_turns: The most turns the conversation could have.
+        model: Id of the caller's model.
+        requests: Model requests the caller made in this run (0 when every turn was replayed
+            from the caller cache).
+        cached_turns: Caller turns replayed from the cache.
+        usage: Tokens the caller spent (None when it made no request).
+        not_judged: Why the criteria were not judged (the conversation broke off), or None.
+    """
+
+    persona: str = ""
+    goal: str = ""
+    ended_by: CallEnd = "max_turns"
+    outcome: Literal["goal_reached", "gave_up"] | None = None
+    reason: str = ""
+    scripted_turns: int = 0
+    simulated_turns: int = 0
+    min_turns: int = 1
+    max_turns: int = 1
+    model: str | None = None
+    requests: int = 0
+    cached_turns: int = 0
+    usage: Usage | None = None
+    not_judged: str | None = None
+
+    @property
+    def turns(self) -> int:
+        """Every user turn of the conversation, scripted and simulated."""
+        return self.scripted_turns + self.simulated_turns
+
+
 @dataclass
 class RunResult:
     """One execution of a whole transcript.
@@ -1411,6 +1471,10 @@ class RunResult:
         errored: True when ``error`` kept the agent from being evaluated (starting the
             conversation, reading the greeting or closing it failed), so the run is an
             ERROR; see `verdict`.
+        evaluations: Checks of the whole conversation, judged once after its last turn (a
+            simulation's criteria, each with its verdict and reason).
+        simulation: What the simulated caller did and how the conversation ended, for a run
+            of a simulation; None for a transcript's run.
     """
 
     index: int
@@ -1420,15 +1484,19 @@ class RunResult:
     greeting: Greeting | None = None
     greeting_evaluations: list[EvalResult] = field(default_factory=list)
     errored: bool = False
+    evaluations: list[EvalResult] = field(default_factory=list)
+    simulation: SimulatedCaller | None = None
 
     @property
     def passed(self) -> bool:
-        """True when the run had no error, every turn passed, and so did the greeting checks."""
+        """True when the run had no error, every turn passed, and so did the greeting checks
+        and the checks of the whole conversation."""
         return (
             self.error is None
             and bool(self.turns)
             and all(t.passed for t in self.turns)
             and all(e.passed for e in self.greeting_evaluations)
+            and all(e.passed for e in self.evaluations)
         )
 
     @property
@@ -1449,7 +1517,11 @@ class RunResult:
             self.passed,
             self.errored or turns_errored,
             agent_failed,
-            [*self.greeting_evaluations, *(e for t in self.turns for e in t.evaluations)],
+            [
+                *self.greeting_evaluations,
+                *(e for t in self.turns for e in t.evaluations),
+                *self.evaluations,
+            ],
         )
 
     @property
@@ -1467,10 +1539,15 @@ class RunResult:
 
     @property
     def errored_evaluations(self) -> list[EvalResult]:
-        """Every check of the run that errored, greeting first, in turn order."""
+        """Every check of the run that errored, greeting first, in turn order, then the checks
+        of the whole conversation."""
         return [
             e
-            for e in (*self.greeting_evaluations, *(e for t in self.turns for e in t.evaluations))
+            for e in (
+                *self.greeting_evaluations,
+                *(e for t in self.turns for e in t.evaluations),
+                *self.evaluations,
+            )
             if e.errored
         ]
 
@@ -1502,8 +1579,15 @@ class RunResult:
 
     @property
     def judge_usage(self) -> Usage | None:
-        """Tokens the judges spent over the run."""
-        return sum_usage(t.judge_usage for t in self.turns)
+        """Tokens the judges spent over the run (the turns' and the whole conversation's)."""
+        return sum_usage(
+            [*(t.judge_usage for t in self.turns), *(e.usage for e in self.evaluations)]
+        )
+
+    @property
+    def caller_usage(self) -> Usage | None:
+        """Tokens a simulated caller spent over the run (None for a transcript's run)."""
+        return self.simulation.usage if self.simulation is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
@@ -1753,6 +1837,11 @@ class TranscriptResult:
     def judge_usage(self) -> Usage | None:
         """Tokens the judges spent over all runs."""
         return sum_usage(r.judge_usage for r in self.runs)
+
+    @property
+    def caller_usage(self) -> Usage | None:
+        """Tokens a simulated caller spent over all runs (None for a transcript)."""
+        return sum_usage(r.caller_usage for r in self.runs)
 
     @property
     def verdict(self) -> Verdict:

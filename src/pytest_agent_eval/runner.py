@@ -22,6 +22,11 @@ Flow of `run_transcript`:
    passed runs / evaluated runs (ERROR runs left out).
 6. Every string of the result is made safe to record (`_sanitize.scrub`): lone surrogates
    become U+FFFD and secrets are redacted, so reports, JUnit and xdist can carry it.
+
+Where a run's turns come from is a `RunScript`: by default the transcript's turns in order; a
+simulation (`pytest_agent_eval.simulation`) passes ``scripts=`` whose turns a simulated caller
+writes as the conversation goes, and which judges the whole conversation once it is over. The
+run boundary above (start, greeting, turns, close, ERROR or FAIL) is the same for both.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ._sanitize import scrub
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
@@ -72,12 +77,14 @@ from .models import (
 from .speech import PauseMarkupError, spoken_text
 
 __all__ = [
+    "RunScript",
     "RunSettings",
     "assistant_messages",
     "describe_exception",
     "heard_wer",
     "passes_needed",
     "run_transcript",
+    "turn_evaluators",
 ]
 
 
@@ -115,6 +122,48 @@ class RunSettings:
         )
 
 
+class RunScript(Protocol):
+    """Where the turns of one run come from, and what happens once the conversation is over.
+
+    The runner asks `next_turn` before each turn and runs the turn it returns like any other
+    (its evaluators, its timeout, its ERROR or FAIL); `finish` is called once, after the
+    conversation is closed. A transcript's script gives its turns in order and does nothing at
+    the end; a simulation's writes each turn from the conversation so far and judges the whole
+    conversation at the end.
+    """
+
+    transcript: Transcript
+    """What the adapter is told the run is (`ConversationInfo.transcript`). Before
+    `next_turn` returns evaluators, ``transcript.turns[len(run.turns)]`` is the turn to run."""
+
+    async def next_turn(self, run: RunResult, history: Sequence[Message]) -> Sequence[Any] | None:
+        """The evaluators of the next turn (the turn itself is put in ``transcript.turns``),
+        or None when the conversation is over. ``run`` holds the turns so far and the
+        greeting. An exception ends the run as an ERROR with its message: the agent was not
+        what failed."""
+        ...
+
+    async def finish(self, run: RunResult) -> None:
+        """Called once after the conversation closed (also after a failed turn): a simulation
+        judges the conversation here. An exception makes the run an ERROR."""
+        ...
+
+
+@dataclass(slots=True)
+class _TranscriptScript:
+    """The turns of a transcript, in order, each with its prebuilt evaluators."""
+
+    transcript: Transcript
+    evaluators: Sequence[Sequence[Any]]
+
+    async def next_turn(self, run: RunResult, history: Sequence[Message]) -> Sequence[Any] | None:
+        index = len(run.turns)
+        return self.evaluators[index] if index < len(self.transcript.turns) else None
+
+    async def finish(self, run: RunResult) -> None:
+        return None
+
+
 def describe_exception(exc: BaseException, frames: int = 3) -> str:
     """``ValueError: boom`` plus the innermost frames, for results and reports."""
     if isinstance(exc, SystemExit):
@@ -137,6 +186,7 @@ async def run_transcript(
     settings: RunSettings | None = None,
     on_run_done: Callable[[RunResult], None] | None = None,
     on_turn_start: Callable[[int, int], None] | None = None,
+    scripts: Callable[[int], RunScript] | None = None,
 ) -> TranscriptResult:
     """Run ``transcript.runs`` conversations with ``agent`` and aggregate them.
 
@@ -146,6 +196,9 @@ async def run_transcript(
         settings: Concurrency, early stop and judge settings.
         on_run_done: Called after each finished run (progress reporting).
         on_turn_start: Called with (run index, turn index) as each turn starts (progress).
+        scripts: The `RunScript` of each run, by run index; default: the transcript's turns
+            in order (a simulation passes its own; the transcript then holds its scripted
+            opening turns, possibly none).
 
     Returns:
         The aggregated result; runs are ordered by index.
@@ -156,7 +209,7 @@ async def run_transcript(
             touched).
     """
     settings = settings or RunSettings()
-    if not transcript.turns:
+    if not transcript.turns and scripts is None:
         raise TranscriptError(
             f"transcript {transcript.id!r} has no turns, so there is nothing to run; add at "
             "least one Turn(...) to its turns"
@@ -166,7 +219,15 @@ async def run_transcript(
     await _prepare(adapter, transcript)
 
     _check_pause_markup(transcript)
-    evaluators = [_evaluators_for(transcript, i, settings) for i in range(len(transcript.turns))]
+    if scripts is None:
+        evaluators = [
+            turn_evaluators(transcript, i, settings) for i in range(len(transcript.turns))
+        ]
+
+        def scripts(index: int) -> RunScript:
+            return _TranscriptScript(transcript, evaluators)
+
+    script_for = scripts
     result_checks = build_result_checks(transcript)
     greeting_checks = _greeting_checks_for(transcript)
     timeout_s = transcript.turn_timeout_s or settings.turn_timeout_s
@@ -198,10 +259,9 @@ async def run_transcript(
             while next_index < planned and len(pending) < in_flight_limit() and not settled():
                 task = asyncio.create_task(
                     _run_once(
-                        transcript,
+                        script_for(next_index),
                         adapter,
                         next_index,
-                        evaluators,
                         timeout_s,
                         greeting_checks,
                         save_audio_dir=settings.save_audio_dir,
@@ -321,7 +381,13 @@ def _greeting_checks_for(transcript: Transcript) -> list[Any]:
         ) from None
 
 
-def _evaluators_for(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
+def turn_evaluators(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
+    """The evaluators of turn ``index``: its expectations' checks (judges with the session's
+    judge settings), each naming its key and line.
+
+    Raises:
+        TranscriptError: A regex of the turn does not compile.
+    """
     turn = transcript.turns[index]
     try:
         built = build_evaluators(turn.expect, settings.judge, turn=turn)
@@ -362,10 +428,9 @@ async def _greeting_of(conversation: Any) -> Greeting | None:
 
 
 async def _run_once(
-    transcript: Transcript,
+    script: RunScript,
     adapter: AgentAdapter,
     index: int,
-    evaluators: Sequence[Sequence[Any]],
     timeout_s: float,
     greeting_checks: Sequence[Any] = (),
     *,
@@ -376,12 +441,15 @@ async def _run_once(
     run = RunResult(index=index)
     try:
         conversation = await adapter.start_conversation(
-            ConversationInfo(transcript=transcript, run_index=index, save_audio_dir=save_audio_dir)
+            ConversationInfo(
+                transcript=script.transcript, run_index=index, save_audio_dir=save_audio_dir
+            )
         )
     except (Exception, SystemExit) as exc:  # the run boundary: the agent was never reached
         run.error = f"starting the conversation failed: {describe_exception(exc)}"
         run.errored = True
         run.duration_s = time.perf_counter() - started
+        await _finish(script, run)
         return run
     history: list[Message] = []
     try:
@@ -395,16 +463,28 @@ async def _run_once(
             run.greeting_evaluations = list(
                 await asyncio.gather(*(evaluate_safely(c, run.greeting) for c in greeting_checks))
             )
-        for turn_index in range(len(transcript.turns)):
+        while True:
+            try:
+                evaluators = await script.next_turn(run, list(history))
+            except AgentEvalError as exc:  # the script (a simulated caller) could not go on
+                run.error, run.errored = str(exc), True
+                break
+            except Exception as exc:  # the run boundary: our side failed, not the agent
+                run.error = f"preparing turn {len(run.turns) + 1} failed: {describe_exception(exc)}"
+                run.errored = True
+                break
+            if evaluators is None:
+                break
+            turn_index = len(run.turns)
             if on_turn_start is not None:
                 on_turn_start(index, turn_index)
             result = await _run_turn(
-                transcript,
+                script.transcript,
                 conversation,
                 turn_index,
                 index,
                 history,
-                evaluators[turn_index],
+                evaluators,
                 timeout_s,
             )
             run.turns.append(result)
@@ -417,8 +497,23 @@ async def _run_once(
             if run.error is None:
                 run.error = f"closing the conversation failed: {describe_exception(exc)}"
                 run.errored = True
+        await _finish(script, run)
         run.duration_s = time.perf_counter() - started
     return run
+
+
+async def _finish(script: RunScript, run: RunResult) -> None:
+    """``script.finish(run)``; what it raises makes the run an ERROR (ours, not the agent's).
+    Not called while the run is being cancelled (Ctrl-C, a stop): nothing is judged then."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        return
+    try:
+        await script.finish(run)
+    except Exception as exc:  # the run boundary
+        if run.error is None:
+            run.error = f"finishing the run failed: {describe_exception(exc)}"
+            run.errored = True
 
 
 async def _run_turn(

@@ -66,6 +66,13 @@ class PageRun:
         target = self.project / path
         if not step["path"]:
             target.write_text(step["text"], encoding="utf-8")
+        from pytest_agent_eval.simulation._model import file_kind
+
+        if file_kind(target) is not None:  # a simulation, or LiveKit's scenarios.yaml
+            from pytest_agent_eval.simulation import load_simulation_file
+
+            load_simulation_file(target)
+            return
         load_transcript_file(target)
 
     def toml(self, step: dict[str, Any]) -> None:

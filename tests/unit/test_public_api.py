@@ -229,12 +229,42 @@ ALLOWED: dict[str, set[str]] = {
     "importers": {"errors", "config", "loader", "speech", "audio_fixtures", "_text", "_atomic"},
     # The `python -m pytest_agent_eval` dispatcher: init, import, merge (report._merge).
     "__main__": {"scaffold", "importers", "report"},
+    # Simulated callers: a transcript part (loader, models) plus the caller and criteria judge
+    # (models through _compat, the judges' retry and cache), run by the runner on a RunScript,
+    # spoken with the offline voice (synthesize), and collected as transcript items.
+    "simulation": {
+        "models",
+        "errors",
+        "config",
+        "loader",
+        "expectations",
+        "runner",
+        "adapters",
+        "evaluators",
+        "speech",
+        "synthesize",
+        "audio_fixtures",
+        "schema",
+        "collection",
+        "fixture",
+        "report",
+        "_async",
+        "_atomic",
+        "_compat",
+        "_retry",
+        "_serialize",
+        "_text",
+    },
 }
 
 # Single modules allowed one more arrow than their part, and why.
 EXCEPTIONS: dict[str, set[str]] = {
     # evaluators.build_evaluators stays importable; the registry it calls names the evaluators.
     "evaluators/__init__.py": {"expectations"},
+    # A YAML file under yaml_dirs that is a simulation is handed to its collector (lazily).
+    "collection.py": {"simulation"},
+    # `python -m pytest_agent_eval.schema` writes the simulation schema beside the transcript's.
+    "schema/__main__.py": {"simulation"},
 }
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "close_built_model",
     "drift_problems",
     "infer_judge_model",
+    "model_id_problem",
     "no_sdk_retry_settings",
     "pydantic_ai_version",
     "usage_of",
@@ -88,6 +89,49 @@ def infer_judge_model(model_id: str) -> Any:
     if isinstance(getattr(client, "max_retries", None), int):
         client.max_retries = 0
     return model
+
+
+def model_id_problem(model_id: str) -> str | None:
+    """Why ``model_id`` names no pydantic-ai model (no ``provider:`` prefix, an unknown
+    provider), with pydantic-ai's own suggestion; None when it names one. Nothing is built, no
+    key is needed and nothing is fetched, so a file can be checked where no model is reachable.
+    On a pydantic-ai without these helpers (1.x before they existed), None: the model is then
+    checked when it is first used."""
+    if model_id == "test":
+        return None
+    try:
+        from pydantic_ai.models import infer_model
+    except ImportError:  # pydantic-ai is a dependency; a broken install says so when used
+        return None
+    try:
+        from pydantic_ai.models import parse_model_id
+        from pydantic_ai.providers import infer_provider_class
+    except ImportError:
+        return None
+
+    def build_nothing(name: str) -> Any:
+        raise _Known(name)
+
+    provider, _ = parse_model_id(model_id)
+    if provider is None:
+        try:  # says "Unknown model: gpt-4o. Did you mean 'openai:gpt-4o'?"
+            infer_model(model_id, provider_factory=build_nothing)
+        except _Known:
+            return None
+        except Exception as exc:  # pydantic-ai's UserError
+            return str(exc)
+        return None
+    try:
+        infer_provider_class(provider)
+    except ValueError as exc:
+        return f"Unknown model: {model_id} ({exc})"
+    except ImportError:  # a known provider whose package is not installed: said when used
+        return None
+    return None
+
+
+class _Known(Exception):
+    """Raised instead of building a provider: the id was understood up to there."""
 
 
 async def close_built_model(model: Any) -> None:

@@ -6,8 +6,9 @@ Flow of one verdict:
    the turn's tool calls and the reply (or a tool call's arguments) go in the user message
    inside data blocks the reply cannot break out of (see ``_judge_prompt``).
 2. With a verdict cache configured, return the stored verdict for an identical prompt.
-3. Ask the model for a ``{passed, reasoning}`` verdict, each attempt bounded by ``timeout_s``.
-   Transient failures (timeouts, 429, 5xx, dropped connections, a malformed verdict) are
+3. Ask the model for a ``{passed, reasoning}`` verdict, each attempt bounded by ``timeout_s``
+   (the attempt loop is `pytest_agent_eval._retry.attempt_with_budget`, shared with the
+   simulated caller). Transient failures (timeouts, 429, 5xx, dropped connections, a malformed verdict) are
    retried ``retries`` times with exponential backoff and jitter; a provider's ``Retry-After``
    is honoured up to ``timeout_s`` (longer, and the judge gives up at once, saying it was rate
    limited). The judge owns the retry budget: the provider SDK's own retries are turned off
@@ -36,7 +37,7 @@ from .._compat.pydantic_ai import (
     no_sdk_retry_settings,
     usage_of,
 )
-from .._retry import backoff_delay, describe_error, http_status, is_transient, retry_after_s
+from .._retry import Budget, attempt_with_budget, describe_error
 from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
 from ._judge_cache import VerdictCache, verdict_key
@@ -46,7 +47,6 @@ from ._judge_prompt import (
     build_reply_prompt,
     build_tool_args_prompt,
 )
-from ._judge_retry import rejects_temperature
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -177,7 +177,9 @@ class _JudgeBase:
             model=self.model_id,
         )
 
-    async def _run_once(self, model: Any, prompt: JudgePrompt) -> tuple[Any, Usage | None]:
+    async def _run_once(
+        self, model: Any, prompt: JudgePrompt, *, omit_temperature: bool = False
+    ) -> tuple[Any, Usage | None]:
         from pydantic_ai import Agent, NativeOutput, PromptedOutput
 
         output_type: Any = _verdict_type()
@@ -192,7 +194,7 @@ class _JudgeBase:
             name=self.name,
         )
         model_settings: dict[str, Any] = no_sdk_retry_settings()
-        if self.temperature is not None and not self._omit_temperature:
+        if self.temperature is not None and not omit_temperature:
             model_settings["temperature"] = self.temperature
         result = await agent.run(prompt.user_prompt, model_settings=model_settings or None)  # type: ignore[arg-type]
         return result.output, usage_of(result)
@@ -229,40 +231,25 @@ class _JudgeBase:
                 model=model_id,
             )
 
-        attempts = settings.retries + 1
-        failures = 0
-        while True:
-            try:
-                verdict, usage = await asyncio.wait_for(
-                    self._run_once(model, prompt), timeout=settings.timeout_s
-                )
-            except Exception as exc:  # classified below; never escapes
-                if (
-                    self.temperature is not None
-                    and not self._omit_temperature
-                    and rejects_temperature(exc)
-                ):
-                    self._omit_temperature = True
-                    continue
-                failures += 1
-                wait_s = retry_after_s(exc)
-                too_long = wait_s is not None and wait_s > settings.timeout_s
-                if failures >= attempts or not is_transient(exc) or too_long:
-                    why = describe_error(exc)
-                    if isinstance(exc, TimeoutError):
-                        why = f"no verdict within timeout={settings.timeout_s:g}s"
-                    elif _is_rate_limit(exc):
-                        asked = f", asked to wait {wait_s:g}s" if wait_s is not None else ""
-                        longer = f" (more than timeout={settings.timeout_s:g}s)" if too_long else ""
-                        why = f"rate limited{asked}{longer}: {why}"
-                    tries = f"{failures} attempt{'s' if failures != 1 else ''}"
-                    return self._errored(f"{why} (model {model_id!r}, {tries})")
-                delay = backoff_delay(failures, base_s=self.backoff_s, cap_s=self.max_backoff_s)
-                if wait_s is not None:  # the provider's own word, honoured up to the timeout
-                    delay = max(delay, wait_s)
-                await self.sleep(delay)
-                continue
-            break
+        budget = Budget(
+            retries=settings.retries,
+            timeout_s=settings.timeout_s,
+            backoff_s=self.backoff_s,
+            max_backoff_s=self.max_backoff_s,
+            sleep=self.sleep,
+            omit_temperature=self._omit_temperature,
+        )
+        outcome = await attempt_with_budget(
+            lambda _previous, omit: self._run_once(model, prompt, omit_temperature=omit),
+            budget,
+            model_id=model_id,
+            what="verdict",
+            uses_temperature=self.temperature is not None,
+        )
+        self._omit_temperature = budget.omit_temperature
+        if outcome.value is None:
+            return self._errored(outcome.failure or "no verdict")
+        verdict, usage = outcome.value
 
         passed, reasoning = bool(verdict.passed), str(verdict.reasoning).strip()
         if cache is not None:
@@ -274,13 +261,6 @@ class _JudgeBase:
             usage=usage,
             model=model_id,
         )
-
-
-def _is_rate_limit(exc: BaseException) -> bool:
-    """A 429, or a provider error class that says rate limit."""
-    if http_status(exc) == 429:
-        return True
-    return any("RateLimit" in cls.__name__ for cls in type(exc).__mro__)
 
 
 @dataclass

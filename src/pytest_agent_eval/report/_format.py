@@ -52,6 +52,7 @@ __all__ = [
     "shorten",
     "shown_markers",
     "side_by_side",
+    "simulation_rows",
     "verdict_label",
 ]
 
@@ -335,6 +336,43 @@ def agent_rows(turn: AgentTurn) -> list[tuple[str, str]]:
         rows.append(("Handoffs", ", ".join(shown) or "none"))
     if turn.active_agent is not None:
         rows.append(("Active agent", turn.active_agent))
+    return rows
+
+
+def simulation_rows(run: RunResult) -> list[tuple[str, str]]:
+    """A simulated run's conversation facts, as (label, text) rows: who the caller was, who
+    ended the call and why, the turns used, and what the caller cost; empty for a transcript's
+    run. The criteria's verdicts are the run's ``evaluations``, shown after these."""
+    record = run.simulation
+    if record is None:
+        return []
+    rows = [("Caller", record.persona.strip())]
+    if record.goal.strip():
+        rows.append(("Goal", record.goal.strip()))
+    if record.ended_by == "caller":
+        outcome = "goal reached" if record.outcome == "goal_reached" else "gave up"
+        ended = f"by the caller after turn {record.turns} ({outcome}): {record.reason}"
+    elif record.ended_by == "max_turns":
+        ended = f"by max_turns ({record.max_turns}): the caller had not ended the call"
+    elif record.ended_by == "agent":
+        ended = f"by the agent: {record.reason}"
+    else:
+        ended = f"broke off: {record.reason}"
+    rows.append(("Ended", ended))
+    rows.append(
+        (
+            "Turns",
+            f"{record.turns} of at most {record.max_turns} ({record.scripted_turns} scripted, "
+            f"{record.simulated_turns} by the caller; it could end the call after turn "
+            f"{record.min_turns})",
+        )
+    )
+    cost = f"{record.requests} request(s), {record.cached_turns} turn(s) replayed from the cache"
+    if record.usage is not None:
+        cost += f", tokens {fmt_usage(record.usage)}"
+    rows.append(("Caller model", f"{record.model or '?'} · {cost}"))
+    if record.not_judged:
+        rows.append(("Criteria", f"not judged: {record.not_judged}"))
     return rows
 
 

@@ -11,6 +11,7 @@ from ._format import (
     greeting_shown,
     heard_rows,
     latency_lines,
+    simulation_rows,
 )
 
 __all__ = ["failure_headline", "format_account", "format_score_line"]
@@ -121,6 +122,21 @@ def _format_evaluations(evaluations: list[EvalResult], *, verbose: bool) -> list
     return lines
 
 
+def _format_conversation(run: RunResult, *, verbose: bool) -> list[str]:
+    """A simulated run's end: who ended the call and why, the turns, and the criteria that did
+    not pass (all of them with ``verbose``)."""
+    rows = simulation_rows(run)
+    if not rows and not run.evaluations:
+        return []
+    shown = {"Ended", "Turns", "Criteria"} if not verbose else None
+    lines = ["    conversation:"]
+    for label, text in rows:
+        if shown is None or label in shown:
+            lines.append(f"      {label.lower()}: {clip(text, 300)}")
+    lines.extend(_format_evaluations(run.evaluations, verbose=verbose))
+    return lines
+
+
 def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
     status = {"passed": "passed", "failed": "FAILED", "error": "ERROR"}[run.verdict]
     lines = [f"  run {run.index + 1}: {status} ({run.duration_s:.2f}s)"]
@@ -128,6 +144,7 @@ def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
         lines.extend(_format_greeting(run, verbose=verbose))
         for turn in run.turns:
             lines.extend(_format_turn(turn, verbose=verbose))
+        lines.extend(_format_conversation(run, verbose=verbose))
     # After the turns: a failed close is usually a consequence of a failed turn above.
     if run.error:
         lines.append(f"    error: {clip_middle(run.error, _MAX_ERROR)}")
@@ -194,6 +211,9 @@ def failure_headline(result: TranscriptResult) -> str | None:
             for evaluation in turn.evaluations:
                 if not evaluation.passed:
                     return _said(evaluation)
+        for evaluation in run.evaluations:
+            if not evaluation.passed:
+                return _said(evaluation)
         if run.error:
             return f"run {run.index + 1}: {clip_middle(run.error, _MAX_ERROR)}"
     for check in result.checks:

@@ -51,6 +51,7 @@ from ._format import (
     shorten,
     shown_markers,
     side_by_side,
+    simulation_rows,
     verdict_label,
 )
 from .markdown import NOTHING_RAN
@@ -530,6 +531,24 @@ def _greeting_html(run: RunResult) -> str:
     )
 
 
+def _conversation_html(run: RunResult) -> str:
+    """A simulated run's end: who ended the call and why, the turns, the caller's cost, and
+    each criterion's verdict with its reason."""
+    rows = [(_e(label), _t(text)) for label, text in simulation_rows(run)]
+    if run.evaluations:
+        rows.append(("Criteria", _checks_html(run.evaluations)))
+    if not rows:
+        return ""
+    body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    bad = not all(e.passed for e in run.evaluations) or (
+        run.simulation is not None and run.simulation.not_judged is not None
+    )
+    return (
+        f'<div class="{"turn bad" if bad else "turn"}"><b>Conversation</b>'
+        f'<span class="meta">simulated caller</span><dl>{body}</dl></div>'
+    )
+
+
 def _run_html(run: RunResult, audio: AudioStore) -> str:
     verdict = run.verdict
     facts = [fmt_seconds(run.duration_s)]
@@ -539,6 +558,7 @@ def _run_html(run: RunResult, audio: AudioStore) -> str:
         facts.append(f"judge tokens {fmt_usage(run.judge_usage)}")
     error = f'<p class="error-text">Run error: {_e(run.error)}</p>' if run.error else ""
     turns = _greeting_html(run) + "".join(_turn_html(t, audio) for t in run.turns)
+    turns += _conversation_html(run)
     return (
         f'<details class="run {verdict}"{"" if run.passed else " open"}><summary>Run '
         f'{run.index + 1} <span class="badge {verdict}">{verdict}</span>'

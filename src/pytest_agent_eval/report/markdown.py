@@ -45,6 +45,7 @@ from ._format import (
     session_notice,
     shown_markers,
     side_by_side,
+    simulation_rows,
     verdict_label,
 )
 from .records import EvalRecord, ReportData
@@ -336,7 +337,19 @@ def _run_lines(run: RunResult, data: ReportData) -> list[str]:
     lines += _greeting_lines(run)
     for turn in run.turns:
         lines += _turn_lines(turn, data)
+    lines += _conversation_lines(run)
     return lines
+
+
+def _conversation_lines(run: RunResult) -> list[str]:
+    """A simulated run's end: who ended the call and why, the turns, the caller's cost, and
+    each criterion's verdict with its reason."""
+    rows = simulation_rows(run)
+    if not rows and not run.evaluations:
+        return []
+    lines = ["**Conversation** (simulated caller)", ""]
+    lines += [f"- {label}: {md_escape(text)}" for label, text in rows]
+    return [*lines, *_evaluation_lines(run.evaluations), ""]
 
 
 def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:

@@ -107,7 +107,26 @@ def _eval_entry(record: EvalRecord) -> dict[str, Any]:
             agent_tokens=_usage(res.agent_usage),
             judge_tokens=_usage(res.judge_usage),
         )
+        simulated = [run.simulation for run in res.runs if run.simulation is not None]
+        if simulated:
+            entry["simulation"] = _simulation_entry(res, simulated)
     return entry
+
+
+def _simulation_entry(res: Any, simulated: list[Any]) -> dict[str, Any]:
+    """A simulation's facts over its runs (only on a simulation's entry): what the caller
+    cost, and how each run's call ended."""
+    ended: dict[str, int] = {}
+    for record in simulated:
+        ended[record.ended_by] = ended.get(record.ended_by, 0) + 1
+    return {
+        "caller_model": simulated[0].model,
+        "caller_requests": sum(r.requests for r in simulated),
+        "caller_cached_turns": sum(r.cached_turns for r in simulated),
+        "caller_tokens": _usage(res.caller_usage),
+        "ended": ended,
+        "turns": [r.turns for r in simulated],
+    }
 
 
 def results_document(data: ReportData) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""``python -m pytest_agent_eval.schema [--check] [--root DIR]``: regenerate the transcript schema
-(packaged and published copies) and the YAML reference page docs/yaml-reference.md.
+"""``python -m pytest_agent_eval.schema [--check] [--root DIR]``: regenerate the transcript and
+simulation schemas (packaged and published copies) and their reference pages
+docs/yaml-reference.md and docs/simulation-reference.md.
 
 Run it from the repository root after adding or changing an expectation. ``--check`` writes
 nothing and exits 1 naming every file that is out of date.
@@ -23,10 +24,16 @@ def _targets(root: Path) -> dict[Path, str]:
     docs = root / "docs"
     if not docs.is_dir():
         raise SystemExit(f"{docs} not found: run from the repository root or pass --root")
+    from ..simulation._model import render_simulation_schema, simulation_reference_page
+
+    simulation = render_simulation_schema()
     return {
         PACKAGED_SCHEMA: schema,
         docs / "schema" / "transcript.json": schema,
         docs / "yaml-reference.md": reference_page(),
+        PACKAGED_SCHEMA.with_name("simulation.json"): simulation,
+        docs / "schema" / "simulation.json": simulation,
+        docs / "simulation-reference.md": simulation_reference_page(),
     }
 
 

@@ -1,0 +1,100 @@
+"""An on-disk cache of the simulated caller's turns, so a rerun replays the same caller free.
+
+One JSON file per caller turn, ``<folder>/<key[:2]>/<key>.json``, as the judge's verdict cache
+lays them out, named by a SHA-256 key over everything that decides the turn: the caller prompt
+version, the caller's model, its instructions (persona, goal, whether it may end the call), the
+conversation so far as the caller saw it, the run's seed and the temperature. Against an
+unchanged agent every key is found again: the caller makes no request. When the agent says
+something new, the conversation after it is new, so the caller is asked from that turn on, and
+only from there.
+
+Writes are atomic (temporary file, then rename), so parallel runs and xdist workers share the
+folder safely. Only usable turns are stored (an utterance, or the end of the call); a failed
+call is asked again next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from .._atomic import write_atomic
+
+__all__ = ["CallerCache", "CallerTurn", "caller_key"]
+
+_FORMAT = 1
+"""Layout version of an entry; entries of another layout are misses."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallerTurn:
+    """What the caller did at one point of a conversation: said something, or ended the call."""
+
+    kind: Literal["say", "end"]
+    text: str = ""
+    """What the caller said (``say``)."""
+    outcome: Literal["goal_reached", "gave_up"] | None = None
+    """Why it ended the call (``end``)."""
+    reason: str = ""
+    """Its reason, in its words (``end``)."""
+
+
+def caller_key(**parts: Any) -> str:
+    """The cache key of one caller turn: a SHA-256 over ``parts`` as sorted JSON."""
+    payload = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class CallerCache:
+    """Caller turns stored as ``<directory>/<key[:2]>/<key>.json``.
+
+    Args:
+        directory: The cache folder; created on first write.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CallerTurn | None:
+        """The stored turn for ``key``, or None (missing, unreadable, of another layout)."""
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            return None
+        kind, text = data.get("kind"), data.get("text", "")
+        outcome, reason = data.get("outcome"), data.get("reason", "")
+        if kind not in ("say", "end") or not isinstance(text, str) or not isinstance(reason, str):
+            return None
+        if kind == "say" and not text.strip():
+            return None
+        if kind == "end" and outcome not in ("goal_reached", "gave_up"):
+            return None
+        return CallerTurn(kind=kind, text=text, outcome=outcome, reason=reason)
+
+    def put(self, key: str, turn: CallerTurn, *, model: str) -> None:
+        """Store ``turn`` atomically; a cache that cannot be written is skipped (a cache is an
+        optimisation: a read-only disk must not fail the run)."""
+        body = json.dumps(
+            {
+                "format": _FORMAT,
+                "kind": turn.kind,
+                "text": turn.text,
+                "outcome": turn.outcome,
+                "reason": turn.reason,
+                "model": model,
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+        try:
+            write_atomic(self._path(key), body)
+        except OSError:
+            return

@@ -1,0 +1,169 @@
+"""The caller cache replays an unchanged conversation with no request and diverges from the
+first changed reply; the caller and the judge also work over the wire, through the real
+OpenAI SDK against the loopback Chat Completions server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from sim_models import ScriptedCaller, ScriptedJudge
+from test_conversation import REFUND, always_met, polite_caller, refund_agent, run, simulation
+
+from pytest_agent_eval import AgentReply
+from pytest_agent_eval.models import TranscriptResult
+
+
+def _chat_prefix() -> str:
+    """The model-id prefix of OpenAI Chat Completions: ``openai-chat`` in pydantic-ai 2.x
+    (where ``openai`` means the Responses API), ``openai`` in 1.x."""
+    from pydantic_ai.models import infer_model
+
+    try:
+        infer_model("openai-chat:probe")
+    except ValueError:
+        return "openai"
+    except Exception:  # a missing key: the prefix itself is known
+        return "openai-chat"
+    return "openai-chat"
+
+
+CHAT = _chat_prefix()
+
+
+def verdicts(result: TranscriptResult) -> list[Any]:
+    """Everything a verdict is made of, run by run (not durations)."""
+    return [
+        (
+            r.verdict,
+            [(t.user, t.reply, t.passed) for t in r.turns],
+            [(e.passed, e.reasoning.removesuffix(" (cached verdict)")) for e in r.evaluations],
+            r.simulation.ended_by if r.simulation else None,
+        )
+        for r in result.runs
+    ]
+
+
+def test_a_rerun_against_an_unchanged_agent_makes_no_caller_request(tmp_path: Path) -> None:
+    sim = simulation(runs=3)
+    first_caller = ScriptedCaller(polite_caller)
+    first = run(sim, first_caller, cache_dir=tmp_path)
+    assert len(first_caller.calls) == 9  # 3 runs x (2 utterances + the end)
+    assert list(tmp_path.rglob("*.json"))
+
+    again = ScriptedCaller(polite_caller)
+    second = run(sim, again, cache_dir=tmp_path)
+    assert again.calls == []  # every caller turn replayed
+    assert verdicts(second) == verdicts(first)
+    for r in second.runs:
+        assert r.simulation is not None
+        assert (r.simulation.requests, r.simulation.cached_turns) == (0, 3)
+        assert r.simulation.usage is None
+
+
+def test_a_changed_agent_diverges_only_from_its_first_changed_reply(tmp_path: Path) -> None:
+    sim = simulation()
+    run(sim, ScriptedCaller(polite_caller), cache_dir=tmp_path)
+
+    async def changed(history: Any) -> AgentReply:
+        reply = await refund_agent(history)
+        if reply.reply == REFUND:  # only the second reply changes
+            return AgentReply("Refund issued, reference RF-10.", reply.tool_calls)
+        return reply
+
+    caller = ScriptedCaller(polite_caller)
+    result = run(sim, caller, agent=changed, cache_dir=tmp_path)
+    record = result.runs[0].simulation
+    assert record is not None
+    # Turns 1 and 2 were written before the changed reply: replayed. The end came after it.
+    assert (record.cached_turns, record.requests) == (2, 1)
+    assert [c.turn for c in caller.calls] == [3]
+    assert "RF-10" in caller.calls[0].prompt
+
+
+def test_another_seed_is_another_caller_not_a_cache_hit(tmp_path: Path) -> None:
+    from pytest_agent_eval.simulation import CallerConfig
+
+    run(simulation(), ScriptedCaller(polite_caller), cache_dir=tmp_path)
+    caller = ScriptedCaller(polite_caller)
+    run(simulation(caller=CallerConfig(seed=7)), caller, cache_dir=tmp_path)
+    assert len(caller.calls) == 3
+
+
+def _loopback_caller(loopback: ModuleType, body: dict[str, Any]) -> dict[str, Any]:
+    """The caller's side of the wire: words until the agent gave a reference, then the tool."""
+    tools = [t["function"]["name"] for t in body.get("tools", [])]
+    said = "\n".join(str(m.get("content")) for m in body["messages"])
+    if "end_conversation" in tools and "RF-9" in said:
+        args = {"outcome": "goal_reached", "reason": "Refund done."}
+        return loopback.tool_call_completion([("end_conversation", args, "c1")])
+    if "Which order" in said:
+        return loopback.text_completion("It is order 1234.")
+    return loopback.text_completion("My blender arrived broken, I want a refund.")
+
+
+def test_caller_and_judge_over_the_openai_wire(
+    loopback: ModuleType, openai_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pytest_agent_eval.config import JudgeSettings
+    from pytest_agent_eval.runner import RunSettings
+    from pytest_agent_eval.simulation import (
+        CallerSettings,
+        SimulationSettings,
+        run_simulation,
+    )
+
+    judged: list[str] = []
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        tools = [t["function"]["name"] for t in body.get("tools", [])]
+        if "end_conversation" in tools or not tools:
+            return _loopback_caller(loopback, body)
+        judged.append(json.dumps(body["messages"]))
+        args = {"reasoning": "Turn 2 calls lookup_order.", "verdict": "met"}
+        return loopback.tool_call_completion([(tools[0], args, "j1")])
+
+    with loopback.ChatServer(respond) as server:
+        openai_env.setenv("OPENAI_BASE_URL", server.base_url)
+        settings = SimulationSettings(
+            run=RunSettings(judge=JudgeSettings(model=f"{CHAT}:loopback-judge", retries=0)),
+            caller=CallerSettings(model=f"{CHAT}:loopback-caller", retries=0, cache_dir=tmp_path),
+        )
+        import asyncio
+
+        result = asyncio.run(run_simulation(simulation(), refund_agent, settings=settings))
+        assert result.verdict == "passed", result.runs[0].error
+        record = result.runs[0].simulation
+        assert record is not None
+        assert (record.ended_by, record.outcome, record.turns) == ("caller", "goal_reached", 2)
+        assert record.model == f"{CHAT}:loopback-caller"
+        assert record.requests == 3 and record.usage is not None
+        assert record.usage.input_tokens == 11 + 11 + 13  # the server's usage, summed
+        caller_bodies = [b for b in server.requests if b["model"] == "loopback-caller"]
+        assert len(caller_bodies) == 3
+        # The caller's sampling settings reached the wire.
+        assert {b.get("temperature") for b in caller_bodies} == {0.7}
+        assert all(isinstance(b.get("seed"), int) for b in caller_bodies)
+        assert len(judged) == 1 and "lookup_order" in judged[0]
+
+        # The same session again: the caller cache answers, only the judge is asked.
+        before = len(server.requests)
+        again = asyncio.run(run_simulation(simulation(), refund_agent, settings=settings))
+        assert again.verdict == "passed"
+        assert [b["model"] for b in server.requests[before:]] == ["loopback-judge"]
+
+
+def test_a_judge_model_fixture_and_judge_verdicts_reach_every_criterion() -> None:
+    judge = ScriptedJudge(always_met)
+    sim = simulation(criteria=["a", "b", "c"])
+    result = run(sim, ScriptedCaller(polite_caller), judge)
+    assert result.verdict == "passed"
+    assert [e.key for e in result.runs[0].evaluations] == [
+        "criteria[0]",
+        "criteria[1]",
+        "criteria[2]",
+    ]
+    assert len(judge.calls) == 3
