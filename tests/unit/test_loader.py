@@ -198,8 +198,14 @@ def test_every_example_transcript_validates() -> None:
         if f.relative_to(ROOT / "examples").parts[0] != "ci"
     ]
     assert len(files) >= 8
+    from pytest_agent_eval.simulation import load_simulation_file
+    from pytest_agent_eval.simulation._model import file_kind
+
     for path in files:
-        load_transcript_file(path)
+        if file_kind(path) is not None:  # examples/simulations: simulations and scenarios
+            load_simulation_file(path)
+        else:
+            load_transcript_file(path)
 
 
 def test_dates_and_clock_times_stay_text(tmp_path: Path) -> None:
