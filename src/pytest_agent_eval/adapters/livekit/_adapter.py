@@ -29,6 +29,7 @@ from ...models import (
     Transcript,
     describe_conditions,
 )
+from ...voice._hearing import Hearing
 from ..base import ConversationInfo, TurnInput
 from ._audio import (
     FixtureAudio,
@@ -40,7 +41,6 @@ from ._audio import (
 )
 from ._barge_in import BargeInTurns, interrupting_turn
 from ._compat import agent_in_a_session, run_assert_over, vad_stream_vad
-from ._hearing import Hearing
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
 from ._replay import VADReplay
@@ -266,7 +266,7 @@ class LiveKitAdapter:
         ``seed`` (the fixture on disk is never changed; without conditions, `fixture_audio`)."""
         if not conditions:
             return self.fixture_audio(path)
-        from ...audio_fixtures.conditions import apply, babble_sources
+        from ...voice._degrade import apply, babble_sources
 
         babble = (
             babble_sources(path)
@@ -1207,7 +1207,7 @@ class LiveKitConversation(BargeInTurns):
             return None
         from livekit import rtc
 
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         frame = rtc.combine_audio_frames(list(audio.frames))
         clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
@@ -1247,7 +1247,7 @@ class LiveKitConversation(BargeInTurns):
             return None
         from livekit import rtc
 
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         frame = rtc.combine_audio_frames(frames)
         clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)

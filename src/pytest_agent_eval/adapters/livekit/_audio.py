@@ -14,15 +14,15 @@ from typing import Any
 from livekit import rtc
 from livekit.agents import vad as lk_vad
 
-from ...audio_fixtures import (
+from ...errors import AdapterError
+from ...models import describe_conditions
+from ...voice._fixtures import (
     AudioClip,
     read_sidecar,
     resample,
     to_pcm16_bytes,
     validate_fixture,
 )
-from ...errors import AdapterError
-from ...models import describe_conditions
 from ..base import TurnInput
 
 __all__ = [

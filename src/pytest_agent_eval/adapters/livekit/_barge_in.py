@@ -115,7 +115,7 @@ def played_words(text: str, frames: list[Any], played_s: float | None) -> str:
         return text.strip()
     from livekit import rtc
 
-    from ...audio_fixtures import clip_from_pcm16, voiced_frames
+    from ...voice._fixtures import clip_from_pcm16, voiced_frames
 
     frame = rtc.combine_audio_frames(frames)
     if played_s >= frame.duration - 1e-3:
@@ -439,7 +439,7 @@ class BargeInTurns:
     def _word_offset(self, word: int, handle: Any) -> tuple[float, str | None]:
         from livekit import rtc
 
-        from ...audio_fixtures import clip_from_pcm16, voiced_frames
+        from ...voice._fixtures import clip_from_pcm16, voiced_frames
 
         text = self._text_out.text_of(handle.id) if self._text_out is not None else ""
         frames = list(self._audio_out.frames)

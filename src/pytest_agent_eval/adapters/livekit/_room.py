@@ -282,7 +282,7 @@ class LiveKitRoomAdapter:
         ``seed`` (the fixture on disk is never changed; without conditions, `fixture_audio`)."""
         if not conditions:
             return self.fixture_audio(path, tail_s=tail_s)
-        from ...audio_fixtures.conditions import apply, babble_sources
+        from ...voice._degrade import apply, babble_sources
 
         babble = (
             babble_sources(path)
@@ -1017,7 +1017,7 @@ class LiveKitRoomConversation:
         folder = self.info.save_audio_dir or self.adapter.audio_in_dir
         if folder is None:
             return None
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         frame = rtc.combine_audio_frames(list(audio.frames))
         clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
@@ -1030,7 +1030,7 @@ class LiveKitRoomConversation:
         folder = self.adapter.audio_out_dir
         if folder is None or not pcm:
             return None
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         stem = safe_name(self.info.transcript.id)
         path = folder / f"{stem}-run{self.info.run_index + 1}-turn{turn.index + 1}.wav"

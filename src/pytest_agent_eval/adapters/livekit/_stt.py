@@ -286,7 +286,7 @@ class FixtureTextSTT(SegmentSTT):
         self._phrases(Path(wav), text)
 
     def _phrases(self, wav: Path, text: str) -> tuple[Any, ...]:
-        from ...audio_fixtures import prove_fixture_text
+        from ...voice._fixtures import prove_fixture_text
 
         try:
             st = wav.stat()
@@ -416,7 +416,7 @@ class WhisperSTT(SegmentSTT):
     so the same PCM with the same model and options always gives the same text, and a
     transcript run 5 times pays the CPU for its audio once. With an on-disk cache, reruns pay
     no CPU for it either;
-    see `pytest_agent_eval.audio_fixtures.transcribe_pcm` for what a result is keyed by.
+    see `pytest_agent_eval.voice._whisper.transcribe_pcm` for what a result is keyed by.
 
     A result served from the cache costs no CPU but is not delivered faster than recognizing
     it: its transcript goes out once the decode time measured when it was recognized has
@@ -446,7 +446,7 @@ class WhisperSTT(SegmentSTT):
         self._cpu_threads = cpu_threads
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._model: Any = None
-        from ...audio_fixtures import CacheStats
+        from ...voice._fixtures import CacheStats
 
         self.stats = CacheStats()
         """This instance's lookups: ``misses`` is how many segments it really recognized."""
@@ -475,7 +475,7 @@ class WhisperSTT(SegmentSTT):
             AudioFixtureError: The model cannot be found locally; nothing is downloaded.
         """
         if self._model is None:
-            from ...audio_fixtures import (
+            from ...voice._fixtures import (
                 default_transcript_cache_dir,
                 load_whisper,
                 recognizer_identity,
@@ -487,7 +487,7 @@ class WhisperSTT(SegmentSTT):
         return self._model
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
-        from ...audio_fixtures.whisper import recognize_pcm
+        from ...voice._whisper import recognize_pcm
 
         loop = asyncio.get_running_loop()
         handed = loop.time()

@@ -58,7 +58,7 @@ class SynthesizerTTS(tts.TTS):
         speed: float | None = None,
         sample_rate: int = 24000,
     ) -> None:
-        from ...synthesize.backend import get_backend
+        from ...voice._tts._registry import get_backend
 
         if sample_rate <= 0:
             raise ValueError(f"SynthesizerTTS: sample_rate must be > 0, got {sample_rate}")
@@ -100,7 +100,7 @@ class SynthesizerTTS(tts.TTS):
 
     def _speak(self, text: str) -> bytes:
         """``text`` as 16-bit mono PCM at this TTS's rate (runs in a worker thread)."""
-        from ...audio_fixtures import resample, to_pcm16_bytes
+        from ...voice._fixtures import resample, to_pcm16_bytes
 
         with _engine_lock:
             clip = self._backend.synthesize(text, self._settings)

@@ -5,7 +5,7 @@ come with it: `ScriptedLLMService` (regex rules instead of a model), `FixtureTex
 (hears each fixture's own text), `WhisperSTTService` (real recognition with a local Whisper
 model) and `SynthesizerTTSService` (the synthesizer's offline voice as a Pipecat TTS).
 
-Importing this package installs the adapter's clock dispatchers (`pytest_agent_eval._timeshim`), which must
+Importing this package installs the adapter's clock dispatchers (`pytest_agent_eval.voice._timeshim`), which must
 happen before Pipecat is imported: Pipecat keeps ``time.time`` at import. Under pytest the
 plugin does it when it loads; elsewhere, import this package before anything from
 ``pipecat``. The names below are imported on first use, so that costs no Pipecat import.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..._timeshim import install_time_shim
+from ...voice._timeshim import install_time_shim
 
 install_time_shim()
 

@@ -580,7 +580,7 @@ class PipecatConversation:
         folder = self.info.save_audio_dir or self.adapter.audio_in_dir
         if folder is None:
             return None
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         clip = clip_from_pcm16(fixture.pcm, fixture.sample_rate)
         stem = safe_name(self.info.transcript.id)
@@ -592,7 +592,7 @@ class PipecatConversation:
         folder = self.adapter.audio_out_dir
         if folder is None or not log.audio or not log.audio_rate or log.index is None:
             return None
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         clip = clip_from_pcm16(bytes(log.audio), log.audio_rate)
         stem = safe_name(self.info.transcript.id)

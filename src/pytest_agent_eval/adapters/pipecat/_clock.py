@@ -15,7 +15,7 @@ pipeline at max speed runs on a clock of its own, in a thread of its own:
   (the ``inline`` predicate: Silero and smart-turn inference, the offline STT and TTS) runs on
   the loop's own thread instead, which costs no thread hand-off.
 - **``time.time`` and ``time.monotonic``** (and their ``_ns`` forms) answer from the clock of
-  the thread that calls them (`pytest_agent_eval._timeshim`), so Pipecat's direct reads agree
+  the thread that calls them (`pytest_agent_eval.voice._timeshim`), so Pipecat's direct reads agree
   with its loop; threads without a clock read the real one. ``time.perf_counter`` stays real:
   it measures compute, which is what it is for.
 - **Between turns the clock is held**: nothing is due in the pipeline while the test decides
@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from ..._timeshim import bind, real_monotonic, real_time, unbind
+from ...voice._timeshim import bind, real_monotonic, real_time, unbind
 
 __all__ = [
     "NetworkRefusedError",

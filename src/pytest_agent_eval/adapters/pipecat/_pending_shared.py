@@ -361,13 +361,13 @@ def load_fixture_pcm(
                     return _loaded[key]
     import soundfile
 
-    from ...audio_fixtures import read_sidecar, resample, to_pcm16_bytes, validate_fixture
+    from ...voice._fixtures import read_sidecar, resample, to_pcm16_bytes, validate_fixture
 
     clip = validate_fixture(path)
     channels = int(soundfile.info(str(path)).channels)
     source_rate = clip.sample_rate
     if conditions:
-        from ...audio_fixtures.conditions import apply, babble_sources
+        from ...voice._degrade import apply, babble_sources
 
         babble = (
             babble_sources(path)

@@ -534,7 +534,7 @@ def _words(log: TurnLog) -> int:
 
 def _onset_samples(fixture: FixturePCM) -> int:
     """Where the fixture's speech starts (its first voiced 20 ms frame), in samples."""
-    from ...audio_fixtures import clip_from_pcm16, voiced_frames
+    from ...voice._fixtures import clip_from_pcm16, voiced_frames
 
     clip = clip_from_pcm16(fixture.pcm, fixture.sample_rate)
     voiced, n = voiced_frames(clip)
