@@ -117,7 +117,7 @@ def to_pcm16_bytes(clip: AudioClip) -> bytes:
     """16-bit little-endian PCM of the clip, clipped to full scale and rounded."""
     np = _numpy()
     pcm = np.round(np.clip(clip.samples, -1.0, 1.0) * PCM16_SCALE).astype("<i2")
-    return pcm.tobytes()
+    return bytes(pcm.tobytes())
 
 
 MAX_COMMENT_BYTES = 2000

@@ -16,7 +16,7 @@ import io
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..conditions import resolve_condition
 from ..errors import AudioFixtureError, require_extra
@@ -26,6 +26,8 @@ from ._stats import voiced_frames
 
 if TYPE_CHECKING:
     import numpy as np
+
+    _Array = np.ndarray
 
 __all__ = ["ConditionLike", "apply", "babble_sources"]
 
@@ -117,7 +119,7 @@ def _pedalboard() -> Any:
 def _process(plugin: Any, clip: AudioClip) -> np.ndarray:
     np = _numpy()
     processed = plugin(clip.samples.reshape(1, -1), clip.sample_rate)
-    return np.asarray(processed, dtype=np.float32).reshape(-1)
+    return cast("_Array", np.asarray(processed, dtype=np.float32).reshape(-1))
 
 
 def _speech_power(clip: AudioClip) -> float:
@@ -144,7 +146,7 @@ def _pink(n: int, rng: np.random.Generator) -> np.ndarray:
     spectrum = np.fft.rfft(rng.standard_normal(n))
     freqs = np.arange(len(spectrum), dtype=np.float64)
     freqs[0] = 1.0
-    return np.fft.irfft(spectrum / np.sqrt(freqs), n)
+    return cast("_Array", np.fft.irfft(spectrum / np.sqrt(freqs), n))
 
 
 def _babble(
@@ -163,7 +165,7 @@ def _babble(
         looped = np.tile(voice, reps)
         start = int(rng.integers(len(voice)))
         mix += _unit(looped[start : start + n].astype(np.float64))
-    return mix
+    return cast("_Array", mix)
 
 
 def _noise(

@@ -203,6 +203,7 @@ def _phrases(raw: Any) -> tuple[TimedPhrase, ...]:
         text, start, end = item.get("text"), item.get("start_s"), item.get("end_s")
         if not isinstance(text, str) or not all(isinstance(v, int | float) for v in (start, end)):
             raise ValueError("a phrase needs 'text', 'start_s' and 'end_s'")
+        assert isinstance(start, int | float) and isinstance(end, int | float)
         out.append(TimedPhrase(text, float(start), float(end)))
     return tuple(out)
 

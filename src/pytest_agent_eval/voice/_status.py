@@ -289,8 +289,9 @@ def prove_fixture_text(wav: str | os.PathLike[str], text: str) -> tuple[TimedPhr
         sidecar = record.as_sidecar(source)
         duration = None
     else:
-        sidecar = prov.sidecar
-        assert sidecar is not None
+        found = prov.sidecar
+        assert found is not None
+        sidecar = found
         if sidecar.pending:
             raise _refuse(path, "its synthesis was interrupted")
         if not sidecar.key_is_consistent:

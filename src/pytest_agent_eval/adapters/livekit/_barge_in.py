@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...conditions import condition_seed, turn_conditions
 from ...errors import AdapterError
-from ...models import AgentReply, BargeIn, InterruptConfig, Transcript
+from ...models import AgentReply, BargeIn, InterruptConfig
+from ...voice._barge_in import interrupting_turn, word_offset_s
 from ..base import TurnInput
 from ._audio import audio_turn_extra
 from ._compat import activity_current_speech, session_activity
@@ -53,42 +53,10 @@ from ._stt import SegmentSTT
 from ._turn import Stage
 
 if TYPE_CHECKING:
-    from ._audio import FixtureAudio, SpeechSegment
+    from ...voice._segments import SpeechSegment
+    from ._audio import FixtureAudio
 
 __all__ = ["BargeInTurns", "interrupting_turn", "played_words", "word_offset_s"]
-
-
-def interrupting_turn(transcript: Transcript, index: int, run_index: int) -> TurnInput | None:
-    """Turn ``index + 1`` as the runner would send it, when it interrupts turn ``index``."""
-    following = index + 1
-    if following >= len(transcript.turns):
-        return None
-    turn = transcript.turns[following]
-    if turn.interrupt is None or turn.audio is None:
-        return None
-    return TurnInput(
-        turn=turn,
-        index=following,
-        audio=Path(turn.audio),
-        conditions=tuple(turn_conditions(transcript, following)),
-        seed=condition_seed(transcript, following, run_index),
-    )
-
-
-def word_offset_s(text: str, word: int, voiced_start_s: float, voiced_end_s: float) -> float:
-    """Where word ``word`` (1-based) of ``text`` starts in a reply whose speech runs from
-    ``voiced_start_s`` to ``voiced_end_s``: the words spread over the speech by their length
-    in characters (with the space after each), as a caption follows speech.
-
-    Raises:
-        AdapterError: The reply has fewer words.
-    """
-    words = text.split()
-    if word > len(words):
-        raise AdapterError(f"interrupt at_word {word}: the reply has {len(words)} word(s)")
-    before = sum(len(w) + 1 for w in words[: word - 1])
-    total = sum(len(w) + 1 for w in words)
-    return voiced_start_s + (voiced_end_s - voiced_start_s) * before / total
 
 
 @dataclass

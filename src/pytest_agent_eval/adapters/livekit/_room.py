@@ -33,8 +33,8 @@ from ...models import (
     Usage,
     describe_conditions,
 )
+from ...voice._fixture_pcm import check_fixtures
 from ..base import ConversationInfo, TurnInput
-from ._adapter import _check_fixtures
 from ._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from ._logs import hold_livekit_logs
 from ._room_events import EVAL_EVENTS_VERSION, EVAL_LISTENER_ATTRIBUTE, EVAL_RPC_METHOD
@@ -246,7 +246,7 @@ class LiveKitRoomAdapter:
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """
-        await _check_fixtures(transcript, self.fixture_audio)
+        await check_fixtures(transcript, self.fixture_audio)
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitRoomConversation:
         """Create the run's room, join it, dispatch the agent and wait until it listens (and,

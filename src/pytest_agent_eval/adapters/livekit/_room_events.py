@@ -123,7 +123,7 @@ logger = logging.getLogger("pytest_agent_eval.livekit.room")
 
 
 def publish_eval_events(
-    session: AgentSession, *, room: rtc.Room | None = None
+    session: AgentSession[Any], *, room: rtc.Room | None = None
 ) -> EvalEventPublisher:
     """Record ``session``'s turns for `LiveKitRoomAdapter` and publish them on the room.
 
@@ -174,7 +174,7 @@ class _RoomRecorder(TurnRecorder):
     creates after the caller announced a text turn is that reply.
     """
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: AgentSession[Any]) -> None:
         super().__init__(session)
         self.text_pending = False
         self.speech_created = asyncio.Event()
@@ -195,7 +195,7 @@ class _SpeakingTimes:
     """When each speech started to be heard: the agent's state turned ``speaking`` with it
     current (RoomIO syncs the reply text to the audio, so this is its first text too)."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: AgentSession[Any]) -> None:
         self._session = session
         self._first: dict[str, float] = {}
 
@@ -237,7 +237,7 @@ class EvalEventPublisher:
     ``heard``, ``heard_segments``, ``speech_segments``, ``usage`` ([in, out] tokens of the
     turn), ``errors``, ``unrecoverable``; or ``error`` alone."""
 
-    def __init__(self, session: AgentSession, room: rtc.Room) -> None:
+    def __init__(self, session: AgentSession[Any], room: rtc.Room) -> None:
         self._session = session
         self._room = room
         self._seq = itertools.count()
@@ -263,7 +263,7 @@ class EvalEventPublisher:
         self._vad_problem: str | None = None
         self._settling: asyncio.Task[None] | None = None
         self._stage = ""
-        self._handlers: list[tuple[str, Any]] = [
+        self._handlers: list[tuple[Any, Any]] = [
             ("conversation_item_added", self._on_item),
             ("user_input_transcribed", self._on_transcript),
             ("user_state_changed", self._on_user_state),

@@ -6,8 +6,8 @@ import asyncio
 import itertools
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from livekit.agents import llm
@@ -18,50 +18,9 @@ from livekit.agents.types import (
     NotGivenOr,
 )
 
+from ...voice._script import Rule, parse_number, render, render_args
+
 __all__ = ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"]
-
-_NUMBER_WORDS = {
-    word: value
-    for value, word in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-}
-
-
-def parse_number(text: str | None) -> int | None:
-    """``"4"`` or ``"four"`` -> 4 (English words up to twenty); None when it is neither.
-
-    Speech recognizers write small numbers either way, so rules that read numbers from what the
-    user said should accept both.
-    """
-    if text is None:
-        return None
-    word = text.strip().lower().rstrip(".,!?")
-    if word.isdigit():
-        return int(word)
-    return _NUMBER_WORDS.get(word)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,99 +68,6 @@ class ScriptContext:
         return None
 
 
-Template = str | Callable[[ScriptContext], str]
-ArgsTemplate = Mapping[str, Any] | Callable[[ScriptContext], Mapping[str, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One scripted behaviour: when the user's words match, call a tool and/or reply.
-
-    String templates are filled with `str.format` from the match's named groups plus
-    ``{user}`` (the user message), ``{output}`` (the tool's output) and ``{error}`` (``"error"``
-    when the tool failed, else ``""``). Callables receive a `ScriptContext` instead.
-
-    Args:
-        pattern: Regular expression searched (case-insensitively) in the last user message.
-        reply: What to say; after the tool ran when ``tool`` is set. None says nothing more.
-        tool: Name of a tool to call first (it may be one the agent does not have).
-        args: The tool's arguments. A string value that is exactly one placeholder whose text
-            is a number (``"{party}"`` -> ``"4"`` or ``"four"``) becomes an int, unless the
-            tool declares that argument as a string.
-        preamble: Text said in the same response as the tool call, before it runs.
-    """
-
-    pattern: str | re.Pattern[str]
-    reply: Template | None = None
-    tool: str | None = None
-    args: ArgsTemplate | None = None
-    preamble: Template | None = None
-    _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        regex = (
-            self.pattern
-            if isinstance(self.pattern, re.Pattern)
-            else re.compile(self.pattern, re.IGNORECASE)
-        )
-        object.__setattr__(self, "_regex", regex)
-        if self.reply is None and self.tool is None:
-            raise ValueError(f"Rule {self.pattern!r} needs a reply, a tool, or both")
-
-    def search(self, text: str) -> re.Match[str] | None:
-        """The match of this rule in ``text``, or None."""
-        return self._regex.search(text)
-
-
-_PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
-
-
-def _fields(ctx: ScriptContext) -> dict[str, Any]:
-    values: dict[str, Any] = {k: (v or "") for k, v in ctx.match.groupdict().items()}
-    values.update(
-        user=ctx.user,
-        output=ctx.tool_output or "",
-        error="error" if ctx.tool_error else "",
-    )
-    return values
-
-
-def _render(template: Template, ctx: ScriptContext) -> str:
-    if callable(template):
-        return str(template(ctx))
-    return template.format(**_fields(ctx))
-
-
-def _render_args(
-    args: ArgsTemplate | None, ctx: ScriptContext, declared: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The tool's arguments, filled in. A lone placeholder whose text is a number becomes an
-    int, unless the tool declares that argument as a string (``"{rx}"`` -> ``"1234"`` for a
-    ``rx: str``): the call must pass the tool's own validation, as a real LLM's would."""
-    if args is None:
-        return {}
-    if callable(args):
-        return dict(args(ctx))
-    values = _fields(ctx)
-    declared = declared or {}
-    out: dict[str, Any] = {}
-    for key, value in args.items():
-        if isinstance(value, str):
-            text = value.format(**values)
-            wants_text = declared.get(key) == "string"
-            if (
-                not wants_text
-                and _PLACEHOLDER.match(value)
-                and (number := parse_number(text)) is not None
-            ):
-                out[key] = number
-            else:
-                out[key] = text
-        else:
-            out[key] = value
-    return out
-
-
 def declared_arg_types(tools: Sequence[Any], name: str) -> dict[str, Any]:
     """The JSON-schema ``type`` of each argument of the tool called ``name`` among ``tools``
     (empty when the tool is unknown or its schema cannot be read)."""
@@ -224,7 +90,7 @@ def _count_words(text: str) -> int:
     return len(text.split())
 
 
-class ScriptedLLM(llm.LLM):
+class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # generic only in newer livekit-agents
     """A LiveKit LLM that answers from rules instead of a model: offline, free and repeatable.
 
     On each request it takes the last user message, finds the first matching `Rule`, and
@@ -320,7 +186,7 @@ class ScriptedLLM(llm.LLM):
             (i for i, it in enumerate(items) if it.type == "message" and it.role == "user"),
             default=-1,
         )
-        user = (items[user_index].text_content or "") if user_index >= 0 else ""
+        user = (getattr(items[user_index], "text_content", None) or "") if user_index >= 0 else ""
         outputs = [it for it in items[user_index + 1 :] if it.type == "function_call_output"]
         instructed = _reply_instructions(items, after=user_index)
         if instructed is not None:
@@ -380,13 +246,13 @@ class ScriptedLLM(llm.LLM):
             call = llm.FunctionToolCall(
                 name=rule.tool,
                 arguments=json.dumps(
-                    _render_args(rule.args, ctx, declared_arg_types(tools, rule.tool))
+                    render_args(rule.args, ctx, declared_arg_types(tools, rule.tool))
                 ),
                 call_id=self.next_call_id(),
             )
-            preamble = _render(rule.preamble, ctx) if rule.preamble is not None else ""
+            preamble = render(rule.preamble, ctx) if rule.preamble is not None else ""
             return preamble, [call]
-        return (_render(rule.reply, ctx) if rule.reply is not None else ""), []
+        return (render(rule.reply, ctx) if rule.reply is not None else ""), []
 
 
 def _reply_instructions(items: Sequence[Any], *, after: int) -> tuple[int, str] | None:

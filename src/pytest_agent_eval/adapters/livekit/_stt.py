@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from livekit import rtc
 from livekit.agents import stt, utils
@@ -19,6 +19,8 @@ from livekit.agents.types import (
     APIConnectOptions,
     NotGivenOr,
 )
+
+from ...voice._heard import assign_phrases
 
 __all__ = [
     "FixtureTextSTT",
@@ -33,7 +35,7 @@ SegmentListener = Callable[[str], None]
 """Called with the transcript (possibly empty) of every speech segment an STT recognized."""
 
 
-class SegmentSTT(stt.STT):
+class SegmentSTT(stt.STT):  # type: ignore[type-arg]  # generic only in newer livekit-agents
     """Base of our STTs: one transcript per speech segment the VAD cuts.
 
     On its own (a worker in a room, say) it is a non-streaming STT: the session wraps it in
@@ -157,7 +159,7 @@ class SegmentSTT(stt.STT):
             listener(text)
         return stt.SpeechEvent(
             type=stt.SpeechEventType.FINAL_TRANSCRIPT,
-            alternatives=[stt.SpeechData(language="en", text=text, confidence=1.0)],
+            alternatives=[stt.SpeechData(language=cast(Any, "en"), text=text, confidence=1.0)],
         )
 
     async def _transcribe(self, frame: rtc.AudioFrame) -> str:
@@ -320,62 +322,6 @@ class FixtureTextSTT(SegmentSTT):
                 "with an STT that hears audio, such as WhisperSTT()"
             )
         return ""  # more segments than the fixture was cut into: the adapter reports that
-
-
-SPLIT_MIN_OVERLAP_S = 0.3
-"""A phrase is shared between two segments only when each holds at least this much of it (and
-`SPLIT_MIN_SHARE` of its length): VAD boundaries are a few frames off, which must not move a
-word."""
-SPLIT_MIN_SHARE = 0.2
-
-
-def assign_phrases(phrases: Sequence[Any], segments: Sequence[tuple[float, float]]) -> list[str]:
-    """The transcript of each speech segment: the phrases whose audio lies in it.
-
-    A phrase goes to the segment it overlaps most (the nearest one if it overlaps none). Only
-    when the VAD really cut inside a phrase (two segments each hold a good part of it) are its
-    words shared between them, in proportion to the overlaps.
-
-    Args:
-        phrases: Objects with ``text``, ``start_s`` and ``end_s`` (`TimedPhrase`), in order.
-        segments: ``(start_s, end_s)`` of each speech segment, in order.
-
-    Returns:
-        One string per segment ("" for a segment no phrase falls in).
-    """
-    if not segments:
-        return []
-    parts: list[list[str]] = [[] for _ in segments]
-    for phrase in phrases:
-        start, end = float(phrase.start_s), float(phrase.end_s)
-        length = max(end - start, 1e-6)
-        overlaps = [max(0.0, min(end, e) - max(start, s)) for s, e in segments]
-        cut = [
-            k
-            for k, o in enumerate(overlaps)
-            if o >= max(SPLIT_MIN_OVERLAP_S, SPLIT_MIN_SHARE * length)
-        ]
-        words = phrase.text.split()
-        if len(cut) >= 2 and len(words) >= len(cut):
-            total = sum(overlaps[k] for k in cut)
-            taken, acc = 0, 0.0
-            for i, k in enumerate(cut):
-                acc += overlaps[k]
-                left = len(cut) - i - 1
-                upto = len(words) if left == 0 else round(len(words) * acc / total)
-                upto = max(taken + 1, min(upto, len(words) - left))
-                parts[k].append(" ".join(words[taken:upto]))
-                taken = upto
-            continue
-        if max(overlaps) > 0:
-            best = max(range(len(segments)), key=lambda k: overlaps[k])
-        else:
-            best = min(
-                range(len(segments)),
-                key=lambda k: max(segments[k][0] - end, start - segments[k][1], 0.0),
-            )
-        parts[best].append(phrase.text)
-    return [" ".join(p) for p in parts]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,19 +24,15 @@ from ...models import (
     Transcript,
     Usage,
 )
+from ...voice._barge_in import interrupting_turn
+from ...voice._factory import takes_info
+from ...voice._fixture_pcm import FixturePCM, check_fixtures, load_fixture_pcm, resolve_audio
+from ...voice._heard import fixture_text_refusal
+from ...voice._latency import Unmeasured, reply_latency_s
 from ..base import ConversationInfo, TurnInput
 from ._clock import PipelineClock, PipelineThread
 from ._compat import check_pipecat, pure_work
 from ._logs import hold_pipecat_logs, resolve_level
-from ._pending_shared import (
-    FixturePCM,
-    check_fixtures,
-    fixture_text_refusal,
-    interrupting_turn,
-    load_fixture_pcm,
-    resolve_audio,
-    takes_info,
-)
 from ._record import Call, TurnLog, join_text
 from ._session import BargeInRun, BotSession, SessionOptions, TurnTimeout, runner_arguments
 from ._transport import InProcessTransport
@@ -294,7 +290,15 @@ class PipecatConversation:
             conditions = turn_conditions(transcript, index) if turn.audio is not None else []
             if conditions:
                 raise AdapterError(
-                    fixture_text_refusal(transcript, index, conditions, type(stts[0]).__name__)
+                    fixture_text_refusal(
+                        transcript,
+                        index,
+                        conditions,
+                        stt=type(stts[0]).__name__,
+                        listener="bot",
+                        owner="pipeline",
+                        instead="WhisperSTTService()",
+                    )
                 )
 
     def greeting(self) -> Greeting:
@@ -673,17 +677,15 @@ def _latency(anchors: list[float], first: float | None, *, what: str, label: str
             user's speech, or no end of speech was observed): the latency is not a number, and
             a latency check must not pass on it.
     """
-    if first is None:
-        return None
-    before = [a for a in anchors if a <= first]
-    if not before:
-        why = (
-            "before the end of the user's speech (the bot talked over the user)"
-            if anchors
-            else "with no end of the user's speech observed (the VAD never stopped)"
-        )
-        raise AdapterError(
-            f"{label}: the bot's {what} came {why}, so its latency cannot be measured; fix the "
-            "pipeline or the fixture rather than read a negative latency"
-        )
-    return round(first - max(before), 4)
+    latency = reply_latency_s(anchors, first)
+    if not isinstance(latency, Unmeasured):
+        return None if latency is None else round(latency, 4)
+    why = (
+        "with no end of the user's speech observed (the VAD never stopped)"
+        if latency.early_s is None
+        else "before the end of the user's speech (the bot talked over the user)"
+    )
+    raise AdapterError(
+        f"{label}: the bot's {what} came {why}, so its latency cannot be measured; fix the "
+        "pipeline or the fixture rather than read a negative latency"
+    )

@@ -176,7 +176,7 @@ class PipelineClock:
         self.jobs -= 1
 
 
-class _ClockSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class _ClockSelector(selectors.DefaultSelector):
     clock: PipelineClock
 
     def select(self, timeout: float | None = None) -> list[Any]:
@@ -234,7 +234,7 @@ class PipelineLoop(asyncio.SelectorEventLoop):
             raise self._refuse(host, port)
         return await super().getaddrinfo(host, port, *args, **kwargs)
 
-    async def create_connection(  # type: ignore[override]
+    async def create_connection(
         self, protocol_factory: Any, host: Any = None, port: Any = None, *args: Any, **kwargs: Any
     ) -> Any:
         if not self.allow_network:
@@ -247,7 +247,7 @@ class PipelineLoop(asyncio.SelectorEventLoop):
             raise self._refuse(*(address if isinstance(address, tuple) else (address, None))[:2])
         await super().sock_connect(sock, address)
 
-    async def create_datagram_endpoint(  # type: ignore[override]
+    async def create_datagram_endpoint(
         self, protocol_factory: Any, local_addr: Any = None, remote_addr: Any = None, **kw: Any
     ) -> Any:
         if not self.allow_network and remote_addr is not None:
@@ -256,7 +256,7 @@ class PipelineLoop(asyncio.SelectorEventLoop):
             protocol_factory, local_addr=local_addr, remote_addr=remote_addr, **kw
         )
 
-    async def create_unix_connection(  # type: ignore[override]
+    async def create_unix_connection(
         self, protocol_factory: Any, path: Any = None, **kwargs: Any
     ) -> Any:
         if not self.allow_network:

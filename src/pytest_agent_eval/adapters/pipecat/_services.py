@@ -39,7 +39,7 @@ from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
 from ...models import VoiceSettings
-from ._pending_shared import Rule, ScriptContext, render, render_args
+from ...voice._script import Rule, ScriptContext, render, render_args
 
 __all__ = [
     "FixtureTextSTTService",
@@ -101,7 +101,9 @@ class _CountingSTT(SegmentedSTTService):
     def can_generate_metrics(self) -> bool:
         return True
 
-    async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection):
+    async def process_audio_frame(
+        self, frame: InputAudioRawFrame, direction: FrameDirection
+    ) -> None:
         self._heard_samples += len(frame.audio) // (2 * max(1, frame.num_channels))
         await super().process_audio_frame(frame, direction)
 
@@ -517,8 +519,8 @@ class SynthesizerTTSService(TTSService):
     def _speak(self, text: str) -> tuple[bytes, list[tuple[str, float]]]:  # runs inline
         """``text`` as 16-bit mono PCM at this service's rate, and when each word starts
         (spread over the voiced audio by length, as a caption follows speech)."""
+        from ...voice._barge_in import word_offset_s
         from ...voice._fixtures import resample, to_pcm16_bytes, voiced_frames
-        from ._pending_shared import word_offset_s
 
         with _engine_lock:
             clip = self._backend.synthesize(text, self._voice)

@@ -24,9 +24,9 @@ from pipecat.runner.types import RunnerArguments
 from pipecat.workers.runner import WorkerRunner
 
 from ...errors import AdapterError
+from ...voice._fixture_pcm import FixturePCM
 from ._clock import PipelineClock
 from ._compat import forget_flows, processors_of, watch_flows
-from ._pending_shared import FixturePCM
 from ._record import Recorder, TurnLog
 from ._services import FixtureTextSTTService
 from ._transport import InProcessTransport

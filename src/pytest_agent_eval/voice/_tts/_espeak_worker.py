@@ -46,7 +46,7 @@ def _set_voice(lib: ctypes.CDLL, voice: str) -> bool:
     language, _, _variant = voice.partition("+")
     spec = _Voice(name=None, languages=language.lower().encode(), identifier=None)
     lib.espeak_SetVoiceByProperties.argtypes = [ctypes.POINTER(_Voice)]
-    return lib.espeak_SetVoiceByProperties(ctypes.byref(spec)) == 0
+    return bool(lib.espeak_SetVoiceByProperties(ctypes.byref(spec)) == 0)
 
 
 def main() -> int:
@@ -68,7 +68,7 @@ def main() -> int:
         return 2
     chunks: list[bytes] = []
 
-    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)  # type: ignore[untyped-decorator]
     def on_audio(wav: ctypes._Pointer, n: int, _events: int) -> int:  # type: ignore[type-arg]
         if n > 0:
             chunks.append(ctypes.string_at(wav, n * 2))

@@ -108,7 +108,8 @@ def available_backends() -> list[str]:
 
 def _load_target(target: str) -> Callable[[], Any]:
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    loaded: Callable[[], Any] = getattr(importlib.import_module(module), attr)
+    return loaded
 
 
 def get_backend(name: str) -> TTSBackend:
