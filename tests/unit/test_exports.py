@@ -379,7 +379,7 @@ EXPORTS: dict[str, list[str]] = {
         "watch_flows",
     ],
     "adapters.pipecat._logs": ["hold_pipecat_logs", "resolve_level"],
-    "adapters.pipecat._record": ["Call", "Recorder", "TurnLog"],
+    "adapters.pipecat._record": ["Call", "Recorder", "SaidOnOwn", "TurnLog"],
     "adapters.pipecat._services": [
         "FixtureTextSTTService",
         "ScriptedLLMService",

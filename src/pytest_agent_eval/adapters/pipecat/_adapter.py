@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import os
 import time
@@ -557,6 +558,18 @@ class PipecatConversation:
             "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in log.handoffs],
             "late_tool_results": [_late(c) for c in log.late_results],
         }
+        agent_speech = [
+            AgentSpeech(
+                text=said.text,
+                cause=said.cause,
+                agent=said.agent,
+                turn_index=log.index,
+                started_at_s=_since(said.at, session.origin),
+                latency_s=_own_latency(anchors, said.at),
+            )
+            for said in log.said_on_own
+        ]
+        meta["agent_speech"] = [dataclasses.asdict(s) for s in agent_speech]
         if log.turn_predictions:
             meta["turn_predictions"] = log.turn_predictions
         if fixture is not None:
@@ -578,6 +591,7 @@ class PipecatConversation:
             active_agent=recorder.node if recorder.flows else None,
             handoffs=list(log.handoffs) if recorder.flows else None,
             metadata={"pipecat": meta},
+            agent_speech=agent_speech,
         )
 
     def _save_streamed_audio(self, fixture: FixturePCM, index: int) -> Path | None:
@@ -667,6 +681,13 @@ def _late(call: Call) -> dict[str, Any]:
 
 def _since(at: float | None, origin: float) -> float | None:
     return None if at is None else round(max(0.0, at - origin), 3)
+
+
+def _own_latency(anchors: list[float], at: float) -> float | None:
+    """Seconds from the end of the user's speech to speech the bot started on its own; None
+    when it did not come after one (it is a record, not something a check reads)."""
+    latency = reply_latency_s(anchors, at)
+    return None if latency is None or isinstance(latency, Unmeasured) else round(latency, 4)
 
 
 def _latency(anchors: list[float], first: float | None, *, what: str, label: str) -> float | None:
