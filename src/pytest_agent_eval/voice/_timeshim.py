@@ -1,6 +1,6 @@
 """``time.time`` and ``time.monotonic`` that a thread can be given a clock of its own for.
 
-The Pipecat adapter runs each pipeline on a clock of its own (`adapters.pipecat._clock`), and
+The Pipecat adapter runs each pipeline on a clock of its own (`voice._clock`), and
 Pipecat reads ``time.time``/``time.monotonic`` directly as well as through its event loop. The
 dispatchers here answer from the clock bound to the calling thread, or from the real clock
 for every other thread, at the cost of one dict lookup. Pipecat keeps a reference to

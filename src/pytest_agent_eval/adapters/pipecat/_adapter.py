@@ -26,12 +26,12 @@ from ...models import (
     Usage,
 )
 from ...voice._barge_in import interrupting_turn
+from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._factory import takes_info
 from ...voice._fixture_pcm import FixturePCM, check_fixtures, load_fixture_pcm, resolve_audio
 from ...voice._heard import fixture_text_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
 from ..base import ConversationInfo, TurnInput
-from ._clock import PipelineClock, PipelineThread
 from ._compat import check_pipecat, pure_work
 from ._logs import hold_pipecat_logs, resolve_level
 from ._record import Call, TurnLog, join_text

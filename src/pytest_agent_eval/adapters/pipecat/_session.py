@@ -24,8 +24,8 @@ from pipecat.runner.types import RunnerArguments
 from pipecat.workers.runner import WorkerRunner
 
 from ...errors import AdapterError
+from ...voice._clock import PipelineClock
 from ...voice._fixture_pcm import FixturePCM
-from ._clock import PipelineClock
 from ._compat import forget_flows, processors_of, watch_flows
 from ._record import Recorder, TurnLog
 from ._services import FixtureTextSTTService
