@@ -90,7 +90,7 @@ def _count_words(text: str) -> int:
     return len(text.split())
 
 
-class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # generic only in newer livekit-agents
+class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subscript of a livekit base
     """A LiveKit LLM that answers from rules instead of a model: offline, free and repeatable.
 
     On each request it takes the last user message, finds the first matching `Rule`, and

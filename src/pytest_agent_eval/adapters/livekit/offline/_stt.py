@@ -35,7 +35,7 @@ SegmentListener = Callable[[str], None]
 """Called with the transcript (possibly empty) of every speech segment an STT recognized."""
 
 
-class SegmentSTT(stt.STT):  # type: ignore[type-arg]  # generic only in newer livekit-agents
+class SegmentSTT(stt.STT):  # type: ignore[type-arg]  # bare: no run-time subscript of a livekit base
     """Base of our STTs: one transcript per speech segment the VAD cuts.
 
     On its own (a worker in a room, say) it is a non-streaming STT: the session wraps it in

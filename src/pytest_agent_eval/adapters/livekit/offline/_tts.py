@@ -19,7 +19,7 @@ __all__ = ["SynthesizerTTS"]
 _engine_lock = threading.Lock()
 
 
-class SynthesizerTTS(tts.TTS):  # type: ignore[type-arg]  # generic only in newer livekit-agents
+class SynthesizerTTS(tts.TTS):  # type: ignore[type-arg]  # bare: no run-time subscript of a livekit base
     """A LiveKit ``tts.TTS`` that speaks with a backend of the fixture synthesizer.
 
     The default is the ``hibari`` backend and its bundled voice: offline, no key, the same
