@@ -74,10 +74,10 @@ def _fixtures(folder: Path) -> list[tuple[str, Path]]:
 
 def measure(fixtures: list[tuple[str, Path]], seeds: int) -> dict[str, Row]:
     """Apply every condition with every seed to every fixture and score what Whisper heard."""
-    from pytest_agent_eval.audio_fixtures import load_whisper, read_wav, transcribe
-    from pytest_agent_eval.audio_fixtures.conditions import apply, babble_sources
-    from pytest_agent_eval.audio_fixtures.wer import normalize_for_wer, word_error_rate
     from pytest_agent_eval.models import AudioCondition
+    from pytest_agent_eval.voice._degrade import apply, babble_sources
+    from pytest_agent_eval.voice._fixtures import load_whisper, read_wav, transcribe
+    from pytest_agent_eval.voice._wer import normalize_for_wer, word_error_rate
 
     model = load_whisper()
     rows: dict[str, Row] = {}

@@ -68,7 +68,7 @@ from pathlib import Path
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 if sys.argv[3] == "thread":
-    from pytest_agent_eval.synthesize.backends.hibari import HibariBackend
+    from pytest_agent_eval.voice._tts._hibari import HibariBackend
     HibariBackend.execution = "thread"
 start = time.perf_counter()
 summary = ensure_fixtures([load_transcript_file(Path(sys.argv[1]))], jobs=int(sys.argv[2]))
@@ -89,10 +89,10 @@ def cold(texts: list[str], jobs: int, mode: str) -> tuple[int, float, float]:
 
 
 def warm_check(count: int) -> None:
-    from pytest_agent_eval.audio_fixtures import write_sidecar
     from pytest_agent_eval.loader import load_transcript_file
     from pytest_agent_eval.synthesize import Planner, ensure_fixtures
     from pytest_agent_eval.synthesize.plan import sidecar_for
+    from pytest_agent_eval.voice._fixtures import write_sidecar
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

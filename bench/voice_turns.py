@@ -274,7 +274,7 @@ def _hits(stats: Any) -> str:
 async def _whisper_runs(agent: ModuleType, transcript: Any, runs: int) -> float:
     """``runs: N`` with Whisper against one run; then a rerun served by the disk cache."""
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter, WhisperSTT
-    from pytest_agent_eval.audio_fixtures import transcript_cache
+    from pytest_agent_eval.voice import transcript_cache
 
     WhisperSTT().load()  # the model load is paid once per process either way
     cache = transcript_cache()
@@ -361,7 +361,7 @@ async def _earlier_vs_ours(agent: ModuleType, transcript: Any, source: Path) -> 
     import soundfile
 
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter, _segments
-    from pytest_agent_eval.audio_fixtures import transcript_cache
+    from pytest_agent_eval.voice import transcript_cache
 
     earlier_cls = _earlier_adapter(source)
     audio_turns = [t for t in transcript.turns if t.audio is not None]

@@ -1,20 +1,20 @@
-"""``time.time`` and ``time.monotonic`` that a thread can be given a clock of its own for.
+"""Moved to `pytest_agent_eval.voice._timeshim`.
 
-The Pipecat adapter runs each pipeline on a clock of its own (`adapters.pipecat._clock`), and
-Pipecat reads ``time.time``/``time.monotonic`` directly as well as through its event loop. The
-dispatchers here answer from the clock bound to the calling thread, or from the real clock
-for every other thread, at the cost of one dict lookup. Pipecat keeps a reference to
-``time.time`` when it is imported (its VAD frames' ``default_factory``), so they must be in
-place first: the plugin installs them when it loads, where pipecat is installed.
-
-A leaf module: it imports nothing of the package, so the plugin can load it for free.
+This path stays importable for earlier imports: it is that same module, not a copy.
 """
 
-from __future__ import annotations
+import sys
 
-import threading
-import time
-from typing import Any, Protocol
+from .voice import _timeshim
+from .voice._timeshim import (
+    ThreadClock,
+    bind,
+    install_time_shim,
+    is_time_shim,
+    real_monotonic,
+    real_time,
+    unbind,
+)
 
 __all__ = [
     "ThreadClock",
@@ -26,93 +26,4 @@ __all__ = [
     "unbind",
 ]
 
-_REAL_TIME = time.time
-_REAL_TIME_NS = time.time_ns
-_REAL_MONOTONIC = time.monotonic
-_REAL_MONOTONIC_NS = time.monotonic_ns
-
-
-class ThreadClock(Protocol):
-    """What a thread's clock answers."""
-
-    def wall(self) -> float:
-        """Its ``time.time()``."""
-        ...
-
-    def monotonic(self) -> float:
-        """Its ``time.monotonic()``."""
-        ...
-
-
-_clocks: dict[int, ThreadClock] = {}
-"""Thread ident -> the clock that thread reads."""
-
-
-def bind(clock: ThreadClock, ident: int | None = None) -> int:
-    """Make thread ``ident`` (default: the calling one) read ``clock``; returns the ident."""
-    ident = threading.get_ident() if ident is None else ident
-    _clocks[ident] = clock
-    return ident
-
-
-def unbind(ident: int, clock: ThreadClock) -> None:
-    """Thread ``ident`` reads the real clock again (if it still reads ``clock``)."""
-    if _clocks.get(ident) is clock:
-        del _clocks[ident]
-
-
-def _clock_here() -> ThreadClock | None:
-    if not _clocks:
-        return None
-    return _clocks.get(threading.get_ident())
-
-
-def _time() -> float:
-    clock = _clock_here()
-    return _REAL_TIME() if clock is None else clock.wall()
-
-
-def _time_ns() -> int:
-    clock = _clock_here()
-    return _REAL_TIME_NS() if clock is None else int(clock.wall() * 1e9)
-
-
-def _monotonic() -> float:
-    clock = _clock_here()
-    return _REAL_MONOTONIC() if clock is None else clock.monotonic()
-
-
-def _monotonic_ns() -> int:
-    clock = _clock_here()
-    return _REAL_MONOTONIC_NS() if clock is None else int(clock.monotonic() * 1e9)
-
-
-_SHIMS = {
-    "time": _time,
-    "time_ns": _time_ns,
-    "monotonic": _monotonic,
-    "monotonic_ns": _monotonic_ns,
-}
-
-
-def install_time_shim() -> None:
-    """Put the dispatchers in place of ``time.time``/``time.monotonic`` (and ``_ns``).
-    Idempotent."""
-    for name, shim in _SHIMS.items():
-        if getattr(time, name) is not shim:
-            setattr(time, name, shim)
-
-
-def is_time_shim(fn: Any) -> bool:
-    """True when ``fn`` is one of the dispatchers."""
-    return any(fn is shim for shim in _SHIMS.values())
-
-
-def real_monotonic() -> float:
-    """The real ``time.monotonic()``, whichever clock the thread reads."""
-    return _REAL_MONOTONIC()
-
-
-def real_time() -> float:
-    """The real ``time.time()``."""
-    return _REAL_TIME()
+sys.modules[__name__] = _timeshim

@@ -33,7 +33,7 @@ from .errors import TranscriptError
 from .expectations import expect_keys, transcript_keys, turn_keys
 from .expectations.barge_in import interrupt_problems
 from .models import AudioCondition, Case, Expect, Transcript, Turn, Variant, VoiceSettings
-from .speech import PauseMarkupError, spoken_text
+from .voice._speech import PauseMarkupError, spoken_text
 
 __all__ = [
     "MAX_YAML_NODES",

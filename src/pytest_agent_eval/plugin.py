@@ -43,7 +43,7 @@ from .report.not_live import NotLiveSummary
 # conftest may import pipecat before the Pipecat adapter: the adapter's clock dispatchers go in
 # first, when the plugin loads, and only where pipecat is installed (nothing is imported).
 if importlib.util.find_spec("pipecat") is not None:
-    from ._timeshim import install_time_shim
+    from .voice._timeshim import install_time_shim
 
     install_time_shim()
 
@@ -102,7 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[session_key] = session
     register_group_markers(config)
-    from .audio_fixtures import (
+    from .voice._fixtures import (
         default_transcript_cache_dir,
         set_default_transcript_cache_dir,
         set_max_fixture_s,
@@ -130,7 +130,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     close_session_loop(config)
     # A pytest run inside a process (pytester, an IDE) leaves the process's default as it was.
     if _outer_stt_cache_dir in config.stash:
-        from .audio_fixtures import set_default_transcript_cache_dir
+        from .voice._fixtures import set_default_transcript_cache_dir
 
         set_default_transcript_cache_dir(config.stash[_outer_stt_cache_dir])
 

@@ -74,7 +74,7 @@ from .models import (
     describe_conditions,
     passes_needed,
 )
-from .speech import PauseMarkupError, spoken_text
+from .voice._speech import PauseMarkupError, spoken_text
 
 __all__ = [
     "RunScript",
@@ -598,7 +598,7 @@ def heard_wer(spoken: str, heard: str) -> float | None:
     """The word error rate of ``heard`` against ``spoken`` (number-aware, as ``--verify``
     scores), or None when the normalizer is not installed (heard_wer_max then errors, naming
     the extra)."""
-    from .audio_fixtures.wer import word_error_rate
+    from .voice._wer import word_error_rate
 
     try:
         return round(word_error_rate(spoken, heard), 4)

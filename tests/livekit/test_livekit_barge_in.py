@@ -39,11 +39,6 @@ RULES = [
 ]
 INTERRUPTION = "Do you have any vegan dishes on the menu?"
 
-# The Whisper model is loaded once per process; load it now, so the first transcription
-# of a test is not also the model's load (a slow first transcript can make LiveKit resume a
-# paused reply, taking the interruption for a false one).
-WhisperSTT().load()
-
 
 def _transcript(folder: Path, interrupt: str, *, first: str = "Tell me about the menu.") -> str:
     return f"""
@@ -61,7 +56,9 @@ turns:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def folder(tmp_path_factory: pytest.TempPathFactory, whisper_loaded: None) -> Path:
+    """The fixtures of the barge-in turns; every test that takes it runs WhisperSTT sessions,
+    so it also has the model loaded before any session starts (``whisper_loaded``)."""
     from pytest_agent_eval.synthesize.run import ensure_fixtures
 
     folder = tmp_path_factory.mktemp("barge_in")

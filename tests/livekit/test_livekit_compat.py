@@ -209,8 +209,10 @@ def test_a_missing_internal_fails_naming_the_livekit_version() -> None:
 
 
 # Private names of livekit-agents the adapter may read only through _compat.
+# (`session._adapter`, `session._barge_in`, `session._io` are our own modules: the in-process
+# product's sub-package, adapters/livekit/session/.)
 _PRIVATE_READ = re.compile(
-    r"""(?:session|activity|agent|current|handle|task|record|info)\._[a-z]\w*"""
+    r"""(?:session|activity|agent|current|handle|task|record|info)\._(?!(?:adapter|barge_in|io)\b)[a-z]\w*"""
     r"""|getattr\([^)]*["']_[a-z]\w*["']"""
     r"""|from\s+livekit[.\w]*\s+import\s+[^\n]*\b_[A-Za-z]\w*"""
 )
@@ -219,12 +221,14 @@ _PRIVATE_READ = re.compile(
 def test_no_other_adapter_module_reads_livekit_internals() -> None:
     folder = Path(adapter_package.__file__).parent
     offenders = []
-    for path in sorted(folder.glob("*.py")):
+    paths = sorted(folder.rglob("*.py"))  # the products' sub-packages too
+    assert any(p.parent.name == "session" for p in paths), "the adapter moved: fix this test"
+    for path in paths:
         if path.name == "_compat.py":
             continue
         for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
             if _PRIVATE_READ.search(line):
-                offenders.append(f"{path.name}:{number}: {line.strip()}")
+                offenders.append(f"{path.relative_to(folder)}:{number}: {line.strip()}")
     assert not offenders, "read LiveKit internals through _compat:\n" + "\n".join(offenders)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import LocalSmartTurnAnalyzerV3
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.flows import FlowArgs, FlowManager, FlowsFunctionSchema, NodeConfig
-from pipecat.frames.frames import LLMRunFrame
+from pipecat.frames.frames import LLMRunFrame, TTSSpeakFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
@@ -78,6 +78,11 @@ RULES = [
     ),
     Rule(r"\bstop\b", reply="Okay, I will stop."),
     Rule(r"where is my order", reply="Your order ships tomorrow."),
+    Rule(
+        r"free tables",
+        tool="check_tables",
+        reply=lambda ctx: f"We have {ctx.tool_result['free']} tables free tonight.",
+    ),
 ]
 
 
@@ -95,7 +100,23 @@ async def dessert_menu(params: FunctionCallParams) -> None:
     raise RuntimeError("the dessert menu service is down")
 
 
-FUNCTIONS = {"get_weather": get_weather, "get_forecast": get_forecast, "dessert_menu": dessert_menu}
+CHECKING = "One moment, let me check the tables."
+
+
+async def check_tables(params: FunctionCallParams) -> None:
+    """Says a line of its own while the slow booking system answers (Pipecat's idiom: a
+    ``TTSSpeakFrame`` pushed from the function handler)."""
+    await params.llm.push_frame(TTSSpeakFrame(CHECKING))
+    await asyncio.sleep(0.5)  # the booking system's own time
+    await params.result_callback({"free": 3})
+
+
+FUNCTIONS = {
+    "get_weather": get_weather,
+    "get_forecast": get_forecast,
+    "dessert_menu": dessert_menu,
+    "check_tables": check_tables,
+}
 
 
 def voice_bot(
@@ -263,6 +284,11 @@ SCENARIOS = [
     Scenario("flows_two_nodes", flows_bot, (("book", True), ("two", True))),
     Scenario("smart_turn_v3", smart_turn_bot, (("order", True), ("hello", True))),
     Scenario("two_sentences_2s_pause", single_bot, (("bill_pause_charge", True),)),
+    Scenario(
+        "function_that_speaks",
+        single_bot,
+        (("hello", True), ("Do you have free tables tonight?", False)),
+    ),
     Scenario(
         "barge_in",
         single_bot,

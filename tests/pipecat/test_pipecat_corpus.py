@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_bots import GREETING, SCENARIOS, Scenario
+from corpus_bots import CHECKING, GREETING, SCENARIOS, Scenario
 from pipecat_support import PHRASES, converse, run, transcript
 
 from pytest_agent_eval.adapters.pipecat import PipecatAdapter
@@ -42,6 +42,9 @@ def captured(greeting: Greeting, replies: list[AgentReply]) -> list[dict[str, An
                 "outcomes": [c.outcome for c in reply.calls],
                 "agent": reply.active_agent,
                 "handoffs": [(h.from_agent, h.to_agent) for h in reply.handoffs or []],
+                "agent_speech": [
+                    (s.cause, s.text, s.agent, s.turn_index) for s in reply.agent_speech
+                ],
                 "greeting": greeting.text if index == 0 else None,
                 "user_turns": meta["user_turns"],
                 "interruptions": meta["interruptions"],
@@ -63,6 +66,7 @@ def turn(
     calls: list[tuple[Any, ...]] | None = None,
     agent: str | None = None,
     handoffs: list[tuple[str, str]] | None = None,
+    agent_speech: list[tuple[Any, ...]] | None = None,
     greeting: str | None = None,
     user_turns: int = 1,
     interruptions: int = 0,
@@ -77,6 +81,7 @@ def turn(
         "outcomes": ["error" if c[3] else "ok" for c in calls],
         "agent": agent,
         "handoffs": handoffs or [],
+        "agent_speech": agent_speech or [],
         "greeting": greeting,
         "user_turns": user_turns,
         "interruptions": interruptions,
@@ -153,6 +158,17 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             greeting="",
             user_turns=2,
         )
+    ],
+    "function_that_speaks": [
+        turn(HELLO, heard=PHRASES["hello"], greeting=""),
+        # A line the function says while it runs is in the reply, and recorded as speech the
+        # bot started on its own, from the tool (as LiveKit records a tool's say()).
+        turn(
+            f"{CHECKING} We have 3 tables free tonight.",
+            calls=[("check_tables", {}, {"free": 3}, False, None)],
+            agent_speech=[("tool", CHECKING, None, 1)],
+            user_turns=0,
+        ),
     ],
     "barge_in": [
         # The story is cut 1.5 s into its audio: the reply holds the words spoken by then.

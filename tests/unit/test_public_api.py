@@ -93,27 +93,30 @@ ALLOWED: dict[str, set[str]] = {
     "_serialize": {"_sanitize"},
     "_atomic": set(),
     "_async": set(),
-    # time.time/monotonic per thread (the Pipecat adapter's clock); the plugin installs it.
-    "_timeshim": set(),
+    # Old paths of modules moved into voice/ (each is the moved module itself).
+    "_timeshim": {"voice"},
     "_text": {"models", "_sanitize"},  # models only for type checking
     "_retry": {"_text"},
     "_compat": {"models"},
     "models": {"errors", "_serialize"},
-    "speech": {"errors"},
+    "speech": {"voice"},
     "_records": {"models", "_serialize"},
     "config": {"errors", "models", "_text", "conditions"},  # condition presets
     # The catalog of audio conditions: data only (kinds, presets, YAML values).
     "conditions": {"models", "_text"},
     # One transcript -> several (variants): copies of models.
     "expansion": {"models"},
-    # apply() reads the catalog of audio conditions (their kinds and defaults).
-    "audio_fixtures": {"errors", "_atomic", "speech", "conditions", "models"},
+    "audio_fixtures": {"voice"},
+    # The framework-neutral voice core both voice adapters share; apply() reads the catalog of
+    # audio conditions (their kinds and defaults), the scripted rules and the TTS engines use
+    # the retry and text helpers.
+    "voice": {"errors", "_atomic", "conditions", "models", "_text", "_retry"},
     "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
     "loader": {
         "models",
         "errors",
         "expectations",
-        "speech",
+        "voice",  # pause markup
         "conditions",  # variants and conditions: presets resolved at load
         "_text",
         "_serialize",
@@ -123,16 +126,13 @@ ALLOWED: dict[str, set[str]] = {
         "models",
         "errors",
         "config",
-        "speech",  # a text turn's words are the user text without pause markers
-        "audio_fixtures",
-        "synthesize",  # SynthesizerTTS speaks with the synthesizer's offline backends
+        "voice",  # fixtures, conditions, hearing, barge-in planning; a text turn's words
         "conditions",  # a turn's chain of audio conditions (FixtureTextSTT refuses them)
         "_text",
         "_retry",
         "_compat",
         "_atomic",
         "_async",
-        "_timeshim",  # the Pipecat adapter's clock
     },
     "runner": {
         "models",
@@ -141,9 +141,8 @@ ALLOWED: dict[str, set[str]] = {
         "adapters",
         "evaluators",
         "expectations",
-        "speech",  # history, TurnContext.user and judges get the words without pause markers
+        "voice",  # words without pause markers; the WER of what a voice adapter heard
         "conditions",  # each turn's chain of audio conditions and its seed
-        "audio_fixtures",  # the WER of what a voice adapter heard (its number-aware scorer)
         "_text",
         "_sanitize",
         "_async",
@@ -159,15 +158,14 @@ ALLOWED: dict[str, set[str]] = {
         "_atomic",
         "_serialize",
         "_sanitize",
-        "audio_fixtures",
+        "voice",
     },
     "synthesize": {
         "models",
         "errors",
         "config",
         "loader",
-        "audio_fixtures",
-        "speech",
+        "voice",
         "_text",
         "_retry",
         "_atomic",
@@ -216,17 +214,16 @@ ALLOWED: dict[str, set[str]] = {
         "fixture",
         "eval_items",
         "report",
-        "audio_fixtures",
+        "voice",  # its time shim, in place before a conftest imports pipecat
         "loader",
-        "_timeshim",  # in place before a conftest imports pipecat (adapters/pipecat/_clock.py)
         "_shard",
     },
     "__init__": {"errors", "models", "evaluators", "fixture"},
     # `init`: writes a sample project, and synthesizes the LiveKit sample's fixture.
-    "scaffold": {"errors", "config", "loader", "synthesize", "audio_fixtures", "_atomic"},
+    "scaffold": {"errors", "config", "loader", "synthesize", "voice", "_atomic"},
     # `import`: a real conversation becomes a transcript (validated by the loader before it is
     # written) with recording fixtures cut from the call and heard by offline Whisper.
-    "importers": {"errors", "config", "loader", "speech", "audio_fixtures", "_text", "_atomic"},
+    "importers": {"errors", "config", "loader", "voice", "_text", "_atomic"},
     # The `python -m pytest_agent_eval` dispatcher: init, import, merge (report._merge).
     "__main__": {"scaffold", "importers", "report"},
     # Simulated callers: a transcript part (loader, models) plus the caller and criteria judge
@@ -241,9 +238,8 @@ ALLOWED: dict[str, set[str]] = {
         "runner",
         "adapters",
         "evaluators",
-        "speech",
+        "voice",
         "synthesize",
-        "audio_fixtures",
         "schema",
         "collection",
         "fixture",
@@ -265,6 +261,9 @@ EXCEPTIONS: dict[str, set[str]] = {
     "collection.py": {"simulation"},
     # `python -m pytest_agent_eval.schema` writes the simulation schema beside the transcript's.
     "schema/__main__.py": {"simulation"},
+    # The turn that interrupts a turn, as the runner would send it (a TurnInput): until the
+    # runner hands adapters every planned turn, barge-in planning builds it.
+    "voice/_barge_in.py": {"adapters"},
 }
 
 

@@ -35,7 +35,7 @@ from .._async import call_in_thread
 from .._text import short_repr
 from ..errors import AdapterError
 from ..models import AgentReply, AudioCondition, Greeting, Message, ToolCall, Transcript, Turn
-from ..speech import spoken_text
+from ..voice._speech import spoken_text
 
 __all__ = [
     "AgentAdapter",

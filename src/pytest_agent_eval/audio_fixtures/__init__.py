@@ -1,78 +1,78 @@
-"""Audio fixtures: WAV I/O, validation, resampling, levels, sidecars, offline STT and WER.
+"""Moved to `pytest_agent_eval.voice` (the framework-neutral voice package).
 
-A leaf package: `synthesize` and the LiveKit adapter use it, it uses neither. numpy, soundfile
-and soxr (the ``voice`` extra) and faster-whisper (the ``stt`` extra) are imported on first use.
+This path stays importable for earlier imports: it re-exports what it always exported, and each
+submodule here (``conditions``, ``wer``, ``whisper``, ``_clip``, ...) is the moved module itself.
+The public names are `pytest_agent_eval.voice`'s.
 """
 
-from __future__ import annotations
-
-from ._clip import (
-    MAX_COMMENT_BYTES,
-    AudioClip,
-    clean_stale_temp_files,
-    clip_from_pcm16,
-    encode_wav,
-    read_wav,
-    read_wav_comment,
-    resample,
-    to_pcm16_bytes,
-    write_wav_atomic,
-)
-from ._effects import PostProcess, normalize_level, postprocess, render_phrases, trim_silence
-from ._provenance import (
-    EmbeddedRecord,
-    Origin,
-    Provenance,
-    embedded_comment,
-    pcm_sha256,
-    read_embedded,
-    read_provenance,
-)
-from ._sidecar import (
+from ..voice._fixtures import (
+    DEFAULT_MAX_FIXTURE_S,
     FORMAT_VERSION,
-    SIDECAR_SUFFIX,
-    Sidecar,
-    TimedPhrase,
-    describe_changes,
-    fixture_key,
-    legacy_text_matches,
-    read_legacy_hash,
-    read_sidecar,
-    sidecar_path,
-    write_sidecar,
-)
-from ._stats import SILENCE_FLOOR_DBFS, AudioStats, audio_stats, voiced_frames
-from ._status import (
     INTERRUPTED,
     LEGACY_NOTE,
     MARKUP_FIX,
+    MAX_COMMENT_BYTES,
+    RECORDING_FIX,
     RECORDING_NOTE,
-    FixtureState,
-    Verdict,
-    judge_fixture,
-    prove_fixture_text,
-)
-from ._transcripts import (
+    SIDECAR_SUFFIX,
+    SILENCE_FLOOR_DBFS,
+    SYNTHESIZE_COMMAND,
+    AudioClip,
+    AudioStats,
     CacheStats,
+    EmbeddedRecord,
+    FixtureState,
+    Origin,
+    PostProcess,
+    Provenance,
+    Sidecar,
+    TimedPhrase,
     TranscriptCache,
     TranscriptKey,
-    default_transcript_cache_dir,
-    set_default_transcript_cache_dir,
-    transcript_cache,
-)
-from ._validate import (
-    DEFAULT_MAX_FIXTURE_S,
-    RECORDING_FIX,
-    SYNTHESIZE_COMMAND,
+    Verdict,
     audio_problem,
+    audio_stats,
+    clean_stale_temp_files,
+    clip_from_pcm16,
     decoded_audio_mime,
+    default_transcript_cache_dir,
+    describe_changes,
+    embedded_comment,
+    encode_wav,
+    fixture_key,
+    judge_fixture,
+    legacy_text_matches,
+    load_whisper,
     max_fixture_s,
+    normalize_for_wer,
+    normalize_level,
+    pcm_sha256,
+    postprocess,
+    prove_fixture_text,
+    read_embedded,
+    read_legacy_hash,
+    read_provenance,
+    read_sidecar,
+    read_wav,
+    read_wav_comment,
+    recognizer_identity,
+    render_phrases,
+    resample,
+    set_default_transcript_cache_dir,
     set_max_fixture_s,
+    sidecar_path,
     synthesize_command,
+    to_pcm16_bytes,
+    transcribe,
+    transcribe_pcm,
+    transcript_cache,
+    trim_silence,
     validate_fixture,
+    voiced_frames,
+    word_error_rate,
+    write_sidecar,
+    write_wav_atomic,
 )
-from .wer import normalize_for_wer, word_error_rate
-from .whisper import load_whisper, recognizer_identity, transcribe, transcribe_pcm
 
 __all__ = [
     "DEFAULT_MAX_FIXTURE_S",

@@ -8,10 +8,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..audio_fixtures import encode_wav, max_fixture_s
 from ..errors import TranscriptError
 from ..loader import load_transcript_text
-from ..speech import has_pause_markup
+from ..voice._fixtures import encode_wav, max_fixture_s
+from ..voice._speech import has_pause_markup
 from ._call import CallImportError, Conversation, Notice, UserTurn
 from ._draft import ReplyDraft, draft_greeting, draft_turn
 from ._heard import Heard, hear_cuts

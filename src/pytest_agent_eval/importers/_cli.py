@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..audio_fixtures import set_max_fixture_s
 from ..config import Settings, find_pyproject, load_settings
 from ..errors import AgentEvalError
+from ..voice._fixtures import set_max_fixture_s
 from ._build import Imported, ImportRequest, plan_import
 from ._call import CallImportError, Conversation
 from ._write import WrittenFile, write_import

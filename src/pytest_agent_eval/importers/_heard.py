@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..audio_fixtures import load_whisper, transcribe, word_error_rate
-from ..audio_fixtures.whisper import resolve_whisper_model
 from ..errors import AgentEvalError
+from ..voice._fixtures import load_whisper, transcribe, word_error_rate
+from ..voice._whisper import resolve_whisper_model
 from ._call import Notice
 from ._recording import Cut
 

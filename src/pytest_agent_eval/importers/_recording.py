@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..audio_fixtures import AudioClip, resample, voiced_frames
 from ..errors import require_extra
+from ..voice._fixtures import AudioClip, resample, voiced_frames
 from ._call import CallImportError, Conversation, Notice, Span
 
 __all__ = [

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._atomic import write_atomic
-from ..audio_fixtures import sidecar_path
+from ..voice._fixtures import sidecar_path
 from ._build import Imported
 from ._call import CallImportError
 

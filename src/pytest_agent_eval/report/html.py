@@ -18,9 +18,9 @@ from html import escape
 from pathlib import Path
 
 from .._sanitize import strip_controls
-from ..audio_fixtures import decoded_audio_mime
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, Usage
+from ..voice._fixtures import decoded_audio_mime
 from ._format import (
     AGENT_SPEECH_LABEL,
     NO_RESULT,

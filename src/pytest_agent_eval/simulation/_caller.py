@@ -40,7 +40,7 @@ from .._retry import Budget, attempt_with_budget, describe_error, is_transient
 from ..config import DEFAULT_JUDGE_MODEL
 from ..errors import AgentEvalError
 from ..models import Usage
-from ..speech import PauseMarkupError, spoken_text
+from ..voice._speech import PauseMarkupError, spoken_text
 from ._cache import CallerCache, CallerTurn, caller_key
 from ._model import Simulation
 

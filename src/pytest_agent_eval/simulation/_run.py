@@ -38,7 +38,7 @@ from ..models import (
     VoiceSettings,
 )
 from ..runner import RunScript, RunSettings, run_transcript, turn_evaluators
-from ..speech import spoken_text
+from ..voice._speech import spoken_text
 from ._caller import Caller, CallerSettings, Line
 from ._judge import CriteriaJudge
 from ._model import Simulation, simulated_turn

@@ -22,8 +22,8 @@ import yaml
 from .._atomic import write_atomic
 from .._serialize import to_json
 from .._text import safe_name
-from ..audio_fixtures import sidecar_path
 from ..models import AudioCondition, Expect, RunResult, Transcript, VoiceSettings
+from ..voice._sidecar import sidecar_path
 from ._model import Simulation
 
 __all__ = ["save_conversation"]

@@ -5,7 +5,7 @@ Importing this package loads no TTS engine; engines load when a fixture is actua
 
 from __future__ import annotations
 
-from .backend import ENTRY_POINT_GROUP, TTSBackend, available_backends, get_backend
+from ..voice._tts._registry import ENTRY_POINT_GROUP, TTSBackend, available_backends, get_backend
 from .plan import (
     DEFAULT_SAMPLE_RATE,
     FixtureProblem,

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..audio_fixtures import set_max_fixture_s
 from ..config import Settings, find_pyproject, load_settings
 from ..errors import ConfigError, MissingExtraError, TranscriptError
 from ..loader import find_transcript_files, iter_audio_paths, load_transcript_file
 from ..models import Transcript, VoiceSettings
-from .backend import DEFAULT_BACKEND, available_backends
-from .backends.openai import OPENAI_MODELS, OPENAI_VOICES
+from ..voice._fixtures import set_max_fixture_s
+from ..voice._tts._openai import OPENAI_MODELS, OPENAI_VOICES
+from ..voice._tts._registry import DEFAULT_BACKEND, available_backends
 from .plan import FixtureSpec, FixtureStatus, Planner, check_fixture, display_path
 from .prune import find_orphans, prune_orphans
 from .run import FixtureResult, SynthesisSummary, default_jobs, ensure_fixtures

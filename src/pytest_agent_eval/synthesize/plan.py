@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..audio_fixtures import (
+from ..errors import ConfigError, MissingExtraError
+from ..models import Transcript, VoiceSettings
+from ..voice._fixtures import (
     INTERRUPTED,
     LEGACY_NOTE,
     MARKUP_FIX,
@@ -29,10 +31,8 @@ from ..audio_fixtures import (
     max_fixture_s,
     synthesize_command,
 )
-from ..errors import ConfigError, MissingExtraError
-from ..models import Transcript, VoiceSettings
-from ..speech import Pause, PauseMarkupError, split_speech
-from .backend import DEFAULT_BACKEND, TTSBackend, get_backend
+from ..voice._speech import Pause, PauseMarkupError, split_speech
+from ..voice._tts._registry import DEFAULT_BACKEND, TTSBackend, get_backend
 
 __all__ = [
     "BUILTIN_DEFAULTS",

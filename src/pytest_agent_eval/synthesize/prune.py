@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..audio_fixtures import SIDECAR_SUFFIX, clean_stale_temp_files, read_embedded, sidecar_path
+from ..voice._fixtures import SIDECAR_SUFFIX, clean_stale_temp_files, read_embedded, sidecar_path
 
 __all__ = ["find_orphans", "prune_orphans"]
 

@@ -44,7 +44,9 @@ from dataclasses import dataclass, field
 
 from .._async import run_sync
 from .._atomic import write_atomic
-from ..audio_fixtures import (
+from ..errors import AgentEvalError, AudioFixtureError
+from ..models import Transcript, VoiceSettings
+from ..voice._fixtures import (
     AudioClip,
     FixtureState,
     PostProcess,
@@ -61,10 +63,8 @@ from ..audio_fixtures import (
     voiced_frames,
     write_sidecar,
 )
-from ..errors import AgentEvalError, AudioFixtureError
-from ..models import Transcript, VoiceSettings
-from ..speech import Pause, split_speech
-from .backend import TTSBackend, get_backend
+from ..voice._speech import Pause, split_speech
+from ..voice._tts._registry import TTSBackend, get_backend
 from .plan import (
     FixtureProblem,
     FixtureSpec,

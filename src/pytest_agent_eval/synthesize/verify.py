@@ -6,7 +6,8 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..audio_fixtures import (
+from ..errors import AgentEvalError
+from ..voice._fixtures import (
     Origin,
     load_whisper,
     read_provenance,
@@ -14,8 +15,7 @@ from ..audio_fixtures import (
     validate_fixture,
     word_error_rate,
 )
-from ..errors import AgentEvalError
-from ..speech import spoken_text
+from ..voice._speech import spoken_text
 from .plan import FixtureSpec
 
 __all__ = ["DEFAULT_MAX_WER", "VerifyResult", "verify_fixtures"]

@@ -17,23 +17,23 @@ from ...errors import require_extra
 
 require_extra("livekit.agents", extra="livekit", feature="LiveKitAdapter")
 
-from ._adapter import (  # noqa: E402
+from ._compat import settle_rtc_client_at_exit  # noqa: E402
+from ._options import eval_session_kwargs  # noqa: E402
+from .offline._scripted import Rule, ScriptContext, ScriptedLLM, parse_number  # noqa: E402
+from .offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT  # noqa: E402
+from .offline._tts import SynthesizerTTS  # noqa: E402
+from .room._adapter import LiveKitRoomAdapter, LiveKitRoomConversation  # noqa: E402
+from .room._events import (  # noqa: E402
+    EVAL_EVENTS_TOPIC,
+    EVAL_LISTENER_ATTRIBUTE,
+    publish_eval_events,
+)
+from .session._adapter import (  # noqa: E402
     LiveKitAdapter,
     LiveKitConversation,
     SessionFactory,
     SessionInfo,
 )
-from ._compat import settle_rtc_client_at_exit  # noqa: E402
-from ._options import eval_session_kwargs  # noqa: E402
-from ._room import LiveKitRoomAdapter, LiveKitRoomConversation  # noqa: E402
-from ._room_events import (  # noqa: E402
-    EVAL_EVENTS_TOPIC,
-    EVAL_LISTENER_ATTRIBUTE,
-    publish_eval_events,
-)
-from ._scripted import Rule, ScriptContext, ScriptedLLM, parse_number  # noqa: E402
-from ._stt import FixtureTextSTT, SegmentSTT, WhisperSTT  # noqa: E402
-from ._tts import SynthesizerTTS  # noqa: E402
 
 # Before livekit-rtc creates its client (on first use), so this runs after livekit's own handler.
 atexit.register(settle_rtc_client_at_exit)

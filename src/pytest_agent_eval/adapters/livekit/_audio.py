@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -14,15 +13,13 @@ from typing import Any
 from livekit import rtc
 from livekit.agents import vad as lk_vad
 
-from ...audio_fixtures import (
-    AudioClip,
-    read_sidecar,
-    resample,
-    to_pcm16_bytes,
-    validate_fixture,
-)
 from ...errors import AdapterError
 from ...models import describe_conditions
+from ...voice._fixture_pcm import content_key, decode_fixture
+from ...voice._fixtures import (
+    AudioClip,
+)
+from ...voice._segments import SpeechSegment, speech_segment
 from ..base import TurnInput
 
 __all__ = [
@@ -36,19 +33,6 @@ __all__ = [
     "speech_at_end",
     "speech_segment",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class SpeechSegment:
-    """One stretch of speech the VAD finds in a fixture, in seconds of audio."""
-
-    end_s: float
-    """Where the speech ends, from the start of the fixture."""
-    speech_s: float
-    """How long the speech lasts."""
-    detected_s: float
-    """Where the VAD declares the end of speech (after its silence threshold), from the start
-    of the fixture."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +55,6 @@ class FixtureAudio:
     """Channel count of the WAV on disk."""
 
 
-def _channels(path: Path) -> int:
-    import soundfile
-
-    return int(soundfile.info(str(path)).channels)
-
-
 def load_fixture_audio(
     path: Path,
     *,
@@ -92,13 +70,8 @@ def load_fixture_audio(
     Raises:
         AudioFixtureError: Missing, unreadable, empty or silent fixture (see `validate_fixture`).
     """
-    clip = validate_fixture(path)
-    channels = _channels(path)
-    source_rate = clip.sample_rate
-    if transform is not None:
-        clip = transform(clip)
-    clip = resample(clip, sample_rate)
-    pcm = to_pcm16_bytes(clip)
+    decoded = decode_fixture(path, sample_rate=sample_rate, transform=transform)
+    pcm = decoded.pcm
     per_frame = sample_rate * frame_ms // 1000
     frame_bytes = per_frame * 2
     tail_frames = math.ceil(tail_s * 1000 / frame_ms)
@@ -113,15 +86,14 @@ def load_fixture_audio(
         )
         for i in range(0, len(data), frame_bytes)
     )
-    sidecar = read_sidecar(path)
     return FixtureAudio(
         path=path,
-        text=sidecar.text if sidecar is not None else None,
+        text=decoded.text,
         frames=frames,
         frame_s=frame_ms / 1000,
-        duration_s=clip.duration_s,
-        source_rate=source_rate,
-        source_channels=channels,
+        duration_s=decoded.duration_s,
+        source_rate=decoded.source_rate,
+        source_channels=decoded.source_channels,
     )
 
 
@@ -154,15 +126,6 @@ def cached_fixture_audio(
             while len(_loaded) > _FIXTURES_KEPT:
                 _loaded.popitem(last=False)
     return audio
-
-
-def speech_segment(end: Any, offset: float) -> SpeechSegment:
-    """The segment an end-of-speech event closes, in fixture time (stream time - ``offset``)."""
-    return SpeechSegment(
-        end_s=max(0.0, end.timestamp - end.silence_duration - offset),
-        speech_s=end.speech_duration,
-        detected_s=end.timestamp - offset,
-    )
 
 
 def speech_at_end(audio: FixtureAudio) -> AdapterError:
@@ -240,15 +203,6 @@ class VADMirror:
     async def aclose(self) -> None:
         """Stop the mirror's stream."""
         await self._stream.aclose()
-
-
-def content_key(path: Path) -> tuple[str, int, int] | None:
-    """Identity of a fixture's current content (path, size, mtime); None when unreadable."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (str(path), st.st_size, st.st_mtime_ns)
 
 
 def audio_turn_extra(turn: TurnInput, audio: FixtureAudio, segments: int) -> dict[str, Any]:

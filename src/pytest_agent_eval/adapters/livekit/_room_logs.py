@@ -1,82 +1,16 @@
-"""livekit-rtc's log while our rooms close: the expected end of a connection is not an error.
+"""Moved to `pytest_agent_eval.adapters.livekit.room._logs`.
 
-When a room goes away with the caller in it (the agent's session deletes it when it closes, an
-operator does), the server closes the caller's peer connection and livekit-rtc logs
-``publisher data channel '_reliable' closed unexpectedly`` at ERROR level, three times, through
-the ``livekit`` logger, and now and then ``failed to negotiate the publisher: ... Called in
-wrong state: closed`` (a renegotiation the closing cut short). For the run's own room that is
-its expected end, and the lines land in the captured log of every failing test.
-`quiet_room_shutdown` holds a filter on that logger while one of the adapter's conversations is
-open: it demotes those records, and only those, to DEBUG. The filter is there only while a
-conversation holds it; the last one out removes it.
+This path stays importable for earlier imports: it is that same module, not a copy.
 """
 
-from __future__ import annotations
+import sys
 
-import contextlib
-import logging
-import re
-import threading
-from collections.abc import Iterator
+from .room import _logs
+from .room._logs import (
+    RoomShutdownLogs,
+    quiet_room_shutdown,
+)
 
 __all__ = ["RoomShutdownLogs", "quiet_room_shutdown"]
 
-_RTC_LOGGER = "livekit"
-_EXPECTED = re.compile(
-    r"\bdata channel\b.*\bclosed\b"
-    r"|\bfailed to negotiate the (?:publisher|subscriber)\b.*\bwrong state: closed\b"
-)
-
-
-class RoomShutdownLogs(logging.Filter):
-    """The filter on ``livekit`` while conversations hold it (see the module docstring)."""
-
-    def __init__(self) -> None:
-        super().__init__(name="pytest_agent_eval.livekit.room")
-        self._lock = threading.Lock()
-        self._holders = 0
-        self._detached = False
-
-    @classmethod
-    def installed(cls) -> RoomShutdownLogs | None:
-        for existing in logging.getLogger(_RTC_LOGGER).filters:
-            if isinstance(existing, cls):
-                return existing
-        return None
-
-    def _acquire(self) -> bool:
-        with self._lock:
-            if self._detached:
-                return False
-            self._holders += 1
-            return True
-
-    def _release(self) -> None:
-        with self._lock:
-            self._holders -= 1
-            if self._holders:
-                return
-            self._detached = True
-            logging.getLogger(_RTC_LOGGER).removeFilter(self)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING or not _EXPECTED.search(record.getMessage()):
-            return True
-        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
-        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
-
-
-@contextlib.contextmanager
-def quiet_room_shutdown() -> Iterator[None]:
-    """Hold the filter for one conversation (installed on first hold)."""
-    while True:
-        scope = RoomShutdownLogs.installed()
-        if scope is None:
-            scope = RoomShutdownLogs()
-            logging.getLogger(_RTC_LOGGER).addFilter(scope)
-        if scope._acquire():
-            break
-    try:
-        yield
-    finally:
-        scope._release()
+sys.modules[__name__] = _logs

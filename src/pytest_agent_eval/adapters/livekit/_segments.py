@@ -31,7 +31,8 @@ from typing import Any
 from livekit.agents import vad as lk_vad
 
 from ...errors import AdapterError
-from ._audio import FixtureAudio, SpeechSegment, speech_at_end, speech_segment
+from ...voice._segments import SpeechSegment, speech_segment
+from ._audio import FixtureAudio, speech_at_end
 from ._compat import (
     recognition_vad_backlog,
     recognition_vad_stream,

@@ -117,7 +117,7 @@ def agent_name(agent: Any) -> str:
 class SessionProbe:
     """Says what a session's agent is still busy with, and what to wait on until that changes."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: AgentSession[Any]) -> None:
         self._session = session
 
     @property
@@ -314,7 +314,7 @@ class TurnRecorder:
     user's speech from ``user_state_changed``.
     """
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: AgentSession[Any]) -> None:
         self._session = session
         self.probe = SessionProbe(session)
         self.turn: int | None = GREETING
@@ -557,7 +557,8 @@ class TurnRecorder:
         """Await ``awaitable``, or raise `SessionClosedError` if the session closes first."""
         task = asyncio.ensure_future(awaitable)
         try:
-            done, _ = await asyncio.wait({task, self._closed}, return_when=asyncio.FIRST_COMPLETED)
+            waited: set[asyncio.Future[Any]] = {task, self._closed}
+            done, _ = await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
             task.cancel()
             raise
@@ -909,7 +910,7 @@ def _parse_args(arguments: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def llm_usage(session: AgentSession) -> tuple[int, int]:
+def llm_usage(session: AgentSession[Any]) -> tuple[int, int]:
     """Input and output tokens the session's LLMs reported so far."""
     tokens_in = tokens_out = 0
     for usage in session.usage.model_usage:

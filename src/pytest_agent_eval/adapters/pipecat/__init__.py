@@ -5,7 +5,7 @@ come with it: `ScriptedLLMService` (regex rules instead of a model), `FixtureTex
 (hears each fixture's own text), `WhisperSTTService` (real recognition with a local Whisper
 model) and `SynthesizerTTSService` (the synthesizer's offline voice as a Pipecat TTS).
 
-Importing this package installs the adapter's clock dispatchers (`pytest_agent_eval._timeshim`), which must
+Importing this package installs the adapter's clock dispatchers (`pytest_agent_eval.voice._timeshim`), which must
 happen before Pipecat is imported: Pipecat keeps ``time.time`` at import. Under pytest the
 plugin does it when it loads; elsewhere, import this package before anything from
 ``pipecat``. The names below are imported on first use, so that costs no Pipecat import.
@@ -16,14 +16,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..._timeshim import install_time_shim
+from ...voice._timeshim import install_time_shim
 
 install_time_shim()
 
 if TYPE_CHECKING:
+    from ...voice._script import Rule, ScriptContext, parse_number
     from ._adapter import BotFactory, BotInfo, PipecatAdapter, PipecatConversation
     from ._compat import SUPPORTED
-    from ._pending_shared import Rule, ScriptContext, parse_number
     from ._services import (
         FixtureTextSTTService,
         ScriptedLLMService,
@@ -38,9 +38,9 @@ _HOMES = {
     "PipecatAdapter": "_adapter",
     "PipecatConversation": "_adapter",
     "SUPPORTED": "_compat",
-    "Rule": "_pending_shared",
-    "ScriptContext": "_pending_shared",
-    "parse_number": "_pending_shared",
+    "Rule": "...voice._script",
+    "ScriptContext": "...voice._script",
+    "parse_number": "...voice._script",
     "FixtureTextSTTService": "_services",
     "ScriptedLLMService": "_services",
     "SynthesizerTTSService": "_services",
@@ -69,10 +69,15 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if home != "_pending_shared":
+    if not home.startswith("..."):  # the neutral rules need no Pipecat
         from ...errors import require_extra
 
         require_extra("pipecat.frames.frames", extra="pipecat", feature="PipecatAdapter")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    module = (
+        importlib.import_module(home, __name__)
+        if home.startswith("...")
+        else importlib.import_module(f"{__name__}.{home}")
+    )
+    value = getattr(module, name)
     globals()[name] = value
     return value

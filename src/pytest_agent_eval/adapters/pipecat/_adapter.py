@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import os
 import time
@@ -24,19 +25,15 @@ from ...models import (
     Transcript,
     Usage,
 )
+from ...voice._barge_in import interrupting_turn
+from ...voice._clock import PipelineClock, PipelineThread
+from ...voice._factory import takes_info
+from ...voice._fixture_pcm import FixturePCM, check_fixtures, load_fixture_pcm, resolve_audio
+from ...voice._heard import fixture_text_refusal
+from ...voice._latency import Unmeasured, reply_latency_s
 from ..base import ConversationInfo, TurnInput
-from ._clock import PipelineClock, PipelineThread
 from ._compat import check_pipecat, pure_work
 from ._logs import hold_pipecat_logs, resolve_level
-from ._pending_shared import (
-    FixturePCM,
-    check_fixtures,
-    fixture_text_refusal,
-    interrupting_turn,
-    load_fixture_pcm,
-    resolve_audio,
-    takes_info,
-)
 from ._record import Call, TurnLog, join_text
 from ._session import BargeInRun, BotSession, SessionOptions, TurnTimeout, runner_arguments
 from ._transport import InProcessTransport
@@ -294,7 +291,15 @@ class PipecatConversation:
             conditions = turn_conditions(transcript, index) if turn.audio is not None else []
             if conditions:
                 raise AdapterError(
-                    fixture_text_refusal(transcript, index, conditions, type(stts[0]).__name__)
+                    fixture_text_refusal(
+                        transcript,
+                        index,
+                        conditions,
+                        stt=type(stts[0]).__name__,
+                        listener="bot",
+                        owner="pipeline",
+                        instead="WhisperSTTService()",
+                    )
                 )
 
     def greeting(self) -> Greeting:
@@ -553,6 +558,18 @@ class PipecatConversation:
             "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in log.handoffs],
             "late_tool_results": [_late(c) for c in log.late_results],
         }
+        agent_speech = [
+            AgentSpeech(
+                text=said.text,
+                cause=said.cause,
+                agent=said.agent,
+                turn_index=log.index,
+                started_at_s=_since(said.at, session.origin),
+                latency_s=_own_latency(anchors, said.at),
+            )
+            for said in log.said_on_own
+        ]
+        meta["agent_speech"] = [dataclasses.asdict(s) for s in agent_speech]
         if log.turn_predictions:
             meta["turn_predictions"] = log.turn_predictions
         if fixture is not None:
@@ -574,13 +591,14 @@ class PipecatConversation:
             active_agent=recorder.node if recorder.flows else None,
             handoffs=list(log.handoffs) if recorder.flows else None,
             metadata={"pipecat": meta},
+            agent_speech=agent_speech,
         )
 
     def _save_streamed_audio(self, fixture: FixturePCM, index: int) -> Path | None:
         folder = self.info.save_audio_dir or self.adapter.audio_in_dir
         if folder is None:
             return None
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         clip = clip_from_pcm16(fixture.pcm, fixture.sample_rate)
         stem = safe_name(self.info.transcript.id)
@@ -592,7 +610,7 @@ class PipecatConversation:
         folder = self.adapter.audio_out_dir
         if folder is None or not log.audio or not log.audio_rate or log.index is None:
             return None
-        from ...audio_fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
 
         clip = clip_from_pcm16(bytes(log.audio), log.audio_rate)
         stem = safe_name(self.info.transcript.id)
@@ -665,6 +683,13 @@ def _since(at: float | None, origin: float) -> float | None:
     return None if at is None else round(max(0.0, at - origin), 3)
 
 
+def _own_latency(anchors: list[float], at: float) -> float | None:
+    """Seconds from the end of the user's speech to speech the bot started on its own; None
+    when it did not come after one (it is a record, not something a check reads)."""
+    latency = reply_latency_s(anchors, at)
+    return None if latency is None or isinstance(latency, Unmeasured) else round(latency, 4)
+
+
 def _latency(anchors: list[float], first: float | None, *, what: str, label: str) -> float | None:
     """Seconds from the last anchor at or before ``first`` to ``first``; None without a reply.
 
@@ -673,17 +698,15 @@ def _latency(anchors: list[float], first: float | None, *, what: str, label: str
             user's speech, or no end of speech was observed): the latency is not a number, and
             a latency check must not pass on it.
     """
-    if first is None:
-        return None
-    before = [a for a in anchors if a <= first]
-    if not before:
-        why = (
-            "before the end of the user's speech (the bot talked over the user)"
-            if anchors
-            else "with no end of the user's speech observed (the VAD never stopped)"
-        )
-        raise AdapterError(
-            f"{label}: the bot's {what} came {why}, so its latency cannot be measured; fix the "
-            "pipeline or the fixture rather than read a negative latency"
-        )
-    return round(first - max(before), 4)
+    latency = reply_latency_s(anchors, first)
+    if not isinstance(latency, Unmeasured):
+        return None if latency is None else round(latency, 4)
+    why = (
+        "with no end of the user's speech observed (the VAD never stopped)"
+        if latency.early_s is None
+        else "before the end of the user's speech (the bot talked over the user)"
+    )
+    raise AdapterError(
+        f"{label}: the bot's {what} came {why}, so its latency cannot be measured; fix the "
+        "pipeline or the fixture rather than read a negative latency"
+    )

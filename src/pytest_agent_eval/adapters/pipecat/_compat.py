@@ -15,8 +15,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..._timeshim import is_time_shim
 from ...errors import AdapterError
+from ...voice._timeshim import is_time_shim
 
 __all__ = [
     "SUPPORTED",

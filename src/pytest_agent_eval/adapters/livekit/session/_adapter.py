@@ -1,0 +1,1354 @@
+"""LiveKitAdapter: each run is one real AgentSession, fed text turns and WAV fixtures in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import math
+import os
+import time
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from livekit.agents import Agent, AgentSession
+
+from ...._text import safe_name
+from ....conditions import turn_conditions
+from ....errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
+from ....models import (
+    AgentReply,
+    AgentSpeech,
+    AudioCondition,
+    Greeting,
+    ToolCall,
+    Transcript,
+)
+from ....voice._barge_in import interrupting_turn
+from ....voice._factory import takes_info
+from ....voice._fixture_pcm import check_fixtures, resolve_audio
+from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
+from ....voice._hearing import Hearing
+from ....voice._latency import Unmeasured, reply_latency_s
+from ...base import ConversationInfo, TurnInput
+from .._audio import (
+    FixtureAudio,
+    SpeechSegment,
+    VADMirror,
+    audio_turn_extra,
+    cached_fixture_audio,
+    load_fixture_audio,
+)
+from .._compat import agent_in_a_session, run_assert_over, vad_stream_vad
+from .._logs import hold_livekit_logs, resolve_level
+from .._replay import VADReplay
+from .._segments import SessionVAD, flush_session_vad, scan_fixture
+from .._turn import (
+    SessionClosedError,
+    Stage,
+    TurnCapture,
+    TurnRecorder,
+    llm_usage,
+    speech_dict,
+    usage_delta,
+)
+from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
+from ._barge_in import BargeInTurns
+from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
+
+__all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory", "SessionInfo"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What a session factory may know about the run it builds a session for.
+
+    A factory that takes one required positional argument gets this, e.g. to seed an agent
+    per run: ``def make_session(info): ... random.Random(info.run_index) ...``.
+    """
+
+    transcript_id: str
+    """Id of the transcript being run."""
+    run_index: int
+    """Zero-based index of the run."""
+    transcript: Transcript
+    """The transcript itself."""
+
+
+SessionFactory = Callable[
+    ..., "tuple[AgentSession[Any], Agent] | Awaitable[tuple[AgentSession[Any], Agent]]"
+]
+"""Returns a fresh ``(AgentSession, Agent)`` pair; sync or async; called once per run, with a
+`SessionInfo` when it takes a required positional argument, else with none."""
+
+_CLOSE_TIMEOUT_S = 10.0
+"""Upper bound on closing a session; a close stuck longer than this is reported, not waited on."""
+
+_CLOSE_AFTER_FAILURE_S = 2.0
+"""The same after a failed turn, whose cause is already reported: a tool stuck past the turn's
+timeout should not cost the full close wait on top."""
+
+
+class LiveKitAdapter:
+    """Runs transcripts against a real LiveKit ``AgentSession``, one session per run.
+
+    Each run gets a fresh session from ``session_factory``; every turn of the run goes to that
+    same session, so the agent keeps its context across turns (the session's own history is
+    the conversation; ``TurnInput.history`` is not replayed into it). A text turn is sent with
+    ``session.run(user_input=...)``. An audio turn streams its WAV fixture (resampled and
+    down-mixed to ``sample_rate``, cut into ``frame_ms`` frames, followed by
+    ``tail_silence_s`` of silence) into the session's audio input, through the session's own
+    VAD, STT, turn detection, LLM and tools.
+
+    A turn ends when the agent is really done with it, decided from the session's events and
+    state, never by a clock: every phrase of the fixture ended by the session's VAD and
+    transcribed, no tool running, no handoff pending (the new agent started and its
+    ``on_enter`` finished), no speech scheduled or playing, and the session idle. At the
+    default max speed the phrases of a fixture go in one at a time, each once the agent is
+    done with the one before, as the pause between them allows in a live call. Every wait is
+    bounded by ``timeout_s``; on timeout the turn fails naming what was still pending.
+
+    Per turn it captures the reply (everything the agent said in the turn, in order, including
+    speech it started on its own), the tool calls the turn made with parsed arguments,
+    outputs and errors, what the STT heard, the speech the agent started on its own
+    (greeting, ``on_enter`` after a handoff, ``say`` from a tool) with its cause, the
+    handoffs and the agent active at the end, the latency from the end of the user's speech
+    (or from sending a text turn) to the first reply text and, with a TTS, to the first audio
+    frame, and the LLM tokens spent. See docs/livekit.md for the ``metadata["livekit"]``
+    shape.
+
+    Args:
+        session_factory: Returns a fresh ``(AgentSession, Agent)``, sync or async. It is
+            called inside the running event loop, as ``AgentSession`` requires; a factory
+            with a required positional parameter gets a `SessionInfo`.
+        sample_rate: The one rate every fixture is converted to (a session's audio input
+            must never change rate).
+        frame_ms: Length of each audio frame pushed.
+        timeout_s: Longest a turn (or the session start) may take.
+        speed: Pacing of the audio: 0 pushes as fast as the pipeline accepts, 1.0 is real
+            time, 2.0 twice as fast. The captured turns are the same at every speed as long
+            as the endpointing delay is no longer than the VAD's ``min_silence_duration``.
+        tail_silence_s: Silence appended to each fixture; it must exceed the VAD's
+            ``min_silence_duration`` (0.55 s for Silero) for the user's turn to end.
+        capture_audio: With a TTS in the session, attach an audio sink that records the
+            reply audio and the time of its first frame.
+        audio_out_dir: Save each turn's reply audio there as a WAV (``AgentReply.audio_out``);
+            needs ``capture_audio`` and a TTS in the session.
+        audio_in_dir: Save the exact audio each audio turn streams (after its audio
+            conditions) there as a WAV (``AgentReply.audio_in``); pytest's
+            ``--agent-eval-save-audio DIR`` (``ConversationInfo.save_audio_dir``) wins.
+        log_level: While conversations are open, LiveKit's loggers are raised to this level
+            (default WARNING) and tool tracebacks go to DEBUG; None leaves logging alone.
+        grace_period_s: Accepted from the earlier package, with a `DeprecationWarning`, and
+            ignored: a turn ends when the agent is done (decided from events), not after a
+            fixed wait.
+        vad_replay: At max speed, hand the session's Silero VAD stream the decisions Silero
+            made over the same fixture frames, with the same settings, when the adapter
+            scanned the fixture (once per process), instead of computing them again each
+            run. The session's pipeline runs on them as on computed ones; a fixture then
+            costs one Silero pass per process. Only for ``silero.VAD`` itself and at
+            ``speed=0`` (real-time runs measure the VAD's own time); False computes every
+            time. See docs/livekit.md.
+
+    Example:
+        ```python
+        @pytest.fixture
+        def llm_eval_agent():
+            def make_session():
+                session = AgentSession(stt=FixtureTextSTT(), vad=VAD, llm=ScriptedLLM(RULES),
+                                       **eval_session_kwargs())
+                return session, BookingAgent()
+            return LiveKitAdapter(make_session)
+        ```
+    """
+
+    consumes_audio = True
+
+    def __init__(
+        self,
+        session_factory: SessionFactory,
+        *,
+        sample_rate: int = 24000,
+        frame_ms: int = 20,
+        timeout_s: float = 30.0,
+        speed: float = 0.0,
+        tail_silence_s: float = 1.0,
+        capture_audio: bool = True,
+        audio_out_dir: str | os.PathLike[str] | None = None,
+        audio_in_dir: str | os.PathLike[str] | None = None,
+        log_level: int | str | None = logging.WARNING,
+        grace_period_s: float | None = None,
+        vad_replay: bool = True,
+    ) -> None:
+        if grace_period_s is not None:
+            warnings.warn(
+                f"LiveKitAdapter(grace_period_s={grace_period_s!r}) is ignored: turns now end "
+                "when the agent is done (no tool running, no handoff or speech pending, the "
+                "session listening again), decided from the session's events rather than after "
+                "a fixed wait; remove the argument",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        if not callable(session_factory):
+            raise TypeError(
+                "LiveKitAdapter needs a session_factory: a function returning a fresh "
+                f"(AgentSession, Agent) pair; got {type(session_factory).__name__}"
+            )
+        if sample_rate <= 0 or (sample_rate * frame_ms) % 1000:
+            raise ValueError(
+                f"LiveKitAdapter: sample_rate={sample_rate} and frame_ms={frame_ms} must give a "
+                "whole number of samples per frame"
+            )
+        if frame_ms <= 0 or timeout_s <= 0 or speed < 0 or tail_silence_s < 0:
+            raise ValueError(
+                "LiveKitAdapter: frame_ms and timeout_s must be > 0; speed and tail_silence_s "
+                "must be >= 0"
+            )
+        self.session_factory = session_factory
+        self.sample_rate = sample_rate
+        self.frame_ms = frame_ms
+        self.timeout_s = timeout_s
+        self.speed = speed
+        self.tail_silence_s = tail_silence_s
+        self.vad_replay = vad_replay
+        self.capture_audio = capture_audio
+        self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
+        self.audio_in_dir = Path(audio_in_dir) if audio_in_dir is not None else None
+        resolve_level(log_level)  # a bad name fails here, not in the first run
+        self.log_level = log_level
+        self._factory_takes_info = _takes_info(session_factory)
+
+    # -- the adapter protocol -------------------------------------------------------------
+
+    async def prepare(self, transcript: Transcript) -> None:
+        """Check every audio fixture of ``transcript`` before any session is started.
+
+        Raises:
+            AudioFixtureError: For the first fixture that is missing, unreadable, empty or
+                silent; the message names the transcript, the turn and the fix.
+        """
+        await check_fixtures(transcript, self.fixture_audio)
+
+    async def start_conversation(self, info: ConversationInfo) -> LiveKitConversation:
+        """Build a fresh session with ``session_factory`` and start it.
+
+        Raises:
+            AdapterError: The factory returned something else than ``(AgentSession, Agent)``,
+                the session lacks what audio turns need, or it did not start in time.
+        """
+        if self._factory_takes_info:
+            made = self.session_factory(
+                SessionInfo(
+                    transcript_id=info.transcript.id,
+                    run_index=info.run_index,
+                    transcript=info.transcript,
+                )
+            )
+        else:
+            made = self.session_factory()
+        if inspect.isawaitable(made):
+            made = await made
+        session, agent = _check_pair(made)
+        _refuse_fixture_text_under_conditions(session, info.transcript)
+        await _prove_fixture_texts(session, info.transcript)
+        conversation = LiveKitConversation(self, session, agent, info)
+        try:
+            await conversation.start(needs_audio=info.transcript.has_audio)
+        except BaseException:
+            await conversation.aclose()
+            raise
+        return conversation
+
+    # -- fixture audio, cached per content ------------------------------------------------
+
+    def turn_audio(
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+    ) -> FixtureAudio:
+        """What a turn streams: ``path`` as frames, after its audio ``conditions`` drawn with
+        ``seed`` (the fixture on disk is never changed; without conditions, `fixture_audio`)."""
+        if not conditions:
+            return self.fixture_audio(path)
+        from ....voice._degrade import apply, babble_sources
+
+        babble = (
+            babble_sources(path)
+            if any(c.kind == "noise" and c.params.get("color") == "babble" for c in conditions)
+            else []
+        )
+        return load_fixture_audio(
+            path,
+            sample_rate=self.sample_rate,
+            frame_ms=self.frame_ms,
+            tail_s=self.tail_silence_s,
+            transform=lambda clip: apply(clip, conditions, seed, babble=babble),
+        )
+
+    def fixture_audio(self, path: Path) -> FixtureAudio:
+        """``path`` as frames at this adapter's rate (validated; kept for the process while
+        the file is unchanged, shared with other adapters)."""
+        return cached_fixture_audio(
+            path,
+            sample_rate=self.sample_rate,
+            frame_ms=self.frame_ms,
+            tail_s=self.tail_silence_s,
+        )
+
+
+def _refuse_fixture_text_under_conditions(
+    session: AgentSession[Any], transcript: Transcript
+) -> None:
+    """`FixtureTextSTT` answers with the fixture's words without listening: under audio
+    conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
+    if not isinstance(session.stt, FixtureTextSTT):
+        return
+    for index, turn in enumerate(transcript.turns):
+        conditions = turn_conditions(transcript, index) if turn.audio is not None else []
+        if conditions:
+            raise AdapterError(fixture_text_refusal(transcript, index, conditions))
+
+
+async def _prove_fixture_texts(session: AgentSession[Any], transcript: Transcript) -> None:
+    """With `FixtureTextSTT`, every audio turn's fixture must prove its text before the run
+    starts: a fixture it cannot answer for (a recording, a WAV made from other words) is an
+    error of the run, found before any turn, never a turn in which the agent heard nothing.
+
+    Raises:
+        AudioFixtureError: Naming the transcript, the turn, the fixture and the fix.
+    """
+    stt_ = session.stt
+    if not isinstance(stt_, FixtureTextSTT):
+        return
+    for index, turn in enumerate(transcript.turns):
+        if turn.audio is None:
+            continue
+        path = resolve_audio(turn.audio, transcript)
+        try:
+            await asyncio.to_thread(stt_.proof, path, turn.user)
+        except AudioFixtureError as exc:
+            raise AudioFixtureError(
+                f"transcript {transcript.id!r}, turn {index + 1}: {exc}"
+            ) from None
+
+
+def fixture_text_refusal(
+    transcript: Transcript, index: int, conditions: Sequence[AudioCondition]
+) -> str:
+    """Why `FixtureTextSTT` cannot run a turn with audio conditions, and what to use instead."""
+    return _fixture_text_refusal(
+        transcript,
+        index,
+        conditions,
+        stt="FixtureTextSTT",
+        listener="agent",
+        owner="session",
+        instead="WhisperSTT()",
+    )
+
+
+def _takes_info(factory: Callable[..., Any]) -> bool:
+    """True when ``factory``'s first positional parameter is required (it wants the info).
+
+    ``def make_session(stt=None)`` keeps being called with no argument.
+    """
+    return takes_info(factory, star_args=False)
+
+
+def _check_pair(made: Any) -> tuple[AgentSession[Any], Agent]:
+    if (
+        isinstance(made, tuple)
+        and len(made) == 2
+        and isinstance(made[0], AgentSession)
+        and isinstance(made[1], Agent)
+    ):
+        session, agent = made
+        # An Agent runs in one session at a time; LiveKit's own error for a reused one
+        # ("an activity is already running") does not say what to change.
+        if agent_in_a_session(agent):
+            raise AdapterError(
+                f"session_factory returned an Agent ({type(agent).__name__}) that is already "
+                "running in another session; return a new Agent() on every call, since runs "
+                "go in parallel"
+            )
+        stt_ = session.stt
+        if isinstance(stt_, SegmentSTT) and stt_.has_listeners:
+            raise AdapterError(
+                f"session_factory returned a session whose STT ({type(stt_).__name__}) is "
+                "already used by another open session; create the STT inside the factory, one "
+                "per session (WhisperSTT caches its model per process, so this costs nothing)"
+            )
+        return session, agent
+    raise AdapterError(
+        "LiveKitAdapter's session_factory must return a fresh (AgentSession, Agent) pair; "
+        f"it returned {type(made).__name__} {made!r:.80}"
+    )
+
+
+@dataclass(slots=True)
+class _OpenedTurn:
+    """What a turn's start left for `LiveKitConversation._finish`."""
+
+    index: int
+    started: float
+    """``time.perf_counter()`` when the turn began."""
+    tokens_before: tuple[int, int]
+    recognitions_from: int
+    """How many recognitions the session's `WhisperSTT` had made before the turn."""
+    tokens_after: tuple[int, int] | None = None
+    recognitions_until: int | None = None
+    stopped: bool = False
+    audio_in: Path | None = None
+    """Set by `stop_counting`: where the turn's share of tokens and recognitions ended, and
+    the audio it streamed."""
+
+    def stop_counting(self, session: AgentSession[Any], audio_in: Path | None) -> None:
+        """The turn's tokens and recognitions end here, and ``audio_in`` is what it streamed (a
+        barge-in starts the next turn while this one is still being finished)."""
+        self.tokens_after = llm_usage(session)
+        stt_ = session.stt
+        self.recognitions_until = len(stt_.recognitions) if isinstance(stt_, WhisperSTT) else 0
+        self.stopped = True
+        self.audio_in = audio_in
+
+
+class LiveKitConversation(BargeInTurns):
+    """One run's session: turns in, `AgentReply` out; closed exactly once.
+
+    A turn with ``interrupt:`` speaks over the reply to the turn before: it starts during the
+    call for the earlier turn, and the call for it waits for it to end (see `BargeInTurns`).
+    """
+
+    def __init__(
+        self,
+        adapter: LiveKitAdapter,
+        session: AgentSession[Any],
+        agent: Agent,
+        info: ConversationInfo,
+    ) -> None:
+        self.adapter = adapter
+        self.session = session
+        """The live ``AgentSession`` (its ``history`` holds the whole conversation)."""
+        self.agent = agent
+        self.info = info
+        self._recorder: TurnRecorder | None = None
+        self._audio_in: FrameQueueInput | None = None
+        self._vad: SessionVAD | None = None
+        self._mirror: VADMirror | None = None
+        """A twin of the session's VAD streams, only when they cannot be reset (see start)."""
+        self._mirrored: Any = None
+        self._replay: VADReplay | None = None
+        """Serves the session's VAD stream recorded decisions (see `_replay`), when it can."""
+        self._text_out: CaptureTextOutput | None = None
+        self._audio_out: CaptureAudioOutput | None = None
+        self._quiet: contextlib.ExitStack = contextlib.ExitStack()
+        self._closed = False
+        self._turn_failed = False
+        self.last_items: list[Any] = []
+        """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
+        self._expect: Any = None
+        self._turn_index = 0
+        self._audio_in_path: Path | None = None
+        self._init_barge_in()
+        self._greeting = Greeting()
+        self.greeting_items: list[Any] = []
+        """The items of the greeting (messages, tool calls and outputs)."""
+
+    def greeting(self) -> Greeting:
+        """What the agent said and did on its own while the session started (its first agent's
+        ``on_enter``), before turn 1: an empty `Greeting` when it said nothing.
+
+        The runner reads it (the optional ``Conversation.greeting()`` of the adapter protocol)
+        into `RunResult.greeting`, where a transcript's ``greeting:`` checks and the reports
+        find it.
+        """
+        return Greeting(list(self._greeting.speech), list(self._greeting.tool_calls))
+
+    @property
+    def greeting_text(self) -> str:
+        """The greeting's text ("" when the agent said nothing before turn 1)."""
+        return self._greeting.text
+
+    @property
+    def greeting_speech(self) -> list[AgentSpeech]:
+        """The greeting's utterances, with cause, agent and timings."""
+        return list(self._greeting.speech)
+
+    @property
+    def greeting_tool_calls(self) -> list[ToolCall]:
+        """Tool calls made while the session started."""
+        return list(self._greeting.tool_calls)
+
+    @property
+    def expect(self) -> Any:
+        """LiveKit's ``RunAssert`` over the last turn, for audio turns as well as text ones.
+
+        One cursor per turn: successive ``next_event()`` calls walk through the turn's events
+        (messages, function calls and outputs, and agent handoffs).
+
+        Example:
+            ```python
+            reply = await conversation.respond(turn)
+            conversation.expect.next_event().is_function_call(name="book_table")
+            conversation.expect.next_event().is_function_call_output()
+            conversation.expect.next_event().is_message(role="assistant")
+            conversation.expect.no_more_events()
+            ```
+        """
+        if self._expect is None:
+            self._expect = run_assert_over(self.last_items)
+        return self._expect
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self, *, needs_audio: bool) -> None:
+        """Wire the session's I/O, start it, and wait until the agent is done greeting."""
+        session = self.session
+        # Closing waits this long for a last transcript; there is none to wait for here, and
+        # the default (2 s) would be paid by every run. Same for "user away" timers.
+        session.options.session_close_transcript_timeout = 0.0
+        session.options.user_away_timeout = None
+        if needs_audio:
+            missing = [name for name in ("stt", "vad") if getattr(session, name) is None]
+            if missing:
+                raise AdapterError(
+                    f"transcript {self.info.transcript.id!r} has audio turns but the "
+                    f"AgentSession has no {' and no '.join(missing).upper()}; build it with "
+                    "e.g. stt=FixtureTextSTT() (or WhisperSTT()) and vad=silero.VAD.load()"
+                )
+            self._audio_in = FrameQueueInput()
+            session.input.audio = self._audio_in
+            assert session.vad is not None
+            stt_ = session.stt
+            assert stt_ is not None
+            if isinstance(stt_, SegmentSTT):
+                # Our STTs transcribe the segments the session's own VAD cuts: one VAD pass.
+                stt_.drive(True)
+                self._vad = SessionVAD(on_start=stt_.start_segment, on_end=_frames_to(stt_))
+            else:
+                self._vad = SessionVAD()
+                if not stt_.capabilities.streaming:
+                    # LiveKit wraps this STT in a StreamAdapter whose VAD stream the adapter
+                    # cannot reset: predict both streams with a twin fed every frame instead.
+                    self._mirror = VADMirror(session.vad)
+        self._text_out = CaptureTextOutput(next_in_chain=session.output.transcription)
+        session.output.transcription = self._text_out
+        if self.adapter.capture_audio and session.tts is not None and session.output.audio is None:
+            self._audio_out = CaptureAudioOutput(speed=self.adapter.speed)
+            session.output.audio = self._audio_out
+        recorder = self._recorder = TurnRecorder(session)
+        recorder.read_speech_texts(self._text_out)
+        self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
+        if isinstance(session.stt, SegmentSTT):
+            session.stt.add_segment_listener(recorder.on_segment)
+        stage = Stage("the session to start (session.start)")
+        async with self._deadline(stage, turn_label="session start"):
+            if needs_audio and isinstance(session.stt, WhisperSTT):
+                # Loaded once per process, here rather than in the first recognition: no
+                # turn's latency includes loading a model.
+                stage.set("the Whisper model to load (WhisperSTT.load)")
+                await asyncio.to_thread(session.stt.load)
+                stage.set("the session to start (session.start)")
+            # start() attaches an OpenTelemetry context it never detaches; a task of its own
+            # keeps that out of the caller's context.
+            await asyncio.create_task(session.start(self.agent))
+            await recorder.settle(stage.set)
+        if self._vad is not None:
+            self._vad.follow(recorder.probe.recognition)
+        capture = recorder.end_turn()
+        speech = capture.agent_speech
+        if " ".join(s.text for s in speech if s.text) != capture.reply:
+            # Something said outside any speech the recorder could attribute: the greeting is
+            # what was said, in one piece, rather than part of it.
+            speech = [AgentSpeech(text=capture.reply, cause="greeting", agent=capture.agent)]
+        self._greeting = Greeting(speech, capture.tool_calls)
+        self.greeting_items = capture.items
+
+    async def aclose(self) -> None:
+        """Close the session (interrupting any reply in progress); safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._drop_held()
+        if self._replay is not None:
+            self._replay.release()  # what the session feeds its VAD while closing is its own
+        try:
+            if self._recorder is not None:
+                if isinstance(self.session.stt, SegmentSTT):
+                    self.session.stt.remove_segment_listener(self._recorder.on_segment)
+                self._recorder.detach()
+            if isinstance(self.session.stt, FixtureTextSTT):
+                self.session.stt.clear()
+            if isinstance(self.session.stt, SegmentSTT) and self._vad is not None:
+                self.session.stt.drive(False)
+            timeout_s = _CLOSE_TIMEOUT_S
+            if self._turn_failed:
+                # A reply or a tool may still be running after a failed turn: stop it, and
+                # do not let a stuck tool add the full close wait to a failure already known.
+                timeout_s = _CLOSE_AFTER_FAILURE_S
+                with contextlib.suppress(Exception):
+                    self.session.interrupt(force=True)
+            try:
+                await asyncio.wait_for(self.session.aclose(), timeout_s)
+            except TimeoutError as exc:
+                after = " after the failed turn (a reply or tool was still running)"
+                raise AdapterError(
+                    f"the AgentSession did not close within {timeout_s:g} s"
+                    + (after if self._turn_failed else "")
+                ) from exc
+            finally:
+                if self._audio_out is not None:
+                    self._audio_out.close()
+                if self._mirror is not None:
+                    await self._mirror.aclose()
+        finally:
+            self._quiet.close()
+
+    # -- turns ----------------------------------------------------------------------------
+
+    async def respond(self, turn: TurnInput) -> AgentReply:
+        """Send one turn (audio when it has a fixture, else text) and collect the reply.
+
+        Raises:
+            AdapterError: The turn timed out (the message says what was still pending), the
+                session closed itself, the fixture has no speech for the VAD, or the latency
+                could not be measured.
+            AudioFixtureError: The fixture is missing, unreadable, empty or silent.
+        """
+        if self._closed or self._recorder is None:
+            raise AdapterError("this LiveKit conversation is closed")
+        held = await self._held_reply(turn.index)
+        if held is not None:  # a barge-in ran this turn over the reply to the one before
+            return held
+        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
+        if following is not None and self._audio_out is None:
+            self._no_tts_to_interrupt(following)
+            following = None
+        recorder = self._recorder
+        if self._text_out is not None:
+            self._text_out.reset()
+        if self._audio_out is not None:
+            self._audio_out.reset()
+        opened = self._open_turn(turn)
+        stage = Stage()
+        if following is not None:
+            return await self._respond_interrupted(turn, following, stage, opened)
+        label = f"turn {turn.index + 1}"
+        try:
+            async with self._deadline(stage, turn_label=label):
+                if turn.audio is not None:
+                    anchors, heard, extra = await self._audio_turn(turn, stage)
+                else:
+                    anchors, heard, extra = await self._text_turn(turn, stage)
+            capture = recorder.end_turn(anchors)
+            return self._finish(
+                turn, capture, opened, anchors=anchors, heard=heard, extra=extra, label=label
+            )
+        except BaseException:
+            self._turn_failed = True
+            raise
+
+    def _open_turn(self, turn: TurnInput) -> _OpenedTurn:
+        """Start ``turn`` in the recorder; what `_finish` needs to know of its start."""
+        assert self._recorder is not None
+        self._recorder.begin_turn(turn.index)
+        self._turn_index = turn.index
+        self._audio_in_path = None
+        stt_ = self.session.stt
+        return _OpenedTurn(
+            index=turn.index,
+            started=time.perf_counter(),
+            tokens_before=llm_usage(self.session),
+            recognitions_from=len(stt_.recognitions) if isinstance(stt_, WhisperSTT) else 0,
+        )
+
+    def _finish(
+        self,
+        turn: TurnInput,
+        capture: TurnCapture,
+        opened: _OpenedTurn,
+        *,
+        anchors: list[float],
+        heard: str | None,
+        extra: dict[str, Any],
+        label: str,
+        frames: list[Any] | None = None,
+    ) -> AgentReply:
+        """Every turn's `AgentReply`, however it ran (an ordinary turn, a turn a barge-in cut,
+        the interrupting turn): one place, so the paths cannot report different things.
+
+        ``frames`` is the turn's reply audio when it is no longer the audio output's own (a
+        barge-in moved on to the next turn's).
+        """
+        reply = self._reply(
+            capture,
+            anchors=anchors,
+            heard=heard,
+            extra=extra,
+            label=label,
+            index=opened.index,
+            frames=frames,
+            audio_in=opened.audio_in if opened.stopped else self._audio_in_path,
+        )
+        reply.usage = usage_delta(
+            opened.tokens_before, opened.tokens_after or llm_usage(self.session)
+        )
+        meta = reply.metadata["livekit"]
+        meta["turn_wall_s"] = time.perf_counter() - opened.started
+        stt_ = self.session.stt
+        if isinstance(stt_, WhisperSTT):
+            until = opened.recognitions_until
+            meta["recognitions"] = [
+                r.to_dict() for r in stt_.recognitions[opened.recognitions_from : until]
+            ]
+        if capture.late_speech:
+            meta["late_speech"] = [
+                {"turn_index": index, "text": text} for index, text in capture.late_speech
+            ]
+        if turn.index == 0:
+            meta["greeting"] = [speech_dict(s) for s in self.greeting_speech]
+            if self.greeting_tool_calls:
+                meta["greeting_tool_calls"] = [c.to_dict() for c in self.greeting_tool_calls]
+        self.last_items = capture.items
+        self._expect = None
+        reply.barge_in = reply.barge_in or self._untested_barge_in(turn.index)
+        return reply
+
+    async def _text_turn(
+        self, turn: TurnInput, stage: Stage, *, settle: bool = True
+    ) -> tuple[list[float], str | None, dict[str, Any]]:
+        assert self._recorder is not None
+        recorder = self._recorder
+        stage.set("the agent's reply to the text turn (session.run)")
+        sent_at = time.perf_counter()
+        recorder.sending_text = True
+        try:
+            result = self.session.run(user_input=turn.text)
+        finally:
+            recorder.sending_text = False
+        if not settle:  # a barge-in interrupts the reply: its result is collected later
+            self._pending_run = result
+            return [sent_at], None, {"input": "text"}
+        # Wait the way audio turns do (the timeout then names what is pending), then collect
+        # the run's own result: session.run raises what made the reply fail.
+        await recorder.settle(stage.set)
+        stage.set("the result of the text turn (session.run)")
+        await recorder.guard(_await(result))
+        return [sent_at], None, {"input": "text"}
+
+    async def _audio_turn(
+        self, turn: TurnInput, stage: Stage, *, settle: bool = True
+    ) -> tuple[list[float], str | None, dict[str, Any]]:
+        assert self._recorder is not None and turn.audio is not None
+        session, recorder = self.session, self._recorder
+        if self._audio_in is None or self._vad is None:
+            raise AdapterError(
+                "this conversation was started for a transcript without audio turns, so the "
+                "session has no audio input; start it with the transcript that has the audio"
+            )
+        path = Path(turn.audio)
+        if turn.conditions and isinstance(session.stt, FixtureTextSTT):
+            raise AdapterError(
+                fixture_text_refusal(self.info.transcript, turn.index, turn.conditions)
+            )
+        audio, segments = await self._turn_audio_and_speech(
+            turn,
+            path,
+            stage,
+            without_speech="the agent would never get a turn. Re-create the fixture, or check "
+            "the VAD's activation threshold",
+        )
+        self._prime_fixture_stt(path, turn.turn.user, segments)
+        anchors: list[float] = []
+        if self.adapter.speed > 0:
+            n = len(segments)
+            pusher = asyncio.create_task(self._push_paced(audio, tuple(segments), anchors))
+            try:
+                for k in range(1, n + 1):
+                    await self._segment_done(k, n, path, stage, expected=segments[k - 1])
+                stage.set("the audio to finish streaming")
+                await recorder.guard(pusher)
+            finally:
+                if not pusher.done():
+                    pusher.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await pusher
+            heard_segments = n
+        else:
+            heard_segments = await self._push_phrases(audio, segments, path, turn.turn.user, stage)
+        if session.turn_detection == "manual":
+            stage.set("the manual user turn to be committed (session.commit_user_turn)")
+            await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
+        if settle:  # (a barge-in interrupts the reply instead of waiting for it to end)
+            await recorder.settle(stage.set)
+            self._check_no_extra_segments(heard_segments, path)
+            missing = self._hearing_of(path, heard_segments).missing()
+            if missing is not None and session.turn_detection != "manual":
+                raise AdapterError(
+                    f"the turn cannot end: {missing}. A turn ends only once the agent has had "
+                    "the whole fixture and answered what it heard."
+                )
+        extra = audio_turn_extra(turn, audio, heard_segments)
+        if recorder.unrecoverable:
+            # A text turn raises this from session.run(); an audio turn only sees the event.
+            raise AdapterError(
+                f"the agent failed to reply to the audio {path}: " + "; ".join(recorder.errors)
+            )
+        if not (recorder.heard or "").strip():
+            # The session starts no user turn for an empty transcript, so the agent never
+            # answered: say so, instead of handing the checks an empty reply.
+            raise AdapterError(
+                f"the STT ({type(session.stt).__name__}) heard nothing in {path}: all "
+                f"{heard_segments} speech segment(s) came back empty, so the agent got no user "
+                "turn"
+            )
+        if self.adapter.speed == 0:
+            # Streamed faster than real time, the audio has no clock of its own: count from
+            # the moment the session's VAD declared the end of the user's speech.
+            anchors = list(recorder.speech_ended_at)
+        return anchors, recorder.heard, extra
+
+    def _prime_fixture_stt(
+        self, path: Path, user: str, segments: list[SpeechSegment], *, heard: int = 0
+    ) -> None:
+        """Hand a `FixtureTextSTT` the fixture's phrases for ``segments`` (after the first
+        ``heard``, which were transcribed already)."""
+        stt_ = self.session.stt
+        if not isinstance(stt_, FixtureTextSTT):
+            return
+        stt_.clear()
+        spans = [(s.end_s - s.speech_s, s.end_s) for s in segments]
+        stt_.expect(path, user, spans, heard=heard)
+
+    async def _turn_audio_and_speech(
+        self,
+        turn: TurnInput,
+        path: Path,
+        stage: Stage,
+        *,
+        without_speech: str,
+        replay: bool = True,
+    ) -> tuple[FixtureAudio, list[SpeechSegment]]:
+        """Load the turn's audio (conditions applied), save what will stream, follow the
+        recognition and find the speech in it; raise, ending with ``without_speech``, when the
+        session's VAD would hear none. ``replay``: the VAD's decisions may be replayed (the
+        audio streams at max speed)."""
+        stage.set(f"the audio fixture {path} to load")
+        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
+        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
+        await self._follow_recognition()
+        segments = list(await self._segments_from(audio, path, stage, start=0, replay=replay))
+        if not segments:
+            raise AdapterError(
+                f"the session's VAD hears no speech in audio fixture {path} "
+                f"({audio.duration_s:.2f} s); {without_speech}"
+            )
+        return audio, segments
+
+    async def _segments_from(
+        self,
+        audio: FixtureAudio,
+        path: Path,
+        stage: Stage,
+        *,
+        start: int,
+        replay: bool = False,
+    ) -> tuple[SpeechSegment, ...]:
+        """Where the session's current VAD stream will cut ``audio`` from frame ``start`` on.
+
+        Start of a fixture (``start`` 0): the session's VAD stream is reset, so the cut is a
+        property of the fixture, scanned once per process. From a later frame: the session has
+        just started listening with a new stream (a handoff between two phrases), which is
+        fresh too. With a twin (see `start`), the twin is fed the frames instead. With
+        ``replay`` (and the adapter's ``vad_replay`` at max speed), the session's stream is
+        served the scan's decisions where `VADReplay` can (see `_replay`).
+        """
+        assert self._vad is not None
+        if self._mirror is not None:
+            stage.set(f"the twin VAD stream to scan {path}")
+            if start == 0:
+                self._vad.begin_fixture(stream_start_s=self._mirror.pushed_s, flushed=False)
+            else:
+                self._vad.begin_stream(fixture_s=start * audio.frame_s)
+            return await self._mirror.feed(audio, start=start)
+        recognition = self._vad.recognition
+        replay = replay and self.adapter.vad_replay and self.adapter.speed == 0
+        flushed: Any = None
+        if start == 0:
+            stage.set("the session's VAD to take the audio streamed before this turn")
+            assert self._audio_in is not None
+            flushed = await self._recorder_guard(
+                flush_session_vad(
+                    recognition,
+                    self._audio_in.taken,
+                    before_flush=self._attach_replay if replay else self._stop_replay,
+                )
+            )
+            self._vad.begin_fixture(stream_start_s=0.0, flushed=True)
+        else:
+            self._vad.begin_stream(fixture_s=start * audio.frame_s)
+        stage.set(f"the speech segments of {path} (one VAD pass, once per fixture)")
+        # The stream just reset is the one to predict (an agent may listen with a VAD of its
+        # own); after a handoff between phrases, the session's.
+        vad = vad_stream_vad(flushed) if flushed is not None else self.session.vad
+        assert vad is not None
+        scan = await scan_fixture(vad, audio, start)
+        replayer = self._replay
+        if (
+            replay
+            and scan.trace is not None
+            and replayer is not None
+            and replayer.stream is flushed
+        ):
+            replayer.serve(scan.trace)
+        return scan.segments
+
+    def _attach_replay(self, stream: Any) -> None:
+        """Before the flush that starts a fixture: put a `VADReplay` in front of ``stream``
+        if it is new and can take one (see `_replay`)."""
+        current = self._replay
+        if current is not None and current.stream is stream:
+            current.stop()
+        elif VADReplay.attachable(stream):
+            if current is not None:
+                current.release()  # an earlier agent's stream
+            self._replay = VADReplay(stream)
+
+    def _stop_replay(self, stream: Any) -> None:
+        """Before the flush that starts a fixture streamed in real time: let it compute."""
+        if self._replay is not None:
+            self._replay.stop()
+
+    async def _recorder_guard(self, awaitable: Awaitable[Any]) -> Any:
+        assert self._recorder is not None
+        return await self._recorder.guard(awaitable)
+
+    def _check_no_extra_segments(self, expected: int, path: Path) -> None:
+        """Fail when the session's VAD ended speech more often than the fixture's segmentation
+        says (the STT would have been handed phrases for the wrong segments)."""
+        assert self._vad is not None
+        heard = len(self._vad.ends)
+        if heard > expected:
+            raise AdapterError(
+                f"the session's VAD cut {heard} speech segments in {path} where the fixture's "
+                f"speech segmentation has {expected}. {self._why_agree()}"
+            )
+
+    def _why_agree(self) -> str:
+        if self._mirror is not None:
+            basis = (
+                "A twin stream of the same VAD, fed the same frames, predicts the session's streams"
+            )
+        else:
+            basis = (
+                "The adapter resets the session's VAD stream at the start of each fixture "
+                "(VADStream.flush()) and cuts the fixture once with the same VAD and settings"
+            )
+        return (
+            f"{basis}, so both find the same segments, their ends within a few VAD windows of "
+            "each other. They disagree when a pause in the fixture sits right at the VAD's "
+            "min_silence_duration (re-synthesize it with a clearer pause), when the VAD's "
+            "flush() keeps state, or when its settings change while the session runs. The turn "
+            "stops here rather than hand the STT misplaced segments."
+        )
+
+    async def _push_phrases(
+        self,
+        audio: FixtureAudio,
+        segments: list[SpeechSegment],
+        path: Path,
+        user: str,
+        stage: Stage,
+    ) -> int:
+        """Stream ``audio`` as fast as possible, one phrase at a time; return the phrase count.
+
+        Up to where the VAD ends phrase k, then the agent finishes its answer to phrase k
+        (tools, handoff, the next agent's ``on_enter``) before phrase k+1 comes, as the pause
+        gives it the time to in a live call. After a handoff the new agent listens with new
+        VAD streams, so the rest of the fixture is cut afresh from where they start, and a
+        `FixtureTextSTT` is primed again for the rest as now cut (``user`` is the turn's text).
+        """
+        assert self._recorder is not None and self._audio_in is not None
+        recorder, session = self._recorder, self.session
+        pushed = 0
+        done = 0
+        finished: list[SpeechSegment] = []
+        # With the session's VAD reset before every fixture, the silence after the last end
+        # of speech can change nothing (the VAD hears no more speech in it: the scan saw the
+        # whole tail), so it is not streamed. A twin must see every frame the session sees.
+        whole_tail = self._mirror is not None
+        while segments:
+            if len(segments) > 1:
+                upto = _frames_for_phrase(segments[0], segments[1], audio)
+            elif whole_tail:
+                upto = len(audio.frames)
+            else:
+                upto = _frames_past_end(segments[0], audio)
+            await self._push_now(audio.frames[pushed:upto])
+            pushed = max(pushed, upto)
+            done += 1
+            await self._segment_done(
+                done, done + len(segments) - 1, path, stage, expected=segments[0]
+            )
+            finished.append(segments.pop(0))
+            if not segments or session.turn_detection == "manual":
+                continue
+            stage.set(f"the session to take the audio of phrase {done} in {path}")
+            await recorder.guard(self._audio_in.taken())
+            await recorder.settle(stage.set)
+            if await self._follow_recognition():
+                segments = list(await self._segments_from(audio, path, stage, start=pushed))
+                self._prime_fixture_stt(path, user, finished + segments, heard=len(finished))
+        if whole_tail:
+            await self._push_now(audio.frames[pushed:])
+        return done
+
+    async def _follow_recognition(self) -> bool:
+        """Follow the session when it listens with new VAD streams (an agent was started or
+        resumed since the last look); True when it does. A twin starts afresh with them."""
+        assert self._recorder is not None and self._vad is not None
+        current = self._recorder.probe.recognition
+        changed = self._vad.follow(current)
+        if self._mirror is not None:
+            if self._mirrored is not None and current is not self._mirrored:
+                await self._mirror.reset()
+                changed = True
+            self._mirrored = current
+        return changed
+
+    async def _segment_done(
+        self,
+        k: int,
+        n: int,
+        path: Path,
+        stage: Stage,
+        *,
+        expected: SpeechSegment | None = None,
+    ) -> None:
+        """Wait until the session's VAD has ended speech segment ``k`` and the STT has
+        transcribed it; with ``expected``, fail at once if the VAD cuts elsewhere."""
+        assert self._recorder is not None and self._vad is not None
+        recorder, session = self._recorder, self.session
+        stage.set(
+            f"the session's VAD to end the user's speech (segment {k} of {n} in {path}; "
+            f"user state {session.user_state!r})",
+            hint=(
+                "The fixture's speech segmentation ends this phrase and the session's VAD did "
+                "not: its audio may have reached an agent that was not listening, or a pause "
+                "in the fixture sits right at the VAD's min_silence_duration (re-synthesize it "
+                "with a clearer pause)."
+            ),
+        )
+        await recorder.guard(
+            self._vad.ended(
+                k, expected, what=f"speech segment {k} of {n} in {path}", why=self._why_agree()
+            )
+        )
+        stage.set(
+            f"the STT's transcript of speech segment {k} of {n} in {path}",
+            hint="If the STT is only slow, raise LiveKitAdapter(timeout_s=...).",
+        )
+        await self._heard(k, n, path, stage)
+
+    async def _heard(self, k: int, n: int, path: Path, stage: Stage) -> None:
+        """Wait until the agent has had segment ``k`` of ``n`` (see `_hearing`): transcribed,
+        and its words taken in by the session's turn handling, so the end of the user's turn
+        holding it is being decided on and `TurnRecorder.settle` waits for the answer."""
+        assert self._recorder is not None
+        recorder = self._recorder
+        if isinstance(self.session.stt, SegmentSTT):
+            await recorder.guard(recorder.segments_recognized.reach(k))
+            hearing = self._hearing_of(path, n)
+            words = hearing.spoken(k)
+            last = recorder.segment_texts[k - 1]
+            stage.set(
+                f"the session to take in the transcript of speech segment {k} of {n} in "
+                f"{path} ({last!r}; user_input_transcribed)",
+                hint=(
+                    "The STT answered, but the session never reported taking the words in: "
+                    "its turn handling did not see them, so the agent could not answer them."
+                ),
+            )
+            await recorder.guard(recorder.final_count.reach(words))
+        else:
+            # Another kind of STT: a segment counts once its final transcript reached the
+            # session (an empty one never does: the turn then times out naming the segment).
+            await recorder.guard(recorder.final_count.reach(k))
+
+    def _hearing_of(self, path: Path, segments: int) -> Hearing:
+        """What the agent has had of ``path`` this turn, as `_hearing` counts it."""
+        assert self._recorder is not None and self._vad is not None
+        recorder = self._recorder
+        own = isinstance(self.session.stt, SegmentSTT)
+        texts: list[str | None] = (
+            list(recorder.segment_texts) if own else [None] * recorder.final_count.value
+        )
+        return Hearing(
+            fixture=str(path),
+            segments=segments,
+            ended=min(segments, len(self._vad.ends)),
+            transcripts=texts[:segments],
+            taken=recorder.final_count.value,
+        )
+
+    async def _push_now(self, frames: tuple[Any, ...]) -> None:
+        """Hand ``frames`` to the session at once, yielding now and then as a source would."""
+        assert self._audio_in is not None
+        if self._vad is not None:
+            self._vad.fed(sum(frame.duration for frame in frames))
+        for i, frame in enumerate(frames):
+            self._audio_in.push(frame)
+            if i % 25 == 24:
+                await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    async def _push_paced(
+        self, audio: FixtureAudio, segments: tuple[SpeechSegment, ...], anchors: list[float]
+    ) -> None:
+        """Stream the frames at the adapter's speed, noting when each segment's speech ended."""
+        assert self._audio_in is not None and self._vad is not None
+        ends = [min(len(audio.frames) - 1, int(s.end_s / audio.frame_s)) for s in segments]
+        speed = self.adapter.speed
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for i, frame in enumerate(audio.frames):
+            due = start + i * audio.frame_s / speed
+            if (delay := due - loop.time()) > 0:
+                await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
+            self._notice_new_listener()
+            self._vad.fed(frame.duration)
+            self._audio_in.push(frame)
+            while ends and i >= ends[0]:
+                ends.pop(0)
+                anchors.append(time.perf_counter())
+
+    def _notice_new_listener(self) -> None:
+        """While audio flows in real time: a new agent started listening (a handoff), with a
+        new VAD stream that took its first frames somewhere unknown; its ends of speech are
+        counted from now on, without a position to check."""
+        assert self._recorder is not None and self._vad is not None
+        if self._vad.follow(self._recorder.probe.recognition):
+            self._vad.begin_stream(fixture_s=None)
+
+    def _reply(
+        self,
+        capture: TurnCapture,
+        *,
+        anchors: list[float],
+        heard: str | None,
+        extra: dict[str, Any],
+        label: str,
+        index: int,
+        frames: list[Any] | None,
+        audio_in: Path | None,
+    ) -> AgentReply:
+        assert self._recorder is not None
+        first_text, first_audio = self._first_reply(capture)
+        latency = _latency(anchors, first_text, what="first reply text", label=label)
+        audio_latency = _latency(anchors, first_audio, what="first reply audio", label=label)
+        if frames is None and self._audio_out is not None:
+            frames = list(self._audio_out.frames)
+        if self._audio_out is not None:
+            extra["reply_audio_s"] = sum(f.duration for f in frames or ())
+        if self._recorder.errors:
+            extra["errors"] = list(self._recorder.errors)
+        # The typed fields are what checks and reports read; these keys stay as documented.
+        meta = {
+            **extra,
+            "agent": capture.agent,
+            "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in capture.handoffs],
+            "agent_speech": [speech_dict(s) for s in capture.agent_speech],
+            "pending_tool_calls": capture.pending_tool_calls,
+            "late_tool_results": capture.late_tool_results,
+            "events": capture.events,
+        }
+        return AgentReply(
+            capture.reply,
+            list(capture.tool_calls),
+            heard=heard,
+            latency_s=latency,
+            first_audio_latency_s=audio_latency,
+            audio_out=self._save_reply_audio(index, frames or []),
+            metadata={"livekit": meta},
+            agent_speech=list(capture.agent_speech),
+            heard_segments=[t.strip() for t in self._recorder.finals] if heard is not None else [],
+            active_agent=capture.agent,
+            handoffs=list(capture.handoffs),
+            audio_in=audio_in,
+        )
+
+    def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None:
+        """The exact audio the turn streams (its frames, the silence tail included), as a WAV
+        in the save folder; None when not asked to save it."""
+        folder = self.info.save_audio_dir or self.adapter.audio_in_dir
+        if folder is None:
+            return None
+        from livekit import rtc
+
+        from ....voice._fixtures import clip_from_pcm16, write_wav_atomic
+
+        frame = rtc.combine_audio_frames(list(audio.frames))
+        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
+        stem = safe_name(self.info.transcript.id)
+        path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
+        write_wav_atomic(path, clip)
+        return path.resolve()
+
+    def _first_reply(self, capture: TurnCapture) -> tuple[float | None, float | None]:
+        """When this turn's own reply began: its first text and its first audio frame.
+
+        Only the turn's own speech counts (`TurnCapture.speech_ids`): words a reply of an
+        earlier turn went on saying are not this turn's answer, so no latency is measured on
+        them. Text that no speech can be found for counts by the time it reached the output.
+        """
+        if not capture.reply:
+            return None, None
+        texts, audio = self._text_out, self._audio_out
+        first_text = capture.first_text_at
+        if first_text is None and not capture.speech_ids and texts is not None:
+            first_text = texts.first_text_at
+        first_audio = None
+        if audio is not None:
+            own = [
+                audio.first_frame_by_speech[sid]
+                for sid in capture.speech_ids
+                if sid in audio.first_frame_by_speech
+            ]
+            first_audio = min(own, default=None)
+            if first_audio is None and not capture.speech_ids:
+                first_audio = audio.first_frame_at
+        return first_text, first_audio
+
+    def _save_reply_audio(self, index: int, frames: list[Any]) -> Path | None:
+        folder = self.adapter.audio_out_dir
+        if folder is None or self._audio_out is None or not frames:
+            return None
+        from livekit import rtc
+
+        from ....voice._fixtures import clip_from_pcm16, write_wav_atomic
+
+        frame = rtc.combine_audio_frames(frames)
+        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
+        if frame.num_channels > 1:
+            import numpy as np
+
+            samples = clip.samples.reshape(-1, frame.num_channels).mean(axis=1)
+            clip = type(clip)(np.ascontiguousarray(samples), frame.sample_rate)
+        # safe_name: an id may hold spaces, colons or slashes, which a file name must not.
+        stem = safe_name(self.info.transcript.id)
+        path: Path = folder / f"{stem}-run{self.info.run_index + 1}-turn{index + 1}.wav"
+        write_wav_atomic(path, clip)
+        return path
+
+    @contextlib.asynccontextmanager
+    async def _deadline(self, stage: Stage, *, turn_label: str) -> Any:
+        # ``from None`` where the cause would only repeat the message (or, for the timeout,
+        # say nothing more): one message per failure. A LiveKit exception keeps its cause.
+        timeout_s = self.adapter.timeout_s
+        try:
+            async with asyncio.timeout(timeout_s):
+                yield
+        except TimeoutError:
+            heard = self._recorder.heard if self._recorder else ""
+            raise AgentTimeoutError(
+                f"{turn_label}: no result within timeout_s={timeout_s:g} s; still waiting for "
+                f"{stage.text} (agent {self._agent_name()!r}, agent state "
+                f"{self.session.agent_state!r}, user state {self.session.user_state!r}"
+                + (f", heard so far {heard!r}" if heard else "")
+                + f"). {stage.hint}"
+            ) from None
+        except SessionClosedError as exc:
+            raise AdapterError(f"{turn_label}: {exc}") from None
+        except AgentEvalError as exc:
+            if str(exc).startswith(f"{turn_label}:"):
+                raise
+            # Same class (AudioFixtureError stays one), with the turn in front.
+            raise type(exc)(f"{turn_label}: {exc}") from None
+        except Exception as exc:
+            errors = self._recorder.errors if self._recorder else []
+            raise AdapterError(
+                f"{turn_label}: the LiveKit session failed while waiting for {stage.text}: "
+                f"{type(exc).__name__}: {exc}"
+                + (f"; session errors: {'; '.join(errors)}" if errors else "")
+            ) from exc
+
+    def _agent_name(self) -> str:
+        try:
+            return type(self.session.current_agent).__name__
+        except RuntimeError:
+            return type(self.agent).__name__
+
+
+async def _await(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
+
+
+def _frames_to(stt_: SegmentSTT) -> Callable[[Any], None]:
+    """Hand each end-of-speech event's audio to a driven STT."""
+
+    def hand(event: Any) -> None:
+        stt_.end_segment(event.frames)
+
+    return hand
+
+
+def _frames_for_phrase(
+    segment: SpeechSegment, following: SpeechSegment, audio: FixtureAudio
+) -> int:
+    """How many of the fixture's frames to stream before waiting for the answer to a phrase
+    that is followed by another one.
+
+    The audio up to where the twin VAD ended the phrase, plus a margin (the session's own VAD
+    streams can need a frame or two more than the twin), stopping short of the next phrase so
+    the session cannot hear it early.
+    """
+    total = len(audio.frames)
+    frame_s = audio.frame_s
+    detected = segment.detected_s
+    next_start = following.end_s - following.speech_s
+    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / frame_s)
+    floor = math.ceil((detected + 0.001) / frame_s) + 1
+    cap = int((next_start - _NEXT_PHRASE_GUARD_S) / frame_s)
+    return min(total, max(floor, min(wanted, cap)))
+
+
+def _frames_past_end(segment: SpeechSegment, audio: FixtureAudio) -> int:
+    """How many frames to stream for the last phrase: past where the VAD ends it by the same
+    margin as `_frames_for_phrase`, not the whole silence tail."""
+    detected = segment.detected_s
+    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / audio.frame_s)
+    floor = math.ceil((detected + 0.001) / audio.frame_s) + 1
+    return min(len(audio.frames), max(floor, wanted))
+
+
+_PHRASE_MARGIN_S = 0.25
+"""Audio streamed past the twin's end of a phrase: covers the session's VADs lagging the twin
+by a few frames (their resampling and windows line up differently now and then)."""
+
+_NEXT_PHRASE_GUARD_S = 0.05
+"""Stop this far before the next phrase's speech: less than Silero's 50 ms minimum speech,
+so the session cannot start hearing the next phrase while the agent answers this one."""
+
+
+def _latency(anchors: list[float], at: float | None, *, what: str, label: str) -> float | None:
+    """Seconds from the end of the speech the reply answers to ``at`` (None: no reply).
+
+    The anchor is the last end of user speech (or the sending of a text turn) before ``at``
+    (`reply_latency_s`). A reply before every anchor, or with no anchor at all, cannot be a
+    latency: the turn fails saying so rather than hand a check a number it could pass on.
+    """
+    latency = reply_latency_s(anchors, at)
+    if not isinstance(latency, Unmeasured):
+        return latency
+    if latency.early_s is None:
+        raise AdapterError(
+            f"{label}: the {what} came, but the end of the user's speech was never observed, "
+            "so the latency cannot be measured"
+        )
+    raise AdapterError(
+        f"{label}: the {what} came {latency.early_s:.3f} s before the end of the user's speech, "
+        "so it does not answer this turn and the latency cannot be measured (speech left "
+        "over from an earlier turn, or the agent spoke while the user was talking)"
+    )
