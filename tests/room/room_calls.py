@@ -171,6 +171,50 @@ async def run_records(*, agent_name: str, path: str, **options: Any) -> Any:
     return await run_transcript(load_transcript_file(Path(path)), adapter)
 
 
+async def run_simulation_records(*, agent_name: str, audio_dir: str, **options: Any) -> Any:
+    """A simulated caller booking a table with the booking worker ``agent_name``: each of its
+    utterances synthesized on the fly and streamed into the room; its result. The caller and
+    the criteria judge are the simulation tests' scripted FunctionModels."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "simulation"))
+    from sim_models import CallerCall, End, ScriptedCaller, ScriptedJudge
+
+    from pytest_agent_eval.config import JudgeSettings
+    from pytest_agent_eval.runner import RunSettings
+    from pytest_agent_eval.simulation import (
+        CallerSettings,
+        Simulation,
+        SimulationSettings,
+        run_simulation,
+    )
+
+    book = "Hi, I am Alice and I would like a table for two at seven pm."
+    name = "What name is the booking under?"
+
+    def caller(call: CallerCall) -> str | End:
+        if call.may_end and any("Alice" in line for line in call.agent_lines[1:]):
+            return End("goal_reached", "Booked, and the name is right.")
+        return book if call.turn == 1 else name
+
+    def decide(criterion: str, conversation: str) -> tuple[str, str]:
+        ok = "[agent called tool book_table]" in conversation
+        return ("met" if ok else "not_met"), "Turn 1 calls book_table." if ok else "no booking"
+
+    simulation = Simulation(
+        transcript=Transcript(id="room-booking", turns=[], runs=1),
+        persona="Alice, booking a table for two at seven.",
+        criteria=["The agent books the table."],
+        max_turns=4,
+        every_turn=Expect(heard_wer_max=0.1),
+    )
+    settings = SimulationSettings(
+        run=RunSettings(judge=JudgeSettings(model=ScriptedJudge(decide).model)),
+        caller=CallerSettings(model=ScriptedCaller(caller).model),
+        audio_dir=Path(audio_dir),
+    )
+    adapter = LiveKitRoomAdapter(agent_name, **options)
+    return await run_simulation(simulation, adapter, settings=settings)
+
+
 async def list_rooms() -> list[str]:
     """Names of the rooms the server still has."""
     async with api.LiveKitAPI() as lkapi:
