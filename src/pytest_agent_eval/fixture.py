@@ -178,7 +178,8 @@ class AgentEval:
             raise TranscriptError(
                 f"agent_eval marker: turn_timeout_s must be a number of seconds, got {value!r}"
             )
-        from .config import ConfigError, check_limit
+        from .config import check_limit
+        from .errors import ConfigError
 
         try:
             check_limit("turn_timeout_s", value, "agent_eval marker: turn_timeout_s")

@@ -19,7 +19,8 @@ import pytest
 
 from ._shard import select_shard
 from .collection import collect_transcript_file
-from .config import ConfigError, add_options, session_settings, warn_about_config
+from .config import add_options, session_settings, warn_about_config
+from .errors import ConfigError
 from .eval_items import (
     assert_unasserted_results,
     attach_records,

@@ -211,6 +211,7 @@ ALLOWED: dict[str, set[str]] = {
     # the report side (which writes it to the results file), as eval_items hands records.
     "_shard": {"collection", "eval_items", "fixture", "report"},
     "plugin": {
+        "errors",
         "config",
         "collection",
         "fixture",

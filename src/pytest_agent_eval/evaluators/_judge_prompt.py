@@ -133,7 +133,7 @@ def render_history(
             continue
         if content:
             lines.append(f"[{role}] {content}")
-        uncaptured = getattr(message, "uncaptured_args", frozenset())
+        uncaptured: frozenset[str] = getattr(message, "uncaptured_args", frozenset())
         for call in message.get("tool_calls") or []:
             function = call.get("function", {}) if isinstance(call, Mapping) else {}
             name = str(function.get("name", "?"))

@@ -254,7 +254,7 @@ def _change(record: EvalRecord, then: Mapping[str, Any]) -> EvalChange:
         return EvalChange(change="not comparable", **common)  # type: ignore[arg-type]
     now_passed, now_runs = res.passed_run_count, len(res.runs)
     p = fisher_exact_p(
-        then_passed,
+        then_passed,  # type: ignore[arg-type]
         then_runs - then_passed,  # type: ignore[operator]
         now_passed,
         now_runs - now_passed,
