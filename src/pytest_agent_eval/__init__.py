@@ -66,7 +66,8 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    from .config import JudgeSettings, Settings, load_settings
+    from .config import Settings, load_settings
+    from .evaluators._judge_settings import JudgeSettings
     from .evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
     from .expansion import expand
     from .fixture import AgentEval
@@ -139,7 +140,7 @@ _LAZY = {
     "JudgeEvaluator": "evaluators.judge",
     "ToolCallArgsJudgeEvaluator": "evaluators.judge",
     "AgentEval": "fixture",
-    "JudgeSettings": "config",
+    "JudgeSettings": "evaluators._judge_settings",
     "Settings": "config",
     "load_settings": "config",
     "expand": "expansion",

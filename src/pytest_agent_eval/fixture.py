@@ -17,9 +17,9 @@ import pytest
 
 from ._async import SessionLoop
 from ._compat.pytest import NO_PARAM_WORDS
+from ._options import SessionSettings
 from .adapters.base import AgentAdapter, as_adapter
 from .conditions import turn_conditions
-from .config import SessionSettings
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
 from .report.progress import live_progress

@@ -149,14 +149,17 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"errors", "_serialize"},
     "speech": {"errors"},
     "_records": {"models", "_serialize"},
-    "config": {"errors", "models", "_text", "conditions"},  # condition presets
+    # Pure settings, no pytest; builds the judges' JudgeSettings (evaluators._judge_settings).
+    "config": {"errors", "models", "_text", "conditions", "evaluators"},  # condition presets
+    # The pytest side of the settings: options, which layer wins, config-time warnings.
+    "_options": {"config", "errors"},
     # The catalog of audio conditions: data only (kinds, presets, YAML values).
     "conditions": {"models", "_text"},
     # One transcript -> several (variants): copies of models.
     "expansion": {"models"},
     # apply() reads the catalog of audio conditions (their kinds and defaults).
     "audio_fixtures": {"errors", "_atomic", "speech", "conditions", "models"},
-    "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
+    "expectations": {"models", "errors", "evaluators", "_text", "_serialize"},
     "loader": {
         "models",
         "errors",
@@ -166,7 +169,7 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
         "_serialize",
     },
-    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_compat", "_async"},
+    "evaluators": {"models", "errors", "_text", "_atomic", "_retry", "_compat", "_async"},
     "adapters": {
         "models",
         "errors",
@@ -227,6 +230,7 @@ ALLOWED: dict[str, set[str]] = {
         "models",
         "errors",
         "config",
+        "_options",
         "adapters",
         "runner",
         "synthesize",
@@ -259,6 +263,7 @@ ALLOWED: dict[str, set[str]] = {
     "_shard": {"collection", "eval_items", "fixture", "report"},
     "plugin": {
         "errors",
+        "_options",
         "config",
         "collection",
         "fixture",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..config import JudgeSettings
 from ..models import EvalResult, Expect, ToolCall
+from ._judge_settings import JudgeSettings
 from .base import Evaluator, evaluate_safely, evaluator_name
 from .reply import ContainsEvaluator, LatencyEvaluator
 from .tools import ToolCallArgsEvaluator, ToolCallEvaluator

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._text import compact_json
-from ..config import DEFAULT_JUDGE_MAX_CHARS
 from ..models import ToolCall, TurnContext
+from ._judge_settings import DEFAULT_JUDGE_MAX_CHARS
 
 __all__ = [
     "JUDGE_PROMPT_VERSION",

@@ -37,7 +37,6 @@ from .._compat.pydantic_ai import (
     usage_of,
 )
 from .._retry import backoff_delay, describe_error, http_status, is_transient, retry_after_s
-from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
 from ._judge_cache import VerdictCache, verdict_key
 from ._judge_prompt import (
@@ -47,6 +46,7 @@ from ._judge_prompt import (
     build_tool_args_prompt,
 )
 from ._judge_retry import rejects_temperature
+from ._judge_settings import DEFAULT_JUDGE_MODEL, JudgeSettings
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
