@@ -59,17 +59,18 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "importers/test_livekit_import.py": ("voice",),
     "importers/test_livekit_round_trip.py": ("voice",),
     "importers/test_room_round_trip.py": ("room", "voice"),
-    # Scaffolded LiveKit and Pipecat projects, run as their CI workflow would.
-    "scaffold_init/test_ci_recipe.py::test_the_workflow_commands_pass_in_a_scaffolded_livekit_project": (
-        "voice",
-    ),
-    "scaffold_init/test_ci_shards_recipe.py::test_the_sharded_workflow_runs": ("voice",),
-    "scaffold_init/test_init_scaffold.py::test_livekit_scaffold_passes_live_as_made": ("voice",),
-    "scaffold_init/test_init_scaffold.py::test_pipecat_scaffold_passes_live_as_made": ("voice",),
 }
 """Tiers of single files, by path under ``tests/``."""
 
 _NODE_TIERS: dict[str, tuple[str, ...]] = {
+    # Scaffolded LiveKit and Pipecat projects, run live as made or as their CI workflow would.
+    "scaffold_init/test_ci_recipe.py::test_the_workflow_commands_pass_in_a_scaffolded_livekit": (
+        "voice",
+    ),
+    "scaffold_init/test_ci_shards_recipe.py::test_the_sharded_workflow_runs": ("voice",),
+    "scaffold_init/test_init_scaffold.py::test_livekit_scaffold_passes_live_as_made": ("voice",),
+    "scaffold_init/test_init_scaffold.py::test_a_livekit_scaffold_in_a_tests_package": ("voice",),
+    "scaffold_init/test_init_scaffold.py::test_pipecat_scaffold_passes_live_as_made": ("voice",),
     # Doc pages whose snippets stream audio into a LiveKit session or a room.
     "docs/test_snippets.py::test_page_snippets_run[README.md]": ("voice",),
     "docs/test_snippets.py::test_page_snippets_run[docs/getting-started.md]": ("voice",),
@@ -86,10 +87,19 @@ _NODE_TIERS: dict[str, tuple[str, ...]] = {
 """Tiers of single tests (or every test whose node id starts so), by node id under ``tests/``."""
 
 _SLOW: tuple[str, ...] = (
-    # Measured with --durations on 2 shared cores (load ~7): each of these took 10 s or more.
+    # Measured with --durations on 2 shared cores (load ~7): each of these took 9 s or more.
     # Most start pytest in a subprocess, some a virtualenv; a test whose node id names xdist
     # starts xdist workers and is slow as well (below).
     "adapters/test_examples.py",
+    "audio_fixtures/test_validate.py::test_a_fixture_over_the_cap_is_refused_from_its_header",
+    "docs/test_site.py",  # its module fixture builds the whole site
+    "docs/test_snippets.py::test_page_snippets_run[docs/adapters.md]",
+    "docs/test_snippets.py::test_page_snippets_run[docs/python-api.md]",
+    "importers/test_messages_import.py::test_a_logged_conversation_round_trips_through_the_app",
+    "plugin/test_earlier_package.py::test_k_selects_by_the_real_id_or_the_test_name",
+    "plugin/test_junit_and_imports.py::test_loading_the_plugin_and_running_evals_imports_nothing",
+    "plugin/test_junit_and_imports.py::test_plugin_works_when_no_optional_extra_is_installed",
+    "plugin/test_live_progress.py::test_on_a_terminal_a_long_transcript_shows_runs_done",
     "docs/test_troubleshooting.py",  # its module fixture runs every message's trigger
     "gates/test_members_and_selection.py::test_plain_tests_marked_into_a_group_are_members",
     "plugin/test_agent_contract.py::test_tool_call_args_with_python_values_survive_xdist",
