@@ -377,3 +377,118 @@ def test_the_arrow_reader_sees_every_kind_of_import() -> None:
     )
     found = _imported_parts(Path("report/probe.py"), source)
     assert found == {"runner", "adapters", "synthesize", "loader", "plugin"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (top level, lazily or for type checking), plus
+    the parent packages each import runs (importing ``a.b.c`` runs ``a/b/__init__.py``)."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            found: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                    base = f"{base}.{node.module}" if node.module else base
+                else:
+                    base = node.module or ""
+                if base.split(".")[0] == "pytest_agent_eval":
+                    found += [f"{base}.{a.name}" for a in node.names] or [base]
+                    found.append(base)
+            elif isinstance(node, ast.Import):
+                found += [a.name for a in node.names if a.name.split(".")[0] == "pytest_agent_eval"]
+            for target in found:
+                while target not in modules and "." in target:
+                    target = target.rpartition(".")[0]
+                parts = target.split(".")
+                targets.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+        graph[name] = {
+            t for t in targets if t in modules and t != name and not name.startswith(t + ".")
+        }
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+# Circles still in the package, each to go (issue 23); this list only shrinks.
+KNOWN_CYCLES: list[set[str]] = [
+    # evaluators.build_evaluators (kept for the earlier package) calls the expectation
+    # registry, whose modules import the evaluator classes: ends when the evaluator classes
+    # leave expectations/ and build_evaluators moves to legacy.
+    {"pytest_agent_eval.evaluators"}
+    | {
+        f"pytest_agent_eval.expectations{suffix}"
+        for suffix in (
+            "",
+            ".agents",
+            ".barge_in",
+            ".base",
+            ".greeting",
+            ".heard",
+            ".heard_wer",
+            ".judge",
+            ".latency",
+            ".latency_percentiles",
+            ".reply_contains_none",
+            ".reply_text",
+            ".tool_args",
+            ".tool_calls",
+            ".tool_outcome",
+        )
+    },
+]
+
+
+def test_no_module_imports_itself_back_in_a_circle() -> None:
+    cycles = _cycles(_module_graph())
+    new = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
+    assert not new, f"import circles: {new}"
+    gone = [sorted(c) for c in KNOWN_CYCLES if c not in cycles]
+    assert not gone, f"these circles are gone or changed; update KNOWN_CYCLES: {gone}"
+
+
+def test_the_cycle_finder_sees_a_circle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
