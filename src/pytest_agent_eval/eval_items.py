@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ._eval_plan import marker_plan
 from ._records import EvalRecord, put_records
 from ._sanitize import redact_secrets, secret_values
 from ._text import did_you_mean
@@ -187,9 +188,8 @@ def _planned(item: pytest.Item) -> tuple[float | None, int | None]:
     if isinstance(item, TranscriptItem):
         return item.transcript.threshold, override or item.transcript.runs
     marker = item.get_closest_marker("agent_eval")
-    marked = marker.kwargs if marker is not None else {}
-    threshold = marked.get("threshold", session.settings.threshold)
-    runs = marked.get("runs", session.settings.runs)
+    planned = marker_plan(marker.kwargs if marker is not None else {}, session.settings)
+    threshold, runs = planned.threshold, planned.runs
     ok_threshold = isinstance(threshold, int | float) and not isinstance(threshold, bool)
     ok_runs = isinstance(runs, int) and not isinstance(runs, bool)
     return (

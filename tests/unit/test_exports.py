@@ -637,6 +637,7 @@ EXPORTS: dict[str, list[str]] = {
         "resolve_condition",
         "turn_conditions",
     ],
+    "_eval_plan": ["EvalPlan", "marker_plan"],
     "_options": [
         "PytestConfigLike",
         "SessionSettings",

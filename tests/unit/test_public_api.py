@@ -153,6 +153,8 @@ ALLOWED: dict[str, set[str]] = {
     "config": {"errors", "models", "_text", "conditions", "evaluators"},  # condition presets
     # The pytest side of the settings: options, which layer wins, config-time warnings.
     "_options": {"config", "errors"},
+    # The one resolver of a Python eval's threshold, runs and tags (fixture and eval_items).
+    "_eval_plan": {"config"},
     # The catalog of audio conditions: data only (kinds, presets, YAML values).
     "conditions": {"models", "_text"},
     # One transcript -> several (variants): copies of models.
@@ -231,6 +233,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "config",
         "_options",
+        "_eval_plan",
         "adapters",
         "runner",
         "synthesize",
@@ -250,6 +253,7 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
     },
     "eval_items": {
+        "_eval_plan",
         "models",
         "_records",
         "collection",
