@@ -85,6 +85,6 @@ def test_an_earlier_project_importing_the_old_loader_runs_green_with_the_warning
             assert issubclass(TranscriptError, Exception)
         """
     )
-    result = pytester.runpytest_subprocess("-W", "default")
+    result = pytester.runpytest("-W", "default")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*DeprecationWarning: pytest_agent_eval.yaml_loader.* moved;*"])
