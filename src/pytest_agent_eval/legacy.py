@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .models import Transcript
 
-__all__ = ["MOVED", "install", "load_transcript"]
+__all__ = ["MOVED", "build_evaluators", "install", "load_transcript", "moved_attr"]
 
 _PACKAGE = "pytest_agent_eval"
 
@@ -38,6 +38,10 @@ MOVED: dict[str, dict[str, str]] = {
         "load_transcript": f"{_PACKAGE}.legacy:load_transcript",
         "TranscriptError": f"{_PACKAGE}:TranscriptError",
     },
+    # Names public modules lost (served by the module's own __getattr__ through moved_attr).
+    f"{_PACKAGE}.evaluators": {
+        "build_evaluators": f"{_PACKAGE}.legacy:build_evaluators",
+    },
 }
 """Old module -> {name: ``"module:attr"`` of its replacement, or ``"none: what instead"``}."""
 
@@ -46,6 +50,12 @@ def _replacement_text(target: str) -> str:
     if target.startswith("none:"):
         return target.removeprefix("none:").strip()
     module = target.partition(":")[0]
+    attr = target.partition(":")[2]
+    if module == f"{_PACKAGE}.legacy" and attr == "build_evaluators":
+        return (
+            "a turn's Expect(...) decides its evaluators (the runner builds them); "
+            f"{_PACKAGE}.legacy.build_evaluators keeps the earlier function"
+        )
     if module == f"{_PACKAGE}.legacy":  # kept as code here: the public loader is the new home
         return f"use {_PACKAGE}.load_transcript_file(path) (it takes a Path)"
     return f"import it from {module}"
@@ -111,10 +121,27 @@ class _LegacyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _FINDER = _LegacyFinder()
 
 
+def moved_attr(module: str, name: str) -> Any:
+    """``module.name`` for a public module that lost ``name``: warns as a moved module's
+    attribute does (at its caller's caller: the user's line) and returns the replacement."""
+    target = MOVED[module][name]
+    warnings.warn(
+        f"{module}.{name} moved; {_replacement_text(target)}", DeprecationWarning, stacklevel=3
+    )
+    return _resolve(target)
+
+
 def install() -> None:
     """Put the finder on ``sys.meta_path`` (idempotent; the package calls it at import)."""
     if not any(isinstance(f, _LegacyFinder) for f in sys.meta_path):
         sys.meta_path.append(_FINDER)
+
+
+def build_evaluators(expect: Any, judge_settings: Any = None) -> list[Any]:
+    """The earlier ``evaluators.build_evaluators``: the evaluators a turn's `Expect` asks for."""
+    from .expectations import build_evaluators as build
+
+    return build(expect, judge_settings)
 
 
 def load_transcript(

@@ -706,7 +706,6 @@ EXPORTS: dict[str, list[str]] = {
         "ToolCallArgsEvaluator",
         "ToolCallArgsJudgeEvaluator",
         "ToolCallEvaluator",
-        "build_evaluators",
         "evaluate_safely",
         "evaluator_name",
     ],
@@ -957,7 +956,7 @@ EXPORTS: dict[str, list[str]] = {
         "WrittenFile",
         "write_import",
     ],
-    "legacy": ["MOVED", "install", "load_transcript"],
+    "legacy": ["MOVED", "build_evaluators", "install", "load_transcript", "moved_attr"],
     "loader": [
         "MAX_YAML_NODES",
         "TRANSCRIPT_SUFFIXES",
