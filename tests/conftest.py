@@ -34,6 +34,111 @@ class ExampleProjects:
         path.write_text(text.replace(old, new, count))
 
 
+# ---- the suite's tiers (markers registered in pyproject.toml; docs/contributing.md) ----------
+# A test's tier follows from where it lives and what it asks for, so a new test lands in the
+# right one without anyone remembering to mark it:
+#   voice    a voice framework runs (AgentSession, Pipecat pipeline, Silero) or Whisper loads
+#   room     a real livekit-server runs (and the voice stack with it)
+#   browser  headless Chromium (the `browser` fixture)
+#   slow     over about 5 s here, measured, outside the three above (the list below)
+# The fast loop deselects all four: `-m "not voice and not room and not browser and not slow"`.
+
+_FOLDER_TIERS: dict[str, tuple[str, ...]] = {
+    "livekit": ("voice",),
+    "pipecat": ("voice",),
+    "room": ("room", "voice"),
+}
+"""Every test in ``tests/<folder>/`` has these tiers."""
+
+_FILE_TIERS: dict[str, tuple[str, ...]] = {
+    # Whisper models (faster-whisper) load in these.
+    "audio_fixtures/test_whisper.py": ("voice",),
+    "audio_fixtures/test_whisper_cache.py": ("voice",),
+    # Real calls imported: a LiveKit session records them, or a worker in a room.
+    "importers/test_livekit_handoffs.py": ("voice",),
+    "importers/test_livekit_import.py": ("voice",),
+    "importers/test_livekit_round_trip.py": ("voice",),
+    "importers/test_room_round_trip.py": ("room", "voice"),
+}
+"""Tiers of single files, by path under ``tests/``."""
+
+_NODE_TIERS: dict[str, tuple[str, ...]] = {
+    # Scaffolded LiveKit and Pipecat projects, run live as made or as their CI workflow would.
+    "scaffold_init/test_ci_recipe.py::test_the_workflow_commands_pass_in_a_scaffolded_livekit": (
+        "voice",
+    ),
+    "scaffold_init/test_ci_shards_recipe.py::test_the_sharded_workflow_runs": ("voice",),
+    "scaffold_init/test_init_scaffold.py::test_livekit_scaffold_passes_live_as_made": ("voice",),
+    "scaffold_init/test_init_scaffold.py::test_a_livekit_scaffold_in_a_tests_package": ("voice",),
+    "scaffold_init/test_init_scaffold.py::test_pipecat_scaffold_passes_live_as_made": ("voice",),
+    # Doc pages whose snippets stream audio into a LiveKit session or a room.
+    "docs/test_snippets.py::test_page_snippets_run[README.md]": ("voice",),
+    "docs/test_snippets.py::test_page_snippets_run[docs/getting-started.md]": ("voice",),
+    "docs/test_snippets.py::test_page_snippets_run[docs/index.md]": ("voice",),
+    "docs/test_snippets.py::test_page_snippets_run[docs/livekit.md]": ("voice",),
+    "docs/test_snippets.py::test_page_snippets_run[docs/livekit-room.md]": ("room", "voice"),
+    "docs/test_snippets.py::test_page_snippets_run[docs/pipecat.md]": ("voice",),
+    "docs/test_snippets.py::test_page_snippets_run[docs/voice-fixtures.md]": ("voice",),
+    "docs/test_snippets.py::test_page_snippets_run[docs/voice-robustness.md]": ("voice",),
+    "docs/test_snippets.py::test_livekit_rules_that_do_not_satisfy_the_transcript_fail_the_page": (
+        "voice",
+    ),
+}
+"""Tiers of single tests (or every test whose node id starts so), by node id under ``tests/``."""
+
+_SLOW: tuple[str, ...] = (
+    # Measured with --durations on 2 shared cores (load ~7): each of these took 9 s or more.
+    # Most start pytest in a subprocess, some a virtualenv; a test whose node id names xdist
+    # starts xdist workers and is slow as well (below).
+    "adapters/test_examples.py",
+    "audio_fixtures/test_validate.py::test_a_fixture_over_the_cap_is_refused_from_its_header",
+    "docs/test_site.py",  # its module fixture builds the whole site
+    "docs/test_snippets.py::test_page_snippets_run[docs/adapters.md]",
+    "docs/test_snippets.py::test_page_snippets_run[docs/python-api.md]",
+    "importers/test_messages_import.py::test_a_logged_conversation_round_trips_through_the_app",
+    "plugin/test_earlier_package.py::test_k_selects_by_the_real_id_or_the_test_name",
+    "plugin/test_junit_and_imports.py::test_loading_the_plugin_and_running_evals_imports_nothing",
+    "plugin/test_junit_and_imports.py::test_plugin_works_when_no_optional_extra_is_installed",
+    "plugin/test_live_progress.py::test_on_a_terminal_a_long_transcript_shows_runs_done",
+    "docs/test_troubleshooting.py",  # its module fixture runs every message's trigger
+    "gates/test_members_and_selection.py::test_plain_tests_marked_into_a_group_are_members",
+    "plugin/test_agent_contract.py::test_tool_call_args_with_python_values_survive_xdist",
+    "plugin/test_event_loop_and_python_api.py::test_a_shared_async_client_works_in_every_eval",
+    "plugin/test_load_errors.py::test_a_run_that_goes_on_past_a_load_error_still_names_it",
+    "plugin/test_run_outcomes.py::test_a_suite_whose_only_failure_is_a_setup_error_never_exits_0",
+    "plugin/test_runner.py::test_agent_calling_pytest_skip_skips_cleanly",
+    "plugin/test_team_reports.py::test_a_stop_after_the_first_failure_is_not_called_ctrl_c",
+    "plugin/test_verdicts_stay_true.py",
+    "report/test_browser_tests_skip.py",
+    "scaffold_init/test_ci_recipe.py",
+    "scaffold_init/test_ci_shards_recipe.py",
+    "scaffold_init/test_fresh_install.py",
+    "shards/test_merge_matches_one_session.py",
+    "shards/test_merge_refusals.py",
+    "shards/test_shard_selection.py",
+)
+"""Node ids (or their starts) under ``tests/`` of the measured slow tests."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            rel = item.path.resolve().relative_to(tests)
+        except ValueError:  # a pytester project's own test, run in-process
+            continue
+        node = rel.as_posix() + item.nodeid.partition("::")[1] + item.nodeid.partition("::")[2]
+        tiers = set(_FOLDER_TIERS.get(rel.parts[0], ()))
+        tiers.update(_FILE_TIERS.get(rel.as_posix(), ()))
+        tiers.update(t for prefix, ts in _NODE_TIERS.items() if node.startswith(prefix) for t in ts)
+        if "browser" in getattr(item, "fixturenames", ()):
+            tiers.add("browser")
+        if any(node.startswith(prefix) for prefix in _SLOW) or "xdist" in node:
+            tiers.add("slow")
+        for tier in sorted(tiers):
+            item.add_marker(tier)
+
+
 @pytest.fixture
 def examples(pytester: pytest.Pytester) -> ExampleProjects:
     """The example projects, ready to copy into a pytester run."""

@@ -2,8 +2,10 @@
 
 Transcripts (YAML or Python) run N times against your agent; a test passes when the share of
 passing runs reaches its threshold. This module is the public surface and holds only
-re-exports: the names of the seed documentation, the error classes, the per-run and per-turn
-results, and `AgentEval` (the class of the ``agent_eval`` fixture).
+re-exports: every name the documentation teaches (the seed's names, the error classes, the
+records a transcript and its results are made of, the adapter protocol, the settings and the
+loaders), and `AgentEval` (the class of the ``agent_eval`` fixture). Old import paths keep
+working through `pytest_agent_eval.legacy`, with a warning naming the new one.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 # Set before any of them is loaded: pytest imports this plugin before any conftest.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
+from . import legacy
+from .adapters import AgentAdapter, CallableAdapter, Conversation, ConversationInfo, TurnInput
 from .errors import (
     AdapterError,
     AgentEvalError,
@@ -34,67 +38,121 @@ from .evaluators import (
 )
 from .models import (
     AgentReply,
+    AgentSpeech,
+    AgentTurn,
+    AudioCondition,
+    BargeIn,
+    Case,
     EvalResult,
     Expect,
+    Greeting,
+    GreetingExpect,
+    Handoff,
+    InterruptConfig,
     JudgeConfig,
+    Message,
     RunResult,
     ToolCall,
     ToolCallArgsConfig,
+    ToolCallOutcomeConfig,
     Transcript,
     TranscriptResult,
     Turn,
     TurnContext,
     TurnResult,
+    Usage,
+    Variant,
+    VoiceSettings,
 )
 
 if TYPE_CHECKING:
+    from .config import Settings, load_settings
+    from .evaluators._judge_settings import JudgeSettings
     from .evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
+    from .expansion import expand
     from .fixture import AgentEval
+    from .loader import load_transcript_file, load_transcripts
+
+legacy.install()
 
 # The one place the version is written (pyproject.toml reads it from here).
 __version__ = "0.4.0"
 
 __all__ = [
     "AdapterError",
+    "AgentAdapter",
     "AgentEval",
     "AgentEvalError",
     "AgentReply",
+    "AgentSpeech",
     "AgentTimeoutError",
+    "AgentTurn",
+    "AudioCondition",
     "AudioFixtureError",
+    "BargeIn",
+    "CallableAdapter",
+    "Case",
     "ConfigError",
     "ContainsEvaluator",
+    "Conversation",
+    "ConversationInfo",
     "EvalResult",
     "Evaluator",
     "Expect",
+    "Greeting",
+    "GreetingExpect",
+    "Handoff",
+    "InterruptConfig",
     "JudgeConfig",
     "JudgeError",
     "JudgeEvaluator",
+    "JudgeSettings",
+    "Message",
     "MissingExtraError",
     "RunResult",
+    "Settings",
     "ToolCall",
     "ToolCallArgsConfig",
     "ToolCallArgsEvaluator",
     "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",
+    "ToolCallOutcomeConfig",
     "Transcript",
     "TranscriptError",
     "TranscriptResult",
     "Turn",
     "TurnContext",
+    "TurnInput",
     "TurnResult",
+    "Usage",
+    "Variant",
+    "VoiceSettings",
     "__version__",
+    "expand",
+    "load_settings",
+    "load_transcript_file",
+    "load_transcripts",
 ]
+
+# Loaded on first use, not with the package: the judges' verdict machinery, the pytest-side
+# AgentEval (which pulls in the runner and pytest), the settings reader and the YAML loader.
+_LAZY = {
+    "JudgeEvaluator": "evaluators.judge",
+    "ToolCallArgsJudgeEvaluator": "evaluators.judge",
+    "AgentEval": "fixture",
+    "JudgeSettings": "evaluators._judge_settings",
+    "Settings": "config",
+    "load_settings": "config",
+    "expand": "expansion",
+    "load_transcript_file": "loader",
+    "load_transcripts": "loader",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # Loaded on first use, not with the package: the judges' verdict machinery, and the
-    # pytest-side AgentEval (which pulls in the runner and pytest).
-    if name in ("JudgeEvaluator", "ToolCallArgsJudgeEvaluator"):
-        from .evaluators import judge
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(judge, name)
-    if name == "AgentEval":
-        from .fixture import AgentEval
-
-        return AgentEval
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)

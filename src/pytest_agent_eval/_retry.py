@@ -144,13 +144,13 @@ def backoff_delay(
     delay = exp / 2 + rand() * exp / 2
     if retry_after_s is not None and retry_after_s > delay:
         delay = min(cap_s, retry_after_s)
-    return max(0.0, delay)
+    return float(max(0.0, delay))
 
 
 def _message(exc: BaseException) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-        return body["message"]  # the API's own words, without the SDK's prefix
+        return str(body["message"])  # the API's own words, without the SDK's prefix
     message = getattr(exc, "message", None)
     return message if isinstance(message, str) and message else str(exc)
 

@@ -161,7 +161,7 @@ def from_json(tp: type[T] | Any, data: Any, *, path: str = "") -> T:
         ValueError: When ``data`` does not fit ``tp``; the message names the path.
     """
     try:
-        return _decoder(tp)(data)  # type: ignore[no-any-return]
+        return _decoder(tp)(data)  # type: ignore[no-any-return, arg-type]
     except _Mismatch as exc:
         if path:
             exc.path.insert(0, path if path.startswith("[") else "." + path)

@@ -184,7 +184,8 @@ def _per_agent_param(
     for index, param in enumerate(fixturedef.params):
         value, marks, explicit_id = param, [], None
         if isinstance(param, tuple) and hasattr(param, "marks") and hasattr(param, "values"):
-            value, marks, explicit_id = param.values[0], list(param.marks), param.id
+            value, marks = param.values[0], list(param.marks)
+            explicit_id = getattr(param, "id", None)
         param_id = explicit_id or _param_id(fixturedef.ids, index, value)
         try:
             callspec = make_callspec(

@@ -1,7 +1,9 @@
-"""Settings: ``[tool.agent_eval]`` in pyproject.toml, the environment and the command line.
+"""Settings: ``[tool.agent_eval]`` in pyproject.toml and the environment, typed and checked.
 
-Each layer wins over the one before it: pyproject, then ``EVAL_LIVE``, then ``--agent-eval-*``
-options (`session_settings`). Values are type-checked at the edge: a wrong type is a
+Pure settings: no pytest here, so the runner, the gates and the reports read them without the
+plugin. Each layer wins over the one before it: pyproject, then ``EVAL_LIVE``, then
+``--agent-eval-*`` options (`pytest_agent_eval._options.session_settings`, the pytest side).
+The judges' own record, `JudgeSettings`, lives with the judges (`Settings.judge` builds it). Values are type-checked at the edge: a wrong type is a
 `ConfigError` (pytest shows it as a usage error); an unknown key is a warning with a
 did-you-mean, so a typo never silently falls back to a default.
 
@@ -18,15 +20,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from ._text import did_you_mean
 from .conditions import BUILTIN_PRESETS, parse_presets
 from .errors import ConfigError
+from .evaluators._judge_settings import DEFAULT_JUDGE_MAX_CHARS, DEFAULT_JUDGE_MODEL, JudgeSettings
 from .models import AudioCondition, VoiceSettings
-
-if TYPE_CHECKING:
-    import pytest
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -38,23 +38,14 @@ __all__ = [
     "ConfigWarning",
     "GateConfig",
     "JudgeSettings",
-    "PytestConfigLike",
-    "SessionSettings",
     "Settings",
-    "add_options",
     "check_limit",
     "find_pyproject",
     "load_settings",
     "parse_bool_env",
     "parse_settings",
     "parse_shard",
-    "session_settings",
-    "warn_about_config",
 ]
-
-DEFAULT_JUDGE_MODEL = "openai:gpt-4o"
-"""The judge model when neither the evaluator, ``judge_model`` nor ``model`` names one (the
-seed's default). The one definition: `evaluators.judge` re-exports it."""
 
 DEFAULT_CONCURRENCY = 4
 """Runs of one transcript in flight at once: enough to hide model latency, few enough to stay
@@ -64,10 +55,6 @@ DEFAULT_TURN_TIMEOUT_S = 300.0
 """Seconds one agent turn may take before the run fails with a timeout: long enough for a slow
 model with tools, short enough that a hung agent cannot hang CI."""
 
-DEFAULT_JUDGE_MAX_CHARS = 20_000
-"""The most characters of a reply, of what was heard, of each earlier message and of a tool
-call's arguments a judge is sent (``judge_max_chars``); past it the text is cut and the verdict
-says so. A 1 MB reply would otherwise cost a fortune or overflow the judge's context."""
 
 LIMITS: dict[str, tuple[float, float]] = {
     "runs": (1, 10_000),
@@ -115,23 +102,6 @@ def check_limit(key: str, value: float, label: str) -> None:
     else:
         return
     raise ConfigError(f"{label} {problem}, got {value!r}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JudgeSettings:
-    """What every judge needs that is not in its rubric."""
-
-    model: Any = DEFAULT_JUDGE_MODEL
-    """Default judge model: a pydantic-ai model id (``judge_model`` wins over ``model``), or a
-    pydantic-ai ``Model`` instance supplied by the ``llm_eval_judge_model`` fixture."""
-    retries: int = 2
-    """Retries after a transient judge failure (timeouts, 429, 5xx)."""
-    timeout_s: float = 30.0
-    """Seconds allowed per judge call."""
-    cache_dir: Path | None = None
-    """Verdict cache folder; None turns the cache off."""
-    max_chars: int = DEFAULT_JUDGE_MAX_CHARS
-    """Longest reply (and heard text, earlier message, tool arguments) sent to the judge whole."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -508,35 +478,6 @@ def _warned_line(warning: str, text: str) -> int | None:
     return None
 
 
-def warn_about_config(config: Any, warning: str) -> None:
-    """Issue ``warning`` as pytest's config-time `pytest.PytestConfigWarning`: filtered by
-    ``-W`` and ``filterwarnings`` as pytest's own are, and shown at the file and line it is
-    about (``pyproject.toml:7``, with that line quoted) when it knows them."""
-    import pytest
-
-    issued = pytest.PytestConfigWarning(str(warning))
-    path, line = getattr(warning, "path", None), getattr(warning, "line", None)
-    try:
-        if path is None or not line:
-            config.issue_config_time_warning(issued, stacklevel=2)
-            return
-        # pytest places a config-time warning at the frame `stacklevel` up from its own call:
-        # make that frame one whose code reports the pyproject line, so the summary points the
-        # user at the key to fix instead of at this package.
-        code = compile("\n" * (line - 1) + "issue(issued, stacklevel=2)", str(path), "exec")
-        exec(
-            code,
-            {"__name__": path.name, "issue": config.issue_config_time_warning, "issued": issued},
-        )
-    except pytest.PytestConfigWarning as exc:  # -W error or filterwarnings made it an error
-        where = f"{path}:{line}: " if path is not None and line else ""
-        said = str(exc).removesuffix("; it is ignored")
-        raise pytest.UsageError(
-            f"{where}{said}; fix or remove it (this warning is an error here: -W or "
-            "filterwarnings turns PytestConfigWarning into errors)"
-        ) from None
-
-
 def parse_bool_env(name: str, environ: Mapping[str, str] | None = None) -> bool | None:
     """Read a boolean environment variable: ``1/true/yes/on`` or ``0/false/no/off``.
 
@@ -557,246 +498,6 @@ def parse_bool_env(name: str, environ: Mapping[str, str] | None = None) -> bool 
     raise ConfigError(
         f"{name}={raw!r} is not understood; use 1/true/yes to enable, 0/false/no to disable"
     )
-
-
-# --------------------------------------------------------------------------------------------
-# The command line, and which layer wins
-# --------------------------------------------------------------------------------------------
-
-
-def add_options(parser: pytest.Parser) -> None:
-    """Declare the ``--agent-eval-*`` command-line options."""
-    group = parser.getgroup("agent-eval", "agent evaluation (pytest-agent-eval)")
-    group.addoption(
-        "--agent-eval-live",
-        action="store_true",
-        default=False,
-        help="Run agent eval tests (otherwise they are collected, validated and skipped).",
-    )
-    group.addoption(
-        "--agent-eval-report",
-        metavar="PATH",
-        default=None,
-        help="Write a markdown report of every eval to PATH.",
-    )
-    group.addoption(
-        "--agent-eval-html",
-        metavar="PATH",
-        default=None,
-        help="Write a self-contained HTML report of every eval to PATH.",
-    )
-    group.addoption(
-        "--agent-eval-results",
-        metavar="PATH",
-        default=None,
-        help="Write the session's results as JSON to PATH (a stable, versioned schema; "
-        "see docs/reports.md).",
-    )
-    group.addoption(
-        "--agent-eval-baseline",
-        metavar="PATH",
-        default=None,
-        help="Compare this session with an earlier results file (--agent-eval-results): per "
-        "transcript, regressed / improved / unchanged within noise.",
-    )
-    group.addoption(
-        "--agent-eval-subset-gates",
-        choices=SUBSET_GATES_CHOICES,
-        default=None,
-        help="What gates do in a subset run (-k, -m, --agent-eval-tags): strict (default), "
-        "report-only (shown, exit status left alone) or skip.",
-    )
-    group.addoption(
-        "--agent-eval-shard",
-        metavar="K/N",
-        default=None,
-        help="Run shard K of N: a deterministic share of the eval tests, the same on every "
-        "machine (plain tests are left to pytest's own selection). Merge the shards' results "
-        "files with `agent-eval merge` (docs/ci.md).",
-    )
-    group.addoption(
-        "--agent-eval-shard-durations",
-        metavar="FILE",
-        default=None,
-        help="Balance the shards by the durations in this results file (an earlier "
-        "--agent-eval-results or merged file); without it, by planned turns.",
-    )
-    group.addoption(
-        "--agent-eval-tags",
-        metavar="TAGS",
-        action="append",
-        default=[],
-        help="Only run evals carrying one of these tags (comma-separated, repeatable).",
-    )
-    group.addoption(
-        "--agent-eval-runs",
-        metavar="N",
-        type=int,
-        default=None,
-        help="Run every transcript N times, whatever its `runs` says (quick local checks).",
-    )
-    group.addoption(
-        "--agent-eval-concurrency",
-        metavar="N",
-        type=int,
-        default=None,
-        help="Most runs of one transcript in flight at once (default: concurrency in config, 4).",
-    )
-    group.addoption(
-        "--agent-eval-early-stop",
-        action="store_true",
-        default=None,
-        help="Stop starting runs once a transcript's verdict cannot change.",
-    )
-    group.addoption(
-        "--agent-eval-stale-audio",
-        choices=("fail", "skip", "synthesize"),
-        default=None,
-        help="What to do when a voice transcript's WAV fixture is missing or stale "
-        "(default: stale_audio in config, 'fail').",
-    )
-    group.addoption(
-        "--agent-eval-save-audio",
-        metavar="DIR",
-        default=None,
-        help="Save the exact audio each voice turn streamed (after its audio conditions) in "
-        "DIR; the HTML report plays it beside the clean fixture (default: save_audio_dir in "
-        "config).",
-    )
-    group.addoption(
-        "--agent-eval-no-judge-cache",
-        action="store_true",
-        default=False,
-        help="Ignore the judge verdict cache even when judge_cache = true.",
-    )
-    group.addoption(
-        "--agent-eval-no-caller-cache",
-        action="store_true",
-        default=False,
-        help="Ask the simulated caller's model for every turn, even when the caller cache "
-        "has it (caller_cache = true is the default).",
-    )
-    group.addoption(
-        "--agent-eval-save-simulations",
-        metavar="DIR",
-        default=None,
-        help="Write each simulated conversation to DIR as a plain transcript YAML, with its "
-        "audio fixtures, to keep as a regression test (default: save_simulations_dir).",
-    )
-
-
-class PytestConfigLike(Protocol):
-    """What `session_settings` reads of a ``pytest.Config`` (kept structural, so this module
-    needs no pytest import)."""
-
-    @property
-    def rootpath(self) -> Path: ...
-
-    @property
-    def inipath(self) -> Path | None: ...
-
-    def getoption(self, name: str) -> Any: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSettings:
-    """What one pytest session runs with: the settings after every layer, plus the choices
-    that exist only on the command line."""
-
-    settings: Settings
-    """``[tool.agent_eval]`` with the command-line overrides applied."""
-    live: bool
-    """Whether eval tests run (``live``, then ``EVAL_LIVE``, then ``--agent-eval-live``)."""
-    tags: tuple[str, ...] = ()
-    """``--agent-eval-tags``: only evals with one of these tags are selected."""
-    runs_override: int | None = None
-    """``--agent-eval-runs``: every transcript runs this many times."""
-    shard: tuple[int, int] | None = None
-    """``--agent-eval-shard K/N``: run shard K (1-based) of N."""
-    shard_durations: Path | None = None
-    """``--agent-eval-shard-durations``: the results file whose durations balance the shards
-    (as given: read from the folder pytest was started in)."""
-
-
-def _pyproject_for(config: PytestConfigLike) -> Path | None:
-    inipath = config.inipath
-    if inipath is not None and inipath.name == "pyproject.toml":
-        return inipath
-    candidate = config.rootpath / "pyproject.toml"
-    return candidate if candidate.is_file() else find_pyproject(config.rootpath)
-
-
-def session_settings(
-    config: PytestConfigLike, environ: Mapping[str, str] | None = None
-) -> tuple[SessionSettings, list[str]]:
-    """Settings from pyproject, then environment, then command line (each wins over the last).
-
-    Returns:
-        The session's settings and the warnings (unknown keys) to show.
-
-    Raises:
-        ConfigError: For a bad value anywhere.
-    """
-    pyproject = _pyproject_for(config)
-    rootdir = pyproject.parent if pyproject is not None else config.rootpath
-    settings, warnings = load_settings(rootdir, pyproject)
-
-    runs = config.getoption("agent_eval_runs")
-    concurrency = config.getoption("agent_eval_concurrency")
-    if runs is not None:
-        check_limit("runs", runs, "--agent-eval-runs")
-    if concurrency is not None:
-        check_limit("concurrency", concurrency, "--agent-eval-concurrency")
-    settings = settings.with_overrides(
-        report_path=config.getoption("agent_eval_report"),
-        html_report_path=config.getoption("agent_eval_html"),
-        concurrency=concurrency,
-        early_stop=config.getoption("agent_eval_early_stop"),
-        stale_audio=config.getoption("agent_eval_stale_audio"),
-        results_path=config.getoption("agent_eval_results"),
-        subset_gates=config.getoption("agent_eval_subset_gates"),
-    )
-    save_audio = config.getoption("agent_eval_save_audio")
-    if save_audio is not None:
-        # A command-line folder is relative to where pytest was started, as other paths are.
-        settings = replace(settings, save_audio_dir=str(Path(save_audio).resolve()))
-    if config.getoption("agent_eval_no_judge_cache"):
-        settings = replace(settings, judge_cache=False)
-    if config.getoption("agent_eval_no_caller_cache"):
-        settings = replace(settings, caller_cache=False)
-    save_simulations = config.getoption("agent_eval_save_simulations")
-    if save_simulations is not None:
-        settings = replace(settings, save_simulations_dir=str(Path(save_simulations).resolve()))
-
-    live = settings.live
-    env_live = parse_bool_env("EVAL_LIVE", environ)
-    if env_live is not None:
-        live = env_live
-    if config.getoption("agent_eval_live"):
-        live = True
-    tags = tuple(
-        tag.strip()
-        for chunk in config.getoption("agent_eval_tags")
-        for tag in chunk.split(",")
-        if tag.strip()
-    )
-    shard = parse_shard(config.getoption("agent_eval_shard"))
-    durations = config.getoption("agent_eval_shard_durations")
-    if durations is not None and shard is None:
-        raise ConfigError(
-            "--agent-eval-shard-durations balances shards: give --agent-eval-shard K/N too"
-        )
-    session = SessionSettings(
-        settings=settings,
-        live=live,
-        tags=tags,
-        runs_override=runs,
-        shard=shard,
-        shard_durations=Path(durations).expanduser() if durations else None,
-    )
-    if settings.yaml_dirs != Settings.__dataclass_fields__["yaml_dirs"].default:
-        warnings.extend(_missing_yaml_dirs(settings))
-    return session, warnings
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -820,15 +521,3 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
         f"--agent-eval-shard {value!r}: write K/N, e.g. --agent-eval-shard 2/4 for the second "
         "of four shards"
     )
-
-
-def _missing_yaml_dirs(settings: Settings) -> list[str]:
-    """A warning per configured ``yaml_dirs`` folder that does not exist (nothing is collected
-    from it, which would otherwise pass silently as "no tests ran")."""
-    return [
-        f"yaml_dirs: {name!r} does not exist ({path}); no transcripts are collected from it. "
-        "Fix the path in [tool.agent_eval] yaml_dirs (it is relative to the folder of "
-        "pyproject.toml)"
-        for name, path in zip(settings.yaml_dirs, settings.yaml_paths, strict=True)
-        if not path.exists()
-    ]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ._eval_plan import marker_plan
 from ._records import EvalRecord, put_records
 from ._sanitize import redact_secrets, secret_values
 from ._text import did_you_mean
@@ -187,9 +188,8 @@ def _planned(item: pytest.Item) -> tuple[float | None, int | None]:
     if isinstance(item, TranscriptItem):
         return item.transcript.threshold, override or item.transcript.runs
     marker = item.get_closest_marker("agent_eval")
-    marked = marker.kwargs if marker is not None else {}
-    threshold = marked.get("threshold", session.settings.threshold)
-    runs = marked.get("runs", session.settings.runs)
+    planned = marker_plan(marker.kwargs if marker is not None else {}, session.settings)
+    threshold, runs = planned.threshold, planned.runs
     ok_threshold = isinstance(threshold, int | float) and not isinstance(threshold, bool)
     ok_runs = isinstance(runs, int) and not isinstance(runs, bool)
     return (
@@ -211,14 +211,16 @@ def eval_record(
     """The record of one eval of ``item`` (``result`` None: it did not run; ``error`` says
     why, when it failed before a result)."""
     is_yaml = isinstance(item, TranscriptItem)
-    if is_yaml:
+    if isinstance(item, TranscriptItem):
         path = item.path
         description = item.transcript.description
+    threshold: float | None
+    planned: int | None
     if result is not None:
         transcript_id = result.transcript_id
         threshold, planned = result.threshold, result.planned_runs or len(result.runs)
     else:
-        transcript_id = item.transcript.id if is_yaml else item.name
+        transcript_id = item.transcript.id if isinstance(item, TranscriptItem) else item.name
         threshold, planned = _planned(item)
     return EvalRecord(
         nodeid=item.nodeid,
@@ -258,7 +260,11 @@ def failure_text(report: pytest.TestReport) -> str:
             # pytest raised it says nothing.
             text = message.removeprefix("Failed: ")
         elif message:
-            where = f" ({crash.path}:{crash.lineno})" if getattr(crash, "path", None) else ""
+            where = (
+                f" ({getattr(crash, 'path', None)}:{getattr(crash, 'lineno', None)})"
+                if getattr(crash, "path", None)
+                else ""
+            )
             text = f"{message}{where}"
         else:
             text = report.longreprtext
@@ -365,7 +371,7 @@ def make_error(item: pytest.Item, report: pytest.TestReport) -> None:
     reason = error_reason(item)
     if reason is None:
         return
-    report.when = "setup"  # type: ignore[assignment]
+    report.when = "setup"
     report.agent_eval_error = reason  # type: ignore[attr-defined]
 
 

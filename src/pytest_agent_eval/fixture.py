@@ -17,9 +17,10 @@ import pytest
 
 from ._async import SessionLoop
 from ._compat.pytest import NO_PARAM_WORDS
+from ._eval_plan import marker_plan
+from ._options import SessionSettings
 from .adapters.base import AgentAdapter, as_adapter
 from .conditions import turn_conditions
-from .config import SessionSettings
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
 from .report.progress import live_progress
@@ -143,8 +144,7 @@ class AgentEval:
         tags: Sequence[str] | None,
     ) -> Transcript:
         marker = self._request.node.get_closest_marker("agent_eval")
-        marked = dict(marker.kwargs) if marker is not None else {}
-        settings = self._session.settings
+        planned = marker_plan(marker.kwargs if marker is not None else {}, self._session.settings)
         if transcript is None:
             if not turns:
                 raise TranscriptError(
@@ -153,11 +153,9 @@ class AgentEval:
             transcript = Transcript(
                 id=transcript_id or self._request.node.name,
                 turns=[t if isinstance(t, Turn) else Turn(str(t)) for t in turns],
-                threshold=threshold
-                if threshold is not None
-                else marked.get("threshold", settings.threshold),
-                runs=runs if runs is not None else marked.get("runs", settings.runs),
-                tags=list(tags if tags is not None else marked.get("tags", [])),
+                threshold=threshold if threshold is not None else planned.threshold,
+                runs=runs if runs is not None else planned.runs,
+                tags=list(tags if tags is not None else planned.tags),
             )
         elif threshold is not None or runs is not None:
             transcript = replace(
@@ -178,7 +176,8 @@ class AgentEval:
             raise TranscriptError(
                 f"agent_eval marker: turn_timeout_s must be a number of seconds, got {value!r}"
             )
-        from .config import ConfigError, check_limit
+        from .config import check_limit
+        from .errors import ConfigError
 
         try:
             check_limit("turn_timeout_s", value, "agent_eval marker: turn_timeout_s")

@@ -358,13 +358,13 @@ def _read_cases(
             if not isinstance(row, dict):
                 raise TranscriptError(
                     f"{where}[{index}]: a case is a mapping of field: value, got "
-                    f"{_yaml_type(row)} {short_repr(row)}"
+                    f"{_yaml_type(row)} {_short(row)}"
                 )
             rows.append((f"{path}:{lines.line(('cases', index)) or '?'} (cases[{index}])", row))
     else:
         raise TranscriptError(
             f"{where}: expected a list of cases (mappings of field: value) or the path of a "
-            f".csv or .jsonl file next to this YAML, got {_yaml_type(value)} {short_repr(value)}"
+            f".csv or .jsonl file next to this YAML, got {_yaml_type(value)} {_short(value)}"
         )
     out: list[tuple[str, str, dict[str, Any]]] = []
     seen: dict[str, str] = {}
@@ -429,7 +429,7 @@ def _read_case_file(
             if not isinstance(row, dict):
                 raise TranscriptError(
                     f"{file}:{number}: each line is one case, a JSON object of field: value; "
-                    f"got {short_repr(row)}"
+                    f"got {_short(row)}"
                 )
             rows.append((f"{file}:{number}", row))
     else:
@@ -589,7 +589,7 @@ def _double_quoted_at(lines: list[str], started: Any) -> str | None:
             end += 2
             continue
         if line[end] == '"':
-            return line[started.column : end + 1]
+            return str(line[started.column : end + 1])
         end += 1
     return None
 

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from ._serialize import from_json, to_json
 
@@ -288,8 +288,9 @@ class Expect:
         if isinstance(self.tool_calls_args, Mapping | ToolCallArgsConfig):
             self.tool_calls_args = [self.tool_calls_args]  # type: ignore[list-item]
         if isinstance(self.tool_calls_args, list | tuple):
+            # Still YAML-shaped here; the decoding below makes each entry a ToolCallArgsConfig.
             self.tool_calls_args = [
-                {**entry, "judge": _as_judge_config(entry["judge"], "tool_calls_args judge")}
+                {**entry, "judge": _as_judge_config(entry["judge"], "tool_calls_args judge")}  # type: ignore[misc]
                 if isinstance(entry, Mapping) and entry.get("judge") is not None
                 else entry
                 for entry in self.tool_calls_args
@@ -838,7 +839,7 @@ class Message(dict[str, Any]):
             return self.audio
         raise KeyError(key)
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         if key == "audio" and not dict.__contains__(self, "audio"):
             return self.audio if self.audio is not None else default
         return super().get(key, default)
@@ -1041,8 +1042,16 @@ class Greeting:
         return " ".join(s.text for s in self.speech if s.text)
 
 
+class _AgentTurnFields:
+    """``reply`` and ``tool_calls``, which each `AgentTurn` subclass declares in the position
+    its constructor needs; a plain class, so naming them here adds no dataclass field."""
+
+    reply: str
+    tool_calls: list[ToolCall]
+
+
 @dataclass(kw_only=True, repr=False)
-class AgentTurn:
+class AgentTurn(_AgentTurnFields):
     """What the agent did in one turn: the record `AgentReply`, `TurnContext` and `TurnResult`
     share.
 
@@ -1088,10 +1097,6 @@ class AgentTurn:
         model: Id of the model that answered (``"gpt-4o-mini"``, ``"openai:gpt-4o"``), when
             the adapter knows it: reports name it and price the turn's tokens by it.
     """
-
-    if TYPE_CHECKING:  # declared by each subclass, in the position its constructor needs
-        reply: str
-        tool_calls: list[ToolCall]
 
     heard: str | None = None
     latency_s: float | None = None
@@ -1643,7 +1648,7 @@ def _accept_earlier_names(cls: type[Any], renames: Mapping[str, str]) -> None:
                 stacklevel=2,
             )
 
-    cls.__init__ = __init__  # type: ignore[misc]
+    cls.__init__ = __init__
 
 
 def _why_failed(result: Any) -> str:
@@ -1654,8 +1659,8 @@ def _why_failed(result: Any) -> str:
             return "a run without turns never passes"
         failed = [t.index + 1 for t in result.turns if not t.passed]
         return f"turn(s) {failed} failed"
-    failed = [e.name or "evaluation" for e in result.evaluations if not e.passed]
-    return f"failed: {', '.join(failed)}"
+    failed_checks = [e.name or "evaluation" for e in result.evaluations if not e.passed]
+    return f"failed: {', '.join(failed_checks)}"
 
 
 _accept_earlier_names(TurnResult, {"turn_index": "index", "eval_results": "evaluations"})

@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from ._options import add_options, session_settings, warn_about_config
 from ._shard import select_shard
 from .collection import collect_transcript_file
-from .config import ConfigError, add_options, session_settings, warn_about_config
+from .errors import ConfigError
 from .eval_items import (
     assert_unasserted_results,
     attach_records,

@@ -377,7 +377,7 @@ def _greeting_checks_for(transcript: Transcript) -> list[Any]:
         return build_greeting_checks(transcript)
     except re.error as exc:
         raise TranscriptError(
-            f"transcript {transcript.id!r}, greeting: invalid regex '{exc.pattern}': {exc}"
+            f"transcript {transcript.id!r}, greeting: invalid regex '{exc.pattern!s}': {exc}"
         ) from None
 
 
@@ -393,7 +393,7 @@ def turn_evaluators(transcript: Transcript, index: int, settings: RunSettings) -
         built = build_evaluators(turn.expect, settings.judge, turn=turn)
     except re.error as exc:
         raise TranscriptError(
-            f"transcript {transcript.id!r}, turn {index + 1}: invalid regex '{exc.pattern}': {exc}"
+            f"transcript {transcript.id!r}, turn {index + 1}: invalid regex '{exc.pattern!s}': {exc}"
         ) from exc
     return [_with_session_judge_settings(e, settings.judge) for e in built]
 
@@ -403,6 +403,7 @@ def _with_session_judge_settings(evaluator: Any, judge: JudgeSettings) -> Any:
     retries, timeout, cache), as YAML judges do; every other evaluator is returned as it is."""
     if (
         dataclasses.is_dataclass(evaluator)
+        and not isinstance(evaluator, type)
         and "settings" in {f.name for f in dataclasses.fields(evaluator)}
         and getattr(evaluator, "settings", ...) is None
         and hasattr(evaluator, "judge_settings")

@@ -59,3 +59,29 @@ def test_a_bad_value_after_filling_names_its_case(tmp_path: Path) -> None:
         load_transcript_text(text, path=tmp_path / "b.yaml")
     message = str(caught.value)
     assert "heard_wer_max" in message and "(in case 'bad', " in message, message
+
+
+@pytest.mark.parametrize(
+    ("cases", "where"),
+    [
+        ("5", r"b\.yaml.*cases: expected a list of cases"),
+        ("[5]", r"cases\[0\]: a case is a mapping"),
+    ],
+)
+def test_cases_that_are_no_list_of_mappings_name_the_field(
+    tmp_path: Path, cases: str, where: str
+) -> None:
+    # Both once crashed with a TypeError inside the message itself (a helper called without
+    # its length limit), so the user saw a traceback instead of the field to fix.
+    (tmp_path / "pyproject.toml").write_text("")
+    text = f"id: b\ncases: {cases}\nturns:\n  - user: '{{party}}'\n"
+    with pytest.raises(TranscriptError, match=where):
+        load_transcript_text(text, path=tmp_path / "b.yaml")
+
+
+def test_a_jsonl_case_that_is_no_object_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "cases.jsonl").write_text('{"id": "ok", "party": "x"}\n[1, 2]\n')
+    text = "id: b\ncases: cases.jsonl\nturns:\n  - user: '{party}'\n"
+    with pytest.raises(TranscriptError, match=r"cases\.jsonl:2: each line is one case.*\[1, 2\]"):
+        load_transcript_text(text, path=tmp_path / "b.yaml")

@@ -50,8 +50,56 @@ ADDED_NAMES = {
 }
 
 
+# Every other name the docs teach: the records a transcript and its results are made of (the
+# types of public fields, so the Python API builds all that YAML can), the adapter protocol,
+# the settings, the loaders and the variant expansion (issue 23).
+TAUGHT_NAMES = {
+    "AgentSpeech",
+    "AgentTurn",
+    "AudioCondition",
+    "BargeIn",
+    "Case",
+    "Greeting",
+    "GreetingExpect",
+    "Handoff",
+    "InterruptConfig",
+    "Message",
+    "ToolCallOutcomeConfig",
+    "Usage",
+    "Variant",
+    "VoiceSettings",
+    "AgentAdapter",
+    "CallableAdapter",
+    "Conversation",
+    "ConversationInfo",
+    "TurnInput",
+    "JudgeSettings",
+    "Settings",
+    "load_settings",
+    "load_transcripts",
+    "load_transcript_file",
+    "expand",
+}
+
+
 def test_all_is_the_compat_surface_plus_the_deliberate_additions() -> None:
-    assert set(pytest_agent_eval.__all__) == COMPAT_NAMES | ADDED_NAMES
+    assert set(pytest_agent_eval.__all__) == COMPAT_NAMES | ADDED_NAMES | TAUGHT_NAMES
+
+
+def test_every_facade_name_is_the_object_of_its_home_module() -> None:
+    import importlib
+
+    homes = ("models", "errors", "evaluators", "adapters", "config", "loader", "expansion")
+    for name in sorted(set(pytest_agent_eval.__all__) - {"__version__", "AgentEval"}):
+        value = getattr(pytest_agent_eval, name)
+        found = [
+            home
+            for home in homes
+            if getattr(importlib.import_module(f"pytest_agent_eval.{home}"), name, None) is value
+        ]
+        if name in ("JudgeEvaluator", "ToolCallArgsJudgeEvaluator"):
+            found.append("evaluators.judge")
+        assert found, f"{name} is not the object of any home module"
 
 
 def test_every_error_class_is_exported_from_the_package() -> None:
@@ -101,7 +149,12 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"errors", "_serialize"},
     "speech": {"voice"},
     "_records": {"models", "_serialize"},
-    "config": {"errors", "models", "_text", "conditions"},  # condition presets
+    # Pure settings, no pytest; builds the judges' JudgeSettings (evaluators._judge_settings).
+    "config": {"errors", "models", "_text", "conditions", "evaluators"},  # condition presets
+    # The pytest side of the settings: options, which layer wins, config-time warnings.
+    "_options": {"config", "errors"},
+    # The one resolver of a Python eval's threshold, runs and tags (fixture and eval_items).
+    "_eval_plan": {"config"},
     # The catalog of audio conditions: data only (kinds, presets, YAML values).
     "conditions": {"models", "_text"},
     # One transcript -> several (variants): copies of models.
@@ -111,7 +164,7 @@ ALLOWED: dict[str, set[str]] = {
     # audio conditions (their kinds and defaults), the scripted rules and the TTS engines use
     # the retry and text helpers.
     "voice": {"errors", "_atomic", "conditions", "models", "_text", "_retry"},
-    "expectations": {"models", "errors", "config", "evaluators", "_text", "_serialize"},
+    "expectations": {"models", "errors", "evaluators", "_text", "_serialize"},
     "loader": {
         "models",
         "errors",
@@ -121,7 +174,7 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
         "_serialize",
     },
-    "evaluators": {"models", "errors", "config", "_text", "_atomic", "_retry", "_compat", "_async"},
+    "evaluators": {"models", "errors", "_text", "_atomic", "_retry", "_compat", "_async"},
     "adapters": {
         "models",
         "errors",
@@ -172,12 +225,13 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
     },
     "synthesize_audio": {"synthesize"},
-    "yaml_loader": {"loader", "errors", "models"},
     "schema": {"expectations", "conditions", "_atomic"},
     "fixture": {
         "models",
         "errors",
         "config",
+        "_options",
+        "_eval_plan",
         "adapters",
         "runner",
         "synthesize",
@@ -197,6 +251,7 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
     },
     "eval_items": {
+        "_eval_plan",
         "models",
         "_records",
         "collection",
@@ -209,6 +264,8 @@ ALLOWED: dict[str, set[str]] = {
     # the report side (which writes it to the results file), as eval_items hands records.
     "_shard": {"collection", "eval_items", "fixture", "report"},
     "plugin": {
+        "errors",
+        "_options",
         "config",
         "collection",
         "fixture",
@@ -218,7 +275,21 @@ ALLOWED: dict[str, set[str]] = {
         "loader",
         "_shard",
     },
-    "__init__": {"errors", "models", "evaluators", "fixture"},
+    # The façade re-exports what the docs teach; the settings, loaders and expansion lazily.
+    "__init__": {
+        "errors",
+        "models",
+        "evaluators",
+        "fixture",
+        "adapters",
+        "config",
+        "loader",
+        "expansion",
+        "legacy",
+    },
+    # Old import paths: targets named by string and imported on use; the earlier loader's
+    # function calls today's loader.
+    "legacy": {"loader", "models", "expectations"},
     # `init`: writes a sample project, and synthesizes the LiveKit sample's fixture.
     "scaffold": {"errors", "config", "loader", "synthesize", "voice", "_atomic"},
     # `import`: a real conversation becomes a transcript (validated by the loader before it is
@@ -255,8 +326,6 @@ ALLOWED: dict[str, set[str]] = {
 
 # Single modules allowed one more arrow than their part, and why.
 EXCEPTIONS: dict[str, set[str]] = {
-    # evaluators.build_evaluators stays importable; the registry it calls names the evaluators.
-    "evaluators/__init__.py": {"expectations"},
     # A YAML file under yaml_dirs that is a simulation is handed to its collector (lazily).
     "collection.py": {"simulation"},
     # `python -m pytest_agent_eval.schema` writes the simulation schema beside the transcript's.
@@ -339,3 +408,104 @@ def test_the_arrow_reader_sees_every_kind_of_import() -> None:
     )
     found = _imported_parts(Path("report/probe.py"), source)
     assert found == {"runner", "adapters", "synthesize", "loader", "plugin"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the modules of ours it imports (top level, lazily or for type checking), plus
+    the parent packages each import runs (importing ``a.b.c`` runs ``a/b/__init__.py``)."""
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            found: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                    base = f"{base}.{node.module}" if node.module else base
+                else:
+                    base = node.module or ""
+                if base.split(".")[0] == "pytest_agent_eval":
+                    found += [f"{base}.{a.name}" for a in node.names] or [base]
+                    found.append(base)
+            elif isinstance(node, ast.Import):
+                found += [a.name for a in node.names if a.name.split(".")[0] == "pytest_agent_eval"]
+            for target in found:
+                while target not in modules and "." in target:
+                    target = target.rpartition(".")[0]
+                parts = target.split(".")
+                targets.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+        graph[name] = {
+            t for t in targets if t in modules and t != name and not name.startswith(t + ".")
+        }
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+# Circles still in the package, each to go (issue 23); this list only shrinks.
+KNOWN_CYCLES: list[set[str]] = [
+    # The simulation package came in beside the house step: its file loader dispatches to
+    # the scenarios.yaml reader, which builds the simulation's records (lazily imported), and
+    # collection hands simulation files to a collector that makes transcript items. Both are
+    # to be cut (a loader module above _model and _scenarios; items built in collection).
+    {"pytest_agent_eval.simulation._model", "pytest_agent_eval.simulation._scenarios"},
+    {
+        "pytest_agent_eval.collection",
+        "pytest_agent_eval.simulation",
+        "pytest_agent_eval.simulation._collect",
+    },
+]
+
+
+def test_no_module_imports_itself_back_in_a_circle() -> None:
+    cycles = _cycles(_module_graph())
+    new = [sorted(c) for c in cycles if c not in KNOWN_CYCLES]
+    assert not new, f"import circles: {new}"
+    gone = [sorted(c) for c in KNOWN_CYCLES if c not in cycles]
+    assert not gone, f"these circles are gone or changed; update KNOWN_CYCLES: {gone}"
+
+
+def test_the_cycle_finder_sees_a_circle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

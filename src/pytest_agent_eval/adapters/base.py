@@ -239,6 +239,7 @@ class CallableAdapter:
         self._factory = factory
 
     async def start_conversation(self, info: ConversationInfo) -> Conversation:
+        fn: AgentCallable | None
         if self._factory is not None:
             made = self._factory()
             fn = await made if inspect.isawaitable(made) else made

@@ -134,13 +134,13 @@ def tool_calls_from_messages(messages: Iterable[Any]) -> list[ToolCall]:
                     )
                 )
         elif kind == "tool":
-            record = by_id.get(str(getattr(message, "tool_call_id", "")))
-            if record is None:
+            returned = by_id.get(str(getattr(message, "tool_call_id", "")))
+            if returned is None:
                 continue
-            record.output = text_of(message)
+            returned.output = text_of(message)
             if getattr(message, "status", "success") == "error":
-                record.is_error = True
-                record.error = record.error or text_of(message)
+                returned.is_error = True
+                returned.error = returned.error or text_of(message)
     return calls
 
 
@@ -311,7 +311,9 @@ class _LangChainConversation:
                 self.messages.append(AIMessage(reply))
             turn_messages = self.messages[start:]
             return AgentReply(
-                reply, tool_calls_from_messages(turn_messages), usage=_usage(turn_messages)
+                reply,
+                list[ToolCall | str](tool_calls_from_messages(turn_messages)),
+                usage=_usage(turn_messages),
             )
         names = ", ".join(str(c.name) for c in tool_calls_from_messages(self.messages[start:])[-3:])
         raise AdapterError(

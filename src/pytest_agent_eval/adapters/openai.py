@@ -117,9 +117,7 @@ def _arguments_model(function: Callable[..., Any], name: str) -> Any:
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, default)
-    return create_model(  # type: ignore[call-overload]
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    return create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
 
 
 def _as_tool(spec: Any) -> Tool:
@@ -272,7 +270,7 @@ class _OpenAIConversation:
 
     def __init__(self, adapter: OpenAIAdapter, tools: list[Tool]) -> None:
         self._adapter = adapter
-        self._tools = {t.name: t for t in tools}
+        self._tools = {str(t.name): t for t in tools}
         self._schemas = [t.schema() for t in tools]
         self.messages: list[dict[str, Any]] = []
         if adapter.system_prompt:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._compat.pydantic_ai import usage_of
 from ..errors import AdapterError, require_extra
@@ -21,7 +21,7 @@ from .base import Conversation, ConversationInfo, TurnInput
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.messages import ModelMessage, RetryPromptPart, ToolCallPart, ToolReturnPart
 
 __all__ = ["PydanticAIAdapter", "render_output", "tool_calls_from_messages"]
 
@@ -69,30 +69,40 @@ def tool_calls_from_messages(
     order: list[str] = []
     outputs: set[str] = set()
     for message in messages:
-        for part in message.parts:
-            kind = getattr(part, "part_kind", "")
+        for any_part in message.parts:
+            # Dispatch on part_kind, as pydantic-ai names its parts; the casts only tell the
+            # type checker which part each kind is.
+            kind = getattr(any_part, "part_kind", "")
             if kind == "tool-call":
-                call_id = part.tool_call_id or f"call_{len(order)}"
-                calls[call_id] = {"name": part.tool_name, "args": _args_of(part), "id": call_id}
+                call = cast("ToolCallPart", any_part)
+                call_id = call.tool_call_id or f"call_{len(order)}"
+                calls[call_id] = {"name": call.tool_name, "args": _args_of(call), "id": call_id}
                 order.append(call_id)
-                if part.tool_name in output_tool_names:
+                if call.tool_name in output_tool_names:
                     outputs.add(call_id)
-            elif kind == "tool-return" and part.tool_call_id in calls:
-                content = part.content
+            elif kind == "tool-return":
+                back = cast("ToolReturnPart", any_part)
+                if back.tool_call_id not in calls:
+                    continue
+                content = back.content
                 if isinstance(content, str) and content.startswith(_OUTPUT_TOOL_RETURNS):
-                    outputs.add(part.tool_call_id)
-                entry = calls[part.tool_call_id]
+                    outputs.add(back.tool_call_id)
+                entry = calls[back.tool_call_id]
                 entry["output"] = content
                 # pydantic-ai 2.x reports a tool's ModelRetry or failure as a tool return
                 # with an outcome other than "success" (1.x used a retry prompt, below).
-                if getattr(part, "outcome", "success") != "success":
+                if getattr(back, "outcome", "success") != "success":
                     entry["is_error"] = True
-            elif kind == "retry-prompt" and getattr(part, "tool_call_id", None) in calls:
-                entry = calls[part.tool_call_id]
+            elif kind == "retry-prompt":
+                retry = cast("RetryPromptPart", any_part)
+                retry_id = getattr(retry, "tool_call_id", None)
+                if retry_id not in calls:
+                    continue
+                entry = calls[retry_id]
                 entry["is_error"] = True
-                content = part.content
+                retried = retry.content
                 entry["output"] = (
-                    content if isinstance(content, str) else json.dumps(content, default=repr)
+                    retried if isinstance(retried, str) else json.dumps(retried, default=repr)
                 )
     return [
         ToolCall(

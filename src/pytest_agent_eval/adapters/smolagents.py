@@ -162,16 +162,16 @@ class _SmolagentsConversation:
                 step_calls.append(record)
                 by_id[event.id] = record
             elif isinstance(event, ToolOutput):
-                record = by_id.get(event.id)
-                if record is not None:
+                returned = by_id.get(event.id)
+                if returned is not None:
                     # A plain value as returned; anything else as the observation the model saw.
                     output = event.output
                     if isinstance(output, str):
-                        record.output = str(output)
+                        returned.output = str(output)
                     elif isinstance(output, _SCALARS):
-                        record.output = output
+                        returned.output = output
                     else:
-                        record.output = event.observation
+                        returned.output = event.observation
                     answered.add(event.id)
             elif isinstance(event, ActionStep | PlanningStep):
                 tokens = getattr(event, "token_usage", None)
@@ -195,7 +195,7 @@ class _SmolagentsConversation:
                 answer = event.output
         if not self._adapter.include_internal_tools:
             calls = [c for c in calls if c.name not in INTERNAL_TOOLS]
-        return AgentReply(reply_text(answer), calls, usage=usage)
+        return AgentReply(reply_text(answer), list[ToolCall | str](calls), usage=usage)
 
     async def aclose(self) -> None:
         release, self._release = self._release, None

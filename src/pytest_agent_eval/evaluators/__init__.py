@@ -4,15 +4,15 @@ Every evaluator has ``async evaluate(ctx: TurnContext) -> EvalResult``. The modu
 package had (``contains``, ``tool_call``, ``judge``, ``base``) import as before.
 
 Which evaluators a turn gets is decided by the expectation registry
-(`pytest_agent_eval.expectations`); `build_evaluators` here is that registry's builder.
+(`pytest_agent_eval.expectations`), which sits above this package and imports it, never the
+reverse; the earlier ``build_evaluators`` here is served by `pytest_agent_eval.legacy`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..config import JudgeSettings
-from ..models import EvalResult, Expect, ToolCall
+from ..models import EvalResult, ToolCall
 from .base import Evaluator, evaluate_safely, evaluator_name
 from .reply import ContainsEvaluator, LatencyEvaluator
 from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
@@ -30,7 +30,6 @@ __all__ = [
     "ToolCallArgsEvaluator",
     "ToolCallArgsJudgeEvaluator",
     "ToolCallEvaluator",
-    "build_evaluators",
     "evaluate_safely",
     "evaluator_name",
 ]
@@ -44,12 +43,8 @@ def __getattr__(name: str) -> Any:
         from . import judge
 
         return getattr(judge, name)
+    if name == "build_evaluators":  # the earlier package's; found by name, never imported here
+        import importlib
+
+        return importlib.import_module("pytest_agent_eval.legacy").moved_attr(__name__, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def build_evaluators(expect: Expect, judge_settings: JudgeSettings | None = None) -> list[Any]:
-    """The evaluators a turn's `Expect` asks for; see `pytest_agent_eval.expectations`."""
-    # The registry names these evaluator classes, so it is imported here on use, not at the top.
-    from ..expectations import build_evaluators as build
-
-    return build(expect, judge_settings)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._text import compact_json
-from ..config import DEFAULT_JUDGE_MAX_CHARS
 from ..models import ToolCall, TurnContext
+from ._judge_settings import DEFAULT_JUDGE_MAX_CHARS
 
 __all__ = [
     "JUDGE_PROMPT_VERSION",
@@ -133,7 +133,7 @@ def render_history(
             continue
         if content:
             lines.append(f"[{role}] {content}")
-        uncaptured = getattr(message, "uncaptured_args", frozenset())
+        uncaptured: frozenset[str] = getattr(message, "uncaptured_args", frozenset())
         for call in message.get("tool_calls") or []:
             function = call.get("function", {}) if isinstance(call, Mapping) else {}
             name = str(function.get("name", "?"))

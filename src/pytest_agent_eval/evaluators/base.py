@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .. import _text
-from ..models import EvalResult, TurnContext
+from ..models import EvalResult, Greeting, TurnContext
 
 __all__ = [
     "CheckSource",
@@ -145,8 +145,11 @@ def evaluator_name(evaluator: Any) -> str:
     return name if isinstance(name, str) and name else type(evaluator).__name__
 
 
-async def evaluate_safely(evaluator: Any, ctx: TurnContext) -> EvalResult:
-    """Run one evaluator; exceptions become an errored `EvalResult`, never escape."""
+async def evaluate_safely(evaluator: Any, ctx: TurnContext | Greeting | None) -> EvalResult:
+    """Run one evaluator; exceptions become an errored `EvalResult`, never escape.
+
+    ``ctx`` is the turn, or for a greeting check the run's greeting (None: none was heard).
+    """
     name = evaluator_name(evaluator)
     try:
         check = _sync_check(evaluator)

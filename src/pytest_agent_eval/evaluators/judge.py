@@ -38,7 +38,6 @@ from .._compat.pydantic_ai import (
     usage_of,
 )
 from .._retry import Budget, attempt_with_budget, describe_error
-from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
 from ._judge_cache import VerdictCache, verdict_key
 from ._judge_prompt import (
@@ -47,6 +46,7 @@ from ._judge_prompt import (
     build_reply_prompt,
     build_tool_args_prompt,
 )
+from ._judge_settings import DEFAULT_JUDGE_MODEL, JudgeSettings
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -96,11 +96,23 @@ def _model_id(model: Any) -> str:
     return type(model).__name__
 
 
-@dataclass
-class _JudgeBase:
+class _JudgeFields:
+    """The fields each judge declares in its own order, named here for the shared engine.
+
+    A plain class, not a dataclass: its annotations add no fields, so each judge keeps its
+    positional order (``rubric, model, ...``) at run time and for the type checker.
+    """
+
+    model: JudgeModel | None
+    retries: int | None
+    timeout: float | None
+    name: str
+
+
+@dataclass(kw_only=True)
+class _JudgeBase(_JudgeFields):
     """Options and the verdict engine shared by both judges (all keyword-only)."""
 
-    _: KW_ONLY
     settings: JudgeSettings | None = None
     """Model default, retries, timeout and cache folder; None means `JudgeSettings()`."""
     temperature: float | None = 0.0
@@ -115,12 +127,6 @@ class _JudgeBase:
     """How the structured verdict is requested from the model (see `OutputMode`)."""
     _resolved: Any = field(default=None, init=False, repr=False, compare=False)
     _omit_temperature: bool = field(default=False, init=False, repr=False, compare=False)
-
-    if TYPE_CHECKING:  # fields of the subclasses, declared here for the type checker only
-        model: JudgeModel | None
-        retries: int | None
-        timeout: float | None
-        name: str
 
     def __post_init__(self) -> None:
         if self.retries is not None and (

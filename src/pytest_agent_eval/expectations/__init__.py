@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..config import JudgeSettings
+from ..evaluators._judge_settings import JudgeSettings
 from ..evaluators.base import source_of, with_source
 from ..models import Expect, Transcript, Turn
 from . import (

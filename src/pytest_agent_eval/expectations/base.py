@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from .._text import patterns_as_written
-from ..config import JudgeSettings
+from ..evaluators._judge_settings import JudgeSettings
 from ..evaluators.base import CheckSource, unobserved, with_source
 from ..models import Expect, Transcript, Turn
 

@@ -11,10 +11,14 @@ from .base import Expectation, ExpectKey, keyed, string_list
 __all__ = ["EXPECTATION"]
 
 
+def _argument(name: str, values: list[str]) -> dict[str, Any]:
+    return {name: values}
+
+
 def _checks(expect: Expect) -> list[Any]:
     # One check per key, so a failure names the key (and line) that failed.
     return [
-        keyed(ContainsEvaluator(**{argument: list(values)}, target="heard"), key)
+        keyed(ContainsEvaluator(**_argument(argument, list(values)), target="heard"), key)
         for key, argument, values in (
             ("heard_contains_any", "any_of", expect.heard_contains_any),
             ("heard_contains_all", "all_of", expect.heard_contains_all),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import JudgeSettings
+from ..evaluators._judge_settings import JudgeSettings
 from ..models import Expect
 from .base import Expectation, ExpectKey, keyed
 

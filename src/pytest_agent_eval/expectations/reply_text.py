@@ -35,10 +35,14 @@ _KEYS = (
 """Each key and the `ContainsEvaluator` argument it fills."""
 
 
+def _argument(name: str, values: list[str]) -> dict[str, Any]:
+    return {name: values}
+
+
 def _checks(expect: Expect) -> list[Any]:
     # One check per key, so a failure names the key (and line) that failed.
     return [
-        keyed(ContainsEvaluator(**{argument: list(getattr(expect, key))}), key)
+        keyed(ContainsEvaluator(**_argument(argument, list(getattr(expect, key)))), key)
         for key, argument in _KEYS
         if getattr(expect, key)
     ]

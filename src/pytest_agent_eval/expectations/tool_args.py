@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import JudgeSettings
+from ..evaluators._judge_settings import JudgeSettings
 from ..evaluators.tools import ToolCallArgsEvaluator
 from ..models import Expect
 from .base import Expectation, ExpectKey, keyed

@@ -177,7 +177,7 @@ def _read(path: Path) -> ShardResults:
     return ShardResults(path=path, document=document)
 
 
-_REPORT_KEYS = {
+_REPORT_KEYS: dict[str, dict[str, type]] = {
     "TestReport": {"nodeid": str, "outcome": str, "when": str, "location": list, "keywords": dict},
     "CollectReport": {"nodeid": str, "outcome": str},
 }

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import pytest
 
     from ..gates import ExitDecision, GateResult
-    from .results_file import BaselineComparison
+    from ._baseline import BaselineComparison
 
 __all__ = [
     "EvalRecord",

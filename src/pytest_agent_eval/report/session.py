@@ -20,13 +20,14 @@ import pytest
 
 from ..config import Settings, parse_shard
 from ..gates import decide_exit, evaluate_gates
+from ._baseline import BaselineError, compare_with_baseline
 from ._format import COLLECTION_STOPPED
 from ._shards import replayed_key, shard_deselected, shard_document
 from .files import append_step_summary, resolve_report_path, write_atomic
 from .html import render_html
 from .markdown import render_markdown, render_summary_markdown
 from .records import RecordCollector, ReportData
-from .results_file import BaselineError, compare_with_baseline, load_baseline, results_document
+from .results_file import load_baseline, results_document
 from .terminal import baseline_lines, group_summary_lines, summary_lines
 
 __all__ = [
@@ -343,7 +344,7 @@ class AgentEvalReporter:
             baseline = load_baseline(path)
         except BaselineError as exc:
             return replace(data, baseline_error=str(exc))
-        return replace(data, baseline=compare_with_baseline(data, baseline, given))
+        return replace(data, baseline=compare_with_baseline(data.ran, baseline, given))
 
     def write(self, data: ReportData) -> WrittenReports:
         """Write the markdown and HTML reports and the CI step summary that are asked for."""

@@ -1,0 +1,317 @@
+"""The pytest side of the settings: the ``--agent-eval-*`` options, which layer wins, and
+config-time warnings shown the way pytest shows its own.
+
+The settings themselves (``[tool.agent_eval]`` parsed, typed and checked) are in
+`pytest_agent_eval.config`, which imports no pytest: the runner, the gates and the reports read
+them without the plugin. This module is the one that knows pytest's ``Config`` and ``Parser``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .config import (
+    SUBSET_GATES_CHOICES,
+    Settings,
+    check_limit,
+    find_pyproject,
+    load_settings,
+    parse_bool_env,
+    parse_shard,
+)
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = [
+    "PytestConfigLike",
+    "SessionSettings",
+    "add_options",
+    "session_settings",
+    "warn_about_config",
+]
+
+
+def warn_about_config(config: Any, warning: str) -> None:
+    """Issue ``warning`` as pytest's config-time `pytest.PytestConfigWarning`: filtered by
+    ``-W`` and ``filterwarnings`` as pytest's own are, and shown at the file and line it is
+    about (``pyproject.toml:7``, with that line quoted) when it knows them."""
+    import pytest
+
+    issued = pytest.PytestConfigWarning(str(warning))
+    path, line = getattr(warning, "path", None), getattr(warning, "line", None)
+    try:
+        if path is None or not line:
+            config.issue_config_time_warning(issued, stacklevel=2)
+            return
+        # pytest places a config-time warning at the frame `stacklevel` up from its own call:
+        # make that frame one whose code reports the pyproject line, so the summary points the
+        # user at the key to fix instead of at this package.
+        code = compile("\n" * (line - 1) + "issue(issued, stacklevel=2)", str(path), "exec")
+        exec(
+            code,
+            {"__name__": path.name, "issue": config.issue_config_time_warning, "issued": issued},
+        )
+    except pytest.PytestConfigWarning as exc:  # -W error or filterwarnings made it an error
+        where = f"{path}:{line}: " if path is not None and line else ""
+        said = str(exc).removesuffix("; it is ignored")
+        raise pytest.UsageError(
+            f"{where}{said}; fix or remove it (this warning is an error here: -W or "
+            "filterwarnings turns PytestConfigWarning into errors)"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# The command line, and which layer wins
+# --------------------------------------------------------------------------------------------
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Declare the ``--agent-eval-*`` command-line options."""
+    group = parser.getgroup("agent-eval", "agent evaluation (pytest-agent-eval)")
+    group.addoption(
+        "--agent-eval-live",
+        action="store_true",
+        default=False,
+        help="Run agent eval tests (otherwise they are collected, validated and skipped).",
+    )
+    group.addoption(
+        "--agent-eval-report",
+        metavar="PATH",
+        default=None,
+        help="Write a markdown report of every eval to PATH.",
+    )
+    group.addoption(
+        "--agent-eval-html",
+        metavar="PATH",
+        default=None,
+        help="Write a self-contained HTML report of every eval to PATH.",
+    )
+    group.addoption(
+        "--agent-eval-results",
+        metavar="PATH",
+        default=None,
+        help="Write the session's results as JSON to PATH (a stable, versioned schema; "
+        "see docs/reports.md).",
+    )
+    group.addoption(
+        "--agent-eval-baseline",
+        metavar="PATH",
+        default=None,
+        help="Compare this session with an earlier results file (--agent-eval-results): per "
+        "transcript, regressed / improved / unchanged within noise.",
+    )
+    group.addoption(
+        "--agent-eval-subset-gates",
+        choices=SUBSET_GATES_CHOICES,
+        default=None,
+        help="What gates do in a subset run (-k, -m, --agent-eval-tags): strict (default), "
+        "report-only (shown, exit status left alone) or skip.",
+    )
+    group.addoption(
+        "--agent-eval-shard",
+        metavar="K/N",
+        default=None,
+        help="Run shard K of N: a deterministic share of the eval tests, the same on every "
+        "machine (plain tests are left to pytest's own selection). Merge the shards' results "
+        "files with `agent-eval merge` (docs/ci.md).",
+    )
+    group.addoption(
+        "--agent-eval-shard-durations",
+        metavar="FILE",
+        default=None,
+        help="Balance the shards by the durations in this results file (an earlier "
+        "--agent-eval-results or merged file); without it, by planned turns.",
+    )
+    group.addoption(
+        "--agent-eval-tags",
+        metavar="TAGS",
+        action="append",
+        default=[],
+        help="Only run evals carrying one of these tags (comma-separated, repeatable).",
+    )
+    group.addoption(
+        "--agent-eval-runs",
+        metavar="N",
+        type=int,
+        default=None,
+        help="Run every transcript N times, whatever its `runs` says (quick local checks).",
+    )
+    group.addoption(
+        "--agent-eval-concurrency",
+        metavar="N",
+        type=int,
+        default=None,
+        help="Most runs of one transcript in flight at once (default: concurrency in config, 4).",
+    )
+    group.addoption(
+        "--agent-eval-early-stop",
+        action="store_true",
+        default=None,
+        help="Stop starting runs once a transcript's verdict cannot change.",
+    )
+    group.addoption(
+        "--agent-eval-stale-audio",
+        choices=("fail", "skip", "synthesize"),
+        default=None,
+        help="What to do when a voice transcript's WAV fixture is missing or stale "
+        "(default: stale_audio in config, 'fail').",
+    )
+    group.addoption(
+        "--agent-eval-save-audio",
+        metavar="DIR",
+        default=None,
+        help="Save the exact audio each voice turn streamed (after its audio conditions) in "
+        "DIR; the HTML report plays it beside the clean fixture (default: save_audio_dir in "
+        "config).",
+    )
+    group.addoption(
+        "--agent-eval-no-judge-cache",
+        action="store_true",
+        default=False,
+        help="Ignore the judge verdict cache even when judge_cache = true.",
+    )
+    group.addoption(
+        "--agent-eval-no-caller-cache",
+        action="store_true",
+        default=False,
+        help="Ask the simulated caller's model for every turn, even when the caller cache "
+        "has it (caller_cache = true is the default).",
+    )
+    group.addoption(
+        "--agent-eval-save-simulations",
+        metavar="DIR",
+        default=None,
+        help="Write each simulated conversation to DIR as a plain transcript YAML, with its "
+        "audio fixtures, to keep as a regression test (default: save_simulations_dir).",
+    )
+
+
+class PytestConfigLike(Protocol):
+    """What `session_settings` reads of a ``pytest.Config`` (kept structural, so this module
+    needs no pytest import)."""
+
+    @property
+    def rootpath(self) -> Path: ...
+
+    @property
+    def inipath(self) -> Path | None: ...
+
+    def getoption(self, name: str) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionSettings:
+    """What one pytest session runs with: the settings after every layer, plus the choices
+    that exist only on the command line."""
+
+    settings: Settings
+    """``[tool.agent_eval]`` with the command-line overrides applied."""
+    live: bool
+    """Whether eval tests run (``live``, then ``EVAL_LIVE``, then ``--agent-eval-live``)."""
+    tags: tuple[str, ...] = ()
+    """``--agent-eval-tags``: only evals with one of these tags are selected."""
+    runs_override: int | None = None
+    """``--agent-eval-runs``: every transcript runs this many times."""
+    shard: tuple[int, int] | None = None
+    """``--agent-eval-shard K/N``: run shard K (1-based) of N."""
+    shard_durations: Path | None = None
+    """``--agent-eval-shard-durations``: the results file whose durations balance the shards
+    (as given: read from the folder pytest was started in)."""
+
+
+def _pyproject_for(config: PytestConfigLike) -> Path | None:
+    inipath = config.inipath
+    if inipath is not None and inipath.name == "pyproject.toml":
+        return inipath
+    candidate = config.rootpath / "pyproject.toml"
+    return candidate if candidate.is_file() else find_pyproject(config.rootpath)
+
+
+def session_settings(
+    config: PytestConfigLike, environ: Mapping[str, str] | None = None
+) -> tuple[SessionSettings, list[str]]:
+    """Settings from pyproject, then environment, then command line (each wins over the last).
+
+    Returns:
+        The session's settings and the warnings (unknown keys) to show.
+
+    Raises:
+        ConfigError: For a bad value anywhere.
+    """
+    pyproject = _pyproject_for(config)
+    rootdir = pyproject.parent if pyproject is not None else config.rootpath
+    settings, warnings = load_settings(rootdir, pyproject)
+
+    runs = config.getoption("agent_eval_runs")
+    concurrency = config.getoption("agent_eval_concurrency")
+    if runs is not None:
+        check_limit("runs", runs, "--agent-eval-runs")
+    if concurrency is not None:
+        check_limit("concurrency", concurrency, "--agent-eval-concurrency")
+    settings = settings.with_overrides(
+        report_path=config.getoption("agent_eval_report"),
+        html_report_path=config.getoption("agent_eval_html"),
+        concurrency=concurrency,
+        early_stop=config.getoption("agent_eval_early_stop"),
+        stale_audio=config.getoption("agent_eval_stale_audio"),
+        results_path=config.getoption("agent_eval_results"),
+        subset_gates=config.getoption("agent_eval_subset_gates"),
+    )
+    save_audio = config.getoption("agent_eval_save_audio")
+    if save_audio is not None:
+        # A command-line folder is relative to where pytest was started, as other paths are.
+        settings = replace(settings, save_audio_dir=str(Path(save_audio).resolve()))
+    if config.getoption("agent_eval_no_judge_cache"):
+        settings = replace(settings, judge_cache=False)
+    if config.getoption("agent_eval_no_caller_cache"):
+        settings = replace(settings, caller_cache=False)
+    save_simulations = config.getoption("agent_eval_save_simulations")
+    if save_simulations is not None:
+        settings = replace(settings, save_simulations_dir=str(Path(save_simulations).resolve()))
+
+    live = settings.live
+    env_live = parse_bool_env("EVAL_LIVE", environ)
+    if env_live is not None:
+        live = env_live
+    if config.getoption("agent_eval_live"):
+        live = True
+    tags = tuple(
+        tag.strip()
+        for chunk in config.getoption("agent_eval_tags")
+        for tag in chunk.split(",")
+        if tag.strip()
+    )
+    shard = parse_shard(config.getoption("agent_eval_shard"))
+    durations = config.getoption("agent_eval_shard_durations")
+    if durations is not None and shard is None:
+        raise ConfigError(
+            "--agent-eval-shard-durations balances shards: give --agent-eval-shard K/N too"
+        )
+    session = SessionSettings(
+        settings=settings,
+        live=live,
+        tags=tags,
+        runs_override=runs,
+        shard=shard,
+        shard_durations=Path(durations).expanduser() if durations else None,
+    )
+    if settings.yaml_dirs != Settings.__dataclass_fields__["yaml_dirs"].default:
+        warnings.extend(_missing_yaml_dirs(settings))
+    return session, warnings
+
+
+def _missing_yaml_dirs(settings: Settings) -> list[str]:
+    """A warning per configured ``yaml_dirs`` folder that does not exist (nothing is collected
+    from it, which would otherwise pass silently as "no tests ran")."""
+    return [
+        f"yaml_dirs: {name!r} does not exist ({path}); no transcripts are collected from it. "
+        "Fix the path in [tool.agent_eval] yaml_dirs (it is relative to the folder of "
+        "pyproject.toml)"
+        for name, path in zip(settings.yaml_dirs, settings.yaml_paths, strict=True)
+        if not path.exists()
+    ]

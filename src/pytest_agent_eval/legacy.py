@@ -1,0 +1,161 @@
+"""Old import paths that still work, each with a `DeprecationWarning` naming what to use instead.
+
+When a module moves or stops being public, its old path goes in `MOVED` (old module -> name ->
+``"new.module:attr"``, or ``"none: what to do instead"``), and the module file is deleted. A
+finder installed by the package serves the old path as a small module whose attributes warn
+and hand back the new object, so code written against the earlier package (0.3) or our 0.4 docs
+keeps running while its warnings say where each name went. One table, one mechanism: nothing
+else in the package knows about old paths.
+
+The earlier package's keyword and attribute names on result records (``turn_index=``,
+``eval_results``) are not here: they are the seed's names and keep working without a warning
+(`pytest_agent_eval.models`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+import warnings
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .models import Transcript
+
+__all__ = ["MOVED", "build_evaluators", "install", "load_transcript", "moved_attr"]
+
+_PACKAGE = "pytest_agent_eval"
+
+MOVED: dict[str, dict[str, str]] = {
+    # The earlier package's loader module (0.3).
+    f"{_PACKAGE}.yaml_loader": {
+        "load_transcript": f"{_PACKAGE}.legacy:load_transcript",
+        "TranscriptError": f"{_PACKAGE}:TranscriptError",
+    },
+    # Names public modules lost (served by the module's own __getattr__ through moved_attr).
+    f"{_PACKAGE}.evaluators": {
+        "build_evaluators": f"{_PACKAGE}.legacy:build_evaluators",
+    },
+}
+"""Old module -> {name: ``"module:attr"`` of its replacement, or ``"none: what instead"``}."""
+
+
+def _replacement_text(target: str) -> str:
+    if target.startswith("none:"):
+        return target.removeprefix("none:").strip()
+    module = target.partition(":")[0]
+    attr = target.partition(":")[2]
+    if module == f"{_PACKAGE}.legacy" and attr == "build_evaluators":
+        return (
+            "a turn's Expect(...) decides its evaluators (the runner builds them); "
+            f"{_PACKAGE}.legacy.build_evaluators keeps the earlier function"
+        )
+    if module == f"{_PACKAGE}.legacy":  # kept as code here: the public loader is the new home
+        return f"use {_PACKAGE}.load_transcript_file(path) (it takes a Path)"
+    return f"import it from {module}"
+
+
+def _resolve(target: str) -> Any:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+class _MovedModule(types.ModuleType):
+    """An old module path: each attribute warns once per use and returns the new object."""
+
+    def __init__(self, name: str, names: dict[str, str]) -> None:
+        super().__init__(name, f"Moved: the names of {name} live elsewhere now (see each warning).")
+        self.__all__ = sorted(names)
+        self._names = names
+
+    def __getattr__(self, attr: str) -> Any:
+        names: dict[str, str] = self.__dict__.get("_names", {})
+        if attr.startswith("__") or attr not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise AttributeError(
+                f"module {self.__name__!r} has no attribute {attr!r}; the old names it still "
+                f"serves, each with a DeprecationWarning, are: {known}"
+            )
+        target = names[attr]
+        if target.startswith("none:"):
+            raise AttributeError(
+                f"{self.__name__}.{attr} is no longer public: {_replacement_text(target)}"
+            )
+        warnings.warn(
+            f"{self.__name__}.{attr} moved; {_replacement_text(target)}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _resolve(target)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self.__dict__.get("_names", {})})
+
+
+class _LegacyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the old module paths of `MOVED` that no longer exist as files."""
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _MovedModule(spec.name, MOVED[spec.name])
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Nothing to run: the module's attributes resolve on use."""
+
+
+_FINDER = _LegacyFinder()
+
+
+def moved_attr(module: str, name: str) -> Any:
+    """``module.name`` for a public module that lost ``name``: warns as a moved module's
+    attribute does (at its caller's caller: the user's line) and returns the replacement."""
+    target = MOVED[module][name]
+    warnings.warn(
+        f"{module}.{name} moved; {_replacement_text(target)}", DeprecationWarning, stacklevel=3
+    )
+    return _resolve(target)
+
+
+def install() -> None:
+    """Put the finder on ``sys.meta_path`` (idempotent; the package calls it at import)."""
+    if not any(isinstance(f, _LegacyFinder) for f in sys.meta_path):
+        sys.meta_path.append(_FINDER)
+
+
+def build_evaluators(expect: Any, judge_settings: Any = None) -> list[Any]:
+    """The earlier ``evaluators.build_evaluators``: the evaluators a turn's `Expect` asks for."""
+    from .expectations import build_evaluators as build
+
+    return build(expect, judge_settings)
+
+
+def load_transcript(
+    path: str | PathLike[str], *, default_threshold: float = 0.8, default_runs: int = 1
+) -> Transcript:
+    """The earlier package's ``yaml_loader.load_transcript``: read and validate one transcript.
+
+    Prefer `pytest_agent_eval.load_transcript_file`; this one also takes a ``str`` path.
+
+    Raises:
+        TranscriptError: With file, line, field path and a hint; a YAML syntax error too.
+    """
+    from .loader import load_transcript_file
+
+    return load_transcript_file(
+        Path(path), default_threshold=default_threshold, default_runs=default_runs
+    )

@@ -1,0 +1,90 @@
+"""Old import paths: each still works, warns, and names where its name went."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import pytest_agent_eval
+from pytest_agent_eval import legacy
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [(module, name) for module, names in legacy.MOVED.items() for name in names],
+)
+def test_every_moved_name_resolves_to_its_replacement_with_a_warning(
+    module: str, name: str
+) -> None:
+    target = legacy.MOVED[module][name]
+    old = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=rf"{module}\.{name} moved; ") as caught:
+        value = getattr(old, name)
+    new_module, _, attr = target.partition(":")
+    assert value is getattr(importlib.import_module(new_module), attr)
+    # The warning points at the caller's line, not at this package.
+    assert Path(caught[0].filename) == Path(__file__)
+
+
+def test_the_warning_names_the_public_replacement() -> None:
+    from pytest_agent_eval import yaml_loader
+
+    with pytest.warns(DeprecationWarning, match=r"import it from pytest_agent_eval$"):
+        assert yaml_loader.TranscriptError is pytest_agent_eval.TranscriptError
+    with pytest.warns(DeprecationWarning, match=r"use pytest_agent_eval\.load_transcript_file"):
+        yaml_loader.load_transcript  # noqa: B018
+
+
+def test_an_unknown_name_of_an_old_module_is_an_attribute_error_listing_what_is_served() -> None:
+    from pytest_agent_eval import yaml_loader
+
+    with pytest.raises(
+        AttributeError, match=r"'load_transcripts'.*: TranscriptError, load_transcript$"
+    ):
+        yaml_loader.load_transcripts  # noqa: B018
+
+
+def test_a_module_that_never_existed_is_still_not_found() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("pytest_agent_eval.no_such_module")
+
+
+def test_install_is_idempotent() -> None:
+    before = list(sys.meta_path)
+    legacy.install()
+    legacy.install()
+    assert sys.meta_path == before
+
+
+def test_the_earlier_loader_reads_a_str_path(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        "id: greet\nturns:\n  - user: hi\n    expect:\n      reply_contains_any: [hello]\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        transcript = legacy.load_transcript(str(path), default_runs=3)
+    assert transcript.id == "greet" and transcript.runs == 3
+
+
+def test_an_earlier_project_importing_the_old_loader_runs_green_with_the_warning(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_old="""
+        from pytest_agent_eval.yaml_loader import TranscriptError, load_transcript
+
+        def test_loads(tmp_path):
+            path = tmp_path / "t.yaml"
+            path.write_text("id: t\\nturns:\\n  - user: hi\\n")
+            assert load_transcript(str(path)).id == "t"
+            assert issubclass(TranscriptError, Exception)
+        """
+    )
+    result = pytester.runpytest("-W", "default")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*DeprecationWarning: pytest_agent_eval.yaml_loader.* moved;*"])
