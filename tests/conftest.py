@@ -59,6 +59,10 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "importers/test_livekit_import.py": ("voice",),
     "importers/test_livekit_round_trip.py": ("voice",),
     "importers/test_room_round_trip.py": ("room", "voice"),
+    # Simulated callers heard by a real AgentSession or Pipecat pipeline (the LiveKit example
+    # agent, with its Silero VAD, is imported at collection, on the main thread).
+    "simulation/test_voice.py": ("voice",),
+    "simulation/test_pipecat.py": ("voice",),
 }
 """Tiers of single files, by path under ``tests/``."""
 
