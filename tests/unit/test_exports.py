@@ -1228,6 +1228,7 @@ EXPORTS: dict[str, list[str]] = {
         "CriteriaJudge",
         "render_conversation",
     ],
+    "simulation._files": ["load_simulation_file"],
     "simulation._model": [
         "CallerConfig",
         "Criterion",
@@ -1239,7 +1240,7 @@ EXPORTS: dict[str, list[str]] = {
         "Simulation",
         "build_simulation_schema",
         "file_kind",
-        "load_simulation_file",
+        "read_simulation_file",
         "render_simulation_schema",
         "simulated_turn",
         "simulation_reference_page",

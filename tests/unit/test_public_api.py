@@ -485,11 +485,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 # Circles still in the package, each to go (issue 23); this list only shrinks.
 KNOWN_CYCLES: list[set[str]] = [
-    # The simulation package came in beside the house step: its file loader dispatches to
-    # the scenarios.yaml reader, which builds the simulation's records (lazily imported), and
-    # collection hands simulation files to a collector that makes transcript items. Both are
-    # to be cut (a loader module above _model and _scenarios; items built in collection).
-    {"pytest_agent_eval.simulation._model", "pytest_agent_eval.simulation._scenarios"},
+    # The simulation package came in beside the house step: collection hands simulation files
+    # to the simulation collector (lazily), which makes transcript items with collection's
+    # own classes. To be cut: collection builds the items from what the package loads.
     {
         "pytest_agent_eval.collection",
         "pytest_agent_eval.simulation",

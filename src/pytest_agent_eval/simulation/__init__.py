@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._caller import CallerError, CallerSettings
+from ._files import load_simulation_file
 from ._model import (
     DEFAULT_MAX_TURNS,
     DEFAULT_MIN_TURNS,
     CallerConfig,
     Criterion,
     Simulation,
-    load_simulation_file,
     simulation_schema,
 )
 from ._run import SimulationSettings, run_simulation

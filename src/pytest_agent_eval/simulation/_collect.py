@@ -33,7 +33,8 @@ from ..models import TranscriptResult, describe_conditions
 from ..report.progress import live_progress
 from ..runner import RunSettings
 from ._caller import CallerSettings
-from ._model import Simulation, file_kind, load_simulation_file
+from ._files import load_simulation_file
+from ._model import Simulation, file_kind
 from ._run import SimulationSettings, run_simulation
 
 __all__ = [

@@ -39,7 +39,7 @@ __all__ = [
     "Simulation",
     "build_simulation_schema",
     "file_kind",
-    "load_simulation_file",
+    "read_simulation_file",
     "render_simulation_schema",
     "simulated_turn",
     "simulation_reference_page",
@@ -408,7 +408,7 @@ def file_kind(path: Path) -> FileKind | None:
 # --------------------------------------------------------------------------------------------
 
 
-def load_simulation_file(
+def read_simulation_file(
     path: Path,
     *,
     default_threshold: float = 0.8,
@@ -416,17 +416,12 @@ def load_simulation_file(
     presets: Presets | None = None,
     audio_roots: Sequence[Path] | None = None,
 ) -> list[Simulation]:
-    """The simulations of a simulation file (one) or of LiveKit's ``scenarios.yaml`` (one per
-    scenario).
+    """The simulation of a simulation file of ours (one); LiveKit's ``scenarios.yaml`` is read
+    by `load_simulation_file`, which tells the two apart.
 
     Raises:
-        TranscriptError: One error with the file, line, simulation (or scenario) and field.
+        TranscriptError: One error with the file, line, simulation and field.
     """
-    kind = file_kind(path) or "simulation"
-    if kind == "livekit":
-        from ._scenarios import load_scenarios
-
-        return load_scenarios(path, default_threshold=default_threshold, default_runs=default_runs)
     document = read_yaml_document(path, subject=_subject)
     data = document.data
     if not isinstance(data, dict):
