@@ -27,7 +27,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._async import on_loop_close
 from .._compat.pydantic_ai import (
@@ -43,6 +43,9 @@ from ..models import Usage
 from ..voice._speech import PauseMarkupError, spoken_text
 from ._cache import CallerCache, CallerTurn, caller_key
 from ._model import Simulation
+
+if TYPE_CHECKING:
+    from pydantic_ai.settings import ModelSettings
 
 __all__ = [
     "CALLER_PROMPT_VERSION",
@@ -429,7 +432,9 @@ class Caller:
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
         try:
-            result = await agent.run(prompt.user_prompt + feedback, model_settings=settings)  # type: ignore[arg-type]
+            result = await agent.run(
+                prompt.user_prompt + feedback, model_settings=cast("ModelSettings", settings)
+            )
         except UnexpectedModelBehavior as exc:
             # pydantic-ai refuses an empty answer, or a tool call it does not know, itself.
             raise UnusableUtterance(

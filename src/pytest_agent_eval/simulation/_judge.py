@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._async import on_loop_close
 from .._compat.pydantic_ai import (
@@ -36,6 +36,9 @@ from ..evaluators._judge_cache import VerdictCache, verdict_key
 from ..models import EvalResult, RunResult, SimulatedCaller, TurnResult, Usage
 from ._caller import model_id
 from ._model import Criterion, Simulation
+
+if TYPE_CHECKING:
+    from pydantic_ai.settings import ModelSettings
 
 __all__ = ["CRITERIA_PROMPT_VERSION", "CriteriaJudge", "render_conversation"]
 
@@ -195,7 +198,7 @@ class CriteriaJudge:
         conversation = render_conversation(run, record, max_chars=self.settings.max_chars)
         return list(
             await asyncio.gather(
-                *(self._criterion(c, conversation) for c in self.simulation.criteria)
+                *(self._criterion(c, conversation) for c in self.simulation.criterion_records)
             )
         )
 
@@ -257,7 +260,9 @@ class CriteriaJudge:
             model_settings: dict[str, Any] = no_sdk_retry_settings()
             if not omit:
                 model_settings["temperature"] = 0.0
-            result = await agent.run(user_prompt, model_settings=model_settings)  # type: ignore[arg-type]
+            result = await agent.run(
+                user_prompt, model_settings=cast("ModelSettings", model_settings)
+            )
             return result.output, usage_of(result)
 
         outcome = await attempt_with_budget(attempt, budget, model_id=self.model_id, what="verdict")

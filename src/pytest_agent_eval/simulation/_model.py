@@ -157,6 +157,11 @@ class Simulation:
     judge_model: Any = None
     source: FileKind = "simulation"
 
+    @property
+    def criterion_records(self) -> tuple[Criterion, ...]:
+        """The criteria as records (``__post_init__`` made every string given one)."""
+        return tuple(c for c in self.criteria if isinstance(c, Criterion))
+
     def __post_init__(self) -> None:
         where = f"simulation {self.transcript.id!r}"
         if not isinstance(self.persona, str) or not self.persona.strip():

@@ -66,7 +66,7 @@ def _criteria_rubric(simulation: Simulation) -> str:
         "Judged on the whole conversation above (this was a simulation's criteria): the agent "
         "meets every one of these:"
     ]
-    lines += [f"{i}. {c.text}" for i, c in enumerate(simulation.criteria, 1)]
+    lines += [f"{i}. {c.text}" for i, c in enumerate(simulation.criterion_records, 1)]
     return "\n".join(lines)
 
 
@@ -84,7 +84,7 @@ def _header(simulation: Simulation, run: RunResult) -> list[str]:
             f"Ended by {record.ended_by.replace('_', ' ')}{outcome}: {record.reason}; "
             f"{record.turns} turn(s), {record.scripted_turns} scripted."
         )
-    for criterion, verdict_ in zip(simulation.criteria, run.evaluations, strict=False):
+    for criterion, verdict_ in zip(simulation.criterion_records, run.evaluations, strict=False):
         state = "errored" if verdict_.errored else ("met" if verdict_.passed else "NOT met")
         lines.append(f"Criterion {state}: {criterion.text}")
     lines.append("Move this file into yaml_dirs to keep the conversation as a regression test.")
