@@ -109,6 +109,7 @@ EXPORTS: dict[str, list[str]] = {
         "fixture_scope",
         "make_callspec",
     ],
+    "_json_store": ["JsonStore", "sha256_key"],
     "_records": [
         "EvalRecord",
         "SessionRecords",

@@ -140,6 +140,8 @@ ALLOWED: dict[str, set[str]] = {
     "_sanitize": set(),
     "_serialize": {"_sanitize"},
     "_atomic": set(),
+    # The JSON entries the judge's and the caller's caches keep on disk.
+    "_json_store": {"_atomic"},
     "_async": set(),
     # Old paths of modules moved into voice/ (each is the moved module itself).
     "_timeshim": {"voice"},
@@ -174,7 +176,16 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
         "_serialize",
     },
-    "evaluators": {"models", "errors", "_text", "_atomic", "_retry", "_compat", "_async"},
+    "evaluators": {
+        "models",
+        "errors",
+        "_text",
+        "_atomic",
+        "_json_store",
+        "_retry",
+        "_compat",
+        "_async",
+    },
     "adapters": {
         "models",
         "errors",
@@ -317,6 +328,7 @@ ALLOWED: dict[str, set[str]] = {
         "report",
         "_async",
         "_atomic",
+        "_json_store",
         "_compat",
         "_retry",
         "_serialize",

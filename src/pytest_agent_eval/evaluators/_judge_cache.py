@@ -9,12 +9,10 @@ errored is asked again next time.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._atomic import write_atomic
+from .._json_store import JsonStore, sha256_key
 
 __all__ = ["CachedVerdict", "VerdictCache", "verdict_key"]
 
@@ -39,17 +37,14 @@ def verdict_key(*, prompt_version: str, model: str, instructions: str, user_prom
         instructions: The trusted part of the prompt (includes the rubric).
         user_prompt: The data part (conversation, tool calls, reply or arguments).
     """
-    payload = json.dumps(
+    return sha256_key(
         {
             "prompt_version": prompt_version,
             "model": model,
             "instructions": instructions,
             "user_prompt": user_prompt,
-        },
-        sort_keys=True,
-        ensure_ascii=False,
+        }
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 class VerdictCache:
@@ -61,17 +56,12 @@ class VerdictCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
-
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+        self._store = JsonStore(self.directory, format=_FORMAT)
 
     def get(self, key: str) -> CachedVerdict | None:
         """The stored verdict for ``key``, or None (missing, unreadable or of another layout)."""
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        data = self._store.get(key)
+        if data is None:
             return None
         passed, reasoning = data.get("passed"), data.get("reasoning")
         if not isinstance(passed, bool) or not isinstance(reasoning, str):
@@ -84,13 +74,4 @@ class VerdictCache:
         A cache is an optimisation: failing a test because the disk is read-only would be
         worse than paying for the judge again.
         """
-        path = self._path(key)
-        body = json.dumps(
-            {"format": _FORMAT, "passed": passed, "reasoning": reasoning, "model": model},
-            ensure_ascii=False,
-            indent=2,
-        )
-        try:
-            write_atomic(path, body)
-        except OSError:
-            return
+        self._store.put(key, {"passed": passed, "reasoning": reasoning, "model": model})

@@ -15,13 +15,11 @@ call is asked again next time.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .._atomic import write_atomic
+from .._json_store import JsonStore, sha256_key
 
 __all__ = ["CallerCache", "CallerTurn", "caller_key"]
 
@@ -44,8 +42,7 @@ class CallerTurn:
 
 def caller_key(**parts: Any) -> str:
     """The cache key of one caller turn: a SHA-256 over ``parts`` as sorted JSON."""
-    payload = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return sha256_key(parts)
 
 
 class CallerCache:
@@ -57,17 +54,12 @@ class CallerCache:
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
-
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+        self._store = JsonStore(self.directory, format=_FORMAT)
 
     def get(self, key: str) -> CallerTurn | None:
         """The stored turn for ``key``, or None (missing, unreadable, of another layout)."""
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        data = self._store.get(key)
+        if data is None:
             return None
         kind, text = data.get("kind"), data.get("text", "")
         outcome, reason = data.get("outcome"), data.get("reason", "")
@@ -82,19 +74,13 @@ class CallerCache:
     def put(self, key: str, turn: CallerTurn, *, model: str) -> None:
         """Store ``turn`` atomically; a cache that cannot be written is skipped (a cache is an
         optimisation: a read-only disk must not fail the run)."""
-        body = json.dumps(
+        self._store.put(
+            key,
             {
-                "format": _FORMAT,
                 "kind": turn.kind,
                 "text": turn.text,
                 "outcome": turn.outcome,
                 "reason": turn.reason,
                 "model": model,
             },
-            ensure_ascii=False,
-            indent=2,
         )
-        try:
-            write_atomic(self._path(key), body)
-        except OSError:
-            return
