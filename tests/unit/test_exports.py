@@ -94,6 +94,7 @@ EXPORTS: dict[str, list[str]] = {
         "close_built_model",
         "drift_problems",
         "infer_judge_model",
+        "model_id",
         "model_id_problem",
         "no_sdk_retry_settings",
         "pydantic_ai_version",
@@ -746,6 +747,7 @@ EXPORTS: dict[str, list[str]] = {
         "JudgeModel",
         "OutputMode",
         "ToolCallArgsJudgeEvaluator",
+        "build_model",
     ],
     "evaluators.reply": [
         "ContainsEvaluator",
@@ -1212,7 +1214,6 @@ EXPORTS: dict[str, list[str]] = {
         "CallerSettings",
         "CallerStep",
         "Line",
-        "model_id",
         "unusable_utterance",
     ],
     "simulation._collect": [

@@ -28,6 +28,7 @@ __all__ = [
     "close_built_model",
     "drift_problems",
     "infer_judge_model",
+    "model_id",
     "model_id_problem",
     "no_sdk_retry_settings",
     "pydantic_ai_version",
@@ -89,6 +90,18 @@ def infer_judge_model(model_id: str) -> Any:
     if isinstance(getattr(client, "max_retries", None), int):
         client.max_retries = 0
     return model
+
+
+def model_id(model: Any) -> str:
+    """A model's id for messages and cache keys (``openai:gpt-4o-mini``, ``function:...``):
+    the id it was given, or its provider and name."""
+    if isinstance(model, str):
+        return model
+    system = getattr(model, "system", None)
+    name = getattr(model, "model_name", None)
+    if system and name:
+        return name if str(name).startswith(f"{system}:") else f"{system}:{name}"
+    return type(model).__name__
 
 
 def model_id_problem(model_id: str) -> str | None:

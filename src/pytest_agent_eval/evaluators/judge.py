@@ -34,6 +34,7 @@ from .._async import on_loop_close
 from .._compat.pydantic_ai import (
     close_built_model,
     infer_judge_model,
+    model_id,
     no_sdk_retry_settings,
     usage_of,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "JudgeModel",
     "OutputMode",
     "ToolCallArgsJudgeEvaluator",
+    "build_model",
 ]
 
 JudgeModel: TypeAlias = "str | Model"
@@ -86,14 +88,15 @@ def _verdict_type() -> type[Any]:
     return JudgeVerdict
 
 
-def _model_id(model: Any) -> str:
-    if isinstance(model, str):
-        return model
-    system = getattr(model, "system", None)
-    name = getattr(model, "model_name", None)
-    if system and name:
-        return name if str(name).startswith(f"{system}:") else f"{system}:{name}"
-    return type(model).__name__
+def build_model(spec: Any) -> Any:
+    """The model ``spec`` names: a pydantic-ai ``Model`` as it is, an id built with its SDK's
+    own retries off (we count attempts) and closed when the session's event loop ends (built
+    here, so closed here; a user's model is theirs to close)."""
+    if not isinstance(spec, str):
+        return spec
+    built = infer_judge_model(spec)
+    on_loop_close(lambda: close_built_model(built))
+    return built
 
 
 class _JudgeFields:
@@ -155,7 +158,7 @@ class _JudgeBase(_JudgeFields):
     @property
     def model_id(self) -> str:
         """The id of the judge model that will be used (explicit, then settings, then default)."""
-        return _model_id(self._model_spec())
+        return model_id(self._model_spec())
 
     def _model_spec(self) -> Any:
         if self.model is not None:
@@ -164,13 +167,7 @@ class _JudgeBase(_JudgeFields):
 
     def _model(self) -> Any:
         if self._resolved is None:
-            spec = self._model_spec()
-            if isinstance(spec, str):
-                spec = infer_judge_model(spec)
-                # Built here, so closed here: at the end of the session's event loop.
-                built = spec
-                on_loop_close(lambda: close_built_model(built))
-            self._resolved = spec
+            self._resolved = build_model(self._model_spec())
         return self._resolved
 
     def _errored(self, why: str, usage: Usage | None = None) -> EvalResult:

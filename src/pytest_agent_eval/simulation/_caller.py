@@ -29,16 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .._async import on_loop_close
-from .._compat.pydantic_ai import (
-    close_built_model,
-    infer_judge_model,
-    no_sdk_retry_settings,
-    usage_of,
-)
+from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
 from .._retry import Budget, attempt_with_budget, describe_error, is_transient
 from ..config import DEFAULT_JUDGE_MODEL
 from ..errors import AgentEvalError
+from ..evaluators.judge import build_model
 from ..models import Usage
 from ..voice._speech import PauseMarkupError, spoken_text
 from ._cache import CallerCache, CallerTurn, caller_key
@@ -54,7 +49,6 @@ __all__ = [
     "CallerSettings",
     "CallerStep",
     "Line",
-    "model_id",
     "unusable_utterance",
 ]
 
@@ -102,17 +96,6 @@ class CallerStep:
     """Replayed from the cache (no request)."""
     requests: int = 0
     usage: Usage | None = None
-
-
-def model_id(model: Any) -> str:
-    """A model's id for messages and cache keys (``openai:gpt-4o-mini``, ``function:...``)."""
-    if isinstance(model, str):
-        return model
-    system = getattr(model, "system", None)
-    name = getattr(model, "model_name", None)
-    if system and name:
-        return name if str(name).startswith(f"{system}:") else f"{system}:{name}"
-    return type(model).__name__
 
 
 @functools.cache
@@ -309,12 +292,7 @@ class Caller:
 
     def _model(self) -> Any:
         if self._resolved is None:
-            spec = self._spec
-            if isinstance(spec, str):
-                spec = infer_judge_model(spec)
-                built = spec
-                on_loop_close(lambda: close_built_model(built))
-            self._resolved = spec
+            self._resolved = build_model(self._spec)
         return self._resolved
 
     async def next_turn(

@@ -22,19 +22,13 @@ import functools
 import hashlib
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .._async import on_loop_close
-from .._compat.pydantic_ai import (
-    close_built_model,
-    infer_judge_model,
-    no_sdk_retry_settings,
-    usage_of,
-)
+from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
 from .._retry import Budget, attempt_with_budget, describe_error
 from .._text import compact_json
 from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..evaluators._judge_cache import VerdictCache, verdict_key
+from ..evaluators.judge import build_model
 from ..models import EvalResult, RunResult, SimulatedCaller, TurnResult, Usage
-from ._caller import model_id
 from ._model import Criterion, Simulation
 
 if TYPE_CHECKING:
@@ -185,12 +179,7 @@ class CriteriaJudge:
 
     def _model(self) -> Any:
         if self._resolved is None:
-            spec = self._spec
-            if isinstance(spec, str):
-                spec = infer_judge_model(spec)
-                built = spec
-                on_loop_close(lambda: close_built_model(built))
-            self._resolved = spec
+            self._resolved = build_model(self._spec)
         return self._resolved
 
     async def judge(self, run: RunResult, record: SimulatedCaller) -> list[EvalResult]:
