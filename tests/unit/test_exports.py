@@ -1592,6 +1592,7 @@ EXPORTS: dict[str, list[str]] = {
         "decode_fixture",
         "load_fixture_pcm",
         "resolve_audio",
+        "save_streamed_audio",
     ],
     "voice._heard": [
         "SPLIT_MIN_OVERLAP_S",

@@ -32,6 +32,7 @@ __all__ = [
     "decode_fixture",
     "load_fixture_pcm",
     "resolve_audio",
+    "save_streamed_audio",
 ]
 
 
@@ -173,3 +174,23 @@ async def check_fixtures(transcript: Transcript, load: Callable[[Path], Any]) ->
             raise AudioFixtureError(
                 f"transcript {transcript.id!r}, turn {index + 1}: {exc}"
             ) from None
+
+
+def save_streamed_audio(
+    folder: str | os.PathLike[str],
+    *,
+    transcript_id: str,
+    run_index: int,
+    turn_index: int,
+    pcm: bytes,
+    sample_rate: int,
+) -> Path:
+    """Write the exact audio a turn streamed (16-bit mono PCM, after its conditions) where
+    every voice adapter saves it, ``<folder>/<transcript>/run<N>-turn<M>.wav``, atomically;
+    the HTML report plays it beside the clean fixture. Returns the resolved path."""
+    from .._text import safe_name
+    from ._fixtures import clip_from_pcm16, write_wav_atomic
+
+    path = Path(folder) / safe_name(transcript_id) / f"run{run_index + 1}-turn{turn_index + 1}.wav"
+    write_wav_atomic(path, clip_from_pcm16(pcm, sample_rate))
+    return path.resolve()

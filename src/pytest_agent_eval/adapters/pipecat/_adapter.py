@@ -28,7 +28,13 @@ from ...models import (
 from ...voice._barge_in import interrupting_turn
 from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._factory import takes_info
-from ...voice._fixture_pcm import FixturePCM, check_fixtures, load_fixture_pcm, resolve_audio
+from ...voice._fixture_pcm import (
+    FixturePCM,
+    check_fixtures,
+    load_fixture_pcm,
+    resolve_audio,
+    save_streamed_audio,
+)
 from ...voice._heard import fixture_text_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
 from ..base import ConversationInfo, TurnInput
@@ -598,13 +604,14 @@ class PipecatConversation:
         folder = self.info.save_audio_dir or self.adapter.audio_in_dir
         if folder is None:
             return None
-        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
-
-        clip = clip_from_pcm16(fixture.pcm, fixture.sample_rate)
-        stem = safe_name(self.info.transcript.id)
-        path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{index + 1}.wav"
-        write_wav_atomic(path, clip)
-        return path.resolve()
+        return save_streamed_audio(
+            folder,
+            transcript_id=self.info.transcript.id,
+            run_index=self.info.run_index,
+            turn_index=index,
+            pcm=fixture.pcm,
+            sample_rate=fixture.sample_rate,
+        )
 
     def _save_reply_audio(self, log: TurnLog) -> Path | None:
         folder = self.adapter.audio_out_dir

@@ -33,7 +33,7 @@ from ....models import (
     Usage,
     describe_conditions,
 )
-from ....voice._fixture_pcm import check_fixtures
+from ....voice._fixture_pcm import check_fixtures, save_streamed_audio
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from .._logs import hold_livekit_logs
@@ -1017,14 +1017,15 @@ class LiveKitRoomConversation:
         folder = self.info.save_audio_dir or self.adapter.audio_in_dir
         if folder is None:
             return None
-        from ....voice._fixtures import clip_from_pcm16, write_wav_atomic
-
         frame = rtc.combine_audio_frames(list(audio.frames))
-        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
-        stem = safe_name(self.info.transcript.id)
-        path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{turn.index + 1}.wav"
-        write_wav_atomic(path, clip)
-        return path.resolve()
+        return save_streamed_audio(
+            folder,
+            transcript_id=self.info.transcript.id,
+            run_index=self.info.run_index,
+            turn_index=turn.index,
+            pcm=bytes(frame.data),
+            sample_rate=frame.sample_rate,
+        )
 
     def _save_audio(self, turn: TurnInput, pcm: bytes) -> Path | None:
         folder = self.adapter.audio_out_dir

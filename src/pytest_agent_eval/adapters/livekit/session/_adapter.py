@@ -30,7 +30,7 @@ from ....models import (
 )
 from ....voice._barge_in import interrupting_turn
 from ....voice._factory import takes_info
-from ....voice._fixture_pcm import check_fixtures, resolve_audio
+from ....voice._fixture_pcm import check_fixtures, resolve_audio, save_streamed_audio
 from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
 from ....voice._hearing import Hearing
 from ....voice._latency import Unmeasured, reply_latency_s
@@ -1187,14 +1187,15 @@ class LiveKitConversation(BargeInTurns):
             return None
         from livekit import rtc
 
-        from ....voice._fixtures import clip_from_pcm16, write_wav_atomic
-
         frame = rtc.combine_audio_frames(list(audio.frames))
-        clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
-        stem = safe_name(self.info.transcript.id)
-        path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{self._turn_index + 1}.wav"
-        write_wav_atomic(path, clip)
-        return path.resolve()
+        return save_streamed_audio(
+            folder,
+            transcript_id=self.info.transcript.id,
+            run_index=self.info.run_index,
+            turn_index=self._turn_index,
+            pcm=bytes(frame.data),
+            sample_rate=frame.sample_rate,
+        )
 
     def _first_reply(self, capture: TurnCapture) -> tuple[float | None, float | None]:
         """When this turn's own reply began: its first text and its first audio frame.
