@@ -175,6 +175,10 @@ def test_the_terminal_summary_fits_the_terminal(
 ) -> None:
     # At 80 columns every row of the full table (102 columns here) used to wrap.
     monkeypatch.setenv("COLUMNS", str(columns))
+    # pytest never shortens the short summary on a CI machine (CI or BUILD_NUMBER set);
+    # this test is about a terminal, so it must not inherit the machine's CI variables.
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
     eval_project(voice=True)
     result = _run(pytester, "--agent-eval-live")
 
@@ -195,6 +199,23 @@ def test_the_terminal_summary_fits_the_terminal(
     if columns >= 100:
         assert "reply_contains_any (line 9): reply contain" in short
     assert len(short) <= columns
+
+
+def test_on_a_ci_machine_the_short_summary_keeps_the_whole_first_failed_check(
+    pytester: pytest.Pytester,
+    eval_project: ProjectFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # CI logs are read after the fact, not in a terminal: pytest leaves the line whole there.
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("CI", "true")
+    eval_project(voice=True)
+    result = _run(pytester, "--agent-eval-live")
+    (short,) = [line for line in result.stdout.lines if line.startswith("FAILED ")]
+    assert short.endswith(
+        "reply_contains_any (line 9): reply contains none of ['booked'] "
+        "(reply was 'sorry, no slot')"
+    ), short
 
 
 def test_voice_transcripts_show_p95_latency(
