@@ -46,6 +46,7 @@ class ExampleProjects:
 _FOLDER_TIERS: dict[str, tuple[str, ...]] = {
     "livekit": ("voice",),
     "pipecat": ("voice",),
+    "realtime": ("voice",),
     "room": ("room", "voice"),
 }
 """Every test in ``tests/<folder>/`` has these tiers."""
