@@ -1612,6 +1612,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "voice._segments": ["SpeechSegment", "speech_segment"],
     "adapters.livekit.offline": [],
+    "adapters.livekit.realtime": [],
     "adapters.livekit.offline._scripted": ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"],
     "adapters.livekit.offline._stt": [
         "FixtureTextSTT",
