@@ -412,6 +412,16 @@ EXPORTS: dict[str, list[str]] = {
         "watch_flows",
     ],
     "adapters.pipecat._logs": ["hold_pipecat_logs", "resolve_level"],
+    "adapters.pipecat._memo": [
+        "ByteBoundedLRU",
+        "MemoSession",
+        "RESULTS",
+        "SPEECH",
+        "SharedSessions",
+        "memo_enabled",
+        "remembering",
+        "share_model_sessions",
+    ],
     "adapters.pipecat._record": ["Call", "Recorder", "SaidOnOwn", "TurnLog"],
     "adapters.pipecat._services": [
         "FixtureTextSTTService",
