@@ -405,6 +405,7 @@ EXPORTS: dict[str, list[str]] = {
     "adapters.pipecat._compat": [
         "SUPPORTED",
         "check_pipecat",
+        "flows_packages",
         "pipecat_version",
         "processors_of",
         "pure_work",
