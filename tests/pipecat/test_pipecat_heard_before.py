@@ -140,3 +140,5 @@ def test_a_function_given_something_else_than_plain_audio_is_not_remembered() ->
     assert len(calls) == 1
     assert remembered(b"\0\2" * 10, 16000) and len(calls) == 2  # other audio: computed
     assert remembered([0, 1], 16000) and remembered([0, 1], 16000) and len(calls) == 4
+    strided = memoryview(np.arange(8, dtype=np.int16))[::2]  # not one run of bytes
+    assert remembered(strided, 16000) == remembered(strided, 16000) and len(calls) == 6

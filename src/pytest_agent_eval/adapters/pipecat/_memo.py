@@ -183,8 +183,12 @@ def _digest_args(prefix: bytes, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     digest = hashlib.blake2b(prefix, digest_size=20)
     for name, value in [*enumerate(args), *sorted(kwargs.items())]:
         if isinstance(value, bytes | bytearray | memoryview):
-            digest.update(f"|{name}|b{len(value)}|".encode())
-            digest.update(value)
+            try:  # a view that is not one contiguous run of bytes is not remembered
+                raw = memoryview(value).cast("B")
+            except (TypeError, ValueError, BufferError):
+                return None
+            digest.update(f"|{name}|b{raw.nbytes}|".encode())
+            digest.update(raw)
         elif isinstance(value, np.ndarray):
             if value.dtype.hasobject:
                 return None
