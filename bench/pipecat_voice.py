@@ -7,7 +7,7 @@ the offline synthesizer: the booking, the vegan question, the name question. Eac
 is a fresh pipeline on its own thread and clock, as in a test run.
 
     .venv/bin/python bench/pipecat_voice.py [--runs 5] [--realtime] [--whisper] [--factory]
-        [--chunk-ms 20]
+        [--unheard] [--chunk-ms 20]
 
 Prints, per configuration: the fixtures' audio, the conversation's length in pipeline time
 (what a real-time run takes), the wall time of the first conversation in a fresh process
@@ -17,10 +17,11 @@ the next ones (heard before: models loaded, Whisper answered from its cache), an
 "x real time per cpu-second" = pipeline time / CPU time (what an idle core gives; the wall
 ratios depend on what else the machine runs, so the load average is printed).
 
-Pipecat's own harness (``pipecat eval``) is not run side by side: it plays the caller's audio
-into a running bot over a WebSocket at wall-clock cadence by design ("VADs, turn detection,
-and streaming STT rely on that cadence", ``pipecat/evals/client_transport.py``), so a
-conversation takes at least its real-time length there: the ``--realtime`` line is that bound.
+Pipecat's own harness (``pipecat.evals``) runs the same bot side by side in
+``bench/pipecat_evals_side_by_side.py``.
+
+``AGENT_EVAL_PIPECAT_MEMO=0`` measures every conversation as a first hearing of the models
+(see ``adapters/pipecat/_memo.py``).
 """
 
 from __future__ import annotations
@@ -135,7 +136,14 @@ def _conversation(
         else PipecatAdapter(run_bot=bot.run_bot, **options)
     )
 
+    forget = os.environ.get("AGENT_EVAL_BENCH_UNHEARD") == "1"
+
     async def once(index: int) -> dict[str, float]:
+        if forget:  # the models loaded, but none of this audio heard before
+            from pytest_agent_eval.adapters.pipecat import _memo
+
+            _memo.RESULTS.clear()
+            _memo.SPEECH.clear()
         started = time.perf_counter()
         cpu = time.process_time()
         await adapter.prepare(transcript)
@@ -216,6 +224,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--factory", action="store_true", help="also the example's pipeline as a bare make_bot"
     )
+    parser.add_argument(
+        "--unheard",
+        action="store_true",
+        help="also with the models loaded but nothing heard before (memory cleared per run)",
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--speed", type=float, default=0.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -235,6 +248,13 @@ def main(argv: list[str] | None = None) -> None:
             f"max speed, fixture-text STT, {args.chunk_ms} ms chunks",
             _fresh_process(path, args.runs + 1, 0.0, whisper=False, chunk_ms=args.chunk_ms),
         )
+        if args.unheard:
+            os.environ["AGENT_EVAL_BENCH_UNHEARD"] = "1"
+            _report(
+                "max speed, models loaded but the audio never heard before",
+                _fresh_process(path, args.runs + 1, 0.0, whisper=False, chunk_ms=args.chunk_ms),
+            )
+            del os.environ["AGENT_EVAL_BENCH_UNHEARD"]
         if args.factory:
             _report(
                 f"max speed, make_bot (no RTVI), {args.chunk_ms} ms chunks",

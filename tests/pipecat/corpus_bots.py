@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pipecat.flows
 from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import LocalSmartTurnAnalyzerV3
 from pipecat.audio.vad.silero import SileroVADAnalyzer
-from pipecat.flows import FlowArgs, FlowManager, FlowsFunctionSchema, NodeConfig
 from pipecat.frames.frames import LLMRunFrame, TTSSpeakFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -199,35 +199,48 @@ FLOW_RULES = [
 ]
 
 
-def flows_bot(transport: InProcessTransport) -> PipelineWorker:
-    worker, _context, llm, pair = voice_bot(transport, instructions=FLOW_RULES)
-    llm.rules = [
-        Rule(r"book a table", tool="start_booking"),
-        Rule(r"(?P<size>\w+) people", tool="record_party", args={"size": "{size}"}),
-    ]
-    flow_manager = FlowManager(worker=worker, llm=llm, context_aggregator=pair)
+def flows_bot_on(flows: Any) -> Callable[[InProcessTransport], PipelineWorker]:
+    """The two-node flow bot on a Flows package: ``pipecat.flows`` (bundled with pipecat-ai)
+    or ``pipecat_flows`` (the separate pipecat-ai-flows distribution); the same code."""
 
-    async def record_party(args: FlowArgs, flow_manager: FlowManager) -> tuple[Any, NodeConfig]:
-        flow_manager.state["party"] = args["size"]
-        return {"party": args["size"]}, done_node(args["size"])
+    def flows_bot(transport: InProcessTransport) -> PipelineWorker:
+        worker, _context, llm, pair = voice_bot(transport, instructions=FLOW_RULES)
+        llm.rules = [
+            Rule(r"book a table", tool="start_booking"),
+            Rule(r"(?P<size>\w+) people", tool="record_party", args={"size": "{size}"}),
+        ]
+        flow_manager = flows.FlowManager(worker=worker, llm=llm, context_aggregator=pair)
 
-    async def start_booking(args: FlowArgs, flow_manager: FlowManager) -> tuple[Any, NodeConfig]:
-        return {"status": "booking"}, party_node(record_party)
+        async def record_party(args: Any, flow_manager: Any) -> tuple[Any, Any]:
+            flow_manager.state["party"] = args["size"]
+            return {"party": args["size"]}, done_node(flows, args["size"])
 
-    @transport.event_handler("on_client_connected")
-    async def on_client_connected(transport: Any, client: Any) -> None:
-        await flow_manager.initialize(greeting_node(start_booking))
+        async def start_booking(args: Any, flow_manager: Any) -> tuple[Any, Any]:
+            return {"status": "booking"}, party_node(flows, record_party)
 
-    return worker
+        @transport.event_handler("on_client_connected")
+        async def on_client_connected(transport: Any, client: Any) -> None:
+            await flow_manager.initialize(greeting_node(flows, start_booking))
+
+        return worker
+
+    return flows_bot
 
 
-def greeting_node(start_booking: Any) -> NodeConfig:
-    return NodeConfig(
+def standalone_flows_bot(transport: InProcessTransport) -> PipelineWorker:
+    """`flows_bot` on the separate ``pipecat_flows`` (imported here: it warns at import)."""
+    import pipecat_flows
+
+    return flows_bot_on(pipecat_flows)(transport)
+
+
+def greeting_node(flows: Any, start_booking: Any) -> Any:
+    return flows.NodeConfig(
         name="greeting",
         role_message="You are a booking assistant.",
         task_messages=[{"role": "developer", "content": "Ask whether they want a table."}],
         functions=[
-            FlowsFunctionSchema(
+            flows.FlowsFunctionSchema(
                 name="start_booking",
                 description="Start a booking.",
                 properties={},
@@ -238,12 +251,12 @@ def greeting_node(start_booking: Any) -> NodeConfig:
     )
 
 
-def party_node(record_party: Any) -> NodeConfig:
-    return NodeConfig(
+def party_node(flows: Any, record_party: Any) -> Any:
+    return flows.NodeConfig(
         name="party_size",
         task_messages=[{"role": "developer", "content": "Ask how many people are coming."}],
         functions=[
-            FlowsFunctionSchema(
+            flows.FlowsFunctionSchema(
                 name="record_party",
                 description="Record the party size.",
                 properties={"size": {"type": "integer"}},
@@ -254,12 +267,15 @@ def party_node(record_party: Any) -> NodeConfig:
     )
 
 
-def done_node(size: Any) -> NodeConfig:
-    return NodeConfig(
+def done_node(flows: Any, size: Any) -> Any:
+    return flows.NodeConfig(
         name="booked",
         task_messages=[{"role": "developer", "content": f"Confirm the booking for {size}."}],
         functions=[],
     )
+
+
+flows_bot = flows_bot_on(pipecat.flows)
 
 
 # -- the scenarios --------------------------------------------------------------------------------
@@ -282,6 +298,10 @@ SCENARIOS = [
     Scenario("functions_that_await", single_bot, (("weather", True), ("forecast", True))),
     Scenario("function_that_raises", single_bot, (("dessert", True),)),
     Scenario("flows_two_nodes", flows_bot, (("book", True), ("two", True))),
+    # The same flow on the separate pipecat-ai-flows distribution (pipecat_flows).
+    Scenario(
+        "flows_two_nodes_pipecat_flows", standalone_flows_bot, (("book", True), ("two", True))
+    ),
     Scenario("smart_turn_v3", smart_turn_bot, (("order", True), ("hello", True))),
     Scenario("two_sentences_2s_pause", single_bot, (("bill_pause_charge", True),)),
     Scenario(

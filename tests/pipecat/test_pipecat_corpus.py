@@ -145,6 +145,23 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             handoffs=[("party_size", "booked")],
         ),
     ],
+    "flows_two_nodes_pipecat_flows": [
+        turn(
+            "For how many people?",
+            heard=PHRASES["book"],
+            calls=[("start_booking", {}, {"status": "booking"}, False, None)],
+            agent="party_size",
+            handoffs=[("greeting", "party_size")],
+            greeting="Welcome! Would you like to book a table?",
+        ),
+        turn(
+            "Your table for 2 is booked.",
+            heard=PHRASES["two"],
+            calls=[("record_party", {"size": 2}, {"party": 2}, False, None)],
+            agent="booked",
+            handoffs=[("party_size", "booked")],
+        ),
+    ],
     "smart_turn_v3": [
         turn("Your order ships tomorrow.", heard=PHRASES["order"], greeting=""),
         turn(HELLO, heard=PHRASES["hello"]),

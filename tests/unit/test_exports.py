@@ -405,6 +405,7 @@ EXPORTS: dict[str, list[str]] = {
     "adapters.pipecat._compat": [
         "SUPPORTED",
         "check_pipecat",
+        "flows_packages",
         "pipecat_version",
         "processors_of",
         "pure_work",
@@ -412,6 +413,16 @@ EXPORTS: dict[str, list[str]] = {
         "watch_flows",
     ],
     "adapters.pipecat._logs": ["hold_pipecat_logs", "resolve_level"],
+    "adapters.pipecat._memo": [
+        "ByteBoundedLRU",
+        "MemoSession",
+        "RESULTS",
+        "SPEECH",
+        "SharedSessions",
+        "memo_enabled",
+        "remembering",
+        "share_model_sessions",
+    ],
     "adapters.pipecat._record": ["Call", "Recorder", "SaidOnOwn", "TurnLog"],
     "adapters.pipecat._services": [
         "FixtureTextSTTService",

@@ -93,10 +93,14 @@ class PipelineClock:
 
     def monotonic(self) -> float:
         """The pipeline's ``time.monotonic()`` (and its event loop's time)."""
+        if self.rate is None:  # read for every frame: the common case inline
+            return self._mono0 + self._jumped
         return self._mono0 + self.elapsed()
 
     def wall(self) -> float:
         """The pipeline's ``time.time()``."""
+        if self.rate is None:
+            return self._wall0 + self._jumped
         return self._wall0 + self.elapsed()
 
     @property
@@ -200,6 +204,10 @@ class PipelineLoop(asyncio.SelectorEventLoop):
         self.allow_network = allow_network
         self._inline = inline
         clock._base_fds = len(selector.get_map())
+
+    def time(self) -> float:
+        # What time.monotonic() answers on the loop's thread, without the per-thread lookup.
+        return self.clock.monotonic()
 
     def run_in_executor(  # type: ignore[override]
         self, executor: Any, func: Callable[..., T], *args: Any

@@ -61,29 +61,33 @@ def unbind(ident: int, clock: ThreadClock) -> None:
         del _clocks[ident]
 
 
+_get_ident = threading.get_ident
+_find = _clocks.get
+# The dispatchers below are called tens of thousands of times per conversation (every frame
+# Pipecat stamps), so each looks its clock up inline rather than through a helper.
+
+
 def _clock_here() -> ThreadClock | None:
-    if not _clocks:
-        return None
-    return _clocks.get(threading.get_ident())
+    return _find(_get_ident()) if _clocks else None
 
 
 def _time() -> float:
-    clock = _clock_here()
+    clock = _find(_get_ident()) if _clocks else None
     return _REAL_TIME() if clock is None else clock.wall()
 
 
 def _time_ns() -> int:
-    clock = _clock_here()
+    clock = _find(_get_ident()) if _clocks else None
     return _REAL_TIME_NS() if clock is None else int(clock.wall() * 1e9)
 
 
 def _monotonic() -> float:
-    clock = _clock_here()
+    clock = _find(_get_ident()) if _clocks else None
     return _REAL_MONOTONIC() if clock is None else clock.monotonic()
 
 
 def _monotonic_ns() -> int:
-    clock = _clock_here()
+    clock = _find(_get_ident()) if _clocks else None
     return _REAL_MONOTONIC_NS() if clock is None else int(clock.monotonic() * 1e9)
 
 

@@ -40,6 +40,7 @@ from ...voice._latency import Unmeasured, reply_latency_s
 from ..base import ConversationInfo, TurnInput
 from ._compat import check_pipecat, pure_work
 from ._logs import hold_pipecat_logs, resolve_level
+from ._memo import share_model_sessions
 from ._record import Call, TurnLog, join_text
 from ._session import BargeInRun, BotSession, SessionOptions, TurnTimeout, runner_arguments
 from ._transport import InProcessTransport
@@ -247,6 +248,7 @@ class PipecatConversation:
                 the pipeline did not start (or greet) within timeout_s.
         """
         adapter, info = self.adapter, self.info
+        share_model_sessions()  # before the bot builds its VAD and turn analyzer
         self._logs.enter_context(hold_pipecat_logs(adapter.log_level))
         name = f"pipecat {safe_name(info.transcript.id)} run {info.run_index + 1}"
         self._thread = PipelineThread(

@@ -11,6 +11,8 @@ import dataclasses
 import functools
 import importlib
 import importlib.metadata
+import importlib.util
+import sys
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,6 +23,7 @@ from ...voice._timeshim import is_time_shim
 __all__ = [
     "SUPPORTED",
     "check_pipecat",
+    "flows_packages",
     "pipecat_version",
     "processors_of",
     "pure_work",
@@ -179,25 +182,48 @@ def pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
 FlowListener = Callable[[str | None, str | None], None]
 _flow_listeners: weakref.WeakKeyDictionary[Any, FlowListener] = weakref.WeakKeyDictionary()
 _FLOWS_MODULES = ("pipecat.flows.manager", "pipecat_flows.manager")
+"""Flows bundled with pipecat-ai (since 1.14), and the separate pipecat-ai-flows distribution
+(1.x, frozen: the same ``FlowManager`` on the deprecated ``pipecat.adapters.schemas``)."""
+
+
+def flows_packages() -> list[str]:
+    """The Pipecat Flows packages installed (``pipecat.flows``, ``pipecat_flows``)."""
+    found = []
+    for name in _FLOWS_MODULES:
+        package = name.rpartition(".")[0]
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None:
+            found.append(package)
+    return found
 
 
 def watch_flows(worker: Any, listener: FlowListener) -> None:
     """Call ``listener(previous_node, node)`` each time a Pipecat Flows ``FlowManager`` of
     ``worker`` enters a node (the first node too, with ``previous_node`` None).
 
-    Flows has no event for a node change; the adapter wraps ``FlowManager._set_node`` (Flows
-    bundled with pipecat-ai as ``pipecat.flows``, and the separate ``pipecat_flows``), once per
-    process, and reads ``current_node`` before and after.
+    Flows has no event for a node change; the adapter wraps ``FlowManager._set_node``, once
+    per process, and reads ``current_node`` before and after. Both Flows packages can be
+    installed at once: they are two ``FlowManager`` classes, and a bot uses the one it
+    imports, so both are watched (neither "wins"). The bundled ``pipecat.flows`` is imported
+    here; the separate ``pipecat_flows`` only once the bot has imported it (importing it warns
+    that it and the ``pipecat.adapters.schemas`` it uses are deprecated, which is the bot's
+    business): call this again at each turn, for a bot that imports it late.
 
     Raises:
         AdapterError: An installed Flows has no ``_set_node``/``current_node`` to watch.
     """
     for name in _FLOWS_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        _wrap_set_node(module.FlowManager, name)
+        module = sys.modules.get(name)
+        if module is None and name == _FLOWS_MODULES[0]:
+            try:
+                module = importlib.import_module(name)
+            except ImportError:
+                continue
+        if module is not None:
+            _wrap_set_node(module.FlowManager, name)
     _flow_listeners[worker] = listener
 
 

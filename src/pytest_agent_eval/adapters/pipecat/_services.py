@@ -521,7 +521,12 @@ class SynthesizerTTSService(TTSService):
         (spread over the voiced audio by length, as a caption follows speech)."""
         from ...voice._barge_in import word_offset_s
         from ...voice._fixtures import resample, to_pcm16_bytes, voiced_frames
+        from ._memo import SPEECH, memo_enabled
 
+        key = (self._backend.name, repr(self._voice), self.sample_rate, text)
+        known = SPEECH.get(key) if memo_enabled() else None
+        if known is not None:  # said before in this process: the same bytes again
+            return known[0], list(known[1])
         with _engine_lock:
             clip = self._backend.synthesize(text, self._voice)
         clip = resample(clip, self.sample_rate)
@@ -530,7 +535,10 @@ class SynthesizerTTSService(TTSService):
         end = float((voiced[-1] + 1) * n / clip.sample_rate) if voiced.size else clip.duration_s
         words = text.split()
         times = [(w, word_offset_s(text, i + 1, start, end)) for i, w in enumerate(words)]
-        return to_pcm16_bytes(clip), times
+        pcm = to_pcm16_bytes(clip)
+        if memo_enabled():
+            SPEECH.put(key, (pcm, list(times)), len(pcm) + 100 * len(times))
+        return pcm, times
 
     _speak._agent_eval_inline = True  # type: ignore[attr-defined]
 

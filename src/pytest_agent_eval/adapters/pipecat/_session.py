@@ -283,9 +283,13 @@ class BotSession:
         )
 
     def _check_running(self) -> None:
+        """Before each turn: the pipeline still runs (and a Flows package the bot imported
+        since the last turn is watched too)."""
         runner = self._runner_task
         if runner is not None and runner.done():
             raise self._ended("before this turn")
+        if self.recorder.worker is not None:
+            watch_flows(self.recorder.worker, self.recorder.on_node)
 
     async def audio_turn(self, index: int, fixture: FixturePCM, text: str) -> TurnLog:
         """Stream ``fixture`` (the user saying ``text``) and return the turn once the bot is
