@@ -9,3 +9,8 @@ of a provider's realtime session.
 from __future__ import annotations
 
 __all__: list[str] = []
+
+# Record and replay of OpenAI realtime sessions (rt-replay).
+from .openai import CassetteError, OpenAIRealtimeReplay
+
+__all__ += ["CassetteError", "OpenAIRealtimeReplay"]
