@@ -124,7 +124,11 @@ class ScriptedProvider:
                     await asyncio.sleep(0)
         return ws
 
-    def _answer(self, items: list[dict[str, Any]]) -> Say | Call:
+    def _answer(self, items: list[dict[str, Any]], instructions: str) -> Say | Call:
+        if instructions:  # generate_reply(instructions=...): a greeting, an intro
+            for pattern, answer in self.rules:
+                if re.search(pattern, instructions, re.IGNORECASE):
+                    return answer
         last = items[-1] if items else {}
         if last.get("type") == "function_call_output":
             call = next(
@@ -145,7 +149,7 @@ class ScriptedProvider:
     def _respond(self, event: dict[str, Any], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         response_id = _id("resp")
         metadata = (event.get("response") or {}).get("metadata") or {}
-        answer = self._answer(items)
+        answer = self._answer(items, str((event.get("response") or {}).get("instructions") or ""))
         previous = items[-1]["id"] if items else None
         out: list[dict[str, Any]] = [
             {

@@ -167,6 +167,37 @@ def _describe(event: dict[str, Any]) -> str:
     return kind
 
 
+def _wind_down(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """After a divergence nothing recorded fits: acknowledge the client's chat-context edits
+    and refuse its responses (an ``error`` naming the request), so the session's waits end now
+    rather than at their timeouts, and the run ends with the divergence as its error."""
+    kind = event.get("type")
+    if kind == "conversation.item.create" and isinstance(event.get("item"), dict):
+        previous = event.get("previous_item_id")
+        return [
+            {
+                "type": "conversation.item.added",
+                "previous_item_id": None if previous == "root" else previous,
+                "item": event["item"],
+            }
+        ]
+    if kind == "conversation.item.delete":
+        return [{"type": "conversation.item.deleted", "item_id": event.get("item_id")}]
+    if kind == "response.create":
+        return [
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "code": "replay_diverged",
+                    "message": "the replayed recording does not fit this request",
+                    "event_id": event.get("event_id"),
+                },
+            }
+        ]
+    return []
+
+
 class ConnectionReplay:
     """Answers one live connection from one recorded `Connection` (no I/O: events in, out)."""
 
@@ -196,12 +227,17 @@ class ConnectionReplay:
         return self._ready()
 
     def receive(self, event: dict[str, Any]) -> list[dict[str, Any]]:
-        """What the server sends after the live client's ``event`` (nothing once diverged)."""
+        """What the server sends after the live client's ``event``; once diverged, only what
+        lets the client wind down at once (`_wind_down`)."""
         if self.divergence is not None:
-            return []
+            return _wind_down(event)
         if event.get("type") == APPEND:
             self.audio_ms += appended_ms(event)
             return self._ready()
+        answer = self._match(event)
+        return _wind_down(event) if self.divergence is not None else answer
+
+    def _match(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         index = self.matched
         if index >= len(self.client):
             self.divergence = (
