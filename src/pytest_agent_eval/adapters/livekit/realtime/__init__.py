@@ -8,4 +8,10 @@ of a provider's realtime session.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._scripted import RealtimeCall, ScriptedRealtimeModel, ScriptedRealtimeSession
+
+__all__: list[str] = [
+    "RealtimeCall",
+    "ScriptedRealtimeModel",
+    "ScriptedRealtimeSession",
+]
