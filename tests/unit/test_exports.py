@@ -213,6 +213,7 @@ EXPORTS: dict[str, list[str]] = {
         "Rule",
         "ScriptContext",
         "ScriptedLLM",
+        "ScriptedRealtimeModel",
         "SegmentSTT",
         "SessionFactory",
         "SessionInfo",
@@ -1622,6 +1623,16 @@ EXPORTS: dict[str, list[str]] = {
         "assign_phrases",
     ],
     "adapters.livekit.offline._tts": ["SynthesizerTTS"],
+    "adapters.livekit.realtime": [
+        "RealtimeCall",
+        "ScriptedRealtimeModel",
+        "ScriptedRealtimeSession",
+    ],
+    "adapters.livekit.realtime._scripted": [
+        "RealtimeCall",
+        "ScriptedRealtimeModel",
+        "ScriptedRealtimeSession",
+    ],
     "adapters.livekit.room": [],
     "adapters.livekit.room._adapter": [
         "AGENTS_HINT",

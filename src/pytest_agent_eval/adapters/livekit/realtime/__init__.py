@@ -8,9 +8,15 @@ of a provider's realtime session.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._scripted import RealtimeCall, ScriptedRealtimeModel, ScriptedRealtimeSession
+
+__all__: list[str] = [
+    "RealtimeCall",
+    "ScriptedRealtimeModel",
+    "ScriptedRealtimeSession",
+]
 
 # Record and replay of OpenAI realtime sessions (rt-replay).
-from .openai import CassetteError, OpenAIRealtimeReplay
+from .openai import CassetteError, OpenAIRealtimeReplay  # noqa: E402
 
 __all__ += ["CassetteError", "OpenAIRealtimeReplay"]
