@@ -47,6 +47,55 @@ Rule = tuple[str, Say | Call]
 """A regex over the user's last message, and the answer."""
 
 
+class _Ear:
+    """The provider's server VAD: loud 100 ms chunks are speech; 500 ms of quiet ends it."""
+
+    THRESHOLD = 300.0
+    SILENCE_MS = 500.0
+
+    def __init__(self) -> None:
+        self.server_vad = True
+        self.position_ms = 0.0
+        self.speaking = False
+        self.quiet_ms = 0.0
+        self.started_ms = 0.0
+        self.stopped_ms = 0.0
+        self.item_id = ""
+
+    def clear(self) -> None:
+        self.speaking = False
+        self.quiet_ms = 0.0
+
+    def hear(self, pcm: bytes) -> list[str]:
+        import array
+        import math
+
+        samples = array.array("h", pcm[: len(pcm) // 2 * 2])
+        ms = len(samples) / 24.0
+        start = self.position_ms
+        self.position_ms += ms
+        if not self.server_vad or not samples:
+            return []
+        rms = math.sqrt(sum(v * v for v in samples) / len(samples))
+        if rms >= self.THRESHOLD:
+            self.quiet_ms = 0.0
+            if not self.speaking:
+                self.speaking = True
+                self.started_ms = round(start)
+                self.item_id = _id("item")
+                self.stopped_ms = round(self.position_ms)
+                return ["started"]
+            self.stopped_ms = round(self.position_ms)
+            return []
+        if self.speaking:
+            self.quiet_ms += ms
+            if self.quiet_ms >= self.SILENCE_MS:
+                self.speaking = False
+                self.quiet_ms = 0.0
+                return ["stopped"]
+        return []
+
+
 def _audio_for(text: str) -> str:
     """40 ms of quiet 24 kHz PCM16 per word: audio the session can play out."""
     samples = 960 * max(1, len(text.split()))
@@ -64,6 +113,8 @@ class ScriptedProvider:
     rules: list[Rule]
     after_tool: Callable[[str, str], str] = lambda name, output: f"Done: {output}"
     fallback: str = "Sorry, I did not get that."
+    heard: list[str] = field(default_factory=list)
+    """What the "model" transcribes of each user turn's audio, in order (it cannot listen)."""
     connections: int = 0
     received: list[dict[str, Any]] = field(default_factory=list)
     _runner: web.AppRunner | None = None
@@ -89,6 +140,8 @@ class ScriptedProvider:
         await ws.prepare(request)
         self.connections += 1
         items: list[dict[str, Any]] = []
+        heard = list(self.heard)
+        ear = _Ear()
 
         async def send(event: dict[str, Any]) -> None:
             await ws.send_str(json.dumps({"event_id": _id("event"), **event}))
@@ -101,7 +154,39 @@ class ScriptedProvider:
             self.received.append(event)
             kind = event.get("type")
             if kind == "session.update":
+                audio_in = ((event.get("session") or {}).get("audio") or {}).get("input") or {}
+                if "turn_detection" in audio_in:
+                    ear.server_vad = audio_in["turn_detection"] is not None
                 await send({"type": "session.updated", "session": event.get("session", {})})
+            elif kind == "input_audio_buffer.append":
+                for change in ear.hear(base64.b64decode(event["audio"])):
+                    if change == "started":
+                        await send(
+                            {
+                                "type": "input_audio_buffer.speech_started",
+                                "audio_start_ms": ear.started_ms,
+                                "item_id": ear.item_id,
+                            }
+                        )
+                    else:
+                        await send(
+                            {
+                                "type": "input_audio_buffer.speech_stopped",
+                                "audio_end_ms": ear.stopped_ms,
+                                "item_id": ear.item_id,
+                            }
+                        )
+                        for reply in self._user_turn(ear.item_id, items, heard):
+                            await send(reply)
+                        for reply in self._respond({}, items):
+                            await send(reply)
+            elif kind == "input_audio_buffer.commit":
+                ear.clear()
+                for reply in self._user_turn(_id("item"), items, heard):
+                    await send(reply)
+            elif kind == "input_audio_buffer.clear":
+                ear.clear()
+                await send({"type": "input_audio_buffer.cleared"})
             elif kind == "conversation.item.create":
                 item = dict(event["item"])
                 items.append(item)
@@ -123,6 +208,39 @@ class ScriptedProvider:
                     await send(reply)
                     await asyncio.sleep(0)
         return ws
+
+    def _user_turn(
+        self, item_id: str, items: list[dict[str, Any]], heard: list[str]
+    ) -> list[dict[str, Any]]:
+        """A committed user turn: the item, then its transcript (the next of ``heard``)."""
+        transcript = heard.pop(0) if heard else ""
+        previous = items[-1]["id"] if items else None
+        item = {
+            "id": item_id,
+            "type": "message",
+            "role": "user",
+            "status": "completed",
+            "content": [{"type": "input_audio", "transcript": transcript}],
+        }
+        items.append(item)
+        return [
+            {
+                "type": "input_audio_buffer.committed",
+                "item_id": item_id,
+                "previous_item_id": previous,
+            },
+            {
+                "type": "conversation.item.added",
+                "previous_item_id": previous,
+                "item": {**item, "content": [{"type": "input_audio", "transcript": None}]},
+            },
+            {
+                "type": "conversation.item.input_audio_transcription.completed",
+                "item_id": item_id,
+                "content_index": 0,
+                "transcript": transcript,
+            },
+        ]
 
     def _answer(self, items: list[dict[str, Any]], instructions: str) -> Say | Call:
         if instructions:  # generate_reply(instructions=...): a greeting, an intro

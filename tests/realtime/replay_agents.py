@@ -125,3 +125,55 @@ async def converse(adapter: Any, script: Transcript, run_index: int = 0) -> list
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
+
+
+# -- audio turns -----------------------------------------------------------------------------
+
+SPOKEN = ("Hello there!", "Please book a table.")
+
+FIXTURES_YAML = """
+id: realtime_replay_fixtures
+turns:
+  - user: "Hello there!"
+    audio: hello.wav
+  - user: "Please book a table."
+    audio: book.wav
+"""
+
+
+def audio_session_factory(*, server_vad: bool) -> Any:
+    """An agent hearing through the model: the server's VAD (``server_vad``, given to the
+    model as production would), or the session's Silero VAD taking the turns."""
+    from livekit.plugins import silero
+    from openai.types.beta.realtime.session import TurnDetection
+
+    from pytest_agent_eval.adapters.livekit import eval_session_kwargs
+
+    def make() -> tuple[AgentSession[Any], Agent]:
+        if server_vad:
+            model = realtime.RealtimeModel(
+                turn_detection=TurnDetection(
+                    type="server_vad", silence_duration_ms=500, create_response=True
+                )
+            )
+            return AgentSession(llm=model), FrontDesk(greet=False)
+        session = AgentSession(
+            llm=realtime.RealtimeModel(), vad=silero.VAD.load(), **eval_session_kwargs()
+        )
+        return session, FrontDesk(greet=False)
+
+    return make
+
+
+def audio_transcript(folder: Any, id: str = "spoken") -> Transcript:
+    return Transcript(
+        id=id,
+        turns=[
+            Turn(user=SPOKEN[0], audio=str(folder / "hello.wav")),
+            Turn(user=SPOKEN[1], audio=str(folder / "book.wav")),
+        ],
+    )
+
+
+def audio_capture(reply: AgentReply) -> dict[str, Any]:
+    return {**capture(reply), "heard": reply.heard}

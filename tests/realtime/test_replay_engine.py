@@ -65,10 +65,14 @@ def test_server_turn_detection_fires_at_the_recorded_audio_position_whatever_the
     )
     # Other bytes than any recording (the resampler's output differs run to run): only the
     # position counts.
+    # The server decides 300 ms (prefix padding) after the speech it names began, but never
+    # later than the recording received the event (400 ms in).
     assert replay.receive(_append(250, byte=7)) == []
-    assert _types(replay.receive(_append(100, byte=3))) == ["input_audio_buffer.speech_started"]
-    assert replay.receive(_append(1000)) == []
-    assert _types(replay.receive(_append(500))) == [
+    assert replay.receive(_append(100, byte=3)) == []
+    assert _types(replay.receive(_append(50, byte=3))) == ["input_audio_buffer.speech_started"]
+    # And 500 ms (the silence window) after the end of speech it names: 2300 ms.
+    assert replay.receive(_append(1850)) == []
+    assert _types(replay.receive(_append(50))) == [
         "input_audio_buffer.speech_stopped",
         "input_audio_buffer.committed",
         "response.created",

@@ -30,6 +30,7 @@ __all__ = [
     "is_openai_realtime_model",
     "openai_realtime_model_class",
     "pointed_at",
+    "session_options",
     "wrap_session_factory",
 ]
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from ._scripted import RealtimeCall, ScriptedRealtimeModel, ScriptedRealtimeSession
 
+# Record and replay of OpenAI realtime sessions (rt-replay).
+from .openai import CassetteError, OpenAIRealtimeReplay
+
 __all__: list[str] = [
+    "CassetteError",
+    "OpenAIRealtimeReplay",
     "RealtimeCall",
     "ScriptedRealtimeModel",
     "ScriptedRealtimeSession",
 ]
-
-# Record and replay of OpenAI realtime sessions (rt-replay).
-from .openai import CassetteError, OpenAIRealtimeReplay  # noqa: E402
-
-__all__ += ["CassetteError", "OpenAIRealtimeReplay"]

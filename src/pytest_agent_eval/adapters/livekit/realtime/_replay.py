@@ -4,7 +4,8 @@ The server does not play a tape: it answers what the client sends. A recorded co
 into groups of server events, each with the trigger that preceded it in the recording: the
 connection opening, the client's ``k``-th event (input audio appends aside), or, for the
 server's own turn detection (``input_audio_buffer.speech_started`` / ``speech_stopped``), the
-input audio position the event names. A group is sent once its trigger happened live and every
+input audio position at which the server decided (the position the event names plus the
+recorded session's padding or silence window). A group is sent once its trigger happened live and every
 group before it was sent, so the server's events keep their recorded order while their timing
 follows the live client, at any streaming speed.
 
@@ -47,6 +48,10 @@ _VAD_EVENTS = {
     "input_audio_buffer.speech_started": "audio_start_ms",
     "input_audio_buffer.speech_stopped": "audio_end_ms",
 }
+
+_DEFAULT_PREFIX_MS = 300
+_DEFAULT_SILENCE_MS = 500
+"""The realtime API's server_vad defaults, for a recording whose session set none."""
 
 _TURN_EVENTS = ("response.create", "input_audio_buffer.commit")
 """Recorded client events that, left unreplayed at the end of a run, mean a turn went missing."""
@@ -167,6 +172,37 @@ def _describe(event: dict[str, Any]) -> str:
     return kind
 
 
+def _turn_detection(event: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """The server turn detection a client ``session.update`` sets (``current`` if it sets none)."""
+    if event.get("type") != "session.update":
+        return current
+    audio_in = ((event.get("session") or {}).get("audio") or {}).get("input") or {}
+    if "turn_detection" not in audio_in:
+        return current
+    value = audio_in["turn_detection"]
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _decided_at(event: dict[str, Any], received_ms: float, detection: dict[str, Any]) -> float:
+    """The input audio position at which the server made a turn-detection decision.
+
+    The event names where speech started or ended; the server decides later, once it heard
+    ``prefix_padding_ms`` of speech or ``silence_duration_ms`` of silence (the recorded
+    session's settings, else the API's defaults). Never later than the audio the client had
+    sent when the recording received it.
+    """
+    kind = str(event["type"])
+    named = event.get(_VAD_EVENTS[kind])
+    if not isinstance(named, int | float):
+        return received_ms
+    if kind.endswith("speech_started"):
+        wait = detection.get("prefix_padding_ms", _DEFAULT_PREFIX_MS)
+    else:
+        wait = detection.get("silence_duration_ms", _DEFAULT_SILENCE_MS)
+    decided = float(named) + (float(wait) if isinstance(wait, int | float) else 0.0)
+    return min(decided, received_ms) if received_ms > 0 else decided
+
+
 def _wind_down(event: dict[str, Any]) -> list[dict[str, Any]]:
     """After a divergence nothing recorded fits: acknowledge the client's chat-context edits
     and refuse its responses (an ``error`` naming the request), so the session's waits end now
@@ -205,14 +241,15 @@ class ConnectionReplay:
         self.label = label
         self.client: list[dict[str, Any]] = []
         self.groups: list[_Group] = [_Group("open")]
+        detection: dict[str, Any] = {}
         for entry in recorded.entries:
             event = entry.event
             if entry.direction == "client":
                 self.groups.append(_Group("client", client_index=len(self.client)))
                 self.client.append(event)
+                detection = _turn_detection(event, detection)
             elif event.get("type") in _VAD_EVENTS:
-                at = event.get(_VAD_EVENTS[str(event["type"])])
-                at_ms = float(at) if isinstance(at, int | float) else entry.audio_ms
+                at_ms = _decided_at(event, entry.audio_ms, detection)
                 self.groups.append(_Group("audio", at_ms=at_ms, events=[event]))
             else:
                 self.groups[-1].events.append(event)
