@@ -142,7 +142,7 @@ class OpenAIRealtimeReplay:
                 f"got {type(adapter).__name__}"
             )
         require_extra(
-            "livekit.plugins.openai", extra="livekit-openai", feature="OpenAIRealtimeReplay"
+            "livekit.plugins.openai", extra="realtime", feature="OpenAIRealtimeReplay"
         )
         compat.wrap_session_factory(_route_session)
         self.adapter = adapter
