@@ -72,7 +72,10 @@ def scripted_provider() -> Iterator[str]:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\nruns = 1\n')
+    # Two runs at once: each has its own tape and loopback server, in one event loop.
+    pytester.makepyprojecttoml(
+        '[tool.agent_eval]\nyaml_dirs = ["evals"]\nruns = 2\nconcurrency = 2\n'
+    )
     pytester.makeconftest(CONFTEST)
     evals = pytester.mkdir("evals")
     (evals / "desk.yaml").write_text(DESK.format(id="desk", book="Please book a table"))
@@ -92,7 +95,7 @@ def test_a_live_recording_then_offline_replays_and_its_errors(
     monkeypatch.setenv("OPENAI_BASE_URL", scripted_provider)
     _run(project).assert_outcomes(passed=1)
     cassette = evals / "cassettes" / "desk.openai-realtime.json"
-    assert cassette.is_file()
+    assert len(json.loads(cassette.read_text())["runs"]) == 2  # every run recorded
 
     # Offline from here: no key, the provider's address dead, recording off.
     monkeypatch.delenv("AGENT_EVAL_REALTIME_RECORD")
