@@ -141,9 +141,7 @@ class OpenAIRealtimeReplay:
                 "OpenAIRealtimeReplay wraps an adapter such as LiveKitAdapter(make_session); "
                 f"got {type(adapter).__name__}"
             )
-        require_extra(
-            "livekit.plugins.openai", extra="realtime", feature="OpenAIRealtimeReplay"
-        )
+        require_extra("livekit.plugins.openai", extra="realtime", feature="OpenAIRealtimeReplay")
         compat.wrap_session_factory(_route_session)
         self.adapter = adapter
         self.cassette_dir = Path(cassette_dir) if cassette_dir is not None else None
@@ -153,7 +151,10 @@ class OpenAIRealtimeReplay:
 
     def __getattr__(self, name: str) -> Any:
         # consumes_audio, turn_audio, fixture_audio...: what the runner asks of the adapter.
-        return getattr(self.__dict__["adapter"], name)
+        adapter = self.__dict__.get("adapter")
+        if adapter is None:
+            raise AttributeError(name)
+        return getattr(adapter, name)
 
     async def prepare(self, transcript: Transcript) -> None:
         """The wrapped adapter's checks, then the cassette's (replay) or the key's (record).
