@@ -5,6 +5,7 @@ first divergence in words, and the plugin assumptions (drift) the record and rep
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import pytest
 
@@ -198,3 +199,46 @@ def test_drift_names_the_versions_and_what_changed(monkeypatch: pytest.MonkeyPat
         f"{where}{versions['livekit-agents']}: RealtimeSession no longer emits "
         "'openai_client_event_sent'",
     ]
+
+
+def test_runs_recorded_together_are_all_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs finishing at once each write the cassette; the last write holds both, even
+    when the first one's write is the slower (without taking turns, it would drop run 2)."""
+    pytest.importorskip("livekit.plugins.openai")
+    import json
+    import threading
+    import time
+
+    from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+    from pytest_agent_eval.adapters.livekit.realtime import openai as replay
+    from pytest_agent_eval.models import Transcript, Turn
+
+    real_save = replay.save_cassette
+    first_writing = threading.Event()
+
+    def slow_first(path: Path, cassette: object) -> None:
+        if len(cassette.runs) == 1:  # type: ignore[attr-defined]
+            first_writing.set()
+            time.sleep(0.3)  # a slow disk under the first write
+        real_save(path, cassette)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "save_cassette", slow_first)
+    adapter = replay.OpenAIRealtimeReplay(
+        LiveKitAdapter(lambda: None), cassette_dir=tmp_path, record=True
+    )
+    script = Transcript(id="together", turns=[Turn(user="hi")])
+    path = tmp_path / "together.openai-realtime.json"
+    first = threading.Thread(
+        target=adapter._keep_run, args=(script, 0, replay._Tape(record=True), path)
+    )
+    first.start()
+    assert first_writing.wait(10)
+    second = threading.Thread(
+        target=adapter._keep_run, args=(script, 1, replay._Tape(record=True), path)
+    )
+    second.start()
+    first.join(10)
+    second.join(10)
+    assert len(json.loads(path.read_text())["runs"]) == 2

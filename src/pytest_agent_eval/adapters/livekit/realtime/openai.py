@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import contextvars
 import os
+import threading
 from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +149,7 @@ class OpenAIRealtimeReplay:
         self.record = _truthy(os.environ.get(RECORD_ENV)) if record is None else record
         self._cassettes: dict[str, Cassette] = {}
         self._recorded: dict[str, dict[int, list[Connection]]] = {}
+        self._writing = threading.Lock()
 
     def __getattr__(self, name: str) -> Any:
         # consumes_audio, turn_audio, fixture_audio...: what the runner asks of the adapter.
@@ -208,14 +210,17 @@ class OpenAIRealtimeReplay:
         return conversation
 
     def _keep_run(self, transcript: Transcript, run_index: int, tape: _Tape, path: Path) -> None:
-        runs = self._recorded.setdefault(transcript.id, {})
-        runs[run_index] = [r.connection for r in tape.recorders]
-        cassette = Cassette(
-            transcript_id=transcript.id,
-            runs=[runs[i] for i in sorted(runs)],
-            versions=compat.installed_versions(),
-        )
-        save_cassette(path, cassette)
+        """Add a recorded run to the transcript's cassette and write it (in a thread: runs
+        finishing together take turns, so the last write holds every run)."""
+        with self._writing:
+            runs = self._recorded.setdefault(transcript.id, {})
+            runs[run_index] = [r.connection for r in tape.recorders]
+            cassette = Cassette(
+                transcript_id=transcript.id,
+                runs=[runs[i] for i in sorted(runs)],
+                versions=compat.installed_versions(),
+            )
+            save_cassette(path, cassette)
 
 
 class _ReplayConversation:
