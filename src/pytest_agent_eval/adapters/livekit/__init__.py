@@ -1,7 +1,8 @@
 """Evaluate LiveKit agents: a real AgentSession per run, fed text turns and WAV fixtures.
 
 Needs the ``livekit`` extra (``pip install 'pytest-agent-eval[livekit]'``). Offline helpers
-come with it: `ScriptedLLM` (regex rules instead of a model), `FixtureTextSTT` (hears each
+come with it: `ScriptedLLM` (regex rules instead of a model), `ScriptedRealtimeModel` (the
+same rules as a realtime, speech-to-speech model), `FixtureTextSTT` (hears each
 fixture's own text), `WhisperSTT` (real recognition with a local Whisper model) and
 `SynthesizerTTS` (the synthesizer's offline voice as a LiveKit TTS).
 
@@ -22,6 +23,7 @@ from ._options import eval_session_kwargs  # noqa: E402
 from .offline._scripted import Rule, ScriptContext, ScriptedLLM, parse_number  # noqa: E402
 from .offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT  # noqa: E402
 from .offline._tts import SynthesizerTTS  # noqa: E402
+from .realtime import ScriptedRealtimeModel  # noqa: E402
 from .room._adapter import LiveKitRoomAdapter, LiveKitRoomConversation  # noqa: E402
 from .room._events import (  # noqa: E402
     EVAL_EVENTS_TOPIC,
@@ -49,6 +51,7 @@ __all__ = [
     "Rule",
     "ScriptContext",
     "ScriptedLLM",
+    "ScriptedRealtimeModel",
     "SegmentSTT",
     "SessionFactory",
     "SessionInfo",

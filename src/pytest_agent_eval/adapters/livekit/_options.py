@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["eval_session_kwargs"]
 
 
 def eval_session_kwargs(
-    *, min_endpointing_delay_s: float = 0.5, preemptive_generation: bool = False
+    *,
+    min_endpointing_delay_s: float = 0.5,
+    preemptive_generation: bool = False,
+    turn_detection: Literal["vad"] | None = "vad",
 ) -> dict[str, Any]:
     """Keyword arguments for ``AgentSession(...)`` that make evaluation runs repeatable.
 
@@ -25,23 +28,32 @@ def eval_session_kwargs(
     - no echo-cancellation warm-up: there is no echo in a test, and during the warm-up the
       session would feed the STT silence while the agent speaks.
 
+    An agent on a realtime model (OpenAI's) takes its turns on the model's server in
+    production; ``turn_detection="vad"`` hands them to the session's VAD instead, so the evals
+    would test other turn-taking. Pass ``turn_detection=None`` for such an agent to keep its
+    own (`LiveKitAdapter` warns when the switch happened; see docs/livekit-realtime.md).
+
     Args:
         min_endpointing_delay_s: Seconds of silence after the VAD's end of speech before the
             turn is taken as finished.
         preemptive_generation: Let the LLM start before the end of the user's turn.
+        turn_detection: ``"vad"``, or None to leave the session's turn detection as the agent
+            configures it (a realtime agent's server-side detection).
 
     Example:
         ```python
         AgentSession(stt=FixtureTextSTT(), vad=VAD, llm=my_llm, **eval_session_kwargs())
         ```
     """
+    turn_handling: dict[str, Any] = {
+        "endpointing": {"min_delay": min_endpointing_delay_s},
+        "interruption": {"mode": "vad"},
+        "preemptive_generation": {"enabled": preemptive_generation},
+    }
+    if turn_detection is not None:
+        turn_handling = {"turn_detection": turn_detection, **turn_handling}
     return {
-        "turn_handling": {
-            "turn_detection": "vad",
-            "endpointing": {"min_delay": min_endpointing_delay_s},
-            "interruption": {"mode": "vad"},
-            "preemptive_generation": {"enabled": preemptive_generation},
-        },
+        "turn_handling": turn_handling,
         "user_away_timeout": None,
         "session_close_transcript_timeout": 0.0,
         "aec_warmup_duration": None,

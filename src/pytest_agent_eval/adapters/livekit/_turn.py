@@ -744,6 +744,10 @@ class TurnRecorder:
             agent_name(activity_agent(activity)) if activity is not None else self.current_agent
         )
         cause = self._cause()
+        if cause == "other" and not ev.user_initiated and ev.source == "generate_reply":
+            # Created by the session itself, not by the agent's code: a realtime model's own
+            # reply to the turn its server detected (the model's task creates it).
+            cause = "user"
         trigger_at = None
         if cause == "greeting":
             trigger_at = self.started_at

@@ -8,4 +8,15 @@ of a provider's realtime session.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._scripted import RealtimeCall, ScriptedRealtimeModel, ScriptedRealtimeSession
+
+# Record and replay of OpenAI realtime sessions (rt-replay).
+from .openai import CassetteError, OpenAIRealtimeReplay
+
+__all__: list[str] = [
+    "CassetteError",
+    "OpenAIRealtimeReplay",
+    "RealtimeCall",
+    "ScriptedRealtimeModel",
+    "ScriptedRealtimeSession",
+]

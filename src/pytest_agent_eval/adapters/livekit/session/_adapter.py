@@ -59,6 +59,12 @@ from .._turn import (
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
+from ._realtime import (
+    RealtimeAudio,
+    disable_aec_warmup,
+    realtime_model_of,
+    warn_switched_turn_detection,
+)
 
 __all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory", "SessionInfo"]
 
@@ -320,6 +326,12 @@ async def _prove_fixture_texts(session: AgentSession[Any], transcript: Transcrip
         AudioFixtureError: Naming the transcript, the turn, the fixture and the fix.
     """
     stt_ = session.stt
+    if stt_ is None:
+        from ..realtime._scripted import ScriptedRealtimeModel
+
+        model = realtime_model_of(session)
+        if isinstance(model, ScriptedRealtimeModel):
+            stt_ = model.hearing  # a scripted realtime model hears with an STT of ours
     if not isinstance(stt_, FixtureTextSTT):
         return
     for index, turn in enumerate(transcript.turns):
@@ -332,6 +344,21 @@ async def _prove_fixture_texts(session: AgentSession[Any], transcript: Transcrip
             raise AudioFixtureError(
                 f"transcript {transcript.id!r}, turn {index + 1}: {exc}"
             ) from None
+
+
+def _check_realtime_hearing(model: Any, transcript: Transcript) -> None:
+    """A scripted realtime model given no way to hear cannot run audio turns: say so before the
+    first turn, naming it and the fix."""
+    from ..realtime._scripted import ScriptedRealtimeModel
+
+    if isinstance(model, ScriptedRealtimeModel) and model.hearing is None:
+        first = next(i for i, t in enumerate(transcript.turns) if t.audio is not None)
+        raise AdapterError(
+            f"transcript {transcript.id!r}, turn {first + 1} is an audio turn, but the agent's "
+            "ScriptedRealtimeModel was given hearing=None, so it cannot hear it; give it "
+            "hearing=FixtureTextSTT() (hears a synthesized fixture's text, from its "
+            "provenance) or hearing=WhisperSTT() (real recognition)"
+        )
 
 
 def fixture_text_refusal(
@@ -435,6 +462,8 @@ class LiveKitConversation(BargeInTurns):
         self.info = info
         self._recorder: TurnRecorder | None = None
         self._audio_in: FrameQueueInput | None = None
+        self._realtime: RealtimeAudio | None = None
+        """Streams the audio turns when the agent runs on a realtime model (no STT)."""
         self._vad: SessionVAD | None = None
         self._mirror: VADMirror | None = None
         """A twin of the session's VAD streams, only when they cannot be reset (see start)."""
@@ -510,7 +539,17 @@ class LiveKitConversation(BargeInTurns):
         # the default (2 s) would be paid by every run. Same for "user away" timers.
         session.options.session_close_transcript_timeout = 0.0
         session.options.user_away_timeout = None
-        if needs_audio:
+        realtime = (
+            realtime_model_of(session, self.agent) if session.stt is None and needs_audio else None
+        )
+        if realtime is not None:
+            # The model hears the caller itself: no STT, and the turns are taken as the agent
+            # configured them (the model's server, or the session's VAD).
+            _check_realtime_hearing(realtime, self.info.transcript)
+            disable_aec_warmup(session)
+            self._audio_in = FrameQueueInput()
+            session.input.audio = self._audio_in
+        elif needs_audio:
             missing = [name for name in ("stt", "vad") if getattr(session, name) is None]
             if missing:
                 raise AdapterError(
@@ -535,11 +574,19 @@ class LiveKitConversation(BargeInTurns):
                     self._mirror = VADMirror(session.vad)
         self._text_out = CaptureTextOutput(next_in_chain=session.output.transcription)
         session.output.transcription = self._text_out
-        if self.adapter.capture_audio and session.tts is not None and session.output.audio is None:
+        speaks = session.tts is not None or (
+            realtime is not None and realtime.capabilities.audio_output
+        )
+        if self.adapter.capture_audio and speaks and session.output.audio is None:
             self._audio_out = CaptureAudioOutput(speed=self.adapter.speed)
             session.output.audio = self._audio_out
         recorder = self._recorder = TurnRecorder(session)
         recorder.read_speech_texts(self._text_out)
+        if realtime is not None:
+            assert self._audio_in is not None
+            self._realtime = RealtimeAudio(
+                session, recorder, self._audio_in, speed=self.adapter.speed
+            )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         if isinstance(session.stt, SegmentSTT):
             session.stt.add_segment_listener(recorder.on_segment)
@@ -555,6 +602,8 @@ class LiveKitConversation(BargeInTurns):
             # keeps that out of the caller's context.
             await asyncio.create_task(session.start(self.agent))
             await recorder.settle(stage.set)
+        if realtime is not None:
+            warn_switched_turn_detection(session, realtime)
         if self._vad is not None:
             self._vad.follow(recorder.probe.recognition)
         capture = recorder.end_turn()
@@ -575,6 +624,8 @@ class LiveKitConversation(BargeInTurns):
         if self._replay is not None:
             self._replay.release()  # what the session feeds its VAD while closing is its own
         try:
+            if self._realtime is not None:
+                self._realtime.detach()
             if self._recorder is not None:
                 if isinstance(self.session.stt, SegmentSTT):
                     self.session.stt.remove_segment_listener(self._recorder.on_segment)
@@ -743,6 +794,8 @@ class LiveKitConversation(BargeInTurns):
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
+        if self._realtime is not None:
+            return await self._realtime_audio_turn(turn, stage)
         if self._audio_in is None or self._vad is None:
             raise AdapterError(
                 "this conversation was started for a transcript without audio turns, so the "
@@ -807,6 +860,34 @@ class LiveKitConversation(BargeInTurns):
         if self.adapter.speed == 0:
             # Streamed faster than real time, the audio has no clock of its own: count from
             # the moment the session's VAD declared the end of the user's speech.
+            anchors = list(recorder.speech_ended_at)
+        return anchors, recorder.heard, extra
+
+    async def _realtime_audio_turn(
+        self, turn: TurnInput, stage: Stage
+    ) -> tuple[list[float], str | None, dict[str, Any]]:
+        """An audio turn for an agent on a realtime model: the fixture phrase by phrase into
+        the model, what it transcribed is what was heard (see `_realtime`)."""
+        assert self._realtime is not None and self._recorder is not None
+        assert turn.audio is not None
+        realtime, recorder = self._realtime, self._recorder
+        path = Path(turn.audio)
+        stage.set(f"the audio fixture {path} to load")
+        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
+        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
+        segments = await realtime.segments(audio, path, stage)
+        if not segments:
+            raise AdapterError(
+                f"the VAD that takes the realtime agent's turns hears no speech in audio "
+                f"fixture {path} ({audio.duration_s:.2f} s); the agent would never get a turn. "
+                "Re-create the fixture, or check the VAD's activation threshold"
+            )
+        realtime.prime(path, turn.turn.user, segments)
+        anchors: list[float] = []
+        phrases = await realtime.stream(audio, segments, path, stage, anchors)
+        extra = audio_turn_extra(turn, audio, phrases)
+        extra["realtime"] = realtime.describe()
+        if self.adapter.speed == 0:
             anchors = list(recorder.speech_ended_at)
         return anchors, recorder.heard, extra
 

@@ -1,0 +1,156 @@
+"""What the record and replay of OpenAI realtime sessions need of livekit-plugins-openai.
+
+The plugin's ``RealtimeModel`` builds one ``RealtimeSession`` per agent activity through its
+public ``session()`` method; the session copies the model's private ``_opts`` (a dataclass with
+``base_url`` and ``api_key``) when it is made, and emits every raw event it sends and receives
+through two public hooks, ``openai_client_event_queued`` and ``openai_server_event_received``.
+Replay points a session at a loopback server by handing it, for the one synchronous call that
+makes it, a copy of the model's options with another ``base_url``. `drift_problems` names what
+of this no longer holds on the installed versions (tests/unit/test_compat.py runs it).
+
+The protocol engine lives in livekit-agents (``livekit.agents.llm._realtime.openai``); the
+plugin re-exports it, so both versions are part of what a cassette was recorded with.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from typing import Any
+
+__all__ = [
+    "CLIENT_HOOK",
+    "PLUGIN_RANGE",
+    "SERVER_HOOK",
+    "drift_problems",
+    "installed_versions",
+    "is_openai_realtime_model",
+    "openai_realtime_model_class",
+    "pointed_at",
+    "session_options",
+    "wrap_session_factory",
+]
+
+PLUGIN_RANGE = ">=1.8,<2"
+"""The livekit-plugins-openai releases this module was checked against (pyproject's range)."""
+
+CLIENT_HOOK = "openai_client_event_queued"
+SERVER_HOOK = "openai_server_event_received"
+
+_SESSION_ATTRIBUTE = "session"
+_OPTIONS_FIELDS = ("base_url", "api_key", "model", "turn_detection")
+
+
+def installed_versions() -> dict[str, str]:
+    """The versions a cassette records and a replay checks: the plugin and the agents package
+    that holds its protocol engine ("" for one not installed)."""
+    versions: dict[str, str] = {}
+    for name in ("livekit-plugins-openai", "livekit-agents"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = ""
+    return versions
+
+
+def openai_realtime_model_class() -> type[Any] | None:
+    """``livekit.plugins.openai.realtime.RealtimeModel``, or None without the plugin."""
+    try:
+        from livekit.plugins.openai import realtime
+    except ImportError:
+        return None
+    cls: type[Any] = realtime.RealtimeModel
+    return cls
+
+
+def is_openai_realtime_model(model: Any) -> bool:
+    """True for the plugin's realtime model (or a subclass of it)."""
+    cls = openai_realtime_model_class()
+    return cls is not None and isinstance(model, cls)
+
+
+_ORIGINAL_SESSION: Callable[..., Any] | None = None
+
+
+def wrap_session_factory(hook: Callable[[Any, Callable[[], Any]], Any]) -> None:
+    """Route every ``RealtimeModel.session()`` call through ``hook(model, make)`` (``make()``
+    builds the session as the plugin would). Installed once per process; the hook decides, per
+    call, whether to do anything (outside a recording or replaying run it just calls ``make``).
+
+    Raises:
+        RuntimeError: The plugin is not installed or its class has no ``session`` method.
+    """
+    global _ORIGINAL_SESSION
+    cls = openai_realtime_model_class()
+    if cls is None:
+        raise RuntimeError("livekit-plugins-openai is not installed")
+    if _ORIGINAL_SESSION is not None:
+        return
+    original = getattr(cls, _SESSION_ATTRIBUTE, None)
+    if not callable(original):
+        raise RuntimeError(f"{cls.__qualname__} has no session() method")
+    _ORIGINAL_SESSION = original
+
+    def session(self: Any, *, turn_detection_disabled: bool = False) -> Any:
+        return hook(self, lambda: original(self, turn_detection_disabled=turn_detection_disabled))
+
+    session.__doc__ = original.__doc__
+    session.__wrapped__ = original  # type: ignore[attr-defined]
+    setattr(cls, _SESSION_ATTRIBUTE, session)
+
+
+@contextlib.contextmanager
+def pointed_at(model: Any, base_url: str) -> Iterator[None]:
+    """While the block runs (synchronously: the session copies the options when made), the
+    model's options carry ``base_url``; a missing key gets a placeholder, since the loopback
+    server never checks it."""
+    saved = model._opts
+    model._opts = dataclasses.replace(
+        saved, base_url=base_url, api_key=saved.api_key or "replay-needs-no-key"
+    )
+    try:
+        yield
+    finally:
+        model._opts = saved
+
+
+def session_options(session: Any) -> Any:
+    """A plugin session's options (the copy it made of its model's)."""
+    return session._opts
+
+
+def drift_problems() -> list[str]:
+    """What no longer holds of the assumptions above, each naming the installed versions."""
+    cls = openai_realtime_model_class()
+    if cls is None:
+        return []
+    versions = installed_versions()
+    where = ", ".join(f"{name} {version}" for name, version in versions.items())
+    problems: list[str] = []
+    original = _ORIGINAL_SESSION or getattr(cls, _SESSION_ATTRIBUTE, None)
+    if not callable(original):
+        return [f"{where}: RealtimeModel has no session() method"]
+    params = inspect.signature(original).parameters
+    if "turn_detection_disabled" not in params:
+        problems.append(f"{where}: RealtimeModel.session() takes no turn_detection_disabled")
+    from livekit.agents.llm._realtime import openai as engine
+
+    options_cls = getattr(engine, "_RealtimeOptions", None)
+    if options_cls is None or not dataclasses.is_dataclass(options_cls):
+        problems.append(f"{where}: the engine has no _RealtimeOptions dataclass")
+    else:
+        names = {f.name for f in dataclasses.fields(options_cls)}
+        missing = [f for f in _OPTIONS_FIELDS if f not in names]
+        if missing:
+            problems.append(f"{where}: _RealtimeOptions lacks fields {missing}")
+    init_source = inspect.getsource(engine.RealtimeSession.__init__)
+    if "realtime_model._opts" not in init_source:
+        problems.append(f"{where}: RealtimeSession no longer copies its model's _opts")
+    run_source = inspect.getsource(engine.RealtimeSession._run_ws)
+    for hook in (CLIENT_HOOK, SERVER_HOOK):
+        if hook not in run_source:
+            problems.append(f"{where}: RealtimeSession no longer emits {hook!r}")
+    return problems

@@ -1,0 +1,156 @@
+"""Record once, replay offline: the real OpenAI realtime client (livekit-plugins-openai) in a
+real AgentSession, recorded against the scripted provider (the paid API's stand-in), then
+replayed from the loopback server with no key and the provider out of reach."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("livekit.plugins.openai", reason="needs livekit-plugins-openai (dev extra)")
+
+from replay_agents import (
+    CALL,
+    FrontDeskWithCancel,
+    converse,
+    provider,
+    run,
+    session_factory,
+    transcript,
+)
+
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+from pytest_agent_eval.adapters.livekit.realtime import (
+    CassetteError,
+    OpenAIRealtimeReplay,
+)
+
+
+def _record(tmp: Path, monkeypatch: pytest.MonkeyPatch, *, shared: bool, users: Any = CALL) -> Any:
+    """Record ``users`` live against the scripted provider; the captures and the connection count."""
+
+    async def go() -> tuple[Any, int]:
+        scripted = provider()
+        url = await scripted.start()
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
+        try:
+            adapter = OpenAIRealtimeReplay(
+                LiveKitAdapter(session_factory(billing_model=not shared)),
+                cassette_dir=tmp,
+                record=True,
+            )
+            captured = await converse(adapter, transcript(*users))
+        finally:
+            await scripted.aclose()
+        return captured, scripted.connections
+
+    return run(go())
+
+
+def _replay(tmp: Path, users: Any = CALL, *, speed: float = 0.0, **options: Any) -> Any:
+    adapter = OpenAIRealtimeReplay(
+        LiveKitAdapter(session_factory(**options), speed=speed), cassette_dir=tmp
+    )
+    return run(converse(adapter, transcript(*users)))
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-model", "separate-models"])
+def test_a_recording_replays_offline_with_identical_captures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: bool
+) -> None:
+    recorded, connections = _record(tmp_path, monkeypatch, shared=shared)
+    assert connections == (1 if shared else 2)  # a handoff to an agent with its own model
+    # What was recorded is a real conversation: greeting, tools, handoff, the new agent's tool.
+    assert recorded[0] == [("Welcome to the front desk!", "greeting", "FrontDesk")]
+    assert recorded[2]["tools"] == [
+        ("book_table", {"party_size": 2, "time": "7pm"}, "booked for 2 at 7pm", False)
+    ]
+    assert recorded[3]["agent"] == "Billing"
+    assert recorded[4]["reply"] == "Done: your balance is 42 euros."
+
+    cassette = json.loads((tmp_path / "desk.openai-realtime.json").read_text())
+    assert cassette["recorded_with"]["livekit-plugins-openai"]
+    assert len(cassette["runs"][0]["connections"]) == connections
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    options = {"billing_model": not shared}
+    assert _replay(tmp_path, **options) == recorded
+    assert _replay(tmp_path, **options) == recorded
+    assert _replay(tmp_path, speed=1.0, **options) == recorded
+
+
+def test_a_tool_the_recording_never_saw_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _record(tmp_path, monkeypatch, shared=True)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(CassetteError) as info:
+        _replay(tmp_path, agent=FrontDeskWithCancel)
+    message = str(info.value)
+    assert "while the session started" in message
+    assert "tool(s) the recording never saw: cancel_booking" in message
+    assert "AGENT_EVAL_REALTIME_RECORD=1" in message
+
+
+def test_a_changed_request_is_an_error_naming_the_first_divergence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _record(tmp_path, monkeypatch, shared=True)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    changed = (CALL[0], "Please book a table for four", *CALL[2:])
+    with pytest.raises(CassetteError) as info:
+        _replay(tmp_path, changed)
+    message = str(info.value)
+    assert "turn 2" in message
+    assert "item.content[0].text" in message
+    assert "'Please book a table for four'" in message
+    assert "'Please book a table'" in message
+
+
+def test_more_turns_than_recorded_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _record(tmp_path, monkeypatch, shared=True, users=CALL[:2])
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(CassetteError) as info:
+        _replay(tmp_path, CALL[:3])
+    message = str(info.value)
+    assert "turn 3" in message
+    assert "the recording ends after" in message
+    assert "'I need billing'" in message
+
+
+def test_fewer_turns_than_recorded_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _record(tmp_path, monkeypatch, shared=True, users=CALL[:3])
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(CassetteError) as info:
+        _replay(tmp_path, CALL[:2])
+    assert "the recording has more turns than this run made" in str(info.value)
+
+
+def test_an_agent_on_another_model_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from livekit.agents import Agent, AgentSession
+
+    from pytest_agent_eval.adapters.livekit import ScriptedLLM
+    from pytest_agent_eval.errors import AdapterError
+
+    _record(tmp_path, monkeypatch, shared=True, users=CALL[:1])
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    def make() -> Any:
+        return AgentSession(llm=ScriptedLLM([])), Agent(instructions="x")
+
+    adapter = OpenAIRealtimeReplay(LiveKitAdapter(make), cassette_dir=tmp_path)
+    with pytest.raises(AdapterError) as info:
+        run(converse(adapter, transcript(*CALL[:1])))
+    assert "found no OpenAI realtime session" in str(info.value)
+    assert "ScriptedLLM" in str(info.value)
