@@ -32,7 +32,7 @@ PHRASES = {
     # Two phrases with a caller's pause between them: two user turns in one audio turn.
     "weather_pause_book": "What is the weather in Paris? [pause 1.5s] Book a table for four people.",
     "story": "Tell me a story.",
-    "stop_rome": "Stop. What is the weather in Rome?",
+    "stop_rome": "Wait, what is the weather in Rome instead?",
 }
 
 GREETING = "Hello, this is the front desk. How can I help?"

@@ -30,8 +30,8 @@ from livekit.agents.voice.events import SpeechCreatedEvent, UserInputTranscribed
 from ....errors import AdapterError
 from ....voice._segments import SpeechSegment
 from .._audio import FixtureAudio
-from .._compat import session_activity
-from .._segments import scan_fixture
+from .._compat import recognition_vad_stream, session_activity
+from .._segments import flush_session_vad, scan_fixture
 from .._turn import Stage, TurnRecorder
 from ..offline._stt import FixtureTextSTT
 from ..realtime._scripted import ScriptedRealtimeModel
@@ -184,6 +184,11 @@ class RealtimeAudio:
         await self._recorder.guard(self._audio_in.taken())
         await asyncio.sleep(0)  # the session hands each frame taken to the model on
         server = server_turn_detection(session)
+        recognition = self._recorder.probe.recognition
+        if recognition is not None and recognition_vad_stream(recognition) is not None:
+            # The session's own VAD (taking the turns, or only the user's state) starts the
+            # fixture afresh too, as in a pipeline agent's turn.
+            await self._recorder.guard(flush_session_vad(recognition, self._audio_in.taken))
         vad: lk_vad.VAD | None
         if server is not False and isinstance(model, ScriptedRealtimeModel):
             model.reset_turn_detection()
@@ -217,10 +222,13 @@ class RealtimeAudio:
         path: Path,
         stage: Stage,
         anchors: list[float],
+        *,
+        settle_last: bool = True,
     ) -> int:
         """Stream the fixture phrase by phrase, each answered before the next; returns the
         phrase count. ``anchors`` gets the time each phrase's speech was streamed to its end
-        when streaming is paced."""
+        when streaming is paced. Without ``settle_last``, the last phrase counts as answered
+        once its reply was created (a barge-in is to speak over it)."""
         self.turn = RealtimeTurn()
         n = len(segments)
         pushed = 0
@@ -231,11 +239,20 @@ class RealtimeAudio:
             end_frame = min(len(audio.frames) - 1, int(segment.end_s / audio.frame_s))
             await self._push(audio, pushed, upto, end_frame, anchors)
             pushed = upto
-            await self.answered(k, n, path, stage, speeches_before=before)
+            await self.answered(
+                k, n, path, stage, speeches_before=before, settle=settle_last or k < n
+            )
         return n
 
     async def answered(
-        self, k: int, n: int, path: Path, stage: Stage, *, speeches_before: int
+        self,
+        k: int,
+        n: int,
+        path: Path,
+        stage: Stage,
+        *,
+        speeches_before: int,
+        settle: bool = True,
     ) -> None:
         """Wait until the agent is done with phrase ``k`` of ``n``: the model's transcript of
         it, a reply created since the phrase began streaming (``speeches_before`` had been),
@@ -260,8 +277,9 @@ class RealtimeAudio:
         stage.set(f"the agent's reply to phrase {k} of {n} in {path} (speech_created)")
         await self._until(lambda: turn.speeches > speeches_before or self._recorder.unrecoverable)
         self._raise_errors(path)
-        await self._recorder.settle(stage.set)
-        self._raise_errors(path)
+        if settle:
+            await self._recorder.settle(stage.set)
+            self._raise_errors(path)
 
     def _raise_errors(self, path: Path) -> None:
         if self._recorder.unrecoverable:
