@@ -96,8 +96,9 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
         greeting: Said for an instructed reply no ``instructions`` rule matches, and before
             the user has spoken.
         instructions: Rules tried against the instructions of ``generate_reply``.
-        hearing: The STT the model hears with; None hears nothing (audio turns then fail,
-            naming the fix). One per model: it is a queue.
+        hearing: The STT the model hears with: ``"provenance"`` (the default) is a new
+            `FixtureTextSTT`, else a `WhisperSTT` or another `SegmentSTT` of ours, one per
+            model (it is a queue); None hears nothing (audio turns then fail, naming the fix).
         turn_detection: ``"server"`` (the model's own VAD) or ``"client"`` (the session's).
         can_disable_turn_detection: Whether a session given ``turn_detection="vad"`` turns
             the server's detection off (True, as OpenAI's) or not (False, as Gemini Live).
@@ -122,7 +123,7 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
         default_reply: str = "Sorry, I can't help with that.",
         greeting: str | None = None,
         instructions: Sequence[Rule] = (),
-        hearing: SegmentSTT | None = None,
+        hearing: SegmentSTT | Literal["provenance"] | None = "provenance",
         turn_detection: Literal["server", "client"] = "server",
         can_disable_turn_detection: bool = True,
         vad: lk_vad.VAD | None = None,
@@ -153,7 +154,10 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
             rules, default_reply=default_reply, greeting=greeting, instructions=instructions
         )
         """The rules, as the `ScriptedLLM` that answers for this model."""
-        self.hearing: SegmentSTT | None = hearing if hearing is not None else FixtureTextSTT()
+        self.hearing: SegmentSTT | None = (
+            FixtureTextSTT() if hearing == "provenance" else hearing
+        )
+        """The STT the model hears with (None: it cannot hear)."""
         self.server_turn_detection = server
         self._vad = vad
         self.audio = audio
