@@ -154,9 +154,7 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
             rules, default_reply=default_reply, greeting=greeting, instructions=instructions
         )
         """The rules, as the `ScriptedLLM` that answers for this model."""
-        self.hearing: SegmentSTT | None = (
-            FixtureTextSTT() if hearing == "provenance" else hearing
-        )
+        self.hearing: SegmentSTT | None = FixtureTextSTT() if hearing == "provenance" else hearing
         """The STT the model hears with (None: it cannot hear)."""
         self.server_turn_detection = server
         self._vad = vad
