@@ -94,12 +94,14 @@ INSTRUCTIONS = [
 ]
 
 
-def scripted_model() -> ScriptedRealtimeModel:
-    """The offline stand-in for the production realtime model (one per session)."""
+def scripted_model(**options: Any) -> ScriptedRealtimeModel:
+    """The offline stand-in for the production realtime model (one per session); ``options``
+    go to `ScriptedRealtimeModel` (``hearing=WhisperSTT()``, ``can_disable_turn_detection``)."""
     return ScriptedRealtimeModel(
         RULES,
         greeting="Hotel Pytest, front desk. How can I help?",
         instructions=INSTRUCTIONS,
+        **options,
     )
 
 

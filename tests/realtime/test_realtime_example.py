@@ -54,7 +54,7 @@ def test_a_model_that_cannot_hear_is_an_error_naming_the_turn_and_the_fix(
 ) -> None:
     _edit(
         project.path / "front_desk_agent.py",
-        "        instructions=INSTRUCTIONS,\n    )",
+        "        instructions=INSTRUCTIONS,\n        **options,\n    )",
         "        instructions=INSTRUCTIONS,\n        hearing=None,\n    )",
     )
     result = project.runpytest_subprocess("--agent-eval-live", "-p", "no:cacheprovider")
