@@ -488,8 +488,8 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
 class _Generation:
     """One response: a message (text and audio) and the tool calls, then both streams end."""
 
-    def __init__(self, session: ScriptedRealtimeSession, *, message_id: str, response_id: str):
-        self.session = session
+    def __init__(self, owner: ScriptedRealtimeSession, *, message_id: str, response_id: str):
+        self.owner = owner
         self.message_id = message_id
         self.response_id = response_id
         self.messages: utils.aio.Chan[llm.MessageGeneration] = utils.aio.Chan()
@@ -509,11 +509,11 @@ class _Generation:
         for chan in (self.text, self.audio, self.messages, self.functions):
             if not chan.closed:
                 chan.close()
-        if self.session._generation is self:
-            self.session._generation = None
+        if self.owner._generation is self:
+            self.owner._generation = None
 
     async def run(self, text: str, calls: Sequence[llm.FunctionToolCall]) -> None:
-        model = self.session._model
+        model = self.owner._model
         modalities: asyncio.Future[list[Literal["text", "audio"]]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -542,7 +542,7 @@ class _Generation:
                             return
                         self.audio.send_nowait(chunk)
                         await asyncio.sleep(0)
-                self.session._remember(
+                self.owner._remember(
                     llm.ChatMessage(role="assistant", content=[text], id=self.message_id)
                 )
             self.text.close()
@@ -557,13 +557,13 @@ class _Generation:
                     name=call.name,
                     arguments=call.arguments,
                 )
-                self.session._remember(item)
+                self.owner._remember(item)
                 self.functions.send_nowait(item)
         finally:
             self._close()
 
     async def _speak(self, text: str) -> list[rtc.AudioFrame]:
-        voice = self.session._model.voice
+        voice = self.owner._model.voice
         frame = await voice.synthesize(text).collect()
         samples = frame.sample_rate * _AUDIO_CHUNK_MS // 1000
         data = bytes(frame.data)

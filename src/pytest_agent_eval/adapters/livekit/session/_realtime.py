@@ -25,12 +25,18 @@ from typing import Any
 from livekit.agents import AgentSession, llm
 from livekit.agents import vad as lk_vad
 from livekit.agents.types import NOT_GIVEN
+from livekit.agents.utils import is_given
 from livekit.agents.voice.events import SpeechCreatedEvent, UserInputTranscribedEvent
 
 from ....errors import AdapterError
 from ....voice._segments import SpeechSegment
 from .._audio import FixtureAudio
-from .._compat import recognition_vad_stream, session_activity
+from .._compat import (
+    activity_rt_turn_detection,
+    recognition_vad_stream,
+    session_activity,
+    session_skip_aec_warmup,
+)
 from .._segments import flush_session_vad, scan_fixture
 from .._turn import Stage, TurnRecorder
 from ..offline._stt import FixtureTextSTT
@@ -40,8 +46,10 @@ from ._io import FrameQueueInput
 __all__ = [
     "RealtimeAudio",
     "RealtimeTurn",
+    "disable_aec_warmup",
     "realtime_model_of",
     "server_turn_detection",
+    "warn_switched_turn_detection",
 ]
 
 _PHRASE_MARGIN_S = 0.25
@@ -62,8 +70,8 @@ def realtime_model_of(session: AgentSession[Any], agent: Any = None) -> llm.Real
             agent = session.current_agent
         except RuntimeError:
             agent = None
-    own = getattr(agent, "_llm", NOT_GIVEN) if agent is not None else NOT_GIVEN
-    model = own if own is not NOT_GIVEN and own is not None else session.llm
+    own = agent.llm if agent is not None else NOT_GIVEN
+    model = own if is_given(own) and own is not None else session.llm
     return model if isinstance(model, llm.RealtimeModel) else None
 
 
@@ -71,19 +79,14 @@ def server_turn_detection(session: AgentSession[Any]) -> bool | None:
     """True when the running agent's turns are taken by the model's server, False when by the
     session; None when the session runs no realtime agent right now."""
     activity = session_activity(session)
-    if activity is None:
-        return None
-    value = getattr(activity, "_rt_turn_detection_enabled", None)
-    return value if isinstance(value, bool) else None
+    return None if activity is None else activity_rt_turn_detection(activity)
 
 
 def disable_aec_warmup(session: AgentSession[Any]) -> None:
     """No echo-cancellation warm-up: there is no echo in a test, and during the warm-up (3 s of
     the agent's first speech by default) the session feeds the model silence instead of the
     caller, so a barge-in's first seconds would be lost."""
-    session.options.aec_warmup_duration = None
-    if hasattr(session, "_aec_warmup_remaining"):
-        session._aec_warmup_remaining = 0.0
+    session_skip_aec_warmup(session)
 
 
 def warn_switched_turn_detection(session: AgentSession[Any], model: llm.RealtimeModel) -> None:
