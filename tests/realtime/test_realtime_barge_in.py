@@ -14,7 +14,7 @@ import pytest
 from livekit_support import run
 from realtime_agents import PHRASES, STORY, Mode, Scenario
 
-from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter, ScriptedRealtimeModel
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import TranscriptResult
 from pytest_agent_eval.runner import RunSettings, run_transcript
@@ -35,15 +35,19 @@ turns:
 
 
 def _run(
-    mode: Mode, audio: dict[str, Path], *, speed: float, first_audio: bool
+    mode: Mode,
+    audio: dict[str, Path],
+    *,
+    speed: float,
+    first_audio: bool,
+    models: list[ScriptedRealtimeModel],
 ) -> TranscriptResult:
     folder = audio["story"].parent
     script = load_transcript_text(
         _script(folder, audio, first_audio=first_audio), path=folder / "barge.yaml"
     )
-    adapter = LiveKitAdapter(
-        Scenario("barge", mode, False, ()).factory(), speed=speed, timeout_s=60
-    )
+    factory = Scenario("barge", mode, False, ()).factory(models)
+    adapter = LiveKitAdapter(factory, speed=speed, timeout_s=60)
     return run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
 
 
@@ -58,7 +62,8 @@ def test_the_reply_stops_and_is_recorded_as_heard_at_every_speed(
 ) -> None:
     seen = {}
     for speed in (0.0, 1.0):
-        result = _run(mode, realtime_audio, speed=speed, first_audio=first_audio)
+        models: list[ScriptedRealtimeModel] = []
+        result = _run(mode, realtime_audio, speed=speed, first_audio=first_audio, models=models)
         (run_result,) = result.runs
         first, second = run_result.turns
         assert first.error is None and second.error is None, (first.error, second.error)
@@ -73,5 +78,11 @@ def test_the_reply_stops_and_is_recorded_as_heard_at_every_speed(
         assert second.reply == "It is rainy in Rome."
         assert [c.name for c in second.tool_calls] == ["get_weather"]
         assert run_result.passed
+        # The session cut the model's reply as it cuts a provider's: truncated at the position
+        # that played, and the model was asked to stop generating.
+        (model,) = models
+        (truncated,) = model.sessions[0].truncated
+        assert 0 < truncated["audio_end_ms"] < 5000, truncated
+        assert "interrupt" in [c.name for c in model.sessions[0].calls]
         seen[speed] = (second.heard, second.reply, [(c.name, c.args) for c in second.tool_calls])
     assert seen[0.0] == seen[1.0]
