@@ -15,6 +15,7 @@ _COLLECT = """
 import sys, pytest
 code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests",
                     "--ignore=tests/livekit", "--ignore=tests/room", "--ignore=tests/pipecat",
+                    "--ignore=tests/realtime",
                     "--ignore=tests/simulation/test_voice.py",
                     "--ignore=tests/simulation/test_pipecat.py"])
 heavy = ("faster_whisper", "ctranslate2", "onnxruntime", "livekit.plugins.silero", "torch")
