@@ -32,7 +32,7 @@ PHRASES = {
     # Two phrases with a caller's pause between them: two user turns in one audio turn.
     "weather_pause_book": "What is the weather in Paris? [pause 1.5s] Book a table for four people.",
     "story": "Tell me a story.",
-    "stop_rome": "Stop. What is the weather in Rome?",
+    "stop_rome": "Wait, what is the weather in Rome instead?",
 }
 
 GREETING = "Hello, this is the front desk. How can I help?"
@@ -146,13 +146,17 @@ class Scenario:
     separate_models: bool
     keys: tuple[str, ...]
 
-    def factory(self) -> Callable[[], tuple[AgentSession[Any], Agent]]:
+    def factory(
+        self, models: list[ScriptedRealtimeModel] | None = None
+    ) -> Callable[[], tuple[AgentSession[Any], Agent]]:
+        """Sessions for this scenario; each front-desk model made is added to ``models``."""
         mode, separate = self.mode, self.separate_models
 
         def make_session() -> tuple[AgentSession[Any], Agent]:
-            session: AgentSession[Any] = AgentSession(
-                llm=front_desk_model(mode), **session_kwargs(mode)
-            )
+            model = front_desk_model(mode)
+            if models is not None:
+                models.append(model)
+            session: AgentSession[Any] = AgentSession(llm=model, **session_kwargs(mode))
             billing = (lambda: billing_model(mode)) if separate else None
             return session, FrontDesk(billing_llm=billing)
 

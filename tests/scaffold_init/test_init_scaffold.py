@@ -91,6 +91,30 @@ def test_livekit_scaffold_passes_live_as_made(livekit_project: Path, tmp_path: P
     _assert_rerun_changes_nothing("livekit", project)
 
 
+def test_livekit_realtime_scaffold_passes_live_as_made(tmp_path: Path) -> None:
+    """The agent on a realtime model: no STT, the scripted model hears the spoken turn."""
+    pytest.importorskip("livekit.agents", reason="the LiveKit scaffold needs the livekit extra")
+    project = tmp_path / "realtime-project"
+    made = run_init("--adapter", "livekit-realtime", project)
+    assert made.returncode == 0, made.stdout + made.stderr
+    agent = (project / "tests/opening_hours_agent.py").read_text()
+    assert "ScriptedRealtimeModel(RULES)" in agent and "stt=" not in agent
+    assert (project / "tests/evals/audio/voice_opening_hours_t1.wav").is_file()
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--agent-eval-live", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert re.search(r"^voice_opening_hours +3 +3 +1\.00 .* PASS ", result.stdout, re.MULTILINE)
+    assert "2/2 evals passed" in result.stdout.splitlines()
+    _assert_rerun_changes_nothing("livekit-realtime", project)
+
+
 def test_pipecat_scaffold_passes_live_as_made(tmp_path: Path) -> None:
     pytest.importorskip("pipecat.frames.frames", reason="the Pipecat scaffold needs its extra")
     project = tmp_path / "voice-project"
@@ -157,7 +181,7 @@ BAD_INPUT = {
     "unknown adapter": (
         ["-m", "pytest_agent_eval", "init", "--adapter", "langflow", "{target}"],
         "error: unknown adapter 'langflow': pass --adapter with one of callable, pydantic-ai, "
-        "openai, livekit, pipecat",
+        "openai, livekit, pipecat, livekit-realtime",
     ),
     "target is a file": (
         ["-m", "pytest_agent_eval", "init", "--adapter", "callable", "{file}"],
@@ -175,7 +199,7 @@ BAD_INPUT = {
     "no adapter, no terminal": (
         ["-m", "pytest_agent_eval", "init", "{target}"],
         "error: no adapter chosen and no terminal to ask in: pass --adapter with one of "
-        "callable, pydantic-ai, openai, livekit, pipecat",
+        "callable, pydantic-ai, openai, livekit, pipecat, livekit-realtime",
     ),
 }
 
@@ -249,8 +273,8 @@ def test_in_a_terminal_init_asks_for_the_adapter(tmp_path: Path) -> None:
     assert "  3. openai       the OpenAI SDK (Chat Completions with tools)" in stdout
     # The prompt answers in the prompt's terms (there is no --adapter to pass at a prompt).
     assert (
-        "'9' is not one of the choices: answer a number from 1 to 5 or one of callable, "
-        "pydantic-ai, openai, livekit, pipecat"
+        "'9' is not one of the choices: answer a number from 1 to 6 or one of callable, "
+        "pydantic-ai, openai, livekit, pipecat, livekit-realtime"
     ) in stdout
     assert "--adapter" not in stdout
     assert "pytest-agent-eval init: openai adapter in" in stdout

@@ -269,6 +269,7 @@ EXPORTS: dict[str, list[str]] = {
         "activity_has_queued_speech",
         "activity_on_enter_task",
         "activity_recognition",
+        "activity_rt_turn_detection",
         "activity_running_speech_tasks",
         "activity_scheduling_paused",
         "agent_in_a_session",
@@ -284,6 +285,7 @@ EXPORTS: dict[str, list[str]] = {
         "running_speech",
         "running_tool_call",
         "session_activity",
+        "session_skip_aec_warmup",
         "session_target_agent",
         "settle_rtc_client_at_exit",
         "skip_vad_stream_events",
@@ -1710,6 +1712,14 @@ EXPORTS: dict[str, list[str]] = {
         "word_offset_s",
     ],
     "adapters.livekit.session._io": ["CaptureAudioOutput", "CaptureTextOutput", "FrameQueueInput"],
+    "adapters.livekit.session._realtime": [
+        "RealtimeAudio",
+        "RealtimeTurn",
+        "disable_aec_warmup",
+        "realtime_model_of",
+        "server_turn_detection",
+        "warn_switched_turn_detection",
+    ],
     "voice._clock": ["NetworkRefusedError", "PipelineClock", "PipelineLoop", "PipelineThread"],
 }
 

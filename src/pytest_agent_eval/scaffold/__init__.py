@@ -125,6 +125,15 @@ ADAPTERS: dict[str, AdapterChoice] = {
             voice=True,
             voice_transcript="voice_opening_hours_pipecat.yaml",
         ),
+        AdapterChoice(
+            "livekit-realtime",
+            "a LiveKit AgentSession on a realtime, speech-to-speech model (voice)",
+            "conftest_livekit.py.txt",
+            extra="livekit",
+            voice=True,
+            agent_module="agent_livekit_realtime.py.txt",
+            init_needs=("soundfile", "soxr", "hibari"),
+        ),
     )
 }
 """The choices, in the order the prompt lists them."""

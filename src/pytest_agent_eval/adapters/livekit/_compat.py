@@ -53,6 +53,7 @@ __all__ = [
     "activity_has_queued_speech",
     "activity_on_enter_task",
     "activity_recognition",
+    "activity_rt_turn_detection",
     "activity_running_speech_tasks",
     "activity_scheduling_paused",
     "agent_in_a_session",
@@ -68,6 +69,7 @@ __all__ = [
     "running_speech",
     "running_tool_call",
     "session_activity",
+    "session_skip_aec_warmup",
     "session_target_agent",
     "settle_rtc_client_at_exit",
     "skip_vad_stream_events",
@@ -127,6 +129,26 @@ def _context_var(name: str, why: str) -> contextvars.ContextVar[Any]:
 # -- the session ----------------------------------------------------------------------------
 
 _DONE = "know when the agent is done with a turn"
+
+
+_REALTIME = "run audio turns for an agent on a realtime model"
+
+
+def activity_rt_turn_detection(activity: Any) -> bool | None:
+    """True when the activity's realtime model takes the turns on its server, False when the
+    session does; None when the activity runs no realtime model."""
+    value = _read(activity, "_rt_turn_detection_enabled", _REALTIME)
+    if getattr(activity, "_rt_session", None) is None:
+        return None
+    return bool(value)
+
+
+def session_skip_aec_warmup(session: Any) -> None:
+    """End the echo-cancellation warm-up now and for the rest of the session: the session then
+    never feeds the model silence in place of the caller's audio."""
+    session.options.aec_warmup_duration = None
+    _read(session, "_aec_warmup_remaining", _REALTIME)
+    session._aec_warmup_remaining = 0.0
 
 
 def session_activity(session: Any) -> Any:

@@ -37,8 +37,9 @@ def eval_session_kwargs(
         min_endpointing_delay_s: Seconds of silence after the VAD's end of speech before the
             turn is taken as finished.
         preemptive_generation: Let the LLM start before the end of the user's turn.
-        turn_detection: ``"vad"``, or None to leave the session's turn detection as the agent
-            configures it (a realtime agent's server-side detection).
+        turn_detection: ``"vad"``, or None to leave the session's turn detection and
+            interruption mode as the agent configures them (a realtime agent's server-side
+            detection: LiveKit hands the turns to the session's VAD when either is set).
 
     Example:
         ```python
@@ -47,11 +48,15 @@ def eval_session_kwargs(
     """
     turn_handling: dict[str, Any] = {
         "endpointing": {"min_delay": min_endpointing_delay_s},
-        "interruption": {"mode": "vad"},
         "preemptive_generation": {"enabled": preemptive_generation},
     }
     if turn_detection is not None:
-        turn_handling = {"turn_detection": turn_detection, **turn_handling}
+        # Both hand a realtime model's turns to the session's VAD, so neither is set for None.
+        turn_handling = {
+            "turn_detection": turn_detection,
+            **turn_handling,
+            "interruption": {"mode": "vad"},
+        }
     return {
         "turn_handling": turn_handling,
         "user_away_timeout": None,

@@ -96,8 +96,9 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
         greeting: Said for an instructed reply no ``instructions`` rule matches, and before
             the user has spoken.
         instructions: Rules tried against the instructions of ``generate_reply``.
-        hearing: The STT the model hears with; None hears nothing (audio turns then fail,
-            naming the fix). One per model: it is a queue.
+        hearing: The STT the model hears with: ``"provenance"`` (the default) is a new
+            `FixtureTextSTT`, else a `WhisperSTT` or another `SegmentSTT` of ours, one per
+            model (it is a queue); None hears nothing (audio turns then fail, naming the fix).
         turn_detection: ``"server"`` (the model's own VAD) or ``"client"`` (the session's).
         can_disable_turn_detection: Whether a session given ``turn_detection="vad"`` turns
             the server's detection off (True, as OpenAI's) or not (False, as Gemini Live).
@@ -122,7 +123,7 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
         default_reply: str = "Sorry, I can't help with that.",
         greeting: str | None = None,
         instructions: Sequence[Rule] = (),
-        hearing: SegmentSTT | None = None,
+        hearing: SegmentSTT | Literal["provenance"] | None = "provenance",
         turn_detection: Literal["server", "client"] = "server",
         can_disable_turn_detection: bool = True,
         vad: lk_vad.VAD | None = None,
@@ -153,7 +154,8 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
             rules, default_reply=default_reply, greeting=greeting, instructions=instructions
         )
         """The rules, as the `ScriptedLLM` that answers for this model."""
-        self.hearing: SegmentSTT | None = hearing if hearing is not None else FixtureTextSTT()
+        self.hearing: SegmentSTT | None = FixtureTextSTT() if hearing == "provenance" else hearing
+        """The STT the model hears with (None: it cannot hear)."""
         self.server_turn_detection = server
         self._vad = vad
         self.audio = audio
@@ -486,8 +488,8 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
 class _Generation:
     """One response: a message (text and audio) and the tool calls, then both streams end."""
 
-    def __init__(self, session: ScriptedRealtimeSession, *, message_id: str, response_id: str):
-        self.session = session
+    def __init__(self, owner: ScriptedRealtimeSession, *, message_id: str, response_id: str):
+        self.owner = owner
         self.message_id = message_id
         self.response_id = response_id
         self.messages: utils.aio.Chan[llm.MessageGeneration] = utils.aio.Chan()
@@ -507,11 +509,11 @@ class _Generation:
         for chan in (self.text, self.audio, self.messages, self.functions):
             if not chan.closed:
                 chan.close()
-        if self.session._generation is self:
-            self.session._generation = None
+        if self.owner._generation is self:
+            self.owner._generation = None
 
     async def run(self, text: str, calls: Sequence[llm.FunctionToolCall]) -> None:
-        model = self.session._model
+        model = self.owner._model
         modalities: asyncio.Future[list[Literal["text", "audio"]]] = (
             asyncio.get_running_loop().create_future()
         )
@@ -540,7 +542,7 @@ class _Generation:
                             return
                         self.audio.send_nowait(chunk)
                         await asyncio.sleep(0)
-                self.session._remember(
+                self.owner._remember(
                     llm.ChatMessage(role="assistant", content=[text], id=self.message_id)
                 )
             self.text.close()
@@ -555,13 +557,13 @@ class _Generation:
                     name=call.name,
                     arguments=call.arguments,
                 )
-                self.session._remember(item)
+                self.owner._remember(item)
                 self.functions.send_nowait(item)
         finally:
             self._close()
 
     async def _speak(self, text: str) -> list[rtc.AudioFrame]:
-        voice = self.session._model.voice
+        voice = self.owner._model.voice
         frame = await voice.synthesize(text).collect()
         samples = frame.sample_rate * _AUDIO_CHUNK_MS // 1000
         data = bytes(frame.data)

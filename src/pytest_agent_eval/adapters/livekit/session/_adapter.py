@@ -795,7 +795,7 @@ class LiveKitConversation(BargeInTurns):
         assert self._recorder is not None and turn.audio is not None
         session, recorder = self.session, self._recorder
         if self._realtime is not None:
-            return await self._realtime_audio_turn(turn, stage)
+            return await self._realtime_audio_turn(turn, stage, settle=settle)
         if self._audio_in is None or self._vad is None:
             raise AdapterError(
                 "this conversation was started for a transcript without audio turns, so the "
@@ -864,27 +864,28 @@ class LiveKitConversation(BargeInTurns):
         return anchors, recorder.heard, extra
 
     async def _realtime_audio_turn(
-        self, turn: TurnInput, stage: Stage
+        self, turn: TurnInput, stage: Stage, *, settle: bool = True
     ) -> tuple[list[float], str | None, dict[str, Any]]:
         """An audio turn for an agent on a realtime model: the fixture phrase by phrase into
-        the model, what it transcribed is what was heard (see `_realtime`)."""
+        the model, what it transcribed is what was heard (see `_realtime`). Without
+        ``settle`` (a barge-in is to cut the reply) it returns once the last phrase's reply
+        was created."""
         assert self._realtime is not None and self._recorder is not None
         assert turn.audio is not None
         realtime, recorder = self._realtime, self._recorder
         path = Path(turn.audio)
-        stage.set(f"the audio fixture {path} to load")
-        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
-        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
-        segments = await realtime.segments(audio, path, stage)
-        if not segments:
-            raise AdapterError(
-                f"the VAD that takes the realtime agent's turns hears no speech in audio "
-                f"fixture {path} ({audio.duration_s:.2f} s); the agent would never get a turn. "
-                "Re-create the fixture, or check the VAD's activation threshold"
-            )
-        realtime.prime(path, turn.turn.user, segments)
+        audio, segments = await self._turn_audio_and_speech(
+            turn,
+            path,
+            stage,
+            without_speech="the agent would never get a turn. Re-create the fixture, or check "
+            "the VAD's activation threshold",
+        )
+        realtime.prime(path, turn.turn.user, tuple(segments))
         anchors: list[float] = []
-        phrases = await realtime.stream(audio, segments, path, stage, anchors)
+        phrases = await realtime.stream(
+            audio, tuple(segments), path, stage, anchors, settle_last=settle
+        )
         extra = audio_turn_extra(turn, audio, phrases)
         extra["realtime"] = realtime.describe()
         if self.adapter.speed == 0:
@@ -896,6 +897,9 @@ class LiveKitConversation(BargeInTurns):
     ) -> None:
         """Hand a `FixtureTextSTT` the fixture's phrases for ``segments`` (after the first
         ``heard``, which were transcribed already)."""
+        if self._realtime is not None:  # the model hears (a barge-in's interrupting turn)
+            self._realtime.prime(path, user, tuple(segments))
+            return
         stt_ = self.session.stt
         if not isinstance(stt_, FixtureTextSTT):
             return
@@ -919,11 +923,18 @@ class LiveKitConversation(BargeInTurns):
         stage.set(f"the audio fixture {path} to load")
         audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
         self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
-        await self._follow_recognition()
-        segments = list(await self._segments_from(audio, path, stage, start=0, replay=replay))
+        if self._realtime is not None:
+            # A realtime agent: cut where the VAD taking its turns (the model's or the
+            # session's) will, see `_realtime`.
+            segments = list(await self._realtime.segments(audio, path, stage))
+            which = "the VAD that takes the realtime agent's turns"
+        else:
+            await self._follow_recognition()
+            segments = list(await self._segments_from(audio, path, stage, start=0, replay=replay))
+            which = "the session's VAD"
         if not segments:
             raise AdapterError(
-                f"the session's VAD hears no speech in audio fixture {path} "
+                f"{which} hears no speech in audio fixture {path} "
                 f"({audio.duration_s:.2f} s); {without_speech}"
             )
         return audio, segments

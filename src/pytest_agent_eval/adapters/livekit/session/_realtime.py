@@ -25,13 +25,19 @@ from typing import Any
 from livekit.agents import AgentSession, llm
 from livekit.agents import vad as lk_vad
 from livekit.agents.types import NOT_GIVEN
+from livekit.agents.utils import is_given
 from livekit.agents.voice.events import SpeechCreatedEvent, UserInputTranscribedEvent
 
 from ....errors import AdapterError
 from ....voice._segments import SpeechSegment
 from .._audio import FixtureAudio
-from .._compat import session_activity
-from .._segments import scan_fixture
+from .._compat import (
+    activity_rt_turn_detection,
+    recognition_vad_stream,
+    session_activity,
+    session_skip_aec_warmup,
+)
+from .._segments import flush_session_vad, scan_fixture
 from .._turn import Stage, TurnRecorder
 from ..offline._stt import FixtureTextSTT
 from ..realtime._scripted import ScriptedRealtimeModel
@@ -40,8 +46,10 @@ from ._io import FrameQueueInput
 __all__ = [
     "RealtimeAudio",
     "RealtimeTurn",
+    "disable_aec_warmup",
     "realtime_model_of",
     "server_turn_detection",
+    "warn_switched_turn_detection",
 ]
 
 _PHRASE_MARGIN_S = 0.25
@@ -62,8 +70,8 @@ def realtime_model_of(session: AgentSession[Any], agent: Any = None) -> llm.Real
             agent = session.current_agent
         except RuntimeError:
             agent = None
-    own = getattr(agent, "_llm", NOT_GIVEN) if agent is not None else NOT_GIVEN
-    model = own if own is not NOT_GIVEN and own is not None else session.llm
+    own = agent.llm if agent is not None else NOT_GIVEN
+    model = own if is_given(own) and own is not None else session.llm
     return model if isinstance(model, llm.RealtimeModel) else None
 
 
@@ -71,19 +79,14 @@ def server_turn_detection(session: AgentSession[Any]) -> bool | None:
     """True when the running agent's turns are taken by the model's server, False when by the
     session; None when the session runs no realtime agent right now."""
     activity = session_activity(session)
-    if activity is None:
-        return None
-    value = getattr(activity, "_rt_turn_detection_enabled", None)
-    return value if isinstance(value, bool) else None
+    return None if activity is None else activity_rt_turn_detection(activity)
 
 
 def disable_aec_warmup(session: AgentSession[Any]) -> None:
     """No echo-cancellation warm-up: there is no echo in a test, and during the warm-up (3 s of
     the agent's first speech by default) the session feeds the model silence instead of the
     caller, so a barge-in's first seconds would be lost."""
-    session.options.aec_warmup_duration = None
-    if hasattr(session, "_aec_warmup_remaining"):
-        session._aec_warmup_remaining = 0.0
+    session_skip_aec_warmup(session)
 
 
 def warn_switched_turn_detection(session: AgentSession[Any], model: llm.RealtimeModel) -> None:
@@ -184,6 +187,11 @@ class RealtimeAudio:
         await self._recorder.guard(self._audio_in.taken())
         await asyncio.sleep(0)  # the session hands each frame taken to the model on
         server = server_turn_detection(session)
+        recognition = self._recorder.probe.recognition
+        if recognition is not None and recognition_vad_stream(recognition) is not None:
+            # The session's own VAD (taking the turns, or only the user's state) starts the
+            # fixture afresh too, as in a pipeline agent's turn.
+            await self._recorder.guard(flush_session_vad(recognition, self._audio_in.taken))
         vad: lk_vad.VAD | None
         if server is not False and isinstance(model, ScriptedRealtimeModel):
             model.reset_turn_detection()
@@ -217,10 +225,13 @@ class RealtimeAudio:
         path: Path,
         stage: Stage,
         anchors: list[float],
+        *,
+        settle_last: bool = True,
     ) -> int:
         """Stream the fixture phrase by phrase, each answered before the next; returns the
         phrase count. ``anchors`` gets the time each phrase's speech was streamed to its end
-        when streaming is paced."""
+        when streaming is paced. Without ``settle_last``, the last phrase counts as answered
+        once its reply was created (a barge-in is to speak over it)."""
         self.turn = RealtimeTurn()
         n = len(segments)
         pushed = 0
@@ -231,11 +242,20 @@ class RealtimeAudio:
             end_frame = min(len(audio.frames) - 1, int(segment.end_s / audio.frame_s))
             await self._push(audio, pushed, upto, end_frame, anchors)
             pushed = upto
-            await self.answered(k, n, path, stage, speeches_before=before)
+            await self.answered(
+                k, n, path, stage, speeches_before=before, settle=settle_last or k < n
+            )
         return n
 
     async def answered(
-        self, k: int, n: int, path: Path, stage: Stage, *, speeches_before: int
+        self,
+        k: int,
+        n: int,
+        path: Path,
+        stage: Stage,
+        *,
+        speeches_before: int,
+        settle: bool = True,
     ) -> None:
         """Wait until the agent is done with phrase ``k`` of ``n``: the model's transcript of
         it, a reply created since the phrase began streaming (``speeches_before`` had been),
@@ -260,8 +280,9 @@ class RealtimeAudio:
         stage.set(f"the agent's reply to phrase {k} of {n} in {path} (speech_created)")
         await self._until(lambda: turn.speeches > speeches_before or self._recorder.unrecoverable)
         self._raise_errors(path)
-        await self._recorder.settle(stage.set)
-        self._raise_errors(path)
+        if settle:
+            await self._recorder.settle(stage.set)
+            self._raise_errors(path)
 
     def _raise_errors(self, path: Path) -> None:
         if self._recorder.unrecoverable:

@@ -1,0 +1,23 @@
+"""The agent under test: a LiveKit AgentSession per run, on a scripted realtime model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+
+
+@pytest.fixture
+def llm_eval_agent() -> LiveKitAdapter:
+    # Imported here rather than at the top: under pytest-xdist (-n) the controller process
+    # loads this file too but runs no test (docs/ci.md). A fixture runs on the main thread, as
+    # LiveKit's plugins require.
+    from front_desk_agent import make_session
+
+    from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+
+    # speed=0 streams fixtures as fast as the model takes them; 1.0 would be real time.
+    return LiveKitAdapter(make_session, timeout_s=20.0)

@@ -1,0 +1,151 @@
+"""ScriptedRealtimeModel in real AgentSessions: what the session asks of it, what it hears
+(the fixture's provenance, or Whisper), and the turn detection the adapter tests."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from livekit.agents import AgentSession
+from livekit_support import converse, converse_greeted, run, transcript
+from realtime_agents import (
+    GREETING,
+    PHRASES,
+    VAD,
+    FrontDesk,
+    Scenario,
+    front_desk_model,
+)
+
+from pytest_agent_eval.adapters.livekit import (
+    LiveKitAdapter,
+    ScriptedRealtimeModel,
+    WhisperSTT,
+    eval_session_kwargs,
+)
+from pytest_agent_eval.adapters.livekit.session import _realtime
+from pytest_agent_eval.models import Turn
+
+TAIL_S = 0.7
+
+
+def _calls(model: ScriptedRealtimeModel) -> list[str]:
+    return [c.name for c in model.sessions[0].calls]
+
+
+def test_text_and_audio_turns_mix_and_tools_are_answered_after_their_result(
+    realtime_audio: dict[str, Path],
+) -> None:
+    models: list[ScriptedRealtimeModel] = []
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        model = front_desk_model("server")
+        models.append(model)
+        return AgentSession(llm=model), FrontDesk()
+
+    script = transcript(
+        Turn(user="Book a table for two people."),
+        Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]),
+    )
+    greeting, (typed, spoken) = run(
+        converse_greeted(LiveKitAdapter(make_session, tail_silence_s=TAIL_S), script)
+    )
+    assert greeting.text == GREETING
+    assert typed.reply == "Done: a table for 2." and typed.heard is None
+    assert spoken.heard == PHRASES["weather"] and spoken.reply == "It is sunny in Paris."
+    calls = _calls(models[0])
+    # After each tool the session sends the result, interrupts (nothing is generating then)
+    # and asks for the reply: the interrupt must not cost the tool's reply.
+    pairs = [
+        i for i in range(len(calls) - 1) if calls[i : i + 2] == ["update_chat_ctx", "interrupt"]
+    ]
+    assert len(pairs) == 2, calls  # one per tool
+    assert all("generate_reply" in calls[i:] for i in pairs)
+    # Server-side turn detection: the session never commits; the model heard one phrase.
+    assert "commit_audio" not in calls
+    assert models[0].sessions[0].heard == [PHRASES["weather"]]
+
+
+def test_the_session_vad_commits_the_audio_and_asks_for_the_reply(
+    realtime_audio: dict[str, Path],
+) -> None:
+    models: list[ScriptedRealtimeModel] = []
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        model = front_desk_model("session")
+        models.append(model)
+        return AgentSession(llm=model, vad=VAD, **eval_session_kwargs()), FrontDesk()
+
+    script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
+    _realtime._warned.clear()  # once per model class and process: this test wants it
+    with pytest.warns(UserWarning, match="test the session's VAD taking turns"):
+        (reply,) = run(converse(LiveKitAdapter(make_session, tail_silence_s=TAIL_S), script))
+    assert reply.metadata["livekit"]["realtime"]["turn_detection"] == "session"
+    calls = _calls(models[0])
+    commit = calls.index("commit_audio")
+    assert "generate_reply" in calls[commit:]
+    assert not models[0].sessions[0].server_turn_detection
+
+
+def test_turn_detection_none_keeps_the_server_turn_taking_without_a_warning(
+    realtime_audio: dict[str, Path],
+) -> None:
+    kwargs = eval_session_kwargs(turn_detection=None)
+    assert "turn_detection" not in kwargs["turn_handling"]
+    assert eval_session_kwargs()["turn_handling"]["turn_detection"] == "vad"
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        return AgentSession(llm=front_desk_model("session"), vad=VAD, **kwargs), FrontDesk()
+
+    script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        (reply,) = run(converse(LiveKitAdapter(make_session, tail_silence_s=TAIL_S), script))
+    assert reply.metadata["livekit"]["realtime"]["turn_detection"] == "server"
+    assert reply.reply == "It is sunny in Paris."
+
+
+def test_a_server_vad_that_cannot_be_disabled_stays_on(realtime_audio: dict[str, Path]) -> None:
+    async def check() -> None:
+        model = front_desk_model("fixed_server")
+        assert not model.capabilities.can_disable_turn_detection
+        assert model.session(turn_detection_disabled=True).server_turn_detection
+        await model.aclose()
+
+    run(check())
+
+
+def test_whisper_hearing_hears_the_audio(realtime_audio: dict[str, Path]) -> None:
+    WhisperSTT().load()
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        model = ScriptedRealtimeModel(front_desk_model("server").script.rules, hearing=WhisperSTT())
+        return AgentSession(llm=model), FrontDesk()
+
+    script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
+    (reply,) = run(converse(LiveKitAdapter(make_session, tail_silence_s=TAIL_S), script))
+    assert "paris" in (reply.heard or "").lower()
+    assert [c.name for c in reply.calls] == ["get_weather"]
+
+
+def test_a_model_without_hearing_fails_before_the_first_turn_naming_the_fix(
+    realtime_audio: dict[str, Path],
+) -> None:
+    from pytest_agent_eval.errors import AdapterError
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        return AgentSession(llm=ScriptedRealtimeModel([], hearing=None)), FrontDesk()
+
+    script = transcript(
+        Turn(user="hello"), Turn(user=PHRASES["weather"], audio=realtime_audio["weather"])
+    )
+    with pytest.raises(AdapterError, match=r"turn 2 is an audio turn.*hearing=WhisperSTT\(\)"):
+        run(converse(LiveKitAdapter(make_session), script))
+
+
+@pytest.mark.parametrize("scenario", [Scenario("barge", "server", False, ())], ids=["server"])
+def test_a_bad_option_is_refused(scenario: Scenario) -> None:
+    with pytest.raises(ValueError, match="'server' or 'client'"):
+        ScriptedRealtimeModel([], turn_detection="semantic")  # type: ignore[arg-type]
