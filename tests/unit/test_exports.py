@@ -1638,7 +1638,6 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "voice._segments": ["SpeechSegment", "speech_segment"],
     "adapters.livekit.offline": [],
-    "adapters.livekit.realtime": [],
     "adapters.livekit.offline._scripted": ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"],
     "adapters.livekit.offline._stt": [
         "FixtureTextSTT",
