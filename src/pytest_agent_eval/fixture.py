@@ -20,7 +20,7 @@ from ._compat.pytest import NO_PARAM_WORDS
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
 from .adapters.base import AgentAdapter, as_adapter
-from .conditions import turn_conditions
+from .conditions import streamed_conditions
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
 from .report.progress import live_progress
@@ -311,10 +311,7 @@ def _unheard_conditions(transcript: Transcript, adapter: Any) -> str | None:
     variant), which a text agent never hears, so it would run exactly like the clean one and
     its result would say nothing about those conditions. None when it has no conditions."""
     conditions = [
-        c
-        for i, turn in enumerate(transcript.turns)
-        if turn.audio is not None
-        for c in turn_conditions(transcript, i)
+        c for i in range(len(transcript.turns)) for c in streamed_conditions(transcript, i)
     ]
     if not conditions:
         return None

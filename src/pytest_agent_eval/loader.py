@@ -1,8 +1,9 @@
 """YAML transcripts in, validated `Transcript` objects out.
 
 Validation happens once, here, against the JSON Schema shipped in the package, plus the checks
-a schema cannot express (duplicate keys, and the checks expectations declare, such as regexes
-that must compile). Every problem becomes a single `TranscriptError` whose message names the
+a schema cannot express: duplicate keys here, and every problem of the built transcript
+(`pytest_agent_eval._problems.transcript_problems`: regexes that must compile, pause markers,
+conditions, interruptions), which the runner lists for a Python-built transcript too. Every problem becomes a single `TranscriptError` whose message names the
 file, the line, the field path and, for a misspelt key, the closest valid one. ``expect:`` keys
 are built into `Expect` by a loop over the expectation registry (`pytest_agent_eval.expectations`).
 """
@@ -21,19 +22,17 @@ from typing import Any
 
 import yaml
 
+from ._problems import transcript_problems
 from ._serialize import from_json
 from ._text import did_you_mean, short_repr
 from .conditions import (
     VARIANT_NAME_PATTERN,
     ConditionProblem,
-    condition_problems,
     parse_conditions,
 )
 from .errors import TranscriptError
 from .expectations import expect_keys, transcript_keys, turn_keys
-from .expectations.barge_in import interrupt_problems
 from .models import AudioCondition, Case, Expect, Transcript, Turn, Variant, VoiceSettings
-from .voice._speech import PauseMarkupError, spoken_text
 
 __all__ = [
     "MAX_YAML_NODES",
@@ -225,26 +224,15 @@ def _checked_build(
     *,
     audio_to_come: bool = False,
 ) -> Transcript:
-    """Every check beyond the schema (regexes, pause markers, conditions, interruptions, audio
-    inside the project), then the `Transcript`, for data the schema already accepted.
-    ``audio_to_come``: turns with audio will be added as it runs (a simulated caller speaks),
-    so conditions need no written audio turn."""
-    _check_expect_values(data, path, lines)
-    _check_pause_markup(data, path, lines)
+    """The `Transcript` of data the schema already accepted, then every check beyond the
+    schema (`transcript_problems`: regexes, pause markers, conditions, interruptions), the
+    first problem raised with file, line and field; audio inside the project is checked as
+    the turns are built. ``audio_to_come``: turns with audio will be added as it runs (a
+    simulated caller speaks), so conditions need no written audio turn."""
     audio = _AudioConditions.read(data, path, lines, presets)
     transcript = _build(data, path, lines, default_threshold, default_runs, audio, roots)
-    for at, problem in condition_problems(transcript):
-        if at is None and audio_to_come:
-            continue
-        place: _Path = ("turns", at, "conditions") if at is not None else ("turns",)
-        raise TranscriptError(
-            f"{_where(path, lines, place, data)}, {_format_path(place)}: {problem}"
-        )
-    for index, problem in interrupt_problems(transcript):
-        field: _Path = ("turns", index, "interrupt")
-        raise TranscriptError(
-            f"{_where(path, lines, field, data)}, {_format_path(field)}: {problem}"
-        )
+    for found in transcript_problems(transcript, audio_to_come=audio_to_come):
+        raise found.in_yaml(_where(path, lines, found.at, data), _format_path(found.at))
     return transcript
 
 
@@ -921,53 +909,6 @@ def _short(value: Any, limit: int = 60) -> str:
     return short_repr(value, limit)
 
 
-def _check_expect_values(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
-    """Run the checks that expectations declare beyond the schema (regexes compile)."""
-    for key in transcript_keys():
-        if key.check is None or key.name not in data:
-            continue
-        for inner, problem in key.check(data[key.name]):
-            top: _Path = (key.name, *inner)
-            raise TranscriptError(
-                f"{_where(path, lines, top, data)}, {_format_path(top)}: {problem}"
-            )
-    checked = [key for key in expect_keys() if key.check is not None]
-    turn_checked = [key for key in turn_keys() if key.check is not None]
-    for t_index, turn in enumerate(data.get("turns", [])):
-        for key in turn_checked:
-            if key.name not in turn:
-                continue
-            assert key.check is not None
-            for inner, problem in key.check(turn[key.name]):
-                at: _Path = ("turns", t_index, key.name, *inner)
-                raise TranscriptError(
-                    f"{_where(path, lines, at, data)}, {_format_path(at)}: {problem}"
-                )
-        expect = turn.get("expect") or {}
-        for key in checked:
-            if key.name not in expect:
-                continue
-            assert key.check is not None
-            for inner, problem in key.check(expect[key.name]):
-                field: _Path = ("turns", t_index, "expect", key.name, *inner)
-                raise TranscriptError(
-                    f"{_where(path, lines, field, data)}, {_format_path(field)}: {problem}"
-                )
-
-
-def _check_pause_markup(data: dict[str, Any], path: Path, lines: _LineIndex) -> None:
-    """Every pause marker in a ``user`` text must parse (``[pause 2s]``), here rather than when
-    a fixture is synthesized or a turn is sent."""
-    for t_index, turn in enumerate(data.get("turns", [])):
-        try:
-            spoken_text(turn["user"])
-        except PauseMarkupError as exc:
-            field: _Path = ("turns", t_index, "user")
-            raise PauseMarkupError(
-                f"{_where(path, lines, field, data)}, {_format_path(field)}: {exc}"
-            ) from None
-
-
 @dataclass
 class _AudioConditions:
     """The audio conditions of a transcript, read and resolved against the presets."""
@@ -1148,19 +1089,9 @@ def _check_audio_inside(
 
 
 def _build_expect(raw: dict[str, Any]) -> Expect:
-    """The `Expect` of a turn: each registered key's YAML value, typed as its `Expect` field."""
-    hints = _expect_hints()
-    values = {
-        key.name: from_json(hints[key.name], raw[key.name], path=f"expect.{key.name}")
-        for key in expect_keys()
-        if key.name in raw
-    }
-    return Expect(**values)
-
-
-@cache
-def _expect_hints() -> dict[str, Any]:
-    return typing.get_type_hints(Expect)
+    """The `Expect` of a turn from its YAML values, which `Expect` decodes into its typed
+    fields itself (once: the same decoding a Python-built `Expect` gets)."""
+    return Expect(**{key.name: raw[key.name] for key in expect_keys() if key.name in raw})
 
 
 def _voice(raw: Mapping[str, Any] | None) -> VoiceSettings | None:

@@ -111,6 +111,7 @@ EXPORTS: dict[str, list[str]] = {
         "make_callspec",
     ],
     "_json_store": ["JsonStore", "sha256_key"],
+    "_problems": ["TranscriptProblem", "transcript_problems"],
     "_records": [
         "EvalRecord",
         "SessionRecords",
@@ -629,6 +630,7 @@ EXPORTS: dict[str, list[str]] = {
         "parse_conditions",
         "parse_presets",
         "resolve_condition",
+        "streamed_conditions",
         "turn_conditions",
     ],
     "_eval_plan": ["EvalPlan", "marker_plan"],
@@ -845,6 +847,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "expectations.reply_text": [
         "EXPECTATION",
+        "REGEX_YAML_FIX",
         "check_regexes",
     ],
     "expectations.tool_args": [
@@ -1622,6 +1625,7 @@ EXPORTS: dict[str, list[str]] = {
         "assign_phrases",
     ],
     "adapters.livekit.offline._tts": ["SynthesizerTTS"],
+    "adapters.livekit.realtime": [],
     "adapters.livekit.room": [],
     "adapters.livekit.room._adapter": [
         "AGENTS_HINT",

@@ -167,7 +167,11 @@ ALLOWED: dict[str, set[str]] = {
     # the retry and text helpers.
     "voice": {"errors", "_atomic", "conditions", "models", "_text", "_retry"},
     "expectations": {"models", "errors", "evaluators", "_text", "_serialize"},
+    # A transcript's problems, listed once for the loader and the runner: the registry's key
+    # checks, pause markers (voice), conditions and interruptions.
+    "_problems": {"models", "errors", "conditions", "expectations", "voice", "_serialize"},
     "loader": {
+        "_problems",
         "models",
         "errors",
         "expectations",
@@ -199,6 +203,7 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
     },
     "runner": {
+        "_problems",
         "models",
         "errors",
         "config",

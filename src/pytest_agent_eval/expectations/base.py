@@ -102,7 +102,10 @@ class ExpectKey:
     example: Any
     """A valid value, exercised by the tests: it must validate, load and build an evaluator."""
     check: Check | None = None
-    """A check the schema cannot express, run by the loader with file and line in the message."""
+    """A check the schema cannot express (a regex that compiles), run on every transcript
+    (`pytest_agent_eval._problems`): the loader adds file and line, the runner the turn."""
+    yaml_fix: str = ""
+    """How to fix what ``check`` finds in a YAML file; the loader adds it to the message."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,7 +15,7 @@ from typing import Any
 from .._text import shorten
 from ..models import EvalResult, Greeting, GreetingExpect, Transcript
 from .base import Expectation, ExpectKey, Problem, keyed, string_list, text_problems, unobserved
-from .reply_text import check_regexes
+from .reply_text import REGEX_YAML_FIX, check_regexes
 
 __all__ = ["EXPECTATION", "GREETING_SCHEMA", "GreetingEvaluator"]
 
@@ -126,6 +126,7 @@ EXPECTATION = Expectation(
             "adapters that cannot observe a greeting.",
             example={"contains_any": ["welcome"], "contains_none": ["sorry"]},
             check=_check_greeting,
+            yaml_fix=REGEX_YAML_FIX,
         ),
     ),
     greeting_checks=_greeting_checks,

@@ -17,7 +17,7 @@ from ..evaluators.base import DeterministicEvaluator
 from ..evaluators.tools import describe_calls
 from ..models import EvalResult, Expect, ToolCall, TurnContext
 from .base import Expectation, ExpectKey, Problem, keyed, string_list, text_problems, unobserved
-from .reply_text import check_regexes
+from .reply_text import REGEX_YAML_FIX, check_regexes
 
 __all__ = ["EXPECTATION", "TOOL_CALL_OUTCOME_SCHEMA", "ToolOutcomeEvaluator", "given_back"]
 
@@ -185,6 +185,7 @@ EXPECTATION = Expectation(
                 {"tool": "dessert_menu", "status": "error", "output_matches": ["service .*down"]},
             ],
             check=_check_entries,
+            yaml_fix=REGEX_YAML_FIX,
         ),
     ),
     checks=_checks,
