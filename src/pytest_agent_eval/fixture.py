@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
@@ -19,6 +19,7 @@ from ._async import SessionLoop
 from ._compat.pytest import NO_PARAM_WORDS
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
+from ._records import RecordedEval
 from .adapters.base import AgentAdapter, as_adapter
 from .conditions import streamed_conditions
 from .errors import AgentEvalError, TranscriptError
@@ -67,18 +68,6 @@ Define it in a conftest.py next to (or above) your transcripts, for example:
 
 session_key = pytest.StashKey[SessionSettings]()
 """On ``config.stash``: the session's settings, set in ``pytest_configure``."""
-
-
-class RecordedEval(NamedTuple):
-    """One eval a test ran, as kept on its item until the report is made."""
-
-    result: TranscriptResult
-    path: Path | None = None
-    """The file the transcript came from, if any."""
-    description: str = ""
-    """The transcript's ``description``."""
-    notes: tuple[str, ...] = ()
-    """Remarks on its inputs the reports show (a voice fixture made by the earlier package)."""
 
 
 records_key = pytest.StashKey[list[RecordedEval]]()

@@ -114,10 +114,14 @@ EXPORTS: dict[str, list[str]] = {
     "_problems": ["TranscriptProblem", "transcript_problems"],
     "_records": [
         "EvalRecord",
+        "RecordCollector",
+        "RecordedEval",
         "SessionRecords",
         "TestOutcome",
         "Verdict",
+        "iter_results",
         "put_records",
+        "read_record",
         "serialized_records",
     ],
     "_retry": [

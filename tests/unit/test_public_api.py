@@ -243,6 +243,7 @@ ALLOWED: dict[str, set[str]] = {
     "synthesize_audio": {"synthesize"},
     "schema": {"expectations", "conditions", "_atomic"},
     "fixture": {
+        "_records",  # what a test ran (RecordedEval), kept on its item
         "models",
         "errors",
         "config",

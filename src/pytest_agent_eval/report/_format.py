@@ -6,6 +6,7 @@ each other."""
 
 from __future__ import annotations
 
+from .._records import EvalRecord
 from .._text import TOOL_ARGS_MAX_CHARS, shorten
 from .._text import format_tool_call as fmt_tool_call
 from ..models import (
@@ -18,7 +19,7 @@ from ..models import (
     score_and_threshold_text,
 )
 from ._baseline import BaselineComparison
-from .records import EvalRecord, ReportData
+from .records import ReportData
 
 __all__ = [
     "AGENT_SPEECH_LABEL",

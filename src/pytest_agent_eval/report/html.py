@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, Usage
@@ -57,7 +58,7 @@ from ._format import (
     simulation_rows,
     verdict_label,
 )
-from .records import EvalRecord, ReportData
+from .records import ReportData
 
 __all__ = [
     "AUDIO_EMBED_BUDGET_BYTES",

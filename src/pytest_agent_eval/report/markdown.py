@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
@@ -52,7 +53,7 @@ from ._format import (
     simulation_rows,
     verdict_label,
 )
-from .records import EvalRecord, ReportData
+from .records import ReportData
 
 __all__ = [
     "INTERRUPTED",

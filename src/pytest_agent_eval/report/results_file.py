@@ -13,10 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._records import EvalRecord
 from ..models import Usage
 from ._baseline import BaselineError
 from ._format import BASELINE_HEADER, baseline_rows
-from .records import EvalRecord, ReportData
+from .records import ReportData
 
 __all__ = [
     "BASELINE_HEADER",

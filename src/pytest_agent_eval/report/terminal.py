@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ._format import (
@@ -30,7 +31,7 @@ from ._format import (
     shorten,
     verdict_label,
 )
-from .records import EvalRecord, ReportData
+from .records import ReportData
 
 __all__ = [
     "TerminalLine",
