@@ -970,6 +970,7 @@ EXPORTS: dict[str, list[str]] = {
     "legacy": ["MOVED", "build_evaluators", "install", "load_transcript", "moved_attr"],
     "loader": [
         "MAX_YAML_NODES",
+        "Presets",
         "Subject",
         "TRANSCRIPT_SUFFIXES",
         "YamlDocument",
@@ -981,6 +982,18 @@ EXPORTS: dict[str, list[str]] = {
         "load_transcripts",
         "read_yaml_document",
         "transcript_schema",
+    ],
+    "loader._build": ["Presets", "checked_build", "iter_audio_paths", "load_one"],
+    "loader._datasets": ["load_dataset", "project_folder"],
+    "loader._messages": ["short", "transcript_schema", "validate_schema", "yaml_type"],
+    "loader._yaml": [
+        "FieldPath",
+        "LineIndex",
+        "MAX_YAML_NODES",
+        "Subject",
+        "field_where",
+        "format_path",
+        "parse_yaml",
     ],
     "models": [
         "AgentReply",
