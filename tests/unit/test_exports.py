@@ -227,12 +227,6 @@ EXPORTS: dict[str, list[str]] = {
         "parse_number",
         "publish_eval_events",
     ],
-    "adapters.livekit._adapter": [
-        "LiveKitAdapter",
-        "LiveKitConversation",
-        "SessionFactory",
-        "SessionInfo",
-    ],
     "adapters.livekit._audio": [
         "FixtureAudio",
         "SpeechSegment",
@@ -243,12 +237,6 @@ EXPORTS: dict[str, list[str]] = {
         "load_fixture_audio",
         "speech_at_end",
         "speech_segment",
-    ],
-    "adapters.livekit._barge_in": [
-        "BargeInTurns",
-        "interrupting_turn",
-        "played_words",
-        "word_offset_s",
     ],
     "adapters.livekit._compat": [
         "LIVEKIT_AGENTS_VERSION",
@@ -290,14 +278,6 @@ EXPORTS: dict[str, list[str]] = {
         "vad_stream_vad",
         "watch_vad_events",
     ],
-    "adapters.livekit._hearing": [
-        "Hearing",
-    ],
-    "adapters.livekit._io": [
-        "CaptureAudioOutput",
-        "CaptureTextOutput",
-        "FrameQueueInput",
-    ],
     "adapters.livekit._logs": [
         "LiveKitLogScope",
         "ToolErrorSink",
@@ -315,44 +295,6 @@ EXPORTS: dict[str, list[str]] = {
         "replays_caught_up",
         "replays_served",
     ],
-    "adapters.livekit._room": [
-        "AGENTS_HINT",
-        "HEARING_HINT",
-        "HELPER_HINT",
-        "LiveKitRoomAdapter",
-        "LiveKitRoomConversation",
-    ],
-    "adapters.livekit._room_events": [
-        "EVAL_EVENTS_TOPIC",
-        "EVAL_EVENTS_VERSION",
-        "EVAL_LISTENER_ATTRIBUTE",
-        "EVAL_RPC_METHOD",
-        "EvalEventPublisher",
-        "capture_metadata",
-        "parse_eval_event",
-        "publish_eval_events",
-        "still_to_hear",
-    ],
-    "adapters.livekit._room_logs": [
-        "RoomShutdownLogs",
-        "quiet_room_shutdown",
-    ],
-    "adapters.livekit._room_observer": [
-        "ReplyStream",
-        "RoomObserver",
-        "TurnLog",
-    ],
-    "adapters.livekit._room_workers": [
-        "WorkerFile",
-        "find_worker_files",
-        "no_worker_advice",
-    ],
-    "adapters.livekit._scripted": [
-        "Rule",
-        "ScriptContext",
-        "ScriptedLLM",
-        "parse_number",
-    ],
     "adapters.livekit._segments": [
         "FixtureScan",
         "SessionVAD",
@@ -361,17 +303,6 @@ EXPORTS: dict[str, list[str]] = {
         "scan_fixture",
         "scan_segments",
         "scans_run",
-    ],
-    "adapters.livekit._stt": [
-        "FixtureTextSTT",
-        "Recognition",
-        "SegmentListener",
-        "SegmentSTT",
-        "WhisperSTT",
-        "assign_phrases",
-    ],
-    "adapters.livekit._tts": [
-        "SynthesizerTTS",
     ],
     "adapters.livekit._turn": [
         "SLOW_AGENT",
@@ -1346,16 +1277,6 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "simulation._voice": [
         "CallerVoice",
-    ],
-    "speech": [
-        "MAX_PAUSE_S",
-        "Pause",
-        "PauseMarkupError",
-        "Phrase",
-        "has_pause_markup",
-        "phrases_of",
-        "split_speech",
-        "spoken_text",
     ],
     "synthesize": [
         "DEFAULT_SAMPLE_RATE",

@@ -149,7 +149,6 @@ ALLOWED: dict[str, set[str]] = {
     "_retry": {"_text"},
     "_compat": {"models"},
     "models": {"errors", "_serialize"},
-    "speech": {"voice"},
     "_records": {"models", "_serialize"},
     # Pure settings, no pytest; builds the judges' JudgeSettings (evaluators._judge_settings).
     "config": {"errors", "models", "_text", "conditions", "evaluators"},  # condition presets

@@ -139,7 +139,7 @@ class TurnInput:
     @property
     def text(self) -> str:
         """The user's words, as a text agent receives them: pause markers (``[pause 2s]``, for
-        synthesized audio) are taken out (`pytest_agent_eval.speech.spoken_text`)."""
+        synthesized audio) are taken out (`pytest_agent_eval.voice.spoken_text`)."""
         return spoken_text(self.turn.user)
 
 

@@ -470,7 +470,7 @@ class AgentTurn(_AgentTurnFields):
             agent that does not publish them, say); None when it could. Tool checks then error
             with this reason instead of passing on an empty list.
         wer: Voice turns: the word error rate of ``heard`` against the words the user spoke
-            (`pytest_agent_eval.speech.spoken_text` of the turn's ``user``), with the
+            (`pytest_agent_eval.voice.spoken_text` of the turn's ``user``), with the
             number-aware normalizer of ``--verify``; None for a text turn or when nothing was
             reported as heard. The runner fills it in when the adapter did not.
         audio_in: Voice adapters: the exact audio the turn streamed to the agent (after its
