@@ -1,26 +1,36 @@
-"""One eval's record and the session's records: the data both the gates and the reports read.
+"""Records, in one home: what a test ran, one eval's record, the session's records, and the
+collector that gathers them from pytest reports; the data both the gates and the reports read.
 
-An `EvalRecord` is written by the plugin onto each test report in serialized form (plain JSON,
-by the one typed serializer) and read back on the controller, also across xdist workers; that
-is the only form in which results travel. Kept apart from `report/` so `gates` can take records
-without importing the report package, which itself imports `gates`. Nothing here renders.
+A test keeps each eval it ran as a `RecordedEval` on its item; the plugin writes it onto each
+test report as an `EvalRecord` in serialized form (plain JSON, by the one typed serializer)
+and the `RecordCollector` reads it back on the controller, also across xdist workers; that is
+the only form in which results travel. Below `gates` and `report/` (which both import it), so
+`gates` takes records without importing the report package. Nothing here renders.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._serialize import from_json, to_json
 from .models import TranscriptResult
 
+if TYPE_CHECKING:
+    import pytest
+
 __all__ = [
     "EvalRecord",
+    "RecordCollector",
+    "RecordedEval",
     "SessionRecords",
     "TestOutcome",
     "Verdict",
+    "iter_results",
     "put_records",
+    "read_record",
     "serialized_records",
 ]
 
@@ -29,6 +39,18 @@ Verdict = Literal["passed", "failed", "error", "skipped"]
 
 TestOutcome = Literal["passed", "failed", "error", "skipped"]
 """The pytest outcome of a whole test: ``failed`` in the call phase, ``error`` in setup/teardown."""
+
+
+class RecordedEval(NamedTuple):
+    """One eval a test ran, as kept on its item until the report is made."""
+
+    result: TranscriptResult
+    path: Path | None = None
+    """The file the transcript came from, if any."""
+    description: str = ""
+    """The transcript's ``description``."""
+    notes: tuple[str, ...] = ()
+    """Remarks on its inputs the reports show (a voice fixture made by the earlier package)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,3 +240,118 @@ def serialized_records(report: Any) -> list[Mapping[str, Any]]:
     if isinstance(single, Mapping):
         return [single]
     return []
+
+
+def read_record(
+    data: Mapping[str, Any],
+    *,
+    outcome: TestOutcome,
+    index: int = 0,
+    duration_s: float | None = None,
+) -> EvalRecord:
+    """An `EvalRecord` from its serialized form, with the test's outcome, its position and
+    how long its call phase took."""
+    return replace(
+        EvalRecord.from_dict(data), test_outcome=outcome, index=index, duration_s=duration_s
+    )
+
+
+@dataclass
+class _TestState:
+    """What the collector has seen of one test across its phases."""
+
+    outcome: TestOutcome = "passed"
+    call_records: list[Mapping[str, Any]] | None = None
+    """Serialized records of the call phase (the eval ran)."""
+    other_records: list[Mapping[str, Any]] | None = None
+    """Serialized records of the first other phase that had some (skipped or errored)."""
+    duration_s: float | None = None
+    """How long the phase that ran the eval took (the call, or the setup it is reported as)."""
+
+
+class RecordCollector:
+    """Collects `EvalRecord` s from test reports, on the xdist controller or a single process.
+
+    Feed it every `pytest.TestReport` (``pytest_runtest_logreport``) and every failed
+    `pytest.CollectReport`, then call `build`.
+    """
+
+    def __init__(self) -> None:
+        self._tests: dict[str, _TestState] = {}
+        self._failed: list[str] = []
+        self.finished: set[str] = set()
+        """Tests that reached a verdict: a call phase, or a setup that failed or skipped."""
+
+    def add_test_report(self, report: pytest.TestReport) -> None:
+        """Take one phase's report into account."""
+        if report.outcome == "rerun":  # type: ignore[comparison-overlap]
+            # pytest-rerunfailures: only the final attempt counts.
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.finished.add(report.nodeid)
+        serialized = serialized_records(report)
+        state = self._tests.get(report.nodeid)
+        if state is None:
+            state = self._tests[report.nodeid] = _TestState()
+        if serialized:
+            # An eval that could not evaluate the agent reports its call as a failed setup
+            # (``eval_items.make_error``); its records are still the call's.
+            if report.when == "call" or getattr(report, "agent_eval_error", None):
+                state.call_records = serialized
+                state.duration_s = getattr(report, "duration", None)
+            elif state.other_records is None:
+                state.other_records = serialized
+        if report.failed:
+            if state.outcome not in ("failed", "error"):
+                self._failed.append(report.nodeid)
+            state.outcome = "failed" if report.when == "call" else "error"
+        elif report.skipped and state.outcome == "passed":
+            state.outcome = "skipped"
+
+    def add_collect_failure(self, nodeid: str) -> None:
+        """Note a file or module that could not be collected (never absorbable)."""
+        self._failed.append(nodeid or "<collection>")
+
+    def build(self) -> SessionRecords:
+        """The records gathered so far."""
+        records: list[EvalRecord] = []
+        plain: list[EvalRecord] = []
+        eval_ids: set[str] = set()
+        failed_in_call: set[str] = set()
+        errored: set[str] = set()
+        for nodeid, state in self._tests.items():
+            if state.outcome == "failed":
+                failed_in_call.add(nodeid)
+            elif state.outcome == "error":
+                errored.add(nodeid)
+            serialized = state.call_records or state.other_records
+            if not serialized:
+                continue
+            eval_ids.add(nodeid)
+            for index, data in enumerate(serialized):
+                record = read_record(
+                    data, outcome=state.outcome, index=index, duration_s=state.duration_s
+                )
+                if not record.nodeid:
+                    record = replace(
+                        record, nodeid=nodeid, transcript_id=record.transcript_id or nodeid
+                    )
+                (plain if record.kind == "plain" else records).append(record)
+        # Sorted, so a report reads the same whatever order (xdist) tests finished in.
+        records.sort(key=lambda r: (r.nodeid, r.index))
+        plain.sort(key=lambda r: r.nodeid)
+        return SessionRecords(
+            records=tuple(records),
+            failed_nodeids=tuple(self._failed),
+            eval_nodeids=frozenset(eval_ids),
+            failed_in_call=frozenset(failed_in_call),
+            errored_nodeids=frozenset(errored),
+            plain=tuple(plain),
+        )
+
+
+def iter_results(records: Iterable[EvalRecord]) -> Iterable[tuple[EvalRecord, TranscriptResult]]:
+    """The records that have a result, paired with it."""
+    for record in records:
+        if record.result is not None:
+            yield record, record.result

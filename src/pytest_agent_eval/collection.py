@@ -21,7 +21,7 @@ that run a simulated caller; `transcript_items` names, checks and parametrizes b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,19 +70,26 @@ def _is_under(path: Path, folders: Iterable[Path]) -> bool:
     return any(resolved == f or f in resolved.parents for f in folders)
 
 
-def collect_transcript_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
-    """A `TranscriptFile` for a ``*.yaml`` / ``*.yml`` under ``yaml_dirs`` (a simulation's
-    file for a simulation or a LiveKit ``scenarios.yaml``), else None."""
+FileCollector = Callable[[Path, pytest.Collector], "pytest.File | None"]
+"""A collector of one other kind of YAML file under ``yaml_dirs``: its `pytest.File`, or None
+when the file is not of its kind."""
+
+
+def collect_transcript_file(
+    file_path: Path, parent: pytest.Collector, *, other_kinds: Sequence[FileCollector] = ()
+) -> pytest.File | None:
+    """A `TranscriptFile` for a ``*.yaml`` / ``*.yml`` under ``yaml_dirs``, else None; the
+    first of ``other_kinds`` that recognizes the file collects it instead (the plugin passes
+    the simulation collector: a simulation file, a LiveKit ``scenarios.yaml``)."""
     session = parent.config.stash.get(session_key, None)
     if session is None or file_path.suffix not in TRANSCRIPT_SUFFIXES:
         return None
     if is_ignored_file(file_path) or not _is_under(file_path, session.settings.yaml_paths):
         return None
-    from .simulation import collect_simulation_file
-
-    simulations = collect_simulation_file(file_path, parent)
-    if simulations is not None:
-        return simulations
+    for collect in other_kinds:
+        found = collect(file_path, parent)
+        if found is not None:
+            return found
     return TranscriptFile.from_parent(parent, path=file_path)
 
 

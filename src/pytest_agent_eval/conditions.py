@@ -40,6 +40,7 @@ __all__ = [
     "parse_conditions",
     "parse_presets",
     "resolve_condition",
+    "streamed_conditions",
     "turn_conditions",
 ]
 
@@ -534,6 +535,15 @@ def turn_conditions(transcript: Transcript, index: int) -> list[AudioCondition]:
     """The conditions turn ``index`` streams under: its own, then the transcript's (which, in
     an expanded variant, end with the variant's)."""
     return [*transcript.turns[index].conditions, *transcript.conditions]
+
+
+def streamed_conditions(transcript: Transcript, index: int) -> tuple[AudioCondition, ...]:
+    """The conditions turn ``index``'s audio streams under (`turn_conditions`), or none for a
+    text turn, which has no audio to change: what the runner hands the adapter on the turn's
+    `TurnInput` and, for every turn at once, on `ConversationInfo.turn_conditions`."""
+    if transcript.turns[index].audio is None:
+        return ()
+    return tuple(turn_conditions(transcript, index))
 
 
 def condition_seed(transcript: Transcript, turn_index: int, run_index: int) -> int:

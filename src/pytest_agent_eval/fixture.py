@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
@@ -19,8 +19,9 @@ from ._async import SessionLoop
 from ._compat.pytest import NO_PARAM_WORDS
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
+from ._records import RecordedEval
 from .adapters.base import AgentAdapter, as_adapter
-from .conditions import turn_conditions
+from .conditions import streamed_conditions
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
 from .report.progress import live_progress
@@ -67,18 +68,6 @@ Define it in a conftest.py next to (or above) your transcripts, for example:
 
 session_key = pytest.StashKey[SessionSettings]()
 """On ``config.stash``: the session's settings, set in ``pytest_configure``."""
-
-
-class RecordedEval(NamedTuple):
-    """One eval a test ran, as kept on its item until the report is made."""
-
-    result: TranscriptResult
-    path: Path | None = None
-    """The file the transcript came from, if any."""
-    description: str = ""
-    """The transcript's ``description``."""
-    notes: tuple[str, ...] = ()
-    """Remarks on its inputs the reports show (a voice fixture made by the earlier package)."""
 
 
 records_key = pytest.StashKey[list[RecordedEval]]()
@@ -311,10 +300,7 @@ def _unheard_conditions(transcript: Transcript, adapter: Any) -> str | None:
     variant), which a text agent never hears, so it would run exactly like the clean one and
     its result would say nothing about those conditions. None when it has no conditions."""
     conditions = [
-        c
-        for i, turn in enumerate(transcript.turns)
-        if turn.audio is not None
-        for c in turn_conditions(transcript, i)
+        c for i in range(len(transcript.turns)) for c in streamed_conditions(transcript, i)
     ]
     if not conditions:
         return None

@@ -38,6 +38,18 @@ MOVED: dict[str, dict[str, str]] = {
         "load_transcript": f"{_PACKAGE}.legacy:load_transcript",
         "TranscriptError": f"{_PACKAGE}:TranscriptError",
     },
+    # The pause markup's module of 0.4, now the voice package's (its four taught names are
+    # public there; the rest resolve to the private module).
+    f"{_PACKAGE}.speech": {
+        "Pause": f"{_PACKAGE}.voice:Pause",
+        "Phrase": f"{_PACKAGE}.voice:Phrase",
+        "split_speech": f"{_PACKAGE}.voice:split_speech",
+        "spoken_text": f"{_PACKAGE}.voice:spoken_text",
+        "MAX_PAUSE_S": f"{_PACKAGE}.voice._speech:MAX_PAUSE_S",
+        "PauseMarkupError": f"{_PACKAGE}.voice._speech:PauseMarkupError",
+        "has_pause_markup": f"{_PACKAGE}.voice._speech:has_pause_markup",
+        "phrases_of": f"{_PACKAGE}.voice._speech:phrases_of",
+    },
     # Names public modules lost (served by the module's own __getattr__ through moved_attr).
     f"{_PACKAGE}.evaluators": {
         "build_evaluators": f"{_PACKAGE}.legacy:build_evaluators",
@@ -58,6 +70,10 @@ def _replacement_text(target: str) -> str:
         )
     if module == f"{_PACKAGE}.legacy":  # kept as code here: the public loader is the new home
         return f"use {_PACKAGE}.load_transcript_file(path) (it takes a Path)"
+    if module == f"{_PACKAGE}.voice._speech" and attr == "PauseMarkupError":
+        return f"catch {_PACKAGE}.TranscriptError, which a malformed pause marker raises"
+    if "._" in module:  # no public home: say so, and where it resolves for now
+        return f"it is no longer public (for now it is {module}.{attr}, which may change)"
     return f"import it from {module}"
 
 

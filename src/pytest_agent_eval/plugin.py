@@ -137,7 +137,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    return collect_transcript_file(file_path, parent)
+    return collect_transcript_file(file_path, parent, other_kinds=(_simulation_file,))
+
+
+def _simulation_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
+    """A simulation file's collector, the simulation package imported only once a YAML file
+    under ``yaml_dirs`` is collected (``import pytest_agent_eval.plugin`` stays light)."""
+    from .simulation import collect_simulation_file
+
+    return collect_simulation_file(file_path, parent)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

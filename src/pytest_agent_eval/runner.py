@@ -43,9 +43,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ._problems import transcript_problems
 from ._sanitize import scrub
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
-from .conditions import condition_problems, condition_seed, turn_conditions
 from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
 from .errors import (
     AdapterError,
@@ -60,7 +60,6 @@ from .expectations import (
     build_greeting_checks,
     build_result_checks,
 )
-from .expectations.barge_in import interrupt_problems
 from .models import (
     AgentReply,
     Greeting,
@@ -74,7 +73,7 @@ from .models import (
     describe_conditions,
     passes_needed,
 )
-from .voice._speech import PauseMarkupError, spoken_text
+from .voice._speech import spoken_text
 
 __all__ = [
     "RunScript",
@@ -214,11 +213,10 @@ async def run_transcript(
             f"transcript {transcript.id!r} has no turns, so there is nothing to run; add at "
             "least one Turn(...) to its turns"
         )
-    _check_audio_plan(transcript)
+    _check_transcript(transcript)
     adapter = as_adapter(agent)
     await _prepare(adapter, transcript)
 
-    _check_pause_markup(transcript)
     if scripts is None:
         evaluators = [
             turn_evaluators(transcript, i, settings) for i in range(len(transcript.turns))
@@ -229,7 +227,7 @@ async def run_transcript(
 
     script_for = scripts
     result_checks = build_result_checks(transcript)
-    greeting_checks = _greeting_checks_for(transcript)
+    greeting_checks = build_greeting_checks(transcript)
     timeout_s = transcript.turn_timeout_s or settings.turn_timeout_s
     planned = transcript.runs
     needed = passes_needed(transcript.threshold, planned)
@@ -344,41 +342,18 @@ async def _prepare(adapter: AgentAdapter, transcript: Transcript) -> None:
         ) from exc
 
 
-def _check_audio_plan(transcript: Transcript) -> None:
-    """Variants must be expanded, and conditions and interruptions must be able to work (the
-    loader checks YAML files; this covers transcripts built in Python)."""
+def _check_transcript(transcript: Transcript) -> None:
+    """Variants must be expanded, and the transcript must have no problem
+    (`transcript_problems`; the loader raised them for YAML files already, this covers
+    transcripts built in Python), before the adapter or the agent is touched."""
     for made, what in ((transcript.variants, "variants"), (transcript.cases, "cases")):
         if made:
             raise TranscriptError(
                 f"transcript {transcript.id!r} has {what}, which make one test each; run each "
                 "of pytest_agent_eval.expansion.expand(transcript) instead"
             )
-    for index, problem in [*condition_problems(transcript), *interrupt_problems(transcript)]:
-        where = f"transcript {transcript.id!r}" + (
-            f", turn {index + 1}" if index is not None else ""
-        )
-        raise TranscriptError(f"{where}: {problem}")
-
-
-def _check_pause_markup(transcript: Transcript) -> None:
-    """Every turn's pause markers must parse before any run (the loader checks YAML files; this
-    covers transcripts built in Python)."""
-    for index, turn in enumerate(transcript.turns):
-        try:
-            spoken_text(turn.user)
-        except PauseMarkupError as exc:
-            raise PauseMarkupError(
-                f"transcript {transcript.id!r}, turn {index + 1}: user: {exc}"
-            ) from None
-
-
-def _greeting_checks_for(transcript: Transcript) -> list[Any]:
-    try:
-        return build_greeting_checks(transcript)
-    except re.error as exc:
-        raise TranscriptError(
-            f"transcript {transcript.id!r}, greeting: invalid regex '{exc.pattern!s}': {exc}"
-        ) from None
+    for found in transcript_problems(transcript):
+        raise found.in_python(transcript.id)
 
 
 def turn_evaluators(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
@@ -532,22 +507,19 @@ async def _run_turn(
     words = spoken_text(turn.user)
     history.append(Message("user", words, audio=audio))
     audio_text = str(audio) if audio else None
-    conditions = tuple(turn_conditions(transcript, turn_index)) if audio is not None else ()
-    described = describe_conditions(conditions) or None
+    sent = TurnInput.of(
+        transcript,
+        turn_index,
+        run_index,
+        history=history,
+        interrupted_by=TurnInput.interrupting(transcript, turn_index, run_index),
+    )
+    described = describe_conditions(sent.conditions) or None
     started = time.perf_counter()
     deadline = asyncio.timeout(timeout_s)
     try:
         async with deadline:
-            reply = await conversation.respond(
-                TurnInput(
-                    turn=turn,
-                    index=turn_index,
-                    history=list(history),
-                    audio=audio,
-                    conditions=conditions,
-                    seed=condition_seed(transcript, turn_index, run_index),
-                )
-            )
+            reply = await conversation.respond(sent)
         if not isinstance(reply, AgentReply):
             reply = coerce_reply(reply)
     except (Exception, SystemExit) as exc:  # the run boundary

@@ -20,7 +20,7 @@ from livekit_support import booking, converse, run, transcript
 
 from pytest_agent_eval.adapters.livekit import FixtureTextSTT, LiveKitAdapter
 from pytest_agent_eval.adapters.livekit._audio import load_fixture_audio
-from pytest_agent_eval.adapters.livekit._stt import assign_phrases
+from pytest_agent_eval.adapters.livekit.offline._stt import assign_phrases
 from pytest_agent_eval.audio_fixtures import (
     TimedPhrase,
     prove_fixture_text,

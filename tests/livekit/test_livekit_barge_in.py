@@ -20,8 +20,8 @@ from pytest_agent_eval.adapters.livekit import (
     WhisperSTT,
     eval_session_kwargs,
 )
-from pytest_agent_eval.adapters.livekit._barge_in import played_words, word_offset_s
 from pytest_agent_eval.adapters.livekit._replay import replays_served
+from pytest_agent_eval.adapters.livekit.session._barge_in import played_words, word_offset_s
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import TranscriptResult

@@ -360,7 +360,7 @@ def test_a_cancelled_tool_call_is_unfinished_not_a_call_that_returned_nothing() 
 
 
 def test_a_turn_has_had_its_fixture_only_when_every_segment_was_heard_and_taken_in() -> None:
-    from pytest_agent_eval.adapters.livekit._hearing import Hearing
+    from pytest_agent_eval.voice._hearing import Hearing
 
     hearing = Hearing(fixture="q.wav", segments=2)
     assert "ended 0 of the 2 speech segment(s) of q.wav" in (hearing.missing() or "")

@@ -29,14 +29,9 @@ from pytest_agent_eval.audio_fixtures import (
 )
 from pytest_agent_eval.config import parse_settings
 from pytest_agent_eval.errors import ConfigError
-from pytest_agent_eval.speech import (
-    Pause,
-    PauseMarkupError,
-    Phrase,
-    split_speech,
-    spoken_text,
-)
 from pytest_agent_eval.synthesize.cli import main
+from pytest_agent_eval.voice import Pause, Phrase, split_speech, spoken_text
+from pytest_agent_eval.voice._speech import PauseMarkupError
 
 from .conftest import as_recording
 

@@ -392,7 +392,7 @@ def test_a_text_agent_gets_the_words_without_pause_markers() -> None:
 
 
 def test_a_malformed_pause_marker_fails_before_any_run() -> None:
-    from pytest_agent_eval.speech import PauseMarkupError
+    from pytest_agent_eval.voice._speech import PauseMarkupError
 
     adapter = RecordingAdapter()
     script = transcript(turns=[Turn("hello"), Turn("Hi [pause soon] there")])

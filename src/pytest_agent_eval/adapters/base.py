@@ -33,6 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .._async import call_in_thread
 from .._text import short_repr
+from ..conditions import condition_seed, streamed_conditions
 from ..errors import AdapterError
 from ..models import AgentReply, AudioCondition, Greeting, Message, ToolCall, Transcript, Turn
 from ..voice._speech import spoken_text
@@ -65,6 +66,16 @@ class ConversationInfo:
     save_audio_dir: Path | None = None
     """Where a voice adapter saves the exact audio each turn streams (after its audio
     conditions), when asked to (``--agent-eval-save-audio``); None: not saved."""
+    turn_conditions: tuple[tuple[AudioCondition, ...], ...] = field(init=False)
+    """The audio conditions of each turn of ``transcript``, as its `TurnInput` will carry them
+    (none for a text turn), derived once here: for an adapter that must refuse a run before
+    its first turn (an STT that would hear through the noise)."""
+
+    def __post_init__(self) -> None:
+        chains = tuple(
+            streamed_conditions(self.transcript, i) for i in range(len(self.transcript.turns))
+        )
+        object.__setattr__(self, "turn_conditions", chains)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,11 +95,51 @@ class TurnInput:
     turn's own, the transcript's, the variant's; `pytest_agent_eval.conditions`)."""
     seed: int = 0
     """Seed of the random parts of ``conditions`` for this turn of this run."""
+    interrupted_by: TurnInput | None = None
+    """The next turn, as it will be sent, when it speaks over the agent's reply to this one
+    (its ``interrupt:``, with audio): a voice adapter plays it into this turn's reply. None
+    when the next turn does not interrupt (or is not known yet: a simulated caller's)."""
+
+    @classmethod
+    def of(
+        cls,
+        transcript: Transcript,
+        index: int,
+        run_index: int,
+        *,
+        history: Sequence[Message] = (),
+        interrupted_by: TurnInput | None = None,
+    ) -> TurnInput:
+        """Turn ``index`` of ``transcript`` in run ``run_index``, as the runner sends it: its
+        resolved audio, its chain of audio conditions (`streamed_conditions`) and their seed
+        (`condition_seed`), derived here once for every adapter."""
+        turn = transcript.turns[index]
+        return cls(
+            turn=turn,
+            index=index,
+            history=list(history),
+            audio=Path(turn.audio) if turn.audio is not None else None,
+            conditions=streamed_conditions(transcript, index),
+            seed=condition_seed(transcript, index, run_index),
+            interrupted_by=interrupted_by,
+        )
+
+    @classmethod
+    def interrupting(cls, transcript: Transcript, index: int, run_index: int) -> TurnInput | None:
+        """Turn ``index + 1`` as it will be sent, when it interrupts the reply to turn
+        ``index`` (an ``interrupt:`` and audio); None otherwise."""
+        following = index + 1
+        if following >= len(transcript.turns):
+            return None
+        turn = transcript.turns[following]
+        if turn.interrupt is None or turn.audio is None:
+            return None
+        return cls.of(transcript, following, run_index)
 
     @property
     def text(self) -> str:
         """The user's words, as a text agent receives them: pause markers (``[pause 2s]``, for
-        synthesized audio) are taken out (`pytest_agent_eval.speech.spoken_text`)."""
+        synthesized audio) are taken out (`pytest_agent_eval.voice.spoken_text`)."""
         return spoken_text(self.turn.user)
 
 

@@ -13,10 +13,13 @@ unless a subclass overrides ``evaluate``.
 from __future__ import annotations
 
 import inspect
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .. import _text
+from .._text import patterns_as_written
 from ..models import EvalResult, Greeting, TurnContext
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "located",
     "shorten",
     "source_of",
+    "text_problems",
     "unobserved",
     "with_source",
 ]
@@ -182,3 +186,33 @@ async def evaluate_safely(evaluator: Any, ctx: TurnContext | Greeting | None) ->
 def shorten(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters with an ellipsis, for failure reasons."""
     return _text.shorten(text, limit)
+
+
+def text_problems(
+    text: str,
+    label: str,
+    *,
+    contains_any: Sequence[str] = (),
+    contains_all: Sequence[str] = (),
+    contains_none: Sequence[str] = (),
+    matches_any: Sequence[str] = (),
+    matches_all: Sequence[str] = (),
+) -> list[str]:
+    """What is wrong with ``text`` against the usual text checks (all case-insensitive; regexes
+    with ``re.search``), one phrase per failed check naming ``label``; empty when all pass."""
+    lowered = text.lower()
+    problems: list[str] = []
+    if contains_any and not any(s.lower() in lowered for s in contains_any):
+        problems.append(f"{label} contains none of {list(contains_any)!r}")
+    missing = [s for s in contains_all if s.lower() not in lowered]
+    if missing:
+        problems.append(f"{label} is missing {missing!r}")
+    found = [s for s in contains_none if s.lower() in lowered]
+    if found:
+        problems.append(f"{label} contains {found!r}, which must not appear")
+    if matches_any and not any(re.search(p, text, re.IGNORECASE) for p in matches_any):
+        problems.append(f"{label} matches none of the patterns {patterns_as_written(matches_any)}")
+    unmatched = [p for p in matches_all if not re.search(p, text, re.IGNORECASE)]
+    if unmatched:
+        problems.append(f"{label} does not match {patterns_as_written(unmatched)}")
+    return problems

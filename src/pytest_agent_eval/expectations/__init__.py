@@ -8,9 +8,10 @@ Adding an expectation (see ``reply_contains_none.py``, the smallest complete one
 
 1. write a module here declaring ``EXPECTATION``: its keys (name, schema fragment, description,
    example, optional extra check) and how it builds its evaluators (``checks`` and/or
-   ``judges``); a small evaluator class can live in the same module;
+   ``judges``); a new evaluator class goes in ``evaluators/_<name>.py`` (every evaluator
+   class lives in `pytest_agent_eval.evaluators`, which never imports this package);
 2. list it in `EXPECTATIONS` at the place its evaluators should run;
-3. add one field per key to `Expect` in models.py, after every existing field (it is
+3. add one field per key to `Expect` in models/_inputs.py, after every existing field (it is
    positional), with an empty default;
 4. run ``python -m pytest_agent_eval.schema`` to regenerate the shipped schema and the docs
    table;

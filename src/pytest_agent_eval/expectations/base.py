@@ -13,14 +13,12 @@ check that could not observe what it asserts (`unobserved`).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from .._text import patterns_as_written
 from ..evaluators._judge_settings import JudgeSettings
-from ..evaluators.base import CheckSource, unobserved, with_source
+from ..evaluators.base import CheckSource, text_problems, unobserved, with_source
 from ..models import Expect, Transcript, Turn
 
 __all__ = [
@@ -102,7 +100,10 @@ class ExpectKey:
     example: Any
     """A valid value, exercised by the tests: it must validate, load and build an evaluator."""
     check: Check | None = None
-    """A check the schema cannot express, run by the loader with file and line in the message."""
+    """A check the schema cannot express (a regex that compiles), run on every transcript
+    (`pytest_agent_eval._problems`): the loader adds file and line, the runner the turn."""
+    yaml_fix: str = ""
+    """How to fix what ``check`` finds in a YAML file; the loader adds it to the message."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,33 +143,3 @@ class Expectation:
     """Checks of the whole result of all runs (``latency_p95_ms_max``), from top-level keys.
     Each has ``evaluate(result: TranscriptResult) -> EvalResult``; the transcript passes only
     when every one passes."""
-
-
-def text_problems(
-    text: str,
-    label: str,
-    *,
-    contains_any: Sequence[str] = (),
-    contains_all: Sequence[str] = (),
-    contains_none: Sequence[str] = (),
-    matches_any: Sequence[str] = (),
-    matches_all: Sequence[str] = (),
-) -> list[str]:
-    """What is wrong with ``text`` against the usual text checks (all case-insensitive; regexes
-    with ``re.search``), one phrase per failed check naming ``label``; empty when all pass."""
-    lowered = text.lower()
-    problems: list[str] = []
-    if contains_any and not any(s.lower() in lowered for s in contains_any):
-        problems.append(f"{label} contains none of {list(contains_any)!r}")
-    missing = [s for s in contains_all if s.lower() not in lowered]
-    if missing:
-        problems.append(f"{label} is missing {missing!r}")
-    found = [s for s in contains_none if s.lower() in lowered]
-    if found:
-        problems.append(f"{label} contains {found!r}, which must not appear")
-    if matches_any and not any(re.search(p, text, re.IGNORECASE) for p in matches_any):
-        problems.append(f"{label} matches none of the patterns {patterns_as_written(matches_any)}")
-    unmatched = [p for p in matches_all if not re.search(p, text, re.IGNORECASE)]
-    if unmatched:
-        problems.append(f"{label} does not match {patterns_as_written(unmatched)}")
-    return problems

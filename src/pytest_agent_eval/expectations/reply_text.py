@@ -10,7 +10,7 @@ from ..evaluators.reply import ContainsEvaluator
 from ..models import Expect
 from .base import Expectation, ExpectKey, Problem, keyed, string_list
 
-__all__ = ["EXPECTATION", "check_regexes"]
+__all__ = ["EXPECTATION", "REGEX_YAML_FIX", "check_regexes"]
 
 
 def check_regexes(patterns: Any) -> Iterable[Problem]:
@@ -21,9 +21,15 @@ def check_regexes(patterns: Any) -> Iterable[Problem]:
         except re.error as exc:
             yield (
                 (index,),
-                f"invalid regex '{pattern}': {exc}. In YAML, double-quote patterns and double "
-                "the backslashes (\"\\\\d+\"), or single-quote them ('\\d+')",
+                f"invalid regex '{pattern}': {exc}",
             )
+
+
+REGEX_YAML_FIX = (
+    'In YAML, double-quote patterns and double the backslashes ("\\\\d+"), or single-quote '
+    "them ('\\d+')"
+)
+"""The fix of an invalid regex in a YAML file (the keys whose check is `check_regexes`)."""
 
 
 _KEYS = (
@@ -70,6 +76,7 @@ EXPECTATION = Expectation(
             "(re.search, case-insensitive).",
             example=["BK-\\d+"],
             check=check_regexes,
+            yaml_fix=REGEX_YAML_FIX,
         ),
         ExpectKey(
             name="reply_matches_all",
@@ -78,6 +85,7 @@ EXPECTATION = Expectation(
             "(re.search, case-insensitive).",
             example=["\\d+ (people|guests)"],
             check=check_regexes,
+            yaml_fix=REGEX_YAML_FIX,
         ),
     ),
     checks=_checks,

@@ -1,7 +1,12 @@
-"""Number and value formats shared by the terminal, markdown and HTML reports."""
+"""The wording and formats every report shares, in one module: numbers, scores and intervals,
+the headline sentences (nothing ran, interrupted), the baseline table's columns and rows, the
+failure text. The renderers (terminal, markdown, HTML, the results file, the JUnit properties
+and pytest's short summary through `account`) import their shared text from here, never from
+each other."""
 
 from __future__ import annotations
 
+from .._records import EvalRecord
 from .._text import TOOL_ARGS_MAX_CHARS, shorten
 from .._text import format_tool_call as fmt_tool_call
 from ..models import (
@@ -13,16 +18,20 @@ from ..models import (
     Usage,
     score_and_threshold_text,
 )
-from .records import EvalRecord, ReportData
+from ._baseline import BaselineComparison
+from .records import ReportData
 
 __all__ = [
     "AGENT_SPEECH_LABEL",
+    "BASELINE_HEADER",
     "COLLECTION_STOPPED",
     "INTERRUPTED",
+    "NOTHING_RAN",
     "NO_RESULT",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
     "agent_rows",
+    "baseline_rows",
     "cost_lines",
     "fmt_agent_speech",
     "fmt_barge_in",
@@ -44,6 +53,7 @@ __all__ = [
     "fmt_wer",
     "greeting_shown",
     "heard_rows",
+    "interrupted_lines",
     "latency_fact",
     "latency_lines",
     "score_fact",
@@ -458,3 +468,56 @@ def cost_lines(data: ReportData) -> list[str]:
             "in [tool.agent_eval.prices])"
         )
     return lines
+
+
+NOTHING_RAN = "No eval test ran in this session."
+"""The sentence a report holds instead of results when every eval was skipped or deselected."""
+
+
+def interrupted_lines(data: ReportData) -> list[str]:
+    """The notice of a session that did not run every eval (interrupted, or files that failed
+    to load) and what did not run, as plain text lines; empty for a complete session."""
+    notice = session_notice(data)
+    if notice is None:
+        return []
+    head, lists = notice
+    return [head, *(line for title, items in lists for line in (title, *items))]
+
+
+BASELINE_HEADER = (
+    "Transcript",
+    "Then",
+    "Now",
+    "Change",
+    "p",
+    "Δ p95 latency",
+    "Δ agent tokens/run",
+)
+"""The columns of the baseline table in every report."""
+
+
+def _score_text(score: float | None, ci: tuple[float, float] | None, runs: str) -> str:
+    if score is None or ci is None:
+        return "–"
+    return f"{score:.2f} [{ci[0]:.2f}–{ci[1]:.2f}] ({runs})"
+
+
+def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
+    """One row per compared eval, in the order of `BASELINE_HEADER`; regressions first."""
+    order = {"regressed": 0, "not comparable": 1, "improved": 2, "unchanged": 3}
+    rows = []
+    for c in sorted(comparison.changes, key=lambda c: order[c.change]):
+        latency = "–" if c.latency_delta_s is None else f"{c.latency_delta_s:+.2f} s"
+        tokens = "–" if c.tokens_delta_per_run is None else f"{c.tokens_delta_per_run:+,.0f}"
+        rows.append(
+            [
+                c.label,
+                _score_text(c.then_score, c.then_ci, c.then_runs),
+                _score_text(c.now_score, c.now_ci, c.now_runs),
+                "unchanged within noise" if c.change == "unchanged" else c.change,
+                "–" if c.p_value is None else f"{c.p_value:.3f}",
+                latency,
+                tokens,
+            ]
+        )
+    return rows

@@ -17,14 +17,18 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, Usage
 from ..voice._fixtures import decoded_audio_mime
 from ._format import (
     AGENT_SPEECH_LABEL,
+    BASELINE_HEADER,
     NO_RESULT,
+    NOTHING_RAN,
     agent_rows,
+    baseline_rows,
     cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
@@ -54,9 +58,7 @@ from ._format import (
     simulation_rows,
     verdict_label,
 )
-from .markdown import NOTHING_RAN
-from .records import EvalRecord, ReportData
-from .results_file import BASELINE_HEADER, baseline_rows
+from .records import ReportData
 
 __all__ = [
     "AUDIO_EMBED_BUDGET_BYTES",

@@ -14,14 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._format import (
     AGENT_SPEECH_LABEL,
+    BASELINE_HEADER,
     INTERRUPTED,
     NO_RESULT,
+    NOTHING_RAN,
     agent_rows,
+    baseline_rows,
     cost_lines,
     fmt_agent_speech,
     fmt_barge_in,
@@ -38,6 +42,7 @@ from ._format import (
     fmt_variant,
     greeting_shown,
     heard_rows,
+    interrupted_lines,
     latency_fact,
     latency_lines,
     score_fact,
@@ -48,8 +53,7 @@ from ._format import (
     simulation_rows,
     verdict_label,
 )
-from .records import EvalRecord, ReportData
-from .results_file import BASELINE_HEADER, baseline_rows
+from .records import ReportData
 
 __all__ = [
     "INTERRUPTED",
@@ -63,9 +67,6 @@ __all__ = [
     "render_summary_markdown",
     "side_by_side_section",
 ]
-
-NOTHING_RAN = "No eval test ran in this session."
-"""The sentence a report holds instead of results when every eval was skipped or deselected."""
 
 _ESCAPES = {"<": "&lt;", "|": "\\|", "\r": "", "\n": "<br>"}
 _ESCAPE_TABLE = str.maketrans(_ESCAPES)
@@ -398,16 +399,6 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
     for run in res.runs:
         lines += _run_lines(run, data)
     return lines
-
-
-def interrupted_lines(data: ReportData) -> list[str]:
-    """The notice of a session that did not run every eval (interrupted, or files that failed
-    to load) and what did not run, as plain text lines; empty for a complete session."""
-    notice = session_notice(data)
-    if notice is None:
-        return []
-    head, lists = notice
-    return [head, *(line for title, items in lists for line in (title, *items))]
 
 
 def _interrupted_section(data: ReportData) -> list[str]:

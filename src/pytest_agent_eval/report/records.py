@@ -1,26 +1,33 @@
-"""The data every report is built from: one record per eval, gathered from pytest reports.
+"""What every renderer takes (`ReportData`): the session's records, the gates' verdicts, the
+exit decision and the facts of the session.
 
-The plugin attaches each eval's serialized `EvalRecord` to each phase's `pytest.TestReport`
-(``report.agent_eval_all``, see `put_records`). Those attributes travel through xdist unchanged,
-so the controller rebuilds exactly what a single process sees. Nothing here renders anything;
-`terminal`, `markdown` and `html` do that. The record types themselves live in
-`pytest_agent_eval._records` (the gates read them too) and are re-exported here.
+The records themselves, and the collector that gathers them from pytest reports, have one home
+below the gates and the reports: `pytest_agent_eval._records`. Their names are re-exported
+here, where the earlier versions had them. Nothing here renders anything; `terminal`,
+`markdown` and `html` do that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._records import EvalRecord, SessionRecords, TestOutcome, Verdict, serialized_records
+from .._records import (
+    EvalRecord,
+    RecordCollector,
+    SessionRecords,
+    TestOutcome,
+    Verdict,
+    iter_results,
+    read_record,
+    serialized_records,
+)
 from ..models import TranscriptResult, Usage, sum_usage
 
 if TYPE_CHECKING:
-    import pytest
-
     from ..gates import ExitDecision, GateResult
     from ._baseline import BaselineComparison
 
@@ -35,114 +42,6 @@ __all__ = [
     "read_record",
     "serialized_records",
 ]
-
-
-def read_record(
-    data: Mapping[str, Any],
-    *,
-    outcome: TestOutcome,
-    index: int = 0,
-    duration_s: float | None = None,
-) -> EvalRecord:
-    """An `EvalRecord` from its serialized form, with the test's outcome, its position and
-    how long its call phase took."""
-    return replace(
-        EvalRecord.from_dict(data), test_outcome=outcome, index=index, duration_s=duration_s
-    )
-
-
-@dataclass
-class _TestState:
-    """What the collector has seen of one test across its phases."""
-
-    outcome: TestOutcome = "passed"
-    call_records: list[Mapping[str, Any]] | None = None
-    """Serialized records of the call phase (the eval ran)."""
-    other_records: list[Mapping[str, Any]] | None = None
-    """Serialized records of the first other phase that had some (skipped or errored)."""
-    duration_s: float | None = None
-    """How long the phase that ran the eval took (the call, or the setup it is reported as)."""
-
-
-class RecordCollector:
-    """Collects `EvalRecord` s from test reports, on the xdist controller or a single process.
-
-    Feed it every `pytest.TestReport` (``pytest_runtest_logreport``) and every failed
-    `pytest.CollectReport`, then call `build`.
-    """
-
-    def __init__(self) -> None:
-        self._tests: dict[str, _TestState] = {}
-        self._failed: list[str] = []
-        self.finished: set[str] = set()
-        """Tests that reached a verdict: a call phase, or a setup that failed or skipped."""
-
-    def add_test_report(self, report: pytest.TestReport) -> None:
-        """Take one phase's report into account."""
-        if report.outcome == "rerun":  # type: ignore[comparison-overlap]
-            # pytest-rerunfailures: only the final attempt counts.
-            return
-        if report.when == "call" or (report.when == "setup" and not report.passed):
-            self.finished.add(report.nodeid)
-        serialized = serialized_records(report)
-        state = self._tests.get(report.nodeid)
-        if state is None:
-            state = self._tests[report.nodeid] = _TestState()
-        if serialized:
-            # An eval that could not evaluate the agent reports its call as a failed setup
-            # (``eval_items.make_error``); its records are still the call's.
-            if report.when == "call" or getattr(report, "agent_eval_error", None):
-                state.call_records = serialized
-                state.duration_s = getattr(report, "duration", None)
-            elif state.other_records is None:
-                state.other_records = serialized
-        if report.failed:
-            if state.outcome not in ("failed", "error"):
-                self._failed.append(report.nodeid)
-            state.outcome = "failed" if report.when == "call" else "error"
-        elif report.skipped and state.outcome == "passed":
-            state.outcome = "skipped"
-
-    def add_collect_failure(self, nodeid: str) -> None:
-        """Note a file or module that could not be collected (never absorbable)."""
-        self._failed.append(nodeid or "<collection>")
-
-    def build(self) -> SessionRecords:
-        """The records gathered so far."""
-        records: list[EvalRecord] = []
-        plain: list[EvalRecord] = []
-        eval_ids: set[str] = set()
-        failed_in_call: set[str] = set()
-        errored: set[str] = set()
-        for nodeid, state in self._tests.items():
-            if state.outcome == "failed":
-                failed_in_call.add(nodeid)
-            elif state.outcome == "error":
-                errored.add(nodeid)
-            serialized = state.call_records or state.other_records
-            if not serialized:
-                continue
-            eval_ids.add(nodeid)
-            for index, data in enumerate(serialized):
-                record = read_record(
-                    data, outcome=state.outcome, index=index, duration_s=state.duration_s
-                )
-                if not record.nodeid:
-                    record = replace(
-                        record, nodeid=nodeid, transcript_id=record.transcript_id or nodeid
-                    )
-                (plain if record.kind == "plain" else records).append(record)
-        # Sorted, so a report reads the same whatever order (xdist) tests finished in.
-        records.sort(key=lambda r: (r.nodeid, r.index))
-        plain.sort(key=lambda r: r.nodeid)
-        return SessionRecords(
-            records=tuple(records),
-            failed_nodeids=tuple(self._failed),
-            eval_nodeids=frozenset(eval_ids),
-            failed_in_call=frozenset(failed_in_call),
-            errored_nodeids=frozenset(errored),
-            plain=tuple(plain),
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -333,10 +232,3 @@ class ReportData:
         return any(
             res.agent_usage is not None or res.judge_usage is not None for res in self.results
         )
-
-
-def iter_results(records: Iterable[EvalRecord]) -> Iterable[tuple[EvalRecord, TranscriptResult]]:
-    """The records that have a result, paired with it."""
-    for record in records:
-        if record.result is not None:
-            yield record, record.result

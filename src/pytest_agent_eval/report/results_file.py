@@ -13,9 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .._records import EvalRecord
 from ..models import Usage
-from ._baseline import BaselineComparison, BaselineError
-from .records import EvalRecord, ReportData
+from ._baseline import BaselineError
+from ._format import BASELINE_HEADER, baseline_rows
+from .records import ReportData
 
 __all__ = [
     "BASELINE_HEADER",
@@ -155,42 +157,3 @@ def load_baseline(path: Path) -> dict[str, Any]:
             f"{RESULTS_SCHEMA_VERSION}; write a new baseline with --agent-eval-results"
         )
     return document
-
-
-BASELINE_HEADER = (
-    "Transcript",
-    "Then",
-    "Now",
-    "Change",
-    "p",
-    "Δ p95 latency",
-    "Δ agent tokens/run",
-)
-"""The columns of the baseline table in every report."""
-
-
-def _score_text(score: float | None, ci: tuple[float, float] | None, runs: str) -> str:
-    if score is None or ci is None:
-        return "–"
-    return f"{score:.2f} [{ci[0]:.2f}–{ci[1]:.2f}] ({runs})"
-
-
-def baseline_rows(comparison: BaselineComparison) -> list[list[str]]:
-    """One row per compared eval, in the order of `BASELINE_HEADER`; regressions first."""
-    order = {"regressed": 0, "not comparable": 1, "improved": 2, "unchanged": 3}
-    rows = []
-    for c in sorted(comparison.changes, key=lambda c: order[c.change]):
-        latency = "–" if c.latency_delta_s is None else f"{c.latency_delta_s:+.2f} s"
-        tokens = "–" if c.tokens_delta_per_run is None else f"{c.tokens_delta_per_run:+,.0f}"
-        rows.append(
-            [
-                c.label,
-                _score_text(c.then_score, c.then_ci, c.then_runs),
-                _score_text(c.now_score, c.now_ci, c.now_runs),
-                "unchanged within noise" if c.change == "unchanged" else c.change,
-                "–" if c.p_value is None else f"{c.p_value:.3f}",
-                latency,
-                tokens,
-            ]
-        )
-    return rows

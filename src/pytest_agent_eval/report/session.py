@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from .._records import RecordCollector
 from ..config import Settings, parse_shard
 from ..gates import decide_exit, evaluate_gates
 from ._baseline import BaselineError, compare_with_baseline
@@ -26,7 +27,7 @@ from ._shards import replayed_key, shard_deselected, shard_document
 from .files import append_step_summary, resolve_report_path, write_atomic
 from .html import render_html
 from .markdown import render_markdown, render_summary_markdown
-from .records import RecordCollector, ReportData
+from .records import ReportData
 from .results_file import load_baseline, results_document
 from .terminal import baseline_lines, group_summary_lines, summary_lines
 

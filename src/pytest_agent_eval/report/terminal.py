@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ._format import (
+    BASELINE_HEADER,
+    baseline_rows,
     cost_lines,
     fmt_interval,
     fmt_latency,
@@ -24,12 +27,11 @@ from ._format import (
     fmt_threshold,
     fmt_usage,
     fmt_usage_per_run,
+    interrupted_lines,
     shorten,
     verdict_label,
 )
-from .markdown import interrupted_lines
-from .records import EvalRecord, ReportData
-from .results_file import BASELINE_HEADER, baseline_rows
+from .records import ReportData
 
 __all__ = [
     "TerminalLine",

@@ -450,7 +450,8 @@ def read_simulation_file(
         if key.check is None or key.name not in every_turn:
             continue
         for inner, found in key.check(every_turn[key.name]):
-            raise document.error(("every_turn", key.name, *inner), found)
+            fix = f". {key.yaml_fix}" if key.yaml_fix else ""
+            raise document.error(("every_turn", key.name, *inner), f"{found}{fix}")
     transcript = document.build_transcript(
         {k: v for k, v in data.items() if k not in SIMULATION_KEYS},
         default_threshold=default_threshold,

@@ -3,7 +3,7 @@
 Flow for one fixture (`make_fixture`):
 
 1. the text is split into phrases (sentences, and the pause markers between them,
-   `pytest_agent_eval.speech.split_speech`); the backend speaks each phrase at its own rate;
+   `pytest_agent_eval.voice.split_speech`); the backend speaks each phrase at its own rate;
 2. each phrase is resampled (soxr) and trimmed; the phrases are joined with the sentence pause
    or the marked pause between them, padded and level-normalized (`render_phrases`), which
    also says where each phrase sits;

@@ -9,10 +9,8 @@ place in each.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..conditions import condition_seed, turn_conditions
 from ..errors import AdapterError
 from ..models import Transcript
 
@@ -23,22 +21,13 @@ __all__ = ["interrupting_turn", "word_offset_s"]
 
 
 def interrupting_turn(transcript: Transcript, index: int, run_index: int) -> TurnInput | None:
-    """Turn ``index + 1`` as the runner would send it, when it interrupts turn ``index``."""
+    """Turn ``index + 1`` as the runner sends it, when it interrupts turn ``index``.
+
+    The runner hands it to adapters on `TurnInput.interrupted_by`; this stays for adapters
+    that read it from the transcript (`TurnInput.interrupting` derives it, for both)."""
     from ..adapters.base import TurnInput
 
-    following = index + 1
-    if following >= len(transcript.turns):
-        return None
-    turn = transcript.turns[following]
-    if turn.interrupt is None or turn.audio is None:
-        return None
-    return TurnInput(
-        turn=turn,
-        index=following,
-        audio=Path(turn.audio),
-        conditions=tuple(turn_conditions(transcript, following)),
-        seed=condition_seed(transcript, following, run_index),
-    )
+    return TurnInput.interrupting(transcript, index, run_index)
 
 
 def word_offset_s(text: str, word: int, voiced_start_s: float, voiced_end_s: float) -> float:
