@@ -489,6 +489,7 @@ class PipecatConversation:
             self._held[following.index] = exc
             return reply
         held.metadata["pipecat"]["interrupt"] = True
+        held.metadata["pipecat"]["barge_in_behind_s"] = round(barge.behind_s, 4)
         held.barge_in = _barge_record(barge, second)
         self._held[following.index] = held
         return reply
