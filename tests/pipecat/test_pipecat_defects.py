@@ -294,3 +294,26 @@ def test_fixture_text_is_refused_under_audio_conditions(phrases: dict[str, Path]
     message = str(info.value)
     assert "turn 1: audio conditions (noise(" in message
     assert "FixtureTextSTTService" in message and "WhisperSTTService()" in message
+
+
+def test_a_word_said_only_because_real_time_fell_behind_is_reported() -> None:
+    """The lag is the microphone's lateness plus the compute from the VAD hearing the user
+    start to the bot stopping; a word that left the speaker within it before the cut is named
+    (it would not have been said with no lag), and none is with no lag (max speed)."""
+    from pytest_agent_eval.adapters.pipecat._adapter import _barge_lag
+    from pytest_agent_eval.adapters.pipecat._record import TurnLog
+    from pytest_agent_eval.adapters.pipecat._session import BargeInRun
+
+    first = TurnLog(index=0, kind="audio", started_at=0.0)
+    first.spoken = [(1.0, "Once", False), (1.85, "small", False)]
+    second = TurnLog(index=1, kind="audio", started_at=1.5)
+    second.events = [(1.94, "VADUserStartedSpeakingFrame")]
+    second.bot_stopped = [1.95]
+    on_time = BargeInRun(first=first, second=second, due_at=1.5, behind_s=0.0)
+    lag, decided = _barge_lag(on_time, second)
+    assert round(lag, 3) == 0.01 and decided == []
+    late = BargeInRun(first=first, second=second, due_at=1.5, behind_s=0.1)
+    lag, decided = _barge_lag(late, second)
+    assert round(lag, 3) == 0.11 and decided == ["small"]
+    second.events = [(1.95, "VADUserStartedSpeakingFrame")]
+    assert _barge_lag(on_time, second) == (0.0, [])
