@@ -223,10 +223,12 @@ class Microphone(BaseInputTransport):
             due = base + count * chunk_s
             self.max_late_s = max(self.max_late_s, loop.time() - due)
             audio = self._take(samples)
-            await self.push_audio_frame(InputAudioRawFrame(audio, rate, 1))
+            # Counted as it leaves the queue, before the push yields: speech placed while the
+            # push is under way (`speak_at`) must count this chunk as already in the stream.
             self.pushed_samples += samples
             self.last_push_at = due
             count += 1
+            await self.push_audio_frame(InputAudioRawFrame(audio, rate, 1))
 
 
 class Speaker(BaseOutputTransport):
