@@ -90,6 +90,35 @@ def test_the_interrupted_words_belong_to_the_interrupted_turn(phrases: dict[str,
     assert second.barge_in.interrupted_text == first.reply
 
 
+def test_the_vad_hears_an_interruption_start_at_the_same_point_wherever_it_falls(
+    phrases: dict[str, Path],
+) -> None:
+    """Where the interrupting speech falls among the VAD's 32 ms windows decides in which
+    window the VAD hears it start; in real time that phase follows the compute the reply took
+    to start. The speech starts on a window boundary, so the bot stops the same time after
+    it starts whatever the phase (here moved by after_ms, at max speed), and the interruption
+    starts at or just after the moment asked for (the next window boundary)."""
+    latencies, positions = [], []
+    for after_ms in (1500, 1510, 1520, 1530):
+        script = transcript(
+            spoken("story", phrases),
+            spoken(
+                "stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=after_ms)
+            ),
+        )
+        _, (_first, second) = run(converse(PipecatAdapter(single_bot), script))
+        barge = second.barge_in
+        assert barge is not None and barge.stopped and barge.reply_position_s is not None
+        assert barge.stop_latency_s is not None
+        latencies.append(barge.stop_latency_s)
+        positions.append(barge.reply_position_s)
+        assert after_ms / 1000 - 1e-3 <= barge.reply_position_s < after_ms / 1000 + 0.033
+        assert second.metadata["pipecat"]["barge_in_behind_s"] == 0.0
+    # The same window each time; the bot stops within one microphone chunk (20 ms) of the
+    # same point (which chunk completes that window depends on the phase of the two grids).
+    assert max(latencies) - min(latencies) < 0.02, (latencies, positions)
+
+
 def test_an_interruption_at_a_word_cuts_the_reply_there(phrases: dict[str, Path]) -> None:
     """at_word: the interrupting speech starts as word 8 of the reply leaves the speaker; the
     reply holds the words said until the bot stopped, word 8 among them, and not the rest."""
@@ -265,3 +294,26 @@ def test_fixture_text_is_refused_under_audio_conditions(phrases: dict[str, Path]
     message = str(info.value)
     assert "turn 1: audio conditions (noise(" in message
     assert "FixtureTextSTTService" in message and "WhisperSTTService()" in message
+
+
+def test_a_word_said_only_because_real_time_fell_behind_is_reported() -> None:
+    """The lag is the microphone's lateness plus the compute from the VAD hearing the user
+    start to the bot stopping; a word that left the speaker within it before the cut is named
+    (it would not have been said with no lag), and none is with no lag (max speed)."""
+    from pytest_agent_eval.adapters.pipecat._adapter import _barge_lag
+    from pytest_agent_eval.adapters.pipecat._record import TurnLog
+    from pytest_agent_eval.adapters.pipecat._session import BargeInRun
+
+    first = TurnLog(index=0, kind="audio", started_at=0.0)
+    first.spoken = [(1.0, "Once", False), (1.85, "small", False)]
+    second = TurnLog(index=1, kind="audio", started_at=1.5)
+    second.events = [(1.94, "VADUserStartedSpeakingFrame")]
+    second.bot_stopped = [1.95]
+    on_time = BargeInRun(first=first, second=second, due_at=1.5, behind_s=0.0)
+    lag, decided = _barge_lag(on_time, second)
+    assert round(lag, 3) == 0.01 and decided == []
+    late = BargeInRun(first=first, second=second, due_at=1.5, behind_s=0.1)
+    lag, decided = _barge_lag(late, second)
+    assert round(lag, 3) == 0.11 and decided == ["small"]
+    second.events = [(1.95, "VADUserStartedSpeakingFrame")]
+    assert _barge_lag(on_time, second) == (0.0, [])

@@ -76,7 +76,8 @@ def test_a_bot_that_does_not_stop_when_interrupted_fails(project: pytest.Pyteste
     result = project.runpytest_subprocess(*FAST, "evals/interrupt.yaml")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*the agent stopped * ms after the interrupting speech began (at 1000 ms into the reply)*"]
+        # 1000 ms asked, placed at the next boundary of the VAD's 32 ms windows.
+        ["*the agent stopped * ms after the interrupting speech began (at 10?? ms into the reply)*"]
     )
 
 

@@ -8,6 +8,7 @@ import dataclasses
 import inspect
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -489,6 +490,18 @@ class PipecatConversation:
             self._held[following.index] = exc
             return reply
         held.metadata["pipecat"]["interrupt"] = True
+        behind, decided = _barge_lag(barge, second)
+        held.metadata["pipecat"]["barge_in_behind_s"] = round(behind, 4)
+        if decided:
+            note = (
+                f"{next_label}: the real-time run fell {behind * 1000:.0f} ms behind the "
+                f"audio's schedule while the barge-in cut the reply, and the last word(s) of "
+                f"the interrupted reply ({' '.join(decided)!r}) were said within that lag: "
+                "where the cut fell was decided by the CPU, not the audio alone (max speed "
+                "decides it from the audio); run it on a less loaded machine, or at speed=0"
+            )
+            held.metadata["pipecat"]["barge_in_warning"] = note
+            warnings.warn(note, RuntimeWarning, stacklevel=2)
         held.barge_in = _barge_record(barge, second)
         self._held[following.index] = held
         return reply
@@ -658,6 +671,29 @@ def _barge_record(run: BargeInRun, second: TurnLog) -> BargeIn:
         interrupted_text=said or None,
         quiet_after_s=stop_latency,
     )
+
+
+def _barge_lag(run: BargeInRun, second: TurnLog) -> tuple[float, list[str]]:
+    """How far the pipeline ran behind the audio while the interruption cut the reply, and
+    the words of the reply that left the speaker within that lag before the cut.
+
+    The lag is the microphone's lateness (its pushes ran after they were due, so the VAD
+    heard the speech late) plus the compute from the VAD hearing the user start to the bot's
+    audio stopping (no time on the virtual clock). A word said within it was said because the
+    run was behind: with no lag the cut would have come before it."""
+    due = run.due_at
+    stops = [at for at in second.bot_stopped if due is not None and at >= due - 1e-9]
+    heard = [
+        at
+        for at, name in second.events
+        if name == "VADUserStartedSpeakingFrame" and due is not None and at >= due - 1e-9
+    ]
+    if not stops:
+        return run.behind_s, []
+    lag = run.behind_s + (max(0.0, stops[0] - heard[0]) if heard else 0.0)
+    cut = stops[0]
+    decided = [text for at, text, _ in run.first.reply_pieces() if cut - lag < at <= cut]
+    return lag, decided
 
 
 async def _coroutine(make: Callable[[], Awaitable[Any]]) -> Any:

@@ -398,6 +398,7 @@ class BotSession:
             return await self._finish_untested(run)
         reply_start = log.first_audio_at
         assert reply_start is not None
+        mic.reset_lateness()  # how far real time falls behind, from here to the cut
         loop = asyncio.get_running_loop()
         onset = _onset_samples(interrupting)
         rate = self.options.sample_rate
@@ -419,9 +420,11 @@ class BotSession:
             assert after_s is not None
             due_what = f"{after_s * 1000:g} ms into the reply"
             due = reply_start + after_s
-        # The interrupting speech is placed in the stream at `due`, to the sample; the reply
-        # must still be playing when it comes.
+        # The interrupting speech is placed in the stream at `due` (on the VAD's window grid,
+        # so the VAD hears it start in the same window at every speed); the reply must still
+        # be playing when it comes.
         start = mic.speak_at(interrupting.pcm[onset * 2 :], due, tail_s=self.options.tail_silence_s)
+        due = mic.time_of(start)  # on the VAD's window grid, at or just after
         for stt in self.fixture_stts():
             stt.expect_fixture(interrupting.path, interrupting_text, (start - onset) / rate)
         await self._until(
@@ -452,6 +455,7 @@ class BotSession:
         )
         mic.live(False)
         recorder.carry_spoken_to(None)
+        run.behind_s = mic.max_late_s
         return run
 
     async def _finish_untested(self, run: BargeInRun) -> BargeInRun:
@@ -526,6 +530,10 @@ class BargeInRun:
     """When the interrupting speech started (pipeline time)."""
     reply_position_s: float | None = None
     """How far into the reply's audio that was."""
+    behind_s: float = 0.0
+    """The most the microphone ran behind its schedule from the reply's start to the end of
+    the interrupting turn (pipeline seconds; 0 on the virtual clock): a real-time run whose
+    loop could not keep pace, so where the cut fell was not decided by the audio alone."""
 
 
 def _no_op() -> None:

@@ -18,6 +18,7 @@ first in the pipeline, ``transport.output()`` after the TTS, and it fires
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 
 from pipecat.frames.frames import (
@@ -40,6 +41,11 @@ _GRID_SAMPLES = 2560
 """Each utterance starts at a multiple of this many samples into the stream: a whole number
 of 20 ms chunks (320 samples at 16 kHz) and of Silero's 512-sample windows, so the VAD hears
 each fixture cut into the same windows whatever was streamed before it."""
+
+
+_VAD_WINDOW_S = 0.032
+"""The VAD's window (Silero's: 512 samples at 16 kHz, 256 at 8 kHz), which the stream's
+sample 0 starts: speech placed over a reply starts on one, as it does at every speed."""
 
 
 class TransportListener:
@@ -70,8 +76,13 @@ class Microphone(BaseInputTransport):
         self.pushed_samples = 0
         """Samples pushed since the pipeline started."""
         self.last_push_at: float | None = None
-        """When the last chunk was pushed (the pipeline's clock): the stream had been heard up
-        to `pushed_samples` then."""
+        """When the last chunk was due (the pipeline's clock, on the microphone's schedule):
+        the stream had been heard up to `pushed_samples` then. The schedule, not the moment
+        the push ran: a loop that ran late (a loaded CPU in real time) delays a push, not the
+        stream's timeline, and speech placed from a late push would come early."""
+        self.max_late_s = 0.0
+        """The most any chunk was pushed after it was due since `reset_lateness` (pipeline
+        seconds; always 0 on the virtual clock): how far a real-time run fell behind."""
 
     @property
     def chunk_samples(self) -> int:
@@ -113,17 +124,35 @@ class Microphone(BaseInputTransport):
 
     def speak_at(self, pcm: bytes, at: float, *, tail_s: float) -> int:
         """Replace the silence still queued with ``pcm``, placed in the stream so that it is
-        heard from time ``at`` (the pipeline's clock, now or later) to the sample, followed by
-        ``tail_s`` of silence: speech over the bot's reply, which starts when it starts, not
-        on the grid. Returns the stream sample where ``pcm`` starts."""
+        heard from time ``at`` (the pipeline's clock, now or later), followed by ``tail_s`` of
+        silence: speech over the bot's reply. Returns the stream sample where ``pcm`` starts
+        (`time_of` says when that is).
+
+        The start is the first VAD window boundary (`_VAD_WINDOW_S`) at or after ``at``:
+        where the speech falls in the VAD's windows decides in which window the VAD hears it
+        start, and so where the reply is cut. Placed to the sample instead, that would follow
+        the compute the reply took to start (in real time), one window either way."""
         rate = self._transport.sample_rate
         heard_at = self.last_push_at if self.last_push_at is not None else time.monotonic()
-        start = self.pushed_samples + max(0, round((at - heard_at) * rate))
+        start = self.pushed_samples + max(0, math.ceil((at - heard_at) * rate - 1e-6))
+        window = max(1, round(_VAD_WINDOW_S * rate))
+        start += (-start) % window
         gap = start - self.pushed_samples
         tail = b"\0\0" * round(tail_s * rate)
         self._queue = [b"\0\0" * gap, pcm, tail]
         self._queued = gap + len(pcm) // 2 + len(tail) // 2
         return start
+
+    def reset_lateness(self) -> None:
+        """Start measuring `max_late_s` afresh."""
+        self.max_late_s = 0.0
+
+    def time_of(self, sample: int) -> float:
+        """When stream sample ``sample`` (pushed or still queued) is heard, on the pipeline's
+        clock and the microphone's schedule."""
+        rate = self._transport.sample_rate
+        heard_at = self.last_push_at if self.last_push_at is not None else time.monotonic()
+        return heard_at + (sample - self.pushed_samples) / rate
 
     async def drained(self) -> None:
         """Return once everything queued has been pushed."""
@@ -191,11 +220,15 @@ class Microphone(BaseInputTransport):
                 await asyncio.sleep(delay)  # a microphone's pace, on the pipeline's clock
             if not self._live.is_set():
                 continue
+            due = base + count * chunk_s
+            self.max_late_s = max(self.max_late_s, loop.time() - due)
             audio = self._take(samples)
-            await self.push_audio_frame(InputAudioRawFrame(audio, rate, 1))
+            # Counted as it leaves the queue, before the push yields: speech placed while the
+            # push is under way (`speak_at`) must count this chunk as already in the stream.
             self.pushed_samples += samples
-            self.last_push_at = loop.time()
+            self.last_push_at = due
             count += 1
+            await self.push_audio_frame(InputAudioRawFrame(audio, rate, 1))
 
 
 class Speaker(BaseOutputTransport):
