@@ -153,6 +153,23 @@ def test_livekits_log_record_of_a_tool_exception_is_recognized(
     assert [(r.function, r.speech_id is not None) for r in found] == [("dessert_menu", True)]
 
 
+def test_whether_tool_results_want_a_reply_is_read_from_livekits_event() -> None:
+    from livekit.agents import llm
+    from livekit.agents.voice.events import FunctionToolsExecutedEvent
+
+    call = llm.FunctionCall(call_id="c1", name="lookup", arguments="{}")
+
+    def executed(reply_required: bool) -> FunctionToolsExecutedEvent:
+        out = llm.FunctionCallOutput(call_id="c1", name="lookup", output="found", is_error=False)
+        out.reply_required = reply_required
+        return FunctionToolsExecutedEvent(function_calls=[call], function_call_outputs=[out])
+
+    assert compat.tools_want_reply(executed(True)) is True
+    assert compat.tools_want_reply(executed(False)) is False
+    with pytest.raises(compat.LiveKitInternalsError, match="has_tool_reply"):
+        compat.tools_want_reply(object())
+
+
 def test_every_vad_stream_access_answers_on_a_real_silero_stream() -> None:
     """The replay's reads and writes (see `_replay`), on Silero's own stream."""
 

@@ -82,6 +82,10 @@ SCENARIOS = [
     Scenario("two_phrases_session_vad", "session", False, ("weather_pause_book",)),
     # The session asks for VAD turns; the model cannot hand them over (as Gemini Live).
     Scenario("server_vad_that_cannot_be_disabled", "fixed_server", False, ("weather", "billing")),
+    # The server takes the turns; the session's VAD (vad=, no turn_detection) follows the user.
+    Scenario(
+        "handoff_server_and_session_vad", "server_and_session_vad", False, ("billing", "balance")
+    ),
 ]
 
 EXPECTED: dict[str, list[dict[str, Any]]] = {
@@ -105,6 +109,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
     "two_phrases_server": [TWO_PHRASES],
     "two_phrases_session_vad": [TWO_PHRASES],
     "server_vad_that_cannot_be_disabled": [weather(GREETED), handoff(index=1)],
+    "handoff_server_and_session_vad": [handoff(GREETED), BALANCE],
 }
 
 

@@ -76,6 +76,7 @@ __all__ = [
     "task_answers",
     "task_hands_back",
     "tool_exception_record",
+    "tools_want_reply",
     "vad_options",
     "vad_settings",
     "vad_stream_emitter",
@@ -227,6 +228,12 @@ def task_hands_back(agent: Any) -> bool:
         return False
     old = _read(agent, "_old_agent", _DONE)
     return old is not None and agent.done()
+
+
+def tools_want_reply(ev: Any) -> bool:
+    """True when a ``function_tools_executed`` event's results ask the model for a reply (some
+    output is ``reply_required``): the agent is not done until that reply was generated."""
+    return bool(_read(ev, "has_tool_reply", _DONE))
 
 
 # -- the session's VAD ------------------------------------------------------------------------

@@ -40,10 +40,12 @@ from ._compat import (
     activity_has_queued_speech,
     activity_on_enter_task,
     activity_recognition,
+    activity_rt_turn_detection,
     activity_running_speech_tasks,
     activity_scheduling_paused,
     agent_switch_lock,
     agent_switch_task,
+    recognition_vad_stream,
     running_activity,
     running_in_on_enter,
     running_speech,
@@ -52,6 +54,7 @@ from ._compat import (
     session_target_agent,
     task_answers,
     task_hands_back,
+    tools_want_reply,
 )
 
 __all__ = [
@@ -185,6 +188,14 @@ class SessionProbe:
         return None
 
 
+def _auto_tool_reply(activity: Any) -> bool:
+    """True when the activity's realtime model generates its reply to tool results by itself."""
+    model = getattr(activity, "llm", None) if activity is not None else None
+    if not isinstance(model, llm.RealtimeModel):
+        return False
+    return bool(model.capabilities.auto_tool_reply_generation)
+
+
 async def _lock_free(lock: asyncio.Lock) -> None:
     async with lock:
         pass
@@ -244,6 +255,23 @@ class _Speech:
     trigger_at: float | None = None
     """``time.perf_counter()`` of what made the agent speak on its own (the session start, the
     handoff that brought the agent in); None: the end of the user's speech, found per turn."""
+
+
+@dataclass
+class _ToolReply:
+    """The reply the model owes to the results of tools a speech ran (``has_tool_reply``)."""
+
+    handle: Any
+    names: list[str]
+    speeches: int
+    """How many speeches the recorder had seen when the tools returned: a later one is the
+    reply (a model that generates it on its own, ``auto_tool_reply_generation``)."""
+    auto: bool
+    """The model generates the reply itself (a new speech); else the same handle says it."""
+
+    @property
+    def what(self) -> str:
+        return f"the reply to the tool results of {', '.join(self.names)}"
 
 
 @dataclass
@@ -355,6 +383,9 @@ class TurnRecorder:
         self._tool_errors: dict[str, str] = {}
         self._orphan_tool_errors: list[tuple[str | None, str | None, str]] = []
         self._texts: SpeechTexts | None = None
+        self._speech_count = 0
+        self._tool_reply: _ToolReply | None = None
+        """The reply the model owes to the latest tool results, until it comes."""
         self._agent = ""
         self._agent_obj: Any = None
         self._changed = asyncio.Event()
@@ -578,7 +609,7 @@ class TurnRecorder:
         """
         while True:
             self._changed.clear()
-            busy = self.probe.busy(self.running_tools)
+            busy = self.probe.busy(self.running_tools) or self._owed_tool_reply()
             if busy is None:
                 on_wait(
                     "the session to finish end-of-turn detection and become idle "
@@ -601,10 +632,57 @@ class TurnRecorder:
                 idle.result()
                 if self._changed.is_set() or self.probe.busy(self.running_tools) is not None:
                     continue
+                if self._owed_tool_reply() is not None:
+                    continue
                 return
             what, waits = busy
             on_wait(what)
             await self.guard(_first_of([*waits, self._changed.wait()]))
+
+    def _owed_tool_reply(self) -> tuple[str, list[Awaitable[Any]]] | None:
+        """The reply the model owes to tool results, while it may still come; raises when
+        LiveKit stopped the speech that was to say it before it was generated.
+
+        A realtime model that generates that reply itself leaves nothing pending between the
+        tools' return and the new speech; one that does not says it on the same handle.
+        """
+        owed = self._tool_reply
+        if owed is None:
+            return None
+        handle = owed.handle
+        if owed.auto and self._speech_count > owed.speeches:
+            self._tool_reply = None  # the model's own reply is a speech of its own
+            return None
+        if handle.interrupted:
+            self._tool_reply = None
+            raise AdapterError(
+                f"the agent's speech {handle.id} was interrupted while its tools "
+                f"{', '.join(owed.names)} ran, with no user speech after them, so "
+                f"{owed.what} was never generated and the turn cannot be evaluated"
+                + self._lost_reply_cause()
+            )
+        if not owed.auto and handle.done():
+            self._tool_reply = None  # the handle said all it had to say
+            return None
+        return f"{owed.what} (the model)", []
+
+    def _lost_reply_cause(self) -> str:
+        """Why a reply owed to tools was lost, when the wiring says (else: who interrupted)."""
+        activity = self.probe.activity
+        server = activity_rt_turn_detection(activity) if activity is not None else None
+        recognition = self.probe.recognition
+        own_vad = recognition is not None and recognition_vad_stream(recognition) is not None
+        if server and own_vad:
+            return (
+                ". The likely cause is LiveKit's: on a realtime model whose server takes the "
+                "turns, a session given vad= still ends each user turn itself and then "
+                "interrupts every speech waiting for its tools (livekit-agents' "
+                "_user_turn_completed_impl); when its VAD ends the turn after the model "
+                "answered it, the reply to the tools is lost, in production too. Remove vad= "
+                "from the AgentSession (the model's server then takes the turns alone), or use "
+                "turn_detection='vad' on a model that hands the turns over"
+            )
+        return " (the agent's code, or LiveKit, interrupted it: ctx.speech_handle.interrupt()?)"
 
     def running_tools(self) -> list[str]:
         """Names of the calls that started and have not ended, oldest first."""
@@ -644,6 +722,9 @@ class TurnRecorder:
             handle = running_speech()
             if handle is None:
                 handle = self._speech_of(item)
+            owed = self._tool_reply
+            if owed is not None and handle is not None and handle is owed.handle:
+                self._tool_reply = None  # the reply to the tool results came
             if handle is not None and handle.id in self.reported:
                 self._changed.set()
                 return
@@ -735,6 +816,14 @@ class TurnRecorder:
                 )
             if record.turn != self.turn:
                 self._late.append(call.call_id)
+        handle = running_speech()
+        if handle is not None and tools_want_reply(ev):
+            self._tool_reply = _ToolReply(
+                handle=handle,
+                names=[c.name for c in ev.function_calls],
+                speeches=self._speech_count,
+                auto=_auto_tool_reply(running_activity()),
+            )
         self._changed.set()
 
     def _on_speech(self, ev: SpeechCreatedEvent) -> None:
@@ -756,6 +845,7 @@ class TurnRecorder:
         self._speeches[handle.id] = _Speech(
             handle=handle, cause=cause, turn=self.turn, agent=creator, trigger_at=trigger_at
         )
+        self._speech_count += 1
         handle.add_done_callback(self._on_speech_done)
         self._changed.set()
 
@@ -802,6 +892,9 @@ class TurnRecorder:
         if ev.old_state == "speaking" and ev.new_state != "speaking":
             self.speech_ended_at.append(time.perf_counter())
             self.speech_ended.bump()
+        if ev.new_state == "speaking":
+            # The user speaks again: a reply still owed to tools is that barge-in's business.
+            self._tool_reply = None
         self._changed.set()
 
     def _on_agent_state(self, ev: AgentStateChangedEvent) -> None:
