@@ -285,6 +285,7 @@ EXPORTS: dict[str, list[str]] = {
         "task_answers",
         "task_hands_back",
         "tool_exception_record",
+        "tools_want_reply",
         "vad_options",
         "vad_settings",
         "vad_stream_emitter",
