@@ -92,6 +92,25 @@ def turn(
 HELLO = "Hello! How can I help you?"
 FAILED = "The function `dessert_menu` failed and returned no result."
 
+FLOWS_TWO_NODES = [
+    turn(
+        "For how many people?",
+        heard=PHRASES["book"],
+        calls=[("start_booking", {}, {"status": "booking"}, False, None)],
+        agent="party_size",
+        handoffs=[("greeting", "party_size")],
+        greeting="Welcome! Would you like to book a table?",
+    ),
+    turn(
+        "Your table for 2 is booked.",
+        heard=PHRASES["two"],
+        calls=[("record_party", {"size": 2}, {"party": 2}, False, None)],
+        agent="booked",
+        handoffs=[("party_size", "booked")],
+    ),
+]
+"""The two-node Flows bot's turns, on either Flows package."""
+
 EXPECTED: dict[str, list[dict[str, Any]]] = {
     "single_bot": [
         turn(HELLO, heard=PHRASES["hello"], greeting=""),
@@ -128,40 +147,9 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             greeting="",
         )
     ],
-    "flows_two_nodes": [
-        turn(
-            "For how many people?",
-            heard=PHRASES["book"],
-            calls=[("start_booking", {}, {"status": "booking"}, False, None)],
-            agent="party_size",
-            handoffs=[("greeting", "party_size")],
-            greeting="Welcome! Would you like to book a table?",
-        ),
-        turn(
-            "Your table for 2 is booked.",
-            heard=PHRASES["two"],
-            calls=[("record_party", {"size": 2}, {"party": 2}, False, None)],
-            agent="booked",
-            handoffs=[("party_size", "booked")],
-        ),
-    ],
-    "flows_two_nodes_pipecat_flows": [
-        turn(
-            "For how many people?",
-            heard=PHRASES["book"],
-            calls=[("start_booking", {}, {"status": "booking"}, False, None)],
-            agent="party_size",
-            handoffs=[("greeting", "party_size")],
-            greeting="Welcome! Would you like to book a table?",
-        ),
-        turn(
-            "Your table for 2 is booked.",
-            heard=PHRASES["two"],
-            calls=[("record_party", {"size": 2}, {"party": 2}, False, None)],
-            agent="booked",
-            handoffs=[("party_size", "booked")],
-        ),
-    ],
+    "flows_two_nodes": FLOWS_TWO_NODES,
+    # The same bot on the separate pipecat_flows distribution: the same records.
+    "flows_two_nodes_pipecat_flows": FLOWS_TWO_NODES,
     "smart_turn_v3": [
         turn("Your order ships tomorrow.", heard=PHRASES["order"], greeting=""),
         turn(HELLO, heard=PHRASES["hello"]),
