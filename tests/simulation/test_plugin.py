@@ -259,3 +259,36 @@ def test_simulations_are_selected_by_their_tags_and_keyword(pytester: pytest.Pyt
     assert "plain" not in result.stdout.str()
     result = run(pytester, "--agent-eval-tags", "refunds", "--collect-only", "-q")
     assert "evals/refund.yaml::refund" in result.stdout.str()
+
+
+def test_the_callers_tokens_are_in_the_totals_and_priced_by_the_callers_model(
+    pytester: pytest.Pytester,
+) -> None:
+    prices = (
+        '[tool.agent_eval.prices."function:conftest-caller"]\n'
+        "input_per_million = 1000.0\noutput_per_million = 2000.0\n"
+    )
+    project(pytester, toml=prices)
+    result = run(
+        pytester,
+        "--agent-eval-html=report.html",
+        "--agent-eval-report=report.md",
+        "--agent-eval-results=results.json",
+    )
+    result.assert_outcomes(passed=1)
+    (entry,) = json.loads((pytester.path / "results.json").read_text())["evals"]
+    tokens = entry["simulation"]["caller_tokens"]
+    total = tokens["input"] + tokens["output"]
+    assert total > 0
+    # The terminal's totals line names the callers, with the same count the results file has.
+    line = next(x for x in result.stdout.lines if x.startswith("tokens: agent "))
+    assert f"; callers {total:,} ({tokens['input']:,} in / {tokens['output']:,} out)" in line
+    # Priced by the caller's own model, in the terminal and both reports.
+    cost = (tokens["input"] * 1000.0 + tokens["output"] * 2000.0) / 1_000_000
+    expected = f"caller function:conftest-caller {cost:.4f}"
+    result.stdout.fnmatch_lines([f"Cost: *{expected}*"])
+    md = (pytester.path / "report.md").read_text()
+    assert f"| Callers | {tokens['input']:,} | {tokens['output']:,} | {total:,} |" in md
+    assert f"callers {total:,} (" in md and expected in md
+    html = (pytester.path / "report.html").read_text()
+    assert "<tr><td>Callers</td>" in html and expected in html

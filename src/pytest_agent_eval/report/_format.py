@@ -304,6 +304,18 @@ def fmt_usage_per_run(usage: Usage | None, runs: int) -> str:
     return f"{fmt_tokens(usage.total_tokens)} ({fmt_tokens(per_run)}/run)"
 
 
+def fmt_usage_parts(
+    agent: Usage | None, judge: Usage | None, caller: Usage | None, runs: int
+) -> str:
+    """``agent 1,230 (410/run), judges 96 (32/run), callers 300 (100/run)``: who spent how many
+    tokens, with the mean per run; the callers only when a simulated caller made requests
+    (a transcript has none), so the sentence reads as before for transcripts."""
+    text = f"agent {fmt_usage_per_run(agent, runs)}, judges {fmt_usage_per_run(judge, runs)}"
+    if caller is not None:
+        text += f", callers {fmt_usage_per_run(caller, runs)}"
+    return text
+
+
 AGENT_SPEECH_LABEL = "agent-initiated"
 """How every report marks speech the agent started itself (a greeting, a ``say()``), so it is
 never read as the reply to the user's turn."""

@@ -43,6 +43,7 @@ from ._format import (
     fmt_tokens,
     fmt_tool_call,
     fmt_usage,
+    fmt_usage_parts,
     fmt_usage_per_run,
     fmt_variant,
     greeting_shown,
@@ -436,17 +437,17 @@ def _usage_cells(usage: Usage | None) -> str:
 
 
 def _cost_section(data: ReportData) -> str:
-    agent, judge = data.agent_usage, data.judge_usage
-    if agent is None and judge is None:
+    agent, judge, caller = data.agent_usage, data.judge_usage, data.caller_usage
+    if agent is None and judge is None and caller is None:
         return ""
     runs = data.run_count
+    callers = f"<tr><td>Callers</td>{_usage_cells(caller)}</tr>" if caller is not None else ""
     return (
         '<section id="cost"><h2>Cost</h2><table id="cost-table"><thead><tr><th>Tokens</th>'
         "<th>Input</th><th>Output</th><th>Total</th><th>Requests</th></tr></thead><tbody>"
         f"<tr><td>Agent</td>{_usage_cells(agent)}</tr>"
-        f"<tr><td>Judges</td>{_usage_cells(judge)}</tr></tbody></table>"
-        f"<p>Over {runs} runs: agent {_e(fmt_usage_per_run(agent, runs))}, "
-        f"judges {_e(fmt_usage_per_run(judge, runs))}.</p>"
+        f"<tr><td>Judges</td>{_usage_cells(judge)}</tr>{callers}</tbody></table>"
+        f"<p>Over {runs} runs: {_e(fmt_usage_parts(agent, judge, caller, runs))}.</p>"
         + "".join(f'<p class="cost">{_e(line)}</p>' for line in cost_lines(data))
         + "</section>"
     )
@@ -599,11 +600,9 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
             facts += [_e(line) for line in latency[1:]]
         if res.mean_wer is not None:
             facts.append(f"Mean WER {res.mean_wer:.2f} over {len(res.turn_wers)} voice turn(s)")
-        if res.agent_usage is not None or res.judge_usage is not None:
-            facts.append(
-                f"Tokens: agent {_e(fmt_usage_per_run(res.agent_usage, len(res.runs)))}, "
-                f"judges {_e(fmt_usage_per_run(res.judge_usage, len(res.runs)))}"
-            )
+        usages = (res.agent_usage, res.judge_usage, res.caller_usage)
+        if any(usage is not None for usage in usages):
+            facts.append(f"Tokens: {_e(fmt_usage_parts(*usages, len(res.runs)))}")
         body = "".join(_run_html(run, audio) for run in res.runs)
     verdict = _verdict_class(record)
     open_attr = "" if verdict == "passed" else " open"

@@ -38,6 +38,7 @@ from ._format import (
     fmt_tokens,
     fmt_tool_call,
     fmt_usage,
+    fmt_usage_parts,
     fmt_usage_per_run,
     fmt_variant,
     greeting_shown,
@@ -237,19 +238,20 @@ def _usage_row(label: str, usage: Usage | None) -> list[str]:
 
 
 def _cost_section(data: ReportData) -> list[str]:
-    agent, judge = data.agent_usage, data.judge_usage
-    if agent is None and judge is None:
+    agent, judge, caller = data.agent_usage, data.judge_usage, data.caller_usage
+    if agent is None and judge is None and caller is None:
         return []
     runs = data.run_count
     header = ["Tokens", "Input", "Output", "Total", "Requests"]
     rows = [_usage_row("Agent", agent), _usage_row("Judges", judge)]
+    if caller is not None:
+        rows.append(_usage_row("Callers", caller))
     return [
         "## Cost",
         "",
         *md_table(header, rows),
         "",
-        f"Over {runs} runs: agent {fmt_usage_per_run(agent, runs)}, "
-        f"judges {fmt_usage_per_run(judge, runs)}.",
+        f"Over {runs} runs: {fmt_usage_parts(agent, judge, caller, runs)}.",
         "",
         *(f"{md_escape(line)}\n" for line in cost_lines(data)),
     ]
@@ -390,11 +392,9 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
             f"- Mean WER {res.mean_wer:.2f} over {len(res.turn_wers)} voice turn(s) (what the "
             "agent's speech recognizer heard against what the user said)"
         )
-    if res.agent_usage is not None or res.judge_usage is not None:
-        lines.append(
-            f"- Tokens: agent {fmt_usage_per_run(res.agent_usage, len(res.runs))}, "
-            f"judges {fmt_usage_per_run(res.judge_usage, len(res.runs))}"
-        )
+    if res.agent_usage is not None or res.judge_usage is not None or res.caller_usage is not None:
+        usage = fmt_usage_parts(res.agent_usage, res.judge_usage, res.caller_usage, len(res.runs))
+        lines.append(f"- Tokens: {usage}")
     lines.append("")
     for run in res.runs:
         lines += _run_lines(run, data)

@@ -121,8 +121,8 @@ class ReportData:
 
     @property
     def costs(self) -> tuple[dict[str, float], int]:
-        """The cost in ``currency`` per ``"agent MODEL"`` / ``"judge MODEL"``, and the tokens
-        that could not be priced (no model id reported, or a model without a price)."""
+        """The cost in ``currency`` per ``"agent MODEL"``, ``"judge MODEL"`` and ``"caller
+        MODEL"`` (a simulated caller), and the tokens that could not be priced (no model id reported, or a model without a price)."""
         cost: dict[str, float] = {}
         unpriced = 0
 
@@ -149,6 +149,8 @@ class ReportData:
                     *(e for turn in run.turns for e in turn.evaluations),
                 ):
                     add("judge", ev.model, ev.usage)
+                if run.simulation is not None:
+                    add("caller", run.simulation.model, run.simulation.usage)
         return cost, unpriced
 
     @property
@@ -222,13 +224,23 @@ class ReportData:
         return sum_usage(res.judge_usage for res in self.results)
 
     @property
+    def caller_usage(self) -> Usage | None:
+        """Tokens the simulated callers spent over every simulation that ran; None when no
+        simulation ran or every caller turn came from the cache."""
+        return sum_usage(res.caller_usage for res in self.results)
+
+    @property
     def has_latency(self) -> bool:
         """True when some eval measured turn latency: the tables then get a latency column."""
         return any(res.p95_latency_s is not None for res in self.results)
 
     @property
     def has_tokens(self) -> bool:
-        """True when an agent or a judge reported tokens: the tables then get token columns."""
+        """True when an agent, a judge or a simulated caller reported tokens: the tables then
+        get token columns and the totals a tokens line."""
         return any(
-            res.agent_usage is not None or res.judge_usage is not None for res in self.results
+            res.agent_usage is not None
+            or res.judge_usage is not None
+            or res.caller_usage is not None
+            for res in self.results
         )

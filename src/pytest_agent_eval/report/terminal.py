@@ -227,9 +227,12 @@ def summary_lines(data: ReportData, *, width: int | None = None) -> list[Termina
         for note in record.notes
     ]
     if tokens:
-        # No judge ran: no "judges –" (as the table has no judge column then).
+        # No judge ran: no "judges –" (as the table has no judge column then); likewise callers,
+        # which only simulations have.
         judges = f"; judges {fmt_usage(data.judge_usage)}" if judge_tokens else ""
-        lines.append(TerminalLine(f"tokens: agent {fmt_usage(data.agent_usage)}{judges}"))
+        caller = data.caller_usage
+        callers = f"; callers {fmt_usage(caller)}" if caller is not None else ""
+        lines.append(TerminalLine(f"tokens: agent {fmt_usage(data.agent_usage)}{judges}{callers}"))
     lines += [TerminalLine(line) for line in cost_lines(data)]
     return lines
 
