@@ -117,6 +117,9 @@ class ScriptedProvider:
     ms_per_word: int = 40
     """Reply audio per word (40 ms: quick; a reply to barge in on needs a few hundred)."""
     amplitude: int = 200
+    drop_after_responses: int | None = None
+    """Close the first connection after this many responses, as a provider's connection can
+    drop: the client reconnects and fills the new one again."""
     heard: list[str] = field(default_factory=list)
     """What the "model" transcribes of each user turn's audio, in order (it cannot listen)."""
     connections: int = 0
@@ -143,6 +146,8 @@ class ScriptedProvider:
         ws = web.WebSocketResponse(max_msg_size=0)
         await ws.prepare(request)
         self.connections += 1
+        first = self.connections == 1
+        responses = 0
         items: list[dict[str, Any]] = []
         heard = list(self.heard)
         ear = _Ear()
@@ -221,6 +226,10 @@ class ScriptedProvider:
                 for reply in self._respond(event, items):
                     await send(reply)
                     await asyncio.sleep(0)
+                responses += 1
+                if first and responses == self.drop_after_responses:
+                    await ws.close()
+                    break
         return ws
 
     def _user_turn(

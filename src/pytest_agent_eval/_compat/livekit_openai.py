@@ -41,7 +41,7 @@ CLIENT_HOOK = "openai_client_event_queued"
 SERVER_HOOK = "openai_server_event_received"
 
 _SESSION_ATTRIBUTE = "session"
-_OPTIONS_FIELDS = ("base_url", "api_key", "model", "turn_detection")
+_OPTIONS_FIELDS = ("base_url", "api_key", "model", "turn_detection", "is_azure", "api_version")
 
 
 def installed_versions() -> dict[str, str]:

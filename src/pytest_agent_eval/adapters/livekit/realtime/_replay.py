@@ -251,6 +251,8 @@ class ConnectionReplay:
         detection: dict[str, Any] = {}
         for entry in recorded.entries:
             event = entry.event
+            if entry.direction == "note":  # the recorder's own remarks (a reconnection)
+                continue
             if entry.direction == "client":
                 self.groups.append(_Group("client", client_index=len(self.client)))
                 self.client.append(event)
@@ -376,9 +378,14 @@ class ReplayServer:
     """
 
     def __init__(
-        self, recorded: list[Connection], *, on_divergence: Callable[[str], None] | None = None
+        self,
+        recorded: list[Connection],
+        *,
+        on_divergence: Callable[[str], None] | None = None,
+        sessions_made: Callable[[], int] | None = None,
     ) -> None:
         self.recorded = recorded
+        self._sessions_made = sessions_made
         self.replays: list[ConnectionReplay] = []
         self.divergence: str | None = None
         self.diverged = asyncio.Event()
@@ -417,6 +424,17 @@ class ReplayServer:
         self._sockets.add(ws)
         index = len(self.replays)
         try:
+            made = self._sessions_made() if self._sessions_made is not None else None
+            if made is not None and index >= made:
+                # More websockets than plugin sessions: one of them connected again.
+                self._diverge(
+                    f"the run's realtime session reconnected (connection #{index + 1} for "
+                    f"{made} session(s)): the provider's connection is never dropped in a "
+                    "replay, so the model's max_session_duration passed or the session failed; "
+                    "the replay of a reconnection is not covered"
+                )
+                await ws.close()
+                return ws
             if index >= len(self.recorded):
                 self._diverge(
                     f"the run opened realtime connection #{index + 1}, the recording has "
