@@ -272,3 +272,26 @@ def test_an_azure_model_on_the_legacy_api_is_refused(
     message = str(info.value)
     assert "legacy realtime API (api_version='2024-10-01-preview')" in message
     assert "not covered" in message
+
+
+def test_no_unclosed_client_session_is_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The plugin's model opens an aiohttp session of its own outside a LiveKit job; the run
+    that made the model closes it (aiohttp otherwise prints "Unclosed client session")."""
+    import gc
+    import logging
+    import warnings
+
+    _record(tmp_path, monkeypatch, shared=False, users=CALL[:3])
+    gc.collect()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    caplog.clear()
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.ERROR):
+        warnings.simplefilter("always", ResourceWarning)
+        for speed in (0.0, 1.0):
+            _replay(tmp_path, CALL[:3], speed=speed, billing_model=True)
+        gc.collect()
+    unclosed = [r.getMessage() for r in caplog.records if "Unclosed client" in r.getMessage()]
+    unclosed += [str(w.message) for w in caught if "Unclosed client" in str(w.message)]
+    assert not unclosed, unclosed

@@ -18,7 +18,7 @@ from typing import Any
 from ...._compat.livekit_openai import CLIENT_HOOK, SERVER_HOOK
 from ._cassette import Connection, Entry
 
-__all__ = ["APPEND", "RECONNECTED", "ConnectionRecorder", "appended_ms"]
+__all__ = ["APPEND", "RECONNECTED", "ConnectionRecorder", "appended_ms", "reconnect_problem"]
 
 APPEND = "input_audio_buffer.append"
 

@@ -93,6 +93,14 @@ _TAPE: contextvars.ContextVar[_Tape | None] = contextvars.ContextVar(
 session made at a handoff, deep inside a tool call, still finds its run."""
 
 
+_OPEN_TAPES: list[_Tape] = []
+"""The tapes of the runs open in this process (several when runs go concurrently)."""
+
+
+def _models_of(tape: _Tape) -> list[Any]:
+    return [getattr(made, "_realtime_model", None) for made in tape.sessions]
+
+
 def _route_session(model: Any, make: Any) -> Any:
     tape = _TAPE.get()
     return make() if tape is None else tape.open_session(model, make)
@@ -236,6 +244,7 @@ class OpenAIRealtimeReplay:
         if not self.record:
             keys.enter_context(_placeholder_key())
         _TAPE.set(tape)
+        _OPEN_TAPES.append(tape)
         conversation = _ReplayConversation(self, tape, info, path, keys)
         try:
             conversation.inner = await conversation.guard(
@@ -370,6 +379,12 @@ class _ReplayConversation:
         for recorder in self.tape.recorders:
             recorder.detach()
         try:
+            _OPEN_TAPES[:] = [tape for tape in _OPEN_TAPES if tape is not self.tape]
+            in_use = [id(m) for tape in _OPEN_TAPES for m in _models_of(tape)]
+            for made in self.tape.sessions:
+                # The run's models' own HTTP sessions, unless a run still open shares a model.
+                if id(getattr(made, "_realtime_model", None)) not in in_use:
+                    await compat.close_owned_http_session(made)
             if self.tape.server is not None:
                 await self.tape.server.aclose()
         finally:
