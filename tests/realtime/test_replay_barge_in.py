@@ -90,7 +90,9 @@ def _records(result: TranscriptResult) -> list[Any]:
     return out
 
 
-def _record(folder: Path, cassettes: Path, monkeypatch: pytest.MonkeyPatch) -> TranscriptResult:
+def _record(
+    folder: Path, cassettes: Path, monkeypatch: pytest.MonkeyPatch, *, server_vad: bool = True
+) -> TranscriptResult:
     async def go() -> TranscriptResult:
         scripted = provider()
         scripted.heard = list(BARGE_IN_PHRASES)
@@ -100,7 +102,7 @@ def _record(folder: Path, cassettes: Path, monkeypatch: pytest.MonkeyPatch) -> T
         monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
         try:
             adapter = OpenAIRealtimeReplay(
-                LiveKitAdapter(audio_session_factory(server_vad=True), timeout_s=60),
+                LiveKitAdapter(audio_session_factory(server_vad=server_vad), timeout_s=60),
                 cassette_dir=cassettes,
                 record=True,
             )
@@ -131,10 +133,13 @@ def _words_heard(records: list[Any]) -> list[Any]:
     return out
 
 
+# The session-VAD case takes the turns off the model on purpose (the adapter warns about it).
+@pytest.mark.filterwarnings("ignore:the agent's realtime model:UserWarning")
+@pytest.mark.parametrize("server_vad", [True, False], ids=["server-vad", "session-vad"])
 def test_a_recorded_barge_in_replays_with_the_same_verdicts_and_records_at_both_speeds(
-    spoken: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spoken: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server_vad: bool
 ) -> None:
-    recorded = _records(_record(spoken, tmp_path, monkeypatch))
+    recorded = _records(_record(spoken, tmp_path, monkeypatch, server_vad=server_vad))
     story, interruption = recorded[1], recorded[2]
     # A real barge-in was recorded: the story stopped part-way, heard as far as it played;
     # the interruption was heard whole and answered with its tool.
@@ -154,7 +159,7 @@ def test_a_recorded_barge_in_replays_with_the_same_verdicts_and_records_at_both_
     _offline(monkeypatch)
     for speed in (0.0, 1.0):
         adapter = OpenAIRealtimeReplay(
-            LiveKitAdapter(audio_session_factory(server_vad=True), speed=speed, timeout_s=60),
+            LiveKitAdapter(audio_session_factory(server_vad=server_vad), speed=speed, timeout_s=60),
             cassette_dir=tmp_path,
         )
         replayed = _records(_run(adapter, spoken))
