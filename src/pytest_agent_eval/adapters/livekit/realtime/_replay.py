@@ -426,24 +426,26 @@ class ReplayServer:
         try:
             made = self._sessions_made() if self._sessions_made is not None else None
             if made is not None and index >= made:
-                # More websockets than plugin sessions: one of them connected again.
-                self._diverge(
+                # More websockets than plugin sessions: one of them connected again. Kept
+                # open, winding down: closed, it would make the client retry for seconds.
+                replay = ConnectionReplay(Connection(model=""), label=f"connection #{index + 1}")
+                replay.divergence = (
                     f"the run's realtime session reconnected (connection #{index + 1} for "
                     f"{made} session(s)): the provider's connection is never dropped in a "
                     "replay, so the model's max_session_duration passed or the session failed; "
                     "the replay of a reconnection is not covered"
                 )
-                await ws.close()
-                return ws
-            if index >= len(self.recorded):
+                self._diverge(replay.divergence)
+            elif index >= len(self.recorded):
                 self._diverge(
                     f"the run opened realtime connection #{index + 1}, the recording has "
                     f"{len(self.recorded)} (a realtime session the recording never saw)"
                 )
                 await ws.close()
                 return ws
-            replay = ConnectionReplay(self.recorded[index], label=f"connection #{index + 1}")
-            self.replays.append(replay)
+            else:
+                replay = ConnectionReplay(self.recorded[index], label=f"connection #{index + 1}")
+                self.replays.append(replay)
             for event in replay.opened():
                 await ws.send_str(json.dumps(event))
             async for message in ws:
