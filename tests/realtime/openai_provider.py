@@ -96,12 +96,13 @@ class _Ear:
         return []
 
 
-def _audio_for(text: str) -> str:
-    """40 ms of quiet 24 kHz PCM16 per word: audio the session can play out."""
-    samples = 960 * max(1, len(text.split()))
+def _audio_for(text: str, ms_per_word: int = 40, amplitude: int = 200) -> str:
+    """``ms_per_word`` of a 500 Hz square wave, 24 kHz PCM16, per word: audio the session can
+    play out (long and loud enough, it is a reply a barge-in can cut at a word)."""
+    samples = 24 * ms_per_word * max(1, len(text.split()))
     pcm = bytearray()
     for i in range(samples):
-        value = 200 if (i // 24) % 2 else -200
+        value = amplitude if (i // 24) % 2 else -amplitude
         pcm += int(value).to_bytes(2, "little", signed=True)
     return base64.b64encode(bytes(pcm)).decode("ascii")
 
@@ -113,6 +114,12 @@ class ScriptedProvider:
     rules: list[Rule]
     after_tool: Callable[[str, str], str] = lambda name, output: f"Done: {output}"
     fallback: str = "Sorry, I did not get that."
+    ms_per_word: int = 40
+    """Reply audio per word (40 ms: quick; a reply to barge in on needs a few hundred)."""
+    amplitude: int = 200
+    drop_after_responses: int | None = None
+    """Close the first connection after this many responses, as a provider's connection can
+    drop: the client reconnects and fills the new one again."""
     heard: list[str] = field(default_factory=list)
     """What the "model" transcribes of each user turn's audio, in order (it cannot listen)."""
     connections: int = 0
@@ -139,6 +146,8 @@ class ScriptedProvider:
         ws = web.WebSocketResponse(max_msg_size=0)
         await ws.prepare(request)
         self.connections += 1
+        first = self.connections == 1
+        responses = 0
         items: list[dict[str, Any]] = []
         heard = list(self.heard)
         ear = _Ear()
@@ -200,6 +209,16 @@ class ScriptedProvider:
                         "item": {**item, "status": "completed"},
                     }
                 )
+            elif kind == "conversation.item.truncate":
+                # What played of an interrupted reply: the server keeps its audio to there.
+                await send(
+                    {
+                        "type": "conversation.item.truncated",
+                        "item_id": event["item_id"],
+                        "content_index": event.get("content_index", 0),
+                        "audio_end_ms": event["audio_end_ms"],
+                    }
+                )
             elif kind == "conversation.item.delete":
                 items[:] = [i for i in items if i.get("id") != event["item_id"]]
                 await send({"type": "conversation.item.deleted", "item_id": event["item_id"]})
@@ -207,6 +226,10 @@ class ScriptedProvider:
                 for reply in self._respond(event, items):
                     await send(reply)
                     await asyncio.sleep(0)
+                responses += 1
+                if first and responses == self.drop_after_responses:
+                    await ws.close()
+                    break
         return ws
 
     def _user_turn(
@@ -350,7 +373,7 @@ class ScriptedProvider:
                     "item_id": item_id,
                     "output_index": 0,
                     "content_index": 0,
-                    "delta": _audio_for(text),
+                    "delta": _audio_for(text, self.ms_per_word, self.amplitude),
                 },
                 {
                     "type": "response.output_audio.done",

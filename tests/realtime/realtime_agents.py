@@ -172,21 +172,23 @@ def _model_class(mode: Mode) -> type[ScriptedRealtimeModel]:
     )
 
 
-def front_desk_model(mode: Mode) -> ScriptedRealtimeModel:
+def front_desk_model(mode: Mode, *, auto_tool_reply: bool = False) -> ScriptedRealtimeModel:
     return _model_class(mode)(
         FRONT_DESK_RULES + BILLING_RULES,
         greeting=GREETING,
         instructions=INSTRUCTIONS,
         can_disable_turn_detection=mode != "fixed_server",
+        auto_tool_reply=auto_tool_reply,
     )
 
 
-def billing_model(mode: Mode) -> ScriptedRealtimeModel:
+def billing_model(mode: Mode, *, auto_tool_reply: bool = False) -> ScriptedRealtimeModel:
     return _model_class(mode)(
         BILLING_RULES,
         greeting=BILLING_INTRO,
         instructions=INSTRUCTIONS,
         can_disable_turn_detection=mode != "fixed_server",
+        auto_tool_reply=auto_tool_reply,
     )
 
 
@@ -204,21 +206,28 @@ class Scenario:
     mode: Mode
     separate_models: bool
     keys: tuple[str, ...]
+    auto_tool_reply: bool = False
+    """The model answers tool results itself (``auto_tool_reply_generation``, as Gemini
+    Live): the session hands it the results and waits for its own reply."""
 
     def factory(
         self, models: list[ScriptedRealtimeModel] | None = None
     ) -> Callable[[], tuple[AgentSession[Any], Agent]]:
         """Sessions for this scenario; each front-desk model made is added to ``models``."""
-        mode, separate = self.mode, self.separate_models
+        mode, separate, auto = self.mode, self.separate_models, self.auto_tool_reply
 
         def make_session() -> tuple[AgentSession[Any], Agent]:
-            model = front_desk_model(mode)
+            model = front_desk_model(mode, auto_tool_reply=auto)
             if models is not None:
                 models.append(model)
             session: AgentSession[Any] = AgentSession(llm=model, **session_kwargs(mode))
             if isinstance(model, ProviderPacedModel):
                 model.agent_session = session
-            billing = (lambda: _paced(billing_model(mode), session)) if separate else None
+            billing = (
+                (lambda: _paced(billing_model(mode, auto_tool_reply=auto), session))
+                if separate
+                else None
+            )
             return session, FrontDesk(billing_llm=billing)
 
         return make_session

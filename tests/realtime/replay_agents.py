@@ -21,7 +21,13 @@ from pytest_agent_eval.models import AgentReply, Transcript, Turn
 
 T = TypeVar("T")
 
+STORY = (
+    "Once upon a time a lighthouse keeper counted the ships every night, and every night the "
+    "sea brought one more ship than the night before."
+)
+
 RULES: list[Rule] = [
+    (r"\bstory\b", Say(STORY)),
     (r"greet the caller", Say("Welcome to the front desk!")),
     (r"introduce billing", Say("This is billing, how can I help?")),
     (r"\bhello\b", Say("Hi! How can I help?")),
@@ -141,7 +147,19 @@ turns:
 """
 
 
-def audio_session_factory(*, server_vad: bool) -> Any:
+BARGE_IN_PHRASES = ("Tell me a story.", "Wait, please book a table instead.")
+
+BARGE_IN_FIXTURES_YAML = f"""
+id: realtime_replay_barge_in_fixtures
+turns:
+  - user: "{BARGE_IN_PHRASES[0]}"
+    audio: story.wav
+  - user: "{BARGE_IN_PHRASES[1]}"
+    audio: stop_book.wav
+"""
+
+
+def audio_session_factory(*, server_vad: bool, agent: type[FrontDesk] = FrontDesk) -> Any:
     """An agent hearing through the model: the server's VAD (``server_vad``, given to the
     model as production would), or the session's Silero VAD taking the turns."""
     from livekit.plugins import silero
@@ -156,11 +174,11 @@ def audio_session_factory(*, server_vad: bool) -> Any:
                     type="server_vad", silence_duration_ms=500, create_response=True
                 )
             )
-            return AgentSession(llm=model), FrontDesk(greet=False)
+            return AgentSession(llm=model), agent(greet=False)
         session = AgentSession(
             llm=realtime.RealtimeModel(), vad=silero.VAD.load(), **eval_session_kwargs()
         )
-        return session, FrontDesk(greet=False)
+        return session, agent(greet=False)
 
     return make
 

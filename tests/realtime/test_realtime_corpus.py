@@ -86,6 +86,13 @@ SCENARIOS = [
     Scenario(
         "handoff_server_and_session_vad", "server_and_session_vad", False, ("billing", "balance")
     ),
+    # A model that answers tool results itself (auto_tool_reply_generation, as Gemini Live):
+    # no generate_reply after the tools; the reply is a speech of the model's own.
+    Scenario("tools_auto_tool_reply_server", "server", False, ("weather", "book"), True),
+    Scenario("tools_auto_tool_reply_session_vad", "session", False, ("weather",), True),
+    Scenario(
+        "handoff_separate_models_auto_tool_reply", "server", True, ("billing", "balance"), True
+    ),
 ]
 
 EXPECTED: dict[str, list[dict[str, Any]]] = {
@@ -110,6 +117,17 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
     "two_phrases_session_vad": [TWO_PHRASES],
     "server_vad_that_cannot_be_disabled": [weather(GREETED), handoff(index=1)],
     "handoff_server_and_session_vad": [handoff(GREETED), BALANCE],
+    "tools_auto_tool_reply_server": [
+        weather(GREETED),
+        turn(
+            "Done: a table for 4.",
+            heard=PHRASES["book"],
+            calls=[("book_table", {"party_size": 4}, "a table for 4", False, None)],
+            agent="FrontDesk",
+        ),
+    ],
+    "tools_auto_tool_reply_session_vad": [weather(GREETED)],
+    "handoff_separate_models_auto_tool_reply": [handoff(GREETED), BALANCE],
 }
 
 

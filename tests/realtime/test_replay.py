@@ -29,11 +29,19 @@ from pytest_agent_eval.adapters.livekit.realtime import (
 )
 
 
-def _record(tmp: Path, monkeypatch: pytest.MonkeyPatch, *, shared: bool, users: Any = CALL) -> Any:
+def _record(
+    tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    shared: bool,
+    users: Any = CALL,
+    drop_after_responses: int | None = None,
+) -> Any:
     """Record ``users`` live against the scripted provider; the captures and the connection count."""
 
     async def go() -> tuple[Any, int]:
         scripted = provider()
+        scripted.drop_after_responses = drop_after_responses
         url = await scripted.start()
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
@@ -154,3 +162,136 @@ def test_an_agent_on_another_model_is_refused(
         run(converse(adapter, transcript(*CALL[:1])))
     assert "found no OpenAI realtime session" in str(info.value)
     assert "ScriptedLLM" in str(info.value)
+
+
+def test_a_recorded_reconnection_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The provider drops the connection after the reply to the first turn; the plugin
+    # reconnects, fills the new connection again and the conversation goes on.
+    recorded, connections = _record(
+        tmp_path, monkeypatch, shared=True, users=CALL[:2], drop_after_responses=2
+    )
+    assert connections == 2
+    assert recorded[2]["tools"][0][0] == "book_table"  # the turn after the reconnection
+    cassette = json.loads((tmp_path / "desk.openai-realtime.json").read_text())
+    (connection,) = cassette["runs"][0]["connections"]  # one session: its events, then the note
+    notes = [e for e in connection["events"] if e["dir"] == "note"]
+    assert [n["event"]["type"] for n in notes] == ["session_reconnected"]
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(CassetteError) as info:
+        _replay(tmp_path, CALL[:2])
+    message = str(info.value)
+    assert "connection #1: the session reconnected after client event #" in message
+    assert "the replay of a reconnection is not covered" in message
+    assert "AGENT_EVAL_REALTIME_RECORD=1" in message
+
+
+def test_a_reconnection_during_a_replay_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from livekit.agents import AgentSession
+    from livekit.plugins.openai import realtime
+    from replay_agents import FrontDesk
+
+    _record(tmp_path, monkeypatch, shared=True, users=CALL[:2])
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    def make() -> Any:  # the connection is recycled every 20 ms: the session reconnects
+        return AgentSession(llm=realtime.RealtimeModel(max_session_duration=0.02)), FrontDesk()
+
+    adapter = OpenAIRealtimeReplay(LiveKitAdapter(make, speed=1.0), cassette_dir=tmp_path)
+    with pytest.raises(CassetteError) as info:
+        run(converse(adapter, transcript(*CALL[:2])))
+    message = str(info.value)
+    assert "the run's realtime session reconnected (connection #2 for 1 session(s))" in message
+    assert "the replay of a reconnection is not covered" in message
+
+
+def _azure_factory(**options: Any) -> Any:
+    from livekit.agents import AgentSession
+    from livekit.plugins.openai import realtime
+    from replay_agents import FrontDesk
+
+    def make() -> Any:  # as an Azure user writes it: endpoint and key from the environment
+        model = realtime.RealtimeModel.with_azure(azure_deployment="gpt-realtime", **options)
+        return AgentSession(llm=model), FrontDesk()
+
+    return make
+
+
+def test_an_azure_model_records_and_replays_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def record() -> tuple[Any, list[dict[str, Any]]]:
+        scripted = provider()
+        url = await scripted.start()
+        monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", url.removesuffix("/v1"))
+        monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-recording")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")  # what a recording run asks for
+        monkeypatch.delenv("OPENAI_API_VERSION", raising=False)
+        try:
+            adapter = OpenAIRealtimeReplay(
+                LiveKitAdapter(_azure_factory()), cassette_dir=tmp_path, record=True
+            )
+            return await converse(adapter, transcript(*CALL[:2])), scripted.received
+        finally:
+            await scripted.aclose()
+
+    recorded, received = run(record())
+    assert recorded[2]["tools"][0][0] == "book_table"
+    # Azure's current realtime API speaks OpenAI's protocol (the nested session of the GA API).
+    update = next(e for e in received if e["type"] == "session.update")
+    assert "audio" in update["session"]
+
+    for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name)
+    for speed in (0.0, 1.0):
+        adapter = OpenAIRealtimeReplay(
+            LiveKitAdapter(_azure_factory(), speed=speed), cassette_dir=tmp_path
+        )
+        assert run(converse(adapter, transcript(*CALL[:2]))) == recorded, speed
+    import os
+
+    assert "AZURE_OPENAI_ENDPOINT" not in os.environ  # the placeholders are gone after the run
+
+
+def test_an_azure_model_on_the_legacy_api_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agent_eval.errors import AdapterError
+
+    _record(tmp_path, monkeypatch, shared=True, users=CALL[:1])
+    monkeypatch.delenv("OPENAI_API_KEY")
+    adapter = OpenAIRealtimeReplay(
+        LiveKitAdapter(_azure_factory(api_version="2024-10-01-preview")), cassette_dir=tmp_path
+    )
+    with pytest.raises(AdapterError) as info:
+        run(converse(adapter, transcript(*CALL[:1])))
+    message = str(info.value)
+    assert "legacy realtime API (api_version='2024-10-01-preview')" in message
+    assert "not covered" in message
+
+
+def test_no_unclosed_client_session_is_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The plugin's model opens an aiohttp session of its own outside a LiveKit job; the run
+    that made the model closes it (aiohttp otherwise prints "Unclosed client session")."""
+    import gc
+    import logging
+    import warnings
+
+    _record(tmp_path, monkeypatch, shared=False, users=CALL[:3])
+    gc.collect()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    caplog.clear()
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.ERROR):
+        warnings.simplefilter("always", ResourceWarning)
+        for speed in (0.0, 1.0):
+            _replay(tmp_path, CALL[:3], speed=speed, billing_model=True)
+        gc.collect()
+    unclosed = [r.getMessage() for r in caplog.records if "Unclosed client" in r.getMessage()]
+    unclosed += [str(w.message) for w in caught if "Unclosed client" in str(w.message)]
+    assert not unclosed, unclosed

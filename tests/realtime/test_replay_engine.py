@@ -165,10 +165,11 @@ def test_a_request_past_the_end_of_the_recording_is_a_divergence() -> None:
             {"session": {"instructions": "Be kind."}},
             "session.instructions: the agent sent 'Be brief.', the recording has 'Be kind.'",
         ),
-        # Ids, audio and playout positions differ between faithful runs: never compared.
+        # Ids and audio differ between faithful runs: never compared. (A truncation's
+        # playout position is compared within a window: the tests below.)
         (
-            {"event_id": "a", "item_id": "x", "audio_end_ms": 2487},
-            {"event_id": "b", "item_id": "y", "audio_end_ms": 2485},
+            {"event_id": "a", "item_id": "x", "audio": "AAAA"},
+            {"event_id": "b", "item_id": "y", "audio": "BBBB"},
             None,
         ),
     ],
@@ -242,3 +243,77 @@ def test_runs_recorded_together_are_all_kept(
     first.join(10)
     second.join(10)
     assert len(json.loads(path.read_text())["runs"]) == 2
+
+
+def _truncation_connection() -> Connection:
+    """A barge-in as recorded: the client cut the reply after 1900 ms of its audio."""
+    return Connection(
+        model="gpt-realtime",
+        entries=[
+            Entry("server", {"type": "session.created"}, 0),
+            Entry(
+                "client",
+                {
+                    "type": "conversation.item.truncate",
+                    "event_id": "rec_e1",
+                    "item_id": "srv_msg",
+                    "content_index": 0,
+                    "audio_end_ms": 1900,
+                },
+                4000,
+            ),
+            Entry(
+                "server",
+                {
+                    "type": "conversation.item.truncated",
+                    "item_id": "srv_msg",
+                    "content_index": 0,
+                    "audio_end_ms": 1900,
+                },
+                4000,
+            ),
+        ],
+    )
+
+
+def _truncate(audio_end_ms: int, content_index: int = 0) -> dict[str, object]:
+    return {
+        "type": "conversation.item.truncate",
+        "event_id": "live_e1",
+        "item_id": "srv_msg",
+        "content_index": content_index,
+        "audio_end_ms": audio_end_ms,
+    }
+
+
+@pytest.mark.parametrize("live_ms", [1900, 1760, 2150], ids=["same", "earlier", "later"])
+def test_a_truncation_within_the_window_fits_and_is_answered_with_the_live_position(
+    live_ms: int,
+) -> None:
+    replay = ConnectionReplay(_truncation_connection(), label="connection #1")
+    replay.opened()
+    (answer,) = replay.receive(_truncate(live_ms))
+    assert replay.divergence is None
+    assert answer == {
+        "type": "conversation.item.truncated",
+        "item_id": "srv_msg",
+        "content_index": 0,
+        "audio_end_ms": live_ms,  # what the live client cut, not the recording's 1900
+    }
+
+
+def test_a_truncation_far_from_the_recorded_one_is_a_divergence_naming_both_positions() -> None:
+    replay = ConnectionReplay(_truncation_connection(), label="connection #1")
+    replay.opened()
+    assert replay.receive(_truncate(3200)) == []
+    assert replay.divergence is not None
+    assert "client event #1 (conversation.item.truncate)" in replay.divergence
+    assert "at 3200 ms" in replay.divergence and "at 1900 ms" in replay.divergence
+
+
+def test_a_truncation_of_other_content_is_a_divergence() -> None:
+    replay = ConnectionReplay(_truncation_connection(), label="connection #1")
+    replay.opened()
+    replay.receive(_truncate(1900, content_index=1))
+    assert replay.divergence is not None
+    assert "content_index: the agent sent 1, the recording has 0" in replay.divergence

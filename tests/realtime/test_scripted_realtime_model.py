@@ -15,6 +15,7 @@ from realtime_agents import (
     PHRASES,
     VAD,
     FrontDesk,
+    ProviderPacedModel,
     Scenario,
     front_desk_model,
 )
@@ -68,6 +69,40 @@ def test_text_and_audio_turns_mix_and_tools_are_answered_after_their_result(
     assert models[0].sessions[0].heard == [PHRASES["weather"]]
 
 
+def test_a_model_that_answers_tool_results_itself_is_never_asked_for_the_reply(
+    realtime_audio: dict[str, Path],
+) -> None:
+    """auto_tool_reply (LiveKit's auto_tool_reply_generation, Gemini Live's behaviour): the
+    session hands the tool results over and waits; the reply is the model's own response."""
+    models: list[ScriptedRealtimeModel] = []
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        model = front_desk_model("server", auto_tool_reply=True)
+        models.append(model)
+        return AgentSession(llm=model), FrontDesk()
+
+    assert front_desk_model("server", auto_tool_reply=True).capabilities.auto_tool_reply_generation
+    assert not front_desk_model("server").capabilities.auto_tool_reply_generation
+    script = transcript(
+        Turn(user="Book a table for two people."),
+        Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]),
+    )
+    greeting, (typed, spoken) = run(
+        converse_greeted(LiveKitAdapter(make_session, tail_silence_s=TAIL_S), script)
+    )
+    assert greeting.text == GREETING
+    assert typed.reply == "Done: a table for 2."
+    assert [c.name for c in typed.calls] == ["book_table"]
+    assert spoken.reply == "It is sunny in Paris."
+    assert [c.name for c in spoken.calls] == ["get_weather"]
+    calls = _calls(models[0])
+    # Only the greeting and the typed turn ask for a reply: after each tool's results the
+    # session sends them and waits (with auto_tool_reply=False it interrupts and asks).
+    assert calls.count("generate_reply") == 2, calls
+    asked = ["update_chat_ctx", "interrupt", "generate_reply"]
+    assert not any(calls[i : i + 3] == asked for i in range(len(calls))), calls
+
+
 def test_the_session_vad_commits_the_audio_and_asks_for_the_reply(
     realtime_audio: dict[str, Path],
 ) -> None:
@@ -97,7 +132,14 @@ def test_turn_detection_none_keeps_the_server_turn_taking_without_a_warning(
     assert eval_session_kwargs()["turn_handling"]["turn_detection"] == "vad"
 
     def make_session() -> tuple[AgentSession[Any], Any]:
-        return AgentSession(llm=front_desk_model("session"), vad=VAD, **kwargs), FrontDesk()
+        # The server takes the turns next to the session's VAD: a model paced as a provider's
+        # (it answers once the session's VAD ended the turn too), or LiveKit's own race can
+        # drop the reply to the tool (see realtime_agents.ProviderPacedModel).
+        model = front_desk_model("server_and_session_vad")
+        session: AgentSession[Any] = AgentSession(llm=model, vad=VAD, **kwargs)
+        assert isinstance(model, ProviderPacedModel)
+        model.agent_session = session
+        return session, FrontDesk()
 
     script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
     with warnings.catch_warnings():

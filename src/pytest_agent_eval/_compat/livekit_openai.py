@@ -25,6 +25,7 @@ __all__ = [
     "CLIENT_HOOK",
     "PLUGIN_RANGE",
     "SERVER_HOOK",
+    "close_owned_http_session",
     "drift_problems",
     "installed_versions",
     "is_openai_realtime_model",
@@ -41,7 +42,7 @@ CLIENT_HOOK = "openai_client_event_queued"
 SERVER_HOOK = "openai_server_event_received"
 
 _SESSION_ATTRIBUTE = "session"
-_OPTIONS_FIELDS = ("base_url", "api_key", "model", "turn_detection")
+_OPTIONS_FIELDS = ("base_url", "api_key", "model", "turn_detection", "is_azure", "api_version")
 
 
 def installed_versions() -> dict[str, str]:
@@ -122,6 +123,24 @@ def session_options(session: Any) -> Any:
     return session._opts
 
 
+async def close_owned_http_session(session: Any) -> None:
+    """Close the aiohttp session the plugin session's model opened for itself, if it did.
+
+    Outside a LiveKit job there is no shared HTTP session, so the model opens its own
+    (``_http_session_owned``) and closes it only in ``RealtimeModel.aclose()``, which nothing
+    calls at the end of an AgentSession: aiohttp then prints "Unclosed client session". The
+    model is forgotten as the owner, so a model used again opens a new one.
+    """
+    model = getattr(session, "_realtime_model", None)
+    if model is None or not getattr(model, "_http_session_owned", False):
+        return
+    http = getattr(model, "_http_session", None)
+    model._http_session = None
+    model._http_session_owned = False
+    if http is not None and not http.closed:
+        await http.close()
+
+
 def drift_problems() -> list[str]:
     """What no longer holds of the assumptions above, each naming the installed versions."""
     cls = openai_realtime_model_class()
@@ -146,7 +165,12 @@ def drift_problems() -> list[str]:
         missing = [f for f in _OPTIONS_FIELDS if f not in names]
         if missing:
             problems.append(f"{where}: _RealtimeOptions lacks fields {missing}")
+    model_source = inspect.getsource(engine.RealtimeModel._ensure_http_session)
+    if "_http_session_owned" not in model_source:
+        problems.append(f"{where}: RealtimeModel no longer marks the HTTP session it owns")
     init_source = inspect.getsource(engine.RealtimeSession.__init__)
+    if "self._realtime_model" not in init_source:
+        problems.append(f"{where}: RealtimeSession no longer keeps its model as _realtime_model")
     if "realtime_model._opts" not in init_source:
         problems.append(f"{where}: RealtimeSession no longer copies its model's _opts")
     run_source = inspect.getsource(engine.RealtimeSession._run_ws)

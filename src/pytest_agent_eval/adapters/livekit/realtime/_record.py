@@ -18,9 +18,14 @@ from typing import Any
 from ...._compat.livekit_openai import CLIENT_HOOK, SERVER_HOOK
 from ._cassette import Connection, Entry
 
-__all__ = ["APPEND", "ConnectionRecorder", "appended_ms"]
+__all__ = ["APPEND", "RECONNECTED", "ConnectionRecorder", "appended_ms", "reconnect_problem"]
 
 APPEND = "input_audio_buffer.append"
+
+RECONNECTED = "session_reconnected"
+"""The session's event after it opened a new websocket in place of a lost one (the provider
+dropped it, or ``max_session_duration`` passed): kept in the cassette as a "note" entry, since
+a replay cannot answer the exchange around it (see `reconnect_problem`)."""
 
 _INPUT_RATE = 24000
 """The plugin sends PCM16 mono at 24 kHz (it resamples other input)."""
@@ -47,6 +52,7 @@ class ConnectionRecorder:
         self._session = session
         session.on(CLIENT_HOOK, self._on_client)
         session.on(SERVER_HOOK, self._on_server)
+        session.on(RECONNECTED, self._on_reconnected)
 
     def _on_client(self, event: dict[str, Any]) -> None:
         if event.get("type") == APPEND:
@@ -57,8 +63,39 @@ class ConnectionRecorder:
     def _on_server(self, event: dict[str, Any]) -> None:
         self.connection.entries.append(Entry("server", copy.deepcopy(event), self._audio_ms))
 
+    def _on_reconnected(self, _event: Any) -> None:
+        self.connection.entries.append(Entry("note", {"type": RECONNECTED}, self._audio_ms))
+
     def detach(self) -> None:
         """Stop listening (the session may outlive the run's recording)."""
-        for hook, listener in ((CLIENT_HOOK, self._on_client), (SERVER_HOOK, self._on_server)):
+        for hook, listener in (
+            (CLIENT_HOOK, self._on_client),
+            (SERVER_HOOK, self._on_server),
+            (RECONNECTED, self._on_reconnected),
+        ):
             with contextlib.suppress(KeyError, ValueError):
                 self._session.off(hook, listener)
+
+
+def reconnect_problem(connections: list[Connection], run_index: int) -> str | None:
+    """Why recorded run ``run_index`` cannot be replayed because its session reconnected
+    mid-run, in words, or None.
+
+    A reconnection opens a new websocket that the client fills again (options, tools, the
+    whole chat context) while the server starts afresh; what the lost connection had and had
+    not answered is a matter of timing, so a replay would be a guess. Refused instead.
+    """
+    for number, connection in enumerate(connections, start=1):
+        sent = 0
+        for entry in connection.entries:
+            if entry.direction == "client":
+                sent += 1
+            elif entry.direction == "note" and entry.event.get("type") == RECONNECTED:
+                return (
+                    f"recorded run {run_index + 1}, connection #{number}: the session "
+                    f"reconnected after client event #{sent} (the provider dropped the "
+                    "connection, or the model's max_session_duration passed), and the "
+                    "replay of a reconnection is not covered; record it again in a run that "
+                    "keeps its connection"
+                )
+    return None

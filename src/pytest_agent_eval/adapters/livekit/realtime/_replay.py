@@ -40,9 +40,16 @@ ID_KEYS = frozenset(
 )
 """Fields holding ids the client or server makes per run: never compared, mapped instead."""
 
-_UNCOMPARED = ID_KEYS | {"audio", "audio_end_ms", "audio_start_ms"}
-"""Client fields that differ between faithful runs: ids, audio payloads and playout positions
-(an interrupted reply's truncation point moves by a few ms)."""
+_UNCOMPARED = ID_KEYS | {"audio"}
+"""Client fields that differ between faithful runs: ids and audio payloads."""
+
+TRUNCATE = "conversation.item.truncate"
+
+TRUNCATE_WINDOW_MS = 500.0
+"""How far a truncation's ``audio_end_ms`` (what played of an interrupted reply) may move from
+the recorded one. The reply stops when the caller's speech is heard, keyed on the same audio
+position in a replay, then wall-clock scheduling decides the last few tens of ms (a word, at
+most, between two live runs); an interruption more than this away is another barge-in."""
 
 _VAD_EVENTS = {
     "input_audio_buffer.speech_started": "audio_start_ms",
@@ -244,6 +251,8 @@ class ConnectionReplay:
         detection: dict[str, Any] = {}
         for entry in recorded.entries:
             event = entry.event
+            if entry.direction == "note":  # the recorder's own remarks (a reconnection)
+                continue
             if entry.direction == "client":
                 self.groups.append(_Group("client", client_index=len(self.client)))
                 self.client.append(event)
@@ -254,6 +263,8 @@ class ConnectionReplay:
             else:
                 self.groups[-1].events.append(event)
         self.ids: dict[str, str] = {}
+        self.truncated: dict[str, Any] = {}
+        """Live item id -> the ``audio_end_ms`` the live client truncated it at."""
         self.audio_ms = 0.0
         self.matched = 0
         self._fired = 0
@@ -290,7 +301,10 @@ class ConnectionReplay:
                 f"the recording has {_describe(recorded)}"
             )
             return []
-        found = first_difference(event, recorded)
+        if event.get("type") == TRUNCATE:
+            found = self._truncation_difference(event, recorded)
+        else:
+            found = first_difference(event, recorded)
         if found is not None:
             self.divergence = (
                 f"{self.label}, client event #{index + 1} ({event.get('type')}): {found}"
@@ -300,6 +314,37 @@ class ConnectionReplay:
         self.matched += 1
         return self._ready()
 
+    def _truncation_difference(self, live: dict[str, Any], recorded: dict[str, Any]) -> str | None:
+        """A truncation fits when it cuts the same content within `TRUNCATE_WINDOW_MS` of the
+        recorded position; the server's answers then carry the live position."""
+        live_ms, recorded_ms = live.get("audio_end_ms"), recorded.get("audio_end_ms")
+        rest = first_difference(
+            {k: v for k, v in live.items() if k != "audio_end_ms"},
+            {k: v for k, v in recorded.items() if k != "audio_end_ms"},
+        )
+        if rest is not None:
+            return rest
+        if not isinstance(live_ms, int | float) or not isinstance(recorded_ms, int | float):
+            return first_difference(live, recorded)
+        if abs(float(live_ms) - float(recorded_ms)) > TRUNCATE_WINDOW_MS:
+            return (
+                f"audio_end_ms: the agent cut the interrupted reply at {live_ms} ms of its "
+                f"audio, the recording at {recorded_ms} ms (more than {TRUNCATE_WINDOW_MS:g} ms "
+                "apart: the interruption came at another point of the reply)"
+            )
+        item = live.get("item_id")
+        if isinstance(item, str):
+            self.truncated[item] = live_ms
+        return None
+
+    def _answer(self, event: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = _rewrite(copy.deepcopy(event), self.ids)
+        if out.get("type") == "conversation.item.truncated":
+            live_ms = self.truncated.get(str(out.get("item_id")))
+            if live_ms is not None:
+                out["audio_end_ms"] = live_ms
+        return out
+
     def _ready(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         while self._fired < len(self.groups):
@@ -308,7 +353,7 @@ class ConnectionReplay:
                 break
             if group.kind == "audio" and self.audio_ms + 1e-6 < group.at_ms:
                 break
-            out.extend(_rewrite(copy.deepcopy(e), self.ids) for e in group.events)
+            out.extend(self._answer(e) for e in group.events)
             self._fired += 1
         return out
 
@@ -333,9 +378,14 @@ class ReplayServer:
     """
 
     def __init__(
-        self, recorded: list[Connection], *, on_divergence: Callable[[str], None] | None = None
+        self,
+        recorded: list[Connection],
+        *,
+        on_divergence: Callable[[str], None] | None = None,
+        sessions_made: Callable[[], int] | None = None,
     ) -> None:
         self.recorded = recorded
+        self._sessions_made = sessions_made
         self.replays: list[ConnectionReplay] = []
         self.divergence: str | None = None
         self.diverged = asyncio.Event()
@@ -374,15 +424,28 @@ class ReplayServer:
         self._sockets.add(ws)
         index = len(self.replays)
         try:
-            if index >= len(self.recorded):
+            made = self._sessions_made() if self._sessions_made is not None else None
+            if made is not None and index >= made:
+                # More websockets than plugin sessions: one of them connected again. Kept
+                # open, winding down: closed, it would make the client retry for seconds.
+                replay = ConnectionReplay(Connection(model=""), label=f"connection #{index + 1}")
+                replay.divergence = (
+                    f"the run's realtime session reconnected (connection #{index + 1} for "
+                    f"{made} session(s)): the provider's connection is never dropped in a "
+                    "replay, so the model's max_session_duration passed or the session failed; "
+                    "the replay of a reconnection is not covered"
+                )
+                self._diverge(replay.divergence)
+            elif index >= len(self.recorded):
                 self._diverge(
                     f"the run opened realtime connection #{index + 1}, the recording has "
                     f"{len(self.recorded)} (a realtime session the recording never saw)"
                 )
                 await ws.close()
                 return ws
-            replay = ConnectionReplay(self.recorded[index], label=f"connection #{index + 1}")
-            self.replays.append(replay)
+            else:
+                replay = ConnectionReplay(self.recorded[index], label=f"connection #{index + 1}")
+                self.replays.append(replay)
             for event in replay.opened():
                 await ws.send_str(json.dumps(event))
             async for message in ws:

@@ -106,6 +106,11 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
         audio: Speak the replies (with ``voice``); False answers in text only, and the session
             speaks them with the agent's TTS (a "half-cascade" agent).
         voice: The synthesizer voice; None is `SynthesizerTTS()` (hibari, offline).
+        auto_tool_reply: Whether the model answers tool results by itself (LiveKit's
+            ``RealtimeCapabilities.auto_tool_reply_generation``, as Gemini Live does): the
+            session then only hands it the results (``update_chat_ctx``) and waits for a
+            reply of the model's own, instead of calling ``interrupt`` and
+            ``generate_reply``. False (the default) is OpenAI's behaviour.
 
     Example:
         ```python
@@ -129,6 +134,7 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
         vad: lk_vad.VAD | None = None,
         audio: bool = True,
         voice: SynthesizerTTS | None = None,
+        auto_tool_reply: bool = False,
     ) -> None:
         if turn_detection not in ("server", "client"):
             raise ValueError(
@@ -141,7 +147,7 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
                 message_truncation=True,
                 turn_detection=server,
                 user_transcription=True,
-                auto_tool_reply_generation=False,
+                auto_tool_reply_generation=auto_tool_reply,
                 audio_output=audio,
                 manual_function_calls=True,
                 can_disable_turn_detection=server and can_disable_turn_detection,
@@ -157,6 +163,8 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
         self.hearing: SegmentSTT | None = FixtureTextSTT() if hearing == "provenance" else hearing
         """The STT the model hears with (None: it cannot hear)."""
         self.server_turn_detection = server
+        self.auto_tool_reply = auto_tool_reply
+        """The model answers tool results on its own (no ``generate_reply`` from the session)."""
         self._vad = vad
         self.audio = audio
         self._voice = voice
@@ -225,6 +233,8 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
         self._chat_ctx = llm.ChatContext.empty()
         self._tools = llm.ToolContext.empty()
         self._instructions = ""
+        self._own_calls: set[str] = set()
+        """Call ids of the tool calls this session's replies made."""
         self._ids = itertools.count(1)
         self._buffer: list[rtc.AudioFrame] = []
         self._hearing: list[asyncio.Task[None]] = []
@@ -253,7 +263,18 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
 
     async def update_chat_ctx(self, chat_ctx: llm.ChatContext) -> None:
         self._call("update_chat_ctx", items=len(chat_ctx.items))
+        known = {i.call_id for i in self._chat_ctx.items if i.type == "function_call_output"}
         self._chat_ctx = chat_ctx.copy()
+        if self._model.auto_tool_reply and any(
+            item.type == "function_call_output"
+            and item.call_id in self._own_calls
+            and item.call_id not in known
+            and item.reply_required
+            for item in chat_ctx.items
+        ):
+            # A model that answers tool results itself: a response of its own, once it has
+            # them (as a provider's server starts one after a tool response arrives).
+            self._spawn(self._answer_tools())
 
     async def update_tools(self, tools: list[llm.Tool]) -> None:
         self._call("update_tools", names=sorted(_tool_names(tools)))
@@ -367,6 +388,11 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
         if self._closed:
             return
         self._start_generation(user_initiated=False, instructions=None)
+
+    async def _answer_tools(self) -> None:
+        await asyncio.sleep(0)
+        if not self._closed:
+            self._start_generation(user_initiated=False, instructions=None)
 
     # -- hearing -------------------------------------------------------------------------
 
@@ -558,6 +584,7 @@ class _Generation:
                     arguments=call.arguments,
                 )
                 self.owner._remember(item)
+                self.owner._own_calls.add(call.call_id)
                 self.functions.send_nowait(item)
         finally:
             self._close()

@@ -38,7 +38,7 @@ from ._cassette import (
     rerecord_command,
     save_cassette,
 )
-from ._record import ConnectionRecorder
+from ._record import ConnectionRecorder, reconnect_problem
 from ._replay import ReplayServer
 
 __all__ = ["RECORD_ENV", "CassetteError", "OpenAIRealtimeReplay"]
@@ -54,6 +54,9 @@ class _Tape:
     server: ReplayServer | None = None
     recorders: list[ConnectionRecorder] = field(default_factory=list)
     sessions: list[Any] = field(default_factory=list)
+    refusal: str | None = None
+    """Why a session the run made cannot be recorded or replayed (checked before any
+    divergence its requests would show)."""
 
     def open_session(self, model: Any, make: Any) -> Any:
         if self.record:
@@ -64,7 +67,23 @@ class _Tape:
             with compat.pointed_at(model, self.server.base_url):
                 made = make()
         self.sessions.append(made)
+        if self.refusal is None:
+            self.refusal = _refusal(made)
         return made
+
+
+def _refusal(made: Any) -> str | None:
+    options = compat.session_options(made)
+    version = getattr(options, "api_version", None)
+    if getattr(options, "is_azure", False) and version:
+        return (
+            f"the agent's RealtimeModel is on Azure OpenAI's legacy realtime API "
+            f"(api_version={version!r}), which speaks the beta protocol (other event names, a "
+            "flat session): its record and replay are not covered. Azure's current realtime "
+            "API (with_azure without api_version, and no OPENAI_API_VERSION) speaks OpenAI's "
+            "protocol and is recorded and replayed"
+        )
+    return None
 
 
 _TAPE: contextvars.ContextVar[_Tape | None] = contextvars.ContextVar(
@@ -72,6 +91,14 @@ _TAPE: contextvars.ContextVar[_Tape | None] = contextvars.ContextVar(
 )
 """The run's tape, set in the run's task: the tasks LiveKit starts from it inherit it, so a
 session made at a handoff, deep inside a tool call, still finds its run."""
+
+
+_OPEN_TAPES: list[_Tape] = []
+"""The tapes of the runs open in this process (several when runs go concurrently)."""
+
+
+def _models_of(tape: _Tape) -> list[Any]:
+    return [getattr(made, "_realtime_model", None) for made in tape.sessions]
 
 
 def _route_session(model: Any, make: Any) -> Any:
@@ -83,26 +110,37 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+_PLACEHOLDERS = {
+    "OPENAI_API_KEY": "replay-needs-no-key",
+    # RealtimeModel.with_azure(...) reads these when not given them, and refuses to be built
+    # without; the session it makes is pointed at the loopback server all the same.
+    "AZURE_OPENAI_API_KEY": "replay-needs-no-key",
+    "AZURE_OPENAI_ENDPOINT": "http://127.0.0.1:9",
+}
 _placeholder_users = 0
+_placed: list[str] = []
 
 
 @contextlib.contextmanager
 def _placeholder_key() -> Iterator[None]:
     """Replay needs no key, but the plugin's model refuses to be built without one: while a
-    replaying run is open, a missing ``OPENAI_API_KEY`` is a placeholder (never sent beyond
-    127.0.0.1)."""
+    replaying run is open, a missing ``OPENAI_API_KEY`` (and, for an Azure model, a missing
+    ``AZURE_OPENAI_API_KEY`` or ``AZURE_OPENAI_ENDPOINT``) is a placeholder, never sent beyond
+    127.0.0.1."""
     global _placeholder_users
-    owned = _placeholder_users > 0 or "OPENAI_API_KEY" not in os.environ
-    if owned:
-        _placeholder_users += 1
-        os.environ.setdefault("OPENAI_API_KEY", "replay-needs-no-key")
+    if _placeholder_users == 0:
+        _placed[:] = [name for name in _PLACEHOLDERS if name not in os.environ]
+        for name in _placed:
+            os.environ[name] = _PLACEHOLDERS[name]
+    _placeholder_users += 1
     try:
         yield
     finally:
-        if owned:
-            _placeholder_users -= 1
-            if _placeholder_users == 0:
-                os.environ.pop("OPENAI_API_KEY", None)
+        _placeholder_users -= 1
+        if _placeholder_users == 0:
+            for name in _placed:
+                os.environ.pop(name, None)
+            _placed.clear()
 
 
 class OpenAIRealtimeReplay:
@@ -192,12 +230,21 @@ class OpenAIRealtimeReplay:
             if cassette is None:
                 cassette = await asyncio.to_thread(load_cassette, transcript, path)
                 self._cassettes[transcript.id] = cassette
-            tape.server = ReplayServer(cassette.runs[info.run_index % len(cassette.runs)])
+            recorded_index = info.run_index % len(cassette.runs)
+            recorded = cassette.runs[recorded_index]
+            problem = reconnect_problem(recorded, recorded_index)
+            if problem is not None:
+                raise CassetteError(
+                    f"transcript {transcript.id!r}: realtime cassette {path}: {problem}: "
+                    f"{rerecord_command(transcript)}"
+                )
+            tape.server = ReplayServer(recorded, sessions_made=lambda: len(tape.sessions))
             await tape.server.start()
         keys = contextlib.ExitStack()
         if not self.record:
             keys.enter_context(_placeholder_key())
         _TAPE.set(tape)
+        _OPEN_TAPES.append(tape)
         conversation = _ReplayConversation(self, tape, info, path, keys)
         try:
             conversation.inner = await conversation.guard(
@@ -275,6 +322,11 @@ class _ReplayConversation:
         waiter.cancel()
         if server.divergence is not None:
             task.cancel()
+            if self.tape.refusal is not None:  # what made the requests differ
+                with contextlib.suppress(BaseException):
+                    await task
+                self._raised = True
+                raise AdapterError(f"transcript {self.info.transcript.id!r}: {self.tape.refusal}")
             with contextlib.suppress(BaseException):
                 await task
             raise self._misfit(where, server.divergence)
@@ -299,6 +351,8 @@ class _ReplayConversation:
                 f"session in the run (the session's LLM is {name}): {why}; run this agent with "
                 "LiveKitAdapter alone"
             )
+        if self.tape.refusal is not None:
+            raise AdapterError(f"transcript {transcript.id!r}: {self.tape.refusal}")
         if transcript.has_audio:
             for made in self.tape.sessions:
                 detection = getattr(compat.session_options(made), "turn_detection", None)
@@ -325,6 +379,12 @@ class _ReplayConversation:
         for recorder in self.tape.recorders:
             recorder.detach()
         try:
+            _OPEN_TAPES[:] = [tape for tape in _OPEN_TAPES if tape is not self.tape]
+            in_use = [id(m) for tape in _OPEN_TAPES for m in _models_of(tape)]
+            for made in self.tape.sessions:
+                # The run's models' own HTTP sessions, unless a run still open shares a model.
+                if id(getattr(made, "_realtime_model", None)) not in in_use:
+                    await compat.close_owned_http_session(made)
             if self.tape.server is not None:
                 await self.tape.server.aclose()
         finally:
