@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -142,6 +143,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             tiers.add("slow")
         for tier in sorted(tiers):
             item.add_marker(tier)
+
+
+# ---- pytest in a subprocess -----------------------------------------------------------------
+# Every `python -m pytest` a test starts loads each installed pytest plugin. One of the dev
+# extra's (langsmith's, installed with langchain) imports its whole client at plugin load:
+# about 1.3 s of CPU in every child pytest, most of what a small pytester subprocess run costs.
+# Nothing here uses it, so child runs leave it out. The suite's own process (and every
+# in-process pytester run inside it) still loads it, so our plugin is still tested beside it.
+
+CHILD_PYTEST_ARGS: tuple[str, ...] = ("-p", "no:langsmith_plugin")
+"""Arguments for a child ``python -m pytest``: plugins no test needs, left out (see above)."""
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own ``pytester``, whose subprocess runs get `CHILD_PYTEST_ARGS` first."""
+    subprocess_run = pytester.runpytest_subprocess
+
+    def runpytest_subprocess(
+        *args: str | os.PathLike[str], timeout: float | None = None
+    ) -> pytest.RunResult:
+        return subprocess_run(*CHILD_PYTEST_ARGS, *args, timeout=timeout)
+
+    monkeypatch.setattr(pytester, "runpytest_subprocess", runpytest_subprocess)
+    return pytester
 
 
 @pytest.fixture
