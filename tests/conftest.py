@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from child_pytest import CHILD_PYTEST_ARGS
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -145,15 +147,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
 
 
-# ---- pytest in a subprocess -----------------------------------------------------------------
-# Every `python -m pytest` a test starts loads each installed pytest plugin. One of the dev
-# extra's (langsmith's, installed with langchain) imports its whole client at plugin load:
-# about 1.3 s of CPU in every child pytest, most of what a small pytester subprocess run costs.
-# Nothing here uses it, so child runs leave it out. The suite's own process (and every
-# in-process pytester run inside it) still loads it, so our plugin is still tested beside it.
-
-CHILD_PYTEST_ARGS: tuple[str, ...] = ("-p", "no:langsmith_plugin")
-"""Arguments for a child ``python -m pytest``: plugins no test needs, left out (see above)."""
+# ---- pytest in a subprocess: without the plugins no test needs (child_pytest.py) ------------
 
 
 @pytest.fixture
