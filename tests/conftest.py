@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from child_pytest import CHILD_PYTEST_ARGS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -125,13 +128,32 @@ _SLOW: tuple[str, ...] = (
 """Node ids (or their starts) under ``tests/`` of the measured slow tests."""
 
 
+_FIRST: tuple[str, ...] = (
+    # The longest single tests (each one file), run first so that no worker is left with one
+    # of them at the end while the other has nothing to do. Measured with --durations on the
+    # whole suite (bench/suite_durations.txt): each took 2 to 9 minutes on the loaded machine.
+    # Whole files move, in their own order, so a module fixture is still set up once.
+    "scaffold_init/test_ci_shards_recipe.py",
+    "scaffold_init/test_ci_recipe.py",
+    "shards/test_merge_matches_one_session.py",
+    "scaffold_init/test_fresh_install.py",
+    "unit/test_suite_tiers.py",
+    "report/test_xdist.py",
+    "docs/test_troubleshooting.py",
+)
+"""Files under ``tests/`` whose tests run before all others (in this order)."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests = Path(__file__).resolve().parent
+    first: dict[pytest.Item, int] = {}
     for item in items:
         try:
             rel = item.path.resolve().relative_to(tests)
         except ValueError:  # a pytester project's own test, run in-process
             continue
+        if rel.as_posix() in _FIRST:
+            first[item] = _FIRST.index(rel.as_posix())
         node = rel.as_posix() + item.nodeid.partition("::")[1] + item.nodeid.partition("::")[2]
         tiers = set(_FOLDER_TIERS.get(rel.parts[0], ()))
         tiers.update(_FILE_TIERS.get(rel.as_posix(), ()))
@@ -142,6 +164,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             tiers.add("slow")
         for tier in sorted(tiers):
             item.add_marker(tier)
+    # A stable sort: everything else keeps its order.
+    items.sort(key=lambda item: first.get(item, len(_FIRST)))
+
+
+# ---- pytest in a subprocess: without the plugins no test needs (child_pytest.py) ------------
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own ``pytester``, whose subprocess runs get `CHILD_PYTEST_ARGS` first."""
+    subprocess_run = pytester.runpytest_subprocess
+
+    def runpytest_subprocess(
+        *args: str | os.PathLike[str], timeout: float | None = None
+    ) -> pytest.RunResult:
+        return subprocess_run(*CHILD_PYTEST_ARGS, *args, timeout=timeout)
+
+    monkeypatch.setattr(pytester, "runpytest_subprocess", runpytest_subprocess)
+    return pytester
 
 
 @pytest.fixture

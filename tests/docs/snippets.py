@@ -61,6 +61,13 @@ from pathlib import Path
 
 import yaml
 
+# tests/ holds child_pytest; run as a script, only tests/docs/ is on sys.path.
+_TESTS = str(Path(__file__).resolve().parents[1])
+if _TESTS not in sys.path:
+    sys.path.append(_TESTS)
+
+from child_pytest import child_pytest_env  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = Path(__file__).resolve().parent / "support"
 RUNNER = Path(__file__).resolve().with_name("page_runner.py")
@@ -319,7 +326,7 @@ def runner_env(project: Path) -> dict[str, str]:
     }
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
+    return child_pytest_env(env)
 
 
 def main(argv: list[str]) -> int:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from child_pytest import child_pytest_env
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "troubleshooting.md"
 _ENTRY = re.compile(r"<!-- error: (?P<key>[\w-]+) -->\n```text\n(?P<message>.*?)```", re.DOTALL)
@@ -126,7 +128,7 @@ def _env() -> dict[str, str]:
     env.pop("OPENAI_API_KEY", None)
     env.pop("GITHUB_STEP_SUMMARY", None)
     env["COLUMNS"] = "80"
-    return env
+    return child_pytest_env(env)
 
 
 def _run(cwd: Path, *args: str) -> str:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from child_pytest import child_pytest_env
+
 from .conftest import Project
 
 SLOW_AGENT = """
@@ -35,7 +37,7 @@ def _run(path: Path, *args: str, terminal: bool) -> str:
     output exactly as written, control characters included."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agent-eval-live", *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "EVAL_LIVE"))}
-    env["COLUMNS"] = "80"
+    env = child_pytest_env({**env, "COLUMNS": "80"})
     if not terminal:
         done = subprocess.run(command, cwd=path, env=env, capture_output=True, timeout=300)
         return done.stdout.decode()

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from child_pytest import child_pytest_env
+
 from .conftest import Project
 
 LONE_SURROGATE_AGENT = """\
@@ -152,7 +154,7 @@ def test_the_first_ctrl_c_stops_a_session_whose_sync_agent_hangs(project: Projec
         """
     )
     project.transcript("hangs", "id: hangs\nturns:\n  - user: hello\n")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = child_pytest_env({**os.environ, "PYTHONUNBUFFERED": "1"})
     env.pop("EVAL_LIVE", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agent-eval-live", "-s"],

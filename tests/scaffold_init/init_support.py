@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from child_pytest import child_pytest_env
+
 __all__ = ["clean_env", "run_init", "snapshot"]
 
 
@@ -23,7 +25,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     }
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.update(extra)
-    return env
+    return child_pytest_env(env)
 
 
 def run_init(

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from child_pytest import child_pytest_env
+
 PYPROJECT = """
 [tool.agent_eval]
 yaml_dirs = ["tests/evals"]
@@ -224,7 +226,7 @@ def _env(summary: Path | None) -> dict[str, str]:
     env["COLUMNS"] = "80"
     if summary is not None:
         env["GITHUB_STEP_SUMMARY"] = str(summary)
-    return env
+    return child_pytest_env(env)
 
 
 def section(out: str, title: str) -> str:

@@ -1,0 +1,22 @@
+"""What every pytest that a test starts in another process leaves out.
+
+Every ``python -m pytest`` loads each installed pytest plugin. One of the dev extra's
+(langsmith's, installed with langchain) imports its whole client when it loads: about 1.3 s of
+CPU in every child pytest and in each of its xdist workers, most of what a small child run
+costs. No test uses it, so child runs leave it out. The suite's own process, and every
+in-process pytester run inside it, still load it, so our plugin is still tested beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+CHILD_PYTEST_ARGS: tuple[str, ...] = ("-p", "no:langsmith_plugin")
+"""Arguments for a child pytest: the plugins no test needs, left out."""
+
+
+def child_pytest_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a child process that may start pytest (directly, through a command a page or
+    a CI recipe runs, or as xdist workers): `CHILD_PYTEST_ARGS` added to ``PYTEST_ADDOPTS``."""
+    given = env.get("PYTEST_ADDOPTS", "")
+    return {**env, "PYTEST_ADDOPTS": " ".join([*CHILD_PYTEST_ARGS, given]).strip()}
