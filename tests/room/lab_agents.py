@@ -29,13 +29,27 @@ from livekit.agents import (
 from pytest_agent_eval.adapters.livekit import (
     Rule,
     ScriptedLLM,
+    ScriptedRealtimeModel,
     SynthesizerTTS,
     WhisperSTT,
     eval_session_kwargs,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "realtime"))
+import realtime_agents
 from booking_agent import RULES, VAD, RestaurantAgent
+from realtime_agents import FRONT_DESK_RULES, Scenario
+
+REALTIME = {
+    # The realtime corpus's front desk (greeting, tools, a handoff to billing), its model's
+    # own VAD taking the turns, agents sharing the model; or with a model each.
+    "rt-server": Scenario("rt-server", "server", False, ()),
+    "rt-server-separate": Scenario("rt-server-separate", "server", True, ()),
+    # The session's VAD takes the turns (turn_detection="vad" on a model that hands them over).
+    "rt-session": Scenario("rt-session", "session", False, ()),
+}
+"""Realtime-agent behaviours: the agents of tests/realtime's corpus, unchanged."""
 
 __all__ = ["BEHAVIOURS", "make_session"]
 
@@ -155,10 +169,32 @@ def make_session(behaviour: str) -> tuple[AgentSession, Agent]:
         return _session(ScriptedLLM(HANGUP_RULES)), HangingUpAgent()
     if behaviour == "crash":
         return _session(ScriptedLLM(CRASH_RULES)), CrashingAgent()
+    if behaviour in REALTIME:
+        return REALTIME[behaviour].factory()()
+    if behaviour == "rt-deaf":
+        # A scripted realtime model that cannot hear: audio turns must be refused.
+        deaf = ScriptedRealtimeModel(FRONT_DESK_RULES, hearing=None)
+        return AgentSession(llm=deaf, aec_warmup_duration=None), realtime_agents.FrontDesk()
+    if behaviour == "rt-whisper":
+        # Hearing with Whisper in the worker, as a deployed scripted agent may.
+        model = ScriptedRealtimeModel(FRONT_DESK_RULES, hearing=WhisperSTT())
+        return AgentSession(llm=model, aec_warmup_duration=None), realtime_agents.FrontDesk()
     raise ValueError(f"lab-agent: unknown behaviour {behaviour!r} in the job metadata")
 
 
-BEHAVIOURS = ("mute", "no-helper", "plain", "greeter", "handoff", "slow-stt", "hangup", "crash")
+BEHAVIOURS = (
+    "mute",
+    "no-helper",
+    "plain",
+    "greeter",
+    "handoff",
+    "slow-stt",
+    "hangup",
+    "crash",
+    *REALTIME,
+    "rt-deaf",
+    "rt-whisper",
+)
 """The behaviours `make_session` builds (plus ``ghost`` and ``absent``, which start none)."""
 
 

@@ -302,6 +302,15 @@ class FixtureTextSTT(SegmentSTT):
             self._proofs[key] = phrases
         return phrases
 
+    def expect_transcripts(self, transcripts: Sequence[str]) -> None:
+        """Queue the transcripts of the next fixture's segments as they are, in order.
+
+        For a worker in room mode: the test's side proves the fixture's text from its
+        provenance (`proof`, `expect` need the WAV, which the worker does not have) and hands
+        the agent's process the transcript of each phrase it will stream.
+        """
+        self._pending.extend(str(t) for t in transcripts)
+
     def clear(self) -> None:
         """Forget queued transcripts (after a failed turn)."""
         self._pending.clear()
