@@ -22,6 +22,7 @@ from room_lab import RoomLab
 from test_room_records import MEASURED, _run, _turn
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+from pytest_agent_eval.audio_fixtures import word_error_rate
 from pytest_agent_eval.errors import AdapterError, AudioFixtureError
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import TranscriptResult
@@ -153,3 +154,38 @@ def test_a_fixture_without_provenance_for_a_model_hearing_through_it_is_an_error
     assert message.startswith("turn 1: "), message
     assert "recorded.wav" in message and "provenance" in message
     assert "hearing=WhisperSTT()" in message
+
+
+def test_a_realtime_model_hearing_with_whisper_in_the_worker_hears_the_room_audio(
+    lab: RoomLab, lab_worker: str, realtime_wavs: Path
+) -> None:
+    from realtime_agents import PHRASES
+
+    out = lab.call(
+        "converse",
+        agent_name=lab_worker,
+        dispatch_metadata="rt-whisper",
+        turns=[{"user": PHRASES["weather"], "audio": str(realtime_wavs / "weather.wav")}],
+    )
+    (reply,) = out["replies"]
+    # Whisper in the worker recognized the caller's audio as WebRTC delivered it ...
+    assert reply.heard is not None
+    assert word_error_rate(PHRASES["weather"], reply.heard) <= 0.2, reply.heard
+    assert reply.metadata["livekit"]["realtime"]["transcripts"] == reply.heard_segments
+    # ... and the model answered what it heard, with the tool.
+    assert [(c.name, c.args) for c in reply.calls] == [("get_weather", {"city": "Paris"})]
+    assert reply.reply == "It is sunny in Paris.", reply.reply
+
+
+def test_replaying_a_cassette_into_a_room_worker_is_refused_saying_why() -> None:
+    pytest.importorskip("livekit.plugins.openai", reason="needs the realtime extra")
+    from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
+    from pytest_agent_eval.adapters.livekit.realtime import OpenAIRealtimeReplay
+    from pytest_agent_eval.errors import ConfigError
+
+    room = LiveKitRoomAdapter("front-desk", url="ws://127.0.0.1:7880", api_key="k", api_secret="s")
+    with pytest.raises(ConfigError) as caught:
+        OpenAIRealtimeReplay(room)
+    message = str(caught.value)
+    assert "LiveKitRoomAdapter" in message and "worker's own process" in message
+    assert "OpenAIRealtimeReplay(LiveKitAdapter(make_session))" in message
