@@ -189,3 +189,20 @@ def test_replaying_a_cassette_into_a_room_worker_is_refused_saying_why() -> None
     message = str(caught.value)
     assert "LiveKitRoomAdapter" in message and "worker's own process" in message
     assert "OpenAIRealtimeReplay(LiveKitAdapter(make_session))" in message
+
+
+def test_a_barge_in_turn_is_refused_in_room_mode_before_any_room_is_made(tmp_path: Path) -> None:
+    from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
+
+    source = tmp_path / "barge.yaml"
+    source.write_text(
+        "id: barge\nturns:\n  - user: Tell me a story.\n  - user: Wait, stop.\n"
+        "    audio: stop.wav\n    interrupt: {after_ms: 800, stop_within_ms: 1500}\n"
+    )
+    # A server nobody listens on: the refusal comes before anything is asked of it.
+    room = LiveKitRoomAdapter("front-desk", url="ws://127.0.0.1:9", api_key="k", api_secret="s")
+    with pytest.raises(AdapterError) as caught:
+        asyncio.run(room.prepare(load_transcript_file(source)))
+    message = str(caught.value)
+    assert message.startswith("transcript 'barge', turn 2 interrupts the agent"), message
+    assert "LiveKitAdapter" in message

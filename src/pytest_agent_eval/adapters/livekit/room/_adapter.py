@@ -247,9 +247,19 @@ class LiveKitRoomAdapter:
         """Check every audio fixture of ``transcript`` before any room is created.
 
         Raises:
+            AdapterError: A turn interrupts the agent (``interrupt:``): barge-in is not
+                supported in room mode.
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """
+        for index, turn in enumerate(transcript.turns):
+            if turn.interrupt is not None:
+                raise AdapterError(
+                    f"transcript {transcript.id!r}, turn {index + 1} interrupts the agent "
+                    "(interrupt:), and LiveKitRoomAdapter does not perform barge-in: run this "
+                    "transcript with LiveKitAdapter (in process, pipeline or realtime agents), "
+                    "or drop interrupt: for room mode"
+                )
         await check_fixtures(transcript, self.fixture_audio)
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitRoomConversation:
