@@ -25,6 +25,7 @@ from livekit.agents import (
     get_job_context,
     llm,
 )
+from livekit.plugins import silero
 
 from pytest_agent_eval.adapters.livekit import (
     Rule,
@@ -40,6 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "realtime"))
 import realtime_agents
 from booking_agent import RULES, VAD, RestaurantAgent
 from realtime_agents import FRONT_DESK_RULES, Scenario
+
+from pytest_agent_eval.adapters.livekit.realtime import ScriptedRealtimeSession
+
+REPORTED_VAD = silero.VAD.load(min_silence_duration=1.8)
 
 REALTIME = {
     # The realtime corpus's front desk (greeting, tools, a handoff to billing), its model's
@@ -152,6 +157,26 @@ class MuteAgent(Agent):
         yield  # an async generator that yields nothing
 
 
+class _ChoppySession(ScriptedRealtimeSession):
+    def _open_vad(self) -> None:
+        self._vad_stream = VAD.stream()  # Silero's defaults, not the VAD the model reports
+        self._vad_task = asyncio.ensure_future(self._follow_vad(self._vad_stream))
+
+
+class ChoppyRealtimeModel(ScriptedRealtimeModel):
+    """A scripted model whose server VAD cuts a fixture into more phrases than the caller's
+    scan finds (it reports a VAD that waits 1.8 s of silence, longer than the fixture's pause, and ends speech after Silero's
+    default 0.55 s), as when a busy machine delays audio into a gap."""
+
+    def __init__(self, rules: Any) -> None:
+        super().__init__(rules, vad=REPORTED_VAD)
+
+    def session(self, *, turn_detection_disabled: bool = False) -> ScriptedRealtimeSession:
+        made = _ChoppySession(self, server_turn_detection=True)
+        self.sessions.append(made)
+        return made
+
+
 def make_session(behaviour: str) -> tuple[AgentSession, Agent]:
     """The session and first agent of ``behaviour`` (see lab_worker.py's docstring), for the
     behaviours that start a session."""
@@ -175,6 +200,10 @@ def make_session(behaviour: str) -> tuple[AgentSession, Agent]:
         # A scripted realtime model that cannot hear: audio turns must be refused.
         deaf = ScriptedRealtimeModel(FRONT_DESK_RULES, hearing=None)
         return AgentSession(llm=deaf, aec_warmup_duration=None), realtime_agents.FrontDesk()
+    if behaviour == "rt-choppy":
+        # Its server VAD cuts a two-phrase fixture in two; the VAD it reports, in one.
+        choppy = ChoppyRealtimeModel(FRONT_DESK_RULES)
+        return AgentSession(llm=choppy, aec_warmup_duration=None), realtime_agents.FrontDesk()
     if behaviour == "rt-whisper":
         # Hearing with Whisper in the worker, as a deployed scripted agent may.
         model = ScriptedRealtimeModel(FRONT_DESK_RULES, hearing=WhisperSTT())
@@ -193,6 +222,7 @@ BEHAVIOURS = (
     "crash",
     *REALTIME,
     "rt-deaf",
+    "rt-choppy",
     "rt-whisper",
 )
 """The behaviours `make_session` builds (plus ``ghost`` and ``absent``, which start none)."""

@@ -22,6 +22,8 @@
                (with publish_eval_events); ``rt-server-separate``: billing has its own model;
                ``rt-session``: the session's VAD takes the turns
 ``rt-deaf``    that front desk on a ScriptedRealtimeModel(hearing=None)
+``rt-choppy``  that front desk on a ScriptedRealtimeModel whose server VAD cuts more phrases
+               than the VAD it reports
 ``rt-whisper`` that front desk on a ScriptedRealtimeModel hearing with WhisperSTT
 """
 

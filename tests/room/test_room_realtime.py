@@ -206,3 +206,28 @@ def test_a_barge_in_turn_is_refused_in_room_mode_before_any_room_is_made(tmp_pat
     message = str(caught.value)
     assert message.startswith("transcript 'barge', turn 2 interrupts the agent"), message
     assert "LiveKitAdapter" in message
+
+
+def test_a_model_cutting_a_fixture_otherwise_than_the_scan_is_an_error_never_a_guess(
+    lab: RoomLab, lab_worker: str, realtime_wavs: Path
+) -> None:
+    # The worker's model cuts inside the phrases, so the transcripts proven per phrase no
+    # longer match the audio they would be heard in: the turn errors, naming the fix.
+    from realtime_agents import PHRASES
+
+    with pytest.raises(AdapterError) as caught:
+        lab.call(
+            "converse",
+            agent_name=lab_worker,
+            dispatch_metadata="rt-choppy",
+            turns=[
+                {
+                    "user": PHRASES["weather_pause_book"],
+                    "audio": str(realtime_wavs / "weather_pause_book.wav"),
+                }
+            ],
+        )
+    message = str(caught.value)
+    assert message.startswith("turn 1: "), message
+    assert "WhisperSTT()" in message, message
+    print(message)

@@ -922,7 +922,7 @@ class LiveKitRoomConversation:
         self._stage.text = f"the speech segments of {path} (the agent's VAD settings)"
         settings = self._helper["vad"]
         audio = await asyncio.to_thread(
-            self.adapter.turn_audio, path, turn.conditions, turn.seed, tail_s=_SCAN_TAIL_S
+            self.adapter.turn_audio, path, turn.conditions, turn.seed, tail_s=_scan_tail(settings)
         )
         segments = await scan_segments(_scan_vad(settings), audio)
         if not segments:
@@ -949,10 +949,11 @@ class LiveKitRoomConversation:
         assert turn.audio is not None
         path = Path(turn.audio)
         self._stage.text = f"the phrases of {path} (the VAD that takes the realtime agent's turns)"
+        settings = realtime.get("vad") or {}
         audio = await asyncio.to_thread(
-            self.adapter.turn_audio, path, turn.conditions, turn.seed, tail_s=_SCAN_TAIL_S
+            self.adapter.turn_audio, path, turn.conditions, turn.seed, tail_s=_scan_tail(settings)
         )
-        segments = await scan_segments(_scan_vad(realtime.get("vad") or {}), audio)
+        segments = await scan_segments(_scan_vad(settings), audio)
         if not segments:
             raise AdapterError(
                 f"the VAD that takes the realtime agent's turns hears no speech in audio "
@@ -1283,6 +1284,16 @@ def _no_worker(adapter: LiveKitRoomAdapter) -> str:
         "worker reported itself full (on a small machine set its load_threshold explicitly: a "
         "worker busy starting up is above the default 0.7 and is given no job)"
     )
+
+
+def _scan_tail(settings: dict[str, Any]) -> float:
+    """Silence after the fixture for the scan: past the VAD's min_silence_duration (the
+    caller's microphone sends silence for as long as the agent takes)."""
+    try:
+        silence = float(settings.get("min_silence_duration") or 0.0)
+    except (TypeError, ValueError):
+        silence = 0.0
+    return max(_SCAN_TAIL_S, silence + 0.5)
 
 
 def _scan_vad(settings: dict[str, Any]) -> Any:

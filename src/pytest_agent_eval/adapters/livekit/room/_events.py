@@ -247,6 +247,8 @@ class _RealtimeHeard:
     """Speech handles created since the turn began."""
     answered_speeches: int = 0
     """Speech handles created when the phrase before the current one was answered."""
+    proven: bool = False
+    """The model hears the transcripts the caller proved, one per phrase, in order."""
 
 
 @dataclasses.dataclass
@@ -546,6 +548,7 @@ class EvalEventPublisher:
             model.hearing.clear()
             if isinstance(transcripts, list):
                 model.hearing.expect_transcripts([str(t) for t in transcripts])
+                self._realtime.proven = True
         model.reset_turn_detection()
 
     async def _settle(self, turn: Any, *, phrase: int | None = None) -> None:
@@ -608,6 +611,17 @@ class EvalEventPublisher:
         self._raise_realtime_errors(recorder)
         await recorder.settle(self._set_stage)
         self._raise_realtime_errors(recorder)
+        if realtime.proven and len(realtime.transcripts) > k:
+            # Each proven transcript belongs to one phrase: with more pieces than phrases,
+            # the model heard a later phrase's words in this phrase's audio.
+            raise RuntimeError(
+                f"the realtime model's VAD in the worker cut phrase(s) 1 to {k} of {n} into "
+                f"{len(realtime.transcripts)} pieces where the test's scan of the fixture "
+                "found one each (audio delayed into a pause on a busy machine?), so the "
+                "transcripts proven from the fixture's provenance no longer match the audio "
+                "they were heard in; give the worker's ScriptedRealtimeModel "
+                "hearing=WhisperSTT(), which hears whatever it is cut into"
+            )
 
     @staticmethod
     def _raise_realtime_errors(recorder: _RoomRecorder) -> None:
