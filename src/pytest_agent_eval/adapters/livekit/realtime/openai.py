@@ -227,9 +227,7 @@ class OpenAIRealtimeReplay:
 def _refuse_room(adapter: Any) -> None:
     """A deployed worker's model runs in the worker's process, beyond this one's reach: its
     sessions cannot be pointed at this process's loopback replay server."""
-    from ..room._adapter import LiveKitRoomAdapter
-
-    if isinstance(adapter, LiveKitRoomAdapter):
+    if getattr(adapter, "agent_runs_in_worker", False):  # LiveKitRoomAdapter
         raise ConfigError(
             "OpenAIRealtimeReplay cannot replay a cassette into LiveKitRoomAdapter: the "
             "worker's RealtimeModel runs in the worker's own process, which the replay server "

@@ -187,6 +187,9 @@ class LiveKitRoomAdapter:
     """
 
     consumes_audio = True
+    agent_runs_in_worker = True
+    """The agent runs in the worker's process (wrappers that patch the agent's process, such
+    as `OpenAIRealtimeReplay`, refuse this adapter)."""
 
     def __init__(
         self,
