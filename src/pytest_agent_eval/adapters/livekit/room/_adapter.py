@@ -1296,7 +1296,7 @@ def _scan_tail(settings: dict[str, Any]) -> float:
         silence = float(settings.get("min_silence_duration") or 0.0)
     except (TypeError, ValueError):
         silence = 0.0
-    return max(_SCAN_TAIL_S, silence + 0.5)
+    return max(_SCAN_TAIL_S, silence + 0.45)
 
 
 def _scan_vad(settings: dict[str, Any]) -> Any:
