@@ -25,17 +25,36 @@ from livekit.agents import (
     get_job_context,
     llm,
 )
+from livekit.plugins import silero
 
 from pytest_agent_eval.adapters.livekit import (
     Rule,
     ScriptedLLM,
+    ScriptedRealtimeModel,
     SynthesizerTTS,
     WhisperSTT,
     eval_session_kwargs,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "realtime"))
+import realtime_agents
 from booking_agent import RULES, VAD, RestaurantAgent
+from realtime_agents import FRONT_DESK_RULES, Scenario
+
+from pytest_agent_eval.adapters.livekit.realtime import ScriptedRealtimeSession
+
+REPORTED_VAD = silero.VAD.load(min_silence_duration=1.8)
+
+REALTIME = {
+    # The realtime corpus's front desk (greeting, tools, a handoff to billing), its model's
+    # own VAD taking the turns, agents sharing the model; or with a model each.
+    "rt-server": Scenario("rt-server", "server", False, ()),
+    "rt-server-separate": Scenario("rt-server-separate", "server", True, ()),
+    # The session's VAD takes the turns (turn_detection="vad" on a model that hands them over).
+    "rt-session": Scenario("rt-session", "session", False, ()),
+}
+"""Realtime-agent behaviours: the agents of tests/realtime's corpus, unchanged."""
 
 __all__ = ["BEHAVIOURS", "make_session"]
 
@@ -138,6 +157,26 @@ class MuteAgent(Agent):
         yield  # an async generator that yields nothing
 
 
+class _ChoppySession(ScriptedRealtimeSession):
+    def _open_vad(self) -> None:
+        self._vad_stream = VAD.stream()  # Silero's defaults, not the VAD the model reports
+        self._vad_task = asyncio.ensure_future(self._follow_vad(self._vad_stream))
+
+
+class ChoppyRealtimeModel(ScriptedRealtimeModel):
+    """A scripted model whose server VAD cuts a fixture into more phrases than the caller's
+    scan finds (it reports a VAD that waits 1.8 s of silence, longer than the fixture's pause, and ends speech after Silero's
+    default 0.55 s), as when a busy machine delays audio into a gap."""
+
+    def __init__(self, rules: Any) -> None:
+        super().__init__(rules, vad=REPORTED_VAD)
+
+    def session(self, *, turn_detection_disabled: bool = False) -> ScriptedRealtimeSession:
+        made = _ChoppySession(self, server_turn_detection=True)
+        self.sessions.append(made)
+        return made
+
+
 def make_session(behaviour: str) -> tuple[AgentSession, Agent]:
     """The session and first agent of ``behaviour`` (see lab_worker.py's docstring), for the
     behaviours that start a session."""
@@ -155,10 +194,37 @@ def make_session(behaviour: str) -> tuple[AgentSession, Agent]:
         return _session(ScriptedLLM(HANGUP_RULES)), HangingUpAgent()
     if behaviour == "crash":
         return _session(ScriptedLLM(CRASH_RULES)), CrashingAgent()
+    if behaviour in REALTIME:
+        return REALTIME[behaviour].factory()()
+    if behaviour == "rt-deaf":
+        # A scripted realtime model that cannot hear: audio turns must be refused.
+        deaf = ScriptedRealtimeModel(FRONT_DESK_RULES, hearing=None)
+        return AgentSession(llm=deaf, aec_warmup_duration=None), realtime_agents.FrontDesk()
+    if behaviour == "rt-choppy":
+        # Its server VAD cuts a two-phrase fixture in two; the VAD it reports, in one.
+        choppy = ChoppyRealtimeModel(FRONT_DESK_RULES)
+        return AgentSession(llm=choppy, aec_warmup_duration=None), realtime_agents.FrontDesk()
+    if behaviour == "rt-whisper":
+        # Hearing with Whisper in the worker, as a deployed scripted agent may.
+        model = ScriptedRealtimeModel(FRONT_DESK_RULES, hearing=WhisperSTT())
+        return AgentSession(llm=model, aec_warmup_duration=None), realtime_agents.FrontDesk()
     raise ValueError(f"lab-agent: unknown behaviour {behaviour!r} in the job metadata")
 
 
-BEHAVIOURS = ("mute", "no-helper", "plain", "greeter", "handoff", "slow-stt", "hangup", "crash")
+BEHAVIOURS = (
+    "mute",
+    "no-helper",
+    "plain",
+    "greeter",
+    "handoff",
+    "slow-stt",
+    "hangup",
+    "crash",
+    *REALTIME,
+    "rt-deaf",
+    "rt-choppy",
+    "rt-whisper",
+)
 """The behaviours `make_session` builds (plus ``ghost`` and ``absent``, which start none)."""
 
 

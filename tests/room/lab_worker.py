@@ -17,6 +17,14 @@
                call) when the caller says "bye"
 ``crash``      the restaurant agent (with publish_eval_events), whose job process dies while
                it says goodbye, when the caller says "crash"
+``rt-server``  the realtime corpus's front desk (tests/realtime/realtime_agents.py) on a
+               ScriptedRealtimeModel whose own VAD takes the turns, sharing it with billing
+               (with publish_eval_events); ``rt-server-separate``: billing has its own model;
+               ``rt-session``: the session's VAD takes the turns
+``rt-deaf``    that front desk on a ScriptedRealtimeModel(hearing=None)
+``rt-choppy``  that front desk on a ScriptedRealtimeModel whose server VAD cuts more phrases
+               than the VAD it reports
+``rt-whisper`` that front desk on a ScriptedRealtimeModel hearing with WhisperSTT
 """
 
 from __future__ import annotations

@@ -302,6 +302,15 @@ class FixtureTextSTT(SegmentSTT):
             self._proofs[key] = phrases
         return phrases
 
+    def expect_transcripts(self, transcripts: Sequence[str]) -> None:
+        """Queue the transcripts of the next fixture's segments as they are, in order.
+
+        For a worker in room mode: the test's side proves the fixture's text from its
+        provenance (`proof`, `expect` need the WAV, which the worker does not have) and hands
+        the agent's process the transcript of each phrase it will stream.
+        """
+        self._pending.extend(str(t) for t in transcripts)
+
     def clear(self) -> None:
         """Forget queued transcripts (after a failed turn)."""
         self._pending.clear()
@@ -317,9 +326,12 @@ class FixtureTextSTT(SegmentSTT):
 
             raise AudioFixtureError(
                 "FixtureTextSTT was asked to transcribe audio it was not given the text of: it "
-                "answers only inside LiveKitAdapter, which hands it each fixture's text before "
-                "streaming it. An agent running on its own (a worker in room mode) must listen "
-                "with an STT that hears audio, such as WhisperSTT()"
+                "answers only for a test that hands it each fixture's text before streaming "
+                "it (LiveKitAdapter; LiveKitRoomAdapter through publish_eval_events, for a "
+                "ScriptedRealtimeModel in a worker), one transcript per phrase the test "
+                "found. An agent running on its own, a pipeline worker's session, or a VAD "
+                "cutting the audio into more phrases than the test found needs an STT that "
+                "hears audio, such as WhisperSTT()"
             )
         return ""  # more segments than the fixture was cut into: the adapter reports that
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ...._compat import livekit_openai as compat
-from ....errors import AdapterError, require_extra
+from ....errors import AdapterError, ConfigError, require_extra
 from ....models import AgentReply, Transcript
 from ._cassette import (
     RECORD_ENV,
@@ -180,6 +180,7 @@ class OpenAIRealtimeReplay:
                 "OpenAIRealtimeReplay wraps an adapter such as LiveKitAdapter(make_session); "
                 f"got {type(adapter).__name__}"
             )
+        _refuse_room(adapter)
         require_extra("livekit.plugins.openai", extra="realtime", feature="OpenAIRealtimeReplay")
         compat.wrap_session_factory(_route_session)
         self.adapter = adapter
@@ -268,6 +269,19 @@ class OpenAIRealtimeReplay:
                 versions=compat.installed_versions(),
             )
             save_cassette(path, cassette)
+
+
+def _refuse_room(adapter: Any) -> None:
+    """A deployed worker's model runs in the worker's process, beyond this one's reach: its
+    sessions cannot be pointed at this process's loopback replay server."""
+    if getattr(adapter, "agent_runs_in_worker", False):  # LiveKitRoomAdapter
+        raise ConfigError(
+            "OpenAIRealtimeReplay cannot replay a cassette into LiveKitRoomAdapter: the "
+            "worker's RealtimeModel runs in the worker's own process, which the replay server "
+            "of this test process cannot reach into. Replay the agent in process "
+            "(OpenAIRealtimeReplay(LiveKitAdapter(make_session))); in room mode, run the "
+            "worker on ScriptedRealtimeModel or against the live provider"
+        )
 
 
 class _ReplayConversation:

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from livekit import api, rtc
 from livekit.plugins import silero
 
 from ...._text import safe_name
-from ....errors import AdapterError, AgentEvalError, ConfigError
+from ....errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
 from ....models import (
     AgentReply,
     AgentSpeech,
@@ -34,11 +35,14 @@ from ....models import (
     describe_conditions,
 )
 from ....voice._fixture_pcm import check_fixtures, save_streamed_audio
+from ....voice._heard import assign_phrases
+from ....voice._segments import SpeechSegment
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from .._logs import hold_livekit_logs
 from .._segments import scan_segments
 from .._turn import speech_dict
+from ..session._realtime import _frames_for_phrase as phrase_frames
 from ._events import EVAL_EVENTS_VERSION, EVAL_LISTENER_ATTRIBUTE, EVAL_RPC_METHOD
 from ._logs import quiet_room_shutdown
 from ._observer import AUDIO_RATE, RoomObserver, TurnLog
@@ -183,6 +187,9 @@ class LiveKitRoomAdapter:
     """
 
     consumes_audio = True
+    agent_runs_in_worker = True
+    """The agent runs in the worker's process (wrappers that patch the agent's process, such
+    as `OpenAIRealtimeReplay`, refuse this adapter)."""
 
     def __init__(
         self,
@@ -243,9 +250,19 @@ class LiveKitRoomAdapter:
         """Check every audio fixture of ``transcript`` before any room is created.
 
         Raises:
+            AdapterError: A turn interrupts the agent (``interrupt:``): barge-in is not
+                supported in room mode.
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """
+        for index, turn in enumerate(transcript.turns):
+            if turn.interrupt is not None:
+                raise AdapterError(
+                    f"transcript {transcript.id!r}, turn {index + 1} interrupts the agent "
+                    "(interrupt:), and LiveKitRoomAdapter does not perform barge-in: run this "
+                    "transcript with LiveKitAdapter (in process, pipeline or realtime agents), "
+                    "or drop interrupt: for room mode"
+                )
         await check_fixtures(transcript, self.fixture_audio)
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitRoomConversation:
@@ -734,9 +751,16 @@ class LiveKitRoomConversation:
         label = f"turn {turn.index + 1}"
         started = time.perf_counter()
         async with self._deadline(self.adapter.timeout_s, label):
-            self._needs_helper(turn)
             self._stage.text = "the agent to finish what it was saying before the turn"
             await observer.until(observer.quiet)
+            if self._helper is not None and turn.audio is not None:
+                # How the agent hears now (a handoff may have brought in an agent on another
+                # model): the helper's hello says.
+                self._stage.text = (
+                    f"the agent ({observer.agent_identity}) to answer the eval helper"
+                )
+                self._helper = await self._hello() or self._helper
+            self._needs_helper(turn)
             log = TurnLog(began_at=time.perf_counter())
             observer.turn = log
             audio: FixtureAudio | None = None
@@ -744,21 +768,32 @@ class LiveKitRoomConversation:
             if turn.audio is not None:
                 audio = await self._load_audio(turn)
                 audio_in = await asyncio.to_thread(self._save_streamed_audio, turn, audio)
+            realtime = self._realtime_agent() if audio is not None else None
+            segments: tuple[SpeechSegment, ...] = ()
             if self._helper is not None:
-                fixture = await self._speech_of(turn) if turn.audio is not None else None
+                fields: dict[str, Any] = {}
+                fixture: dict[str, Any] | None
+                if realtime is not None:
+                    fixture, segments, transcripts = await self._realtime_speech(turn, realtime)
+                    fields["realtime"] = {"transcripts": transcripts, "phrases": len(segments)}
+                else:
+                    fixture = await self._speech_of(turn) if turn.audio is not None else None
                 self._stage.text = f"the agent ({observer.agent_identity}) to take the turn"
                 await self._request(
                     "begin",
                     turn=turn.index,
                     input="audio" if turn.audio is not None else "text",
                     fixture=fixture,
+                    **fields,
                 )
-            if audio is not None:
+            if audio is not None and realtime is not None:
+                extra = await self._say_phrases(turn, audio, segments, log)
+            elif audio is not None:
                 extra = await self._say_audio(turn, audio, log)
             else:
                 extra = await self._say_text(turn, log)
             if self._helper is not None:
-                capture = await self._settled(turn, log)
+                capture = await self._settled(turn, log, phrases=len(segments) or None)
             else:
                 capture = None
                 await self._room_settled(log)
@@ -767,8 +802,30 @@ class LiveKitRoomConversation:
             return self._reply(turn, log, capture, extra, started, audio_in)
         return self._reply_without_helper(turn, log, extra, started)
 
+    def _realtime_agent(self) -> dict[str, Any] | None:
+        """The helper's account of the agent's realtime model (None: the agent has an STT, or
+        no helper)."""
+        realtime = self._helper.get("realtime") if self._helper is not None else None
+        return realtime if isinstance(realtime, dict) else None
+
     def _needs_helper(self, turn: TurnInput) -> None:
         """Refuse, before saying anything, a turn the room alone cannot decide."""
+        realtime = self._realtime_agent() if turn.audio is not None else None
+        if realtime is not None:
+            model = realtime.get("model") or "realtime model"
+            if realtime.get("hearing") == "none":
+                raise AdapterError(
+                    f"audio fixture {turn.audio}: the agent's {model} in the worker was given "
+                    "hearing=None, so it cannot hear the caller; give it hearing=WhisperSTT() "
+                    "(real recognition, in the worker), or leave the default hearing (the "
+                    "fixture's provenance: the test hands the worker what each phrase says)"
+                )
+            if realtime.get("vad_problem"):
+                raise AdapterError(
+                    f"audio fixture {turn.audio}: the test cannot find where the agent's "
+                    f"{model} will take the turns in it: {realtime['vad_problem']}"
+                )
+            return
         if self._helper is not None:
             if turn.audio is not None and self._helper.get("vad") is None:
                 raise AdapterError(
@@ -793,11 +850,16 @@ class LiveKitRoomConversation:
                 f"checked: {AGENTS_HINT}{note}"
             )
 
-    async def _settled(self, turn: TurnInput, log: TurnLog) -> dict[str, Any]:
-        """Have the helper settle the turn; its record, once the room shows the reply over."""
+    async def _settled(
+        self, turn: TurnInput, log: TurnLog, *, phrases: int | None = None
+    ) -> dict[str, Any]:
+        """Have the helper settle the turn (for a realtime agent's fixture of ``phrases``
+        phrases: its last one); its record, once the room shows the reply over."""
         observer = self.observer
         self._stage.text = f"the agent ({observer.agent_identity}) to take the end of the turn"
-        await self._request("settle", turn=turn.index)
+        if turn.index not in observer.captures:  # (a phrase that failed sent its record)
+            fields = {"phrase": phrases, "phrases": phrases} if phrases else {}
+            await self._request("settle", turn=turn.index, **fields)
         self._stage.text = (
             f"the agent ({observer.agent_identity}) to finish the turn (publish_eval_events)"
         )
@@ -810,8 +872,9 @@ class LiveKitRoomConversation:
                 "the agent failed to reply: " + "; ".join(capture.get("errors") or [])
             )
         if turn.audio is not None and not (capture.get("heard") or "").strip():
+            who = "realtime model" if capture.get("realtime") else "STT"
             raise AdapterError(
-                f"the agent's STT heard nothing in {turn.audio}: all "
+                f"the agent's {who} heard nothing in {turn.audio}: all "
                 f"{capture.get('speech_segments')} speech segment(s) came back empty, so the "
                 "agent got no user turn"
             )
@@ -862,7 +925,7 @@ class LiveKitRoomConversation:
         self._stage.text = f"the speech segments of {path} (the agent's VAD settings)"
         settings = self._helper["vad"]
         audio = await asyncio.to_thread(
-            self.adapter.turn_audio, path, turn.conditions, turn.seed, tail_s=_SCAN_TAIL_S
+            self.adapter.turn_audio, path, turn.conditions, turn.seed, tail_s=_scan_tail(settings)
         )
         segments = await scan_segments(_scan_vad(settings), audio)
         if not segments:
@@ -879,6 +942,105 @@ class LiveKitRoomConversation:
             "segments": len(segments),
         }
 
+    async def _realtime_speech(
+        self, turn: TurnInput, realtime: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[SpeechSegment, ...], list[str] | None]:
+        """For a realtime agent: where the VAD that takes its turns (the model's own, or the
+        session's; Silero's defaults standing in for a provider's server) cuts the fixture
+        into phrases, and, for a scripted model hearing through provenance, what each phrase
+        says (proven here, from the fixture's provenance: the worker has no fixture file)."""
+        assert turn.audio is not None
+        path = Path(turn.audio)
+        self._stage.text = f"the phrases of {path} (the VAD that takes the realtime agent's turns)"
+        settings = realtime.get("vad") or {}
+        audio = await asyncio.to_thread(
+            self.adapter.turn_audio, path, turn.conditions, turn.seed, tail_s=_scan_tail(settings)
+        )
+        segments = await scan_segments(_scan_vad(settings), audio)
+        if not segments:
+            raise AdapterError(
+                f"the VAD that takes the realtime agent's turns hears no speech in audio "
+                f"fixture {path} ({audio.duration_s:.2f} s); the agent would never get a turn. "
+                "Re-create the fixture, or check the VAD's activation threshold"
+            )
+        transcripts: list[str] | None = None
+        if realtime.get("hearing") == "provenance":
+            transcripts = await self._proven_phrases(turn, path, segments)
+        first, last = segments[0], segments[-1]
+        self._fixture_end_s = round(last.detected_s, 3)
+        fixture = {
+            "first_start_s": first.detected_s - first.speech_s,
+            "last_end_s": last.detected_s,
+            "segments": len(segments),
+        }
+        return fixture, segments, transcripts
+
+    async def _proven_phrases(
+        self, turn: TurnInput, path: Path, segments: Sequence[SpeechSegment]
+    ) -> list[str]:
+        """What each phrase of the fixture says, as its provenance proves (what the worker's
+        `ScriptedRealtimeModel` hears through `FixtureTextSTT`)."""
+        fix = (
+            "give the worker's ScriptedRealtimeModel hearing=WhisperSTT(), which hears the "
+            "audio itself"
+        )
+        if turn.conditions:
+            raise AdapterError(
+                f"audio fixture {path}: the agent's ScriptedRealtimeModel hears through the "
+                f"fixture's provenance, which says what the clean fixture says, not what is "
+                f"left of it under the turn's audio conditions "
+                f"({describe_conditions(turn.conditions)}); {fix}"
+            )
+        from ....voice._status import prove_fixture_text
+
+        try:
+            phrases = await asyncio.to_thread(prove_fixture_text, path, turn.turn.user)
+        except AudioFixtureError as exc:
+            raise AudioFixtureError(
+                f"{exc}. The agent's ScriptedRealtimeModel in the worker hears through the "
+                f"fixture's provenance, which this fixture does not prove: {fix}"
+            ) from None
+        return assign_phrases(phrases, [(s.end_s - s.speech_s, s.end_s) for s in segments])
+
+    async def _say_phrases(
+        self,
+        turn: TurnInput,
+        audio: FixtureAudio,
+        segments: tuple[SpeechSegment, ...],
+        log: TurnLog,
+    ) -> dict[str, Any]:
+        """Say a fixture to a realtime agent phrase by phrase, each once the agent answered
+        the one before (the microphone sends silence meanwhile: a caller's pause), as
+        `LiveKitAdapter` streams it; the last phrase with the fixture's tail."""
+        assert turn.audio is not None and self._mic is not None and self._helper is not None
+        path, observer, n = Path(turn.audio), self.observer, len(segments)
+        pushed = 0
+        for k, segment in enumerate(segments, start=1):
+            if k < n:
+                upto = phrase_frames(segment, segments[k], audio)
+                self._stage.text = (
+                    f"the caller's microphone to finish saying phrase {k} of {n} of {path.name}"
+                )
+                await self._mic.say(audio.frames[pushed:upto])
+                self._stage.text = (
+                    f"the agent ({observer.agent_identity}) to answer phrase {k} of {n} of "
+                    f"{path.name} (publish_eval_events)"
+                )
+                await self._request("settle", turn=turn.index, phrase=k, phrases=n)
+                await observer.until(partial(_phrase_done, observer, turn.index, k))
+                if turn.index in observer.captures:
+                    break  # the phrase failed; the turn's record says why
+                pushed = upto
+                continue
+            # The last phrase: latency counts from the end of its speech, then the tail.
+            self._stage.text = f"the caller's microphone to finish saying {path.name}"
+            end = min(len(audio.frames), max(pushed, int(segment.end_s / audio.frame_s) + 1))
+            speech = self._mic.say(audio.frames[pushed:end])
+            tail = self._mic.say(audio.frames[end:])
+            log.anchor = await speech
+            await tail
+        return self._audio_extra(turn, audio)
+
     async def _say_audio(
         self, turn: TurnInput, audio: FixtureAudio, log: TurnLog
     ) -> dict[str, Any]:
@@ -886,6 +1048,10 @@ class LiveKitRoomConversation:
         path = Path(turn.audio)
         self._stage.text = f"the caller's microphone to finish saying {path.name}"
         log.anchor = await self._mic.say(audio.frames)
+        return self._audio_extra(turn, audio)
+
+    @staticmethod
+    def _audio_extra(turn: TurnInput, audio: FixtureAudio) -> dict[str, Any]:
         return {
             "input": "audio",
             "conditions": describe_conditions(turn.conditions),
@@ -952,6 +1118,8 @@ class LiveKitRoomConversation:
         """The reply as the agent's recorder saw it, with what the caller measured."""
         meta = self._room_meta(log, extra, started)
         meta.update(capture.get("metadata") or {})
+        if capture.get("realtime") is not None:
+            meta["realtime"] = capture["realtime"]
         if turn.audio is not None:
             meta["speech_segments"] = capture.get("speech_segments")
             # Where the agent's VAD ended speech, and where the caller's scan of the fixture
@@ -1121,6 +1289,16 @@ def _no_worker(adapter: LiveKitRoomAdapter) -> str:
     )
 
 
+def _scan_tail(settings: dict[str, Any]) -> float:
+    """Silence after the fixture for the scan: past the VAD's min_silence_duration (the
+    caller's microphone sends silence for as long as the agent takes)."""
+    try:
+        silence = float(settings.get("min_silence_duration") or 0.0)
+    except (TypeError, ValueError):
+        silence = 0.0
+    return max(_SCAN_TAIL_S, silence + 0.45)
+
+
 def _scan_vad(settings: dict[str, Any]) -> Any:
     """A Silero VAD with the agent's settings (one per settings for the process)."""
     key = tuple(sorted(settings.items()))
@@ -1128,6 +1306,11 @@ def _scan_vad(settings: dict[str, Any]) -> Any:
     if vad is None:
         vad = _scan_vads[key] = silero.VAD.load(**settings)
     return vad
+
+
+def _phrase_done(observer: RoomObserver, turn: int, phrase: int) -> bool:
+    """The helper answered ``phrase`` of ``turn`` (or ended the turn: a phrase failed)."""
+    return (turn, phrase) in observer.phrases or turn in observer.captures
 
 
 def _speech(data: dict[str, Any]) -> AgentSpeech:

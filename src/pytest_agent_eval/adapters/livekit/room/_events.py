@@ -15,16 +15,29 @@ The test's caller drives it with LiveKit RPC (method `EVAL_RPC_METHOD`, JSON in 
 ==========  =====================================================  ===========================
 ``hello``                                                          ``v``, ``vad`` (the VAD's
                                                                    settings, or null),
-                                                                   ``vad_problem``
+                                                                   ``vad_problem``,
+                                                                   ``realtime`` (see below)
 ``ping``                                                           ``{}`` (the caller checks
                                                                    the agent is alive)
 ``begin``   ``turn``; ``input`` (``audio``/``text``); ``fixture``  ``{}``
             (``first_start_s``, ``last_end_s``: where the fixture's
             speech starts, and where the VAD ends its last segment)
-``settle``  ``turn`` (null: the greeting)                          ``{}``; a ``capture`` event
-                                                                   follows once the agent is
-                                                                   done
+``settle``  ``turn`` (null: the greeting); ``phrase``, ``phrases``  ``{}``; a ``capture`` event
+            (a realtime agent's audio turn: phrase k of n)         follows once the agent is
+                                                                   done (a ``phrase`` event
+                                                                   for phrase k < n)
 ==========  =====================================================  ===========================
+
+For an agent on a realtime (speech-to-speech) model with no STT, ``hello``'s ``realtime`` says
+``model`` (its class), ``turn_detection`` (``server``: the model's; ``session``: the session's
+VAD), ``vad`` (the settings of the VAD that takes the turns: the scripted model's own, or the
+session's; null for a provider's server, which the caller approximates with Silero's
+defaults), ``vad_problem`` and ``hearing`` (``provenance``, ``none`` or the STT class of a
+`ScriptedRealtimeModel`; ``model`` for any other model, which hears by itself); it is null for
+any other agent. ``begin`` then carries ``realtime``: ``transcripts`` (what a scripted model
+hearing through the fixture's provenance is to hear of each phrase: the caller proved them from
+the fixture's provenance; null otherwise) and ``phrases``. The caller says such a fixture
+phrase by phrase, as in process: each once the agent answered the one before.
 
 and sends events, one JSON object per text stream on `EVAL_EVENTS_TOPIC`, in order. Every
 object has ``v`` (`EVAL_EVENTS_VERSION`), ``seq`` (0, 1, 2, ...), ``t`` (the agent's
@@ -34,6 +47,7 @@ object has ``v`` (`EVAL_EVENTS_VERSION`), ``seq`` (0, 1, 2, ...), ``t`` (the age
 ``hello``         the helper is installed (sent once, first)
 ``stage``         ``text``: what the agent is waiting for before the turn is done
 ``capture``       one turn's record (see `EvalEventPublisher`), or ``error`` when it failed
+``phrase``        ``turn``, ``phrase``: a realtime agent answered that phrase of the fixture
 ``agent_state``   ``new``, ``agent`` (the active agent's class name)
 ``user_state``    ``new``: the user is ``speaking``, ``listening`` or ``away``
 ``error``         ``source``, ``error``, ``recoverable``
@@ -54,6 +68,11 @@ end of turn pending, no tool running, no handoff or speech pending, the session 
 if more transcripts came meanwhile. This holds when the agent's VAD cuts the fixture otherwise
 than the scan (a busy machine delays audio into a gap): the rule counts where the speech ends,
 not how many pieces it came in.
+
+**When a realtime agent's audio turn is done.** As in process (`session._realtime`): for each
+phrase the model's final transcript of it came (``user_input_transcribed``), a reply was
+created since the phrase began (``speech_created``), and the same settle found nothing left;
+never ``wait_for_idle`` alone.
 """
 
 from __future__ import annotations
@@ -80,7 +99,7 @@ from .._compat import (
 )
 from .._logs import hold_livekit_logs
 from .._turn import TurnCapture, TurnRecorder, agent_name, llm_usage, speech_dict
-from ..offline._stt import SegmentSTT
+from ..offline._stt import FixtureTextSTT, SegmentSTT
 
 if TYPE_CHECKING:
     from livekit import rtc
@@ -218,6 +237,21 @@ class _SpeakingTimes:
 
 
 @dataclasses.dataclass
+class _RealtimeHeard:
+    """What a realtime agent's session reported of the audio turn in progress."""
+
+    phrases: int
+    transcripts: list[str] = dataclasses.field(default_factory=list)
+    """Every final transcript of the model's, empty ones included, in order."""
+    speeches: int = 0
+    """Speech handles created since the turn began."""
+    answered_speeches: int = 0
+    """Speech handles created when the phrase before the current one was answered."""
+    proven: bool = False
+    """The model hears the transcripts the caller proved, one per phrase, in order."""
+
+
+@dataclasses.dataclass
 class _Heard:
     """What the agent's VAD and STT did with the audio of the turn in progress."""
 
@@ -263,9 +297,12 @@ class EvalEventPublisher:
         self._vad_problem: str | None = None
         self._settling: asyncio.Task[None] | None = None
         self._stage = ""
+        self._realtime: _RealtimeHeard | None = None
+        """The realtime audio turn in progress (None: no such turn)."""
         self._handlers: list[tuple[Any, Any]] = [
             ("conversation_item_added", self._on_item),
             ("user_input_transcribed", self._on_transcript),
+            ("speech_created", self._on_speech),
             ("user_state_changed", self._on_user_state),
             ("agent_state_changed", self._on_state),
             ("error", self._on_error),
@@ -382,13 +419,20 @@ class EvalEventPublisher:
         if op == "hello":
             return json.dumps(self._hello())
         if op == "begin":
-            self._begin(request.get("turn"), request.get("input"), request.get("fixture"))
+            self._begin(
+                request.get("turn"),
+                request.get("input"),
+                request.get("fixture"),
+                request.get("realtime"),
+            )
             return "{}"
         if op == "settle":
             if self._settling is not None:
                 self._settling.cancel()
+            phrase = request.get("phrase")
             self._settling = asyncio.create_task(
-                self._settle(request.get("turn")), name="agent-eval-settle"
+                self._settle(request.get("turn"), phrase=int(phrase) if phrase else None),
+                name="agent-eval-settle",
             )
             return "{}"
         from livekit import rtc
@@ -408,9 +452,69 @@ class EvalEventPublisher:
                 "the test can reproduce"
             )
             settings = None
-        return {"v": EVAL_EVENTS_VERSION, "vad": settings, "vad_problem": problem}
+        return {
+            "v": EVAL_EVENTS_VERSION,
+            "vad": settings,
+            "vad_problem": problem,
+            "realtime": self._realtime_info(),
+        }
 
-    def _begin(self, turn: Any, kind: Any, fixture: Any) -> None:
+    def _realtime_model(self) -> Any:
+        """The realtime model the current agent hears with, when the session has no STT."""
+        if self._session.stt is not None:
+            return None
+        from ..session._realtime import realtime_model_of
+
+        return realtime_model_of(self._session)
+
+    def _realtime_info(self) -> dict[str, Any] | None:
+        """What the caller needs to say an audio turn to a realtime agent (module docstring)."""
+        model = self._realtime_model()
+        if model is None:
+            return None
+        from ..realtime._scripted import ScriptedRealtimeModel
+        from ..session._realtime import server_turn_detection
+
+        try:
+            server = server_turn_detection(self._session)
+        except LiveKitInternalsError as exc:
+            return {"model": type(model).__name__, "vad_problem": str(exc), "hearing": "model"}
+        server = True if server is None else server
+        problem: str | None = None
+        vad: Any = None
+        if isinstance(model, ScriptedRealtimeModel):
+            hearing = model.hearing
+            heard_by = (
+                "none"
+                if hearing is None
+                else "provenance"
+                if isinstance(hearing, FixtureTextSTT)
+                else type(hearing).__name__
+            )
+            vad = model.vad if server else self._session.vad
+        else:
+            heard_by = "model"
+            vad = None if server else self._session.vad
+        settings = vad_settings(vad) if vad is not None else None
+        if vad is not None and (
+            settings is None or _vad_kind(vad) != "livekit.plugins.silero.vad.VAD"
+        ):
+            problem = (
+                f"the VAD that takes the realtime agent's turns ({_vad_kind(vad)}) is not "
+                "Silero's, the one whose cuts the test can reproduce"
+            )
+            settings = None
+        elif vad is None and not server:
+            problem = "the session takes the realtime agent's turns but has no VAD"
+        return {
+            "model": type(model).__name__,
+            "turn_detection": "server" if server else "session",
+            "vad": settings,
+            "vad_problem": problem,
+            "hearing": heard_by,
+        }
+
+    def _begin(self, turn: Any, kind: Any, fixture: Any, realtime: Any = None) -> None:
         recorder = self._recorder
         if recorder is None:
             return
@@ -420,6 +524,9 @@ class EvalEventPublisher:
         self._follow_recognition()
         recorder.begin_turn(int(turn))
         self._heard = _Heard()
+        self._realtime = None
+        if kind == "audio" and isinstance(realtime, dict):
+            self._begin_realtime(realtime)
         self._fixture = fixture if isinstance(fixture, dict) else None
         self._turn_input = str(kind)
         self._tokens_before = llm_usage(self._session)
@@ -427,17 +534,42 @@ class EvalEventPublisher:
         recorder.text_pending = kind == "text"
         self._text_sent_at = time.perf_counter()
 
-    async def _settle(self, turn: Any) -> None:
+    def _begin_realtime(self, request: dict[str, Any]) -> None:
+        """A realtime agent's audio turn: hand a scripted model hearing through provenance the
+        phrases' transcripts, and start its server VAD afresh (as in process)."""
+        from ..realtime._scripted import ScriptedRealtimeModel
+
+        self._realtime = _RealtimeHeard(phrases=max(1, int(request.get("phrases") or 1)))
+        model = self._realtime_model()
+        if not isinstance(model, ScriptedRealtimeModel):
+            return
+        transcripts = request.get("transcripts")
+        if isinstance(model.hearing, FixtureTextSTT):
+            model.hearing.clear()
+            if isinstance(transcripts, list):
+                model.hearing.expect_transcripts([str(t) for t in transcripts])
+                self._realtime.proven = True
+        model.reset_turn_detection()
+
+    async def _settle(self, turn: Any, *, phrase: int | None = None) -> None:
         recorder = self._recorder
         if recorder is None:
             return
+        realtime = self._realtime if turn is not None and self._turn_input == "audio" else None
         try:
-            if turn is not None and self._turn_input == "audio":
+            if realtime is not None:
+                k = phrase or realtime.phrases
+                await self._realtime_answered(recorder, realtime, k)
+                if k < realtime.phrases:
+                    realtime.answered_speeches = realtime.speeches
+                    self._emit("phrase", turn=turn, phrase=k)
+                    return
+            elif turn is not None and self._turn_input == "audio":
                 await recorder.guard(self._until_heard())
             elif turn is not None and self._turn_input == "text":
                 self._set_stage("the agent to start its reply to the text")
                 await recorder.guard(recorder.speech_created.wait())
-            while True:
+            while realtime is None:
                 await recorder.settle(self._set_stage)
                 if turn is None or self._turn_input != "audio" or self._transcribed():
                     break
@@ -448,6 +580,58 @@ class EvalEventPublisher:
             self._emit("capture", turn=turn, error=f"{type(exc).__name__}: {exc}")
             return
         self._emit("capture", **self._capture(turn))
+
+    async def _realtime_answered(
+        self, recorder: _RoomRecorder, realtime: _RealtimeHeard, k: int
+    ) -> None:
+        """Wait until the agent is done with phrase ``k``: the model's final transcript of it,
+        a reply created since the phrase before was answered, nothing left pending."""
+        n = realtime.phrases
+        self._set_stage(
+            f"the realtime model's transcript of phrase {k} of {n} (user_input_transcribed; "
+            f"user state {self._session.user_state!r})"
+        )
+        await recorder.guard(
+            self._until(lambda: len(realtime.transcripts) >= k or bool(recorder.unrecoverable))
+        )
+        self._raise_realtime_errors(recorder)
+        if not realtime.transcripts[k - 1].strip():
+            raise RuntimeError(
+                f"the realtime model heard nothing in phrase {k} of {n}: its transcript came "
+                "back empty, so the agent got no user turn"
+            )
+        self._set_stage(f"the agent's reply to phrase {k} of {n} (speech_created)")
+        await recorder.guard(
+            self._until(
+                lambda: (
+                    realtime.speeches > realtime.answered_speeches or bool(recorder.unrecoverable)
+                )
+            )
+        )
+        self._raise_realtime_errors(recorder)
+        await recorder.settle(self._set_stage)
+        self._raise_realtime_errors(recorder)
+        if realtime.proven and len(realtime.transcripts) > k:
+            # Each proven transcript belongs to one phrase: with more pieces than phrases,
+            # the model heard a later phrase's words in this phrase's audio.
+            raise RuntimeError(
+                f"the realtime model's VAD in the worker cut phrase(s) 1 to {k} of {n} into "
+                f"{len(realtime.transcripts)} pieces where the test's scan of the fixture "
+                "found one each (audio delayed into a pause on a busy machine?), so the "
+                "transcripts proven from the fixture's provenance no longer match the audio "
+                "they were heard in; give the worker's ScriptedRealtimeModel "
+                "hearing=WhisperSTT(), which hears whatever it is cut into"
+            )
+
+    @staticmethod
+    def _raise_realtime_errors(recorder: _RoomRecorder) -> None:
+        if recorder.unrecoverable:
+            raise RuntimeError("the realtime model failed: " + "; ".join(recorder.errors))
+
+    async def _until(self, done: Any) -> None:
+        while not done():
+            self._changed.clear()
+            await self._changed.wait()
 
     def _set_stage(self, text: str) -> None:
         if text != self._stage:
@@ -526,6 +710,18 @@ class EvalEventPublisher:
         usage = [after[0] - self._tokens_before[0], after[1] - self._tokens_before[1]]
         heard = recorder.heard if self._turn_input == "audio" else None
         fields = _capture_fields(int(turn), capture, recorder, heard=heard, usage=usage)
+        realtime = self._realtime
+        if realtime is not None:
+            # As `LiveKitAdapter` reports a realtime turn (``RealtimeAudio.describe``).
+            fields["speech_segments"] = realtime.phrases
+            fields["speech_ends_s"] = []
+            info = self._realtime_info() or {}
+            fields["realtime"] = {
+                "model": info.get("model"),
+                "turn_detection": info.get("turn_detection"),
+                "transcripts": list(realtime.transcripts),
+            }
+            return fields
         fields["speech_segments"] = len(self._heard.ends)
         fields["speech_ends_s"] = self._ends_in_fixture_time()
         return fields
@@ -565,8 +761,16 @@ class EvalEventPublisher:
         self._changed.set()
 
     def _on_transcript(self, ev: Any) -> None:
+        if ev.is_final and self._realtime is not None:
+            self._realtime.transcripts.append(ev.transcript)
+            self._changed.set()
         if ev.is_final and ev.transcript:
             self._heard.finals += 1
+            self._changed.set()
+
+    def _on_speech(self, ev: Any) -> None:
+        if self._realtime is not None:
+            self._realtime.speeches += 1
             self._changed.set()
 
     # -- session events ---------------------------------------------------------------------

@@ -99,6 +99,8 @@ class RoomObserver:
         self.active_agent: str | None = None
         self.captures: dict[int | None, dict[str, Any]] = {}
         """The helper's record of each turn (None: the greeting)."""
+        self.phrases: set[tuple[int, int]] = set()
+        """``(turn, phrase)`` a realtime agent has answered (the helper's ``phrase`` events)."""
         self.stream_errors: list[str] = []
         """Streams that broke off, and why."""
         self.greeting = TurnLog(began_at=time.perf_counter())
@@ -323,6 +325,9 @@ class RoomObserver:
         self.helper_events = True
         if kind == "capture":
             self.captures[event.get("turn")] = event
+            self.helper_stage = None
+        elif kind == "phrase":
+            self.phrases.add((int(event["turn"]), int(event["phrase"])))
             self.helper_stage = None
         elif kind == "stage":
             self.helper_stage = str(event.get("text"))
