@@ -133,8 +133,8 @@ def test_importing_the_package_and_plugin_stays_light() -> None:
 # Data flows one way: YAML -> models -> runner -> adapter -> evaluators -> results -> reports.
 # Each part of the package may import only the parts listed here (with `_private` helpers),
 # whether the import is absolute or relative, at the top or inside a function, or only for
-# type checking. A part is a top-level module or subpackage. The pytest side (collection,
-# fixture, eval_items, plugin) sits on top; nothing imports plugin.
+# type checking. A part is a top-level module or subpackage. The pytest side (_collection,
+# _fixture, _eval_items, plugin) sits on top; nothing imports plugin.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "_sanitize": set(),
@@ -274,7 +274,7 @@ ALLOWED: dict[str, set[str]] = {
         "_text",
     },
     # Shards: the plan reads which items are evals and their transcripts, and hands itself to
-    # the report side (which writes it to the results file), as eval_items hands records.
+    # the report side (which writes it to the results file), as _eval_items hands records.
     "_shard": {"_collection", "_eval_items", "_fixture", "report"},
     "plugin": {
         "errors",
