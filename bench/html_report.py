@@ -31,8 +31,8 @@ from pytest_agent_eval.models import (
     TurnResult,
     Usage,
 )
-from pytest_agent_eval.report.html import render_html
-from pytest_agent_eval.report.records import EvalRecord, ReportData, SessionRecords
+from pytest_agent_eval.report._html import render_html
+from pytest_agent_eval.report._records import EvalRecord, ReportData, SessionRecords
 
 CHROMIUM = os.environ.get("AGENT_EVAL_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter
     from pytest_agent_eval.loader import load_transcript_file
-    from pytest_agent_eval.synthesize.run import ensure_fixtures
+    from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = Path(tempfile.mkdtemp(prefix="bench-realtime-"))
     try:

@@ -62,7 +62,7 @@ def _load() -> str:
 
 def _prepare(folder: Path) -> Path:
     from pytest_agent_eval.loader import load_transcript_file
-    from pytest_agent_eval.synthesize.run import ensure_fixtures
+    from pytest_agent_eval.synthesize import ensure_fixtures
 
     path = folder / "bench.yaml"
     path.write_text(TRANSCRIPT)

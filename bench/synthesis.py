@@ -91,7 +91,7 @@ def cold(texts: list[str], jobs: int, mode: str) -> tuple[int, float, float]:
 def warm_check(count: int) -> None:
     from pytest_agent_eval.loader import load_transcript_file
     from pytest_agent_eval.synthesize import Planner, ensure_fixtures
-    from pytest_agent_eval.synthesize.plan import sidecar_for
+    from pytest_agent_eval.synthesize._plan import sidecar_for
     from pytest_agent_eval.voice._fixtures import write_sidecar
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,7 +125,7 @@ def warm_check(count: int) -> None:
         for _ in range(3):
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-c", "import pytest_agent_eval.synthesize.cli"], check=True
+                [sys.executable, "-c", "import pytest_agent_eval.synthesize._cli"], check=True
             )
             baseline.append(time.perf_counter() - start)
         best, start_cost = min(times), min(baseline)

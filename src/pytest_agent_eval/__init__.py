@@ -66,11 +66,11 @@ from .models import (
 )
 
 if TYPE_CHECKING:
+    from ._fixture import AgentEval
     from .config import Settings, load_settings
     from .evaluators._judge_settings import JudgeSettings
     from .evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
     from .expansion import expand
-    from .fixture import AgentEval
     from .loader import load_transcript_file, load_transcripts
 
 legacy.install()
@@ -139,7 +139,7 @@ __all__ = [
 _LAZY = {
     "JudgeEvaluator": "evaluators.judge",
     "ToolCallArgsJudgeEvaluator": "evaluators.judge",
-    "AgentEval": "fixture",
+    "AgentEval": "_fixture",
     "JudgeSettings": "evaluators._judge_settings",
     "Settings": "config",
     "load_settings": "config",

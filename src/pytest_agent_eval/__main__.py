@@ -34,11 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args else 2
     command, rest = args[0], args[1:]
     if command == "init":
-        from .scaffold import main as init_main
+        from ._scaffold import main as init_main
 
         return init_main(rest)
     if command == "import":
-        from .importers import main as import_main
+        from ._importers import main as import_main
 
         return import_main(rest)
     if command == "merge":

@@ -15,12 +15,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._conditions import condition_problems
+from ._expectations import expect_keys, transcript_keys, turn_keys
+from ._expectations._barge_in import interrupt_problems
+from ._expectations._base import ExpectKey
 from ._serialize import to_json
-from .conditions import condition_problems
 from .errors import TranscriptError
-from .expectations import expect_keys, transcript_keys, turn_keys
-from .expectations.barge_in import interrupt_problems
-from .expectations.base import ExpectKey
 from .models import Transcript
 from .voice._speech import PauseMarkupError, spoken_text
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from .collection import TranscriptItem
-from .eval_items import is_eval_item
-from .fixture import session_key
+from ._collection import TranscriptItem
+from ._eval_items import is_eval_item
+from ._fixture import session_key
 from .report._shards import note_plan
 
 __all__ = [

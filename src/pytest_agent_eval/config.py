@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._conditions import BUILTIN_PRESETS, parse_presets
 from ._text import did_you_mean
-from .conditions import BUILTIN_PRESETS, parse_presets
 from .errors import ConfigError
 from .evaluators._judge_settings import DEFAULT_JUDGE_MAX_CHARS, DEFAULT_JUDGE_MODEL, JudgeSettings
 from .models import AudioCondition, VoiceSettings

@@ -50,6 +50,83 @@ MOVED: dict[str, dict[str, str]] = {
         "has_pause_markup": f"{_PACKAGE}.voice._speech:has_pause_markup",
         "phrases_of": f"{_PACKAGE}.voice._speech:phrases_of",
     },
+    # The voice-fixture module of 0.4 (its docs taught AudioClip, read_embedded and
+    # judge_fixture from here), now the framework-neutral voice package: the names
+    # `pytest_agent_eval.voice` exports resolve there, the rest to its private module.
+    f"{_PACKAGE}.audio_fixtures": {
+        "AudioClip": f"{_PACKAGE}.voice:AudioClip",
+        "AudioStats": f"{_PACKAGE}.voice._fixtures:AudioStats",
+        "CacheStats": f"{_PACKAGE}.voice._fixtures:CacheStats",
+        "DEFAULT_MAX_FIXTURE_S": f"{_PACKAGE}.voice._fixtures:DEFAULT_MAX_FIXTURE_S",
+        "EmbeddedRecord": f"{_PACKAGE}.voice:EmbeddedRecord",
+        "FORMAT_VERSION": f"{_PACKAGE}.voice._fixtures:FORMAT_VERSION",
+        "FixtureState": f"{_PACKAGE}.voice._fixtures:FixtureState",
+        "INTERRUPTED": f"{_PACKAGE}.voice._fixtures:INTERRUPTED",
+        "LEGACY_NOTE": f"{_PACKAGE}.voice._fixtures:LEGACY_NOTE",
+        "MARKUP_FIX": f"{_PACKAGE}.voice._fixtures:MARKUP_FIX",
+        "MAX_COMMENT_BYTES": f"{_PACKAGE}.voice._fixtures:MAX_COMMENT_BYTES",
+        "Origin": f"{_PACKAGE}.voice._fixtures:Origin",
+        "PostProcess": f"{_PACKAGE}.voice._fixtures:PostProcess",
+        "Provenance": f"{_PACKAGE}.voice._fixtures:Provenance",
+        "RECORDING_FIX": f"{_PACKAGE}.voice._fixtures:RECORDING_FIX",
+        "RECORDING_NOTE": f"{_PACKAGE}.voice._fixtures:RECORDING_NOTE",
+        "SIDECAR_SUFFIX": f"{_PACKAGE}.voice._fixtures:SIDECAR_SUFFIX",
+        "SILENCE_FLOOR_DBFS": f"{_PACKAGE}.voice._fixtures:SILENCE_FLOOR_DBFS",
+        "SYNTHESIZE_COMMAND": f"{_PACKAGE}.voice._fixtures:SYNTHESIZE_COMMAND",
+        "Sidecar": f"{_PACKAGE}.voice._fixtures:Sidecar",
+        "TimedPhrase": f"{_PACKAGE}.voice._fixtures:TimedPhrase",
+        "TranscriptCache": f"{_PACKAGE}.voice._fixtures:TranscriptCache",
+        "TranscriptKey": f"{_PACKAGE}.voice._fixtures:TranscriptKey",
+        "Verdict": f"{_PACKAGE}.voice:Verdict",
+        "audio_problem": f"{_PACKAGE}.voice._fixtures:audio_problem",
+        "audio_stats": f"{_PACKAGE}.voice._fixtures:audio_stats",
+        "clean_stale_temp_files": f"{_PACKAGE}.voice._fixtures:clean_stale_temp_files",
+        "clip_from_pcm16": f"{_PACKAGE}.voice._fixtures:clip_from_pcm16",
+        "decoded_audio_mime": f"{_PACKAGE}.voice._fixtures:decoded_audio_mime",
+        "default_transcript_cache_dir": f"{_PACKAGE}.voice._fixtures:default_transcript_cache_dir",
+        "describe_changes": f"{_PACKAGE}.voice._fixtures:describe_changes",
+        "embedded_comment": f"{_PACKAGE}.voice._fixtures:embedded_comment",
+        "encode_wav": f"{_PACKAGE}.voice._fixtures:encode_wav",
+        "fixture_key": f"{_PACKAGE}.voice._fixtures:fixture_key",
+        "judge_fixture": f"{_PACKAGE}.voice:judge_fixture",
+        "legacy_text_matches": f"{_PACKAGE}.voice._fixtures:legacy_text_matches",
+        "load_whisper": f"{_PACKAGE}.voice._fixtures:load_whisper",
+        "max_fixture_s": f"{_PACKAGE}.voice._fixtures:max_fixture_s",
+        "normalize_for_wer": f"{_PACKAGE}.voice._fixtures:normalize_for_wer",
+        "normalize_level": f"{_PACKAGE}.voice._fixtures:normalize_level",
+        "pcm_sha256": f"{_PACKAGE}.voice._fixtures:pcm_sha256",
+        "postprocess": f"{_PACKAGE}.voice._fixtures:postprocess",
+        "prove_fixture_text": f"{_PACKAGE}.voice._fixtures:prove_fixture_text",
+        "read_embedded": f"{_PACKAGE}.voice:read_embedded",
+        "read_legacy_hash": f"{_PACKAGE}.voice._fixtures:read_legacy_hash",
+        "read_provenance": f"{_PACKAGE}.voice._fixtures:read_provenance",
+        "read_sidecar": f"{_PACKAGE}.voice._fixtures:read_sidecar",
+        "read_wav": f"{_PACKAGE}.voice._fixtures:read_wav",
+        "read_wav_comment": f"{_PACKAGE}.voice._fixtures:read_wav_comment",
+        "recognizer_identity": f"{_PACKAGE}.voice._fixtures:recognizer_identity",
+        "render_phrases": f"{_PACKAGE}.voice._fixtures:render_phrases",
+        "resample": f"{_PACKAGE}.voice._fixtures:resample",
+        "set_default_transcript_cache_dir": f"{_PACKAGE}.voice._fixtures:set_default_transcript_cache_dir",
+        "set_max_fixture_s": f"{_PACKAGE}.voice._fixtures:set_max_fixture_s",
+        "sidecar_path": f"{_PACKAGE}.voice._fixtures:sidecar_path",
+        "synthesize_command": f"{_PACKAGE}.voice._fixtures:synthesize_command",
+        "to_pcm16_bytes": f"{_PACKAGE}.voice._fixtures:to_pcm16_bytes",
+        "transcribe": f"{_PACKAGE}.voice._fixtures:transcribe",
+        "transcribe_pcm": f"{_PACKAGE}.voice._fixtures:transcribe_pcm",
+        "transcript_cache": f"{_PACKAGE}.voice:transcript_cache",
+        "trim_silence": f"{_PACKAGE}.voice._fixtures:trim_silence",
+        "validate_fixture": f"{_PACKAGE}.voice._fixtures:validate_fixture",
+        "voiced_frames": f"{_PACKAGE}.voice._fixtures:voiced_frames",
+        "word_error_rate": f"{_PACKAGE}.voice._fixtures:word_error_rate",
+        "write_sidecar": f"{_PACKAGE}.voice._fixtures:write_sidecar",
+        "write_wav_atomic": f"{_PACKAGE}.voice._fixtures:write_wav_atomic",
+    },
+    # The synthesizer's command module of 0.4, named by the `agent-eval-synthesize`
+    # script an earlier install wrote (the script now runs synthesize_audio:main).
+    f"{_PACKAGE}.synthesize.cli": {
+        "main": f"{_PACKAGE}.synthesize_audio:main",
+        "build_parser": f"{_PACKAGE}.synthesize._cli:build_parser",
+    },
     # Names public modules lost (served by the module's own __getattr__ through moved_attr).
     f"{_PACKAGE}.evaluators": {
         "build_evaluators": f"{_PACKAGE}.legacy:build_evaluators",
@@ -155,7 +232,7 @@ def install() -> None:
 
 def build_evaluators(expect: Any, judge_settings: Any = None) -> list[Any]:
     """The earlier ``evaluators.build_evaluators``: the evaluators a turn's `Expect` asks for."""
-    from .expectations import build_evaluators as build
+    from ._expectations import build_evaluators as build
 
     return build(expect, judge_settings)
 

@@ -17,11 +17,8 @@ from typing import Any
 
 import pytest
 
-from ._options import add_options, session_settings, warn_about_config
-from ._shard import select_shard
-from .collection import collect_transcript_file
-from .errors import ConfigError
-from .eval_items import (
+from ._collection import collect_transcript_file
+from ._eval_items import (
     assert_unasserted_results,
     attach_records,
     deselect_by_tags,
@@ -34,10 +31,13 @@ from .eval_items import (
     register_group_markers,
     start_records,
 )
-from .fixture import AgentEval, call_async_test, close_session_loop, session_key
+from ._fixture import AgentEval, call_async_test, close_session_loop, session_key
+from ._options import add_options, session_settings, warn_about_config
+from ._shard import select_shard
+from .errors import ConfigError
 from .loader import TRANSCRIPT_SUFFIXES
+from .report._not_live import NotLiveSummary
 from .report._shards import register_shard_recorder
-from .report.not_live import NotLiveSummary
 
 # -- Pipecat's clock -----------------------------------------------------------------------------
 # Pipecat keeps a reference to time.time when it is imported (to stamp VAD frames), and a
@@ -116,7 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
         warn_about_config(config, warning)  # at the pyproject line it is about
     # Prevent reporting on worker nodes (xdist): the controller sees every report.
     if not hasattr(config, "workerinput"):
-        from .report.session import AgentEvalReporter
+        from .report._session import AgentEvalReporter
 
         config.pluginmanager.register(NotLiveSummary(), "agent-eval-not-live")
         register_shard_recorder(config)

@@ -43,6 +43,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ._expectations import (
+    build_evaluators,
+    build_greeting_checks,
+    build_result_checks,
+)
 from ._problems import transcript_problems
 from ._sanitize import scrub
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
@@ -55,11 +60,6 @@ from .errors import (
     TranscriptError,
 )
 from .evaluators.base import evaluate_safely
-from .expectations import (
-    build_evaluators,
-    build_greeting_checks,
-    build_result_checks,
-)
 from .models import (
     AgentReply,
     Greeting,

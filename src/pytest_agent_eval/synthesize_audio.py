@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from .synthesize.cli import main
+from .synthesize._cli import main
 
 __all__ = ["main"]
 

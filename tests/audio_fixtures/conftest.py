@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import AudioClip
+from pytest_agent_eval.voice._fixtures import AudioClip
 
 SPEECH_TEXT = "Book me a table for 2 tomorrow at 10am."
 

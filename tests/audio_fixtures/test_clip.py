@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.voice._fixtures import (
     AudioClip,
     read_wav,
     resample,

@@ -8,15 +8,15 @@ import hashlib
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import AudioClip, resample
-from pytest_agent_eval.audio_fixtures.conditions import apply, babble_sources
-from pytest_agent_eval.conditions import (
+from pytest_agent_eval._conditions import (
     BUILTIN_PRESETS,
     CONDITION_KINDS,
     parse_conditions,
     resolve_condition,
 )
 from pytest_agent_eval.models import AudioCondition
+from pytest_agent_eval.voice._degrade import apply, babble_sources
+from pytest_agent_eval.voice._fixtures import AudioClip, resample
 
 from .conftest import tone
 
@@ -36,7 +36,7 @@ def _db(x: float) -> float:
 
 
 def _speech_power(clip: AudioClip) -> float:
-    from pytest_agent_eval.audio_fixtures import voiced_frames
+    from pytest_agent_eval.voice._fixtures import voiced_frames
 
     voiced, n = voiced_frames(clip, floor_dbfs=-45.0)
     frames = clip.samples[: len(clip.samples) // n * n].reshape(-1, n)[voiced].astype(np.float64)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.voice._fixtures import (
     AudioClip,
     PostProcess,
     audio_stats,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.errors import AudioFixtureError
+from pytest_agent_eval.voice._fixtures import (
     FORMAT_VERSION,
     Sidecar,
     describe_changes,
@@ -17,7 +18,6 @@ from pytest_agent_eval.audio_fixtures import (
     sidecar_path,
     write_sidecar,
 )
-from pytest_agent_eval.errors import AudioFixtureError
 
 INPUTS = {
     "backend": "hibari",

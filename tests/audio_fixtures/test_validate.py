@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.errors import AudioFixtureError
+from pytest_agent_eval.voice._fixtures import (
     RECORDING_FIX,
     AudioClip,
     Sidecar,
@@ -14,7 +15,6 @@ from pytest_agent_eval.audio_fixtures import (
     write_sidecar,
     write_wav_atomic,
 )
-from pytest_agent_eval.errors import AudioFixtureError
 
 from .conftest import tone
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agent_eval.audio_fixtures import normalize_for_wer, word_error_rate
+from pytest_agent_eval.voice._fixtures import normalize_for_wer, word_error_rate
 
 
 @pytest.mark.parametrize(

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.errors import AudioFixtureError
+from pytest_agent_eval.voice._fixtures import (
     AudioClip,
     load_whisper,
     transcribe,
     word_error_rate,
 )
-from pytest_agent_eval.audio_fixtures.whisper import resolve_whisper_model
-from pytest_agent_eval.errors import AudioFixtureError
+from pytest_agent_eval.voice._whisper import resolve_whisper_model
 
 from .conftest import SPEECH_TEXT
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.voice._fixtures import (
     AudioClip,
     CacheStats,
     recognizer_identity,
@@ -28,14 +28,14 @@ from pytest_agent_eval.audio_fixtures import (
     transcript_cache,
     word_error_rate,
 )
-from pytest_agent_eval.audio_fixtures.whisper import resolve_whisper_model
+from pytest_agent_eval.voice._whisper import resolve_whisper_model
 
 from .conftest import SPEECH_TEXT
 
 _RECOGNIZE = """
 import json, sys
 from pathlib import Path
-from pytest_agent_eval.audio_fixtures import CacheStats, transcribe_pcm
+from pytest_agent_eval.voice._fixtures import CacheStats, transcribe_pcm
 pcm = Path(sys.argv[1]).read_bytes()
 cache_dir = sys.argv[2] or None
 stats = CacheStats()

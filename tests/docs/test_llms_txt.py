@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import pytest_agent_eval
-from pytest_agent_eval.expectations import expect_keys, transcript_keys
+from pytest_agent_eval._expectations import expect_keys, transcript_keys
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.schema import build_schema
 

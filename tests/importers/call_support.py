@@ -28,7 +28,7 @@ from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabili
 from livekit.agents.voice.recorder_io import RecorderIO
 from livekit.agents.voice.report import SessionReport
 
-from pytest_agent_eval.audio_fixtures import read_wav, resample, to_pcm16_bytes
+from pytest_agent_eval.voice._fixtures import read_wav, resample, to_pcm16_bytes
 
 __all__ = ["CALLER_LINES", "HERE", "RecordedCall", "record_call", "session_report", "typed_call"]
 

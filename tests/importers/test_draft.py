@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.importers._build import ImportRequest, plan_import
-from pytest_agent_eval.importers._call import Conversation, UserTurn, Utterance, tool_use
-from pytest_agent_eval.importers._draft import agent_class_name, key_terms
+from pytest_agent_eval._importers._build import ImportRequest, plan_import
+from pytest_agent_eval._importers._call import Conversation, UserTurn, Utterance, tool_use
+from pytest_agent_eval._importers._draft import agent_class_name, key_terms
 from pytest_agent_eval.loader import load_transcript_file
 
 

@@ -13,8 +13,8 @@ import pytest
 from call_support import RecordedCall
 
 from pytest_agent_eval.__main__ import main
-from pytest_agent_eval.audio_fixtures import Origin, judge_fixture, read_wav
 from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval.voice._fixtures import Origin, judge_fixture, read_wav
 
 
 def run_import(*args: str | Path) -> int:

@@ -100,7 +100,7 @@ def make_fixtures(tmp_path_factory: pytest.TempPathFactory) -> Fixtures:
     import numpy as np
     import soundfile
 
-    from pytest_agent_eval.synthesize.run import ensure_fixtures
+    from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = tmp_path_factory.mktemp("voice")
     yaml_path = folder / "fixtures.yaml"
@@ -147,7 +147,7 @@ def _record_derivation(derived: Path, source: Path, *, sample_rate: int) -> None
     fixtures whose provenance proves their text; a bare derived file would be a recording."""
     import hashlib
 
-    from pytest_agent_eval.audio_fixtures import Sidecar, read_sidecar, write_sidecar
+    from pytest_agent_eval.voice._fixtures import Sidecar, read_sidecar, write_sidecar
 
     made = read_sidecar(source)
     assert made is not None
@@ -255,9 +255,9 @@ class ProjectVoiceTTS(tts.TTS):
 
 class _ProjectVoiceStream(tts.ChunkedStream):
     async def _run(self, output_emitter: tts.AudioEmitter) -> None:
-        from pytest_agent_eval.audio_fixtures import resample, to_pcm16_bytes
         from pytest_agent_eval.models import VoiceSettings
-        from pytest_agent_eval.synthesize.backend import get_backend
+        from pytest_agent_eval.voice._fixtures import resample, to_pcm16_bytes
+        from pytest_agent_eval.voice._tts._registry import get_backend
 
         backend = get_backend("hibari")
         settings = backend.resolve(VoiceSettings())

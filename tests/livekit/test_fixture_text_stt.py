@@ -21,16 +21,16 @@ from livekit_support import booking, converse, run, transcript
 from pytest_agent_eval.adapters.livekit import FixtureTextSTT, LiveKitAdapter
 from pytest_agent_eval.adapters.livekit._audio import load_fixture_audio
 from pytest_agent_eval.adapters.livekit.offline._stt import assign_phrases
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.errors import AudioFixtureError
+from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval.models import InterruptConfig, Turn
+from pytest_agent_eval.synthesize import ensure_fixtures
+from pytest_agent_eval.voice._fixtures import (
     TimedPhrase,
     prove_fixture_text,
     read_sidecar,
     set_max_fixture_s,
 )
-from pytest_agent_eval.errors import AudioFixtureError
-from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.models import InterruptConfig, Turn
-from pytest_agent_eval.synthesize import ensure_fixtures
 
 REFILL = "Hi, this is Maria Lopez. I need a refill of my blood pressure medication."
 SUNDAY = "What time are you open on Sunday?"
@@ -211,7 +211,7 @@ def test_a_format_1_sidecar_gets_timings_cut_only_between_sentences(
 ) -> None:
     """Sidecars of the previous format recorded no phrase timings: estimate them, but never
     inside a sentence."""
-    from pytest_agent_eval.audio_fixtures import fixture_key
+    from pytest_agent_eval.voice._fixtures import fixture_key
 
     wav = _copy(made.refill, tmp_path / "old")
     side_path = wav.with_name(wav.name + ".hash")

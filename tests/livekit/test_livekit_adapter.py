@@ -425,7 +425,7 @@ def test_with_a_tts_the_reply_audio_is_captured(fixtures: Fixtures, tmp_path: Pa
     assert spoken.audio_out == tmp_path / "t-run1-turn1.wav"
     assert typed.audio_out == tmp_path / "t-run1-turn2.wav"
     # What was captured is the agent's speech: Whisper hears the reply in it.
-    from pytest_agent_eval.audio_fixtures import read_wav, transcribe, word_error_rate
+    from pytest_agent_eval.voice._fixtures import read_wav, transcribe, word_error_rate
 
     heard = transcribe(read_wav(spoken.audio_out))
     assert word_error_rate(spoken.reply, heard) <= 0.2

@@ -59,7 +59,7 @@ turns:
 def folder(tmp_path_factory: pytest.TempPathFactory, whisper_loaded: None) -> Path:
     """The fixtures of the barge-in turns; every test that takes it runs WhisperSTT sessions,
     so it also has the model loaded before any session starts (``whisper_loaded``)."""
-    from pytest_agent_eval.synthesize.run import ensure_fixtures
+    from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = tmp_path_factory.mktemp("barge_in")
     script = load_transcript_text(

@@ -13,11 +13,11 @@ from livekit.agents import Agent, AgentSession
 from livekit_support import BOOK_TEXT, Fixtures, booking, run
 
 from pytest_agent_eval.adapters.livekit import FixtureTextSTT, LiveKitAdapter, WhisperSTT
-from pytest_agent_eval.audio_fixtures import read_wav, word_error_rate
 from pytest_agent_eval.expansion import expand
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import Transcript, TranscriptResult
 from pytest_agent_eval.runner import RunSettings, run_transcript
+from pytest_agent_eval.voice._fixtures import read_wav, word_error_rate
 
 pytest.importorskip("pedalboard", reason="needs the conditions extra")
 

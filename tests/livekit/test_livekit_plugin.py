@@ -9,7 +9,7 @@ import pytest
 from livekit_support import EXAMPLE_DIR
 
 from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.synthesize.run import ensure_fixtures
+from pytest_agent_eval.synthesize import ensure_fixtures
 
 FAST = ("--agent-eval-live", "--agent-eval-runs", "1", "-p", "no:cacheprovider")
 """Live, one run per transcript: enough where only a failure's message is checked."""

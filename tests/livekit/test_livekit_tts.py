@@ -15,9 +15,9 @@ from pytest_agent_eval.adapters.livekit import (
     SynthesizerTTS,
     eval_session_kwargs,
 )
-from pytest_agent_eval.audio_fixtures import read_wav, transcribe, word_error_rate
 from pytest_agent_eval.errors import ConfigError
 from pytest_agent_eval.models import Turn
+from pytest_agent_eval.voice._fixtures import read_wav, transcribe, word_error_rate
 
 
 def test_the_session_speaks_its_replies_with_the_offline_voice(tmp_path: Path) -> None:

@@ -10,10 +10,10 @@ from livekit.agents import Agent, AgentSession
 from livekit_support import BOOK_TEXT, NAME_TEXT, Fixtures, booking, converse, run, transcript
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter, WhisperSTT
-from pytest_agent_eval.audio_fixtures import word_error_rate
 from pytest_agent_eval.errors import AudioFixtureError
 from pytest_agent_eval.models import Turn
 from pytest_agent_eval.runner import RunSettings, run_transcript
+from pytest_agent_eval.voice._fixtures import word_error_rate
 
 
 def test_whisper_hears_the_fixtures_and_the_agent_remembers(fixtures: Fixtures) -> None:

@@ -38,9 +38,9 @@ from pytest_agent_eval.adapters.livekit import (
     WhisperSTT,
 )
 from pytest_agent_eval.adapters.livekit._segments import scan_segments, scans_run
-from pytest_agent_eval.audio_fixtures import transcript_cache
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.models import Turn
+from pytest_agent_eval.voice._fixtures import transcript_cache
 
 
 class CountingVAD(silero.VAD):

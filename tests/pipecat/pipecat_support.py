@@ -37,7 +37,7 @@ def fixtures_yaml() -> str:
 def synthesize_phrases(folder: Path) -> dict[str, Path]:
     """Make every phrase's WAV with the offline default voice; returns key -> path."""
     from pytest_agent_eval.loader import load_transcript_file
-    from pytest_agent_eval.synthesize.run import ensure_fixtures
+    from pytest_agent_eval.synthesize import ensure_fixtures
 
     yaml_path = folder / "phrases.yaml"
     yaml_path.write_text(fixtures_yaml())
@@ -60,7 +60,7 @@ def spoken(key: str, audio: dict[str, Path], **kwargs: Any) -> Turn:
 
 
 def turn_input(script: Transcript, index: int) -> TurnInput:
-    from pytest_agent_eval.conditions import condition_seed, turn_conditions
+    from pytest_agent_eval._conditions import condition_seed, turn_conditions
 
     turn = script.turns[index]
     audio = Path(turn.audio) if turn.audio is not None else None

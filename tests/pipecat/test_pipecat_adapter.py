@@ -237,7 +237,7 @@ def test_the_plugin_installs_the_clock_without_importing_pipecat() -> None:
     code = (
         "import sys, time\n"
         "import pytest_agent_eval.plugin\n"
-        "from pytest_agent_eval._timeshim import is_time_shim\n"
+        "from pytest_agent_eval.voice._timeshim import is_time_shim\n"
         "print(is_time_shim(time.time), 'pipecat' in sys.modules)\n"
     )
     out = subprocess.run(

@@ -11,12 +11,12 @@ import time
 
 import pytest
 
-from pytest_agent_eval._timeshim import is_time_shim, real_monotonic
 from pytest_agent_eval.adapters.pipecat._clock import (
     NetworkRefusedError,
     PipelineClock,
     PipelineThread,
 )
+from pytest_agent_eval.voice._timeshim import is_time_shim, real_monotonic
 
 
 def on_pipeline(coro_fn, *, rate: float | None = None, allow_network: bool = False):  # type: ignore[no-untyped-def]

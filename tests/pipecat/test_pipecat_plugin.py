@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.synthesize.run import ensure_fixtures
+from pytest_agent_eval.synthesize import ensure_fixtures
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat"
 

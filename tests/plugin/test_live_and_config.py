@@ -266,14 +266,14 @@ def test_an_unknown_key_made_an_error_by_w_error_is_a_usage_error(evals: Project
 def test_stt_cache_sets_the_recognizers_disk_folder_for_the_run_only(
     project: Project, setting: str, expected: str | None
 ) -> None:
-    from pytest_agent_eval.audio_fixtures import default_transcript_cache_dir
+    from pytest_agent_eval.voice._fixtures import default_transcript_cache_dir
 
     project.pyproject(setting)
     want = "None" if expected is None else f"pytestconfig.rootpath / {expected!r}"
     project.test_file(
         "test_folder.py",
         f"""
-        from pytest_agent_eval.audio_fixtures import default_transcript_cache_dir
+        from pytest_agent_eval.voice._fixtures import default_transcript_cache_dir
 
 
         def test_folder(pytestconfig):

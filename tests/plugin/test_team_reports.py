@@ -359,7 +359,7 @@ def test_a_stop_after_the_first_failure_is_not_called_ctrl_c(project: Project) -
 
 
 def test_the_cut_step_summary_points_only_at_reports_that_exist(tmp_path: Path) -> None:
-    from pytest_agent_eval.report.files import (
+    from pytest_agent_eval.report._files import (
         GITHUB_STEP_SUMMARY_LIMIT_BYTES,
         append_step_summary,
     )

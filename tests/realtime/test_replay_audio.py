@@ -32,7 +32,7 @@ from pytest_agent_eval.models import Transcript
 @pytest.fixture(scope="module")
 def spoken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixtures, made by the project's synthesizer (offline), 16 kHz as users' are."""
-    from pytest_agent_eval.synthesize.run import ensure_fixtures
+    from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = tmp_path_factory.mktemp("spoken")
     (folder / "fixtures.yaml").write_text(FIXTURES_YAML)

@@ -17,10 +17,10 @@ from pytest_agent_eval.models import (
     TranscriptResult,
     TurnResult,
 )
-from pytest_agent_eval.report.account import format_account
-from pytest_agent_eval.report.html import render_html
-from pytest_agent_eval.report.markdown import render_markdown
-from pytest_agent_eval.report.records import EvalRecord, ReportData, SessionRecords
+from pytest_agent_eval.report._account import format_account
+from pytest_agent_eval.report._html import render_html
+from pytest_agent_eval.report._markdown import render_markdown
+from pytest_agent_eval.report._records import EvalRecord, ReportData, SessionRecords
 
 
 def _result() -> TranscriptResult:

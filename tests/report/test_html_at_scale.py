@@ -20,8 +20,8 @@ from pytest_agent_eval.models import (
     TurnResult,
     Usage,
 )
-from pytest_agent_eval.report.html import render_html
-from pytest_agent_eval.report.records import EvalRecord, ReportData, SessionRecords
+from pytest_agent_eval.report._html import render_html
+from pytest_agent_eval.report._records import EvalRecord, ReportData, SessionRecords
 
 TRANSCRIPTS = 2000
 RUNS = 2

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from room_lab import RoomLab
 
-from pytest_agent_eval.audio_fixtures import read_wav, transcribe, word_error_rate
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.models import AgentReply, Handoff
+from pytest_agent_eval.voice._fixtures import read_wav, transcribe, word_error_rate
 
 BOOK_TEXT = "Hi, I am Alice and I would like a table for two at seven pm."
 NAME_TEXT = "What name is the booking under?"

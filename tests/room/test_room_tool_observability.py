@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from pytest_agent_eval._expectations._agents import ActiveAgentEvaluator, HandoffEvaluator
+from pytest_agent_eval._expectations._tool_outcome import ToolOutcomeEvaluator
 from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
 from pytest_agent_eval.adapters.livekit.room._adapter import AGENTS_HINT, HELPER_HINT
 from pytest_agent_eval.evaluators import ToolCallArgsEvaluator, ToolCallEvaluator
-from pytest_agent_eval.expectations.agents import ActiveAgentEvaluator, HandoffEvaluator
-from pytest_agent_eval.expectations.tool_outcome import ToolOutcomeEvaluator
 from pytest_agent_eval.models import EvalResult, TurnContext
 
 ROOM_METADATA_WITHOUT_HELPER: dict[str, Any] = {

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from room_lab import RoomLab
 
-from pytest_agent_eval.audio_fixtures import word_error_rate
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.synthesize.run import ensure_fixtures
+from pytest_agent_eval.synthesize import ensure_fixtures
 from pytest_agent_eval.voice import spoken_text
+from pytest_agent_eval.voice._fixtures import word_error_rate
 
 PAUSED = "Hi, I am Alice. [pause 1s] I would like a table for two at seven pm."
 """A request with a pause in it that the agent's VAD ends speech at: the first part alone gets

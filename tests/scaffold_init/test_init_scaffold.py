@@ -349,7 +349,7 @@ def test_every_module_a_scaffold_imports_comes_with_its_extra(adapter: str) -> N
 
     from packaging.utils import canonicalize_name
 
-    from pytest_agent_eval.scaffold import ADAPTERS
+    from pytest_agent_eval._scaffold import ADAPTERS
 
     choice = ADAPTERS[adapter]
     pytest.importorskip(choice.needs[0].split(".")[0], reason=f"needs the {choice.extra} extra")
@@ -367,7 +367,7 @@ def test_every_module_a_scaffold_imports_comes_with_its_extra(adapter: str) -> N
 
 def test_a_module_the_installed_extra_does_not_bring_is_named_not_the_extra_again() -> None:
     pytest.importorskip("openai", reason="the openai extra must be installed for this case")
-    from pytest_agent_eval.scaffold import ADAPTERS, AdapterChoice, missing_requirement
+    from pytest_agent_eval._scaffold import ADAPTERS, AdapterChoice, missing_requirement
 
     assert missing_requirement(ADAPTERS["openai"]) is None
     choice = AdapterChoice(

@@ -148,7 +148,7 @@ def test_a_saved_voice_conversation_runs_again_as_a_transcript_on_its_fixtures(
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter
     from pytest_agent_eval.loader import load_transcript_file
     from pytest_agent_eval.runner import run_transcript
-    from pytest_agent_eval.synthesize.plan import Planner, check_fixture
+    from pytest_agent_eval.synthesize._plan import Planner, check_fixture
 
     judge = ScriptedJudge(lambda c, v: ("met", "Turn 1 calls book_table."))
     sim = Simulation(

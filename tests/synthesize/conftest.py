@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.synthesize.cli import main
+from pytest_agent_eval.synthesize._cli import main
 
 BOOKING = """\
 id: booking

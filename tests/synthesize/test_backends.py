@@ -12,7 +12,7 @@ import pytest
 from pytest_agent_eval.errors import ConfigError, MissingExtraError
 from pytest_agent_eval.models import VoiceSettings
 from pytest_agent_eval.synthesize import TTSBackend, available_backends, get_backend
-from pytest_agent_eval.synthesize.cli import main
+from pytest_agent_eval.synthesize._cli import main
 
 
 @pytest.mark.parametrize(
@@ -63,7 +63,7 @@ def test_unknown_backend_lists_the_available_ones() -> None:
 
 PLUGIN = '''
 import numpy as np
-from pytest_agent_eval.audio_fixtures import AudioClip
+from pytest_agent_eval.voice._fixtures import AudioClip
 from pytest_agent_eval.models import VoiceSettings
 
 
@@ -123,7 +123,7 @@ def test_importing_the_synthesizer_loads_no_engine() -> None:
     import subprocess
 
     code = (
-        "import sys, pytest_agent_eval.synthesize.cli, pytest_agent_eval.audio_fixtures;"
+        "import sys, pytest_agent_eval.synthesize._cli, pytest_agent_eval.voice._fixtures;"
         "heavy = ('numpy', 'soundfile', 'soxr', 'hibari', 'onnxruntime', 'piper',"
         " 'faster_whisper', 'ctranslate2', 'openai');"
         "print(sorted(m for m in heavy if m in sys.modules))"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.audio_fixtures import Sidecar, read_sidecar, validate_fixture, write_sidecar
-from pytest_agent_eval.synthesize.cli import main
+from pytest_agent_eval.synthesize._cli import main
+from pytest_agent_eval.voice._fixtures import Sidecar, read_sidecar, validate_fixture, write_sidecar
 
 from .conftest import as_recording, file_ids
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.audio_fixtures import read_sidecar
-from pytest_agent_eval.synthesize.cli import main
+from pytest_agent_eval.synthesize._cli import main
+from pytest_agent_eval.voice._fixtures import read_sidecar
 
 SENTENCES = [
     "I'd like to move my flight to Friday, March 3rd.",
@@ -151,7 +151,7 @@ def _wait_all_exit(pids: set[int], deadline_s: float) -> set[int]:
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs Linux pidfds to watch processes")
 def test_kill_9_of_the_command_leaves_no_worker_behind(tmp_path: Path) -> None:
     """Issue 12: workers (hundreds of MB each) outlived a SIGKILLed command."""
-    from pytest_agent_eval.synthesize.run import MIN_ITEMS_PER_PROCESS
+    from pytest_agent_eval.synthesize._run import MIN_ITEMS_PER_PROCESS
 
     count = 2 * MIN_ITEMS_PER_PROCESS + 8  # enough for two worker processes
     turns = "".join(

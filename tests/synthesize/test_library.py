@@ -134,7 +134,7 @@ def test_layers_merge_config_then_transcript_then_turn_then_flags(tmp_path: Path
 
 
 def test_worker_processes_make_the_same_bytes_as_one_process(tmp_path: Path) -> None:
-    from pytest_agent_eval.synthesize.run import MIN_ITEMS_PER_PROCESS
+    from pytest_agent_eval.synthesize._run import MIN_ITEMS_PER_PROCESS
 
     words = ["Yes.", "No.", "Maybe.", "Sure.", "Thanks.", "Hello.", "Goodbye.", "Okay."]
     count = 2 * MIN_ITEMS_PER_PROCESS  # enough for two workers

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import read_sidecar, validate_fixture
 from pytest_agent_eval.models import VoiceSettings
-from pytest_agent_eval.synthesize.backends.openai import OpenAIBackend, SpeechAPIError
-from pytest_agent_eval.synthesize.cli import main
+from pytest_agent_eval.synthesize._cli import main
+from pytest_agent_eval.voice._fixtures import read_sidecar, validate_fixture
+from pytest_agent_eval.voice._tts._openai import OpenAIBackend, SpeechAPIError
 
 
 def pcm_tone(seconds: float = 0.5) -> bytes:

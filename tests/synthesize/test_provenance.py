@@ -14,7 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.config import parse_settings
+from pytest_agent_eval.errors import ConfigError
+from pytest_agent_eval.synthesize._cli import main
+from pytest_agent_eval.voice import Pause, Phrase, split_speech, spoken_text
+from pytest_agent_eval.voice._fixtures import (
     AudioClip,
     Origin,
     encode_wav,
@@ -27,10 +31,6 @@ from pytest_agent_eval.audio_fixtures import (
     set_max_fixture_s,
     voiced_frames,
 )
-from pytest_agent_eval.config import parse_settings
-from pytest_agent_eval.errors import ConfigError
-from pytest_agent_eval.synthesize.cli import main
-from pytest_agent_eval.voice import Pause, Phrase, split_speech, spoken_text
 from pytest_agent_eval.voice._speech import PauseMarkupError
 
 from .conftest import as_recording
@@ -80,8 +80,8 @@ def test_the_wav_carries_the_key_and_its_samples_are_unchanged(
 
 
 def test_a_long_text_still_embeds_a_key_that_proves_it() -> None:
-    from pytest_agent_eval.audio_fixtures import MAX_COMMENT_BYTES, Sidecar, embedded_comment
-    from pytest_agent_eval.audio_fixtures._provenance import parse_embedded
+    from pytest_agent_eval.voice._fixtures import MAX_COMMENT_BYTES, Sidecar, embedded_comment
+    from pytest_agent_eval.voice._provenance import parse_embedded
 
     text = "Please read this back to me. " * 120  # 3.5 KB: more than libsndfile reads back
     side = Sidecar(text=text, inputs={"backend": "hibari", "voice": "heart"})

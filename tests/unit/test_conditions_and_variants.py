@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.conditions import (
+from pytest_agent_eval._conditions import (
     BUILTIN_PRESETS,
     ConditionProblem,
     condition_seed,
     parse_conditions,
     turn_conditions,
 )
+from pytest_agent_eval._expectations._barge_in import InterruptEvaluator
+from pytest_agent_eval._expectations._heard_wer import HeardWerEvaluator
+from pytest_agent_eval._expectations._latency_percentiles import LatencyP95Check
 from pytest_agent_eval.config import parse_settings
 from pytest_agent_eval.errors import ConfigError, TranscriptError
 from pytest_agent_eval.expansion import derive, expand, id_suffix
-from pytest_agent_eval.expectations.barge_in import InterruptEvaluator
-from pytest_agent_eval.expectations.heard_wer import HeardWerEvaluator
-from pytest_agent_eval.expectations.latency_percentiles import LatencyP95Check
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import (
     AudioCondition,

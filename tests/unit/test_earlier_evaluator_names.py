@@ -51,7 +51,7 @@ def test_the_earlier_modules_offer_the_classes_users_imported() -> None:
 def _evaluator_classes() -> list[type]:
     """Every class with an ``evaluate`` method defined in our evaluators and expectations."""
     found: dict[str, type] = {}
-    for package in ("pytest_agent_eval.evaluators", "pytest_agent_eval.expectations"):
+    for package in ("pytest_agent_eval.evaluators", "pytest_agent_eval._expectations"):
         module = importlib.import_module(package)
         names = [package] + [f"{package}.{m.name}" for m in pkgutil.iter_modules(module.__path__)]
         for name in names:
@@ -154,8 +154,8 @@ def test_a_bad_pattern_is_a_value_error_as_before_and_still_a_re_error() -> None
 
 def test_a_python_api_judge_without_settings_takes_the_configured_ones() -> None:
     from pytest_agent_eval import Expect, JudgeEvaluator
+    from pytest_agent_eval._expectations import build_evaluators
     from pytest_agent_eval.config import JudgeSettings
-    from pytest_agent_eval.expectations import build_evaluators
 
     mine = JudgeEvaluator("Confirms the booking")
     pinned = JudgeEvaluator("Polite", settings=JudgeSettings(model="test", retries=0))

@@ -15,7 +15,7 @@ from pytest_agent_eval.evaluators import (
     build_evaluators,
     evaluate_safely,
 )
-from pytest_agent_eval.evaluators.tools import is_subsequence
+from pytest_agent_eval.evaluators._tools import is_subsequence
 from pytest_agent_eval.models import EvalResult, Expect, ToolCallArgsConfig
 
 

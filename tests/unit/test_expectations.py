@@ -16,10 +16,8 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-import pytest_agent_eval.expectations as registry
-from pytest_agent_eval._serialize import from_json
-from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.expectations import (
+import pytest_agent_eval._expectations as registry
+from pytest_agent_eval._expectations import (
     EXPECTATIONS,
     build_evaluators,
     build_greeting_checks,
@@ -30,6 +28,8 @@ from pytest_agent_eval.expectations import (
     transcript_keys,
     turn_keys,
 )
+from pytest_agent_eval._serialize import from_json
+from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.loader import load_transcript_text, transcript_schema
 from pytest_agent_eval.models import Expect, Transcript, Turn, TurnContext
 from pytest_agent_eval.schema import (
@@ -119,12 +119,16 @@ def test_expect_keeps_its_positional_order_and_new_fields_go_last() -> None:
 
 
 def test_every_module_of_the_package_is_registered_once() -> None:
-    modules = {m.name for m in pkgutil.iter_modules(registry.__path__) if m.name not in ("base",)}
+    modules = {
+        m.name.removeprefix("_")
+        for m in pkgutil.iter_modules(registry.__path__)
+        if m.name != "_base"
+    }
     registered = [e.name for e in EXPECTATIONS]
     assert len(registered) == len(set(registered))
     assert modules == set(registered), "list every expectation module in EXPECTATIONS"
     for expectation in EXPECTATIONS:
-        module = __import__(f"pytest_agent_eval.expectations.{expectation.name}", fromlist=["x"])
+        module = __import__(f"pytest_agent_eval._expectations._{expectation.name}", fromlist=["x"])
         assert module.EXPECTATION is expectation
 
 

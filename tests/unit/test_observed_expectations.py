@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval import Expect, ToolCall, TurnContext
+from pytest_agent_eval._expectations import build_evaluators, build_greeting_checks
+from pytest_agent_eval._expectations._agents import ActiveAgentEvaluator, HandoffEvaluator
+from pytest_agent_eval._expectations._base import text_problems
+from pytest_agent_eval._expectations._greeting import GreetingEvaluator
+from pytest_agent_eval._expectations._tool_outcome import ToolOutcomeEvaluator, given_back
 from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.expectations import build_evaluators, build_greeting_checks
-from pytest_agent_eval.expectations.agents import ActiveAgentEvaluator, HandoffEvaluator
-from pytest_agent_eval.expectations.base import text_problems
-from pytest_agent_eval.expectations.greeting import GreetingEvaluator
-from pytest_agent_eval.expectations.tool_outcome import ToolOutcomeEvaluator, given_back
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import (
     AgentSpeech,

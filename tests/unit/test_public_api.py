@@ -133,8 +133,8 @@ def test_importing_the_package_and_plugin_stays_light() -> None:
 # Data flows one way: YAML -> models -> runner -> adapter -> evaluators -> results -> reports.
 # Each part of the package may import only the parts listed here (with `_private` helpers),
 # whether the import is absolute or relative, at the top or inside a function, or only for
-# type checking. A part is a top-level module or subpackage. The pytest side (collection,
-# fixture, eval_items, plugin) sits on top; nothing imports plugin.
+# type checking. A part is a top-level module or subpackage. The pytest side (_collection,
+# _fixture, _eval_items, plugin) sits on top; nothing imports plugin.
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "_sanitize": set(),
@@ -143,39 +143,36 @@ ALLOWED: dict[str, set[str]] = {
     # The JSON entries the judge's and the caller's caches keep on disk.
     "_json_store": {"_atomic"},
     "_async": set(),
-    # Old paths of modules moved into voice/ (each is the moved module itself).
-    "_timeshim": {"voice"},
     "_text": {"models", "_sanitize"},  # models only for type checking
     "_retry": {"_text"},
     "_compat": {"models"},
     "models": {"errors", "_serialize"},
     "_records": {"models", "_serialize"},
     # Pure settings, no pytest; builds the judges' JudgeSettings (evaluators._judge_settings).
-    "config": {"errors", "models", "_text", "conditions", "evaluators"},  # condition presets
+    "config": {"errors", "models", "_text", "_conditions", "evaluators"},  # condition presets
     # The pytest side of the settings: options, which layer wins, config-time warnings.
     "_options": {"config", "errors"},
     # The one resolver of a Python eval's threshold, runs and tags (fixture and eval_items).
     "_eval_plan": {"config"},
     # The catalog of audio conditions: data only (kinds, presets, YAML values).
-    "conditions": {"models", "_text"},
+    "_conditions": {"models", "_text"},
     # One transcript -> several (variants): copies of models.
     "expansion": {"models"},
-    "audio_fixtures": {"voice"},
     # The framework-neutral voice core both voice adapters share; apply() reads the catalog of
     # audio conditions (their kinds and defaults), the scripted rules and the TTS engines use
     # the retry and text helpers.
-    "voice": {"errors", "_atomic", "conditions", "models", "_text", "_retry"},
-    "expectations": {"models", "errors", "evaluators", "_text", "_serialize"},
+    "voice": {"errors", "_atomic", "_conditions", "models", "_text", "_retry"},
+    "_expectations": {"models", "errors", "evaluators", "_text", "_serialize"},
     # A transcript's problems, listed once for the loader and the runner: the registry's key
     # checks, pause markers (voice), conditions and interruptions.
-    "_problems": {"models", "errors", "conditions", "expectations", "voice", "_serialize"},
+    "_problems": {"models", "errors", "_conditions", "_expectations", "voice", "_serialize"},
     "loader": {
         "_problems",
         "models",
         "errors",
-        "expectations",
+        "_expectations",
         "voice",  # pause markup
-        "conditions",  # variants and conditions: presets resolved at load
+        "_conditions",  # variants and conditions: presets resolved at load
         "_text",
         "_serialize",
     },
@@ -194,7 +191,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "config",
         "voice",  # fixtures, conditions, hearing, barge-in planning; a text turn's words
-        "conditions",  # a turn's chain of audio conditions (FixtureTextSTT refuses them)
+        "_conditions",  # a turn's chain of audio conditions (FixtureTextSTT refuses them)
         "_text",
         "_retry",
         "_compat",
@@ -208,9 +205,9 @@ ALLOWED: dict[str, set[str]] = {
         "config",
         "adapters",
         "evaluators",
-        "expectations",
+        "_expectations",
         "voice",  # words without pause markers; the WER of what a voice adapter heard
-        "conditions",  # each turn's chain of audio conditions and its seed
+        "_conditions",  # each turn's chain of audio conditions and its seed
         "_text",
         "_sanitize",
         "_async",
@@ -240,8 +237,8 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
     },
     "synthesize_audio": {"synthesize"},
-    "schema": {"expectations", "conditions", "_atomic"},
-    "fixture": {
+    "schema": {"_expectations", "_conditions", "_atomic"},
+    "_fixture": {
         "_records",  # what a test ran (RecordedEval), kept on its item
         "models",
         "errors",
@@ -251,41 +248,41 @@ ALLOWED: dict[str, set[str]] = {
         "adapters",
         "runner",
         "synthesize",
-        "conditions",  # a text agent skips a transcript that only changes audio
+        "_conditions",  # a text agent skips a transcript that only changes audio
         "report",  # the live progress of a running eval, on the terminal (report.progress)
         "_async",
         "_compat",
     },
-    "collection": {
+    "_collection": {
         "models",
         "errors",
         "loader",
         "expansion",
-        "fixture",
+        "_fixture",
         "report",
         "_compat",
         "_text",
     },
-    "eval_items": {
+    "_eval_items": {
         "_eval_plan",
         "models",
         "_records",
-        "collection",
-        "fixture",
+        "_collection",
+        "_fixture",
         "report",
         "_sanitize",
         "_text",
     },
     # Shards: the plan reads which items are evals and their transcripts, and hands itself to
-    # the report side (which writes it to the results file), as eval_items hands records.
-    "_shard": {"collection", "eval_items", "fixture", "report"},
+    # the report side (which writes it to the results file), as _eval_items hands records.
+    "_shard": {"_collection", "_eval_items", "_fixture", "report"},
     "plugin": {
         "errors",
         "_options",
         "config",
-        "collection",
-        "fixture",
-        "eval_items",
+        "_collection",
+        "_fixture",
+        "_eval_items",
         "report",
         "voice",  # its time shim, in place before a conftest imports pipecat
         "loader",
@@ -297,7 +294,7 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "models",
         "evaluators",
-        "fixture",
+        "_fixture",
         "adapters",
         "config",
         "loader",
@@ -306,14 +303,14 @@ ALLOWED: dict[str, set[str]] = {
     },
     # Old import paths: targets named by string and imported on use; the earlier loader's
     # function calls today's loader.
-    "legacy": {"loader", "models", "expectations"},
+    "legacy": {"loader", "models", "_expectations"},
     # `init`: writes a sample project, and synthesizes the LiveKit sample's fixture.
-    "scaffold": {"errors", "config", "loader", "synthesize", "voice", "_atomic"},
+    "_scaffold": {"errors", "config", "loader", "synthesize", "voice", "_atomic"},
     # `import`: a real conversation becomes a transcript (validated by the loader before it is
     # written) with recording fixtures cut from the call and heard by offline Whisper.
-    "importers": {"errors", "config", "loader", "voice", "_text", "_atomic"},
+    "_importers": {"errors", "config", "loader", "voice", "_text", "_atomic"},
     # The `python -m pytest_agent_eval` dispatcher: init, import, merge (report._merge).
-    "__main__": {"scaffold", "importers", "report"},
+    "__main__": {"_scaffold", "_importers", "report"},
     # Simulated callers: a transcript part (loader, models) plus the caller and criteria judge
     # (models through _compat, the judges' retry and cache), run by the runner on a RunScript,
     # spoken with the offline voice (synthesize), and collected as transcript items.
@@ -322,15 +319,15 @@ ALLOWED: dict[str, set[str]] = {
         "errors",
         "config",
         "loader",
-        "expectations",
+        "_expectations",
         "runner",
         "adapters",
         "evaluators",
         "voice",
         "synthesize",
         "schema",
-        "collection",
-        "fixture",
+        "_collection",
+        "_fixture",
         "report",
         "_async",
         "_atomic",
@@ -344,8 +341,6 @@ ALLOWED: dict[str, set[str]] = {
 
 # Single modules allowed one more arrow than their part, and why.
 EXCEPTIONS: dict[str, set[str]] = {
-    # `python -m pytest_agent_eval.schema` writes the simulation schema beside the transcript's.
-    "schema/__main__.py": {"simulation"},
     # The turn that interrupts a turn, as the runner would send it (a TurnInput): until the
     # runner hands adapters every planned turn, barge-in planning builds it.
     "voice/_barge_in.py": {"adapters"},

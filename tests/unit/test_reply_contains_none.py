@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from pytest_agent_eval import Expect, TurnContext
-from pytest_agent_eval.expectations import build_evaluators
-from pytest_agent_eval.expectations.reply_contains_none import ReplyContainsNoneEvaluator
+from pytest_agent_eval._expectations import build_evaluators
+from pytest_agent_eval._expectations._reply_contains_none import ReplyContainsNoneEvaluator
 
 
 def _ctx(reply: str) -> TurnContext:

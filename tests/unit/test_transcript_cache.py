@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.audio_fixtures import TranscriptCache, TranscriptKey
-from pytest_agent_eval.audio_fixtures._transcripts import entry_path
+from pytest_agent_eval.voice._fixtures import TranscriptCache, TranscriptKey
+from pytest_agent_eval.voice._transcripts import entry_path
 
 RECOGNIZER = {"engine": "faster-whisper", "model": "/m", "options": {"beam_size": 5}}
 PCM = bytes(range(256)) * 40

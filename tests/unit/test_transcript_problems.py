@@ -21,8 +21,8 @@ from pytest_agent_eval import (
     Turn,
     TurnInput,
 )
+from pytest_agent_eval._conditions import condition_seed, turn_conditions
 from pytest_agent_eval._problems import transcript_problems
-from pytest_agent_eval.conditions import condition_seed, turn_conditions
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import AudioCondition
 from pytest_agent_eval.runner import run_transcript

@@ -19,7 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_agent_eval.audio_fixtures import (
+from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval.synthesize import ensure_fixtures, fixture_problems
+from pytest_agent_eval.synthesize._cli import main
+from pytest_agent_eval.voice._fixtures import (
     FixtureState,
     Origin,
     Sidecar,
@@ -27,9 +30,6 @@ from pytest_agent_eval.audio_fixtures import (
     set_max_fixture_s,
     write_sidecar,
 )
-from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.synthesize import ensure_fixtures, fixture_problems
-from pytest_agent_eval.synthesize.cli import main
 
 pytest.importorskip("hibari", reason="needs the voice extra")
 
@@ -42,7 +42,7 @@ CONFTEST = textwrap.dedent(
     """
     import pytest
     from pytest_agent_eval import AgentReply
-    from pytest_agent_eval.audio_fixtures import read_wav
+    from pytest_agent_eval.voice._fixtures import read_wav
 
 
     class ListeningConversation:
@@ -333,7 +333,7 @@ class _no_warning:
         warnings.simplefilter("always")
 
     def __exit__(self, *exc: object) -> None:
-        from pytest_agent_eval.synthesize.plan import FixtureNoteWarning
+        from pytest_agent_eval.synthesize._plan import FixtureNoteWarning
 
         self._catch.__exit__(*exc)
         assert not [w for w in self._seen if issubclass(w.category, FixtureNoteWarning)]

@@ -117,25 +117,30 @@ def test_the_shared_pieces_work_without_livekit_or_pipecat() -> None:
     ]
 
 
-def test_old_paths_are_the_moved_modules() -> None:
-    """Earlier import paths keep working, and are the modules themselves (state and patches
-    agree), not copies."""
-    import pytest_agent_eval.audio_fixtures.conditions as old_conditions
-    import pytest_agent_eval.audio_fixtures.whisper as old_whisper
-    import pytest_agent_eval.synthesize.backend as old_backend
-    import pytest_agent_eval.synthesize.backends.hibari as old_hibari
-    from pytest_agent_eval import audio_fixtures, voice
-    from pytest_agent_eval.voice import _degrade, _fixtures, _speech, _whisper
-    from pytest_agent_eval.voice._tts import _hibari, _registry
+def test_old_paths_warn_and_hand_back_the_voice_objects() -> None:
+    """The 0.4 paths users were taught (``audio_fixtures``, ``speech``) warn, naming the voice
+    package, and resolve to its objects; the private shims (``audio_fixtures.<module>``,
+    ``synthesize.backend(s)``) are gone."""
+    import importlib
 
-    assert old_conditions is _degrade
-    assert old_whisper is _whisper
-    # The 0.4 pause-markup module is a legacy path now: its names warn and resolve.
+    import pytest_agent_eval.audio_fixtures as old_fixtures
     import pytest_agent_eval.speech as old_speech
+
+    from pytest_agent_eval import voice
+    from pytest_agent_eval.voice import _fixtures, _speech
 
     with pytest.warns(DeprecationWarning, match=r"speech\.spoken_text moved; import it from "):
         assert old_speech.spoken_text is _speech.spoken_text
-    assert old_backend is _registry
-    assert old_hibari is _hibari
-    assert audio_fixtures.judge_fixture is _fixtures.judge_fixture is voice.judge_fixture
+    with pytest.warns(
+        DeprecationWarning,
+        match=r"audio_fixtures\.judge_fixture moved; import it from pytest_agent_eval\.voice$",
+    ):
+        assert old_fixtures.judge_fixture is _fixtures.judge_fixture is voice.judge_fixture
+    for gone in (
+        "pytest_agent_eval.audio_fixtures.conditions",
+        "pytest_agent_eval.synthesize.backend",
+        "pytest_agent_eval.synthesize.backends.hibari",
+    ):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(gone)
     assert voice.spoken_text("Hello [pause 1s] there") == "Hello there"

@@ -19,7 +19,7 @@ CONFTEST = textwrap.dedent(
     """
     import pytest
     from pytest_agent_eval import AgentReply
-    from pytest_agent_eval.audio_fixtures import read_wav
+    from pytest_agent_eval.voice._fixtures import read_wav
 
 
     class ListeningConversation:
@@ -148,7 +148,7 @@ def test_replay_trusts_recorded_fixtures_across_engine_versions_and_missing_engi
     """CI replays committed fixtures: a newer engine version, or no engine at all, is fine."""
     import json
 
-    from pytest_agent_eval.audio_fixtures import fixture_key
+    from pytest_agent_eval.voice._fixtures import fixture_key
 
     result = project.runpytest("--agent-eval-live", "--agent-eval-stale-audio=synthesize")
     result.assert_outcomes(passed=1)

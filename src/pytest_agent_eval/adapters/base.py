@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .._async import call_in_thread
+from .._conditions import condition_seed, streamed_conditions
 from .._text import short_repr
-from ..conditions import condition_seed, streamed_conditions
 from ..errors import AdapterError
 from ..models import AgentReply, AudioCondition, Greeting, Message, ToolCall, Transcript, Turn
 from ..voice._speech import spoken_text
@@ -92,7 +92,7 @@ class TurnInput:
     """The resolved audio fixture of the turn, or None for a text turn."""
     conditions: tuple[AudioCondition, ...] = ()
     """The audio conditions a voice adapter applies to the fixture before streaming it (the
-    turn's own, the transcript's, the variant's; `pytest_agent_eval.conditions`)."""
+    turn's own, the transcript's, the variant's; `pytest_agent_eval._conditions`)."""
     seed: int = 0
     """Seed of the random parts of ``conditions`` for this turn of this run."""
     interrupted_by: TurnInput | None = None

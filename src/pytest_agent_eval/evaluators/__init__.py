@@ -4,7 +4,7 @@ Every evaluator has ``async evaluate(ctx: TurnContext) -> EvalResult``. The modu
 package had (``contains``, ``tool_call``, ``judge``, ``base``) import as before.
 
 Which evaluators a turn gets is decided by the expectation registry
-(`pytest_agent_eval.expectations`), which sits above this package and imports it, never the
+(`pytest_agent_eval._expectations`), which sits above this package and imports it, never the
 reverse; the earlier ``build_evaluators`` here is served by `pytest_agent_eval.legacy`.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..models import EvalResult, ToolCall
+from ._reply import ContainsEvaluator, LatencyEvaluator
+from ._tools import ToolCallArgsEvaluator, ToolCallEvaluator
 from .base import Evaluator, evaluate_safely, evaluator_name
-from .reply import ContainsEvaluator, LatencyEvaluator
-from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
 
 if TYPE_CHECKING:
     from .judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator

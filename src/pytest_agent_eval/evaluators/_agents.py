@@ -2,7 +2,7 @@
 ``handoff_from``).
 
 The evaluators the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.agents`), kept here with every other evaluator class: the
+(`pytest_agent_eval._expectations._agents`), kept here with every other evaluator class: the
 registry is the one source of keys, schema and docs, and imports this package, never the
 reverse.
 """

@@ -1,7 +1,7 @@
 """Whether the agent stopped speaking when a turn spoke over its reply (``interrupt:``).
 
 The evaluator the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.barge_in`), kept here with every other evaluator class: the
+(`pytest_agent_eval._expectations._barge_in`), kept here with every other evaluator class: the
 registry is the one source of keys, schema and docs, and imports this package, never the
 reverse.
 """

@@ -1,7 +1,7 @@
 """What the agent said before turn 1, against a transcript's ``greeting:`` text checks.
 
 The evaluator the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.greeting`), kept here with every other evaluator class: the
+(`pytest_agent_eval._expectations._greeting`), kept here with every other evaluator class: the
 registry is the one source of keys, schema and docs, and imports this package, never the
 reverse.
 """

@@ -1,7 +1,7 @@
 """The word error rate of what the agent's speech recognizer heard (``heard_wer_max``).
 
 The evaluator the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.heard_wer`), kept here with every other evaluator class: the
+(`pytest_agent_eval._expectations._heard_wer`), kept here with every other evaluator class: the
 registry is the one source of keys, schema and docs, and imports this package, never the
 reverse.
 """

@@ -1,7 +1,7 @@
 """The 95th percentile of voice-turn latency over a whole result (``latency_p95_ms_max``).
 
 The evaluator the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.latency_percentiles`), kept here with every other evaluator
+(`pytest_agent_eval._expectations._latency_percentiles`), kept here with every other evaluator
 class: the registry is the one source of keys, schema and docs, and imports this package, never
 the reverse.
 """

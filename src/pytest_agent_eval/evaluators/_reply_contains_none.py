@@ -1,7 +1,7 @@
 """Strings the reply must not contain (``reply_contains_none``).
 
 The evaluator the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.reply_contains_none`), kept here with every other evaluator
+(`pytest_agent_eval._expectations._reply_contains_none`), kept here with every other evaluator
 class: the registry is the one source of keys, schema and docs, and imports this package, never
 the reverse.
 """

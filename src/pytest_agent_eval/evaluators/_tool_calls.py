@@ -1,7 +1,7 @@
 """The order of a turn's tool calls (``tool_calls_ordered``).
 
 The evaluators the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.tool_calls`), kept here with every other evaluator class: the
+(`pytest_agent_eval._expectations._tool_calls`), kept here with every other evaluator class: the
 registry is the one source of keys, schema and docs, and imports this package, never the
 reverse.
 """
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import EvalResult, TurnContext
+from ._tools import describe_calls, is_subsequence
 from .base import DeterministicEvaluator, unobserved
-from .tools import describe_calls, is_subsequence
 
 __all__ = ["ToolOrderEvaluator"]
 

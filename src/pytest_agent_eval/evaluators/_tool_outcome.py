@@ -1,7 +1,7 @@
 """How a turn's tool calls ended (``tool_calls_outcome``).
 
 The evaluator the expectation registry builds for these keys
-(`pytest_agent_eval.expectations.tool_outcome`), kept here with every other evaluator class: the
+(`pytest_agent_eval._expectations._tool_outcome`), kept here with every other evaluator class: the
 registry is the one source of keys, schema and docs, and imports this package, never the
 reverse.
 """
@@ -15,8 +15,8 @@ from typing import Literal
 
 from .._text import compact_json, shorten
 from ..models import EvalResult, ToolCall, TurnContext
+from ._tools import describe_calls
 from .base import DeterministicEvaluator, text_problems, unobserved
-from .tools import describe_calls
 
 __all__ = ["ToolOutcomeEvaluator", "given_back"]
 

@@ -2,12 +2,12 @@
 evaluators.
 
 Kept so ``from pytest_agent_eval.evaluators.tool_call import ToolCallEvaluator`` goes on
-working; the classes live in `pytest_agent_eval.evaluators.tools`.
+working; the classes live in `pytest_agent_eval.evaluators._tools`.
 """
 
 from __future__ import annotations
 
 from ..models import EvalResult, TurnContext
-from .tools import ToolCallArgsEvaluator, ToolCallEvaluator
+from ._tools import ToolCallArgsEvaluator, ToolCallEvaluator
 
 __all__ = ["EvalResult", "ToolCallArgsEvaluator", "ToolCallEvaluator", "TurnContext"]

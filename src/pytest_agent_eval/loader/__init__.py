@@ -5,7 +5,7 @@ a schema cannot express: duplicate keys here, and every problem of the built tra
 (`pytest_agent_eval._problems.transcript_problems`: regexes that must compile, pause markers,
 conditions, interruptions), which the runner lists for a Python-built transcript too. Every problem becomes a single `TranscriptError` whose message names the
 file, the line, the field path and, for a misspelt key, the closest valid one. ``expect:`` keys
-are built into `Expect` by a loop over the expectation registry (`pytest_agent_eval.expectations`).
+are built into `Expect` by a loop over the expectation registry (`pytest_agent_eval._expectations`).
 
 Its private parts: `_yaml` (hardened parsing and the line index), `_messages` (the schema's
 verdicts in words), `_datasets` (cases) and `_build` (the models, then the transcript's

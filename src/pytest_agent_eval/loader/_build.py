@@ -11,14 +11,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .._problems import transcript_problems
-from .._serialize import from_json
-from ..conditions import (
+from .._conditions import (
     ConditionProblem,
     parse_conditions,
 )
+from .._expectations import expect_keys, transcript_keys, turn_keys
+from .._problems import transcript_problems
+from .._serialize import from_json
 from ..errors import TranscriptError
-from ..expectations import expect_keys, transcript_keys, turn_keys
 from ..models import AudioCondition, Expect, Transcript, Turn, Variant, VoiceSettings
 from ._messages import validate_schema
 from ._yaml import FieldPath, LineIndex, field_where, format_path

@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._text import did_you_mean
-from ..conditions import (
+from .._conditions import (
     VARIANT_NAME_PATTERN,
 )
+from .._text import did_you_mean
 from ..errors import TranscriptError
 from ..models import Case, Transcript
 from ._build import Presets, load_one

@@ -218,7 +218,7 @@ class Expect:
         heard_wer_max: Voice turns: the word error rate of what the speech recognizer heard,
             against the words the user spoke, must not exceed this.
 
-    Each YAML key and its checks are defined in `pytest_agent_eval.expectations`.
+    Each YAML key and its checks are defined in `pytest_agent_eval._expectations`.
     """
 
     evaluators: list[Any] = field(default_factory=list)
@@ -384,8 +384,8 @@ class AudioCondition:
     """One thing that happens to a turn's audio before the agent hears it (noise, a phone line).
 
     Applied at run time to the clean fixture, never to the file on disk; the kinds and their
-    parameters are listed in `pytest_agent_eval.conditions` (``CONDITION_KINDS``), and the
-    audio work is `pytest_agent_eval.audio_fixtures.conditions.apply`.
+    parameters are listed in `pytest_agent_eval._conditions` (``CONDITION_KINDS``), and the
+    audio work is `pytest_agent_eval.voice._degrade.apply`.
 
     Args:
         kind: ``noise``, ``gain``, ``tempo``, ``telephone``, ``codec``, ``clipping``,
@@ -438,7 +438,7 @@ class Variant:
     Args:
         name: The readable id suffix (``phone`` makes the test ``booking[phone]``).
         conditions: Applied to every audio turn of the variant, after the turn's own and the
-            transcript's (see `pytest_agent_eval.conditions`).
+            transcript's (see `pytest_agent_eval._conditions`).
         threshold: The variant's own pass threshold, or None for the transcript's.
     """
 
@@ -485,7 +485,7 @@ class Turn:
         voice: Per-turn voice settings for fixture synthesis, overriding the transcript's.
         line: Line of the turn in its YAML file, when loaded from YAML.
         conditions: Audio conditions of this turn, applied before the transcript's and the
-            variant's (see `pytest_agent_eval.conditions`).
+            variant's (see `pytest_agent_eval._conditions`).
         interrupt: This turn speaks over the agent's reply to the turn before (barge-in).
         locations: Where each key of the turn is written, when loaded from YAML:
             ``{"expect.reply_contains_all": "weather.yaml:11", "expect.tool_calls_args[0]":
@@ -520,7 +520,7 @@ class Transcript:
         greeting: Checks on what the agent says on its own before turn 1, or None. An adapter
             that cannot observe a greeting fails such a run with an errored verdict.
         conditions: Audio conditions for every audio turn, after each turn's own (see
-            `pytest_agent_eval.conditions`).
+            `pytest_agent_eval._conditions`).
         variants: The audio variants the transcript runs under, each its own test (see
             `pytest_agent_eval.expansion`); empty: one test.
         seed: Seed of the random parts of the audio conditions (noise, dropouts).

@@ -1,7 +1,7 @@
 """This session compared with an earlier one: each eval's score then and now, and whether the
 difference is a change.
 
-``--agent-eval-baseline PATH`` reads a results file back (`report.results_file.load_baseline`)
+``--agent-eval-baseline PATH`` reads a results file back (`report._results_file.load_baseline`)
 and this module compares each eval, matched by its ``key`` (the node id, plus the transcript id
 for a Python test), with this session's: score then and now with their 95% intervals, and a
 verdict decided by **Fisher's exact test** (two-sided, on passed / failed runs then and now, at

@@ -19,7 +19,7 @@ from ..models import (
     score_and_threshold_text,
 )
 from ._baseline import BaselineComparison
-from .records import ReportData
+from ._records import ReportData
 
 __all__ = [
     "AGENT_SPEECH_LABEL",

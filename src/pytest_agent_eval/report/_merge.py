@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
+from ._results_file import RESULTS_SCHEMA_VERSION
+from ._session import package_version, reporter_key
 from ._shards import ReplayedSession, groups_document, replayed_key
-from .results_file import RESULTS_SCHEMA_VERSION
-from .session import package_version, reporter_key
 
 __all__ = ["REFUSED_EXIT", "MergeRefused", "ShardResults", "load_shards", "main"]
 

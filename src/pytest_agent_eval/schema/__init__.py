@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..conditions import VARIANT_NAME_PATTERN, condition_schema
-from ..expectations import (
+from .._conditions import VARIANT_NAME_PATTERN, condition_schema
+from .._expectations import (
     expect_defs,
     expect_keys,
     expect_schema,

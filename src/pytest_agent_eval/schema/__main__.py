@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .._atomic import write_atomic
 from . import PACKAGED_SCHEMA, reference_page, render_schema
+from ._simulation import render_simulation_schema, simulation_reference_page
 
 __all__ = ["main"]
 
@@ -24,8 +25,6 @@ def _targets(root: Path) -> dict[Path, str]:
     docs = root / "docs"
     if not docs.is_dir():
         raise SystemExit(f"{docs} not found: run from the repository root or pass --root")
-    from ..simulation._model import render_simulation_schema, simulation_reference_page
-
     simulation = render_simulation_schema()
     return {
         PACKAGED_SCHEMA: schema,

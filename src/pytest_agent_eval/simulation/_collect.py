@@ -17,10 +17,8 @@ from typing import Any
 
 import pytest
 
-from ..collection import TranscriptItem, transcript_items
-from ..config import Settings
-from ..errors import AgentEvalError, TranscriptError
-from ..fixture import (
+from .._collection import TranscriptItem, transcript_items
+from .._fixture import (
     JUDGE_MODEL_FIXTURE,
     adapter_or_fail,
     check_audio_fixtures,
@@ -29,8 +27,10 @@ from ..fixture import (
     session_key,
     session_loop,
 )
+from ..config import Settings
+from ..errors import AgentEvalError, TranscriptError
 from ..models import TranscriptResult, describe_conditions
-from ..report.progress import live_progress
+from ..report._progress import live_progress
 from ..runner import RunSettings
 from ._caller import CallerSettings
 from ._files import load_simulation_file

@@ -22,11 +22,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._compat.pydantic_ai import model_id_problem
+from .._expectations import expect_keys
 from .._serialize import from_json
 from ..errors import TranscriptError
-from ..expectations import expect_keys
 from ..loader import Presets, YamlDocument, read_yaml_document
 from ..models import Expect, Transcript, Turn
+from ..schema._simulation import (
+    DEFAULT_MAX_TURNS,
+    DEFAULT_MIN_TURNS,
+    MAX_TURNS_LIMIT,
+    build_simulation_schema,
+    render_simulation_schema,
+    simulation_reference_page,
+)
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -47,15 +55,6 @@ __all__ = [
     "turn_limits_problem",
 ]
 
-DEFAULT_MAX_TURNS = 12
-"""The most user turns a simulated conversation has when ``max_turns`` is not given (scripted
-and simulated together): enough for a booking with its questions, few enough that a caller
-that never hangs up costs little."""
-DEFAULT_MIN_TURNS = 2
-"""The earliest turn after which the caller may end the call by default: never on its first
-words (judges and simulators that end a conversation on turn 1 are a known plague)."""
-MAX_TURNS_LIMIT = 200
-"""The most turns a simulation may ask for."""
 DEFAULT_TEMPERATURE = 0.7
 """The caller's sampling temperature when none is given: each run is a different caller (the
 caller cache makes each one replay exactly)."""
@@ -230,134 +229,6 @@ def simulated_turn(simulation: Simulation, text: str, audio: Path | None) -> Tur
 # The schema
 # --------------------------------------------------------------------------------------------
 
-SCHEMA_ID = "https://datarootsio.github.io/pytest-agent-eval/schema/simulation.json"
-
-_MODEL_ID = {
-    "type": "string",
-    "minLength": 1,
-    "description": "A pydantic-ai model id, provider:model (openai:gpt-4o-mini, "
-    "anthropic:claude-sonnet-4-5, ollama:llama3.1, test).",
-}
-
-
-def build_simulation_schema() -> dict[str, Any]:
-    """The simulation JSON Schema (draft 2020-12): the transcript schema's fields and
-    definitions, minus ``cases``, plus the simulation's own."""
-    from ..schema import build_schema
-
-    base = build_schema()
-    transcript = dict(base["properties"])
-    transcript.pop("cases", None)
-    turns = dict(transcript.pop("turns"))
-    turns["description"] = (
-        "Scripted opening turns, ordinary transcript turns with their own expectations, run "
-        "before the caller takes over (optional)."
-    )
-    own: dict[str, Any] = {
-        "persona": {
-            "type": "string",
-            "minLength": 1,
-            "description": "Who the caller is and how they behave (the caller model plays it).",
-        },
-        "goal": {
-            "type": "string",
-            "description": "What the caller wants from the call; the caller ends the call "
-            "when it is reached, or gives up.",
-        },
-        "criteria": {
-            "type": "array",
-            "minItems": 1,
-            "items": {"type": "string", "minLength": 1},
-            "description": "What the agent must do over the whole conversation; each is "
-            "judged on its own, with its reason, and a run passes only when every one passes.",
-        },
-        "max_turns": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_TURNS_LIMIT,
-            "description": f"The most user turns, scripted and simulated (default "
-            f"{DEFAULT_MAX_TURNS}); reaching it ends the call, and the reports say so.",
-        },
-        "min_turns": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_TURNS_LIMIT,
-            "description": f"The caller may end the call only after this many user turns "
-            f"(default {DEFAULT_MIN_TURNS}).",
-        },
-        "every_turn": {
-            "$ref": "#/$defs/expect",
-            "description": "Expectations checked on every simulated turn.",
-        },
-        "caller": {"$ref": "#/$defs/caller"},
-        "judge": {"$ref": "#/$defs/criteria_judge"},
-    }
-    properties = {"id": transcript.pop("id"), "description": transcript.pop("description")}
-    properties |= own
-    properties |= transcript
-    properties["turns"] = turns
-    defs = dict(base["$defs"])
-    defs["caller"] = {
-        "type": "object",
-        "additionalProperties": False,
-        "description": "The simulated caller's model and sampling.",
-        "properties": {
-            "model": {
-                **_MODEL_ID,
-                "description": "The caller's pydantic-ai model id. Default: the "
-                "llm_eval_caller_model fixture, then caller_model, then model in "
-                "[tool.agent_eval].",
-            },
-            "temperature": {
-                "type": ["number", "null"],
-                "minimum": 0,
-                "maximum": 2,
-                "description": "Sampling temperature (default 0.7: each run a different "
-                "caller; the caller cache replays each run exactly); null: the provider's.",
-            },
-            "seed": {
-                "type": "integer",
-                "minimum": 0,
-                "description": "With the run's index, the seed of each run's caller (sent to "
-                "providers that take one, and part of the caller cache's key). Default 0.",
-            },
-            "max_words": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 2000,
-                "description": "A caller utterance longer than this is a runaway: the caller "
-                "failed (the run is an ERROR, after retries). Default 80.",
-            },
-        },
-    }
-    defs["criteria_judge"] = {
-        "type": "object",
-        "additionalProperties": False,
-        "description": "The judge of the criteria.",
-        "properties": {
-            "model": {
-                **_MODEL_ID,
-                "description": "The criteria judge's pydantic-ai model id. Default: as for "
-                "every judge (llm_eval_judge_model fixture, judge_model, model).",
-            }
-        },
-    }
-    return {
-        "$schema": base["$schema"],
-        "$id": SCHEMA_ID,
-        "title": "pytest-agent-eval simulation",
-        "description": "A simulated caller with a persona and a goal talks to the agent, turn "
-        "by turn, until it ends the call or max_turns is reached; a judge then scores each "
-        "criterion on the whole conversation. Run N times; the test passes when the fraction "
-        "of passing runs reaches the threshold.",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["id", "persona", "criteria"],
-        "properties": properties,
-        "$defs": defs,
-    }
-
-
 PACKAGED_SCHEMA = "schema/simulation.json"
 """Where the shipped copy lives inside the package (the loader validates against it)."""
 
@@ -525,28 +396,3 @@ def _expect(raw: Mapping[str, Any]) -> Expect:
 @cache
 def _expect_hints() -> dict[str, Any]:
     return typing.get_type_hints(Expect)
-
-
-def render_simulation_schema() -> str:
-    """The simulation schema as the shipped files hold it."""
-    import json
-
-    return json.dumps(build_simulation_schema(), indent=2, ensure_ascii=False) + "\n"
-
-
-def simulation_reference_page() -> str:
-    """docs/simulation-reference.md: every field of a simulation file, from its schema."""
-    from ..expectations import transcript_keys
-    from ..schema import schema_reference
-
-    return schema_reference(
-        build_simulation_schema(),
-        title="Simulation YAML reference",
-        source="the simulation JSON Schema",
-        what="a simulation file",
-        top="Simulation (top level) {#simulation}",
-        top_level_keys=frozenset(key.name for key in transcript_keys()),
-        see_also="The transcript fields (`turns`, `voice`, `conditions`, `variants`, `greeting`, "
-        "...) mean what they mean in a transcript ([transcripts.md](transcripts.md)); "
-        "[simulations.md](simulations.md) explains the simulation's own.",
-    )

@@ -34,7 +34,7 @@ class CallerVoice:
     """
 
     def __init__(self, folder: Path, defaults: VoiceSettings | None = None) -> None:
-        from ..synthesize.plan import Planner
+        from ..synthesize._plan import Planner
 
         self.folder = Path(folder)
         self.planner = Planner(defaults)
@@ -50,8 +50,8 @@ class CallerVoice:
             AudioFixtureError: The utterance cannot be synthesized (the backend is missing or
                 failed), naming why.
         """
-        from ..synthesize.plan import check_fixture
-        from ..synthesize.run import synthesize_specs
+        from ..synthesize._plan import check_fixture
+        from ..synthesize._run import synthesize_specs
 
         probe = Transcript(
             id=transcript.id,

@@ -6,7 +6,7 @@ Importing this package loads no TTS engine; engines load when a fixture is actua
 from __future__ import annotations
 
 from ..voice._tts._registry import ENTRY_POINT_GROUP, TTSBackend, available_backends, get_backend
-from .plan import (
+from ._plan import (
     DEFAULT_SAMPLE_RATE,
     FixtureProblem,
     FixtureSpec,
@@ -16,8 +16,8 @@ from .plan import (
     check_fixture,
     fixture_problems,
 )
-from .run import FixtureResult, SynthesisSummary, ensure_fixtures, synthesize_specs
-from .verify import VerifyResult, verify_fixtures
+from ._run import FixtureResult, SynthesisSummary, ensure_fixtures, synthesize_specs
+from ._verify import VerifyResult, verify_fixtures
 
 __all__ = [
     "DEFAULT_SAMPLE_RATE",

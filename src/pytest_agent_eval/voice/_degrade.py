@@ -7,7 +7,7 @@ stretching, soxr for resampling and libsndfile (soundfile) for G.711 mu-law. Wri
 only what no library does: mixing noise at a signal-to-noise ratio measured on the speech,
 white, pink and babble noise, packet-loss dropouts, silence, and gain.
 
-The kinds and their parameters are defined in `pytest_agent_eval.conditions`.
+The kinds and their parameters are defined in `pytest_agent_eval._conditions`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..conditions import resolve_condition
+from .._conditions import resolve_condition
 from ..errors import AudioFixtureError, require_extra
 from ..models import AudioCondition
 from ._clip import AudioClip, _numpy, resample

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..._conditions import turn_conditions
 from ..._text import safe_name
-from ...conditions import turn_conditions
 from ...errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ...models import (
     AgentReply,

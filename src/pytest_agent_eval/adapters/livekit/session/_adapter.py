@@ -17,8 +17,8 @@ from typing import Any
 
 from livekit.agents import Agent, AgentSession
 
+from ...._conditions import turn_conditions
 from ...._text import safe_name
-from ....conditions import turn_conditions
 from ....errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ....models import (
     AgentReply,

@@ -1,0 +1,159 @@
+"""The machine-readable results file: written by one session, read back as another's baseline.
+
+``--agent-eval-results PATH`` (or ``results_path``) writes one JSON document per session, with
+a ``schema_version`` that changes only when a field changes meaning or goes away (fields may be
+added within a version). ``--agent-eval-baseline PATH`` reads such a file back
+(`load_baseline`); the comparison itself is `report._baseline`, and `baseline_rows` words it
+for every report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .._records import EvalRecord
+from ..models import Usage
+from ._baseline import BaselineError
+from ._format import BASELINE_HEADER, baseline_rows
+from ._records import ReportData
+
+__all__ = [
+    "BASELINE_HEADER",
+    "RATE_DECIMALS",
+    "RESULTS_SCHEMA_VERSION",
+    "SECONDS_DECIMALS",
+    "baseline_rows",
+    "load_baseline",
+    "results_document",
+]
+
+RESULTS_SCHEMA_VERSION = 1
+"""The version of the results file's schema (docs/reports.md describes every field)."""
+
+
+def _usage(usage: Usage | None) -> dict[str, int | None] | None:
+    if usage is None:
+        return None
+    return {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "total": usage.total_tokens,
+        "requests": usage.requests,
+    }
+
+
+RATE_DECIMALS = 4
+"""Scores and interval ends in the results file: 4 decimals (``0.6667``), enough to tell any
+two pass rates of up to 10,000 runs apart."""
+SECONDS_DECIMALS = 3
+"""Durations and latencies in the results file: milliseconds."""
+
+
+def _round(value: float | None, decimals: int) -> float | None:
+    return None if value is None else round(value, decimals)
+
+
+def _eval_entry(record: EvalRecord) -> dict[str, Any]:
+    res = record.result
+    entry: dict[str, Any] = {
+        "key": record.key,
+        "nodeid": record.nodeid,
+        "transcript_id": record.transcript_id,
+        "param": record.param,
+        "label": record.label,
+        "description": record.description,
+        "tags": list(record.tags),
+        "verdict": record.verdict,
+        "reason": record.reason,
+        "notes": list(record.notes),
+        "threshold": res.threshold if res is not None else record.threshold,
+        "planned_runs": (res.planned_runs or len(res.runs)) if res else record.planned_runs,
+        "runs": None,
+        "passed_runs": None,
+        "score": None,
+        "ci": None,
+        "p95_latency_s": None,
+        "agent_tokens": None,
+        "judge_tokens": None,
+        "duration_s": record.duration_s,
+    }
+    if res is not None:
+        entry.update(
+            runs=len(res.runs),
+            passed_runs=res.passed_run_count,
+            score=_round(res.score, RATE_DECIMALS),
+            ci=[_round(end, RATE_DECIMALS) for end in res.interval],
+            p95_latency_s=_round(res.p95_latency_s, SECONDS_DECIMALS),
+            agent_tokens=_usage(res.agent_usage),
+            judge_tokens=_usage(res.judge_usage),
+        )
+        simulated = [run.simulation for run in res.runs if run.simulation is not None]
+        if simulated:
+            entry["simulation"] = _simulation_entry(res, simulated)
+    return entry
+
+
+def _simulation_entry(res: Any, simulated: list[Any]) -> dict[str, Any]:
+    """A simulation's facts over its runs (only on a simulation's entry): what the caller
+    cost, and how each run's call ended."""
+    ended: dict[str, int] = {}
+    for record in simulated:
+        ended[record.ended_by] = ended.get(record.ended_by, 0) + 1
+    return {
+        "caller_model": simulated[0].model,
+        "caller_requests": sum(r.requests for r in simulated),
+        "caller_cached_turns": sum(r.cached_turns for r in simulated),
+        "caller_tokens": _usage(res.caller_usage),
+        "ended": ended,
+        "turns": [r.turns for r in simulated],
+    }
+
+
+def results_document(data: ReportData) -> dict[str, Any]:
+    """The results file's content: the session's facts and one entry per eval (skipped ones
+    too, with verdict ``skipped``)."""
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "package_version": data.package_version,
+        "generated_at": data.generated_at.isoformat() if data.generated_at else None,
+        "duration_s": _round(data.duration_s, SECONDS_DECIMALS),
+        "complete": data.complete,
+        "stopped": data.stopped,
+        "exit_status": data.exit_status,
+        "selection": list(data.selection),
+        "agent_models": list(data.agent_models),
+        "judge_models": list(data.judge_models),
+        "seeds": {what: value for what, value in data.seeds},
+        "load_errors": [{"nodeid": nodeid, "error": error} for nodeid, error in data.load_errors],
+        "evals": [_eval_entry(r) for r in data.records],
+        "shard": dict(data.shard) if data.shard is not None else None,
+        "merged_from": [dict(m) for m in data.merged_from],
+    }
+
+
+def load_baseline(path: Path) -> dict[str, Any]:
+    """Read an earlier results file.
+
+    Raises:
+        BaselineError: naming the file and what to do.
+    """
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BaselineError(
+            f"baseline {path}: cannot be read ({exc.strerror or exc}); give the results file "
+            "an earlier session wrote with --agent-eval-results"
+        ) from None
+    except ValueError as exc:
+        raise BaselineError(f"baseline {path}: not JSON ({exc})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("evals"), list):
+        raise BaselineError(f"baseline {path}: not a results file (no 'evals' list)")
+    version = document.get("schema_version")
+    if version != RESULTS_SCHEMA_VERSION:
+        raise BaselineError(
+            f"baseline {path}: schema_version {version!r}, this version reads "
+            f"{RESULTS_SCHEMA_VERSION}; write a new baseline with --agent-eval-results"
+        )
+    return document
