@@ -22,11 +22,11 @@ from room_lab import RoomLab
 from test_room_records import MEASURED, _run, _turn
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-from pytest_agent_eval.audio_fixtures import word_error_rate
 from pytest_agent_eval.errors import AdapterError, AudioFixtureError
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import TranscriptResult
 from pytest_agent_eval.runner import run_transcript
+from pytest_agent_eval.voice._fixtures import word_error_rate
 
 TAIL_S = 1.0
 """The in-process adapter's silence after each fixture (its default ``tail_silence_s``); the
