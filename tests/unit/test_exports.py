@@ -1611,7 +1611,7 @@ EXPORTS: dict[str, list[str]] = {
         "transcribe",
         "transcribe_pcm",
     ],
-    "voice._barge_in": ["interrupting_turn", "word_offset_s"],
+    "voice._barge_in": ["word_offset_s"],
     "voice._factory": ["takes_info"],
     "voice._fixture_pcm": [
         "FixturePCM",
@@ -1709,7 +1709,6 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "adapters.livekit.session._barge_in": [
         "BargeInTurns",
-        "interrupting_turn",
         "played_words",
         "word_offset_s",
     ],

@@ -346,9 +346,6 @@ ALLOWED: dict[str, set[str]] = {
 EXCEPTIONS: dict[str, set[str]] = {
     # `python -m pytest_agent_eval.schema` writes the simulation schema beside the transcript's.
     "schema/__main__.py": {"simulation"},
-    # The turn that interrupts a turn, as the runner would send it (a TurnInput): until the
-    # runner hands adapters every planned turn, barge-in planning builds it.
-    "voice/_barge_in.py": {"adapters"},
 }
 
 

@@ -18,7 +18,6 @@ from typing import Any
 from livekit.agents import Agent, AgentSession
 
 from ...._text import safe_name
-from ....conditions import turn_conditions
 from ....errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ....models import (
     AgentReply,
@@ -28,7 +27,6 @@ from ....models import (
     ToolCall,
     Transcript,
 )
-from ....voice._barge_in import interrupting_turn
 from ....voice._factory import takes_info
 from ....voice._fixture_pcm import check_fixtures, resolve_audio, save_streamed_audio
 from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
@@ -259,7 +257,7 @@ class LiveKitAdapter:
         if inspect.isawaitable(made):
             made = await made
         session, agent = _check_pair(made)
-        _refuse_fixture_text_under_conditions(session, info.transcript)
+        _refuse_fixture_text_under_conditions(session, info)
         await _prove_fixture_texts(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
@@ -305,16 +303,15 @@ class LiveKitAdapter:
 
 
 def _refuse_fixture_text_under_conditions(
-    session: AgentSession[Any], transcript: Transcript
+    session: AgentSession[Any], info: ConversationInfo
 ) -> None:
     """`FixtureTextSTT` answers with the fixture's words without listening: under audio
     conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
     if not isinstance(session.stt, FixtureTextSTT):
         return
-    for index, turn in enumerate(transcript.turns):
-        conditions = turn_conditions(transcript, index) if turn.audio is not None else []
+    for index, conditions in enumerate(info.turn_conditions):
         if conditions:
-            raise AdapterError(fixture_text_refusal(transcript, index, conditions))
+            raise AdapterError(fixture_text_refusal(info.transcript, index, conditions))
 
 
 async def _prove_fixture_texts(session: AgentSession[Any], transcript: Transcript) -> None:
@@ -673,7 +670,7 @@ class LiveKitConversation(BargeInTurns):
         held = await self._held_reply(turn.index)
         if held is not None:  # a barge-in ran this turn over the reply to the one before
             return held
-        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
+        following = turn.interrupted_by
         if following is not None and self._audio_out is None:
             self._no_tts_to_interrupt(following)
             following = None

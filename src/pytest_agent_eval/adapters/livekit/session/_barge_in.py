@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from ....errors import AdapterError
 from ....models import AgentReply, BargeIn, InterruptConfig
-from ....voice._barge_in import interrupting_turn, word_offset_s
+from ....voice._barge_in import word_offset_s
 from ...base import TurnInput
 from .._audio import audio_turn_extra
 from .._compat import activity_current_speech, session_activity
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from ....voice._segments import SpeechSegment
     from .._audio import FixtureAudio
 
-__all__ = ["BargeInTurns", "interrupting_turn", "played_words", "word_offset_s"]
+__all__ = ["BargeInTurns", "played_words", "word_offset_s"]
 
 
 @dataclass
