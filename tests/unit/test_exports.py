@@ -1709,6 +1709,7 @@ EXPORTS: dict[str, list[str]] = {
     ],
     "adapters.livekit.session._barge_in": [
         "BargeInTurns",
+        "TurnHost",
         "played_words",
         "word_offset_s",
     ],
@@ -1721,6 +1722,8 @@ EXPORTS: dict[str, list[str]] = {
         "server_turn_detection",
         "warn_switched_turn_detection",
     ],
+    "adapters.livekit.session._streamer": ["AudioStreamer", "StreamSettings"],
+    "adapters.livekit.session._turn_state": ["OpenedTurn", "SentTurn"],
     "voice._clock": ["NetworkRefusedError", "PipelineClock", "PipelineLoop", "PipelineThread"],
 }
 
