@@ -707,6 +707,7 @@ def _tool_call(call: Call) -> ToolCall:
         call_id=call.call_id,
         error=call.error,
         done=call.done,
+        cancelled=call.cancelled,
     )
 
 

@@ -279,8 +279,14 @@ class BargeInTurns:
                 stage.set(f"the interrupted reply to turn {turn.index + 1} to stop or play out")
                 ends: set[asyncio.Future[Any]] = {over, _done_future(handle), task}
                 await recorder.guard(asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED))
+            if capture.unfinished_calls and handle.interrupted:
+                # The user's turn interrupts the speeches still running the cut turn's tools; a
+                # tool may end cancelled then: wait until they ended (or turn k did), so each
+                # reads as the interruption left it (cancelled, or pending if it ran on).
+                await self._calls_ended(capture, task, stage, label=label)
         finally:
             over.cancel()
+        capture.note_cancellations()
         said = self._what_played(interrupted)
         # What else its speech said since (another speech of the turn), then that speech's
         # own message when LiveKit adds it: reported here, not again in turn k.
@@ -296,6 +302,21 @@ class BargeInTurns:
         capture.reply = text
         frames = self._frames_of(capture.speech_ids, interrupted)
         return host.finish(turn, capture, opened, sent, label=label, frames=frames)
+
+    async def _calls_ended(
+        self, capture: TurnCapture, task: asyncio.Task[Any], stage: Stage, *, label: str
+    ) -> None:
+        recorder = self._recorder
+        names = ", ".join(c.name for c in capture.unfinished_calls)
+        async with self._host.deadline(stage, turn_label=label):
+            stage.set(f"the tools the interruption cut ({names}) to be cancelled or return")
+            ended = asyncio.ensure_future(recorder.calls_ended(capture.unfinished_calls))
+            try:
+                either: set[asyncio.Future[Any]] = {ended, task}
+                await recorder.guard(asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED))
+            finally:
+                if not ended.done():
+                    ended.cancel()
 
     def _what_played(self, interrupted: _Interrupted) -> str:
         """The interrupted reply's words as far as its audio played; also noted on
