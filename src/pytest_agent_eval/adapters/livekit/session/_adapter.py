@@ -508,8 +508,7 @@ class LiveKitConversation:
         )
         audio_in: FrameQueueInput | None = None
         vad: SessionVAD | None = None
-        mirror: VADMirror | None = None
-        """A twin of the session's VAD streams, only when they cannot be reset."""
+        mirror: VADMirror | None = None  # a twin of the session's VAD streams, when not resettable
         if realtime is not None:
             # The model hears the caller itself: no STT, and the turns are taken as the agent
             # configured them (the model's server, or the session's VAD).
