@@ -208,7 +208,10 @@ async def converse(adapter: Any, script: Transcript, run_index: int = 0) -> list
         ConversationInfo(transcript=script, run_index=run_index)
     )
     try:
-        return [await conversation.respond(turn_input(script, i)) for i in range(len(script.turns))]
+        return [
+            await conversation.respond(turn_input(script, i, run_index))
+            for i in range(len(script.turns))
+        ]
     finally:
         await conversation.aclose()
 
@@ -224,18 +227,22 @@ async def converse_greeted(
     try:
         greeting = conversation.greeting()
         replies = [
-            await conversation.respond(turn_input(script, i)) for i in range(len(script.turns))
+            await conversation.respond(turn_input(script, i, run_index))
+            for i in range(len(script.turns))
         ]
         return greeting, replies
     finally:
         await conversation.aclose()
 
 
-def turn_input(script: Transcript, index: int) -> TurnInput:
-    """The `TurnInput` the runner would build for turn ``index``."""
-    turn = script.turns[index]
-    return TurnInput(
-        turn=turn, index=index, audio=Path(turn.audio) if turn.audio is not None else None
+def turn_input(script: Transcript, index: int, run_index: int = 0) -> TurnInput:
+    """The `TurnInput` the runner builds for turn ``index`` (with the turn that interrupts
+    its reply, if any)."""
+    return TurnInput.of(
+        script,
+        index,
+        run_index,
+        interrupted_by=TurnInput.interrupting(script, index, run_index),
     )
 
 

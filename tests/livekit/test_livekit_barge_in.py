@@ -119,6 +119,23 @@ class LookupAgent(Agent):
         return "the special is ready"
 
 
+class AbandoningLookupAgent(Agent):
+    """Says a filler line from its slow tool; the tool gives up (its task ends cancelled) once
+    its speech is interrupted, as LiveKit suggests for long tools
+    (``ctx.speech_handle.wait_if_not_interrupted``)."""
+
+    @function_tool
+    async def slow_lookup(self, ctx: RunContext) -> str:
+        """Look the dish up in the slow kitchen system."""
+        self.session.say(FILLER)
+        lookup = asyncio.ensure_future(asyncio.sleep(20.0))  # the kitchen system's own time
+        await ctx.speech_handle.wait_if_not_interrupted([lookup])
+        if ctx.speech_handle.interrupted:
+            lookup.cancel()
+            raise asyncio.CancelledError  # the caller moved on: the lookup is abandoned
+        return "the special is ready"
+
+
 class GreetingAgent(Agent):
     """Greets on entry with a tool call (its opening hours)."""
 
@@ -280,6 +297,44 @@ turns:
     barge = second.barge_in
     assert barge is not None and not barge.stopped
     assert barge.interrupted_text == FILLER
+
+
+def test_a_slow_tool_cut_by_the_interruption_reads_as_cancelled(folder: Path) -> None:
+    """Issue 23 (left by issue 21): a slow tool the interruption cancelled read as ``pending``
+    (the cut turn's calls were taken when the interruption began, while it still ran). The
+    user's turn interrupts the speech running the tool, the tool's task ends cancelled, and
+    the cut turn's call now says so: ``status: cancelled`` passes, ``status: ok`` fails."""
+    script = f"""
+id: barge_cancel
+turns:
+  - user: "What is the special today?"
+    expect:
+      tool_calls_outcome:
+        - {{tool: slow_lookup, status: cancelled}}
+        - {{tool: slow_lookup, status: ok}}
+  - user: "{INTERRUPTION}"
+    audio: vegan.wav
+    interrupt: {{after_ms: 1000, stop_within_ms: 4000}}
+"""
+    factory = _session(stt=FixtureTextSTT, agent=AbandoningLookupAgent)
+    adapter = LiveKitAdapter(factory, timeout_s=60.0)
+    loaded = load_transcript_text(script, path=folder / "cancel.yaml")
+    result = run(run_transcript(loaded, adapter, settings=RunSettings(concurrency=1)))
+    first, second = result.runs[0].turns
+    assert first.error is None and second.error is None, (first.error, second.error)
+    assert second.barge_in is not None and second.barge_in.stopped
+    (call,) = first.tool_calls
+    assert (call.name, call.outcome) == ("slow_lookup", "cancelled") and not call.output
+    assert first.metadata["livekit"]["pending_tool_calls"] == [
+        {"call_id": call.call_id, "name": "slow_lookup", "cancelled": True}
+    ]
+    cancelled, ok = (e for e in first.evaluations if e.name.startswith("tool_calls_outcome"))
+    assert cancelled.passed, cancelled.reasoning
+    assert not ok.passed and not ok.errored
+    assert "was cancelled before it returned" in ok.reasoning
+    assert "expected it to return" in ok.reasoning
+    # The tool never answered, so its reply is never said, in either turn.
+    assert "Found it" not in first.reply + second.reply
 
 
 def test_the_greeting_and_its_tool_calls_reach_turn_1_on_the_barge_in_path(folder: Path) -> None:

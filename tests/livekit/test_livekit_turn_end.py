@@ -341,7 +341,8 @@ class CancelledFetch(Agent):
 
 def test_a_cancelled_tool_call_is_unfinished_not_a_call_that_returned_nothing() -> None:
     """Issue 21: a call LiveKit reports cancelled (its task ended cancelled, no output) read
-    as a finished call with no result; it did not return, so it is shown unfinished."""
+    as a finished call with no result; it did not return, so it is shown unfinished, and
+    (issue 23) its outcome says it was cancelled."""
     rules = [Rule(r"status", tool="fetch_status", reply="Status: {output}.")]
     (reply,) = run(
         converse(
@@ -350,7 +351,7 @@ def test_a_cancelled_tool_call_is_unfinished_not_a_call_that_returned_nothing() 
         )
     )
     (call,) = reply.calls
-    assert call.name == "fetch_status" and call.outcome == "pending" and not call.done
+    assert call.name == "fetch_status" and call.outcome == "cancelled" and not call.done
     assert reply.metadata["livekit"]["pending_tool_calls"] == [
         {"call_id": call.call_id, "name": "fetch_status", "cancelled": True}
     ]

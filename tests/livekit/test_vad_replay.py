@@ -104,7 +104,8 @@ async def _converse(
         return replies, onnx.runs
     finally:
         await conversation.aclose()
-        replay = conversation._replay
+        streamer = conversation._streamer
+        replay = streamer._replay if streamer is not None else None
         if replay is not None:  # closing gives the stream its own methods back
             assert not {"push_frame", "flush"} & set(vars(replay.stream))
 

@@ -59,17 +59,14 @@ def spoken(key: str, audio: dict[str, Path], **kwargs: Any) -> Turn:
     return Turn(user=PHRASES[key], audio=audio[key], **kwargs)
 
 
-def turn_input(script: Transcript, index: int) -> TurnInput:
-    from pytest_agent_eval._conditions import condition_seed, turn_conditions
-
-    turn = script.turns[index]
-    audio = Path(turn.audio) if turn.audio is not None else None
-    return TurnInput(
-        turn=turn,
-        index=index,
-        audio=audio,
-        conditions=tuple(turn_conditions(script, index)) if audio is not None else (),
-        seed=condition_seed(script, index, 0),
+def turn_input(script: Transcript, index: int, run_index: int = 0) -> TurnInput:
+    """The `TurnInput` the runner builds for turn ``index`` (with the turn that interrupts
+    its reply, if any)."""
+    return TurnInput.of(
+        script,
+        index,
+        run_index,
+        interrupted_by=TurnInput.interrupting(script, index, run_index),
     )
 
 
@@ -84,7 +81,8 @@ async def converse(
     try:
         greeting = conversation.greeting()
         replies = [
-            await conversation.respond(turn_input(script, i)) for i in range(len(script.turns))
+            await conversation.respond(turn_input(script, i, run_index))
+            for i in range(len(script.turns))
         ]
         return greeting, replies
     finally:

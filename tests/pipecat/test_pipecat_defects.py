@@ -317,3 +317,42 @@ def test_a_word_said_only_because_real_time_fell_behind_is_reported() -> None:
     assert round(lag, 3) == 0.11 and decided == ["small"]
     second.events = [(1.95, "VADUserStartedSpeakingFrame")]
     assert _barge_lag(on_time, second) == (0.0, [])
+
+
+# -- a function the interruption cancels ----------------------------------------------------------
+
+LOOKING = (
+    "Let me look at the forecast for you, the weather service is slow today, so this may take "
+    "a little while."
+)
+
+
+async def _slow_forecast(params: Any) -> None:
+    """Says a line of its own, then waits on a backend far slower than the caller's patience."""
+    import asyncio
+
+    await params.llm.push_frame(TTSSpeakFrame(LOOKING))
+    await asyncio.sleep(20.0)
+    await params.result_callback({"sky": "rainy"})
+
+
+def _slow_tool_bot(transport: InProcessTransport) -> Any:
+    from corpus_bots import voice_bot
+
+    worker, _context, llm, _pair = voice_bot(transport)
+    llm.register_function("get_forecast", _slow_forecast)  # cancel_on_interruption: Pipecat's
+    return worker
+
+
+def test_a_function_the_interruption_cancels_reads_cancelled(phrases: dict[str, Path]) -> None:
+    """Issue 23: Pipecat cancels a function running when the caller interrupts (a
+    ``FunctionCallCancelFrame``); the cut turn's call reads ``cancelled``, not ``error``."""
+    script = transcript(
+        spoken("forecast", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=1000)),
+    )
+    _, (first, second) = run(converse(PipecatAdapter(_slow_tool_bot), script))
+    assert second.barge_in is not None and second.barge_in.stopped
+    (call,) = first.calls
+    assert (call.name, call.outcome, call.cancelled) == ("get_forecast", "cancelled", True)
+    assert "rainy" not in first.reply + second.reply

@@ -340,11 +340,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 # Single modules allowed one more arrow than their part, and why.
-EXCEPTIONS: dict[str, set[str]] = {
-    # The turn that interrupts a turn, as the runner would send it (a TurnInput): until the
-    # runner hands adapters every planned turn, barge-in planning builds it.
-    "voice/_barge_in.py": {"adapters"},
-}
+EXCEPTIONS: dict[str, set[str]] = {}
 
 
 def _part(module: tuple[str, ...]) -> str:

@@ -1,7 +1,8 @@
 """``tool_calls_outcome``: how a tool call ended (returned or failed) and what it gave back.
 
-A call's outcome is what the adapter observed (`ToolCall.outcome`): ``ok``, ``error``, or
-``pending`` (still running when the turn ended). An adapter that records only tool names
+A call's outcome is what the adapter observed (`ToolCall.outcome`): ``ok``, ``error``,
+``cancelled`` (stopped before it returned: a barge-in's interruption cut it), or ``pending``
+(still running when the turn ended). An adapter that records only tool names
 observes none, and then the check errors rather than guess.
 """
 
@@ -28,9 +29,10 @@ TOOL_CALL_OUTCOME_SCHEMA: dict[str, Any] = {
     "properties": {
         "tool": {"type": "string", "minLength": 1, "description": "Tool name to check."},
         "status": {
-            "enum": ["ok", "error"],
+            "enum": ["ok", "error", "cancelled"],
             "description": "ok: the call returned; error: it failed (raised, bad arguments, "
-            "unknown tool).",
+            "unknown tool); cancelled: it was stopped before it returned (an interruption cut "
+            "the reply that ran it).",
         },
         "output_contains": {
             **string_list(),
@@ -75,7 +77,8 @@ EXPECTATION = Expectation(
             name="tool_calls_outcome",
             schema={"type": "array", "items": {"$ref": "#/$defs/tool_call_outcome"}},
             description="For each entry, some call to its tool ended as status says (ok: "
-            "returned; error: failed) and what it gave back (its output, and for a failed call "
+            "returned; error: failed; cancelled: stopped by an interruption before it "
+            "returned) and what it gave back (its output, and for a failed call "
             "its error text) contains every output_contains string and matches every "
             "output_matches regex (case-insensitive). Errors when the adapter did not record "
             "how the call ended.",

@@ -37,6 +37,8 @@ def _how_it_ended(call: ToolCall) -> str:
     outcome = call.outcome
     if outcome == "pending":
         return "was still running when the turn ended"
+    if outcome == "cancelled":
+        return "was cancelled before it returned (an interruption stopped it)"
     if outcome == "error":
         return f"failed ({shorten(given_back(call) or 'no error text', 160)!r})"
     text = given_back(call)
@@ -50,14 +52,14 @@ class ToolOutcomeEvaluator(DeterministicEvaluator):
 
     Args:
         tool: The tool whose calls to check.
-        status: ``"ok"``, ``"error"``, or None for either.
+        status: ``"ok"``, ``"error"``, ``"cancelled"``, or None for any.
         output_contains: Strings that must all appear (case-insensitive).
         output_matches: Regexes that must all match (case-insensitive).
         name: Display name in results.
     """
 
     tool: str
-    status: Literal["ok", "error"] | None = None
+    status: Literal["ok", "error", "cancelled"] | None = None
     output_contains: Sequence[str] = field(default_factory=list)
     output_matches: Sequence[str] = field(default_factory=list)
     name: str = "tool_calls_outcome"
@@ -70,11 +72,13 @@ class ToolOutcomeEvaluator(DeterministicEvaluator):
         outcome = call.outcome
         problems: list[str] = []
         if self.status is not None and outcome != self.status:
-            wanted = "return" if self.status == "ok" else "fail"
+            wanted = {"ok": "return", "error": "fail", "cancelled": "be cancelled"}[self.status]
             problems.append(f"expected it to {wanted}")
         if self.output_contains or self.output_matches:
             if outcome == "pending":
                 problems.append("it gave nothing back yet")
+            elif outcome == "cancelled":
+                problems.append("it gave nothing back (it was cancelled)")
             else:
                 problems += text_problems(
                     given_back(call),

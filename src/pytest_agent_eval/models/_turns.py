@@ -51,7 +51,10 @@ class ToolCall(str):
             an exception from the model behind a generic output.
         done: True when the adapter saw the call finish (return or failure), False when it saw
             it still running at the end of the turn, None when the adapter does not say.
-            Together with ``is_error`` and ``output`` it gives `outcome`.
+            Together with ``is_error``, ``output`` and ``cancelled`` it gives `outcome`.
+        cancelled: True when the adapter saw the call stopped before it returned (an
+            interruption cut the reply that ran it, or the framework cancelled its task): it
+            gave nothing back.
 
     Example:
         ```python
@@ -67,6 +70,7 @@ class ToolCall(str):
     call_id: str | None
     error: str | None
     done: bool | None
+    cancelled: bool
 
     def __new__(
         cls,
@@ -78,6 +82,7 @@ class ToolCall(str):
         call_id: str | None = None,
         error: str | None = None,
         done: bool | None = None,
+        cancelled: bool = False,
     ) -> ToolCall:
         """Create a ToolCall from a tool name and optional captured arguments."""
         obj = super().__new__(cls, name)
@@ -87,17 +92,21 @@ class ToolCall(str):
         obj.call_id = call_id
         obj.error = error
         obj.done = done
+        obj.cancelled = cancelled
         return obj
 
     @property
     def outcome(self) -> ToolOutcome | None:
         """How the call ended, or None when the adapter did not observe it.
 
-        ``"error"`` when it failed; ``"pending"`` when the adapter saw it still running at the
-        end of the turn; ``"ok"`` when the adapter saw it finish, or recorded what it returned.
-        A bare ``ToolCall(name)`` (a hand-written agent naming the tools it used) has no
-        outcome: checks on outcomes then error instead of guessing.
+        ``"cancelled"`` when the adapter saw it stopped before it returned (an interruption
+        cut it); ``"error"`` when it failed; ``"pending"`` when the adapter saw it still
+        running at the end of the turn; ``"ok"`` when the adapter saw it finish, or recorded
+        what it returned. A bare ``ToolCall(name)`` (a hand-written agent naming the tools it
+        used) has no outcome: checks on outcomes then error instead of guessing.
         """
+        if self.cancelled:
+            return "cancelled"
         if self.is_error:
             return "error"
         if self.done is False:
@@ -125,6 +134,7 @@ class ToolCall(str):
                 self.call_id,
                 self.error,
                 self.done,
+                self.cancelled,
             ),
         )
 
@@ -138,6 +148,7 @@ class ToolCall(str):
             "call_id": self.call_id,
             "error": self.error,
             "done": self.done,
+            "cancelled": self.cancelled,
         }
 
     @classmethod
@@ -151,6 +162,7 @@ class ToolCall(str):
             call_id=data.get("call_id"),
             error=data.get("error"),
             done=data.get("done"),
+            cancelled=bool(data.get("cancelled", False)),
         )
 
     @classmethod
@@ -183,9 +195,17 @@ def _rebuild_tool_call(
     call_id: str | None,
     error: str | None = None,
     done: bool | None = None,
+    cancelled: bool = False,
 ) -> ToolCall:
     return ToolCall(
-        name, args, output=output, is_error=is_error, call_id=call_id, error=error, done=done
+        name,
+        args,
+        output=output,
+        is_error=is_error,
+        call_id=call_id,
+        error=error,
+        done=done,
+        cancelled=cancelled,
     )
 
 

@@ -108,7 +108,9 @@ def _turn_lines(turn: TurnResult, scripted: bool, max_chars: int) -> list[str]:
     for call in turn.tool_calls:
         args = "(not captured)" if call.args is None else compact_json(call.args)
         line = f"  [agent called tool {call.name}] arguments: {_cut(args, max_chars)}"
-        if call.is_error:
+        if call.cancelled:
+            line += "; it was cancelled before it returned (an interruption stopped it)"
+        elif call.is_error:
             said = call.error or (call.output if call.output is not None else "")
             line += f"; it failed: {_cut(str(said), _MAX_OUTPUT_CHARS)}"
         elif call.output is not None:

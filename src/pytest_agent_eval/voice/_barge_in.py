@@ -1,33 +1,17 @@
-"""Barge-in planning, framework-neutral: which turn interrupts which, and where a word falls.
+"""Barge-in planning, framework-neutral: where in a reply's audio an interruption falls.
 
-A turn with ``interrupt:`` speaks over the agent's reply to the turn before, so the adapter
-must know, while it runs turn k-1, that turn k will interrupt it (`interrupting_turn`), and
-where in the reply's audio the interruption is due (`word_offset_s` for ``at_word``). Both
-adapters (LiveKit, Pipecat) plan the same way, so the same transcript interrupts at the same
-place in each.
+A turn with ``interrupt:`` speaks over the agent's reply to the turn before; the runner hands
+it to the adapter on the earlier turn's `TurnInput.interrupted_by` (`TurnInput.interrupting`
+derives it once, for every adapter). What is left to plan is where in the reply's audio the
+interruption is due: `word_offset_s` places ``at_word``. Both adapters (LiveKit, Pipecat) place
+it the same way, so the same transcript interrupts at the same place in each.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import AdapterError
-from ..models import Transcript
 
-if TYPE_CHECKING:
-    from ..adapters.base import TurnInput
-
-__all__ = ["interrupting_turn", "word_offset_s"]
-
-
-def interrupting_turn(transcript: Transcript, index: int, run_index: int) -> TurnInput | None:
-    """Turn ``index + 1`` as the runner sends it, when it interrupts turn ``index``.
-
-    The runner hands it to adapters on `TurnInput.interrupted_by`; this stays for adapters
-    that read it from the transcript (`TurnInput.interrupting` derives it, for both)."""
-    from ..adapters.base import TurnInput
-
-    return TurnInput.interrupting(transcript, index, run_index)
+__all__ = ["word_offset_s"]
 
 
 def word_offset_s(text: str, word: int, voiced_start_s: float, voiced_end_s: float) -> float:

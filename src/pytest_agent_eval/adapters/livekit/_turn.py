@@ -236,6 +236,7 @@ class _CallRecord:
             call_id=self.call_id,
             error=self.error,
             done=self.finished,
+            cancelled=self.cancelled,
         )
 
     def unfinished(self) -> dict[str, Any]:
@@ -306,6 +307,24 @@ class TurnCapture:
     attributed to a speech)."""
     speech_ids: list[str] = field(default_factory=list)
     """The speeches this turn's reply came from, in order (with repeats)."""
+    unfinished_calls: list[_CallRecord] = field(default_factory=list)
+    """The turn's calls still running when it ended (their records go on being updated)."""
+
+    def note_cancellations(self) -> None:
+        """A barge-in ended the turn while these calls ran, and the interruption may since
+        have cancelled them (LiveKit cancels the tools of an interrupted reply): such a call
+        reads as cancelled from now on. A call that returned after the cut stays as the cut
+        found it (pending; its result is the next turn's ``late_tool_results``)."""
+        cancelled = {c.call_id: c for c in self.unfinished_calls if c.cancelled}
+        if not cancelled:
+            return
+        self.tool_calls = [
+            cancelled[c.call_id].tool_call() if c.call_id in cancelled else c
+            for c in self.tool_calls
+        ]
+        for entry in self.pending_tool_calls:
+            if entry["call_id"] in cancelled:
+                entry["cancelled"] = True
 
 
 def speech_dict(speech: AgentSpeech) -> dict[str, Any]:
@@ -389,6 +408,8 @@ class TurnRecorder:
         self._agent = ""
         self._agent_obj: Any = None
         self._changed = asyncio.Event()
+        self._calls_changed = asyncio.Event()
+        """Set on every tool update (its own event: `settle` reads ``_changed``)."""
         self._closed: asyncio.Future[CloseEvent] = asyncio.get_running_loop().create_future()
         self._handlers: list[tuple[str, Callable[..., None]]] = [
             ("conversation_item_added", self._on_item),
@@ -501,6 +522,7 @@ class TurnRecorder:
             late_speech=[(t, text) for t, text in late_said if text],
             first_text_at=min(first_text, default=None),
             speech_ids=[s.handle_id for s in said if s.handle_id is not None],
+            unfinished_calls=[c for c in calls if not c.finished],
         )
         self._items = []
         self._said = []
@@ -599,6 +621,13 @@ class TurnRecorder:
         ev = self._closed.result()
         cause = f": {ev.error}" if ev.error is not None else ""
         raise SessionClosedError(f"the session closed during the turn ({ev.reason}){cause}")
+
+    async def calls_ended(self, calls: Sequence[_CallRecord]) -> None:
+        """Return once every one of ``calls`` (records of earlier turns' captures) returned,
+        failed or was cancelled."""
+        while not all(c.done or c.cancelled for c in calls):
+            self._calls_changed.clear()
+            await self._calls_changed.wait()
 
     async def settle(self, on_wait: Callable[[str], None]) -> None:
         """Return once the agent is really done: no handoff pending, no tool running, no
@@ -783,6 +812,7 @@ class TurnRecorder:
             elif record is not None and update.status == "cancelled":
                 record.cancelled = True
         self._changed.set()
+        self._calls_changed.set()
 
     def _on_tools(self, ev: FunctionToolsExecutedEvent) -> None:
         for call, out in zip(ev.function_calls, ev.function_call_outputs, strict=False):
@@ -825,6 +855,7 @@ class TurnRecorder:
                 auto=_auto_tool_reply(running_activity()),
             )
         self._changed.set()
+        self._calls_changed.set()
 
     def _on_speech(self, ev: SpeechCreatedEvent) -> None:
         handle = ev.speech_handle

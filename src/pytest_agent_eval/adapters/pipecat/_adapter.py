@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..._conditions import turn_conditions
 from ..._text import safe_name
 from ...errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ...models import (
@@ -26,7 +25,6 @@ from ...models import (
     Transcript,
     Usage,
 )
-from ...voice._barge_in import interrupting_turn
 from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._factory import takes_info
 from ...voice._fixture_pcm import (
@@ -296,8 +294,7 @@ class PipecatConversation:
         if not stts:
             return
         transcript = self.info.transcript
-        for index, turn in enumerate(transcript.turns):
-            conditions = turn_conditions(transcript, index) if turn.audio is not None else []
+        for index, conditions in enumerate(self.info.turn_conditions):
             if conditions:
                 raise AdapterError(
                     fixture_text_refusal(
@@ -376,7 +373,7 @@ class PipecatConversation:
             raise held
         if held is not None:  # a barge-in ran this turn over the reply to the one before
             return held
-        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
+        following = turn.interrupted_by
         if following is not None and not self._session.has_tts():
             self._untested[following.index] = (
                 "the pipeline has no TTS service, so the bot never speaks audio that could be "
@@ -710,6 +707,7 @@ def _tool_call(call: Call) -> ToolCall:
         call_id=call.call_id,
         error=call.error,
         done=call.done,
+        cancelled=call.cancelled,
     )
 
 

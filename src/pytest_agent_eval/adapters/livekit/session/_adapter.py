@@ -6,47 +6,42 @@ import asyncio
 import contextlib
 import inspect
 import logging
-import math
 import os
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from livekit.agents import Agent, AgentSession
 
-from ...._conditions import turn_conditions
 from ...._text import safe_name
 from ....errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ....models import (
     AgentReply,
     AgentSpeech,
     AudioCondition,
+    BargeIn,
     Greeting,
     ToolCall,
     Transcript,
 )
-from ....voice._barge_in import interrupting_turn
 from ....voice._factory import takes_info
 from ....voice._fixture_pcm import check_fixtures, resolve_audio, save_streamed_audio
 from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
-from ....voice._hearing import Hearing
 from ....voice._latency import Unmeasured, reply_latency_s
 from ...base import ConversationInfo, TurnInput
 from .._audio import (
     FixtureAudio,
-    SpeechSegment,
     VADMirror,
     audio_turn_extra,
     cached_fixture_audio,
     load_fixture_audio,
 )
-from .._compat import agent_in_a_session, run_assert_over, vad_stream_vad
+from .._compat import agent_in_a_session, run_assert_over
 from .._logs import hold_livekit_logs, resolve_level
-from .._replay import VADReplay
-from .._segments import SessionVAD, flush_session_vad, scan_fixture
+from .._segments import SessionVAD
 from .._turn import (
     SessionClosedError,
     Stage,
@@ -65,6 +60,8 @@ from ._realtime import (
     realtime_model_of,
     warn_switched_turn_detection,
 )
+from ._streamer import AudioStreamer
+from ._turn_state import OpenedTurn, SentTurn
 
 __all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory", "SessionInfo"]
 
@@ -259,7 +256,7 @@ class LiveKitAdapter:
         if inspect.isawaitable(made):
             made = await made
         session, agent = _check_pair(made)
-        _refuse_fixture_text_under_conditions(session, info.transcript)
+        _refuse_fixture_text_under_conditions(session, info)
         await _prove_fixture_texts(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
@@ -305,16 +302,15 @@ class LiveKitAdapter:
 
 
 def _refuse_fixture_text_under_conditions(
-    session: AgentSession[Any], transcript: Transcript
+    session: AgentSession[Any], info: ConversationInfo
 ) -> None:
     """`FixtureTextSTT` answers with the fixture's words without listening: under audio
     conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
     if not isinstance(session.stt, FixtureTextSTT):
         return
-    for index, turn in enumerate(transcript.turns):
-        conditions = turn_conditions(transcript, index) if turn.audio is not None else []
+    for index, conditions in enumerate(info.turn_conditions):
         if conditions:
-            raise AdapterError(fixture_text_refusal(transcript, index, conditions))
+            raise AdapterError(fixture_text_refusal(info.transcript, index, conditions))
 
 
 async def _prove_fixture_texts(session: AgentSession[Any], transcript: Transcript) -> None:
@@ -414,38 +410,13 @@ def _check_pair(made: Any) -> tuple[AgentSession[Any], Agent]:
     )
 
 
-@dataclass(slots=True)
-class _OpenedTurn:
-    """What a turn's start left for `LiveKitConversation._finish`."""
-
-    index: int
-    started: float
-    """``time.perf_counter()`` when the turn began."""
-    tokens_before: tuple[int, int]
-    recognitions_from: int
-    """How many recognitions the session's `WhisperSTT` had made before the turn."""
-    tokens_after: tuple[int, int] | None = None
-    recognitions_until: int | None = None
-    stopped: bool = False
-    audio_in: Path | None = None
-    """Set by `stop_counting`: where the turn's share of tokens and recognitions ended, and
-    the audio it streamed."""
-
-    def stop_counting(self, session: AgentSession[Any], audio_in: Path | None) -> None:
-        """The turn's tokens and recognitions end here, and ``audio_in`` is what it streamed (a
-        barge-in starts the next turn while this one is still being finished)."""
-        self.tokens_after = llm_usage(session)
-        stt_ = session.stt
-        self.recognitions_until = len(stt_.recognitions) if isinstance(stt_, WhisperSTT) else 0
-        self.stopped = True
-        self.audio_in = audio_in
-
-
-class LiveKitConversation(BargeInTurns):
+class LiveKitConversation:
     """One run's session: turns in, `AgentReply` out; closed exactly once.
 
-    A turn with ``interrupt:`` speaks over the reply to the turn before: it starts during the
-    call for the earlier turn, and the call for it waits for it to end (see `BargeInTurns`).
+    It is given, once the session's I/O is wired, an `AudioStreamer` (streams each audio
+    turn's fixture into the session) and a `BargeInTurns` (a turn with ``interrupt:`` speaks
+    over the reply to the turn before: it starts during the call for the earlier turn, and the
+    call for it waits for it to end). Whichever way a turn ran, its reply is made by `finish`.
     """
 
     def __init__(
@@ -461,15 +432,11 @@ class LiveKitConversation(BargeInTurns):
         self.agent = agent
         self.info = info
         self._recorder: TurnRecorder | None = None
-        self._audio_in: FrameQueueInput | None = None
+        self._streamer: AudioStreamer | None = None
+        """Streams the audio turns (None: the transcript has none)."""
+        self._barge_in: BargeInTurns | None = None
         self._realtime: RealtimeAudio | None = None
         """Streams the audio turns when the agent runs on a realtime model (no STT)."""
-        self._vad: SessionVAD | None = None
-        self._mirror: VADMirror | None = None
-        """A twin of the session's VAD streams, only when they cannot be reset (see start)."""
-        self._mirrored: Any = None
-        self._replay: VADReplay | None = None
-        """Serves the session's VAD stream recorded decisions (see `_replay`), when it can."""
         self._text_out: CaptureTextOutput | None = None
         self._audio_out: CaptureAudioOutput | None = None
         self._quiet: contextlib.ExitStack = contextlib.ExitStack()
@@ -478,9 +445,6 @@ class LiveKitConversation(BargeInTurns):
         self.last_items: list[Any] = []
         """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
         self._expect: Any = None
-        self._turn_index = 0
-        self._audio_in_path: Path | None = None
-        self._init_barge_in()
         self._greeting = Greeting()
         self.greeting_items: list[Any] = []
         """The items of the greeting (messages, tool calls and outputs)."""
@@ -542,13 +506,16 @@ class LiveKitConversation(BargeInTurns):
         realtime = (
             realtime_model_of(session, self.agent) if session.stt is None and needs_audio else None
         )
+        audio_in: FrameQueueInput | None = None
+        vad: SessionVAD | None = None
+        mirror: VADMirror | None = None  # a twin of the session's VAD streams, when not resettable
         if realtime is not None:
             # The model hears the caller itself: no STT, and the turns are taken as the agent
             # configured them (the model's server, or the session's VAD).
             _check_realtime_hearing(realtime, self.info.transcript)
             disable_aec_warmup(session)
-            self._audio_in = FrameQueueInput()
-            session.input.audio = self._audio_in
+            audio_in = FrameQueueInput()
+            session.input.audio = audio_in
         elif needs_audio:
             missing = [name for name in ("stt", "vad") if getattr(session, name) is None]
             if missing:
@@ -557,21 +524,21 @@ class LiveKitConversation(BargeInTurns):
                     f"AgentSession has no {' and no '.join(missing).upper()}; build it with "
                     "e.g. stt=FixtureTextSTT() (or WhisperSTT()) and vad=silero.VAD.load()"
                 )
-            self._audio_in = FrameQueueInput()
-            session.input.audio = self._audio_in
+            audio_in = FrameQueueInput()
+            session.input.audio = audio_in
             assert session.vad is not None
             stt_ = session.stt
             assert stt_ is not None
             if isinstance(stt_, SegmentSTT):
                 # Our STTs transcribe the segments the session's own VAD cuts: one VAD pass.
                 stt_.drive(True)
-                self._vad = SessionVAD(on_start=stt_.start_segment, on_end=_frames_to(stt_))
+                vad = SessionVAD(on_start=stt_.start_segment, on_end=_frames_to(stt_))
             else:
-                self._vad = SessionVAD()
+                vad = SessionVAD()
                 if not stt_.capabilities.streaming:
                     # LiveKit wraps this STT in a StreamAdapter whose VAD stream the adapter
                     # cannot reset: predict both streams with a twin fed every frame instead.
-                    self._mirror = VADMirror(session.vad)
+                    mirror = VADMirror(session.vad)
         self._text_out = CaptureTextOutput(next_in_chain=session.output.transcription)
         session.output.transcription = self._text_out
         speaks = session.tts is not None or (
@@ -583,15 +550,33 @@ class LiveKitConversation(BargeInTurns):
         recorder = self._recorder = TurnRecorder(session)
         recorder.read_speech_texts(self._text_out)
         if realtime is not None:
-            assert self._audio_in is not None
-            self._realtime = RealtimeAudio(
-                session, recorder, self._audio_in, speed=self.adapter.speed
+            assert audio_in is not None
+            self._realtime = RealtimeAudio(session, recorder, audio_in, speed=self.adapter.speed)
+        if audio_in is not None:
+            self._streamer = AudioStreamer(
+                self.adapter,
+                session,
+                recorder,
+                audio_in,
+                vad=vad,
+                mirror=mirror,
+                realtime=self._realtime,
+                save=self._save_streamed_audio,
             )
+        self._barge_in = BargeInTurns(
+            self,
+            session,
+            recorder,
+            audio_out=self._audio_out,
+            text_out=self._text_out,
+            streamer=self._streamer,
+            speed=self.adapter.speed,
+        )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         if isinstance(session.stt, SegmentSTT):
             session.stt.add_segment_listener(recorder.on_segment)
         stage = Stage("the session to start (session.start)")
-        async with self._deadline(stage, turn_label="session start"):
+        async with self.deadline(stage, turn_label="session start"):
             if needs_audio and isinstance(session.stt, WhisperSTT):
                 # Loaded once per process, here rather than in the first recognition: no
                 # turn's latency includes loading a model.
@@ -604,8 +589,8 @@ class LiveKitConversation(BargeInTurns):
             await recorder.settle(stage.set)
         if realtime is not None:
             warn_switched_turn_detection(session, realtime)
-        if self._vad is not None:
-            self._vad.follow(recorder.probe.recognition)
+        if self._streamer is not None:
+            self._streamer.follow_session()
         capture = recorder.end_turn()
         speech = capture.agent_speech
         if " ".join(s.text for s in speech if s.text) != capture.reply:
@@ -620,9 +605,11 @@ class LiveKitConversation(BargeInTurns):
         if self._closed:
             return
         self._closed = True
-        await self._drop_held()
-        if self._replay is not None:
-            self._replay.release()  # what the session feeds its VAD while closing is its own
+        if self._barge_in is not None:
+            await self._barge_in.drop_held()
+        streamer = self._streamer
+        if streamer is not None:
+            streamer.release_replay()  # what the session feeds its VAD while closing is its own
         try:
             if self._realtime is not None:
                 self._realtime.detach()
@@ -632,7 +619,7 @@ class LiveKitConversation(BargeInTurns):
                 self._recorder.detach()
             if isinstance(self.session.stt, FixtureTextSTT):
                 self.session.stt.clear()
-            if isinstance(self.session.stt, SegmentSTT) and self._vad is not None:
+            if isinstance(self.session.stt, SegmentSTT) and streamer and streamer.pipeline:
                 self.session.stt.drive(False)
             timeout_s = _CLOSE_TIMEOUT_S
             if self._turn_failed:
@@ -652,8 +639,8 @@ class LiveKitConversation(BargeInTurns):
             finally:
                 if self._audio_out is not None:
                     self._audio_out.close()
-                if self._mirror is not None:
-                    await self._mirror.aclose()
+                if streamer is not None:
+                    await streamer.aclose()
         finally:
             self._quiet.close()
 
@@ -668,86 +655,100 @@ class LiveKitConversation(BargeInTurns):
                 could not be measured.
             AudioFixtureError: The fixture is missing, unreadable, empty or silent.
         """
-        if self._closed or self._recorder is None:
+        if self._closed or self._recorder is None or self._barge_in is None:
             raise AdapterError("this LiveKit conversation is closed")
-        held = await self._held_reply(turn.index)
-        if held is not None:  # a barge-in ran this turn over the reply to the one before
-            return held
-        following = interrupting_turn(self.info.transcript, turn.index, self.info.run_index)
-        if following is not None and self._audio_out is None:
-            self._no_tts_to_interrupt(following)
-            following = None
-        recorder = self._recorder
-        if self._text_out is not None:
-            self._text_out.reset()
-        if self._audio_out is not None:
-            self._audio_out.reset()
-        opened = self._open_turn(turn)
-        stage = Stage()
-        if following is not None:
-            return await self._respond_interrupted(turn, following, stage, opened)
-        label = f"turn {turn.index + 1}"
+        recorder, barge_in = self._recorder, self._barge_in
         try:
-            async with self._deadline(stage, turn_label=label):
-                if turn.audio is not None:
-                    anchors, heard, extra = await self._audio_turn(turn, stage)
-                else:
-                    anchors, heard, extra = await self._text_turn(turn, stage)
-            capture = recorder.end_turn(anchors)
-            return self._finish(
-                turn, capture, opened, anchors=anchors, heard=heard, extra=extra, label=label
-            )
+            held = await barge_in.held_reply(turn.index)
+            if held is not None:  # a barge-in ran this turn over the reply to the one before
+                reply, self.last_items = held
+                self._expect = None
+                return reply
+            following = barge_in.plan(turn)
+            if self._text_out is not None:
+                self._text_out.reset()
+            if self._audio_out is not None:
+                self._audio_out.reset()
+            opened = self.open_turn(turn)
+            stage = Stage()
+            if following is not None:
+                return await barge_in.respond_interrupted(turn, following, stage, opened)
+            label = f"turn {turn.index + 1}"
+            async with self.deadline(stage, turn_label=label):
+                sent = await self.send(turn, stage, settle=True)
+            capture = recorder.end_turn(sent.anchors)
+            return self.finish(turn, capture, opened, sent, label=label)
         except BaseException:
             self._turn_failed = True
             raise
 
-    def _open_turn(self, turn: TurnInput) -> _OpenedTurn:
-        """Start ``turn`` in the recorder; what `_finish` needs to know of its start."""
+    def open_turn(self, turn: TurnInput) -> OpenedTurn:
+        """Start ``turn`` in the recorder; what `finish` needs to know of its start."""
         assert self._recorder is not None
         self._recorder.begin_turn(turn.index)
-        self._turn_index = turn.index
-        self._audio_in_path = None
+        if self._streamer is not None:
+            self._streamer.saved = None
         stt_ = self.session.stt
-        return _OpenedTurn(
+        return OpenedTurn(
             index=turn.index,
             started=time.perf_counter(),
             tokens_before=llm_usage(self.session),
             recognitions_from=len(stt_.recognitions) if isinstance(stt_, WhisperSTT) else 0,
         )
 
-    def _finish(
+    async def send(self, turn: TurnInput, stage: Stage, *, settle: bool) -> SentTurn:
+        """Send ``turn``: its audio when it has a fixture, else its text. With ``settle``,
+        return once the agent is done with it; without (a barge-in is to cut the reply), once
+        the reply is under way."""
+        if turn.audio is None:
+            return await self._text_turn(turn, stage, settle=settle)
+        if self._realtime is not None:
+            return await self._realtime_audio_turn(turn, stage, settle=settle)
+        return await self._audio_turn(turn, stage, settle=settle)
+
+    def finish(
         self,
         turn: TurnInput,
         capture: TurnCapture,
-        opened: _OpenedTurn,
+        opened: OpenedTurn,
+        sent: SentTurn,
         *,
-        anchors: list[float],
-        heard: str | None,
-        extra: dict[str, Any],
         label: str,
         frames: list[Any] | None = None,
+        barge_in: BargeIn | None = None,
     ) -> AgentReply:
         """Every turn's `AgentReply`, however it ran (an ordinary turn, a turn a barge-in cut,
-        the interrupting turn): one place, so the paths cannot report different things.
+        the interrupting turn): the one place every field is set, so the paths cannot report
+        different things.
 
         ``frames`` is the turn's reply audio when it is no longer the audio output's own (a
-        barge-in moved on to the next turn's).
+        barge-in moved on to the next turn's); ``barge_in`` the interrupting turn's record
+        (else the record of a barge-in that could not be tested, if this turn was one).
         """
-        reply = self._reply(
-            capture,
-            anchors=anchors,
-            heard=heard,
-            extra=extra,
-            label=label,
-            index=opened.index,
-            frames=frames,
-            audio_in=opened.audio_in if opened.stopped else self._audio_in_path,
+        assert self._recorder is not None and self._barge_in is not None
+        recorder = self._recorder
+        first_text, first_audio = self._first_reply(capture)
+        latency = _latency(sent.anchors, first_text, what="first reply text", label=label)
+        audio_latency = _latency(sent.anchors, first_audio, what="first reply audio", label=label)
+        if frames is None and self._audio_out is not None:
+            frames = list(self._audio_out.frames)
+        # The typed fields are what checks and reports read; these keys stay as documented.
+        meta: dict[str, Any] = dict(sent.extra)
+        if self._audio_out is not None:
+            meta["reply_audio_s"] = sum(f.duration for f in frames or ())
+        if recorder.errors:
+            meta["errors"] = list(recorder.errors)
+        meta.update(
+            {
+                "agent": capture.agent,
+                "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in capture.handoffs],
+                "agent_speech": [speech_dict(s) for s in capture.agent_speech],
+                "pending_tool_calls": capture.pending_tool_calls,
+                "late_tool_results": capture.late_tool_results,
+                "events": capture.events,
+                "turn_wall_s": time.perf_counter() - opened.started,
+            }
         )
-        reply.usage = usage_delta(
-            opened.tokens_before, opened.tokens_after or llm_usage(self.session)
-        )
-        meta = reply.metadata["livekit"]
-        meta["turn_wall_s"] = time.perf_counter() - opened.started
         stt_ = self.session.stt
         if isinstance(stt_, WhisperSTT):
             until = opened.recognitions_until
@@ -762,41 +763,50 @@ class LiveKitConversation(BargeInTurns):
             meta["greeting"] = [speech_dict(s) for s in self.greeting_speech]
             if self.greeting_tool_calls:
                 meta["greeting_tool_calls"] = [c.to_dict() for c in self.greeting_tool_calls]
+        saved = self._streamer.saved if self._streamer is not None else None
+        reply = AgentReply(
+            capture.reply,
+            list(capture.tool_calls),
+            heard=sent.heard,
+            latency_s=latency,
+            first_audio_latency_s=audio_latency,
+            usage=usage_delta(opened.tokens_before, opened.tokens_after or llm_usage(self.session)),
+            audio_out=self._save_reply_audio(opened.index, frames or []),
+            metadata={"livekit": meta},
+            agent_speech=list(capture.agent_speech),
+            heard_segments=[t.strip() for t in recorder.finals] if sent.heard is not None else [],
+            active_agent=capture.agent,
+            handoffs=list(capture.handoffs),
+            audio_in=opened.audio_in if opened.stopped else saved,
+            barge_in=barge_in or self._barge_in.untested(turn.index),
+        )
         self.last_items = capture.items
         self._expect = None
-        reply.barge_in = reply.barge_in or self._untested_barge_in(turn.index)
         return reply
 
-    async def _text_turn(
-        self, turn: TurnInput, stage: Stage, *, settle: bool = True
-    ) -> tuple[list[float], str | None, dict[str, Any]]:
+    async def _text_turn(self, turn: TurnInput, stage: Stage, *, settle: bool) -> SentTurn:
         assert self._recorder is not None
         recorder = self._recorder
         stage.set("the agent's reply to the text turn (session.run)")
         sent_at = time.perf_counter()
         recorder.sending_text = True
         try:
-            result = self.session.run(user_input=turn.text)
+            result: Any = self.session.run(user_input=turn.text)
         finally:
             recorder.sending_text = False
         if not settle:  # a barge-in interrupts the reply: its result is collected later
-            self._pending_run = result
-            return [sent_at], None, {"input": "text"}
+            return SentTurn([sent_at], None, {"input": "text"}, pending=result)
         # Wait the way audio turns do (the timeout then names what is pending), then collect
         # the run's own result: session.run raises what made the reply fail.
         await recorder.settle(stage.set)
         stage.set("the result of the text turn (session.run)")
         await recorder.guard(_await(result))
-        return [sent_at], None, {"input": "text"}
+        return SentTurn([sent_at], None, {"input": "text"})
 
-    async def _audio_turn(
-        self, turn: TurnInput, stage: Stage, *, settle: bool = True
-    ) -> tuple[list[float], str | None, dict[str, Any]]:
+    async def _audio_turn(self, turn: TurnInput, stage: Stage, *, settle: bool) -> SentTurn:
         assert self._recorder is not None and turn.audio is not None
-        session, recorder = self.session, self._recorder
-        if self._realtime is not None:
-            return await self._realtime_audio_turn(turn, stage, settle=settle)
-        if self._audio_in is None or self._vad is None:
+        session, recorder, streamer = self.session, self._recorder, self._streamer
+        if streamer is None or not streamer.pipeline:
             raise AdapterError(
                 "this conversation was started for a transcript without audio turns, so the "
                 "session has no audio input; start it with the transcript that has the audio"
@@ -806,38 +816,25 @@ class LiveKitConversation(BargeInTurns):
             raise AdapterError(
                 fixture_text_refusal(self.info.transcript, turn.index, turn.conditions)
             )
-        audio, segments = await self._turn_audio_and_speech(
+        audio, segments = await streamer.load(
             turn,
             path,
             stage,
             without_speech="the agent would never get a turn. Re-create the fixture, or check "
             "the VAD's activation threshold",
         )
-        self._prime_fixture_stt(path, turn.turn.user, segments)
+        streamer.prime(path, turn.turn.user, segments)
         anchors: list[float] = []
-        if self.adapter.speed > 0:
-            n = len(segments)
-            pusher = asyncio.create_task(self._push_paced(audio, tuple(segments), anchors))
-            try:
-                for k in range(1, n + 1):
-                    await self._segment_done(k, n, path, stage, expected=segments[k - 1])
-                stage.set("the audio to finish streaming")
-                await recorder.guard(pusher)
-            finally:
-                if not pusher.done():
-                    pusher.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await pusher
-            heard_segments = n
-        else:
-            heard_segments = await self._push_phrases(audio, segments, path, turn.turn.user, stage)
+        heard_segments = await streamer.stream(
+            audio, segments, path, turn.turn.user, stage, anchors
+        )
         if session.turn_detection == "manual":
             stage.set("the manual user turn to be committed (session.commit_user_turn)")
             await recorder.guard(session.commit_user_turn(transcript_timeout=0.0))
         if settle:  # (a barge-in interrupts the reply instead of waiting for it to end)
             await recorder.settle(stage.set)
-            self._check_no_extra_segments(heard_segments, path)
-            missing = self._hearing_of(path, heard_segments).missing()
+            streamer.check_no_extra_segments(heard_segments, path)
+            missing = streamer.hearing_of(path, heard_segments).missing()
             if missing is not None and session.turn_detection != "manual":
                 raise AdapterError(
                     f"the turn cannot end: {missing}. A turn ends only once the agent has had "
@@ -861,27 +858,27 @@ class LiveKitConversation(BargeInTurns):
             # Streamed faster than real time, the audio has no clock of its own: count from
             # the moment the session's VAD declared the end of the user's speech.
             anchors = list(recorder.speech_ended_at)
-        return anchors, recorder.heard, extra
+        return SentTurn(anchors, recorder.heard, extra)
 
     async def _realtime_audio_turn(
-        self, turn: TurnInput, stage: Stage, *, settle: bool = True
-    ) -> tuple[list[float], str | None, dict[str, Any]]:
+        self, turn: TurnInput, stage: Stage, *, settle: bool
+    ) -> SentTurn:
         """An audio turn for an agent on a realtime model: the fixture phrase by phrase into
         the model, what it transcribed is what was heard (see `_realtime`). Without
         ``settle`` (a barge-in is to cut the reply) it returns once the last phrase's reply
         was created."""
-        assert self._realtime is not None and self._recorder is not None
+        realtime, recorder, streamer = self._realtime, self._recorder, self._streamer
+        assert realtime is not None and recorder is not None and streamer is not None
         assert turn.audio is not None
-        realtime, recorder = self._realtime, self._recorder
         path = Path(turn.audio)
-        audio, segments = await self._turn_audio_and_speech(
+        audio, segments = await streamer.load(
             turn,
             path,
             stage,
             without_speech="the agent would never get a turn. Re-create the fixture, or check "
             "the VAD's activation threshold",
         )
-        realtime.prime(path, turn.turn.user, tuple(segments))
+        streamer.prime(path, turn.turn.user, segments)
         anchors: list[float] = []
         phrases = await realtime.stream(
             audio, tuple(segments), path, stage, anchors, settle_last=settle
@@ -890,388 +887,9 @@ class LiveKitConversation(BargeInTurns):
         extra["realtime"] = realtime.describe()
         if self.adapter.speed == 0:
             anchors = list(recorder.speech_ended_at)
-        return anchors, recorder.heard, extra
+        return SentTurn(anchors, recorder.heard, extra)
 
-    def _prime_fixture_stt(
-        self, path: Path, user: str, segments: list[SpeechSegment], *, heard: int = 0
-    ) -> None:
-        """Hand a `FixtureTextSTT` the fixture's phrases for ``segments`` (after the first
-        ``heard``, which were transcribed already)."""
-        if self._realtime is not None:  # the model hears (a barge-in's interrupting turn)
-            self._realtime.prime(path, user, tuple(segments))
-            return
-        stt_ = self.session.stt
-        if not isinstance(stt_, FixtureTextSTT):
-            return
-        stt_.clear()
-        spans = [(s.end_s - s.speech_s, s.end_s) for s in segments]
-        stt_.expect(path, user, spans, heard=heard)
-
-    async def _turn_audio_and_speech(
-        self,
-        turn: TurnInput,
-        path: Path,
-        stage: Stage,
-        *,
-        without_speech: str,
-        replay: bool = True,
-    ) -> tuple[FixtureAudio, list[SpeechSegment]]:
-        """Load the turn's audio (conditions applied), save what will stream, follow the
-        recognition and find the speech in it; raise, ending with ``without_speech``, when the
-        session's VAD would hear none. ``replay``: the VAD's decisions may be replayed (the
-        audio streams at max speed)."""
-        stage.set(f"the audio fixture {path} to load")
-        audio = await asyncio.to_thread(self.adapter.turn_audio, path, turn.conditions, turn.seed)
-        self._audio_in_path = await asyncio.to_thread(self._save_streamed_audio, audio)
-        if self._realtime is not None:
-            # A realtime agent: cut where the VAD taking its turns (the model's or the
-            # session's) will, see `_realtime`.
-            segments = list(await self._realtime.segments(audio, path, stage))
-            which = "the VAD that takes the realtime agent's turns"
-        else:
-            await self._follow_recognition()
-            segments = list(await self._segments_from(audio, path, stage, start=0, replay=replay))
-            which = "the session's VAD"
-        if not segments:
-            raise AdapterError(
-                f"{which} hears no speech in audio fixture {path} "
-                f"({audio.duration_s:.2f} s); {without_speech}"
-            )
-        return audio, segments
-
-    async def _segments_from(
-        self,
-        audio: FixtureAudio,
-        path: Path,
-        stage: Stage,
-        *,
-        start: int,
-        replay: bool = False,
-    ) -> tuple[SpeechSegment, ...]:
-        """Where the session's current VAD stream will cut ``audio`` from frame ``start`` on.
-
-        Start of a fixture (``start`` 0): the session's VAD stream is reset, so the cut is a
-        property of the fixture, scanned once per process. From a later frame: the session has
-        just started listening with a new stream (a handoff between two phrases), which is
-        fresh too. With a twin (see `start`), the twin is fed the frames instead. With
-        ``replay`` (and the adapter's ``vad_replay`` at max speed), the session's stream is
-        served the scan's decisions where `VADReplay` can (see `_replay`).
-        """
-        assert self._vad is not None
-        if self._mirror is not None:
-            stage.set(f"the twin VAD stream to scan {path}")
-            if start == 0:
-                self._vad.begin_fixture(stream_start_s=self._mirror.pushed_s, flushed=False)
-            else:
-                self._vad.begin_stream(fixture_s=start * audio.frame_s)
-            return await self._mirror.feed(audio, start=start)
-        recognition = self._vad.recognition
-        replay = replay and self.adapter.vad_replay and self.adapter.speed == 0
-        flushed: Any = None
-        if start == 0:
-            stage.set("the session's VAD to take the audio streamed before this turn")
-            assert self._audio_in is not None
-            flushed = await self._recorder_guard(
-                flush_session_vad(
-                    recognition,
-                    self._audio_in.taken,
-                    before_flush=self._attach_replay if replay else self._stop_replay,
-                )
-            )
-            self._vad.begin_fixture(stream_start_s=0.0, flushed=True)
-        else:
-            self._vad.begin_stream(fixture_s=start * audio.frame_s)
-        stage.set(f"the speech segments of {path} (one VAD pass, once per fixture)")
-        # The stream just reset is the one to predict (an agent may listen with a VAD of its
-        # own); after a handoff between phrases, the session's.
-        vad = vad_stream_vad(flushed) if flushed is not None else self.session.vad
-        assert vad is not None
-        scan = await scan_fixture(vad, audio, start)
-        replayer = self._replay
-        if (
-            replay
-            and scan.trace is not None
-            and replayer is not None
-            and replayer.stream is flushed
-        ):
-            replayer.serve(scan.trace)
-        return scan.segments
-
-    def _attach_replay(self, stream: Any) -> None:
-        """Before the flush that starts a fixture: put a `VADReplay` in front of ``stream``
-        if it is new and can take one (see `_replay`)."""
-        current = self._replay
-        if current is not None and current.stream is stream:
-            current.stop()
-        elif VADReplay.attachable(stream):
-            if current is not None:
-                current.release()  # an earlier agent's stream
-            self._replay = VADReplay(stream)
-
-    def _stop_replay(self, stream: Any) -> None:
-        """Before the flush that starts a fixture streamed in real time: let it compute."""
-        if self._replay is not None:
-            self._replay.stop()
-
-    async def _recorder_guard(self, awaitable: Awaitable[Any]) -> Any:
-        assert self._recorder is not None
-        return await self._recorder.guard(awaitable)
-
-    def _check_no_extra_segments(self, expected: int, path: Path) -> None:
-        """Fail when the session's VAD ended speech more often than the fixture's segmentation
-        says (the STT would have been handed phrases for the wrong segments)."""
-        assert self._vad is not None
-        heard = len(self._vad.ends)
-        if heard > expected:
-            raise AdapterError(
-                f"the session's VAD cut {heard} speech segments in {path} where the fixture's "
-                f"speech segmentation has {expected}. {self._why_agree()}"
-            )
-
-    def _why_agree(self) -> str:
-        if self._mirror is not None:
-            basis = (
-                "A twin stream of the same VAD, fed the same frames, predicts the session's streams"
-            )
-        else:
-            basis = (
-                "The adapter resets the session's VAD stream at the start of each fixture "
-                "(VADStream.flush()) and cuts the fixture once with the same VAD and settings"
-            )
-        return (
-            f"{basis}, so both find the same segments, their ends within a few VAD windows of "
-            "each other. They disagree when a pause in the fixture sits right at the VAD's "
-            "min_silence_duration (re-synthesize it with a clearer pause), when the VAD's "
-            "flush() keeps state, or when its settings change while the session runs. The turn "
-            "stops here rather than hand the STT misplaced segments."
-        )
-
-    async def _push_phrases(
-        self,
-        audio: FixtureAudio,
-        segments: list[SpeechSegment],
-        path: Path,
-        user: str,
-        stage: Stage,
-    ) -> int:
-        """Stream ``audio`` as fast as possible, one phrase at a time; return the phrase count.
-
-        Up to where the VAD ends phrase k, then the agent finishes its answer to phrase k
-        (tools, handoff, the next agent's ``on_enter``) before phrase k+1 comes, as the pause
-        gives it the time to in a live call. After a handoff the new agent listens with new
-        VAD streams, so the rest of the fixture is cut afresh from where they start, and a
-        `FixtureTextSTT` is primed again for the rest as now cut (``user`` is the turn's text).
-        """
-        assert self._recorder is not None and self._audio_in is not None
-        recorder, session = self._recorder, self.session
-        pushed = 0
-        done = 0
-        finished: list[SpeechSegment] = []
-        # With the session's VAD reset before every fixture, the silence after the last end
-        # of speech can change nothing (the VAD hears no more speech in it: the scan saw the
-        # whole tail), so it is not streamed. A twin must see every frame the session sees.
-        whole_tail = self._mirror is not None
-        while segments:
-            if len(segments) > 1:
-                upto = _frames_for_phrase(segments[0], segments[1], audio)
-            elif whole_tail:
-                upto = len(audio.frames)
-            else:
-                upto = _frames_past_end(segments[0], audio)
-            await self._push_now(audio.frames[pushed:upto])
-            pushed = max(pushed, upto)
-            done += 1
-            await self._segment_done(
-                done, done + len(segments) - 1, path, stage, expected=segments[0]
-            )
-            finished.append(segments.pop(0))
-            if not segments or session.turn_detection == "manual":
-                continue
-            stage.set(f"the session to take the audio of phrase {done} in {path}")
-            await recorder.guard(self._audio_in.taken())
-            await recorder.settle(stage.set)
-            if await self._follow_recognition():
-                segments = list(await self._segments_from(audio, path, stage, start=pushed))
-                self._prime_fixture_stt(path, user, finished + segments, heard=len(finished))
-        if whole_tail:
-            await self._push_now(audio.frames[pushed:])
-        return done
-
-    async def _follow_recognition(self) -> bool:
-        """Follow the session when it listens with new VAD streams (an agent was started or
-        resumed since the last look); True when it does. A twin starts afresh with them."""
-        assert self._recorder is not None and self._vad is not None
-        current = self._recorder.probe.recognition
-        changed = self._vad.follow(current)
-        if self._mirror is not None:
-            if self._mirrored is not None and current is not self._mirrored:
-                await self._mirror.reset()
-                changed = True
-            self._mirrored = current
-        return changed
-
-    async def _segment_done(
-        self,
-        k: int,
-        n: int,
-        path: Path,
-        stage: Stage,
-        *,
-        expected: SpeechSegment | None = None,
-    ) -> None:
-        """Wait until the session's VAD has ended speech segment ``k`` and the STT has
-        transcribed it; with ``expected``, fail at once if the VAD cuts elsewhere."""
-        assert self._recorder is not None and self._vad is not None
-        recorder, session = self._recorder, self.session
-        stage.set(
-            f"the session's VAD to end the user's speech (segment {k} of {n} in {path}; "
-            f"user state {session.user_state!r})",
-            hint=(
-                "The fixture's speech segmentation ends this phrase and the session's VAD did "
-                "not: its audio may have reached an agent that was not listening, or a pause "
-                "in the fixture sits right at the VAD's min_silence_duration (re-synthesize it "
-                "with a clearer pause)."
-            ),
-        )
-        await recorder.guard(
-            self._vad.ended(
-                k, expected, what=f"speech segment {k} of {n} in {path}", why=self._why_agree()
-            )
-        )
-        stage.set(
-            f"the STT's transcript of speech segment {k} of {n} in {path}",
-            hint="If the STT is only slow, raise LiveKitAdapter(timeout_s=...).",
-        )
-        await self._heard(k, n, path, stage)
-
-    async def _heard(self, k: int, n: int, path: Path, stage: Stage) -> None:
-        """Wait until the agent has had segment ``k`` of ``n`` (see `_hearing`): transcribed,
-        and its words taken in by the session's turn handling, so the end of the user's turn
-        holding it is being decided on and `TurnRecorder.settle` waits for the answer."""
-        assert self._recorder is not None
-        recorder = self._recorder
-        if isinstance(self.session.stt, SegmentSTT):
-            await recorder.guard(recorder.segments_recognized.reach(k))
-            hearing = self._hearing_of(path, n)
-            words = hearing.spoken(k)
-            last = recorder.segment_texts[k - 1]
-            stage.set(
-                f"the session to take in the transcript of speech segment {k} of {n} in "
-                f"{path} ({last!r}; user_input_transcribed)",
-                hint=(
-                    "The STT answered, but the session never reported taking the words in: "
-                    "its turn handling did not see them, so the agent could not answer them."
-                ),
-            )
-            await recorder.guard(recorder.final_count.reach(words))
-        else:
-            # Another kind of STT: a segment counts once its final transcript reached the
-            # session (an empty one never does: the turn then times out naming the segment).
-            await recorder.guard(recorder.final_count.reach(k))
-
-    def _hearing_of(self, path: Path, segments: int) -> Hearing:
-        """What the agent has had of ``path`` this turn, as `_hearing` counts it."""
-        assert self._recorder is not None and self._vad is not None
-        recorder = self._recorder
-        own = isinstance(self.session.stt, SegmentSTT)
-        texts: list[str | None] = (
-            list(recorder.segment_texts) if own else [None] * recorder.final_count.value
-        )
-        return Hearing(
-            fixture=str(path),
-            segments=segments,
-            ended=min(segments, len(self._vad.ends)),
-            transcripts=texts[:segments],
-            taken=recorder.final_count.value,
-        )
-
-    async def _push_now(self, frames: tuple[Any, ...]) -> None:
-        """Hand ``frames`` to the session at once, yielding now and then as a source would."""
-        assert self._audio_in is not None
-        if self._vad is not None:
-            self._vad.fed(sum(frame.duration for frame in frames))
-        for i, frame in enumerate(frames):
-            self._audio_in.push(frame)
-            if i % 25 == 24:
-                await asyncio.sleep(0)
-        await asyncio.sleep(0)
-
-    async def _push_paced(
-        self, audio: FixtureAudio, segments: tuple[SpeechSegment, ...], anchors: list[float]
-    ) -> None:
-        """Stream the frames at the adapter's speed, noting when each segment's speech ended."""
-        assert self._audio_in is not None and self._vad is not None
-        ends = [min(len(audio.frames) - 1, int(s.end_s / audio.frame_s)) for s in segments]
-        speed = self.adapter.speed
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        for i, frame in enumerate(audio.frames):
-            due = start + i * audio.frame_s / speed
-            if (delay := due - loop.time()) > 0:
-                await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
-            self._notice_new_listener()
-            self._vad.fed(frame.duration)
-            self._audio_in.push(frame)
-            while ends and i >= ends[0]:
-                ends.pop(0)
-                anchors.append(time.perf_counter())
-
-    def _notice_new_listener(self) -> None:
-        """While audio flows in real time: a new agent started listening (a handoff), with a
-        new VAD stream that took its first frames somewhere unknown; its ends of speech are
-        counted from now on, without a position to check."""
-        assert self._recorder is not None and self._vad is not None
-        if self._vad.follow(self._recorder.probe.recognition):
-            self._vad.begin_stream(fixture_s=None)
-
-    def _reply(
-        self,
-        capture: TurnCapture,
-        *,
-        anchors: list[float],
-        heard: str | None,
-        extra: dict[str, Any],
-        label: str,
-        index: int,
-        frames: list[Any] | None,
-        audio_in: Path | None,
-    ) -> AgentReply:
-        assert self._recorder is not None
-        first_text, first_audio = self._first_reply(capture)
-        latency = _latency(anchors, first_text, what="first reply text", label=label)
-        audio_latency = _latency(anchors, first_audio, what="first reply audio", label=label)
-        if frames is None and self._audio_out is not None:
-            frames = list(self._audio_out.frames)
-        if self._audio_out is not None:
-            extra["reply_audio_s"] = sum(f.duration for f in frames or ())
-        if self._recorder.errors:
-            extra["errors"] = list(self._recorder.errors)
-        # The typed fields are what checks and reports read; these keys stay as documented.
-        meta = {
-            **extra,
-            "agent": capture.agent,
-            "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in capture.handoffs],
-            "agent_speech": [speech_dict(s) for s in capture.agent_speech],
-            "pending_tool_calls": capture.pending_tool_calls,
-            "late_tool_results": capture.late_tool_results,
-            "events": capture.events,
-        }
-        return AgentReply(
-            capture.reply,
-            list(capture.tool_calls),
-            heard=heard,
-            latency_s=latency,
-            first_audio_latency_s=audio_latency,
-            audio_out=self._save_reply_audio(index, frames or []),
-            metadata={"livekit": meta},
-            agent_speech=list(capture.agent_speech),
-            heard_segments=[t.strip() for t in self._recorder.finals] if heard is not None else [],
-            active_agent=capture.agent,
-            handoffs=list(capture.handoffs),
-            audio_in=audio_in,
-        )
-
-    def _save_streamed_audio(self, audio: FixtureAudio) -> Path | None:
+    def _save_streamed_audio(self, audio: FixtureAudio, turn_index: int) -> Path | None:
         """The exact audio the turn streams (its frames, the silence tail included), as a WAV
         in the save folder; None when not asked to save it."""
         folder = self.info.save_audio_dir or self.adapter.audio_in_dir
@@ -1284,7 +902,7 @@ class LiveKitConversation(BargeInTurns):
             folder,
             transcript_id=self.info.transcript.id,
             run_index=self.info.run_index,
-            turn_index=self._turn_index,
+            turn_index=turn_index,
             pcm=bytes(frame.data),
             sample_rate=frame.sample_rate,
         )
@@ -1336,7 +954,9 @@ class LiveKitConversation(BargeInTurns):
         return path
 
     @contextlib.asynccontextmanager
-    async def _deadline(self, stage: Stage, *, turn_label: str) -> Any:
+    async def deadline(self, stage: Stage, *, turn_label: str) -> AsyncIterator[None]:
+        """Bound what runs inside by the adapter's ``timeout_s``; every failure becomes one
+        message naming ``turn_label`` (a timeout: what was still pending, and a hint)."""
         # ``from None`` where the cause would only repeat the message (or, for the timeout,
         # say nothing more): one message per failure. A LiveKit exception keeps its cause.
         timeout_s = self.adapter.timeout_s
@@ -1385,44 +1005,6 @@ def _frames_to(stt_: SegmentSTT) -> Callable[[Any], None]:
         stt_.end_segment(event.frames)
 
     return hand
-
-
-def _frames_for_phrase(
-    segment: SpeechSegment, following: SpeechSegment, audio: FixtureAudio
-) -> int:
-    """How many of the fixture's frames to stream before waiting for the answer to a phrase
-    that is followed by another one.
-
-    The audio up to where the twin VAD ended the phrase, plus a margin (the session's own VAD
-    streams can need a frame or two more than the twin), stopping short of the next phrase so
-    the session cannot hear it early.
-    """
-    total = len(audio.frames)
-    frame_s = audio.frame_s
-    detected = segment.detected_s
-    next_start = following.end_s - following.speech_s
-    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / frame_s)
-    floor = math.ceil((detected + 0.001) / frame_s) + 1
-    cap = int((next_start - _NEXT_PHRASE_GUARD_S) / frame_s)
-    return min(total, max(floor, min(wanted, cap)))
-
-
-def _frames_past_end(segment: SpeechSegment, audio: FixtureAudio) -> int:
-    """How many frames to stream for the last phrase: past where the VAD ends it by the same
-    margin as `_frames_for_phrase`, not the whole silence tail."""
-    detected = segment.detected_s
-    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / audio.frame_s)
-    floor = math.ceil((detected + 0.001) / audio.frame_s) + 1
-    return min(len(audio.frames), max(floor, wanted))
-
-
-_PHRASE_MARGIN_S = 0.25
-"""Audio streamed past the twin's end of a phrase: covers the session's VADs lagging the twin
-by a few frames (their resampling and windows line up differently now and then)."""
-
-_NEXT_PHRASE_GUARD_S = 0.05
-"""Stop this far before the next phrase's speech: less than Silero's 50 ms minimum speech,
-so the session cannot start hearing the next phrase while the agent answers this one."""
 
 
 def _latency(anchors: list[float], at: float | None, *, what: str, label: str) -> float | None:

@@ -1,7 +1,9 @@
 """Barge-in: a turn whose audio speaks over the agent's reply to the turn before.
 
-`LiveKitConversation` inherits `BargeInTurns`. When turn k has ``interrupt:``, the call for
-turn k-1 sends turn k-1, lets the reply start playing, and at the chosen moment (``after_ms``
+`LiveKitConversation` is given a `BargeInTurns` (with the session, its audio and text outputs,
+the recorder, the `AudioStreamer`, and itself as the `TurnHost` that opens, sends and finishes
+turns). When turn k has ``interrupt:`` (the runner hands it on turn k-1's
+`TurnInput.interrupted_by`), the call for turn k-1 sends turn k-1, lets the reply start playing, and at the chosen moment (``after_ms``
 into the reply's audio, or its ``at_word``-th word) ends turn k-1 and starts turn k: its audio
 streams over the reply in a task of its own, since the user speaks when they speak, not when
 the runner gets to the next turn. Turn k-1's call returns once the reply it was playing is
@@ -39,24 +41,58 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+from livekit.agents import AgentSession
 
 from ....errors import AdapterError
 from ....models import AgentReply, BargeIn, InterruptConfig
-from ....voice._barge_in import interrupting_turn, word_offset_s
+from ....voice._barge_in import word_offset_s
 from ...base import TurnInput
 from .._audio import audio_turn_extra
 from .._compat import activity_current_speech, session_activity
-from .._turn import Stage
+from .._turn import Stage, TurnCapture, TurnRecorder
 from ..offline._stt import SegmentSTT
+from ._io import CaptureAudioOutput, CaptureTextOutput
+from ._streamer import AudioStreamer
+from ._turn_state import OpenedTurn, SentTurn
 
-if TYPE_CHECKING:
-    from ....voice._segments import SpeechSegment
-    from .._audio import FixtureAudio
+__all__ = ["BargeInTurns", "TurnHost", "played_words", "word_offset_s"]
 
-__all__ = ["BargeInTurns", "interrupting_turn", "played_words", "word_offset_s"]
+
+class TurnHost(Protocol):
+    """What barge-in turns need of the conversation they run in: its deadline, and how it
+    opens, sends and finishes a turn (one `finish` for every reply, however it ran)."""
+
+    def deadline(self, stage: Stage, *, turn_label: str) -> AbstractAsyncContextManager[None]:
+        """Bound a wait by the adapter's ``timeout_s``; failures name ``turn_label``."""
+        ...
+
+    def open_turn(self, turn: TurnInput) -> OpenedTurn:
+        """Start ``turn`` in the recorder."""
+        ...
+
+    async def send(self, turn: TurnInput, stage: Stage, *, settle: bool) -> SentTurn:
+        """Send ``turn`` (its audio, or its text); without ``settle``, return once the reply
+        is under way."""
+        ...
+
+    def finish(
+        self,
+        turn: TurnInput,
+        capture: TurnCapture,
+        opened: OpenedTurn,
+        sent: SentTurn,
+        *,
+        label: str,
+        frames: list[Any] | None = None,
+        barge_in: BargeIn | None = None,
+    ) -> AgentReply:
+        """The turn's `AgentReply`."""
+        ...
 
 
 @dataclass
@@ -127,77 +163,69 @@ def _frames_until(frames: list[Any], seconds: float | None) -> list[Any]:
 
 
 class BargeInTurns:
-    """Barge-in turns of `LiveKitConversation` (see the module docstring)."""
+    """The barge-in turns of one conversation (see the module docstring).
 
-    if TYPE_CHECKING:  # the conversation's own attributes and methods, used here
-        adapter: Any
-        session: Any
-        info: Any
-        _recorder: Any
-        _audio_in: Any
-        _audio_out: Any
-        _text_out: Any
-        _mirror: Any
-        _vad: Any
-        _turn_index: int
-        _audio_in_path: Path | None
-        _turn_failed: bool
-        last_items: list[Any]
-        _expect: Any
+    Args:
+        host: The conversation: opens, sends and finishes turns, and bounds waits.
+        session: Its session.
+        recorder: Its recorder.
+        audio_out: The session's audio output (None: the session cannot speak audio, so no
+            barge-in can be tested).
+        text_out: The session's text output (what each speech said).
+        streamer: Streams the interrupting turn's audio (None without audio turns).
+        speed: The adapter's speed, which the reply's playout returns to after a barge-in.
+    """
 
-        def _deadline(self, stage: Any, *, turn_label: str) -> Any: ...
-        async def _audio_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
-        async def _text_turn(self, turn: TurnInput, stage: Any, *, settle: bool = ...) -> Any: ...
-        def _open_turn(self, turn: TurnInput) -> Any: ...
-        async def _heard(self, k: int, n: int, path: Path, stage: Any) -> None: ...
-        def _finish(
-            self,
-            turn: TurnInput,
-            capture: Any,
-            opened: Any,
-            *,
-            anchors: list[float],
-            heard: str | None,
-            extra: dict[str, Any],
-            label: str,
-            frames: list[Any] | None = ...,
-        ) -> AgentReply: ...
-        def _prime_fixture_stt(
-            self, path: Path, user: str, segments: list[SpeechSegment], *, heard: int = ...
-        ) -> None: ...
-        async def _turn_audio_and_speech(
-            self, turn: Any, path: Path, stage: Any, *, without_speech: str, replay: bool = ...
-        ) -> tuple[FixtureAudio, list[SpeechSegment]]: ...
+    def __init__(
+        self,
+        host: TurnHost,
+        session: AgentSession[Any],
+        recorder: TurnRecorder,
+        *,
+        audio_out: CaptureAudioOutput | None,
+        text_out: CaptureTextOutput | None,
+        streamer: AudioStreamer | None,
+        speed: float,
+    ) -> None:
+        self._host = host
+        self._session = session
+        self._recorder = recorder
+        self._audio_out = audio_out
+        self._text_out = text_out
+        self._streamer = streamer
+        self._speed = speed
+        self._held: dict[int, asyncio.Task[tuple[AgentReply, list[Any]]]] = {}
+        """The interrupting turns running since their interruption, by turn index."""
+        self._untested: dict[int, str] = {}
+        """Why an interrupting turn could not barge in, by turn index."""
+        self._pending_run: Awaitable[Any] | None = None
+        """The result of an interrupted text turn's ``session.run``, collected later."""
 
-    _held: dict[int, asyncio.Task[tuple[AgentReply, list[Any]]] | BaseException]
-    _untested: dict[int, str]
-    _pending_run: Any
+    def plan(self, turn: TurnInput) -> TurnInput | None:
+        """The turn that will interrupt the reply to ``turn``, if it can: without an audio
+        output there is nothing to interrupt, so it runs as an ordinary turn and its check
+        errors, saying so."""
+        following = turn.interrupted_by
+        if following is not None and self._audio_out is None:
+            self._untested[following.index] = (
+                "the session has no TTS (or LiveKitAdapter(capture_audio=False)), so the agent "
+                "never speaks audio that could be interrupted; give the AgentSession a TTS "
+                "(SynthesizerTTS() speaks offline)"
+            )
+            return None
+        return following
 
-    def _init_barge_in(self) -> None:
-        self._held = {}
-        self._untested = {}
-        self._pending_run = None
-
-    async def _held_reply(self, index: int) -> AgentReply | None:
-        """Turn ``index``'s reply if a barge-in started it: the task running it since the
-        interruption, awaited (raising what it failed with)."""
+    async def held_reply(self, index: int) -> tuple[AgentReply, list[Any]] | None:
+        """Turn ``index``'s reply and items if a barge-in started it: the task running it
+        since the interruption, awaited (raising what it failed with)."""
         held = self._held.pop(index, None)
         if held is None:
             return None
-        if isinstance(held, BaseException):
-            raise held
-        try:
-            reply, items = await held
-        except BaseException:
-            self._turn_failed = True
-            raise
-        self.last_items = items
-        self._expect = None
-        return reply
+        return await held
 
-    async def _drop_held(self) -> None:
+    async def drop_held(self) -> None:
         """Stop interrupting turns nobody asked for (the run ended before them)."""
-        tasks = [t for t in self._held.values() if isinstance(t, asyncio.Task)]
+        tasks = list(self._held.values())
         self._held.clear()
         for task in tasks:
             if not task.done():
@@ -206,74 +234,59 @@ class BargeInTurns:
             with contextlib.suppress(BaseException):
                 await task
 
-    def _no_tts_to_interrupt(self, following: TurnInput) -> None:
-        """Without an audio output there is nothing to interrupt: turn k runs as an ordinary
-        turn and its check errors, saying so."""
-        self._untested[following.index] = (
-            "the session has no TTS (or LiveKitAdapter(capture_audio=False)), so the agent "
-            "never speaks audio that could be interrupted; give the AgentSession a TTS "
-            "(SynthesizerTTS() speaks offline)"
-        )
-
-    def _untested_barge_in(self, index: int) -> BargeIn | None:
+    def untested(self, index: int) -> BargeIn | None:
         """The record of turn ``index`` when it should have interrupted and could not."""
         reason = self._untested.pop(index, None)
         return None if reason is None else BargeIn(precondition=reason)
 
-    async def _respond_interrupted(
-        self, turn: TurnInput, following: TurnInput, stage: Any, opened: Any
+    async def respond_interrupted(
+        self, turn: TurnInput, following: TurnInput, stage: Stage, opened: OpenedTurn
     ) -> AgentReply:
         """Turn ``turn`` (k-1), interrupted by ``following`` (k): returns k-1's reply once the
         reply being played is over, and leaves k running (see the module docstring)."""
         assert following.turn.interrupt is not None
-        recorder = self._recorder
+        host, recorder = self._host, self._recorder
         label = f"turn {turn.index + 1}"
         self._set_playout(1.0)
         try:
-            async with self._deadline(stage, turn_label=label):
-                if turn.audio is not None:
-                    anchors, heard, extra = await self._audio_turn(turn, stage, settle=False)
-                else:
-                    anchors, heard, extra = await self._text_turn(turn, stage, settle=False)
+            async with host.deadline(stage, turn_label=label):
+                sent = await host.send(turn, stage, settle=False)
+                self._pending_run = sent.pending
                 handle, untested = await self._reply_playing(turn, following.turn.interrupt, stage)
                 if untested is not None:
                     # Turn k runs as an ordinary turn once the agent is done with this one.
                     self._untested[following.index] = untested
-                    self._set_playout(self.adapter.speed)
+                    self._set_playout(self._speed)
                     await recorder.settle(stage.set)
                     await self._collect_pending_run(stage)
-                    capture = recorder.end_turn(anchors)
-                    return self._finish(
-                        turn,
-                        capture,
-                        opened,
-                        anchors=anchors,
-                        heard=heard,
-                        extra=extra,
-                        label=label,
-                    )
+                    capture = recorder.end_turn(sent.anchors)
+                    return host.finish(turn, capture, opened, sent, label=label)
             # The interruption starts now: turn k-1's part so far, then turn k begins.
-            capture = recorder.end_turn(anchors)
+            capture = recorder.end_turn(sent.anchors)
             recorder.carry_over()
-            opened.stop_counting(self.session, self._audio_in_path)
+            saved = self._streamer.saved if self._streamer is not None else None
+            opened.stop_counting(self._session, saved)
         except BaseException:
-            self._turn_failed = True
-            self._set_playout(self.adapter.speed)
+            self._set_playout(self._speed)
             raise
         interrupted = _Interrupted(handle)
         task = asyncio.create_task(self._interrupt(following, interrupted))
         self._held[following.index] = task
+        assert self._audio_out is not None
         over = _playout_over(self._audio_out, handle)
         try:
-            async with self._deadline(stage, turn_label=label):
+            async with host.deadline(stage, turn_label=label):
                 stage.set(f"the interrupted reply to turn {turn.index + 1} to stop or play out")
                 ends: set[asyncio.Future[Any]] = {over, _done_future(handle), task}
                 await recorder.guard(asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED))
-        except BaseException:
-            self._turn_failed = True
-            raise
+            if capture.unfinished_calls and handle.interrupted:
+                # The user's turn interrupts the speeches still running the cut turn's tools; a
+                # tool may end cancelled then: wait until they ended (or turn k did), so each
+                # reads as the interruption left it (cancelled, or pending if it ran on).
+                await self._calls_ended(capture, task, stage, label=label)
         finally:
             over.cancel()
+        capture.note_cancellations()
         said = self._what_played(interrupted)
         # What else its speech said since (another speech of the turn), then that speech's
         # own message when LiveKit adds it: reported here, not again in turn k.
@@ -288,21 +301,28 @@ class BargeInTurns:
             )
         capture.reply = text
         frames = self._frames_of(capture.speech_ids, interrupted)
-        return self._finish(
-            turn,
-            capture,
-            opened,
-            anchors=anchors,
-            heard=heard,
-            extra=extra,
-            label=label,
-            frames=frames,
-        )
+        return host.finish(turn, capture, opened, sent, label=label, frames=frames)
+
+    async def _calls_ended(
+        self, capture: TurnCapture, task: asyncio.Task[Any], stage: Stage, *, label: str
+    ) -> None:
+        recorder = self._recorder
+        names = ", ".join(c.name for c in capture.unfinished_calls)
+        async with self._host.deadline(stage, turn_label=label):
+            stage.set(f"the tools the interruption cut ({names}) to be cancelled or return")
+            ended = asyncio.ensure_future(recorder.calls_ended(capture.unfinished_calls))
+            try:
+                either: set[asyncio.Future[Any]] = {ended, task}
+                await recorder.guard(asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED))
+            finally:
+                if not ended.done():
+                    ended.cancel()
 
     def _what_played(self, interrupted: _Interrupted) -> str:
         """The interrupted reply's words as far as its audio played; also noted on
         ``interrupted``."""
         handle, audio_out = interrupted.handle, self._audio_out
+        assert audio_out is not None
         played = audio_out.played_by_speech.get(handle.id)
         frames = audio_out.frames_by_speech.get(handle.id, [])
         text = self._text_out.text_of(handle.id) if self._text_out is not None else ""
@@ -315,6 +335,7 @@ class BargeInTurns:
         """The earlier turn's reply audio: its speeches' frames, the interrupted one's as far
         as it played."""
         audio_out = self._audio_out
+        assert audio_out is not None
         frames: list[Any] = []
         seen: set[str] = set()
         for speech_id in [*speech_ids, interrupted.handle.id]:
@@ -331,19 +352,20 @@ class BargeInTurns:
         if self._audio_out is not None:
             self._audio_out.set_speed(speed)
 
-    async def _collect_pending_run(self, stage: Any) -> None:
+    async def _collect_pending_run(self, stage: Stage) -> None:
         run, self._pending_run = self._pending_run, None
         if run is not None:
             stage.set("the result of the text turn (session.run)")
             await self._recorder.guard(_await_run(run))
 
     async def _reply_playing(
-        self, turn: TurnInput, config: InterruptConfig, stage: Any
+        self, turn: TurnInput, config: InterruptConfig, stage: Stage
     ) -> tuple[Any, str | None]:
         """Wait until the interruption is due; return the speech being interrupted, or why the
         barge-in cannot be tested (the agent did not speak, its reply ended before the
         interruption was due, or it was not speaking at that moment)."""
-        audio_out, recorder, session = self._audio_out, self._recorder, self.session
+        audio_out, recorder, session = self._audio_out, self._recorder, self._session
+        assert audio_out is not None
         stage.set(f"the agent's reply to turn {turn.index + 1} to start playing")
         playing = asyncio.ensure_future(audio_out.playing_started.wait())
         done = asyncio.ensure_future(recorder.settle(stage.set))
@@ -364,9 +386,8 @@ class BargeInTurns:
         if config.at_word is not None:
             stage.set(f"the whole reply audio, to place word {config.at_word}")
             flushed = asyncio.ensure_future(audio_out.segment_flushed.wait())
-            await recorder.guard(
-                asyncio.wait({flushed, ended}, return_when=asyncio.FIRST_COMPLETED)
-            )
+            either: set[asyncio.Future[Any]] = {flushed, ended}
+            await recorder.guard(asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED))
             if not flushed.done():
                 flushed.cancel()
             offset, why = self._word_offset(config.at_word, handle)
@@ -409,6 +430,7 @@ class BargeInTurns:
 
         from ....voice._fixtures import clip_from_pcm16, voiced_frames
 
+        assert self._audio_out is not None
         text = self._text_out.text_of(handle.id) if self._text_out is not None else ""
         frames = list(self._audio_out.frames)
         if not frames or not text.strip():
@@ -430,11 +452,17 @@ class BargeInTurns:
     ) -> tuple[AgentReply, list[Any]]:
         """Turn k: stream its audio over the reply in real time and end it as any turn."""
         assert turn.audio is not None and turn.turn.interrupt is not None
-        recorder, session = self._recorder, self.session
+        host, recorder, session, streamer = (
+            self._host,
+            self._recorder,
+            self._session,
+            self._streamer,
+        )
+        assert self._audio_out is not None and streamer is not None
         handle = interrupted.handle
         label = f"turn {turn.index + 1}"
         stage = Stage()
-        opened = self._open_turn(turn)
+        opened = host.open_turn(turn)
         audio_out = self._audio_out
         position_s = audio_out.position_s()
         halts_before, resumes_before = len(audio_out.halts), len(audio_out.resumes)
@@ -451,12 +479,12 @@ class BargeInTurns:
         else:
             handle.add_done_callback(reply_over)
         try:
-            async with self._deadline(stage, turn_label=label):
+            async with host.deadline(stage, turn_label=label):
                 path = turn.audio
-                audio, segments = await self._turn_audio_and_speech(
+                audio, segments = await streamer.load(
                     turn, path, stage, without_speech="it cannot interrupt anything", replay=False
                 )
-                self._prime_fixture_stt(path, turn.turn.user, segments)
+                streamer.prime(path, turn.turn.user, segments)
                 interruption = session.options.interruption
                 min_s = float(interruption.get("min_duration", 0.5))
                 first = segments[0]
@@ -464,7 +492,7 @@ class BargeInTurns:
                 anchors: list[float] = []
                 onset: list[float] = []
                 pusher = asyncio.create_task(
-                    self._push_realtime(audio, segments, anchors, onset_s, onset)
+                    streamer.stream_live(audio, segments, anchors, onset_s, onset)
                 )
                 try:
                     n = len(segments)
@@ -479,7 +507,7 @@ class BargeInTurns:
                         # any turn (see _hearing).
                         for k in range(1, n + 1):
                             stage.set(f"the STT's transcript of segment {k} of {n} in {path}")
-                            await self._heard(k, n, path, stage)
+                            await streamer.heard(k, n, path, stage)
                     stage.set("the interrupting audio to finish streaming")
                     await recorder.guard(pusher)
                 finally:
@@ -497,7 +525,7 @@ class BargeInTurns:
                     await recorder.settle(stage.set)
         finally:
             audio_out.off("playback_finished", listener)
-            self._set_playout(self.adapter.speed)
+            self._set_playout(self._speed)
         halts = audio_out.halts[halts_before:]
         resumes = audio_out.resumes[resumes_before:]
         onset_at = onset[0] if onset else None
@@ -538,44 +566,9 @@ class BargeInTurns:
             interrupted_text=interrupted.said or None,
         )
         extra = {**audio_turn_extra(turn, audio, len(segments)), "interrupt": True}
-        reply = self._finish(
-            turn,
-            capture,
-            opened,
-            anchors=anchors,
-            heard=recorder.heard,
-            extra=extra,
-            label=label,
-        )
-        reply.barge_in = barge
+        sent = SentTurn(anchors, recorder.heard, extra)
+        reply = host.finish(turn, capture, opened, sent, label=label, barge_in=barge)
         return reply, capture.items
-
-    async def _push_realtime(
-        self,
-        audio: FixtureAudio,
-        segments: list[SpeechSegment],
-        anchors: list[float],
-        onset_s: float,
-        onset: list[float],
-    ) -> None:
-        """Push ``audio`` like a microphone; note when its speech starts and each phrase ends."""
-        frame_s = audio.frame_s
-        ends = [min(len(audio.frames) - 1, int(s.end_s / frame_s)) for s in segments]
-        start_frame = int(onset_s / frame_s)
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        for i, frame in enumerate(audio.frames):
-            due = start + i * frame_s
-            if (delay := due - loop.time()) > 0:
-                await asyncio.sleep(delay)  # pacing a microphone, not waiting for an event
-            if self._vad is not None:
-                self._vad.fed(frame.duration)
-            self._audio_in.push(frame)
-            if i == start_frame:
-                onset.append(time.perf_counter() - (onset_s - start_frame * frame_s))
-            while ends and i >= ends[0]:
-                ends.pop(0)
-                anchors.append(time.perf_counter())
 
 
 def _playout_over(audio_out: Any, handle: Any) -> asyncio.Future[None]:
@@ -607,5 +600,5 @@ def _done_future(handle: Any) -> asyncio.Future[None]:
     return future
 
 
-async def _await_run(run: Any) -> Any:
+async def _await_run(run: Awaitable[Any]) -> Any:
     return await run
