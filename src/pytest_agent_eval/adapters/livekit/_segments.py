@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ __all__ = [
     "SessionVAD",
     "SpeechEnd",
     "flush_session_vad",
+    "frames_for_phrase",
+    "frames_past_end",
     "scan_fixture",
     "scan_segments",
     "scans_run",
@@ -394,3 +397,42 @@ class SessionVAD:
                 )
             self._changed.clear()
             await self._changed.wait()
+
+
+# -- how much of a fixture to stream per phrase (in-process, realtime and room mode) ----------
+
+
+def frames_for_phrase(segment: SpeechSegment, following: SpeechSegment, audio: FixtureAudio) -> int:
+    """How many of the fixture's frames to stream before waiting for the answer to a phrase
+    that is followed by another one.
+
+    The audio up to where the twin VAD ended the phrase, plus a margin (the session's own VAD
+    streams can need a frame or two more than the twin), stopping short of the next phrase so
+    the session cannot hear it early.
+    """
+    total = len(audio.frames)
+    frame_s = audio.frame_s
+    detected = segment.detected_s
+    next_start = following.end_s - following.speech_s
+    wanted = math.ceil((detected + PHRASE_MARGIN_S) / frame_s)
+    floor = math.ceil((detected + 0.001) / frame_s) + 1
+    cap = int((next_start - NEXT_PHRASE_GUARD_S) / frame_s)
+    return min(total, max(floor, min(wanted, cap)))
+
+
+def frames_past_end(segment: SpeechSegment, audio: FixtureAudio) -> int:
+    """How many frames to stream for the last phrase: past where the VAD ends it by the same
+    margin as `frames_for_phrase`, not the whole silence tail."""
+    detected = segment.detected_s
+    wanted = math.ceil((detected + PHRASE_MARGIN_S) / audio.frame_s)
+    floor = math.ceil((detected + 0.001) / audio.frame_s) + 1
+    return min(len(audio.frames), max(floor, wanted))
+
+
+PHRASE_MARGIN_S = 0.25
+"""Audio streamed past the twin's end of a phrase: covers the session's VADs lagging the twin
+by a few frames (their resampling and windows line up differently now and then)."""
+
+NEXT_PHRASE_GUARD_S = 0.05
+"""Stop this far before the next phrase's speech: less than Silero's 50 ms minimum speech,
+so the session cannot start hearing the next phrase while the agent answers this one."""

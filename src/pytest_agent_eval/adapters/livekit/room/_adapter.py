@@ -40,9 +40,8 @@ from ....voice._segments import SpeechSegment
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from .._logs import hold_livekit_logs
-from .._segments import scan_segments
+from .._segments import frames_for_phrase, scan_segments
 from .._turn import speech_dict
-from ..session._realtime import _frames_for_phrase as phrase_frames
 from ._events import EVAL_EVENTS_VERSION, EVAL_LISTENER_ATTRIBUTE, EVAL_RPC_METHOD
 from ._logs import quiet_room_shutdown
 from ._observer import AUDIO_RATE, RoomObserver, TurnLog
@@ -1017,7 +1016,7 @@ class LiveKitRoomConversation:
         pushed = 0
         for k, segment in enumerate(segments, start=1):
             if k < n:
-                upto = phrase_frames(segment, segments[k], audio)
+                upto = frames_for_phrase(segment, segments[k], audio)
                 self._stage.text = (
                     f"the caller's microphone to finish saying phrase {k} of {n} of {path.name}"
                 )

@@ -15,7 +15,6 @@ with the one before, at every speed: the pause a caller leaves.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from .._compat import (
     session_activity,
     session_skip_aec_warmup,
 )
-from .._segments import flush_session_vad, scan_fixture
+from .._segments import flush_session_vad, frames_for_phrase, scan_fixture
 from .._turn import Stage, TurnRecorder
 from ..offline._stt import FixtureTextSTT
 from ..realtime._scripted import ScriptedRealtimeModel
@@ -51,13 +50,6 @@ __all__ = [
     "server_turn_detection",
     "warn_switched_turn_detection",
 ]
-
-_PHRASE_MARGIN_S = 0.25
-"""Audio streamed past the scan's end of a phrase before waiting for the answer to it (the
-model's or the session's VAD may need a window or two more than the scan)."""
-
-_NEXT_PHRASE_GUARD_S = 0.05
-"""Stop this far before the next phrase's speech (less than Silero's minimum speech)."""
 
 _warned: set[tuple[str, str]] = set()
 
@@ -238,7 +230,7 @@ class RealtimeAudio:
         for k, segment in enumerate(segments, start=1):
             before = self.turn.speeches
             # The last phrase streams the whole tail: the model's VAD sees every frame.
-            upto = _frames_for_phrase(segment, segments[k], audio) if k < n else len(audio.frames)
+            upto = frames_for_phrase(segment, segments[k], audio) if k < n else len(audio.frames)
             end_frame = min(len(audio.frames) - 1, int(segment.end_s / audio.frame_s))
             await self._push(audio, pushed, upto, end_frame, anchors)
             pushed = upto
@@ -321,17 +313,3 @@ class RealtimeAudio:
             "turn_detection": "server" if server else "session",
             "transcripts": list(self.turn.transcripts),
         }
-
-
-def _frames_for_phrase(
-    segment: SpeechSegment, following: SpeechSegment, audio: FixtureAudio
-) -> int:
-    """Frames to stream before waiting for the answer to a phrase another one follows: past
-    the scan's end of it by a margin, short of the next phrase's speech."""
-    frame_s = audio.frame_s
-    detected = segment.detected_s
-    next_start = following.end_s - following.speech_s
-    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / frame_s)
-    floor = math.ceil((detected + 0.001) / frame_s) + 1
-    cap = int((next_start - _NEXT_PHRASE_GUARD_S) / frame_s)
-    return min(len(audio.frames), max(floor, min(wanted, cap)))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +28,13 @@ from ...base import TurnInput
 from .._audio import FixtureAudio, SpeechSegment, VADMirror
 from .._compat import vad_stream_vad
 from .._replay import VADReplay
-from .._segments import SessionVAD, flush_session_vad, scan_fixture
+from .._segments import (
+    SessionVAD,
+    flush_session_vad,
+    frames_for_phrase,
+    frames_past_end,
+    scan_fixture,
+)
 from .._turn import Stage, TurnRecorder
 from ..offline._stt import FixtureTextSTT, SegmentSTT
 from ._io import FrameQueueInput
@@ -290,11 +295,11 @@ class AudioStreamer:
         whole_tail = self.mirror is not None
         while segments:
             if len(segments) > 1:
-                upto = _frames_for_phrase(segments[0], segments[1], audio)
+                upto = frames_for_phrase(segments[0], segments[1], audio)
             elif whole_tail:
                 upto = len(audio.frames)
             else:
-                upto = _frames_past_end(segments[0], audio)
+                upto = frames_past_end(segments[0], audio)
             await self._push_now(audio.frames[pushed:upto])
             pushed = max(pushed, upto)
             done += 1
@@ -508,41 +513,3 @@ async def _stop(task: asyncio.Task[Any]) -> None:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-
-
-def _frames_for_phrase(
-    segment: SpeechSegment, following: SpeechSegment, audio: FixtureAudio
-) -> int:
-    """How many of the fixture's frames to stream before waiting for the answer to a phrase
-    that is followed by another one.
-
-    The audio up to where the twin VAD ended the phrase, plus a margin (the session's own VAD
-    streams can need a frame or two more than the twin), stopping short of the next phrase so
-    the session cannot hear it early.
-    """
-    total = len(audio.frames)
-    frame_s = audio.frame_s
-    detected = segment.detected_s
-    next_start = following.end_s - following.speech_s
-    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / frame_s)
-    floor = math.ceil((detected + 0.001) / frame_s) + 1
-    cap = int((next_start - _NEXT_PHRASE_GUARD_S) / frame_s)
-    return min(total, max(floor, min(wanted, cap)))
-
-
-def _frames_past_end(segment: SpeechSegment, audio: FixtureAudio) -> int:
-    """How many frames to stream for the last phrase: past where the VAD ends it by the same
-    margin as `_frames_for_phrase`, not the whole silence tail."""
-    detected = segment.detected_s
-    wanted = math.ceil((detected + _PHRASE_MARGIN_S) / audio.frame_s)
-    floor = math.ceil((detected + 0.001) / audio.frame_s) + 1
-    return min(len(audio.frames), max(floor, wanted))
-
-
-_PHRASE_MARGIN_S = 0.25
-"""Audio streamed past the twin's end of a phrase: covers the session's VADs lagging the twin
-by a few frames (their resampling and windows line up differently now and then)."""
-
-_NEXT_PHRASE_GUARD_S = 0.05
-"""Stop this far before the next phrase's speech: less than Silero's 50 ms minimum speech,
-so the session cannot start hearing the next phrase while the agent answers this one."""
