@@ -306,5 +306,7 @@ def test_outside_the_adapter_it_refuses_to_hear_what_it_was_not_told() -> None:
     frame = rtc.AudioFrame(
         data=b"\0\0" * 1600, sample_rate=16000, num_channels=1, samples_per_channel=1600
     )
-    with pytest.raises(AudioFixtureError, match=r"only inside LiveKitAdapter.*WhisperSTT"):
+    with pytest.raises(
+        AudioFixtureError, match=r"only for a test that hands it each fixture.s text.*WhisperSTT"
+    ):
         run(stt.recognize(frame))

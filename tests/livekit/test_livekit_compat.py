@@ -225,11 +225,19 @@ def test_a_missing_internal_fails_naming_the_livekit_version() -> None:
     assert f"(written for livekit-agents {compat.TESTED_WITH})" in message
 
 
+# Our own modules of the in-process product's sub-package (adapters/livekit/session/:
+# `session._adapter`, `session._realtime`, ...), which a `session._name` is then not.
+_SESSION_MODULES = "|".join(
+    sorted(
+        p.stem[1:]
+        for p in (Path(adapter_package.__file__).parent / "session").glob("_*.py")
+        if p.stem != "__init__"
+    )
+)
 # Private names of livekit-agents the adapter may read only through _compat.
-# (`session._adapter`, `session._barge_in`, `session._io` are our own modules: the in-process
-# product's sub-package, adapters/livekit/session/.)
 _PRIVATE_READ = re.compile(
-    r"""(?:session|activity|agent|current|handle|task|record|info)\._(?!(?:adapter|barge_in|io)\b)[a-z]\w*"""
+    r"(?:session|activity|agent|current|handle|task|record|info)\._"
+    rf"(?!(?:{_SESSION_MODULES})\b)[a-z]\w*"
     r"""|getattr\([^)]*["']_[a-z]\w*["']"""
     r"""|from\s+livekit[.\w]*\s+import\s+[^\n]*\b_[A-Za-z]\w*"""
 )

@@ -198,8 +198,10 @@ def test_a_reconnection_during_a_replay_is_an_error_naming_it(
     _record(tmp_path, monkeypatch, shared=True, users=CALL[:2])
     monkeypatch.delenv("OPENAI_API_KEY")
 
-    def make() -> Any:  # the connection is recycled every 20 ms: the session reconnects
-        return AgentSession(llm=realtime.RealtimeModel(max_session_duration=0.02)), FrontDesk()
+    def make() -> Any:
+        # A connection recycled as soon as it opens: the session reconnects before its first
+        # turn, whatever the machine's speed (with 20 ms, a quick run ended before the timer).
+        return AgentSession(llm=realtime.RealtimeModel(max_session_duration=0)), FrontDesk()
 
     adapter = OpenAIRealtimeReplay(LiveKitAdapter(make, speed=1.0), cassette_dir=tmp_path)
     with pytest.raises(CassetteError) as info:

@@ -39,7 +39,7 @@ from pytest_agent_eval.runner import RunSettings, run_transcript
 
 @pytest.fixture(scope="module")
 def spoken(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from pytest_agent_eval.synthesize.run import ensure_fixtures
+    from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = tmp_path_factory.mktemp("barge")
     (folder / "fixtures.yaml").write_text(BARGE_IN_FIXTURES_YAML)

@@ -31,6 +31,7 @@ __all__ = [
     "is_openai_realtime_model",
     "openai_realtime_model_class",
     "pointed_at",
+    "session_model",
     "session_options",
     "wrap_session_factory",
 ]
@@ -123,6 +124,11 @@ def session_options(session: Any) -> Any:
     return session._opts
 
 
+def session_model(session: Any) -> Any:
+    """The `RealtimeModel` a plugin session was made by (None if it keeps none)."""
+    return getattr(session, "_realtime_model", None)
+
+
 async def close_owned_http_session(session: Any) -> None:
     """Close the aiohttp session the plugin session's model opened for itself, if it did.
 
@@ -131,7 +137,7 @@ async def close_owned_http_session(session: Any) -> None:
     calls at the end of an AgentSession: aiohttp then prints "Unclosed client session". The
     model is forgotten as the owner, so a model used again opens a new one.
     """
-    model = getattr(session, "_realtime_model", None)
+    model = session_model(session)
     if model is None or not getattr(model, "_http_session_owned", False):
         return
     http = getattr(model, "_http_session", None)

@@ -98,7 +98,7 @@ _OPEN_TAPES: list[_Tape] = []
 
 
 def _models_of(tape: _Tape) -> list[Any]:
-    return [getattr(made, "_realtime_model", None) for made in tape.sessions]
+    return [compat.session_model(made) for made in tape.sessions]
 
 
 def _route_session(model: Any, make: Any) -> Any:
@@ -397,7 +397,7 @@ class _ReplayConversation:
             in_use = [id(m) for tape in _OPEN_TAPES for m in _models_of(tape)]
             for made in self.tape.sessions:
                 # The run's models' own HTTP sessions, unless a run still open shares a model.
-                if id(getattr(made, "_realtime_model", None)) not in in_use:
+                if id(compat.session_model(made)) not in in_use:
                     await compat.close_owned_http_session(made)
             if self.tape.server is not None:
                 await self.tape.server.aclose()
