@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from test_public_api import COMPAT_NAMES
 
 import pytest_agent_eval
 from pytest_agent_eval import legacy
@@ -104,26 +105,7 @@ def test_an_earlier_project_importing_the_old_loader_runs_green_with_the_warning
 # The earlier package's public paths (spec/compat.md, docs/migration.md "What works as it did"):
 # real modules, imported without a warning, offering the names users type.
 EARLIER_PUBLIC = {
-    "pytest_agent_eval": [
-        "Turn",
-        "Expect",
-        "Transcript",
-        "JudgeConfig",
-        "ToolCall",
-        "ToolCallArgsConfig",
-        "AgentReply",
-        "EvalResult",
-        "Evaluator",
-        "TurnContext",
-        "TranscriptResult",
-        "TranscriptError",
-        "ContainsEvaluator",
-        "ToolCallEvaluator",
-        "ToolCallArgsEvaluator",
-        "JudgeEvaluator",
-        "ToolCallArgsJudgeEvaluator",
-        "__version__",
-    ],
+    "pytest_agent_eval": sorted(COMPAT_NAMES),
     "pytest_agent_eval.models": ["TurnResult", "RunResult", "Turn", "Expect", "Transcript"],
     "pytest_agent_eval.evaluators": [
         "ContainsEvaluator",
