@@ -216,14 +216,16 @@ def watch_flows(worker: Any, listener: FlowListener) -> None:
         AdapterError: An installed Flows has no ``_set_node``/``current_node`` to watch.
     """
     for name in _FLOWS_MODULES:
-        module = sys.modules.get(name)
-        if module is None and name == _FLOWS_MODULES[0]:
-            try:
-                module = importlib.import_module(name)
-            except ImportError:
-                continue
-        if module is not None:
-            _wrap_set_node(module.FlowManager, name)
+        if name not in sys.modules and name != _FLOWS_MODULES[0]:
+            continue
+        try:
+            # Through the import system even when sys.modules has it: a module another run's
+            # thread is still importing is there half made (no FlowManager yet), and
+            # import_module waits for that import to finish.
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        _wrap_set_node(module.FlowManager, name)
     _flow_listeners[worker] = listener
 
 
