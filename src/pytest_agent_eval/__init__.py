@@ -18,6 +18,11 @@ from typing import TYPE_CHECKING, Any
 # Set before any of them is loaded: pytest imports this plugin before any conftest.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
+# Imported first, for its effect: pytest would rewrite the asserts of every module below this
+# one (it marks a plugin's whole distribution); importing it takes the package out of that.
+from ._compat import pytest_rewrite as _pytest_rewrite  # noqa: F401
+
+# isort: split
 from . import legacy
 from .adapters import AgentAdapter, CallableAdapter, Conversation, ConversationInfo, TurnInput
 from .errors import (

@@ -127,6 +127,56 @@ def test_loading_the_plugin_and_running_evals_imports_nothing_heavy(project: Pro
     )
 
 
+def test_pytest_does_not_rewrite_the_packages_own_modules(project: Project) -> None:
+    """pytest marks a plugin's whole distribution for assertion rewriting; the package takes
+    itself out (it asserts nothing a test reads), so no module of it beyond the two that load
+    before the unmarking goes through the rewriting hook, while test files still do."""
+    project.echo_agent("booked")
+    project.transcript(
+        "booking",
+        """\
+        id: booking
+        turns:
+          - user: Book
+            expect:
+              reply_contains_any: [booked]
+        """,
+    )
+    project.test_file(
+        "test_zz_rewrite.py",
+        """
+        import sys
+
+        import pytest_agent_eval.runner
+
+
+        def loaded_by_the_rewriting_hook(prefix):
+            return sorted(
+                name
+                for name, module in list(sys.modules.items())
+                if name.split(".")[0] == prefix
+                and type(getattr(module, "__loader__", None)).__name__
+                == "AssertionRewritingHook"
+            )
+
+
+        def test_rewritten():
+            assert loaded_by_the_rewriting_hook("pytest_agent_eval") == [
+                "pytest_agent_eval",
+                "pytest_agent_eval._compat",
+                "pytest_agent_eval._compat.pytest_rewrite",
+            ]
+            assert loaded_by_the_rewriting_hook("test_zz_rewrite") == ["test_zz_rewrite"]
+        """,
+    )
+
+    result = project.pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--agent-eval-live", "-v"
+    )
+
+    result.assert_outcomes(passed=2)
+
+
 def test_plugin_works_when_no_optional_extra_is_installed(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:

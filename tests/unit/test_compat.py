@@ -11,10 +11,16 @@ import pytest
 
 from pytest_agent_eval._compat import pydantic_ai as pai_compat
 from pytest_agent_eval._compat import pytest as pytest_compat
+from pytest_agent_eval._compat import pytest_rewrite
 
 
 def test_pytest_internals_hold() -> None:
     problems = pytest_compat.drift_problems()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_rewriting_hooks_internals_hold() -> None:
+    problems = pytest_rewrite.drift_problems()
     assert not problems, "\n".join(problems)
 
 

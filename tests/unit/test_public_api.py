@@ -290,7 +290,9 @@ ALLOWED: dict[str, set[str]] = {
         "simulation",  # its files collected (lazily) beside transcripts, by collection
     },
     # The façade re-exports what the docs teach; the settings, loaders and expansion lazily.
+    # _compat first of all, for its effect: it takes the package out of pytest's rewriting.
     "__init__": {
+        "_compat",
         "errors",
         "models",
         "evaluators",
