@@ -43,6 +43,38 @@ def test_the_session_speaks_its_replies_with_the_offline_voice(tmp_path: Path) -
     assert word_error_rate(reply.reply, transcribe(clip)) <= 0.3
 
 
+def test_a_reply_said_before_is_the_same_audio_from_memory(tmp_path: Path) -> None:
+    """Every run says the same sentences: the second session's reply comes from the
+    process's memory of replies (no synthesis) and plays the same samples as the first."""
+    from pytest_agent_eval.voice._reply_voice import SPOKEN
+
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(
+            stt=FixtureTextSTT(),
+            vad=booking.VAD,
+            llm=ScriptedLLM(booking.RULES),
+            tts=SynthesizerTTS(),
+            **eval_session_kwargs(),
+        )
+        return session, booking.RestaurantAgent()
+
+    def reply_audio(out: Path) -> bytes:
+        adapter = LiveKitAdapter(factory, audio_out_dir=out)
+        (reply,) = run(converse(adapter, transcript(Turn(user="Do you have vegan dishes?"))))
+        assert reply.audio_out is not None
+        return read_wav(reply.audio_out).samples.tobytes()
+
+    SPOKEN.clear()
+    first = reply_audio(tmp_path / "first")
+    said, hits = len(SPOKEN), SPOKEN.hits
+    again = reply_audio(tmp_path / "again")
+
+    assert said >= 1
+    assert SPOKEN.hits > hits
+    assert len(SPOKEN) == said  # nothing new was synthesized
+    assert again == first
+
+
 def test_settings_are_checked_when_the_tts_is_built() -> None:
     tts = SynthesizerTTS(speed=1.2, sample_rate=16000)
     assert (tts.model, tts.provider, tts.sample_rate) == (

@@ -1,7 +1,7 @@
-"""Model work heard before (`adapters.pipecat._memo`): a conversation answered from what Silero,
-smart-turn and the offline TTS said before captures exactly what one computing everything
-captures, timings included; and the memory is really used, keyed by everything a model is
-given."""
+"""Model work heard before (`adapters.pipecat._memo`, `voice._reply_voice`): a conversation
+answered from what Silero, smart-turn and the offline TTS said before captures exactly what one
+computing everything captures, timings included; and the memory is really used, keyed by
+everything a model is given."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pipecat_support import PHRASES, converse, run, transcript
 
 from pytest_agent_eval.adapters.pipecat import PipecatAdapter, _memo
 from pytest_agent_eval.models import AgentReply, Greeting, Turn
+from pytest_agent_eval.voice._reply_voice import SPOKEN
 
 BY_ID = {s.id: s for s in SCENARIOS}
 
@@ -56,14 +57,14 @@ def test_a_conversation_heard_before_captures_what_one_computed_afresh_does(
     computed = hold(scenario, phrases)
     monkeypatch.delenv("AGENT_EVAL_PIPECAT_MEMO")
     _memo.RESULTS.clear()
-    _memo.SPEECH.clear()
+    SPOKEN.clear()
     first = hold(scenario, phrases)
-    hits, misses, speech = _memo.RESULTS.hits, _memo.RESULTS.misses, _memo.SPEECH.hits
+    hits, misses, speech = _memo.RESULTS.hits, _memo.RESULTS.misses, SPOKEN.hits
     again = hold(scenario, phrases)
     # Heard before: every model run, loudness and sentence answered from memory ...
     assert _memo.RESULTS.hits - hits > 200
     assert _memo.RESULTS.misses == misses
-    assert _memo.SPEECH.hits > speech
+    assert SPOKEN.hits > speech
     # ... and nothing a verdict or a report reads changed, to the millisecond.
     assert first == computed
     assert again == computed

@@ -18,7 +18,8 @@ input, bit for bit, and the TTS is seeded).
   the same too.
 - **Pure audio functions** (`remembering`): the VAD's loudness of each chunk and smart-turn's
   log-mel features, answered from `RESULTS` for the same audio.
-- **Speech** (`SPEECH`): the offline TTS's PCM per voice, rate and text.
+- **Speech**: the offline TTS's replies, remembered for every voice adapter in
+  `voice._reply_voice` (``SPOKEN``); this switch turns that memory off for Pipecat's TTS too.
 
 Nothing a turn captures changes: a hit returns a copy of what the model returned the first
 time. Both stores are LRUs bounded in bytes. ``AGENT_EVAL_PIPECAT_MEMO=0`` turns them off (to
@@ -32,13 +33,13 @@ import hashlib
 import importlib
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any
+
+from ...voice._reply_voice import ByteBoundedLRU
 
 __all__ = [
     "RESULTS",
-    "SPEECH",
     "ByteBoundedLRU",
     "MemoSession",
     "SharedSessions",
@@ -46,8 +47,6 @@ __all__ = [
     "remembering",
     "share_model_sessions",
 ]
-
-V = TypeVar("V")
 
 _MODEL_MODULES = (
     ("pipecat.audio.vad.silero", "onnxruntime"),
@@ -86,55 +85,8 @@ def _read_switch() -> bool:
     return _enabled
 
 
-class ByteBoundedLRU(Generic[V]):
-    """A thread-safe LRU whose entries' sizes (as given) sum to at most ``max_bytes``."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: Hashable) -> V | None:
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return entry[0]
-
-    def put(self, key: Hashable, value: V, size: int) -> None:
-        if size > self.max_bytes:
-            return
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._entries[key] = (value, size)
-            self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-            self.hits = self.misses = 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
 RESULTS: ByteBoundedLRU[list[Any]] = ByteBoundedLRU(48 * 1024 * 1024)
 """Model outputs by input digest (a Silero window's entry is about 1.2 kB)."""
-
-SPEECH: ByteBoundedLRU[tuple[bytes, list[tuple[str, float]]]] = ByteBoundedLRU(96 * 1024 * 1024)
-"""The offline TTS's PCM and word times by (backend, voice, rate, text)."""
 
 _ENTRY_OVERHEAD = 200
 """Bytes an entry costs beyond its arrays (key, list, array headers), roughly."""

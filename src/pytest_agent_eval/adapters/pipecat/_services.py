@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import re
-import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -455,9 +454,6 @@ def _declared_types(tools: Any, name: str) -> dict[str, Any]:
 
 # -- TTS ------------------------------------------------------------------------------------------
 
-_engine_lock = threading.Lock()
-"""One engine per voice and process is shared, and it must not run in two threads at once."""
-
 
 class SynthesizerTTSService(TTSService):
     """The fixture synthesizer's voice as a Pipecat TTS: offline by default, no key.
@@ -520,25 +516,16 @@ class SynthesizerTTSService(TTSService):
         """``text`` as 16-bit mono PCM at this service's rate, and when each word starts
         (spread over the voiced audio by length, as a caption follows speech)."""
         from ...voice._barge_in import word_offset_s
-        from ...voice._fixtures import resample, to_pcm16_bytes, voiced_frames
-        from ._memo import SPEECH, memo_enabled
+        from ...voice._reply_voice import speak_reply
+        from ._memo import memo_enabled
 
-        key = (self._backend.name, repr(self._voice), self.sample_rate, text)
-        known = SPEECH.get(key) if memo_enabled() else None
-        if known is not None:  # said before in this process: the same bytes again
-            return known[0], list(known[1])
-        with _engine_lock:
-            clip = self._backend.synthesize(text, self._voice)
-        clip = resample(clip, self.sample_rate)
-        voiced, n = voiced_frames(clip)
-        start = float(voiced[0] * n / clip.sample_rate) if voiced.size else 0.0
-        end = float((voiced[-1] + 1) * n / clip.sample_rate) if voiced.size else clip.duration_s
+        spoken = speak_reply(
+            self._backend, self._voice, self.sample_rate, text, remember=memo_enabled()
+        )
+        start, end = spoken.voiced_start_s, spoken.voiced_end_s
         words = text.split()
         times = [(w, word_offset_s(text, i + 1, start, end)) for i, w in enumerate(words)]
-        pcm = to_pcm16_bytes(clip)
-        if memo_enabled():
-            SPEECH.put(key, (pcm, list(times)), len(pcm) + 100 * len(times))
-        return pcm, times
+        return spoken.pcm, times
 
     _speak._agent_eval_inline = True  # type: ignore[attr-defined]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 
 from livekit.agents import APIError, tts
@@ -12,11 +11,6 @@ from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS, APIConnectOptions
 from ....models import VoiceSettings
 
 __all__ = ["SynthesizerTTS"]
-
-# One engine per voice and process is shared by every backend instance (loading one costs
-# about a second), and an engine must not run in two threads at once: sessions in the same
-# process take turns.
-_engine_lock = threading.Lock()
 
 
 class SynthesizerTTS(tts.TTS):  # type: ignore[type-arg]  # bare: no run-time subscript of a livekit base
@@ -99,12 +93,11 @@ class SynthesizerTTS(tts.TTS):  # type: ignore[type-arg]  # bare: no run-time su
         return _SynthesizerStream(tts=self, input_text=text, conn_options=conn_options)
 
     def _speak(self, text: str) -> bytes:
-        """``text`` as 16-bit mono PCM at this TTS's rate (runs in a worker thread)."""
-        from ....voice._fixtures import resample, to_pcm16_bytes
+        """``text`` as 16-bit mono PCM at this TTS's rate (runs in a worker thread; a sentence
+        said before in this process comes from memory, the same bytes)."""
+        from ....voice._reply_voice import speak_reply
 
-        with _engine_lock:
-            clip = self._backend.synthesize(text, self._settings)
-        return to_pcm16_bytes(resample(clip, self.sample_rate))
+        return speak_reply(self._backend, self._settings, self.sample_rate, text).pcm
 
 
 class _SynthesizerStream(tts.ChunkedStream):
