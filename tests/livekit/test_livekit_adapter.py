@@ -422,8 +422,9 @@ def test_with_a_tts_the_reply_audio_is_captured(fixtures: Fixtures, tmp_path: Pa
         assert reply.reply == "Hello! How can I help you?"
         assert reply.first_audio_latency_s is not None and reply.first_audio_latency_s >= 0
         assert reply.metadata["livekit"]["reply_audio_s"] > 0.5
-    assert spoken.audio_out == tmp_path / "t-run1-turn1.wav"
-    assert typed.audio_out == tmp_path / "t-run1-turn2.wav"
+    # The one layout of every voice adapter (voice._fixture_pcm.turn_audio_path).
+    assert spoken.audio_out == (tmp_path / "t" / "run1-turn1-reply.wav").resolve()
+    assert typed.audio_out == (tmp_path / "t" / "run1-turn2-reply.wav").resolve()
     # What was captured is the agent's speech: Whisper hears the reply in it.
     from pytest_agent_eval.voice._fixtures import read_wav, transcribe, word_error_rate
 

@@ -106,6 +106,21 @@ def test_runs_in_parallel_each_get_their_own_pipeline_and_thread(phrases: dict[s
     assert left == set()
 
 
+def test_reply_and_streamed_audio_share_a_folder_without_overwriting(
+    phrases: dict[str, Path], tmp_path: Path
+) -> None:
+    import soundfile
+
+    adapter = PipecatAdapter(single_bot, audio_out_dir=tmp_path, audio_in_dir=tmp_path)
+    (reply,) = run(converse(adapter, transcript(spoken("hello", phrases), id="both")))[1]
+    assert reply.audio_in is not None and reply.audio_out is not None
+    assert sorted(p.name for p in (tmp_path / "both").iterdir()) == [
+        "run1-turn1-reply.wav",
+        "run1-turn1.wav",
+    ]
+    assert soundfile.info(str(reply.audio_in)).samplerate == 16000  # the caller's, not the reply
+
+
 def test_reply_and_streamed_audio_are_saved_when_asked(
     phrases: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -115,7 +130,7 @@ def test_reply_and_streamed_audio_are_saved_when_asked(
         single_bot, audio_out_dir=tmp_path / "out", audio_in_dir=tmp_path / "in"
     )
     (reply,) = run(converse(adapter, transcript(spoken("hello", phrases), id="saved")))[1]
-    assert reply.audio_out == (tmp_path / "out" / "saved" / "run1-turn1.wav").resolve()
+    assert reply.audio_out == (tmp_path / "out" / "saved" / "run1-turn1-reply.wav").resolve()
     assert reply.audio_in == (tmp_path / "in" / "saved" / "run1-turn1.wav").resolve()
     out = soundfile.info(str(reply.audio_out))
     assert out.duration == pytest.approx(reply.metadata["pipecat"]["reply_audio_s"], abs=0.05)

@@ -35,5 +35,6 @@ def test_the_example_passes_in_room_mode(
     assert result.ret == 0, "\n".join(result.outlines[-60:])
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*booking_remembered*1*1*PASS*", "*2/2 evals passed*"])
-    saved = sorted((pytester.path / ".agent_eval_cache" / "reply-audio").glob("*.wav"))
+    # Every turn's reply, where every voice adapter saves it: <dir>/<id>/run<N>-turn<M>-reply.wav
+    saved = sorted((pytester.path / ".agent_eval_cache" / "reply-audio").glob("*/*-reply.wav"))
     assert len(saved) == 3 + 1  # every turn

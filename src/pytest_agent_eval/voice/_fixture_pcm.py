@@ -32,7 +32,9 @@ __all__ = [
     "decode_fixture",
     "load_fixture_pcm",
     "resolve_audio",
+    "save_reply_audio",
     "save_streamed_audio",
+    "turn_audio_path",
 ]
 
 
@@ -176,6 +178,43 @@ async def check_fixtures(transcript: Transcript, load: Callable[[Path], Any]) ->
             ) from None
 
 
+def turn_audio_path(
+    folder: str | os.PathLike[str],
+    *,
+    transcript_id: str,
+    run_index: int,
+    turn_index: int,
+    reply: bool = False,
+) -> Path:
+    """Where every voice adapter saves a turn's audio: ``<folder>/<transcript>/run<N>-turn<M>.wav``
+    for what the caller streamed, ``...-reply.wav`` for what the agent said, so the two never
+    overwrite each other when they share a folder. The transcript id is made safe for a file
+    name (an id may hold spaces, colons or slashes)."""
+    from .._text import safe_name
+
+    name = f"run{run_index + 1}-turn{turn_index + 1}{'-reply' if reply else ''}.wav"
+    return Path(folder) / safe_name(transcript_id) / name
+
+
+def save_reply_audio(
+    folder: str | os.PathLike[str],
+    *,
+    transcript_id: str,
+    run_index: int,
+    turn_index: int,
+    clip: AudioClip,
+) -> Path:
+    """Write the agent's audio of a turn at `turn_audio_path` (``reply=True``), atomically.
+    Returns the resolved path."""
+    from ._fixtures import write_wav_atomic
+
+    path = turn_audio_path(
+        folder, transcript_id=transcript_id, run_index=run_index, turn_index=turn_index, reply=True
+    )
+    write_wav_atomic(path, clip)
+    return path.resolve()
+
+
 def save_streamed_audio(
     folder: str | os.PathLike[str],
     *,
@@ -185,12 +224,13 @@ def save_streamed_audio(
     pcm: bytes,
     sample_rate: int,
 ) -> Path:
-    """Write the exact audio a turn streamed (16-bit mono PCM, after its conditions) where
-    every voice adapter saves it, ``<folder>/<transcript>/run<N>-turn<M>.wav``, atomically;
-    the HTML report plays it beside the clean fixture. Returns the resolved path."""
-    from .._text import safe_name
+    """Write the exact audio a turn streamed (16-bit mono PCM, after its conditions) at
+    `turn_audio_path`, atomically; the HTML report plays it beside the clean fixture. Returns
+    the resolved path."""
     from ._fixtures import clip_from_pcm16, write_wav_atomic
 
-    path = Path(folder) / safe_name(transcript_id) / f"run{run_index + 1}-turn{turn_index + 1}.wav"
+    path = turn_audio_path(
+        folder, transcript_id=transcript_id, run_index=run_index, turn_index=turn_index
+    )
     write_wav_atomic(path, clip_from_pcm16(pcm, sample_rate))
     return path.resolve()

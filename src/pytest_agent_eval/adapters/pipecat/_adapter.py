@@ -32,6 +32,7 @@ from ...voice._fixture_pcm import (
     check_fixtures,
     load_fixture_pcm,
     resolve_audio,
+    save_reply_audio,
     save_streamed_audio,
 )
 from ...voice._heard import fixture_text_refusal
@@ -629,13 +630,15 @@ class PipecatConversation:
         folder = self.adapter.audio_out_dir
         if folder is None or not log.audio or not log.audio_rate or log.index is None:
             return None
-        from ...voice._fixtures import clip_from_pcm16, write_wav_atomic
+        from ...voice._fixtures import clip_from_pcm16
 
-        clip = clip_from_pcm16(bytes(log.audio), log.audio_rate)
-        stem = safe_name(self.info.transcript.id)
-        path = Path(folder) / stem / f"run{self.info.run_index + 1}-turn{log.index + 1}.wav"
-        write_wav_atomic(path, clip)
-        return path.resolve()
+        return save_reply_audio(
+            folder,
+            transcript_id=self.info.transcript.id,
+            run_index=self.info.run_index,
+            turn_index=log.index,
+            clip=clip_from_pcm16(bytes(log.audio), log.audio_rate),
+        )
 
 
 def _barge_record(run: BargeInRun, second: TurnLog) -> BargeIn:

@@ -20,7 +20,6 @@ import aiohttp
 from livekit import api, rtc
 from livekit.plugins import silero
 
-from ...._text import safe_name
 from ....errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
 from ....models import (
     AgentReply,
@@ -34,7 +33,7 @@ from ....models import (
     Usage,
     describe_conditions,
 )
-from ....voice._fixture_pcm import check_fixtures, save_streamed_audio
+from ....voice._fixture_pcm import check_fixtures, save_reply_audio, save_streamed_audio
 from ....voice._heard import assign_phrases
 from ....voice._segments import SpeechSegment
 from ...base import ConversationInfo, TurnInput
@@ -1198,12 +1197,15 @@ class LiveKitRoomConversation:
         folder = self.adapter.audio_out_dir
         if folder is None or not pcm:
             return None
-        from ....voice._fixtures import clip_from_pcm16, write_wav_atomic
+        from ....voice._fixtures import clip_from_pcm16
 
-        stem = safe_name(self.info.transcript.id)
-        path = folder / f"{stem}-run{self.info.run_index + 1}-turn{turn.index + 1}.wav"
-        write_wav_atomic(path, clip_from_pcm16(pcm, AUDIO_RATE))
-        return path
+        return save_reply_audio(
+            folder,
+            transcript_id=self.info.transcript.id,
+            run_index=self.info.run_index,
+            turn_index=turn.index,
+            clip=clip_from_pcm16(pcm, AUDIO_RATE),
+        )
 
     # -- deadlines and close --------------------------------------------------------------
 

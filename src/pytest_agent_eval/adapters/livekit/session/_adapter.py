@@ -16,7 +16,6 @@ from typing import Any
 
 from livekit.agents import Agent, AgentSession
 
-from ...._text import safe_name
 from ....errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ....models import (
     AgentReply,
@@ -938,7 +937,8 @@ class LiveKitConversation:
             return None
         from livekit import rtc
 
-        from ....voice._fixtures import clip_from_pcm16, write_wav_atomic
+        from ....voice._fixture_pcm import save_reply_audio
+        from ....voice._fixtures import clip_from_pcm16
 
         frame = rtc.combine_audio_frames(frames)
         clip = clip_from_pcm16(bytes(frame.data), frame.sample_rate)
@@ -947,11 +947,13 @@ class LiveKitConversation:
 
             samples = clip.samples.reshape(-1, frame.num_channels).mean(axis=1)
             clip = type(clip)(np.ascontiguousarray(samples), frame.sample_rate)
-        # safe_name: an id may hold spaces, colons or slashes, which a file name must not.
-        stem = safe_name(self.info.transcript.id)
-        path: Path = folder / f"{stem}-run{self.info.run_index + 1}-turn{index + 1}.wav"
-        write_wav_atomic(path, clip)
-        return path
+        return save_reply_audio(
+            folder,
+            transcript_id=self.info.transcript.id,
+            run_index=self.info.run_index,
+            turn_index=index,
+            clip=clip,
+        )
 
     @contextlib.asynccontextmanager
     async def deadline(self, stage: Stage, *, turn_label: str) -> AsyncIterator[None]:
