@@ -21,6 +21,9 @@ commands:
             import messages FILE.json                       an OpenAI-format message list
   merge   one verdict from the results files of N shards (--agent-eval-shard K/N):
             merge RESULTS... --expect-shards N [--agent-eval-html PATH ...]
+  compare two results files side by side, eval by eval (pass rates with Fisher's exact
+          test, p95 latency, agent tokens per run):
+            compare BASE.json NEW.json [--markdown PATH] [--fail-on-regression]
 
 Voice fixtures: python -m pytest_agent_eval.synthesize_audio --help
 """
@@ -45,8 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .report._merge import main as merge_main
 
         return merge_main(rest)
+    if command == "compare":
+        from .report._compare import main as compare_main
+
+        return compare_main(rest)
     print(
-        f"error: unknown command {command!r}; the commands are: init, import, merge\n",
+        f"error: unknown command {command!r}; the commands are: init, import, merge, compare\n",
         file=sys.stderr,
     )
     print(USAGE, end="", file=sys.stderr)

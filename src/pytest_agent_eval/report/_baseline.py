@@ -28,6 +28,7 @@ __all__ = [
     "BaselineComparison",
     "BaselineError",
     "EvalChange",
+    "compare_results_files",
     "compare_with_baseline",
     "fisher_exact_p",
 ]
@@ -119,54 +120,110 @@ def _tokens_per_run(tokens: Any, runs: Any) -> float | None:
     return total / runs if isinstance(total, int | float) else None
 
 
-def _change(record: EvalRecord, then: Mapping[str, Any]) -> EvalChange:
-    res = record.result
-    then_runs, then_passed = then.get("runs"), then.get("passed_runs")
-    usable_then = isinstance(then_runs, int) and isinstance(then_passed, int) and then_runs > 0
-    then_score = then_passed / then_runs if usable_then else None  # type: ignore[operator]
-    then_ci = wilson_interval(then_passed, then_runs) if usable_then else None  # type: ignore[arg-type]
-    common = {
-        "key": record.key,
-        "label": record.label,
-        "then_score": then_score,
-        "then_ci": then_ci,
-        "then_runs": f"{then_passed}/{then_runs}" if usable_then else "–",
-    }
-    comparable = usable_then and res is not None and res.runs and record.verdict != "error"
-    comparable = comparable and then.get("verdict") != "error"
-    if not comparable or res is None:
-        return EvalChange(change="not comparable", **common)  # type: ignore[arg-type]
-    now_passed, now_runs = res.passed_run_count, len(res.runs)
-    p = fisher_exact_p(
-        then_passed,  # type: ignore[arg-type]
-        then_runs - then_passed,  # type: ignore[operator]
-        now_passed,
-        now_runs - now_passed,
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """What the comparison reads of one eval on one side, from a record or a results file's
+    entry alike."""
+
+    runs: int | None
+    passed: int | None
+    verdict: str | None
+    p95_latency_s: float | None
+    tokens_per_run: float | None
+
+    @property
+    def usable(self) -> bool:
+        return (
+            isinstance(self.runs, int)
+            and isinstance(self.passed, int)
+            and self.runs > 0
+            and self.verdict not in ("error", "skipped")
+        )
+
+    @property
+    def score(self) -> float | None:
+        return self.passed / self.runs if self.usable else None  # type: ignore[operator]
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return wilson_interval(self.passed, self.runs) if self.usable else None  # type: ignore[arg-type]
+
+    @property
+    def runs_text(self) -> str:
+        return f"{self.passed}/{self.runs}" if self.usable else "–"
+
+
+def _side_of_entry(entry: Mapping[str, Any]) -> _Side:
+    runs, passed = entry.get("runs"), entry.get("passed_runs")
+    latency = entry.get("p95_latency_s")
+    return _Side(
+        runs=runs if isinstance(runs, int) else None,
+        passed=passed if isinstance(passed, int) else None,
+        verdict=entry.get("verdict") if isinstance(entry.get("verdict"), str) else None,
+        p95_latency_s=float(latency) if isinstance(latency, int | float) else None,
+        tokens_per_run=_tokens_per_run(entry.get("agent_tokens"), runs),
     )
+
+
+def _side_of_record(record: EvalRecord) -> _Side:
+    res = record.result
+    if res is None or not res.runs:
+        return _Side(None, None, record.verdict, None, None)
+    runs = len(res.runs)
+    return _Side(
+        runs=runs,
+        passed=res.passed_run_count,
+        verdict=record.verdict,
+        p95_latency_s=res.p95_latency_s,
+        tokens_per_run=res.agent_usage.total_tokens / runs if res.agent_usage else None,
+    )
+
+
+def _change(key: str, label: str, then: _Side, now: _Side) -> EvalChange:
+    common = {
+        "key": key,
+        "label": label,
+        "then_score": then.score,
+        "then_ci": then.interval,
+        "then_runs": then.runs_text,
+    }
+    if not (then.usable and now.usable):
+        return EvalChange(change="not comparable", **common)  # type: ignore[arg-type]
+    assert then.passed is not None and then.runs is not None
+    assert now.passed is not None and now.runs is not None
+    p = fisher_exact_p(then.passed, then.runs - then.passed, now.passed, now.runs - now.passed)
     change: Change = "unchanged"
     if p < SIGNIFICANCE:
-        change = "regressed" if res.score < (then_score or 0.0) else "improved"
-    latency_then = then.get("p95_latency_s")
+        change = "regressed" if (now.score or 0.0) < (then.score or 0.0) else "improved"
     latency_delta = (
-        res.p95_latency_s - latency_then
-        if res.p95_latency_s is not None and isinstance(latency_then, int | float)
+        now.p95_latency_s - then.p95_latency_s
+        if now.p95_latency_s is not None and then.p95_latency_s is not None
         else None
     )
-    tokens_then = _tokens_per_run(then.get("agent_tokens"), then_runs)
-    tokens_now = res.agent_usage.total_tokens / now_runs if res.agent_usage else None
     tokens_delta = (
-        tokens_now - tokens_then if tokens_now is not None and tokens_then is not None else None
+        now.tokens_per_run - then.tokens_per_run
+        if now.tokens_per_run is not None and then.tokens_per_run is not None
+        else None
     )
     return EvalChange(
         change=change,
         p_value=p,
-        now_score=res.score,
-        now_ci=res.interval,
-        now_runs=f"{now_passed}/{now_runs}",
+        now_score=now.score,
+        now_ci=now.interval,
+        now_runs=now.runs_text,
         latency_delta_s=latency_delta,
         tokens_delta_per_run=tokens_delta,
         **common,  # type: ignore[arg-type]
     )
+
+
+def _entries(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """A results file's evals by key."""
+    return {
+        e["key"]: e
+        for e in document.get("evals", [])
+        if isinstance(e, Mapping) and isinstance(e.get("key"), str)
+    }
 
 
 def compare_with_baseline(
@@ -174,18 +231,16 @@ def compare_with_baseline(
 ) -> BaselineComparison:
     """Compare the evals that ran in this session (``ran``) with the baseline's, by key."""
     ran = list(ran)
-    earlier = {
-        e["key"]: e
-        for e in baseline.get("evals", [])
-        if isinstance(e, Mapping) and isinstance(e.get("key"), str)
-    }
+    earlier = _entries(baseline)
     changes, new = [], []
     for record in ran:
         then = earlier.get(record.key)
         if then is None or then.get("verdict") == "skipped":
             new.append(record.label)
         else:
-            changes.append(_change(record, then))
+            changes.append(
+                _change(record.key, record.label, _side_of_entry(then), _side_of_record(record))
+            )
     now_keys = {r.key for r in ran}
     removed = tuple(
         str(e.get("label") or key)
@@ -198,5 +253,37 @@ def compare_with_baseline(
         generated_at=generated if isinstance(generated, str) else None,
         changes=tuple(changes),
         new=tuple(new),
+        removed=removed,
+    )
+
+
+def compare_results_files(
+    base: Mapping[str, Any], new: Mapping[str, Any], base_path: str
+) -> BaselineComparison:
+    """Compare two results files, eval by eval (by key), as a session is compared with its
+    baseline: ``base`` is then, ``new`` is now (``agent-eval compare``)."""
+    earlier, later = _entries(base), _entries(new)
+    changes, added = [], []
+    for key, now in later.items():
+        if now.get("verdict") == "skipped":
+            continue
+        label = str(now.get("label") or key)
+        then = earlier.get(key)
+        if then is None or then.get("verdict") == "skipped":
+            added.append(label)
+        else:
+            changes.append(_change(key, label, _side_of_entry(then), _side_of_entry(now)))
+    removed = tuple(
+        str(e.get("label") or key)
+        for key, e in earlier.items()
+        if e.get("verdict") != "skipped"
+        and (key not in later or later[key].get("verdict") == "skipped")
+    )
+    generated = base.get("generated_at")
+    return BaselineComparison(
+        path=base_path,
+        generated_at=generated if isinstance(generated, str) else None,
+        changes=tuple(changes),
+        new=tuple(added),
         removed=removed,
     )

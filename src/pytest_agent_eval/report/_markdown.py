@@ -18,6 +18,7 @@ from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
+from ._baseline import BaselineComparison
 from ._format import (
     AGENT_SPEECH_LABEL,
     BASELINE_HEADER,
@@ -60,6 +61,7 @@ __all__ = [
     "INTERRUPTED",
     "NOTHING_RAN",
     "baseline_section",
+    "comparison_section",
     "interrupted_lines",
     "md_escape",
     "md_escape_lines",
@@ -208,9 +210,15 @@ def baseline_section(data: ReportData) -> list[str]:
     comparison = data.baseline
     if comparison is None:
         return []
+    return comparison_section(comparison, "## Baseline")
+
+
+def comparison_section(comparison: BaselineComparison, heading: str) -> list[str]:
+    """A comparison in markdown under ``heading``: against what, the headline, the table, new
+    and removed; for the session's baseline and for ``agent-eval compare --markdown``."""
     when = f" ({md_escape(comparison.generated_at)})" if comparison.generated_at else ""
     lines = [
-        "## Baseline",
+        heading,
         "",
         f"Against {md_escape(comparison.path)}{when}: **{md_escape(comparison.headline)}**",
         "",

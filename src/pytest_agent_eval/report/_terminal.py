@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
+from ._baseline import BaselineComparison
 from ._format import (
     BASELINE_HEADER,
     baseline_rows,
@@ -36,6 +37,7 @@ from ._records import ReportData
 __all__ = [
     "TerminalLine",
     "baseline_lines",
+    "comparison_lines",
     "format_table",
     "gate_lines",
     "group_summary_lines",
@@ -247,6 +249,13 @@ def baseline_lines(data: ReportData) -> list[TerminalLine]:
     comparison = data.baseline
     if comparison is None:
         return []
+    return comparison_lines(comparison)
+
+
+def comparison_lines(comparison: BaselineComparison) -> list[TerminalLine]:
+    """A comparison in the terminal: what it is against, the headline, a row per eval (each
+    coloured by its change), new and removed; for the session's baseline section and for
+    ``agent-eval compare``."""
     when = f" ({comparison.generated_at})" if comparison.generated_at else ""
     lines = [
         TerminalLine(f"against {strip_controls(comparison.path)}{when}"),

@@ -226,4 +226,3 @@ def detect_keys(clip: AudioClip) -> list[HeardKey]:
                 current, run, misses = None, 0, 0
     close()
     return heard
-
