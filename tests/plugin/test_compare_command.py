@@ -9,7 +9,9 @@ from pytest_agent_eval.__main__ import main
 
 from .conftest import Project
 
-STEADY = "id: {id}\nruns: 10\nturns:\n  - user: hi\n    expect:\n      reply_contains_any: [{want}]\n"
+STEADY = (
+    "id: {id}\nruns: 10\nturns:\n  - user: hi\n    expect:\n      reply_contains_any: [{want}]\n"
+)
 
 
 def _two_sessions(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
