@@ -20,17 +20,19 @@ from pytest_agent_eval.models import Turn
 from pytest_agent_eval.voice._fixtures import read_wav, transcribe, word_error_rate
 
 
-def test_the_session_speaks_its_replies_with_the_offline_voice(tmp_path: Path) -> None:
-    def factory() -> tuple[AgentSession, Agent]:
-        session = AgentSession(
-            stt=FixtureTextSTT(),
-            vad=booking.VAD,
-            llm=ScriptedLLM(booking.RULES),
-            tts=SynthesizerTTS(),
-            **eval_session_kwargs(),
-        )
-        return session, booking.RestaurantAgent()
+def factory() -> tuple[AgentSession, Agent]:
+    """The booking agent, speaking with the offline voice."""
+    session = AgentSession(
+        stt=FixtureTextSTT(),
+        vad=booking.VAD,
+        llm=ScriptedLLM(booking.RULES),
+        tts=SynthesizerTTS(),
+        **eval_session_kwargs(),
+    )
+    return session, booking.RestaurantAgent()
 
+
+def test_the_session_speaks_its_replies_with_the_offline_voice(tmp_path: Path) -> None:
     adapter = LiveKitAdapter(factory, audio_out_dir=tmp_path)
     (reply,) = run(converse(adapter, transcript(Turn(user="Do you have vegan dishes?"))))
 
@@ -47,16 +49,6 @@ def test_a_reply_said_before_is_the_same_audio_from_memory(tmp_path: Path) -> No
     """Every run says the same sentences: the second session's reply comes from the
     process's memory of replies (no synthesis) and plays the same samples as the first."""
     from pytest_agent_eval.voice._reply_voice import SPOKEN
-
-    def factory() -> tuple[AgentSession, Agent]:
-        session = AgentSession(
-            stt=FixtureTextSTT(),
-            vad=booking.VAD,
-            llm=ScriptedLLM(booking.RULES),
-            tts=SynthesizerTTS(),
-            **eval_session_kwargs(),
-        )
-        return session, booking.RestaurantAgent()
 
     def reply_audio(out: Path) -> bytes:
         adapter = LiveKitAdapter(factory, audio_out_dir=out)

@@ -226,26 +226,23 @@ def _entries(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     }
 
 
-def compare_with_baseline(
-    ran: Iterable[EvalRecord], baseline: Mapping[str, Any], path: str
+def _compare(
+    now: Iterable[tuple[str, str, _Side]], baseline: Mapping[str, Any], path: str
 ) -> BaselineComparison:
-    """Compare the evals that ran in this session (``ran``) with the baseline's, by key."""
-    ran = list(ran)
+    """``now``'s evals (key, label, what ran) against the baseline's entries, by key."""
     earlier = _entries(baseline)
-    changes, new = [], []
-    for record in ran:
-        then = earlier.get(record.key)
+    changes, new, seen = [], [], set()
+    for key, label, side in now:
+        seen.add(key)
+        then = earlier.get(key)
         if then is None or then.get("verdict") == "skipped":
-            new.append(record.label)
+            new.append(label)
         else:
-            changes.append(
-                _change(record.key, record.label, _side_of_entry(then), _side_of_record(record))
-            )
-    now_keys = {r.key for r in ran}
+            changes.append(_change(key, label, _side_of_entry(then), side))
     removed = tuple(
         str(e.get("label") or key)
         for key, e in earlier.items()
-        if key not in now_keys and e.get("verdict") != "skipped"
+        if key not in seen and e.get("verdict") != "skipped"
     )
     generated = baseline.get("generated_at")
     return BaselineComparison(
@@ -257,33 +254,22 @@ def compare_with_baseline(
     )
 
 
+def compare_with_baseline(
+    ran: Iterable[EvalRecord], baseline: Mapping[str, Any], path: str
+) -> BaselineComparison:
+    """Compare the evals that ran in this session (``ran``) with the baseline's, by key."""
+    return _compare(((r.key, r.label, _side_of_record(r)) for r in ran), baseline, path)
+
+
 def compare_results_files(
     base: Mapping[str, Any], new: Mapping[str, Any], base_path: str
 ) -> BaselineComparison:
     """Compare two results files, eval by eval (by key), as a session is compared with its
-    baseline: ``base`` is then, ``new`` is now (``agent-eval compare``)."""
-    earlier, later = _entries(base), _entries(new)
-    changes, added = [], []
-    for key, now in later.items():
-        if now.get("verdict") == "skipped":
-            continue
-        label = str(now.get("label") or key)
-        then = earlier.get(key)
-        if then is None or then.get("verdict") == "skipped":
-            added.append(label)
-        else:
-            changes.append(_change(key, label, _side_of_entry(then), _side_of_entry(now)))
-    removed = tuple(
-        str(e.get("label") or key)
-        for key, e in earlier.items()
-        if e.get("verdict") != "skipped"
-        and (key not in later or later[key].get("verdict") == "skipped")
+    baseline: ``base`` is then, ``new`` is now (``agent-eval compare``); a skipped eval of
+    ``new`` counts as absent."""
+    ran = (
+        (key, str(entry.get("label") or key), _side_of_entry(entry))
+        for key, entry in _entries(new).items()
+        if entry.get("verdict") != "skipped"
     )
-    generated = base.get("generated_at")
-    return BaselineComparison(
-        path=base_path,
-        generated_at=generated if isinstance(generated, str) else None,
-        changes=tuple(changes),
-        new=tuple(added),
-        removed=removed,
-    )
+    return _compare(ran, base, base_path)
