@@ -127,6 +127,8 @@ def format_tool_call(
     text = f"{call.name}({args})"
     if with_output and call.output is not None:
         text += " → " + shorten(compact_json(call.output), limit)
-    if call.is_error:
+    if call.refused:
+        text += " [refused]"
+    elif call.is_error:
         text += " [error]"
     return text

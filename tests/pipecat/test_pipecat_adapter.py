@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_bots import RULES, single_bot, voice_bot, voice_pipeline
+from corpus_bots import RULES, offered_tools, single_bot, voice_bot, voice_pipeline
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.processors.aggregators.llm_context import LLMContext
@@ -275,7 +275,7 @@ def test_a_bot_that_hangs_up_ends_the_conversation_with_a_clear_error() -> None:
             await params.llm.push_frame(EndWorkerFrame(), FrameDirection.UPSTREAM)
 
         llm.register_function("end_call", end_call)
-        pair = LLMContextAggregatorPair(LLMContext())
+        pair = LLMContextAggregatorPair(LLMContext(tools=offered_tools(["end_call"])))
         return [transport.input(), pair.user(), llm, transport.output(), pair.assistant()]
 
     script = transcript(Turn(user="Bye!"), Turn(user="Hello?"))

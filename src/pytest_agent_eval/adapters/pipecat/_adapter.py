@@ -708,6 +708,7 @@ def _tool_call(call: Call) -> ToolCall:
         error=call.error,
         done=call.done,
         cancelled=call.cancelled,
+        refused=call.refused,
     )
 
 
@@ -719,6 +720,7 @@ def _late(call: Call) -> dict[str, Any]:
         "output": call.result,
         "is_error": call.is_error,
         "error": call.error,
+        "refused": call.refused,
     }
 
 
