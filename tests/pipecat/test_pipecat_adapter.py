@@ -82,6 +82,37 @@ def test_a_factory_that_takes_a_second_argument_gets_the_runs_information() -> N
     assert [(i.transcript_id, i.run_index) for i in seen] == [("with_info", 2)]
 
 
+def test_a_run_bot_that_takes_a_third_argument_gets_the_runs_information() -> None:
+    """Issue 32: a bot given as ``run_bot=`` got no run information; one that takes a third
+    positional parameter now gets the `BotInfo` a ``make_bot`` gets (with tags and variant)."""
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineWorker
+    from pipecat.workers.runner import WorkerRunner
+
+    seen: list[BotInfo] = []
+
+    async def run_bot(transport: InProcessTransport, runner_args: Any, info: BotInfo) -> None:
+        seen.append(info)
+        worker = PipelineWorker(Pipeline(text_bot(transport)))
+        runner = WorkerRunner(handle_sigint=runner_args.handle_sigint)
+        await runner.add_workers(worker)
+
+        @transport.event_handler("on_client_disconnected")
+        async def on_client_disconnected(transport: Any, client: Any) -> None:
+            await runner.cancel()
+
+        await runner.run()
+
+    script = transcript(Turn(user="Hello!"), id="booking[phone]")
+    script.tags, script.variant = ["gate:booking"], "phone"
+    (reply,) = run(converse(PipecatAdapter(run_bot=run_bot), script, run_index=1))[1]
+    assert reply.reply == "Hello! How can I help you?"
+    assert [(i.transcript_id, i.run_index, i.tags, i.variant) for i in seen] == [
+        ("booking[phone]", 1, ["gate:booking"], "phone")
+    ]
+    assert seen[0].transcript is script
+
+
 def test_runs_in_parallel_each_get_their_own_pipeline_and_thread(phrases: dict[str, Path]) -> None:
     """Three runs at once through the runner: each keeps its own conversation, on its own
     thread and clock, and nothing of them is left once they closed."""
