@@ -137,6 +137,7 @@ def test_tool_errors_are_errored_and_unknown_tools_refused_tool_calls(
         "refused",  # LiveKit ran nothing: not a call with those arguments
     )
     assert call.output.startswith("Unknown function: cancel_booking")
+    assert call.error == call.output
     (call,) = failing.calls
     assert (call.name, call.args, call.outcome) == ("check_menu", {"diet": "keto"}, "error")
     assert failing.reply == "Checked (error)."

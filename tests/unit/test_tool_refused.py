@@ -89,3 +89,10 @@ def test_the_yaml_key_takes_refused(tmp_path: Path) -> None:
             "        - {tool: book, status: denied}\n",
             path=tmp_path / "t.yaml",
         )
+
+
+def test_a_judge_is_told_the_call_was_refused() -> None:
+    from pytest_agent_eval.evaluators._judge_prompt import _render_calls
+
+    shown = _render_calls([_refused(party=2)], 10_000, [])
+    assert "refused, nothing ran: The function `book` is not currently available." in shown
