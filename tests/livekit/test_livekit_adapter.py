@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from livekit.agents import Agent, AgentSession, APIStatusError, llm
+from livekit.agents import (
+    Agent,
+    AgentSession,
+    APIStatusError,
+    RunContext,
+    ToolError,
+    function_tool,
+    llm,
+)
 from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
 from livekit_support import (
     BOOK_TEXT,
@@ -143,6 +151,38 @@ def test_tool_errors_are_errored_and_unknown_tools_refused_tool_calls(
     assert failing.reply == "Checked (error)."
     # The raising tool is captured above; its traceback is not logged as an ERROR.
     assert not [r for r in caplog.records if "executing tool" in r.getMessage()]
+
+
+class _FullHouse(Agent):
+    """Every table is taken: its tool raises LiveKit's ToolError."""
+
+    def __init__(self) -> None:
+        super().__init__(instructions="You book tables.")
+
+    @function_tool
+    async def book_table(self, ctx: RunContext, party_size: int) -> str:
+        """Book a table."""
+        raise ToolError(f"no table left for {party_size}")
+
+
+def test_a_tool_raising_tool_error_reads_error_with_its_text() -> None:
+    """Issue 32: LiveKit's ToolError is the tool's way to tell the model it failed: the call
+    reads ``error`` with the ToolError's text, as a tool that raised anything else does."""
+    from pytest_agent_eval.evaluators._tool_outcome import ToolOutcomeEvaluator
+    from pytest_agent_eval.models import TurnContext
+
+    rules = [Rule(r"table", tool="book_table", args={"party_size": 2}, reply="Sorry ({error}).")]
+
+    def factory() -> tuple[AgentSession, Agent]:
+        return AgentSession(llm=ScriptedLLM(rules), **eval_session_kwargs()), _FullHouse()
+
+    (reply,) = run(converse(LiveKitAdapter(factory), transcript(Turn(user="A table please"))))
+    (call,) = reply.calls
+    assert (call.name, call.outcome, call.error) == ("book_table", "error", "no table left for 2")
+    assert reply.reply == "Sorry (error)."
+    ctx = TurnContext(user="", reply=reply.reply, tool_calls=list(reply.calls), history=[])
+    check = ToolOutcomeEvaluator("book_table", "error", ["no table left"])._check(ctx)
+    assert check.passed, check.reasoning
 
 
 def test_a_scripted_rule_calling_a_tool_the_agent_lacks_errors_naming_it() -> None:
