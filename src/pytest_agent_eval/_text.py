@@ -116,7 +116,8 @@ def compact_json(value: Any) -> str:
 def format_tool_call(
     call: ToolCall, *, limit: int = TOOL_ARGS_MAX_CHARS, with_output: bool = True
 ) -> str:
-    """``book_slot({"time": "10am"}) → "ok"``, with `` [error]`` for a failed call.
+    """``book_slot({"time": "10am"}) → "ok"``, with `` [error]`` for a failed call and
+    `` [refused]`` for one the framework refused.
 
     Args:
         call: The tool call.
