@@ -96,3 +96,16 @@ def test_a_judge_is_told_the_call_was_refused() -> None:
 
     shown = _render_calls([_refused(party=2)], 10_000, [])
     assert "refused, nothing ran: The function `book` is not currently available." in shown
+
+
+def test_a_judged_tool_calls_args_does_not_judge_a_refused_call() -> None:
+    """No judge is asked about arguments nothing ran with: the check fails saying so."""
+    import asyncio
+
+    from pytest_agent_eval.evaluators.judge import ToolCallArgsJudgeEvaluator
+
+    judge = ToolCallArgsJudgeEvaluator("book", "The party is two people.", "test")
+    result = asyncio.run(judge.evaluate(_ctx(_refused(party=2))))
+    assert not result.passed and not result.errored
+    assert "no call to 'book' in this turn (calls made: none)" in result.reasoning
+    assert "the framework refused the call to book" in result.reasoning
