@@ -116,7 +116,8 @@ def compact_json(value: Any) -> str:
 def format_tool_call(
     call: ToolCall, *, limit: int = TOOL_ARGS_MAX_CHARS, with_output: bool = True
 ) -> str:
-    """``book_slot({"time": "10am"}) → "ok"``, with `` [error]`` for a failed call.
+    """``book_slot({"time": "10am"}) → "ok"``, with `` [error]`` for a failed call and
+    `` [refused]`` for one the framework refused.
 
     Args:
         call: The tool call.
@@ -127,6 +128,8 @@ def format_tool_call(
     text = f"{call.name}({args})"
     if with_output and call.output is not None:
         text += " → " + shorten(compact_json(call.output), limit)
-    if call.is_error:
+    if call.refused:
+        text += " [refused]"
+    elif call.is_error:
         text += " [error]"
     return text

@@ -20,7 +20,7 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from pytest_agent_eval.adapters.langchain import LangChainAdapter
+from pytest_agent_eval.adapters.langchain import LangChainAdapter, tool_calls_from_messages
 from pytest_agent_eval.errors import MissingExtraError
 from pytest_agent_eval.models import Expect, ToolCallArgsConfig, Transcript, Turn
 from pytest_agent_eval.runner import RunSettings, run_transcript
@@ -196,11 +196,15 @@ def test_a_tool_that_raises_is_an_errored_call_and_the_run_goes_on() -> None:
     assert result.passed
     (call,) = result.runs[0].turns[1].tool_calls
     assert call.name == "cancel_booking" and call.is_error
+    assert (call.outcome, call.error) == ("error", "Error: ValueError: no booking BK-0")
     assert call.output == "Error: ValueError: no booking BK-0"
     assert result.runs[0].turns[1].reply == "Sorry, that failed: Error: ValueError: no booking BK-0"
 
 
-def test_an_unknown_tool_goes_back_to_the_model_as_an_error() -> None:
+def test_an_unknown_tool_goes_back_to_the_model_as_an_error_and_reads_refused() -> None:
+    """Issue 32: the call ran nothing, so it reads ``refused`` (tool_calls_args does not count
+    it), whether this adapter's loop or LangGraph's ToolNode answered it."""
+
     def script(messages: list[BaseMessage]) -> AIMessage:
         if isinstance(messages[-1], ToolMessage):
             return AIMessage(f"noted: {messages[-1].content}")
@@ -214,6 +218,18 @@ def test_an_unknown_tool_goes_back_to_the_model_as_an_error() -> None:
         call.is_error and "unknown tool 'teleport'; available tools: cancel_booking" in call.output
     )
     assert reply.reply.startswith("noted: Error: unknown tool 'teleport'")
+    assert call.outcome == "refused"
+    (graph_call,) = tool_calls_from_messages(
+        [
+            AIMessage("", tool_calls=[{"name": "teleport", "args": {}, "id": "y"}]),
+            ToolMessage(
+                "Error: teleport is not a valid tool, try one of [cancel_booking].",
+                tool_call_id="y",
+                status="error",
+            ),
+        ]
+    )
+    assert graph_call.outcome == "refused"
 
 
 def test_a_model_that_keeps_calling_tools_fails_the_turn_after_max_steps() -> None:

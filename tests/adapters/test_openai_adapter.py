@@ -192,10 +192,13 @@ def test_a_failing_tool_is_reported_to_the_model_and_recorded(server: ChatServer
     (call,) = reply.tool_calls
     assert call.is_error is True and call.done is True and call.outcome == "error"
     assert call.output == "Error: ValueError: closed on sundays"
+    assert call.error == "ValueError: closed on sundays"
     assert reply.reply == "Booked, reference Error: ValueError: closed on sundays."
 
 
-def test_bad_arguments_and_unknown_tools_are_errored_calls() -> None:
+def test_bad_arguments_are_errored_and_unknown_tools_refused_calls() -> None:
+    """Issue 32: a call to a tool the agent does not have ran nothing: it reads ``refused``
+    (tool_calls_args does not count it); bad arguments are the call failing (``error``)."""
     script = [
         tool_call_completion([("book_slot", {"day": 5, "extra": 1}, "c1"), ("cancel", {}, "c2")]),
         text_completion("Sorry."),
@@ -209,10 +212,13 @@ def test_bad_arguments_and_unknown_tools_are_errored_calls() -> None:
     bad, unknown = reply.tool_calls
     assert bad.is_error and "ValidationError" in bad.output
     assert bad.args == {"day": 5, "extra": 1}
+    assert bad.outcome == "error" and not bad.refused
     assert (
         unknown.is_error
         and unknown.output == "Error: unknown tool 'cancel'; available tools: book_slot"
     )
+    assert unknown.outcome == "refused"
+    assert unknown.error == "unknown tool 'cancel'; available tools: book_slot"
     assert [m["tool_call_id"] for m in tool_messages] == ["c1", "c2"]
 
 

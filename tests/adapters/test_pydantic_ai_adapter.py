@@ -162,6 +162,39 @@ def test_tool_that_asks_for_a_retry_is_an_errored_call() -> None:
     assert reply.reply == "That slot is not possible."
 
 
+def test_a_retry_has_its_error_text_and_an_unknown_tool_is_a_refused_call() -> None:
+    """Issue 32: a call pydantic-ai refused (no tool of that name) ran nothing: it reads
+    ``refused``, so tool_calls_args does not count it; a ModelRetry reads ``error`` with its
+    text."""
+    from pytest_agent_eval.evaluators import ToolCallArgsEvaluator
+    from pytest_agent_eval.models import TurnContext
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        if isinstance(last, UserPromptPart):
+            return ModelResponse(
+                parts=[ToolCallPart("cancel_booking", {"ref": "BK-1"}, tool_call_id="c-9")]
+            )
+        return ModelResponse(parts=[TextPart("I cannot cancel.")])
+
+    agent = Agent(FunctionModel(model), deps_type=Calendar)
+    (reply,) = asyncio.run(converse(PydanticAIAdapter(agent, deps_factory=Calendar), "Cancel"))
+    (call,) = reply.tool_calls
+    assert (call.name, call.args, call.outcome) == ("cancel_booking", {"ref": "BK-1"}, "refused")
+    assert "Unknown tool name: 'cancel_booking'" in (call.error or "")
+    ctx = TurnContext(user="Cancel", reply=reply.reply, tool_calls=reply.tool_calls, history=[])
+    result = ToolCallArgsEvaluator("cancel_booking", {"ref": "BK-1"})._check(ctx)
+    assert not result.passed and "refused" in result.reasoning
+
+    (retried,) = asyncio.run(
+        converse(
+            PydanticAIAdapter(booking_agent(BookingModel()), deps_factory=Calendar), "Book Sunday"
+        )
+    )[0].tool_calls
+    assert (retried.outcome, retried.refused) == ("error", False)
+    assert "closed on sundays" in (retried.error or "")
+
+
 def test_structured_output_is_rendered_and_output_tool_is_not_a_tool_call() -> None:
     class Booking(BaseModel):
         day: str

@@ -203,8 +203,34 @@ def test_a_tool_that_raises_is_an_errored_call_and_the_agent_goes_on() -> None:
 
     assert result.passed
     (cancel,) = result.runs[0].turns[1].tool_calls
-    assert cancel.name == "cancel_booking" and cancel.is_error
+    assert cancel.name == "cancel_booking" and cancel.is_error and cancel.outcome == "error"
     assert "no booking BK-0" in (cancel.error or "") and (cancel.output or "").startswith("Error: ")
+
+
+def test_an_unknown_tool_is_a_refused_call() -> None:
+    """Issue 32: smolagents refuses a tool it does not have ("Unknown tool ..."): nothing ran,
+    so the call reads ``refused`` and tool_calls_args does not count it."""
+
+    def script(messages: list[Any]) -> ChatMessage:
+        if "Error:" in text_of(messages[-1]):
+            return call("final_answer", {"answer": "I cannot do that."}, "f-x")
+        return call("teleport", {"to": "Paris"}, "t1")
+
+    transcript = Transcript(
+        id="unknown",
+        turns=[Turn("Go", expect=Expect(tool_calls_args=[ToolCallArgsConfig("teleport", {})]))],
+    )
+    result = _run(transcript, SmolagentsAdapter(lambda: make_agent(ScriptedModel(script))))
+    (teleport,) = result.runs[0].turns[0].tool_calls
+    assert (teleport.name, teleport.args, teleport.outcome) == (
+        "teleport",
+        {"to": "Paris"},
+        "refused",
+    )
+    assert (teleport.error or "").startswith("Unknown tool teleport, should be one of")
+    assert not result.passed
+    (check,) = result.runs[0].turns[0].evaluations
+    assert "the framework refused the call to teleport" in check.reasoning
 
 
 def test_internal_tools_are_kept_when_asked() -> None:

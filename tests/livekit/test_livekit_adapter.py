@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from livekit.agents import Agent, AgentSession, APIStatusError, llm
+from livekit.agents import (
+    Agent,
+    AgentSession,
+    APIStatusError,
+    RunContext,
+    ToolError,
+    function_tool,
+    llm,
+)
 from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
 from livekit_support import (
     BOOK_TEXT,
@@ -103,7 +111,15 @@ def test_reply_collects_every_assistant_message_in_order(fixtures: Fixtures) -> 
     assert reply.reply == "Let me check the menu. We have mushroom risotto and lentil curry."
 
 
-def test_tool_errors_and_unknown_tools_are_errored_tool_calls(
+class _CarelessLLM(ScriptedLLM):
+    """A model that names tools without looking at what it is offered, as real models sometimes
+    do (the scripted LLM, asked with no tools, does not check them)."""
+
+    def respond_to(self, chat_ctx: Any, tools: Any = None) -> Any:
+        return super().respond_to(chat_ctx, None)
+
+
+def test_tool_errors_are_errored_and_unknown_tools_refused_tool_calls(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     rules = [
@@ -112,7 +128,7 @@ def test_tool_errors_and_unknown_tools_are_errored_tool_calls(
     ]
 
     def factory() -> tuple[AgentSession, Agent]:
-        session = AgentSession(llm=ScriptedLLM(rules), **eval_session_kwargs())
+        session = AgentSession(llm=_CarelessLLM(rules), **eval_session_kwargs())
         return session, booking.RestaurantAgent()
 
     unknown, failing = run(
@@ -122,17 +138,68 @@ def test_tool_errors_and_unknown_tools_are_errored_tool_calls(
         )
     )
     (call,) = unknown.calls
-    assert (call.name, call.args, call.is_error) == (
+    assert (call.name, call.args, call.is_error, call.outcome) == (
         "cancel_booking",
         {"reference": "BK-101"},
         True,
+        "refused",  # LiveKit ran nothing: not a call with those arguments
     )
     assert call.output.startswith("Unknown function: cancel_booking")
+    assert call.error == call.output
     (call,) = failing.calls
-    assert (call.name, call.args, call.is_error) == ("check_menu", {"diet": "keto"}, True)
+    assert (call.name, call.args, call.outcome) == ("check_menu", {"diet": "keto"}, "error")
     assert failing.reply == "Checked (error)."
     # The raising tool is captured above; its traceback is not logged as an ERROR.
     assert not [r for r in caplog.records if "executing tool" in r.getMessage()]
+
+
+class _FullHouse(Agent):
+    """Every table is taken: its tool raises LiveKit's ToolError."""
+
+    def __init__(self) -> None:
+        super().__init__(instructions="You book tables.")
+
+    @function_tool
+    async def book_table(self, ctx: RunContext, party_size: int) -> str:
+        """Book a table."""
+        raise ToolError(f"no table left for {party_size}")
+
+
+def test_a_tool_raising_tool_error_reads_error_with_its_text() -> None:
+    """Issue 32: LiveKit's ToolError is the tool's way to tell the model it failed: the call
+    reads ``error`` with the ToolError's text, as a tool that raised anything else does."""
+    from pytest_agent_eval.evaluators._tool_outcome import ToolOutcomeEvaluator
+    from pytest_agent_eval.models import TurnContext
+
+    rules = [Rule(r"table", tool="book_table", args={"party_size": 2}, reply="Sorry ({error}).")]
+
+    def factory() -> tuple[AgentSession, Agent]:
+        return AgentSession(llm=ScriptedLLM(rules), **eval_session_kwargs()), _FullHouse()
+
+    (reply,) = run(converse(LiveKitAdapter(factory), transcript(Turn(user="A table please"))))
+    (call,) = reply.calls
+    assert (call.name, call.outcome, call.error) == ("book_table", "error", "no table left for 2")
+    assert reply.reply == "Sorry (error)."
+    ctx = TurnContext(user="", reply=reply.reply, tool_calls=list(reply.calls), history=[])
+    check = ToolOutcomeEvaluator("book_table", "error", ["no table left"])._check(ctx)
+    assert check.passed, check.reasoning
+
+
+def test_a_scripted_rule_calling_a_tool_the_agent_lacks_errors_naming_it() -> None:
+    """No real model can call a tool it was not offered: the scripted LLM refuses to, and the
+    run errors naming the rule, the tool and the tools offered (before, the call was made)."""
+    rules = [Rule(r"cancel", tool="cancel_booking", reply="{output}")]
+
+    def factory() -> tuple[AgentSession, Agent]:
+        session = AgentSession(llm=ScriptedLLM(rules), **eval_session_kwargs())
+        return session, booking.RestaurantAgent()
+
+    with pytest.raises(AdapterError) as info:
+        run(converse(LiveKitAdapter(factory), transcript(Turn(user="Please cancel my booking"))))
+    message = str(info.value)
+    assert "the rule 'cancel' calls the tool 'cancel_booking'" in message
+    assert "(offered: book_table, check_menu" in message
+    assert "No real model can call a tool it was not offered" in message
 
 
 def test_run_assert_works_on_audio_turns(fixtures: Fixtures) -> None:

@@ -176,20 +176,13 @@ def test_a_tool_exception_is_captured_in_its_own_words(
     """LiveKit tells the model "An internal error occurred"; the ToolCall keeps the real
     error, and the traceback stays out of the log (it is at DEBUG)."""
     caplog.set_level(logging.INFO)
-    script = transcript(
-        Turn(user=PHRASES["dessert"], audio=corpus_audio["dessert"]),
-        Turn(user="Please cancel my booking"),
-    )
-    rules = [*RULES, Rule(r"cancel", tool="cancel_booking", reply="{output}")]
-    raised, unknown = run(
-        converse(LiveKitAdapter(lambda: session_for(Kitchen(), rules=rules)), script)
-    )
+    # (A call to a tool the agent does not have, refused by LiveKit, is pinned in
+    # test_livekit_adapter.py: the scripted LLM no longer makes one.)
+    script = transcript(Turn(user=PHRASES["dessert"], audio=corpus_audio["dessert"]))
+    (raised,) = run(converse(LiveKitAdapter(lambda: session_for(Kitchen(), rules=RULES)), script))
     (call,) = raised.calls
     assert (call.output, call.is_error) == ("An internal error occurred", True)
     assert call.error == "RuntimeError: the dessert menu service is down"
-    (call,) = unknown.calls
-    assert call.is_error and call.output.startswith("Unknown function: cancel_booking")
-    assert call.error == call.output
     assert not [r for r in caplog.records if "executing tool" in r.getMessage()]
 
 

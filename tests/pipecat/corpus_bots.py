@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pipecat.flows
+from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import LocalSmartTurnAnalyzerV3
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.frames.frames import LLMRunFrame, TTSSpeakFrame
@@ -119,6 +121,23 @@ FUNCTIONS = {
 }
 
 
+def offered_tools(names: Sequence[str] = tuple(FUNCTIONS)) -> ToolsSchema:
+    """The corpus's functions as the context offers them to the model (a scripted rule may
+    call only what is offered, as a real model)."""
+    properties = {"get_weather": {"city": {"type": "string"}}}
+    return ToolsSchema(
+        standard_tools=[
+            FunctionSchema(
+                name=name,
+                description=name.replace("_", " "),
+                properties=properties.get(name, {}),
+                required=list(properties.get(name, {})),
+            )
+            for name in names
+        ]
+    )
+
+
 def voice_bot(
     transport: InProcessTransport,
     *,
@@ -131,7 +150,10 @@ def voice_bot(
     llm = ScriptedLLMService(RULES, greeting=greeting, instructions=instructions)
     for name, handler in FUNCTIONS.items():
         llm.register_function(name, handler)
-    context = LLMContext([{"role": "system", "content": "You are a helpful restaurant assistant."}])
+    context = LLMContext(
+        [{"role": "system", "content": "You are a helpful restaurant assistant."}],
+        tools=offered_tools(),
+    )
     stop = (
         [TurnAnalyzerUserTurnStopStrategy(turn_analyzer=LocalSmartTurnAnalyzerV3())]
         if smart_turn

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_bots import RULES, single_bot, voice_bot, voice_pipeline
+from corpus_bots import RULES, offered_tools, single_bot, voice_bot, voice_pipeline
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.processors.aggregators.llm_context import LLMContext
@@ -80,6 +80,37 @@ def test_a_factory_that_takes_a_second_argument_gets_the_runs_information() -> N
     script = transcript(Turn(user="Hello!"), id="with_info")
     run(converse(PipecatAdapter(make), script, run_index=2))
     assert [(i.transcript_id, i.run_index) for i in seen] == [("with_info", 2)]
+
+
+def test_a_run_bot_that_takes_a_third_argument_gets_the_runs_information() -> None:
+    """Issue 32: a bot given as ``run_bot=`` got no run information; one that takes a third
+    positional parameter now gets the `BotInfo` a ``make_bot`` gets (with tags and variant)."""
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineWorker
+    from pipecat.workers.runner import WorkerRunner
+
+    seen: list[BotInfo] = []
+
+    async def run_bot(transport: InProcessTransport, runner_args: Any, info: BotInfo) -> None:
+        seen.append(info)
+        worker = PipelineWorker(Pipeline(text_bot(transport)))
+        runner = WorkerRunner(handle_sigint=runner_args.handle_sigint)
+        await runner.add_workers(worker)
+
+        @transport.event_handler("on_client_disconnected")
+        async def on_client_disconnected(transport: Any, client: Any) -> None:
+            await runner.cancel()
+
+        await runner.run()
+
+    script = transcript(Turn(user="Hello!"), id="booking[phone]")
+    script.tags, script.variant = ["gate:booking"], "phone"
+    (reply,) = run(converse(PipecatAdapter(run_bot=run_bot), script, run_index=1))[1]
+    assert reply.reply == "Hello! How can I help you?"
+    assert [(i.transcript_id, i.run_index, i.tags, i.variant) for i in seen] == [
+        ("booking[phone]", 1, ["gate:booking"], "phone")
+    ]
+    assert seen[0].transcript is script
 
 
 def test_runs_in_parallel_each_get_their_own_pipeline_and_thread(phrases: dict[str, Path]) -> None:
@@ -290,7 +321,7 @@ def test_a_bot_that_hangs_up_ends_the_conversation_with_a_clear_error() -> None:
             await params.llm.push_frame(EndWorkerFrame(), FrameDirection.UPSTREAM)
 
         llm.register_function("end_call", end_call)
-        pair = LLMContextAggregatorPair(LLMContext())
+        pair = LLMContextAggregatorPair(LLMContext(tools=offered_tools(["end_call"])))
         return [transport.input(), pair.user(), llm, transport.output(), pair.assistant()]
 
     script = transcript(Turn(user="Bye!"), Turn(user="Hello?"))

@@ -27,6 +27,7 @@ from pytest_agent_eval.adapters.livekit import (
     eval_session_kwargs,
 )
 from pytest_agent_eval.adapters.livekit.session import _realtime
+from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.models import Turn
 
 TAIL_S = 0.7
@@ -191,3 +192,18 @@ def test_a_model_without_hearing_fails_before_the_first_turn_naming_the_fix(
 def test_a_bad_option_is_refused(scenario: Scenario) -> None:
     with pytest.raises(ValueError, match="'server' or 'client'"):
         ScriptedRealtimeModel([], turn_detection="semantic")  # type: ignore[arg-type]
+
+
+def test_a_rule_calling_a_tool_the_agent_does_not_offer_errors_naming_it() -> None:
+    """Issue 32: the front desk has no get_balance (billing has); a rule calling it there is a
+    mistake in the script (no real model is offered it), so the run errors naming the rule,
+    the tool and what was offered, instead of making a call LiveKit would refuse."""
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        return AgentSession(llm=front_desk_model("server")), FrontDesk()
+
+    with pytest.raises(AdapterError) as info:
+        run(converse(LiveKitAdapter(make_session), transcript(Turn(user=PHRASES["balance"]))))
+    message = str(info.value)
+    assert "the rule 'balance' calls the tool 'get_balance'" in message
+    assert "(offered: book_table, get_weather, transfer_to_billing)" in message

@@ -228,8 +228,9 @@ def test_tool_calls_outcome_config_needs_a_condition() -> None:
                     - tool: lookup
             """
         )
-    assert "turns[0].expect.tool_calls_outcome[0]: needs 'status' (ok, error or cancelled)" in str(
-        info.value
+    assert (
+        "turns[0].expect.tool_calls_outcome[0]: needs 'status' (ok, error, cancelled or refused)"
+        in str(info.value)
     )
     with pytest.raises(TranscriptError, match=r"output_matches\[0\]: invalid regex"):
         _load(

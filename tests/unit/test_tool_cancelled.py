@@ -78,5 +78,5 @@ def test_the_yaml_key_takes_cancelled_and_names_it_for_a_wrong_word(tmp_path: Pa
             "        - {tool: lookup, status: stopped}\n",
             path=tmp_path / "t.yaml",
         )
-    with pytest.raises(ValueError, match="or 'cancelled' \\(an interruption stopped it\\)"):
+    with pytest.raises(ValueError, match="'cancelled' \\(an interruption stopped it\\)"):
         ToolCallOutcomeConfig("lookup", status="stopped")  # type: ignore[arg-type]

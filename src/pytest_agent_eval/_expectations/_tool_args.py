@@ -68,7 +68,9 @@ EXPECTATION = Expectation(
             schema={"type": "array", "items": {"$ref": "#/$defs/tool_call_args"}},
             description="For each entry, some call to its tool has matching arguments: "
             "args with mode subset (the default; nested mappings match as subsets too) or "
-            "exact, or a judge rubric the arguments must pass.",
+            "exact, or a judge rubric the arguments must pass. A call the framework refused "
+            "(the tool was not offered at that moment, or is unknown) ran nothing and does not "
+            "count; the failure says it was refused and why.",
             example=[
                 {"tool": "create_booking", "args": {"party_size": 2}},
                 {"tool": "create_booking", "judge": {"rubric": "The time is in the evening."}},

@@ -35,7 +35,9 @@ EXPECTATION = Expectation(
         ExpectKey(
             name="tool_calls_include",
             schema=string_list(),
-            description="Every one of these tools is called in this turn.",
+            description="Every one of these tools is called in this turn. A call the "
+            "framework refused (the tool was not offered at that moment, or is unknown) ran "
+            "nothing and does not count.",
             example=["check_availability", "create_booking"],
         ),
         ExpectKey(
@@ -48,7 +50,7 @@ EXPECTATION = Expectation(
             name="tool_calls_ordered",
             schema={"type": "boolean"},
             description="If true, tool_calls_include is called in this order "
-            "(other calls may come in between).",
+            "(other calls may come in between; refused calls do not count).",
             example=True,
         ),
     ),

@@ -1,8 +1,9 @@
 """``tool_calls_outcome``: how a tool call ended (returned or failed) and what it gave back.
 
 A call's outcome is what the adapter observed (`ToolCall.outcome`): ``ok``, ``error``,
-``cancelled`` (stopped before it returned: a barge-in's interruption cut it), or ``pending``
-(still running when the turn ended). An adapter that records only tool names
+``cancelled`` (stopped before it returned: a barge-in's interruption cut it), ``refused`` (the
+framework refused it before running anything: not offered at that moment, or unknown), or
+``pending`` (still running when the turn ended). An adapter that records only tool names
 observes none, and then the check errors rather than guess.
 """
 
@@ -29,10 +30,13 @@ TOOL_CALL_OUTCOME_SCHEMA: dict[str, Any] = {
     "properties": {
         "tool": {"type": "string", "minLength": 1, "description": "Tool name to check."},
         "status": {
-            "enum": ["ok", "error", "cancelled"],
+            "enum": ["ok", "error", "cancelled", "refused"],
             "description": "ok: the call returned; error: it failed (raised, bad arguments, "
-            "unknown tool); cancelled: it was stopped before it returned (an interruption cut "
-            "the reply that ran it).",
+            "or returned the framework's error result, such as Pipecat Flows' "
+            "{status: error}); cancelled: it was stopped before it returned (an interruption "
+            "cut the reply that ran it); refused: the framework refused it before running "
+            "anything (the function was not offered at that moment, or the agent has none of "
+            "that name).",
         },
         "output_contains": {
             **string_list(),
@@ -78,7 +82,8 @@ EXPECTATION = Expectation(
             schema={"type": "array", "items": {"$ref": "#/$defs/tool_call_outcome"}},
             description="For each entry, some call to its tool ended as status says (ok: "
             "returned; error: failed; cancelled: stopped by an interruption before it "
-            "returned) and what it gave back (its output, and for a failed call "
+            "returned; refused: the framework refused it, not offered or unknown) and what it "
+            "gave back (its output, and for a failed call "
             "its error text) contains every output_contains string and matches every "
             "output_matches regex (case-insensitive). Errors when the adapter did not record "
             "how the call ended.",

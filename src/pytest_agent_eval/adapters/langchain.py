@@ -32,6 +32,7 @@ langchain-core is imported when an adapter is built, never with this module.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -107,8 +108,9 @@ def _usage(messages: Iterable[Any]) -> Usage | None:
 
 def tool_calls_from_messages(messages: Iterable[Any]) -> list[ToolCall]:
     """Every tool call the AI messages in ``messages`` made, with the result its
-    ``ToolMessage`` carried (``status="error"`` marks a failure) and the malformed calls a
-    model produced (``invalid_tool_calls``), in order."""
+    ``ToolMessage`` carried (``status="error"`` marks a failure; one naming a tool the agent
+    does not have, a refusal) and the malformed calls a model produced (``invalid_tool_calls``),
+    in order."""
     calls: list[ToolCall] = []
     by_id: dict[str, ToolCall] = {}
     for message in messages:
@@ -141,7 +143,13 @@ def tool_calls_from_messages(messages: Iterable[Any]) -> list[ToolCall]:
             if getattr(message, "status", "success") == "error":
                 returned.is_error = True
                 returned.error = returned.error or text_of(message)
+                returned.refused = _REFUSED.match(returned.output) is not None
     return calls
+
+
+_REFUSED = re.compile(r"Error: (unknown tool '|\S+ is not a valid tool, try one of )")
+"""The error result of a call to a tool the agent does not have, as this adapter's tool loop
+and LangGraph's ``ToolNode`` write it: refused, nothing ran."""
 
 
 class LangChainAdapter:

@@ -16,7 +16,8 @@ The messages, tool calls and tool results persist across the turns of one run, a
 standard Chat Completions keys are ever sent (no ``audio`` or other extras). API failures
 become an `AdapterError` naming the model, the turn and the HTTP status. A tool that raises
 does not end the run: the error goes back to the model as the tool result, and the call is
-recorded with ``is_error=True``.
+recorded with ``is_error=True`` and the error's text; a call to a tool the agent does not have
+is recorded as refused (``refused=True``: nothing ran).
 """
 
 from __future__ import annotations
@@ -343,6 +344,7 @@ class _OpenAIConversation:
         recorded_args = args if args is not None else {"_raw": call.function.arguments}
         tool = self._tools.get(name)
         if tool is None:
+            # Not one of the agent's tools: refused, nothing ran (not a call with these args).
             known = ", ".join(sorted(self._tools)) or "none"
             problem = f"unknown tool {name!r}; available tools: {known}"
         if problem is not None or tool is None:
@@ -352,18 +354,21 @@ class _OpenAIConversation:
                 output=f"Error: {problem}",
                 is_error=True,
                 call_id=call.id,
+                error=problem,
                 done=True,
+                refused=tool is None,
             )
         try:
             output = await tool.call(args or {})
         except Exception as exc:  # the model sees the error and may recover, as with real APIs
-            text = " ".join(str(exc).split())
+            text = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
             return ToolCall(
                 name,
                 recorded_args,
-                output=f"Error: {type(exc).__name__}: {text}",
+                output=f"Error: {text}",
                 is_error=True,
                 call_id=call.id,
+                error=text,
                 done=True,
             )
         # done: a tool returning None still returned (tool_calls_outcome can tell).

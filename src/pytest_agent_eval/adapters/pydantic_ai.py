@@ -51,6 +51,14 @@ def _args_of(part: Any) -> dict[str, Any] | None:
     return dict(args) if isinstance(args, dict) else None
 
 
+_REFUSALS = ("unknown_tool", "unavailable_tool")
+"""The retry causes (pydantic-ai 2.x ``RetryInfo.cause``) of a call refused before it ran."""
+
+
+def _text_of(content: Any) -> str:
+    return content if isinstance(content, str) else json.dumps(content, default=repr)
+
+
 def tool_calls_from_messages(
     messages: Sequence[ModelMessage], *, output_tool_names: Sequence[str] = ()
 ) -> list[ToolCall]:
@@ -58,7 +66,8 @@ def tool_calls_from_messages(
 
     A call answered by a tool return gets ``output``; one answered by a retry prompt (the
     tool raised ``ModelRetry`` or got bad arguments) gets ``is_error=True`` and the error
-    text. Output-tool calls (the agent's structured final answer) are left out.
+    text as ``error``; one pydantic-ai refused (an unknown tool name, a tool not available
+    yet) also gets ``refused=True``. Output-tool calls (the agent's structured final answer) are left out.
 
     Args:
         messages: pydantic-ai messages, typically ``result.new_messages()``.
@@ -93,6 +102,11 @@ def tool_calls_from_messages(
                 # with an outcome other than "success" (1.x used a retry prompt, below).
                 if getattr(back, "outcome", "success") != "success":
                     entry["is_error"] = True
+                    entry["error"] = _text_of(content)
+                    # A name the agent has no tool for, or one not available yet: refused
+                    # before anything ran.
+                    cause = getattr(getattr(back, "retry", None), "cause", None)
+                    entry["refused"] = cause in _REFUSALS
             elif kind == "retry-prompt":
                 retry = cast("RetryPromptPart", any_part)
                 retry_id = getattr(retry, "tool_call_id", None)
@@ -101,9 +115,7 @@ def tool_calls_from_messages(
                 entry = calls[retry_id]
                 entry["is_error"] = True
                 retried = retry.content
-                entry["output"] = (
-                    retried if isinstance(retried, str) else json.dumps(retried, default=repr)
-                )
+                entry["output"] = entry["error"] = _text_of(retried)
     return [
         ToolCall(
             calls[i]["name"],
@@ -111,8 +123,10 @@ def tool_calls_from_messages(
             output=calls[i].get("output"),
             is_error=calls[i].get("is_error", False),
             call_id=calls[i]["id"],
+            error=calls[i].get("error"),
             # A return or retry part was seen: the call ended (its output may be None).
             done=True if "output" in calls[i] else None,
+            refused=calls[i].get("refused", False),
         )
         for i in order
         if i not in outputs

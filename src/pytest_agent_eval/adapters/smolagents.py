@@ -10,7 +10,8 @@ Flow of one conversation (one run):
    observations included.
 3. From the streamed events: every tool call with its arguments (``ToolCall``) and result
    (``ToolOutput``); a call whose step ended in an error without a result is marked
-   ``is_error`` with the agent's error text; token usage of every step; and the final answer,
+   ``is_error`` with the agent's error text (and ``refused`` when it names a tool the agent
+   does not have); token usage of every step; and the final answer,
    which is the reply. smolagents' own pseudo-tools (``final_answer``, and the
    ``python_interpreter`` of a ``CodeAgent``) are left out unless ``include_internal_tools``.
 
@@ -190,6 +191,8 @@ class _SmolagentsConversation:
                             record.is_error = True
                             record.error = text
                             record.output = f"Error: {text}"
+                            # smolagents' words for a tool it does not have: nothing ran.
+                            record.refused = text.startswith(f"Unknown tool {record.name},")
                 step_calls = []
             elif isinstance(event, FinalAnswerStep):
                 answer = event.output

@@ -162,7 +162,8 @@ def _render_calls(calls: Sequence[ToolCall], max_chars: int, cut: list[str]) -> 
             if len(output) > limit:
                 cut.append(f"the output of tool call {i} ({len(output):,} -> {limit:,} characters)")
                 output = f"{output[:limit]}… ({len(output) - limit} more characters)"
-            line += f"\n   {'error' if call.is_error else 'returned'}: {output}"
+            said = "refused, nothing ran" if call.refused else "error" if call.is_error else None
+            line += f"\n   {said or 'returned'}: {output}"
         elif call.is_error:
             line += "\n   (the call failed)"
         lines.append(line)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import EvalResult, TurnContext
-from ._tools import describe_calls, is_subsequence
+from ._tools import describe_calls, is_subsequence, made_calls, refusals
 from .base import DeterministicEvaluator, unobserved
 
 __all__ = ["ToolOrderEvaluator"]
@@ -35,14 +35,15 @@ class ToolOrderEvaluator(DeterministicEvaluator):
     def _check(self, ctx: TurnContext) -> EvalResult:
         if ctx.tool_calls_unobserved:
             return unobserved(self.name, ctx.tool_calls_unobserved)
-        names = [str(c) for c in ctx.tool_calls]
+        names = [str(c) for c in made_calls(ctx.tool_calls)]
         wanted = list(self.order)
         seen = describe_calls(ctx.tool_calls)
         missing = [n for n in wanted if n not in names]
         if missing:
+            refused = refusals(ctx.tool_calls, missing)
             return EvalResult(
                 False,
-                f"the order {wanted!r} cannot hold: {missing!r} not called (saw {seen})",
+                f"the order {wanted!r} cannot hold: {missing!r} not called{refused} (saw {seen})",
                 self.name,
             )
         if not is_subsequence(wanted, names):

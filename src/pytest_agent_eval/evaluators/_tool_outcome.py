@@ -22,10 +22,11 @@ __all__ = ["ToolOutcomeEvaluator", "given_back"]
 
 
 def given_back(call: ToolCall) -> str:
-    """What a call gave back, as text: its output, and for a failed call its error text first
-    (a framework may hide the exception from the model behind a generic output)."""
+    """What a call gave back, as text: its output, and for a failed or refused call its error
+    text first (a framework may hide the exception from the model behind a generic output)."""
     output = call.output
-    parts = [call.error] if call.is_error and call.error else []
+    failed = call.is_error or call.refused
+    parts = [call.error] if failed and call.error else []
     if output is not None and output != "":
         text = output if isinstance(output, str) else compact_json(output)
         if text not in parts:
@@ -39,6 +40,9 @@ def _how_it_ended(call: ToolCall) -> str:
         return "was still running when the turn ended"
     if outcome == "cancelled":
         return "was cancelled before it returned (an interruption stopped it)"
+    if outcome == "refused":
+        why = shorten(call.error or given_back(call) or "no reason given", 160)
+        return f"was refused by the framework before it ran ({why!r})"
     if outcome == "error":
         return f"failed ({shorten(given_back(call) or 'no error text', 160)!r})"
     text = given_back(call)
@@ -52,14 +56,14 @@ class ToolOutcomeEvaluator(DeterministicEvaluator):
 
     Args:
         tool: The tool whose calls to check.
-        status: ``"ok"``, ``"error"``, ``"cancelled"``, or None for any.
+        status: ``"ok"``, ``"error"``, ``"cancelled"``, ``"refused"``, or None for any.
         output_contains: Strings that must all appear (case-insensitive).
         output_matches: Regexes that must all match (case-insensitive).
         name: Display name in results.
     """
 
     tool: str
-    status: Literal["ok", "error", "cancelled"] | None = None
+    status: Literal["ok", "error", "cancelled", "refused"] | None = None
     output_contains: Sequence[str] = field(default_factory=list)
     output_matches: Sequence[str] = field(default_factory=list)
     name: str = "tool_calls_outcome"
@@ -72,7 +76,12 @@ class ToolOutcomeEvaluator(DeterministicEvaluator):
         outcome = call.outcome
         problems: list[str] = []
         if self.status is not None and outcome != self.status:
-            wanted = {"ok": "return", "error": "fail", "cancelled": "be cancelled"}[self.status]
+            wanted = {
+                "ok": "return",
+                "error": "fail",
+                "cancelled": "be cancelled",
+                "refused": "be refused",
+            }[self.status]
             problems.append(f"expected it to {wanted}")
         if self.output_contains or self.output_matches:
             if outcome == "pending":

@@ -17,19 +17,43 @@ __all__ = [
     "args_differences",
     "describe_calls",
     "is_subsequence",
+    "made_calls",
+    "refusals",
 ]
 
 
 def describe_calls(calls: Sequence[ToolCall]) -> str:
-    """``book(party=2), notify()``, or ``no tool calls``: what reasons show as "seen"."""
+    """``book(party=2), notify()``, or ``no tool calls``: what reasons show as "seen"; a call
+    the framework refused reads ``book(...) [refused]``."""
     if not calls:
         return "no tool calls"
     parts = []
     for call in calls:
         args = getattr(call, "args", None)
         rendered = "" if not args else json.dumps(args, sort_keys=True, default=str)
-        parts.append(f"{call}({shorten(rendered, 120)})" if rendered else f"{call}()")
+        part = f"{call}({shorten(rendered, 120)})" if rendered else f"{call}()"
+        parts.append(part + (" [refused]" if getattr(call, "refused", False) else ""))
     return ", ".join(parts)
+
+
+def made_calls(calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """The calls that were made: those the framework refused (not offered at that moment,
+    unknown) ran nothing, so no check counts them as the agent calling the tool."""
+    return [c for c in calls if not getattr(c, "refused", False)]
+
+
+def refusals(calls: Sequence[ToolCall], names: Sequence[str]) -> str:
+    """`` (the framework refused the call to book: 'not currently available')`` for each of
+    ``names`` that was only refused, or "": what a "not called" reason adds so it does not
+    read as if the model never tried."""
+    made = {str(c) for c in made_calls(calls)}
+    notes = []
+    for name in dict.fromkeys(names):
+        refused = [c for c in calls if getattr(c, "refused", False) and str(c) == name]
+        if refused and name not in made:
+            why = refused[0].error or "no reason given"
+            notes.append(f"the framework refused the call to {name} ({shorten(why, 160)!r})")
+    return f"; {'; '.join(notes)}" if notes else ""
 
 
 def is_subsequence(wanted: Sequence[str], seen: Sequence[str]) -> bool:
@@ -87,11 +111,13 @@ class ToolCallEvaluator(DeterministicEvaluator):
         """Check included, excluded and ordered tool names against the turn's calls."""
         if ctx.tool_calls_unobserved:
             return unobserved(self.name, ctx.tool_calls_unobserved)
-        names = [str(c) for c in ctx.tool_calls]
+        names = [str(c) for c in made_calls(ctx.tool_calls)]
         failures: list[str] = []
         missing = [n for n in self.include if n not in names]
         if missing:
-            failures.append(f"expected tool calls not made: {missing!r}")
+            failures.append(
+                f"expected tool calls not made: {missing!r}{refusals(ctx.tool_calls, missing)}"
+            )
         forbidden = [n for n in self.exclude if n in names]
         if forbidden:
             failures.append(f"forbidden tool calls made: {forbidden!r}")
@@ -210,13 +236,14 @@ class ToolCallArgsEvaluator(DeterministicEvaluator):
         """Pass when any call to ``tool`` has matching arguments."""
         if ctx.tool_calls_unobserved:
             return unobserved(self.name, ctx.tool_calls_unobserved)
-        calls = [c for c in ctx.tool_calls if str(c) == self.tool]
+        calls = [c for c in made_calls(ctx.tool_calls) if str(c) == self.tool]
         want = json.dumps(dict(self.args), sort_keys=True, default=str)
         if not calls:
+            refused = refusals(ctx.tool_calls, [self.tool])
             return EvalResult(
                 False,
                 f"{self.tool} was not called, so its arguments ({self.mode} of {want}) could not "
-                f"match (saw {describe_calls(ctx.tool_calls)})",
+                f"match{refused} (saw {describe_calls(ctx.tool_calls)})",
                 self.name,
             )
         captured = [c for c in calls if c.args is not None]

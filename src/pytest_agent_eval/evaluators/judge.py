@@ -48,6 +48,7 @@ from ._judge_prompt import (
     build_tool_args_prompt,
 )
 from ._judge_settings import DEFAULT_JUDGE_MODEL, JudgeSettings
+from ._tools import made_calls, refusals
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
@@ -357,12 +358,14 @@ class ToolCallArgsJudgeEvaluator(_JudgeBase):
     async def evaluate(self, ctx: TurnContext) -> EvalResult:
         """Judge each call to ``tool``; any pass is a pass."""
         calls = [ToolCall.coerce(c) for c in ctx.tool_calls]
-        matching = [c for c in calls if c.name == self.tool]
+        # A call the framework refused ran nothing: it is not a call with those arguments.
+        matching = [c for c in made_calls(calls) if c.name == self.tool]
         if not matching:
-            made = ", ".join(c.name for c in calls) or "none"
+            made = ", ".join(c.name for c in made_calls(calls)) or "none"
             return EvalResult(
                 passed=False,
-                reasoning=f"no call to {self.tool!r} in this turn (calls made: {made})",
+                reasoning=f"no call to {self.tool!r} in this turn (calls made: {made})"
+                + refusals(calls, [self.tool]),
                 name=self.name,
             )
         notes: list[str] = []

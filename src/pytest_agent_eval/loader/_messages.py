@@ -97,7 +97,7 @@ def _describe(
         )
     if kind == "anyOf" and field and "tool_calls_outcome" in field:
         return (
-            f"{where}: needs 'status' (ok, error or cancelled), 'output_contains' or 'output_matches'; "
+            f"{where}: needs 'status' (ok, error, cancelled or refused), 'output_contains' or 'output_matches'; "
             "got none"
         )
     if kind == "minProperties":

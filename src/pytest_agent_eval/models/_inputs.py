@@ -126,10 +126,12 @@ class ToolCallArgsConfig:
             )
 
 
-ToolOutcome: TypeAlias = Literal["ok", "error", "pending", "cancelled"]
+ToolOutcome: TypeAlias = Literal["ok", "error", "pending", "cancelled", "refused"]
 """How a tool call ended, as far as the adapter saw: it returned (``ok``), it failed
-(``error``), it was still running when the turn ended (``pending``), or it was stopped before
-it returned (``cancelled``: a barge-in's interruption cut the reply that ran it)."""
+(``error``), it was still running when the turn ended (``pending``), it was stopped before
+it returned (``cancelled``: a barge-in's interruption cut the reply that ran it), or the
+framework refused it before running anything (``refused``: the function was not offered at
+that moment, or the agent has no such function)."""
 
 
 @dataclass
@@ -140,8 +142,9 @@ class ToolCallOutcomeConfig:
 
     Args:
         tool: Name of the tool whose calls to check.
-        status: ``"ok"`` (the call returned), ``"error"`` (it failed) or ``"cancelled"``
-            (it was stopped before it returned, an interruption cut it), or None for any.
+        status: ``"ok"`` (the call returned), ``"error"`` (it failed), ``"cancelled"`` (it
+            was stopped before it returned, an interruption cut it) or ``"refused"`` (the
+            framework refused it: not offered, or unknown), or None for any.
         output_contains: Strings that must all appear in what the call gave back (its output,
             and for a failed call its error text too), case-insensitive.
         output_matches: Regexes that must all match it (``re.search``, case-insensitive).
@@ -151,16 +154,16 @@ class ToolCallOutcomeConfig:
     """
 
     tool: str
-    status: Literal["ok", "error", "cancelled"] | None = None
+    status: Literal["ok", "error", "cancelled", "refused"] | None = None
     output_contains: list[str] = field(default_factory=list)
     output_matches: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.status not in (None, "ok", "error", "cancelled"):
+        if self.status not in (None, "ok", "error", "cancelled", "refused"):
             raise ValueError(
                 f"tool_calls_outcome entry for {self.tool!r}: status must be 'ok' or 'error' "
-                "(it returned or failed), or 'cancelled' (an interruption stopped it), got "
-                f"{self.status!r}"
+                "(it returned or failed), 'cancelled' (an interruption stopped it) or "
+                f"'refused' (the framework refused it), got {self.status!r}"
             )
         if self.status is None and not (self.output_contains or self.output_matches):
             raise ValueError(

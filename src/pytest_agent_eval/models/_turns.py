@@ -55,6 +55,10 @@ class ToolCall(str):
         cancelled: True when the adapter saw the call stopped before it returned (an
             interruption cut the reply that ran it, or the framework cancelled its task): it
             gave nothing back.
+        refused: True when the framework refused the call before running anything: the model
+            named a function not offered at that moment (a Flows node without it) or one the
+            agent does not have. ``error`` says why. A refused call is not a call made: the
+            checks on which tools were called, in what order and with what arguments skip it.
 
     Example:
         ```python
@@ -71,6 +75,7 @@ class ToolCall(str):
     error: str | None
     done: bool | None
     cancelled: bool
+    refused: bool
 
     def __new__(
         cls,
@@ -83,6 +88,7 @@ class ToolCall(str):
         error: str | None = None,
         done: bool | None = None,
         cancelled: bool = False,
+        refused: bool = False,
     ) -> ToolCall:
         """Create a ToolCall from a tool name and optional captured arguments."""
         obj = super().__new__(cls, name)
@@ -93,6 +99,7 @@ class ToolCall(str):
         obj.error = error
         obj.done = done
         obj.cancelled = cancelled
+        obj.refused = refused
         return obj
 
     @property
@@ -100,13 +107,16 @@ class ToolCall(str):
         """How the call ended, or None when the adapter did not observe it.
 
         ``"cancelled"`` when the adapter saw it stopped before it returned (an interruption
-        cut it); ``"error"`` when it failed; ``"pending"`` when the adapter saw it still
+        cut it); ``"refused"`` when the framework refused it before running anything (not
+        offered, unknown); ``"error"`` when it failed; ``"pending"`` when the adapter saw it still
         running at the end of the turn; ``"ok"`` when the adapter saw it finish, or recorded
         what it returned. A bare ``ToolCall(name)`` (a hand-written agent naming the tools it
         used) has no outcome: checks on outcomes then error instead of guessing.
         """
         if self.cancelled:
             return "cancelled"
+        if self.refused:
+            return "refused"
         if self.is_error:
             return "error"
         if self.done is False:
@@ -135,6 +145,7 @@ class ToolCall(str):
                 self.error,
                 self.done,
                 self.cancelled,
+                self.refused,
             ),
         )
 
@@ -149,6 +160,7 @@ class ToolCall(str):
             "error": self.error,
             "done": self.done,
             "cancelled": self.cancelled,
+            "refused": self.refused,
         }
 
     @classmethod
@@ -163,6 +175,7 @@ class ToolCall(str):
             error=data.get("error"),
             done=data.get("done"),
             cancelled=bool(data.get("cancelled", False)),
+            refused=bool(data.get("refused", False)),
         )
 
     @classmethod
@@ -196,6 +209,7 @@ def _rebuild_tool_call(
     error: str | None = None,
     done: bool | None = None,
     cancelled: bool = False,
+    refused: bool = False,
 ) -> ToolCall:
     return ToolCall(
         name,
@@ -206,6 +220,7 @@ def _rebuild_tool_call(
         error=error,
         done=done,
         cancelled=cancelled,
+        refused=refused,
     )
 
 

@@ -12,15 +12,18 @@ user messages and the framework's context as ``context``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..errors import AdapterError
 
 __all__ = [
     "ArgsTemplate",
     "Rule",
     "ScriptContext",
     "Template",
+    "check_offered",
     "parse_number",
     "render",
     "render_args",
@@ -127,7 +130,8 @@ class Rule:
     Args:
         pattern: Regular expression searched (case-insensitively) in the last user message.
         reply: What to say; after the tool ran when ``tool`` is set. None says nothing more.
-        tool: Name of a tool to call first (it may be one the agent does not have).
+        tool: Name of a tool to call first. It must be one the agent offers the model at that
+            moment (see `check_offered`): a real model cannot call any other.
         args: The tool's arguments. A string value that is exactly one placeholder whose text
             is a number (``"{party}"`` -> ``"4"`` or ``"four"``) becomes an int, unless the
             tool declares that argument as a string.
@@ -154,6 +158,32 @@ class Rule:
     def search(self, text: str) -> re.Match[str] | None:
         """The match of this rule in ``text``, or None."""
         return self._regex.search(text)
+
+
+def check_offered(rule: Rule, offered: Iterable[str], *, model: str, how_to_offer: str) -> None:
+    """Refuse a rule's tool call when the agent does not offer that tool at this moment.
+
+    A scripted model stands in for a real one, and no real model can call a function it was
+    not offered: with the tool missing (a Pipecat Flows node without it, an agent whose tools
+    changed) the model would have done something else, and the script cannot say what. So the
+    run errors, naming the rule, the tool and what was offered, instead of passing or failing
+    on a call no model could make. It is the test's script that is wrong (or the agent's offer:
+    the message says both).
+
+    Raises:
+        AdapterError: ``rule.tool`` is not among ``offered``.
+    """
+    names = sorted(set(offered))
+    if rule.tool is None or rule.tool in names:
+        return
+    pattern = rule.pattern.pattern if isinstance(rule.pattern, re.Pattern) else rule.pattern
+    raise AdapterError(
+        f"{model}: the rule {pattern!r} calls the tool {rule.tool!r}, which the agent does not "
+        f"offer at this moment (offered: {', '.join(names) if names else 'no tools'}). No real "
+        "model can call a tool it was not offered, so the script cannot stand in for one here: "
+        f"fix the script (a narrower pattern, or an earlier rule for this moment), or, if the "
+        f"agent should offer {rule.tool!r} now, {how_to_offer}"
+    )
 
 
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")

@@ -204,6 +204,10 @@ async def _lock_free(lock: asyncio.Lock) -> None:
 # -- what a turn captured -------------------------------------------------------------------
 
 
+_UNKNOWN_FUNCTION = "Unknown function: "
+"""How LiveKit answers a call to a tool the agent does not have (``voice/generation.py``)."""
+
+
 @dataclass
 class _CallRecord:
     """One tool call, from the moment it starts to its result."""
@@ -227,6 +231,17 @@ class _CallRecord:
         """The call returned or failed (not still running, not cancelled)."""
         return self.done and not self.cancelled
 
+    @property
+    def refused(self) -> bool:
+        """LiveKit refused the call before running anything: the model named a tool the agent
+        active then does not have (LiveKit answers "Unknown function: ...")."""
+        return (
+            not self.started
+            and self.is_error
+            and isinstance(self.output, str)
+            and self.output.startswith(_UNKNOWN_FUNCTION)
+        )
+
     def tool_call(self) -> ToolCall:
         return ToolCall(
             self.name,
@@ -237,6 +252,7 @@ class _CallRecord:
             error=self.error,
             done=self.finished,
             cancelled=self.cancelled,
+            refused=self.refused,
         )
 
     def unfinished(self) -> dict[str, Any]:

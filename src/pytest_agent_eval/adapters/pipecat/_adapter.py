@@ -55,15 +55,26 @@ time, which at max speed runs ahead of the wall) normally fires first and says m
 
 @dataclass(frozen=True, slots=True)
 class BotInfo:
-    """What a bot factory may know about the run it builds a pipeline for (a factory that
-    takes a second required positional argument gets it)."""
+    """What a bot may know about the run it builds a pipeline for: a ``make_bot`` that takes a
+    second required positional argument gets it, and so does a ``run_bot`` that takes a third
+    (after ``transport`` and ``runner_args``)."""
 
     transcript_id: str
     """Id of the transcript being run."""
     run_index: int
     """Zero-based index of the run."""
     transcript: Transcript
-    """The transcript itself."""
+    """The transcript itself (its ``userdata``, to seed the bot's fakes, among the rest)."""
+
+    @property
+    def tags(self) -> list[str]:
+        """The transcript's tags."""
+        return list(self.transcript.tags)
+
+    @property
+    def variant(self) -> str | None:
+        """The variant this run is of (``phone`` for ``booking[phone]``), or None."""
+        return self.transcript.variant
 
 
 BotFactory = Callable[..., Any]
@@ -82,7 +93,8 @@ class PipecatAdapter:
       positional parameter gets a `BotInfo`.
     - ``PipecatAdapter(run_bot=run_bot)``: your bot's own entrypoint, ``async def
       run_bot(transport, runner_args)`` as Pipecat's examples write it: it builds the pipeline,
-      its worker and runner, registers its event handlers and runs.
+      its worker and runner, registers its event handlers and runs. A third required
+      positional parameter gets the `BotInfo`.
 
     Each run gets a fresh pipeline on a thread of its own; every turn of the run goes to that
     pipeline, so the bot keeps its context. An audio turn streams the turn's fixture through
@@ -106,7 +118,8 @@ class PipecatAdapter:
 
     Args:
         bot: ``make_bot(transport[, info])`` (see above).
-        run_bot: Instead of ``bot``: the bot's entrypoint ``run_bot(transport, runner_args)``.
+        run_bot: Instead of ``bot``: the bot's entrypoint ``run_bot(transport, runner_args[,
+            info])``.
         speed: 0 for max speed on the virtual clock, 1.0 for real time, other values scale.
         timeout_s: Longest a turn (or the start) may take.
         sample_rate: Rate of the microphone (fixtures are converted to it).
@@ -170,7 +183,9 @@ class PipecatAdapter:
         self.audio_in_dir = Path(audio_in_dir) if audio_in_dir is not None else None
         self.allow_network = allow_network
         self.log_level = resolve_level(log_level)
-        self._takes_info = bot is not None and takes_info(bot, position=1)
+        self._takes_info = (
+            takes_info(bot, position=1) if bot is not None else takes_info(factory, position=2)
+        )
 
     # -- the adapter protocol ---------------------------------------------------------------------
 
@@ -321,15 +336,17 @@ class PipecatConversation:
 
     def _build(self, transport: InProcessTransport) -> Any:
         adapter = self.adapter
+        info = BotInfo(
+            transcript_id=self.info.transcript.id,
+            run_index=self.info.run_index,
+            transcript=self.info.transcript,
+        )
         if adapter.run_bot is not None:
+            if adapter._takes_info:
+                return adapter.run_bot(transport, runner_arguments(), info)
             return adapter.run_bot(transport, runner_arguments())
         assert adapter.bot is not None
         if adapter._takes_info:
-            info = BotInfo(
-                transcript_id=self.info.transcript.id,
-                run_index=self.info.run_index,
-                transcript=self.info.transcript,
-            )
             return adapter.bot(transport, info)
         return adapter.bot(transport)
 
@@ -711,6 +728,7 @@ def _tool_call(call: Call) -> ToolCall:
         error=call.error,
         done=call.done,
         cancelled=call.cancelled,
+        refused=call.refused,
     )
 
 
@@ -722,6 +740,7 @@ def _late(call: Call) -> dict[str, Any]:
         "output": call.result,
         "is_error": call.is_error,
         "error": call.error,
+        "refused": call.refused,
     }
 
 

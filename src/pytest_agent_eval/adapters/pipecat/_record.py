@@ -23,6 +23,7 @@ so those are read as state changes, which a copy does not repeat.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,20 @@ def _is_template(text: Any, parts: list[str]) -> bool:
     return isinstance(text, str) and text.startswith(parts[0]) and text.endswith(parts[-1])
 
 
+def flows_error(result: Any) -> str | None:
+    """The error text of Pipecat Flows' error envelope, ``{"status": "error", "error": ...}``,
+    or None for any other result. Flows catches what a node function raises and hands the model
+    that envelope as an ordinary result (no ``error`` on the frame): it is the function failing,
+    and so is the same shape returned by the function itself (Flows' ``FlowResult``
+    convention)."""
+    if not isinstance(result, Mapping) or result.get("status") != "error":
+        return None
+    if not set(result) <= {"status", "error"}:
+        return None
+    error = result.get("error")
+    return str(error) if error else "the function reported status 'error'"
+
+
 @dataclass
 class Call:
     """One function call the LLM made."""
@@ -102,6 +117,8 @@ class Call:
     is_error: bool = False
     done: bool = False
     cancelled: bool = False
+    refused: bool = False
+    """Pipecat answered that no such function was available: nothing ran."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -472,8 +489,18 @@ class Recorder(BaseObserver, TransportListener):
         call.result = frame.result
         if frame.error:
             call.is_error, call.error = True, frame.error
-        elif _is_template(frame.result, _FAILED) or _is_template(frame.result, _MISSING):
+        elif _is_template(frame.result, _MISSING):
+            # Pipecat had no handler for it: the function was not offered (a Flows node without
+            # it) or never registered. Nothing ran; it is not a call with those arguments.
+            call.is_error = call.refused = True
+            call.error = (
+                f"{frame.result} (Pipecat refused the call: no function of that name was "
+                "offered or registered at that moment)"
+            )
+        elif _is_template(frame.result, _FAILED):
             call.is_error, call.error = True, str(frame.result)
+        elif (envelope := flows_error(frame.result)) is not None:
+            call.is_error, call.error = True, envelope
         if call.turn_index != self.log.index:
             self.log.late_results.append(call)
 

@@ -37,8 +37,10 @@ from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.tts_service import TTSService
 from pipecat.utils.time import time_now_iso8601
 
+from ...errors import AdapterError
 from ...models import VoiceSettings
-from ...voice._script import Rule, ScriptContext, render, render_args
+from ...voice._script import Rule, ScriptContext, check_offered, render, render_args
+from ._record import flows_error
 
 __all__ = [
     "FixtureTextSTTService",
@@ -269,7 +271,10 @@ class ScriptedLLMService(LLMService):
 
     - a rule with ``tool`` answers with that function call (and its ``preamble``); once the
       pipeline has run the function (registered with ``llm.register_function`` or as a direct
-      function in the context's tools), the next inference gets the rule's ``reply``;
+      function in the context's tools), the next inference gets the rule's ``reply``. The
+      function must be among the context's tools at that moment (what a real model is
+      offered; a Pipecat Flows node sets them): a rule calling another fails the turn with an
+      error naming the rule, the function and the functions offered;
     - a rule without ``tool`` answers with its ``reply``;
     - no matching rule answers ``default_reply``.
 
@@ -326,7 +331,14 @@ class ScriptedLLMService(LLMService):
     def respond_to(
         self, messages: Sequence[Mapping[str, Any]], tools: Any = None
     ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
-        """The text and function calls (name, arguments) the script gives for ``messages``."""
+        """The text and function calls (name, arguments) the script gives for ``messages``.
+
+        ``tools`` is the context's tools (``context.tools``, ``NOT_GIVEN`` for none); None
+        skips the check that a rule calls only what they offer.
+
+        Raises:
+            AdapterError: The rule that answers calls a function ``tools`` does not offer.
+        """
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
         last_user = users[-1] if users else -1
         user = _text_of(messages[last_user]) if users else ""
@@ -379,11 +391,22 @@ class ScriptedLLMService(LLMService):
             earlier_user_messages=earlier,
             tool_output=output,
             tool_result=result,
-            tool_error=output is not None and _is_failure(output),
+            tool_error=(output is not None and _is_failure(output))
+            or flows_error(result) is not None,
             instructions=instructions,
             context=None,
         )
         if rule.tool is not None and last is None:
+            offered = _offered(tools)
+            if offered is not None:
+                check_offered(
+                    rule,
+                    offered,
+                    model=type(self).__name__,
+                    how_to_offer="offer it in the context's tools (LLMContext(tools=[...]), a "
+                    "ToolsSchema) or, with Pipecat Flows, in the functions of the node active "
+                    "then.",
+                )
             args = render_args(rule.args, ctx, _declared_types(tools, rule.tool))
             preamble = render(rule.preamble, ctx) if rule.preamble is not None else ""
             return preamble, [(rule.tool, args)]
@@ -395,7 +418,13 @@ class ScriptedLLMService(LLMService):
         await self.push_frame(LLMFullResponseStartFrame())
         await self.start_processing_metrics()
         try:
-            text, calls = self.respond_to(messages, context.tools)
+            try:
+                text, calls = self.respond_to(messages, context.tools)
+            except AdapterError as exc:
+                # The script named a function the bot does not offer now: the turn errors
+                # (the recorder reads this ErrorFrame) rather than run a call no model makes.
+                await self.push_error(error_msg=str(exc))
+                return
             await self.start_ttfb_metrics()
             first = True
             for word in re.findall(r"\S+\s*", text):
@@ -440,6 +469,17 @@ def _is_failure(output: str) -> bool:
         if output.startswith(head) and output.endswith(tail):
             return True
     return False
+
+
+def _offered(tools: Any) -> set[str] | None:
+    """The names of the functions ``tools`` offers the model (empty for ``NOT_GIVEN``), or
+    None when that cannot be told: not asked (``tools`` None), or provider-specific tools,
+    which have no common name field."""
+    if tools is None:
+        return None
+    if getattr(tools, "custom_tools", None):
+        return None
+    return {str(t.name) for t in getattr(tools, "standard_tools", None) or []}
 
 
 def _declared_types(tools: Any, name: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from livekit.agents.types import (
     NotGivenOr,
 )
 
-from ....voice._script import Rule, parse_number, render, render_args
+from ....voice._script import Rule, check_offered, parse_number, render, render_args
 
 __all__ = ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"]
 
@@ -86,6 +86,17 @@ def declared_arg_types(tools: Sequence[Any], name: str) -> dict[str, Any]:
     return {}
 
 
+def offered_tool_names(tools: Sequence[Any]) -> list[str]:
+    """The names of the tools a request offers the model (a toolset's tools included)."""
+    names: list[str] = []
+    for tool in tools:
+        if isinstance(tool, llm.Toolset):
+            names += offered_tool_names(tool.tools)
+        elif isinstance(getattr(tool, "id", None), str):
+            names.append(tool.id)
+    return names
+
+
 def _count_words(text: str) -> int:
     return len(text.split())
 
@@ -98,7 +109,9 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
 
     - a rule with ``tool`` first answers with that tool call (plus its ``preamble``); once the
       session has run the tool, the next request (whose last item is the tool's output) gets
-      the rule's ``reply``;
+      the rule's ``reply``. The tool must be one the request offers (the tools of the agent
+      active then): a rule calling another fails the turn with an error naming the rule, the
+      tool and the tools offered, since no real model could make that call;
     - a rule without ``tool`` answers with its ``reply`` directly;
     - no matching rule answers ``default_reply``.
 
@@ -177,10 +190,16 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         return f"scripted_call_{next(self._call_ids)}"
 
     def respond_to(
-        self, chat_ctx: llm.ChatContext, tools: Sequence[Any] = ()
+        self, chat_ctx: llm.ChatContext, tools: Sequence[Any] | None = None
     ) -> tuple[str, list[llm.FunctionToolCall]]:
-        """The text and tool calls the script gives for ``chat_ctx`` (no streaming); ``tools``
-        (the agent's) give the declared argument types."""
+        """The text and tool calls the script gives for ``chat_ctx`` (no streaming).
+
+        ``tools`` are the tools the request offers: they give the declared argument types, and
+        a rule may call only one of them; None skips that check.
+
+        Raises:
+            AdapterError: The rule that answers calls a tool ``tools`` does not offer.
+        """
         items = chat_ctx.items
         user_index = max(
             (i for i, it in enumerate(items) if it.type == "message" and it.role == "user"),
@@ -199,12 +218,13 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
                     return self._answer(
                         rule, match, user, chat_ctx, instructed_outputs, instructions, tools
                     )
-            answered = self._answer_user(user, chat_ctx, outputs, tools)
-            if answered is not None and _comes_with_the_user_turn(items, user_index, index):
+            if _comes_with_the_user_turn(items, user_index, index):
                 # A system message that arrived with the user's turn (an agent's
                 # on_user_turn_completed adding context) does not ask for a reply of its own:
                 # the user's words are what is being answered.
-                return answered
+                answered = self._answer_user(user, chat_ctx, outputs, tools)
+                if answered is not None:
+                    return answered
             if self.greeting is not None:
                 return self.greeting, []
         elif user_index < 0 and self.greeting is not None:
@@ -215,7 +235,11 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         return self.default_reply.format(user=user), []
 
     def _answer_user(
-        self, user: str, chat_ctx: llm.ChatContext, outputs: list[Any], tools: Sequence[Any]
+        self,
+        user: str,
+        chat_ctx: llm.ChatContext,
+        outputs: list[Any],
+        tools: Sequence[Any] | None,
     ) -> tuple[str, list[llm.FunctionToolCall]] | None:
         """The first rule matching the user's words, answered; None when none matches."""
         for rule in self.rules:
@@ -231,7 +255,7 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         chat_ctx: llm.ChatContext,
         outputs: list[Any],
         instructions: str | None,
-        tools: Sequence[Any] = (),
+        tools: Sequence[Any] | None = None,
     ) -> tuple[str, list[llm.FunctionToolCall]]:
         last = outputs[-1] if outputs else None
         ctx = ScriptContext(
@@ -243,10 +267,18 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
             instructions=instructions,
         )
         if rule.tool is not None and last is None:
+            if tools is not None:
+                check_offered(
+                    rule,
+                    offered_tool_names(tools),
+                    model=type(self).__name__,
+                    how_to_offer="give the agent active then that tool (Agent(tools=[...]) or a "
+                    "@function_tool method).",
+                )
             call = llm.FunctionToolCall(
                 name=rule.tool,
                 arguments=json.dumps(
-                    render_args(rule.args, ctx, declared_arg_types(tools, rule.tool))
+                    render_args(rule.args, ctx, declared_arg_types(tools or (), rule.tool))
                 ),
                 call_id=self.next_call_id(),
             )

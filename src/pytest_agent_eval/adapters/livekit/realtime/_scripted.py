@@ -481,7 +481,13 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
             )
         tools = list(self._tools.flatten())
         self._model.script.requests.append(ctx.copy())
-        text, calls = self._model.script.respond_to(ctx, tools)
+        try:
+            text, calls = self._model.script.respond_to(ctx, tools)
+        except AdapterError as exc:
+            # A rule calls a tool the session does not offer now: no real model could, so the
+            # run errors (an unrecoverable model error) and this response says nothing.
+            self._fail(exc)
+            text, calls = "", []
         response_id = f"scripted_rt_resp_{next(self._ids)}"
         message_id = f"scripted_rt_item_{next(self._ids)}"
         generation = _Generation(self, message_id=message_id, response_id=response_id)
