@@ -62,8 +62,13 @@ def test_include_and_order_do_not_count_a_refused_call() -> None:
     assert "(saw greet(), book() [refused])" in include.reasoning
     order = ToolOrderEvaluator(["greet", "book"])._check(ctx)
     assert not order.passed and "refused" in order.reasoning
-    # Nor is a refused call a forbidden call made: nothing ran.
-    assert ToolCallEvaluator(exclude=["book"])._check(ctx).passed
+    # A forbidden tool the agent tried to call fails tool_calls_exclude even though the
+    # framework refused to run it: the key checks what the agent decided.
+    exclude = ToolCallEvaluator(exclude=["book"])._check(ctx)
+    assert not exclude.passed
+    assert "forbidden tool calls attempted: ['book']" in exclude.reasoning
+    assert "the framework refused the call to book" in exclude.reasoning
+    assert ToolCallEvaluator(exclude=["cancel"])._check(ctx).passed
 
 
 def test_tool_calls_outcome_status_refused_and_error_are_told_apart() -> None:

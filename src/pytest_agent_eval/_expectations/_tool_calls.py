@@ -43,7 +43,8 @@ EXPECTATION = Expectation(
         ExpectKey(
             name="tool_calls_exclude",
             schema=string_list(),
-            description="None of these tools is called in this turn.",
+            description="None of these tools is called in this turn, nor attempted: a call "
+            "the framework refused still fails it (the agent chose the tool).",
             example=["cancel_booking"],
         ),
         ExpectKey(

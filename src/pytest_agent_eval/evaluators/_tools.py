@@ -121,6 +121,18 @@ class ToolCallEvaluator(DeterministicEvaluator):
         forbidden = [n for n in self.exclude if n in names]
         if forbidden:
             failures.append(f"forbidden tool calls made: {forbidden!r}")
+        # The agent chose a forbidden tool even when the framework then refused to run it:
+        # the decision is what the key checks, so an attempt fails it too.
+        attempted = [
+            n
+            for n in self.exclude
+            if n not in names
+            and any(getattr(c, "refused", False) and str(c) == n for c in ctx.tool_calls)
+        ]
+        if attempted:
+            failures.append(
+                f"forbidden tool calls attempted: {attempted!r}{refusals(ctx.tool_calls, attempted)}"
+            )
         if self.ordered and not missing and not is_subsequence(list(self.include), names):
             failures.append(f"tool calls not in the order {list(self.include)!r}")
         if failures:
