@@ -6,8 +6,9 @@ Flow of one caller turn (`Caller.next_turn`):
    far (what the agent said, what the caller said) goes in the user message inside a data block
    the agent's words cannot close. Before ``min_turns`` the caller is offered no way to end the
    call; from then on it may call ``end_conversation(outcome, reason)`` instead of speaking.
-2. With the caller cache on, a turn already asked for the same prompt, model, seed and
-   temperature is replayed from disk, with no request.
+2. With the caller cache on, a turn already asked for the same prompt, model (id, server,
+   settings), seed, temperature and package version is replayed from disk, with no request,
+   and says when it was recorded; with ``refresh`` it is asked again and rewritten.
 3. Otherwise the model is asked, under the judges' budget rules
    (`pytest_agent_eval._retry.attempt_with_budget`: ``retries`` extra attempts after a
    retryable failure, ``timeout`` per attempt, ``Retry-After`` honoured, a refused
@@ -35,8 +36,9 @@ from ..config import DEFAULT_JUDGE_MODEL
 from ..errors import AgentEvalError
 from ..evaluators.judge import build_model
 from ..models import Usage
+from ..report._session import package_version
 from ..voice._speech import PauseMarkupError, spoken_text
-from ._cache import CallerCache, CallerTurn, caller_key
+from ._cache import CallerCache, CallerTurn, caller_key, model_facts
 from ._model import Simulation
 
 if TYPE_CHECKING:
@@ -80,7 +82,10 @@ class CallerSettings:
     timeout_s: float = 30.0
     """Seconds per attempt (the judges' ``timeout``)."""
     cache_dir: Path | None = None
-    """The caller cache's folder; None: no cache."""
+    """The caller cache's folder; None: no cache (nothing read, nothing written)."""
+    refresh: bool = False
+    """Ask the model for every turn and rewrite the cache with its answers (the criteria
+    verdicts too): ``--agent-eval-refresh-caller-cache``."""
     backoff_s: float = 1.0
     max_backoff_s: float = 20.0
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)
@@ -94,6 +99,8 @@ class CallerStep:
     turn: CallerTurn
     cached: bool
     """Replayed from the cache (no request)."""
+    recorded_at: str | None = None
+    """When a replayed turn was recorded."""
     requests: int = 0
     usage: Usage | None = None
 
@@ -308,31 +315,41 @@ class Caller:
             self.simulation, lines, turn_number=turn_number, may_end=may_end, voice=self.voice
         )
         config = self.simulation.caller
+        where = f"the simulated caller failed at turn {turn_number}"
+        model: Any = None
+        unusable: CallerError | None = None
+        try:
+            model = self._model()
+        except ImportError as exc:
+            unusable = CallerError(
+                f"{where}: its model needs a package that is not installed ({exc}); for OpenAI "
+                "models: pip install 'pytest-agent-eval[openai]'"
+            )
+        except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
+            unusable = CallerError(
+                f"{where}: cannot use the model {self.model_id!r}: {describe_error(exc)}. Set "
+                "caller.model in "
+                "the simulation, or caller_model in [tool.agent_eval], to a model you can reach"
+            )
         key = caller_key(
+            package=package_version(),
             version=CALLER_PROMPT_VERSION,
             model=self.model_id,
+            **model_facts(model),
             instructions=prompt.instructions,
             user_prompt=prompt.user_prompt,
             seed=run_seed,
             temperature=config.temperature,
             max_words=config.max_words,
         )
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return CallerStep(turn=hit, cached=True)
-        where = f"the simulated caller failed at turn {turn_number}"
-        try:
-            model = self._model()
-        except ImportError as exc:
-            raise CallerError(
-                f"{where}: its model needs a package that is not installed ({exc}); for OpenAI "
-                "models: pip install 'pytest-agent-eval[openai]'"
-            ) from None
-        except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
-            raise CallerError(
-                f"{where}: cannot use the model {self.model_id!r}: {describe_error(exc)}. Set "
-                "caller.model in "
-                "the simulation, or caller_model in [tool.agent_eval], to a model you can reach"
-            ) from None
+        if (
+            self.cache is not None
+            and not self.settings.refresh
+            and (hit := self.cache.get(key)) is not None
+        ):
+            return CallerStep(turn=hit.turn, cached=True, recorded_at=hit.recorded_at)
+        if unusable is not None:
+            raise unusable from None
 
         usage: list[Usage] = []
 

@@ -111,6 +111,7 @@ def simulation_settings(
             retries=settings.retries,
             timeout_s=settings.timeout,
             cache_dir=cache if settings.caller_cache else None,
+            refresh=settings.caller_cache_refresh,
         ),
         audio_dir=cache / "audio",
         voice=settings.voice,

@@ -151,6 +151,8 @@ class _SimulatedCall:
         record = self.record
         record.requests += step.requests
         record.cached_turns += step.cached
+        if step.cached:
+            record.note_recorded(step.recorded_at)
         if step.usage is not None:
             record.usage = step.usage if record.usage is None else record.usage + step.usage
         if step.turn.kind == "end":
@@ -221,7 +223,13 @@ async def run_simulation(
     speaks = bool(getattr(adapter, "consumes_audio", False))
     voice = CallerVoice(settings.audio_dir, settings.voice) if speaks else None
     caller = Caller(simulation, settings.caller, voice=speaks)
-    judge = CriteriaJudge(simulation, settings.run.judge)
+    cache = settings.caller.cache_dir
+    judge = CriteriaJudge(
+        simulation,
+        settings.run.judge,
+        cache_dir=cache / "verdicts" if cache is not None else None,
+        refresh=settings.caller.refresh,
+    )
     transcript = simulation.transcript
     opening = [turn_evaluators(transcript, i, settings.run) for i in range(len(transcript.turns))]
     calls: dict[int, _SimulatedCall] = {}
