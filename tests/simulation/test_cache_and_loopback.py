@@ -244,3 +244,42 @@ def test_a_judge_model_fixture_and_judge_verdicts_reach_every_criterion() -> Non
         "criteria[2]",
     ]
     assert len(judge.calls) == 3
+
+
+@pytest.mark.parametrize("any_path", [True, False], ids=["answers-every-path", "404-elsewhere"])
+def test_an_openai_id_against_a_chat_completions_server_says_to_use_openai_chat(
+    loopback: ModuleType, openai_env: pytest.MonkeyPatch, any_path: bool
+) -> None:
+    """pydantic-ai's ``openai:`` is the Responses API; a server that speaks only Chat
+    Completions answers it with a chat completion the client cannot read (a bare ``TypeError:
+    'NoneType' object is not iterable``) or a 404. Both say what to use instead, for the
+    caller and for the criteria judge."""
+    from pytest_agent_eval.config import JudgeSettings
+    from pytest_agent_eval.runner import RunSettings
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        return loopback.text_completion("Hello, I want a refund.")
+
+    with loopback.ChatServer(respond, any_path=any_path) as server:
+        openai_env.setenv("OPENAI_BASE_URL", server.base_url)
+        settings = SimulationSettings(
+            run=RunSettings(judge=JudgeSettings(model="openai:served-model", retries=0)),
+            caller=CallerSettings(model="openai:served-model", retries=0),
+        )
+        result = asyncio.run(run_simulation(simulation(), refund_agent, settings=settings))
+        assert server.paths == ["/v1/responses"]
+    assert result.verdict == "error"
+    error = result.runs[0].error or ""
+    assert "the simulated caller failed at turn 1" in error
+    assert "use 'openai-chat:served-model' (pydantic-ai's OpenAIChatModel)" in error
+    if any_path:
+        assert "answered it with something else" in error
+
+
+def test_the_wrong_api_hint_is_for_openai_ids_only() -> None:
+    from pytest_agent_eval._retry import wrong_api_hint
+
+    unreadable = TypeError("'NoneType' object is not iterable")
+    assert wrong_api_hint("openai:m", unreadable)
+    assert wrong_api_hint("openai-chat:m", unreadable) == ""
+    assert wrong_api_hint("openai:m", ValueError("bad")) == ""

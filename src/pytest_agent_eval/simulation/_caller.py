@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
 from .._retry import Budget, attempt_with_budget, describe_error, is_transient
+from .._text import clip
 from ..config import DEFAULT_JUDGE_MODEL
 from ..errors import AgentEvalError
 from ..evaluators.judge import build_model
@@ -366,6 +367,7 @@ class Caller:
                 prompt,
                 feedback,
                 may_end=may_end,
+                turn_number=turn_number,
                 seed=run_seed,
                 omit_temperature=omit_temperature,
                 usage=usage,
@@ -386,6 +388,35 @@ class Caller:
             self.cache.put(key, outcome.value, model=self.model_id)
         return CallerStep(turn=outcome.value, cached=False, requests=outcome.attempts, usage=spent)
 
+    def _refused_answer(self, messages: Sequence[Any], *, may_end: bool, turn_number: int) -> str:
+        """Why pydantic-ai refused the caller model's answer, from what the model sent last."""
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+        response = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
+        parts = response.parts if response is not None else []
+        calls = [p for p in parts if isinstance(p, ToolCallPart)]
+        ended = next((c for c in calls if c.tool_name == END_TOOL), None)
+        min_turns = self.simulation.min_turns
+        if ended is not None and not may_end:
+            return (
+                f"it called {END_TOOL} at turn {turn_number}, before it may end the call (from "
+                f"turn {min_turns + 1} on: min_turns is {min_turns}); if a caller should be able "
+                "to hang up sooner, lower min_turns in the simulation"
+            )
+        if ended is not None:
+            args = clip(str(ended.args), 160)
+            return (
+                f"it called {END_TOOL} with arguments that do not fit ({args}): it needs "
+                "outcome goal_reached or gave_up, and a one-line reason"
+            )
+        if calls:
+            names = ", ".join(sorted({c.tool_name for c in calls}))
+            offered = f"it has only {END_TOOL}" if may_end else "it has no tool yet"
+            return f"it called a tool it does not have ({names}; {offered})"
+        if not any(isinstance(p, TextPart) and p.content.strip() for p in parts):
+            return "an empty utterance (no words and no tool call)"
+        return "an answer with neither usable words nor a usable tool call"
+
     async def _ask(
         self,
         model: Any,
@@ -393,6 +424,7 @@ class Caller:
         feedback: str,
         *,
         may_end: bool,
+        turn_number: int,
         seed: int,
         omit_temperature: bool,
         usage: list[Usage],
@@ -424,18 +456,21 @@ class Caller:
         if config.temperature is not None and not omit_temperature:
             settings["temperature"] = config.temperature
         settings["seed"] = seed
+        from pydantic_ai import capture_run_messages
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-        try:
-            result = await agent.run(
-                prompt.user_prompt + feedback, model_settings=cast("ModelSettings", settings)
-            )
-        except UnexpectedModelBehavior as exc:
-            # pydantic-ai refuses an empty answer, or a tool call it does not know, itself.
-            raise UnusableUtterance(
-                "an empty utterance, or an answer that is neither words nor the "
-                f"{END_TOOL} tool ({exc.message})"
-            ) from None
+        with capture_run_messages() as messages:
+            try:
+                result = await agent.run(
+                    prompt.user_prompt + feedback, model_settings=cast("ModelSettings", settings)
+                )
+            except UnexpectedModelBehavior:
+                # pydantic-ai refuses an empty answer, a tool it does not offer, or arguments
+                # that do not fit, itself; its message suggests a retry limit the caller does
+                # not expose, so what the model did is said from the messages instead.
+                raise UnusableUtterance(
+                    self._refused_answer(messages, may_end=may_end, turn_number=turn_number)
+                ) from None
         spent = usage_of(result)
         if spent is not None:
             usage.append(spent)
