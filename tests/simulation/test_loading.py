@@ -268,3 +268,15 @@ def test_a_bad_simulation_is_a_collection_error_not_an_internal_error(
         ],
         consecutive=False,
     )
+
+
+def test_a_saved_conversation_names_a_file_outside_the_rootdir_by_its_name_only(
+    tmp_path: Path,
+) -> None:
+    from pytest_agent_eval.simulation._save import shown_path
+
+    root = tmp_path / "project"
+    assert shown_path(str(root / "evals" / "a.yaml"), root) == "evals/a.yaml"
+    assert shown_path(str(tmp_path / "elsewhere" / "a.yaml"), root) == "a.yaml"
+    assert shown_path(str(tmp_path / "a.yaml"), None) == "a.yaml"
+    assert shown_path("evals/a.yaml", None) == "evals/a.yaml"

@@ -313,6 +313,9 @@ def test_a_saved_conversation_loads_and_runs_as_a_plain_transcript(
     assert [p.name for p in saved] == ["refund-run1.yaml", "refund-run2.yaml"]
     text = saved[0].read_text()
     assert text.startswith("# Saved by pytest-agent-eval (--agent-eval-save-simulations)")
+    # It names its simulation relative to the rootdir: no path of this machine in the file.
+    assert "from simulation 'refund' (evals/refund.yaml), run 1" in text
+    assert str(pytester.path) not in text
     assert "user: Hi, my blender arrived broken, I want a refund." in text
     assert "reply_contains_none" in text  # every_turn, on each caller turn
     assert "The agent looks the order up before refunding." in text  # the criteria, as a judge

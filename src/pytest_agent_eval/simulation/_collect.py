@@ -116,6 +116,7 @@ def simulation_settings(
         audio_dir=cache / "audio",
         voice=settings.voice,
         save_dir=settings.save_simulations_path,
+        rootdir=settings.rootdir,
     )
 
 

@@ -62,6 +62,8 @@ class SimulationSettings:
     save_dir: Path | None = None
     """``--agent-eval-save-simulations``: each simulated conversation is written there as a
     plain transcript."""
+    rootdir: Path | None = None
+    """The project's rootdir: a saved conversation names its simulation file relative to it."""
 
 
 @dataclass
@@ -262,5 +264,7 @@ async def run_simulation(
         for run in result.runs:
             call = calls.get(run.index)
             if call is not None:
-                save_conversation(settings.save_dir, simulation, call.transcript, run)
+                save_conversation(
+                    settings.save_dir, simulation, call.transcript, run, rootdir=settings.rootdir
+                )
     return result

@@ -26,7 +26,7 @@ from ..models import AudioCondition, Expect, RunResult, Transcript, VoiceSetting
 from ..voice._sidecar import sidecar_path
 from ._model import Simulation
 
-__all__ = ["save_conversation"]
+__all__ = ["save_conversation", "shown_path"]
 
 
 def _conditions(conditions: list[AudioCondition]) -> list[Any]:
@@ -70,8 +70,24 @@ def _criteria_rubric(simulation: Simulation) -> str:
     return "\n".join(lines)
 
 
-def _header(simulation: Simulation, run: RunResult) -> list[str]:
-    where = f" ({simulation.transcript.path})" if simulation.transcript.path else ""
+def shown_path(path: str | None, rootdir: Path | None) -> str | None:
+    """``path`` as a saved file states it: relative to the rootdir (POSIX), so the file reads
+    the same on every machine and in version control; a path outside the rootdir (or with no
+    rootdir) by its file name alone, never an absolute path of this machine."""
+    if not path:
+        return None
+    source = Path(path)
+    if rootdir is not None:
+        try:
+            return source.resolve().relative_to(Path(rootdir).resolve()).as_posix()
+        except ValueError:
+            pass
+    return source.as_posix() if not source.is_absolute() else source.name
+
+
+def _header(simulation: Simulation, run: RunResult, rootdir: Path | None) -> list[str]:
+    shown = shown_path(simulation.transcript.path, rootdir)
+    where = f" ({shown})" if shown else ""
     verdict = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[run.verdict]
     lines = [
         f"Saved by pytest-agent-eval (--agent-eval-save-simulations) from simulation "
@@ -92,11 +108,17 @@ def _header(simulation: Simulation, run: RunResult) -> list[str]:
 
 
 def save_conversation(
-    folder: Path, simulation: Simulation, transcript: Transcript, run: RunResult
+    folder: Path,
+    simulation: Simulation,
+    transcript: Transcript,
+    run: RunResult,
+    *,
+    rootdir: Path | None = None,
 ) -> Path | None:
     """Write run ``run`` of ``simulation`` (whose turns are ``transcript``'s) as a transcript
     under ``folder``; None when the run had no turn. A file or WAV that cannot be written is
-    skipped: saving must not fail the eval."""
+    skipped: saving must not fail the eval. Paths in it are relative (the simulation file's to
+    ``rootdir``, the fixtures' to the file)."""
     if not run.turns:
         return None
     name = f"{safe_name(simulation.id)}-run{run.index + 1}"
@@ -140,7 +162,7 @@ def save_conversation(
         doc["userdata"] = to_json(transcript.userdata)
     doc["turns"] = turns
     body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
-    text = "\n".join(_header(simulation, run)) + "\n" + body
+    text = "\n".join(_header(simulation, run, rootdir)) + "\n" + body
     target = folder / f"{name}.yaml"
     try:
         write_atomic(target, text)
