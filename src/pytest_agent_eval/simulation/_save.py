@@ -70,7 +70,7 @@ def _criteria_rubric(simulation: Simulation) -> str:
     return "\n".join(lines)
 
 
-def shown_path(path: str | None, rootdir: Path | None) -> str | None:
+def shown_path(path: str | Path | None, rootdir: Path | None) -> str | None:
     """``path`` as a saved file states it: relative to the rootdir (POSIX), so the file reads
     the same on every machine and in version control; a path outside the rootdir (or with no
     rootdir) by its file name alone, never an absolute path of this machine."""
