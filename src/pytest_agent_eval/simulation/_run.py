@@ -28,7 +28,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .._expectations import build_call_checks
 from ..adapters.base import as_adapter
+from ..evaluators._call import evaluate_call
 from ..models import (
     Message,
     RunResult,
@@ -119,6 +121,7 @@ class _SimulatedCall:
         self.opening = opening
         self.settings = settings
         self.seed = run_seed(simulation.caller.seed, run_index)
+        self.call_checks = build_call_checks(simulation.transcript)
         self.record = SimulatedCaller(
             persona=simulation.persona,
             goal=simulation.goal,
@@ -182,6 +185,7 @@ class _SimulatedCall:
             record.not_judged = "the conversation had no turn"
         else:
             run.evaluations = await self.judge.judge(run, record)
+            run.evaluations += await evaluate_call(self.call_checks, run)
         run.simulation = record
 
 

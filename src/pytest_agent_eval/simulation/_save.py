@@ -61,6 +61,19 @@ def _expect(expect: Expect) -> dict[str, Any]:
     return out
 
 
+def _call_expect(value: dict[str, Any]) -> dict[str, Any]:
+    """A simulation's ``call_expect`` as YAML writes it: unset keys and defaults left out."""
+    out: dict[str, Any] = {}
+    if value.get("tool_called"):
+        out["tool_called"] = [
+            {k: v for k, v in entry.items() if v is not None and (k, v) != ("mode", "subset")}
+            for entry in value["tool_called"]
+        ]
+    if value.get("hook"):
+        out["hook"] = value["hook"]
+    return out
+
+
 def _criteria_rubric(simulation: Simulation) -> str:
     lines = [
         "Judged on the whole conversation above (this was a simulation's criteria): the agent "
@@ -160,6 +173,8 @@ def save_conversation(
         doc["turn_timeout_s"] = transcript.turn_timeout_s
     if transcript.userdata:
         doc["userdata"] = to_json(transcript.userdata)
+    if transcript.call_expect is not None:
+        doc["call_expect"] = _call_expect(to_json(transcript.call_expect))
     doc["turns"] = turns
     body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
     text = "\n".join(_header(simulation, run, rootdir)) + "\n" + body
