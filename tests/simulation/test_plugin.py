@@ -229,7 +229,10 @@ def test_the_second_session_replays_the_caller_and_its_verdicts_and_every_report
 ) -> None:
     project(pytester)
     run(pytester, "--junitxml=first.xml").assert_outcomes(passed=1)
-    assert (caller_requests(pytester), judge_requests(pytester)) == (6, 2)
+    # Both runs hold the same conversation: the judge is asked once or twice, as the second
+    # run's judging starts before or after the first one's verdict is stored.
+    judged = judge_requests(pytester)
+    assert caller_requests(pytester) == 6 and judged in (1, 2)
     reports = (
         "--junitxml=second.xml",
         "--agent-eval-report=report.md",
@@ -239,7 +242,7 @@ def test_the_second_session_replays_the_caller_and_its_verdicts_and_every_report
     second = run(pytester, *reports)
     second.assert_outcomes(passed=1)
     # Not one more request: neither the caller nor the criteria judge was asked.
-    assert (caller_requests(pytester), judge_requests(pytester)) == (6, 2)
+    assert (caller_requests(pytester), judge_requests(pytester)) == (6, judged)
     props = {
         p.get("name"): p.get("value")
         for p in ET.parse(pytester.path / "second.xml").getroot().iter("property")
@@ -267,7 +270,7 @@ def test_the_second_session_replays_the_caller_and_its_verdicts_and_every_report
     # --agent-eval-no-caller-cache neither reads nor writes the cache.
     before = cache_files(pytester)
     run(pytester, "--agent-eval-no-caller-cache").assert_outcomes(passed=1)
-    assert (caller_requests(pytester), judge_requests(pytester)) == (12, 4)
+    assert (caller_requests(pytester), judge_requests(pytester)) == (12, judged + 2)
     assert cache_files(pytester) == before
 
 
@@ -276,6 +279,7 @@ def test_when_the_model_behind_a_name_changes_the_refresh_option_asks_it_again(
 ) -> None:
     project(pytester)
     run(pytester).assert_outcomes(passed=1)
+    judged = judge_requests(pytester)
     # The judge model behind the same name now fails the agent: an ordinary session replays
     # the old verdicts (and says so), the refresh asks the model and rewrites the cache.
     project(pytester, judge="strict")
@@ -286,7 +290,7 @@ def test_when_the_model_behind_a_name_changes_the_refresh_option_asks_it_again(
     refreshed = run(pytester, "--agent-eval-refresh-caller-cache")
     refreshed.assert_outcomes(failed=1)
     assert "The lookup came too late." in refreshed.stdout.str()
-    assert caller_requests(pytester) == 12 and judge_requests(pytester) == 4
+    assert caller_requests(pytester) == 12 and judge_requests(pytester) == judged + 2
     after = cache_files(pytester)
     assert after.keys() == before.keys()  # the same entries, rewritten
     verdicts = [k for k in after if k.startswith("verdicts")]
@@ -294,7 +298,7 @@ def test_when_the_model_behind_a_name_changes_the_refresh_option_asks_it_again(
     assert all("The lookup came too late." in after[k] for k in verdicts)
     # From now on the new answers are replayed: the suite stays red.
     run(pytester).assert_outcomes(failed=1)
-    assert judge_requests(pytester) == 4
+    assert judge_requests(pytester) == judged + 2
 
 
 def test_no_caller_cache_and_refresh_together_are_refused(pytester: pytest.Pytester) -> None:
