@@ -102,7 +102,7 @@ EXPECTATION = Expectation(
             "with a reason. Errors when tool calls were not observed or the hook cannot answer.",
             example={
                 "tool_called": [{"tool": "create_booking", "args": {"party_size": 2}}],
-                "hook": "json:loads",
+                "hook": "checks.booking:booked_for_two",
             },
             check=_check_call_expect,
         ),
