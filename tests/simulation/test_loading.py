@@ -334,3 +334,16 @@ def test_scenarios_that_share_a_label_are_collected_as_two_tests(pytester: pytes
             "evals/scenarios.yaml::Book_a_double_room_SCN_b2",
         ]
     )
+
+
+def test_a_caller_that_hears_audio_loads_and_skips_a_text_agent(tmp_path: Path) -> None:
+    from pytest_agent_eval.adapters.base import as_adapter
+    from pytest_agent_eval.simulation._collect import text_agent_skip
+
+    path = write(tmp_path, "id: ear\npersona: Alice.\ncriteria: [books]\ncaller:\n  hears: audio\n")
+    (sim,) = load_simulation_file(path)
+    assert sim.caller.hears == "audio"
+    reason = text_agent_skip(sim, as_adapter(lambda history: "hi"))
+    assert reason is not None and "caller.hears: audio" in reason
+    with pytest.raises(TranscriptError, match="hears"):
+        load_simulation_file(write(tmp_path, path.read_text().replace("audio", "video")))

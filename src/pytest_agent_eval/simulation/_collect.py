@@ -138,6 +138,8 @@ def text_agent_skip(simulation: Simulation, adapter: Any) -> str | None:
         )
     where = [k for k in _VOICE_ONLY if getattr(simulation.every_turn, k)]
     where = [f"every_turn ({', '.join(where)})"] if where else []
+    if simulation.caller.hears == "audio":
+        where.append("caller.hears: audio (the caller hears the agent's reply audio)")
     for index, turn in enumerate(transcript.turns):
         keys = [k for k in _VOICE_ONLY if getattr(turn.expect, k)]
         keys += ["interrupt"] if turn.interrupt is not None else []
