@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ._atomic import write_atomic
 
-__all__ = ["JsonStore", "sha256_key"]
+__all__ = ["JsonStore", "recorded_now", "sha256_key"]
+
+
+def recorded_now() -> str:
+    """When an entry is recorded, as the reports show it (UTC, to the second): what a reader of
+    a replayed verdict needs to judge how old it is."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def sha256_key(parts: dict[str, Any]) -> str:

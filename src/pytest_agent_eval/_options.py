@@ -179,8 +179,17 @@ def add_options(parser: pytest.Parser) -> None:
         "--agent-eval-no-caller-cache",
         action="store_true",
         default=False,
-        help="Ask the simulated caller's model for every turn, even when the caller cache "
-        "has it (caller_cache = true is the default).",
+        help="Neither read nor write the simulated caller's cache (its turns and the "
+        "criteria verdicts): every turn and verdict is asked of the models, and the cache is "
+        "left as it was (caller_cache = true is the default).",
+    )
+    group.addoption(
+        "--agent-eval-refresh-caller-cache",
+        action="store_true",
+        default=False,
+        help="Ask the simulated caller's and the criteria judge's models for every turn and "
+        "verdict, and rewrite the caller cache with their answers (when the model behind a "
+        "name changed).",
     )
     group.addoption(
         "--agent-eval-save-simulations",
@@ -269,7 +278,15 @@ def session_settings(
     if config.getoption("agent_eval_no_judge_cache"):
         settings = replace(settings, judge_cache=False)
     if config.getoption("agent_eval_no_caller_cache"):
+        if config.getoption("agent_eval_refresh_caller_cache"):
+            raise ConfigError(
+                "--agent-eval-no-caller-cache and --agent-eval-refresh-caller-cache contradict "
+                "each other: the first leaves the caller cache alone, the second rewrites it. "
+                "Pass one"
+            )
         settings = replace(settings, caller_cache=False)
+    if config.getoption("agent_eval_refresh_caller_cache"):
+        settings = replace(settings, caller_cache=True, caller_cache_refresh=True)
     save_simulations = config.getoption("agent_eval_save_simulations")
     if save_simulations is not None:
         settings = replace(settings, save_simulations_dir=str(Path(save_simulations).resolve()))

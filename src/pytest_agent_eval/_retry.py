@@ -30,6 +30,7 @@ __all__ = [
     "is_transient",
     "rejects_temperature",
     "retry_after_s",
+    "wrong_api_hint",
 ]
 
 T = TypeVar("T")
@@ -179,6 +180,34 @@ def describe_error(exc: BaseException, *, with_class: bool = True) -> str:
     return f"{head}: {text}" if text else head
 
 
+def wrong_api_hint(model_id: str, exc: BaseException) -> str:
+    """What to use instead when an ``openai:`` model met a server without OpenAI's Responses
+    API, or "" for any other failure.
+
+    pydantic-ai's ``openai:`` ids speak the Responses API (``POST /v1/responses``); most
+    self-hosted servers (vLLM, Ollama, llama.cpp, LiteLLM) speak only Chat Completions. Such a
+    server answers 404, or a chat completion the client cannot read, which surfaces as
+    ``TypeError: 'NoneType' object is not iterable``: neither says what to change.
+    """
+    if not model_id.startswith("openai:"):
+        return ""
+    text = str(exc)
+    name = model_id.removeprefix("openai:")
+    instead = f"use 'openai-chat:{name}' (pydantic-ai's OpenAIChatModel)"
+    if isinstance(exc, TypeError) and "NoneType" in text and "iterable" in text:
+        return (
+            ". An 'openai:' model speaks OpenAI's Responses API (POST /v1/responses), and this "
+            "server answered it with something else: for a server that speaks only Chat "
+            f"Completions (vLLM, Ollama, llama.cpp, LiteLLM, most self-hosted ones) {instead}"
+        )
+    if http_status(exc) in (404, 405):
+        return (
+            ". An 'openai:' model speaks OpenAI's Responses API (POST /v1/responses): if this "
+            f"server speaks only Chat Completions (most self-hosted ones do), {instead}"
+        )
+    return ""
+
+
 # --------------------------------------------------------------------------------------------
 # The attempt budget: one loop for every model call a check or a simulated caller makes
 # --------------------------------------------------------------------------------------------
@@ -266,7 +295,8 @@ async def attempt_with_budget(
                     longer = f" (more than timeout={budget.timeout_s:g}s)" if too_long else ""
                     why = f"rate limited{asked}{longer}: {why}"
                 tries = f"{failures} attempt{'s' if failures != 1 else ''}"
-                return Attempts(failure=f"{why} (model {model_id!r}, {tries})", attempts=made)
+                hint = wrong_api_hint(model_id, exc)
+                return Attempts(failure=f"{why} (model {model_id!r}, {tries}){hint}", attempts=made)
             delay = backoff_delay(failures, base_s=budget.backoff_s, cap_s=budget.max_backoff_s)
             if wait_s is not None:  # the provider's own word, honoured up to the timeout
                 delay = max(delay, wait_s)

@@ -162,7 +162,11 @@ class Settings:
     """Replay the simulated caller's turns from disk when the conversation so far is unchanged
     (on by default: a rerun against an unchanged agent costs no caller request)."""
     caller_cache_dir: str = ".agent_eval_cache/caller"
-    """The caller cache's folder; the caller's synthesized speech goes in its ``audio/``."""
+    """The caller cache's folder; the caller's synthesized speech goes in its ``audio/``, the
+    criteria verdicts in its ``verdicts/``."""
+    caller_cache_refresh: bool = False
+    """``--agent-eval-refresh-caller-cache``: ask the caller and criteria judge models again
+    and rewrite their cache entries (command line only)."""
     save_simulations_dir: str | None = None
     """Where each simulated conversation is written as a plain transcript
     (``--agent-eval-save-simulations``)."""

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._expectations import (
+    build_call_checks,
     build_evaluators,
     build_greeting_checks,
     build_result_checks,
@@ -59,9 +60,11 @@ from .errors import (
     MissingExtraError,
     TranscriptError,
 )
+from .evaluators._call import evaluate_call
 from .evaluators.base import evaluate_safely
 from .models import (
     AgentReply,
+    EvalResult,
     Greeting,
     Message,
     RunResult,
@@ -154,13 +157,14 @@ class _TranscriptScript:
 
     transcript: Transcript
     evaluators: Sequence[Sequence[Any]]
+    call_checks: Sequence[Any] = ()
 
     async def next_turn(self, run: RunResult, history: Sequence[Message]) -> Sequence[Any] | None:
         index = len(run.turns)
         return self.evaluators[index] if index < len(self.transcript.turns) else None
 
     async def finish(self, run: RunResult) -> None:
-        return None
+        run.evaluations += await evaluate_call(self.call_checks, run)
 
 
 def describe_exception(exc: BaseException, frames: int = 3) -> str:
@@ -222,8 +226,10 @@ async def run_transcript(
             turn_evaluators(transcript, i, settings) for i in range(len(transcript.turns))
         ]
 
+        call_checks = build_call_checks(transcript)
+
         def scripts(index: int) -> RunScript:
-            return _TranscriptScript(transcript, evaluators)
+            return _TranscriptScript(transcript, evaluators, call_checks)
 
     script_for = scripts
     result_checks = build_result_checks(transcript)
@@ -312,8 +318,6 @@ async def run_transcript(
 
 async def _check_result(check: Any, result: TranscriptResult) -> Any:
     """One check of the whole result; an exception is an errored verdict, as for a turn."""
-    from .models import EvalResult
-
     name = getattr(check, "name", type(check).__name__)
     try:
         verdict = check.evaluate(result)

@@ -108,9 +108,13 @@ class ChatServer:
         respond: Decides the answer to each ``POST .../chat/completions`` body.
         keep_alive: Speak HTTP/1.1 and keep connections open between requests, as real
             servers do (a client then reuses its pooled connections).
+        any_path: Answer every path as Chat Completions, as some proxies in front of a
+            self-hosted model do (``/v1/responses`` included); else other paths are 404.
     """
 
-    def __init__(self, respond: Respond, *, keep_alive: bool = False) -> None:
+    def __init__(
+        self, respond: Respond, *, keep_alive: bool = False, any_path: bool = False
+    ) -> None:
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -125,7 +129,8 @@ class ChatServer:
                 server.requests.append(body)
                 server.paths.append(self.path)
                 extra: list[dict[str, Any]] = []
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                chat = self.path.rstrip("/").endswith("/chat/completions")
+                if not chat and not any_path:
                     status, answer = 404, error_body(f"no route {self.path}")
                 else:
                     try:

@@ -75,8 +75,47 @@ BROKEN_PROJECT = {
     ),
     "tests/evals/tabs.yaml": "id: tabs\nturns:\n\t- user: hi\n",
     "tests/evals/tagged.yaml": "id: tagged\nturns: !!python/object:os.system\n  - user: hi\n",
+    "tests/evals/tagged/scenarios.yaml": (
+        "scenarios:\n  - label: Book\n    instructions: You want a room.\n"
+        "    agent_expectations: The agent books it.\n    tags: booking\n"
+    ),
     "tests/evals/refill.yaml": (
         "id: refill\nturns:\n  - user: hi\n  - user: 'Hi. [pause two] I need a refill.'\n"
+    ),
+}
+SIM_CONFTEST = """
+import os
+
+import pytest
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+
+os.environ["OPENAI_BASE_URL"] = "{base_url}"
+os.environ["OPENAI_API_KEY"] = "loopback-key"
+
+
+def hangs_up(messages, info):
+    args = {{"outcome": "goal_reached", "reason": "Done."}}
+    return ModelResponse(parts=[ToolCallPart("end_conversation", args)])
+
+
+@pytest.fixture
+def llm_eval_agent():
+    return lambda history: "Which order is it about?"
+
+
+@pytest.fixture
+def llm_eval_caller_model():
+    return FunctionModel(hangs_up, model_name="hangs-up")
+"""
+SIMULATION = "persona: Dana wants a refund.\ncriteria: [The agent looks the order up.]\n"
+SIM_PROJECT = {
+    "pyproject.toml": (
+        "[tool.agent_eval]\nyaml_dirs = ['tests/evals']\nlive = true\nretries = 0\n"
+    ),
+    "tests/evals/early.yaml": f"id: early\n{SIMULATION}",
+    "tests/evals/self_hosted.yaml": (
+        f"id: self_hosted\n{SIMULATION}caller:\n  model: openai:served-model\n"
     ),
 }
 CONFIG_PROJECT = {
@@ -194,6 +233,21 @@ def _import_outputs(root: Path) -> dict[str, str]:
     }
 
 
+def _simulation_outputs(root: Path) -> dict[str, str]:
+    """A simulation whose caller hangs up before it may, and one whose caller is an
+    ``openai:`` model on a server that speaks only Chat Completions (the loopback one)."""
+    spec = importlib.util.spec_from_file_location(
+        "troubleshooting_loopback", ROOT / "tests" / "adapters" / "loopback_chat.py"
+    )
+    assert spec is not None and spec.loader is not None
+    loopback = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loopback)
+    with loopback.ChatServer(lambda body: loopback.text_completion("Hi.")) as server:
+        files = {**SIM_PROJECT, "tests/conftest.py": SIM_CONFTEST.format(base_url=server.base_url)}
+        out = _pytest(_write(root, files))
+    return {"sim-early-hang-up": out, "sim-openai-responses": out}
+
+
 def _outputs(tmp_path: Path) -> dict[str, str]:
     """Every scenario's output, by the entry key it must show."""
     text = _write(tmp_path / "text", TEXT_PROJECT)
@@ -224,10 +278,12 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
                 "yaml-tag",
                 "pause-marker",
                 "load-errors",
+                "scenario-tags",
             ],
             broken,
         ),
     }
+    outputs.update(_simulation_outputs(tmp_path / "simulation"))
     outputs.update(_import_outputs(tmp_path / "import"))
     if importlib.util.find_spec("hibari") is not None:  # the offline voice makes the fixture
         outputs.update(_voice_outputs(tmp_path / "voice"))

@@ -4,17 +4,23 @@ OpenAI SDK against the loopback Chat Completions server."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
-from sim_models import ScriptedCaller, ScriptedJudge
+from sim_models import CallerCall, End, ScriptedCaller, ScriptedJudge
 from test_conversation import REFUND, always_met, polite_caller, refund_agent, run, simulation
 
 from pytest_agent_eval import AgentReply
+from pytest_agent_eval.config import JudgeSettings
 from pytest_agent_eval.models import TranscriptResult
+from pytest_agent_eval.report._format import simulation_rows
+from pytest_agent_eval.runner import RunSettings
+from pytest_agent_eval.simulation import CallerSettings, SimulationSettings, run_simulation
 
 
 def _chat_prefix() -> str:
@@ -40,7 +46,10 @@ def verdicts(result: TranscriptResult) -> list[Any]:
         (
             r.verdict,
             [(t.user, t.reply, t.passed) for t in r.turns],
-            [(e.passed, e.reasoning.removesuffix(" (cached verdict)")) for e in r.evaluations],
+            [
+                (e.passed, re.sub(r" \(cached verdict[^)]*\)$", "", e.reasoning))
+                for e in r.evaluations
+            ],
             r.simulation.ended_by if r.simulation else None,
         )
         for r in result.runs
@@ -55,13 +64,81 @@ def test_a_rerun_against_an_unchanged_agent_makes_no_caller_request(tmp_path: Pa
     assert list(tmp_path.rglob("*.json"))
 
     again = ScriptedCaller(polite_caller)
-    second = run(sim, again, cache_dir=tmp_path)
+    judge = ScriptedJudge(always_met)
+    second = run(sim, again, judge, cache_dir=tmp_path)
     assert again.calls == []  # every caller turn replayed
+    assert judge.calls == []  # and every verdict
     assert verdicts(second) == verdicts(first)
     for r in second.runs:
         assert r.simulation is not None
         assert (r.simulation.requests, r.simulation.cached_turns) == (0, 3)
+        assert r.simulation.cached_verdicts == 1
+        assert r.simulation.recorded_at is not None
         assert r.simulation.usage is None
+        (verdict,) = r.evaluations
+        assert verdict.reasoning.endswith(f"(cached verdict, recorded {r.simulation.recorded_at})")
+        replayed = dict(simulation_rows(r))["Replayed"]
+        assert replayed.startswith("3 caller turn(s) and 1 criteria verdict(s) from the caller")
+        assert f"recorded {r.simulation.recorded_at}" in replayed
+
+
+def test_refresh_asks_again_and_rewrites_what_the_next_run_replays(tmp_path: Path) -> None:
+    sim = simulation()
+    run(sim, ScriptedCaller(polite_caller), cache_dir=tmp_path)
+
+    def changed(call: CallerCall) -> str | End:  # the model behind the same name changed
+        said = polite_caller(call)
+        return "Hello, I would like a refund, my blender broke." if call.turn == 1 else said
+
+    fresh = ScriptedCaller(changed)
+    judge = ScriptedJudge(always_met)
+    refreshed = run(sim, fresh, judge, cache_dir=tmp_path, refresh=True)
+    assert len(fresh.calls) == 3 and len(judge.calls) == 1
+    record = refreshed.runs[0].simulation
+    assert record is not None
+    assert (record.cached_turns, record.cached_verdicts, record.recorded_at) == (0, 0, None)
+
+    # The next ordinary run replays what the refresh recorded, not the old turns.
+    replay = ScriptedCaller(polite_caller)
+    again = run(sim, replay, cache_dir=tmp_path)
+    assert replay.calls == []
+    assert again.runs[0].turns[0].user == "Hello, I would like a refund, my blender broke."
+
+
+def test_no_cache_reads_and_writes_nothing(tmp_path: Path) -> None:
+    run(simulation(), ScriptedCaller(polite_caller), cache_dir=tmp_path / "cache")
+    before = sorted(p.read_text() for p in tmp_path.rglob("*.json"))
+    caller, judge = ScriptedCaller(polite_caller), ScriptedJudge(always_met)
+    run(simulation(), caller, judge, cache_dir=None)
+    assert (len(caller.calls), len(judge.calls)) == (3, 1)
+    assert sorted(p.read_text() for p in tmp_path.rglob("*.json")) == before
+
+
+def test_a_model_of_the_same_name_with_other_settings_is_not_a_cache_hit(tmp_path: Path) -> None:
+    from pydantic_ai.models.function import FunctionModel
+
+    run(simulation(), ScriptedCaller(polite_caller), cache_dir=tmp_path)
+    caller = ScriptedCaller(polite_caller)
+    tuned = FunctionModel(caller._respond, model_name=caller.name, settings={"max_tokens": 64})
+    settings = SimulationSettings(
+        run=RunSettings(judge=JudgeSettings(model=ScriptedJudge(always_met).model)),
+        caller=CallerSettings(model=tuned, cache_dir=tmp_path),
+    )
+    asyncio.run(run_simulation(simulation(), refund_agent, settings=settings))
+    assert len(caller.calls) == 3  # asked again: the request would not be the same
+
+
+def test_a_cache_entry_of_the_old_layout_is_not_replayed(tmp_path: Path) -> None:
+    """Entries written before keys held the package version and the model's server are
+    misses: they cannot say what they were recorded against."""
+    from pytest_agent_eval.simulation._cache import CallerCache
+
+    run(simulation(), ScriptedCaller(polite_caller), cache_dir=tmp_path)
+    for path in tmp_path.glob("??/*.json"):
+        entry = json.loads(path.read_text())
+        entry["format"] = 1
+        path.write_text(json.dumps(entry))
+        assert CallerCache(tmp_path).get(path.stem) is None
 
 
 def test_a_changed_agent_diverges_only_from_its_first_changed_reply(tmp_path: Path) -> None:
@@ -149,11 +226,11 @@ def test_caller_and_judge_over_the_openai_wire(
         assert all(isinstance(b.get("seed"), int) for b in caller_bodies)
         assert len(judged) == 1 and "lookup_order" in judged[0]
 
-        # The same session again: the caller cache answers, only the judge is asked.
+        # The same session again: the caller cache answers, and the criteria verdicts with it.
         before = len(server.requests)
         again = asyncio.run(run_simulation(simulation(), refund_agent, settings=settings))
         assert again.verdict == "passed"
-        assert [b["model"] for b in server.requests[before:]] == ["loopback-judge"]
+        assert server.requests[before:] == []
 
 
 def test_a_judge_model_fixture_and_judge_verdicts_reach_every_criterion() -> None:
@@ -167,3 +244,42 @@ def test_a_judge_model_fixture_and_judge_verdicts_reach_every_criterion() -> Non
         "criteria[2]",
     ]
     assert len(judge.calls) == 3
+
+
+@pytest.mark.parametrize("any_path", [True, False], ids=["answers-every-path", "404-elsewhere"])
+def test_an_openai_id_against_a_chat_completions_server_says_to_use_openai_chat(
+    loopback: ModuleType, openai_env: pytest.MonkeyPatch, any_path: bool
+) -> None:
+    """pydantic-ai's ``openai:`` is the Responses API; a server that speaks only Chat
+    Completions answers it with a chat completion the client cannot read (a bare ``TypeError:
+    'NoneType' object is not iterable``) or a 404. Both say what to use instead, for the
+    caller and for the criteria judge."""
+    from pytest_agent_eval.config import JudgeSettings
+    from pytest_agent_eval.runner import RunSettings
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        return loopback.text_completion("Hello, I want a refund.")
+
+    with loopback.ChatServer(respond, any_path=any_path) as server:
+        openai_env.setenv("OPENAI_BASE_URL", server.base_url)
+        settings = SimulationSettings(
+            run=RunSettings(judge=JudgeSettings(model="openai:served-model", retries=0)),
+            caller=CallerSettings(model="openai:served-model", retries=0),
+        )
+        result = asyncio.run(run_simulation(simulation(), refund_agent, settings=settings))
+        assert server.paths == ["/v1/responses"]
+    assert result.verdict == "error"
+    error = result.runs[0].error or ""
+    assert "the simulated caller failed at turn 1" in error
+    assert "use 'openai-chat:served-model' (pydantic-ai's OpenAIChatModel)" in error
+    if any_path:
+        assert "answered it with something else" in error
+
+
+def test_the_wrong_api_hint_is_for_openai_ids_only() -> None:
+    from pytest_agent_eval._retry import wrong_api_hint
+
+    unreadable = TypeError("'NoneType' object is not iterable")
+    assert wrong_api_hint("openai:m", unreadable)
+    assert wrong_api_hint("openai-chat:m", unreadable) == ""
+    assert wrong_api_hint("openai:m", ValueError("bad")) == ""

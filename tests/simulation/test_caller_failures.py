@@ -4,6 +4,8 @@ under the judges' budget first, and told why its last answer could not be used."
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic_ai.exceptions import ModelHTTPError
 from sim_models import CallerCall, End, ScriptedCaller
@@ -104,3 +106,36 @@ def test_an_unknown_caller_model_is_an_error_naming_the_setting() -> None:
     assert error is not None
     assert "cannot use the model 'nosuchprovider:model-x'" in error
     assert "caller.model" in error
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (
+            lambda call: End(),
+            "it called end_conversation at turn 1, before it may end the call (from turn 3 "
+            "on: min_turns is 2); if a caller should be able to hang up sooner, lower "
+            "min_turns in the simulation",
+        ),
+        (
+            lambda call: End(outcome="bored") if call.may_end else polite_caller(call),
+            "it called end_conversation with arguments that do not fit ({'outcome': 'bored', "
+            "'reason': 'I have what I called for.'}): it needs outcome goal_reached or "
+            "gave_up, and a one-line reason",
+        ),
+    ],
+    ids=["before-min-turns", "malformed"],
+)
+def test_a_refused_hang_up_says_what_the_caller_did_and_the_setting_that_changes_it(
+    answer: Any, said: str
+) -> None:
+    caller = ScriptedCaller(answer)
+    result = run(simulation(), caller, retries=1)
+    assert result.verdict == "error"
+    error = result.runs[0].error or ""
+    assert said in error
+    # Not "neither words nor the tool" when it called the tool, and no pydantic-ai retry
+    # limit the caller does not expose.
+    assert "neither" not in error and "retry limit" not in error
+    # The retry was told the same.
+    assert said in caller.calls[-1].prompt

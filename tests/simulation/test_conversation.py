@@ -67,12 +67,17 @@ def run(
     *,
     retries: int = 2,
     cache_dir: Any = None,
+    refresh: bool = False,
 ) -> TranscriptResult:
     judge = judge or ScriptedJudge(always_met)
     settings = SimulationSettings(
         run=RunSettings(judge=JudgeSettings(model=judge.model, retries=retries)),
         caller=CallerSettings(
-            model=caller.model, retries=retries, cache_dir=cache_dir, sleep=_no_sleep
+            model=caller.model,
+            retries=retries,
+            cache_dir=cache_dir,
+            refresh=refresh,
+            sleep=_no_sleep,
         ),
     )
     return asyncio.run(run_simulation(sim, agent, settings=settings))

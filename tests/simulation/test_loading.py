@@ -268,3 +268,82 @@ def test_a_bad_simulation_is_a_collection_error_not_an_internal_error(
         ],
         consecutive=False,
     )
+
+
+def test_a_saved_conversation_names_a_file_outside_the_rootdir_by_its_name_only(
+    tmp_path: Path,
+) -> None:
+    from pytest_agent_eval.simulation._save import shown_path
+
+    root = tmp_path / "project"
+    assert shown_path(str(root / "evals" / "a.yaml"), root) == "evals/a.yaml"
+    assert shown_path(str(tmp_path / "elsewhere" / "a.yaml"), root) == "a.yaml"
+    assert shown_path(str(tmp_path / "a.yaml"), None) == "a.yaml"
+    assert shown_path("evals/a.yaml", None) == "evals/a.yaml"
+
+
+def test_scenario_tags_written_as_a_list_of_strings_are_read(tmp_path: Path) -> None:
+    body = SCENARIOS.replace(
+        "    tags:\n      feature: booking\n      difficulty: 2\n      vip: true\n",
+        '    tags: [smoke, "feature:booking"]\n',
+    )
+    assert body != SCENARIOS
+    book, _ = load_simulation_file(write(tmp_path, body, "scenarios.yaml"))
+    assert book.transcript.tags == ["smoke", "feature:booking"]
+
+
+def test_a_tags_value_that_is_neither_a_mapping_nor_a_list_is_refused_with_its_line(
+    tmp_path: Path,
+) -> None:
+    body = SCENARIOS.replace(
+        "    tags:\n      feature: booking\n      difficulty: 2\n      vip: true\n",
+        "    tags: booking\n",
+    )
+    with pytest.raises(TranscriptError) as caught:
+        load_simulation_file(write(tmp_path, body, "scenarios.yaml"))
+    text = str(caught.value)
+    assert "scenarios.yaml:10, scenario 'Book a double room', scenarios[0].tags" in text, text
+
+
+def test_scenarios_that_share_a_label_under_distinct_ids_are_two_tests(tmp_path: Path) -> None:
+    body = SCENARIOS.replace(
+        "  - label: Cancel a booking\n", "  - id: SCN_b2\n    label: Book a double room\n"
+    )
+    first, second = load_simulation_file(write(tmp_path, body, "scenarios.yaml"))
+    assert (first.id, second.id) == ("Book a double room (SCN_a1)", "Book a double room (SCN_b2)")
+    # The same id twice is still one scenario written twice: refused.
+    twice = body.replace("id: SCN_b2", "id: SCN_a1")
+    with pytest.raises(TranscriptError) as caught:
+        load_simulation_file(write(tmp_path, twice, "scenarios.yaml"))
+    assert "label 'Book a double room' and id 'SCN_a1' is also scenario 1's" in str(caught.value)
+
+
+def test_scenarios_that_share_a_label_are_collected_as_two_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "scenarios.yaml").write_text(
+        SCENARIOS.replace(
+            "  - label: Cancel a booking\n", "  - id: SCN_b2\n    label: Book a double room\n"
+        )
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "evals/scenarios.yaml::Book_a_double_room_SCN_a1",
+            "evals/scenarios.yaml::Book_a_double_room_SCN_b2",
+        ]
+    )
+
+
+def test_a_caller_that_hears_audio_loads_and_skips_a_text_agent(tmp_path: Path) -> None:
+    from pytest_agent_eval.adapters.base import as_adapter
+    from pytest_agent_eval.simulation._collect import text_agent_skip
+
+    path = write(tmp_path, "id: ear\npersona: Alice.\ncriteria: [books]\ncaller:\n  hears: audio\n")
+    (sim,) = load_simulation_file(path)
+    assert sim.caller.hears == "audio"
+    reason = text_agent_skip(sim, as_adapter(lambda history: "hi"))
+    assert reason is not None and "caller.hears: audio" in reason
+    with pytest.raises(TranscriptError, match="hears"):
+        load_simulation_file(write(tmp_path, path.read_text().replace("audio", "video")))

@@ -21,7 +21,9 @@ from pydantic_ai.models.function import FunctionModel
 from pytest_agent_eval import AgentReply, ToolCall
 
 LOG = Path(__file__).parent / "caller_requests.log"
+JUDGE_LOG = Path(__file__).parent / "judge_requests.log"
 MODE = "{mode}"
+JUDGE = "{judge}"
 
 
 def _prompt(messages):
@@ -56,6 +58,8 @@ def _instructions(messages, info):
 
 
 def judge(messages, info):
+    with JUDGE_LOG.open("a") as log:
+        log.write("request\\n")
     conversation = _prompt(messages)
     instructions = _instructions(messages, info)
     if "<criterion>" not in instructions:  # a transcript's rubric judge (a saved one)
@@ -63,7 +67,9 @@ def judge(messages, info):
         verdict = {{"passed": ok, "reasoning": "rubric: lookup_order " + ("seen" if ok else "missing")}}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, verdict)])
     criterion = instructions.split("<criterion>\\n", 1)[1]
-    if "apolog" in criterion:
+    if JUDGE == "strict":  # the model behind the same name changed
+        verdict = {{"reasoning": "The lookup came too late.", "verdict": "not_met"}}
+    elif "apolog" in criterion:
         verdict = {{"reasoning": "Nowhere does the agent apologise.", "verdict": "not_met"}}
     else:
         ok = "[agent called tool lookup_order]" in conversation
@@ -114,12 +120,13 @@ def project(
     pytester: pytest.Pytester,
     *,
     mode: str = "ok",
+    judge: str = "ok",
     refund: str = REFUND,
     simulation: str = SIMULATION,
     toml: str = "",
 ) -> Path:
     pytester.makepyprojecttoml(f'[tool.agent_eval]\nyaml_dirs = ["evals"]\nretries = 1\n{toml}')
-    pytester.makeconftest(CONFTEST.format(mode=mode, refund=refund))
+    pytester.makeconftest(CONFTEST.format(mode=mode, judge=judge, refund=refund))
     evals = pytester.path / "evals"
     evals.mkdir(exist_ok=True)
     (evals / "refund.yaml").write_text(simulation)
@@ -130,9 +137,19 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "no:cacheprovider", "--agent-eval-live", *args)
 
 
-def caller_requests(pytester: pytest.Pytester) -> int:
-    log = pytester.path / "caller_requests.log"
-    return len(log.read_text().splitlines()) if log.exists() else 0
+def caller_requests(pytester: pytest.Pytester, log: str = "caller_requests.log") -> int:
+    path = pytester.path / log
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def judge_requests(pytester: pytest.Pytester) -> int:
+    return caller_requests(pytester, "judge_requests.log")
+
+
+def cache_files(pytester: pytest.Pytester) -> dict[str, str]:
+    """Every caller cache entry (turns and verdicts), by path, with its content."""
+    folder = pytester.path / ".agent_eval_cache" / "caller"
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*.json"))}
 
 
 def test_a_simulation_file_is_a_test_and_its_account_says_how_each_call_ended(
@@ -207,21 +224,88 @@ def test_a_broken_caller_is_an_error_that_no_group_absorbs(pytester: pytest.Pyte
     assert caller_requests(pytester) == 4  # 2 runs x (1 + retries=1)
 
 
-def test_the_second_session_replays_the_caller_from_its_cache(pytester: pytest.Pytester) -> None:
+def test_the_second_session_replays_the_caller_and_its_verdicts_and_every_report_says_so(
+    pytester: pytest.Pytester,
+) -> None:
     project(pytester)
     run(pytester, "--junitxml=first.xml").assert_outcomes(passed=1)
-    assert caller_requests(pytester) == 6
-    run(pytester, "--junitxml=second.xml").assert_outcomes(passed=1)
-    assert caller_requests(pytester) == 6  # not one more request
+    # Both runs hold the same conversation: the judge is asked once or twice, as the second
+    # run's judging starts before or after the first one's verdict is stored.
+    judged = judge_requests(pytester)
+    assert caller_requests(pytester) == 6 and judged in (1, 2)
+    reports = (
+        "--junitxml=second.xml",
+        "--agent-eval-report=report.md",
+        "--agent-eval-html=report.html",
+        "--agent-eval-results=results.json",
+    )
+    second = run(pytester, *reports)
+    second.assert_outcomes(passed=1)
+    # Not one more request: neither the caller nor the criteria judge was asked.
+    assert (caller_requests(pytester), judge_requests(pytester)) == (6, judged)
     props = {
         p.get("name"): p.get("value")
         for p in ET.parse(pytester.path / "second.xml").getroot().iter("property")
     }
     assert props["agent_eval_caller_requests"] == "0"
     assert props["agent_eval_caller_cached_turns"] == "6"
-    # The switch asks again.
+    # Every report says the runs were replayed, and when they were recorded.
+    second.stdout.fnmatch_lines(
+        ["simulated runs replayed from the caller cache: 2 of 2 (recorded since 20*UTC)*"]
+    )
+    md = (pytester.path / "report.md").read_text()
+    assert "simulated runs replayed from the caller cache: 2 of 2 (recorded since 20" in md
+    assert "- Replayed: 3 caller turn(s) and 1 criteria verdict(s) from the caller cache, " in md
+    # The criteria judge is a judge model of the session ("none ran" before).
+    assert "judge models: function:conftest-judge" in md
+    html = (pytester.path / "report.html").read_text()
+    assert "simulated runs replayed from the caller cache: 2 of 2" in html
+    assert "criteria verdict(s) from the caller cache, recorded 20" in html
+    (entry,) = json.loads((pytester.path / "results.json").read_text())["evals"]
+    replayed = entry["simulation"]["replayed_runs"]
+    assert [r["run"] for r in replayed] == [1, 2]
+    assert all(r["recorded_at"].endswith(" UTC") for r in replayed)
+    assert entry["simulation"]["cached_verdicts"] == 2
+
+    # --agent-eval-no-caller-cache neither reads nor writes the cache.
+    before = cache_files(pytester)
     run(pytester, "--agent-eval-no-caller-cache").assert_outcomes(passed=1)
-    assert caller_requests(pytester) == 12
+    assert (caller_requests(pytester), judge_requests(pytester)) == (12, judged + 2)
+    assert cache_files(pytester) == before
+
+
+def test_when_the_model_behind_a_name_changes_the_refresh_option_asks_it_again(
+    pytester: pytest.Pytester,
+) -> None:
+    project(pytester)
+    run(pytester).assert_outcomes(passed=1)
+    judged = judge_requests(pytester)
+    # The judge model behind the same name now fails the agent: an ordinary session replays
+    # the old verdicts (and says so), the refresh asks the model and rewrites the cache.
+    project(pytester, judge="strict")
+    replayed = run(pytester)
+    replayed.assert_outcomes(passed=1)
+    replayed.stdout.fnmatch_lines(["simulated runs replayed from the caller cache: 2 of 2*"])
+    before = cache_files(pytester)
+    refreshed = run(pytester, "--agent-eval-refresh-caller-cache")
+    refreshed.assert_outcomes(failed=1)
+    assert "The lookup came too late." in refreshed.stdout.str()
+    assert caller_requests(pytester) == 12 and judge_requests(pytester) == judged + 2
+    after = cache_files(pytester)
+    assert after.keys() == before.keys()  # the same entries, rewritten
+    verdicts = [k for k in after if k.startswith("verdicts")]
+    assert len(verdicts) == 1  # both runs had the same conversation
+    assert all("The lookup came too late." in after[k] for k in verdicts)
+    # From now on the new answers are replayed: the suite stays red.
+    run(pytester).assert_outcomes(failed=1)
+    assert judge_requests(pytester) == judged + 2
+
+
+def test_no_caller_cache_and_refresh_together_are_refused(pytester: pytest.Pytester) -> None:
+    project(pytester)
+    result = run(pytester, "--agent-eval-no-caller-cache", "--agent-eval-refresh-caller-cache")
+    assert result.ret != 0
+    assert "contradict each other" in result.stderr.str() + result.stdout.str()
 
 
 def test_a_saved_conversation_loads_and_runs_as_a_plain_transcript(
@@ -233,6 +317,9 @@ def test_a_saved_conversation_loads_and_runs_as_a_plain_transcript(
     assert [p.name for p in saved] == ["refund-run1.yaml", "refund-run2.yaml"]
     text = saved[0].read_text()
     assert text.startswith("# Saved by pytest-agent-eval (--agent-eval-save-simulations)")
+    # It names its simulation relative to the rootdir: no path of this machine in the file.
+    assert "from simulation 'refund' (evals/refund.yaml), run 1" in text
+    assert str(pytester.path) not in text
     assert "user: Hi, my blender arrived broken, I want a refund." in text
     assert "reply_contains_none" in text  # every_turn, on each caller turn
     assert "The agent looks the order up before refunding." in text  # the criteria, as a judge

@@ -282,3 +282,68 @@ def test_a_voice_simulation_through_pytest_plays_the_callers_audio_and_guards_va
     assert html.count("<audio") >= 2
     assert "User audio" in html
     assert "simulated caller" in html and "by the caller after turn 2" in html
+
+
+def _hearing_simulation(caller: ScriptedCaller, tmp_path: Path, *, audio_out: bool) -> Any:
+    from livekit.agents import AgentSession
+
+    from pytest_agent_eval.adapters.livekit import (
+        FixtureTextSTT,
+        LiveKitAdapter,
+        ScriptedLLM,
+        SynthesizerTTS,
+        eval_session_kwargs,
+    )
+    from pytest_agent_eval.simulation import CallerConfig
+
+    def speaking_session() -> tuple[Any, Any]:
+        # The example's session, with a voice: its replies are spoken, and saved.
+        session = AgentSession(
+            stt=FixtureTextSTT(),
+            vad=booking.VAD,
+            llm=ScriptedLLM(booking.RULES),
+            tts=SynthesizerTTS(),
+            **eval_session_kwargs(),
+        )
+        return session, booking.RestaurantAgent()
+
+    sim = Simulation(
+        transcript=Transcript(id="hearing", turns=[], runs=1),
+        persona="Alice, booking a table for two at seven.",
+        criteria=["The agent books the table."],
+        max_turns=3,
+        caller=CallerConfig(hears="audio"),
+    )
+    settings = SimulationSettings(
+        run=RunSettings(judge=JudgeSettings(model=ScriptedJudge(lambda c, v: ("met", "ok")).model)),
+        caller=CallerSettings(model=caller.model, retries=0),
+        audio_dir=tmp_path / "caller-audio",
+    )
+    adapter = LiveKitAdapter(
+        speaking_session, timeout_s=30.0, audio_out_dir=tmp_path / "replies" if audio_out else None
+    )
+    return asyncio.run(run_simulation(sim, adapter, settings=settings))
+
+
+def test_a_caller_that_hears_audio_gets_what_whisper_hears_of_the_reply(tmp_path: Path) -> None:
+    from pytest_agent_eval.voice._fixtures import read_wav, transcribe, word_error_rate
+
+    caller = ScriptedCaller(booking_caller)
+    result = _hearing_simulation(caller, tmp_path, audio_out=True)
+    (run,) = result.runs
+    assert run.turns and run.turns[0].audio_out is not None, run.error
+    # The caller's second turn was written from what Whisper hears of the first reply's audio
+    # (which is close to the reply's words), not from the reply's text.
+    heard = caller.calls[1].agent_lines[-1]
+    reply = run.turns[0].reply
+    assert heard == transcribe(read_wav(run.turns[0].audio_out))
+    assert heard != reply  # the text says 19:00 and BK-101; a listener hears them otherwise
+    assert word_error_rate(reply, heard) <= 0.3, (reply, heard)
+
+
+def test_a_caller_that_hears_audio_without_saved_reply_audio_is_an_error(tmp_path: Path) -> None:
+    result = _hearing_simulation(ScriptedCaller(booking_caller), tmp_path, audio_out=False)
+    assert result.verdict == "error"
+    error = result.runs[0].error or ""
+    assert "caller.hears is audio, but the reply of turn 1 has no saved audio to hear" in error
+    assert "audio_out_dir" in error

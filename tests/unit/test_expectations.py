@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 import pytest_agent_eval._expectations as registry
 from pytest_agent_eval._expectations import (
     EXPECTATIONS,
+    build_call_checks,
     build_evaluators,
     build_greeting_checks,
     build_result_checks,
@@ -175,13 +176,18 @@ def test_every_top_level_key_validates_loads_and_builds_a_check(name: str) -> No
     assert field.default is None, f"Transcript.{name} must default to 'not checked'"
     hint = typing.get_type_hints(Transcript)[name]
     assert getattr(transcript, name) == from_json(hint, key.example)
-    # A top-level key checks what the agent said before turn 1, or the whole result.
+    # A top-level key checks what the agent said before turn 1, one whole call, or the whole
+    # result.
     assert _top_level_checks(transcript), f"{name} set builds no check"
     assert not _top_level_checks(Transcript(id="t", turns=transcript.turns))
 
 
 def _top_level_checks(transcript: Transcript) -> list[object]:
-    return [*build_greeting_checks(transcript), *build_result_checks(transcript)]
+    return [
+        *build_greeting_checks(transcript),
+        *build_call_checks(transcript),
+        *build_result_checks(transcript),
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(k.name for k in turn_keys()))

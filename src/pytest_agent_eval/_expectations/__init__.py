@@ -36,6 +36,7 @@ from ..models import Expect, Transcript, Turn
 from . import (
     _agents,
     _barge_in,
+    _call_expect,
     _greeting,
     _heard,
     _heard_wer,
@@ -54,6 +55,7 @@ __all__ = [
     "EXPECTATIONS",
     "ExpectKey",
     "Expectation",
+    "build_call_checks",
     "build_evaluators",
     "build_greeting_checks",
     "build_result_checks",
@@ -81,6 +83,7 @@ EXPECTATIONS: tuple[Expectation, ...] = (
     _barge_in.EXPECTATION,
     _greeting.EXPECTATION,
     _latency_percentiles.EXPECTATION,
+    _call_expect.EXPECTATION,
 )
 """Every expectation, in evaluator order: the reply, then tools, then voice; judges after every
 deterministic check (see `Expectation`)."""
@@ -215,4 +218,17 @@ def build_greeting_checks(transcript: Transcript) -> list[Any]:
         _locate(check, transcript.locations)
         for expectation in EXPECTATIONS
         for check in expectation.greeting_checks(transcript)
+    ]
+
+
+def build_call_checks(transcript: Transcript) -> list[Any]:
+    """The checks of one whole call that ``transcript`` asks for (``call_expect``), run once
+    the conversation is over.
+
+    Each has ``evaluate(run: RunResult) -> EvalResult``.
+    """
+    return [
+        _locate(check, transcript.locations)
+        for expectation in EXPECTATIONS
+        for check in expectation.call_checks(transcript)
     ]

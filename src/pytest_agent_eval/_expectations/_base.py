@@ -27,6 +27,7 @@ __all__ = [
     "Expectation",
     "Problem",
     "keyed",
+    "no_call_checks",
     "no_evaluators",
     "no_greeting_checks",
     "no_result_checks",
@@ -61,6 +62,11 @@ def no_turn_checks(turn: Turn) -> list[Any]:
 
 def no_result_checks(transcript: Transcript) -> list[Any]:
     """The default `Expectation.result_checks`: nothing."""
+    return []
+
+
+def no_call_checks(transcript: Transcript) -> list[Any]:
+    """The default `Expectation.call_checks`: nothing."""
     return []
 
 
@@ -143,3 +149,7 @@ class Expectation:
     """Checks of the whole result of all runs (``latency_p95_ms_max``), from top-level keys.
     Each has ``evaluate(result: TranscriptResult) -> EvalResult``; the transcript passes only
     when every one passes."""
+    call_checks: Callable[[Transcript], list[Any]] = no_call_checks
+    """Checks of one whole call, once it is over (``call_expect``), from top-level keys. Each
+    has ``evaluate(run: RunResult) -> EvalResult``; their verdicts are the run's
+    ``evaluations``, beside a simulation's criteria."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._json_store import JsonStore, sha256_key
+from .._json_store import JsonStore, recorded_now, sha256_key
 
 __all__ = ["CachedVerdict", "VerdictCache", "verdict_key"]
 
@@ -26,6 +26,8 @@ class CachedVerdict:
 
     passed: bool
     reasoning: str
+    recorded_at: str | None = None
+    """When it was recorded (UTC), for the reports; None for an entry that does not say."""
 
 
 def verdict_key(*, prompt_version: str, model: str, instructions: str, user_prompt: str) -> str:
@@ -66,7 +68,12 @@ class VerdictCache:
         passed, reasoning = data.get("passed"), data.get("reasoning")
         if not isinstance(passed, bool) or not isinstance(reasoning, str):
             return None
-        return CachedVerdict(passed=passed, reasoning=reasoning)
+        recorded = data.get("recorded_at")
+        return CachedVerdict(
+            passed=passed,
+            reasoning=reasoning,
+            recorded_at=recorded if isinstance(recorded, str) else None,
+        )
 
     def put(self, key: str, *, passed: bool, reasoning: str, model: str) -> None:
         """Store a verdict atomically; a cache that cannot be written is skipped silently.
@@ -74,4 +81,12 @@ class VerdictCache:
         A cache is an optimisation: failing a test because the disk is read-only would be
         worse than paying for the judge again.
         """
-        self._store.put(key, {"passed": passed, "reasoning": reasoning, "model": model})
+        self._store.put(
+            key,
+            {
+                "passed": passed,
+                "reasoning": reasoning,
+                "model": model,
+                "recorded_at": recorded_now(),
+            },
+        )

@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .. import _text
 from .._text import patterns_as_written
-from ..models import EvalResult, Greeting, TurnContext
+from ..models import EvalResult, Greeting, RunResult, TurnContext
 
 __all__ = [
     "CheckSource",
@@ -149,10 +149,13 @@ def evaluator_name(evaluator: Any) -> str:
     return name if isinstance(name, str) and name else type(evaluator).__name__
 
 
-async def evaluate_safely(evaluator: Any, ctx: TurnContext | Greeting | None) -> EvalResult:
+async def evaluate_safely(
+    evaluator: Any, ctx: TurnContext | Greeting | RunResult | None
+) -> EvalResult:
     """Run one evaluator; exceptions become an errored `EvalResult`, never escape.
 
-    ``ctx`` is the turn, or for a greeting check the run's greeting (None: none was heard).
+    ``ctx`` is the turn, for a greeting check the run's greeting (None: none was heard), for a
+    check of the whole call (``call_expect``) the finished run.
     """
     name = evaluator_name(evaluator)
     try:

@@ -15,6 +15,7 @@ __all__ = [
     "MAX_RUNS",
     "MAX_TURN_TIMEOUT_S",
     "AudioCondition",
+    "CallExpect",
     "Case",
     "Expect",
     "GreetingExpect",
@@ -22,6 +23,7 @@ __all__ = [
     "JudgeConfig",
     "ToolCallArgsConfig",
     "ToolCallOutcomeConfig",
+    "ToolCalledConfig",
     "ToolOutcome",
     "Transcript",
     "Turn",
@@ -192,6 +194,59 @@ class GreetingExpect:
     contains_none: list[str] = field(default_factory=list)
     matches_any: list[str] = field(default_factory=list)
     matches_all: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ToolCalledConfig:
+    """One entry of ``call_expect.tool_called``: a tool the agent called at some point of the
+    call, with these arguments when ``args`` is given.
+
+    Args:
+        tool: The tool's name.
+        args: Expected arguments (``mode`` says how they compare), or None: any call of
+            ``tool`` passes.
+        mode: ``"subset"`` (expected items must appear; nested mappings too) or ``"exact"``.
+    """
+
+    tool: str
+    args: dict[str, Any] | None = None
+    mode: str = "subset"
+
+    def __post_init__(self) -> None:
+        from ..errors import TranscriptError
+
+        if not isinstance(self.tool, str) or not self.tool:
+            raise TranscriptError(
+                f"call_expect.tool_called entry: 'tool' must be the tool's name, got {self.tool!r}"
+            )
+        if self.args is not None and not isinstance(self.args, Mapping):
+            raise TranscriptError(
+                f"call_expect.tool_called entry for {self.tool!r}: 'args' must be a mapping of "
+                f"expected arguments, got {type(self.args).__name__} {self.args!r}"
+            )
+        if self.mode not in ("subset", "exact"):
+            raise TranscriptError(
+                f"call_expect.tool_called entry for {self.tool!r}: mode must be 'subset' or "
+                f"'exact', got {self.mode!r}"
+            )
+
+
+@dataclass
+class CallExpect:
+    """Checks over the whole call, once it is over (a transcript's or simulation's
+    ``call_expect:``): what no single turn shows.
+
+    Args:
+        tool_called: Tools the agent called at some point of the call (any turn, or before
+            turn 1), each with its arguments when given.
+        hook: ``"module:function"``, a function of yours importable from the rootdir, called
+            with the run (`RunResult`: every turn, tool call and reply, and what the adapter
+            put in each turn's ``metadata``); it returns a bool, ``(passed, reason)`` or an
+            `EvalResult`, and may be async.
+    """
+
+    tool_called: list[ToolCalledConfig] = field(default_factory=list)
+    hook: str | None = None
 
 
 @dataclass
@@ -546,6 +601,7 @@ class Transcript:
             transcript or simulation (a LiveKit scenario's ``userdata``).
         locations: Where each top-level check key is written (``{"greeting": "a.yaml:3"}``),
             when loaded from YAML; see `Turn.locations`.
+        call_expect: Checks over the whole call, once it is over, or None (see `CallExpect`).
     """
 
     id: str
@@ -570,6 +626,7 @@ class Transcript:
     case: str | None = None
     userdata: dict[str, Any] = field(default_factory=dict)
     locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    call_expect: CallExpect | None = None
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up

@@ -237,6 +237,10 @@ class SimulatedCaller:
         requests: Model requests the caller made in this run (0 when every turn was replayed
             from the caller cache).
         cached_turns: Caller turns replayed from the cache.
+        cached_verdicts: Criteria verdicts replayed from the cache.
+        recorded_at: When the oldest of the replayed turns and verdicts was recorded (UTC),
+            None when nothing was replayed (or the entries did not say): a replay shows a
+            model as it answered then, not as it answers now.
         usage: Tokens the caller spent (None when it made no request).
         not_judged: Why the criteria were not judged (the conversation broke off), or None.
     """
@@ -253,8 +257,15 @@ class SimulatedCaller:
     model: str | None = None
     requests: int = 0
     cached_turns: int = 0
+    cached_verdicts: int = 0
+    recorded_at: str | None = None
     usage: Usage | None = None
     not_judged: str | None = None
+
+    def note_recorded(self, when: str | None) -> None:
+        """Keep the oldest recording time of what this run replayed."""
+        if when is not None and (self.recorded_at is None or when < self.recorded_at):
+            self.recorded_at = when
 
     @property
     def turns(self) -> int:

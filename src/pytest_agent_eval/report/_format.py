@@ -14,6 +14,7 @@ from ..models import (
     AgentTurn,
     BargeIn,
     RunResult,
+    SimulatedCaller,
     TranscriptResult,
     Usage,
     score_and_threshold_text,
@@ -56,6 +57,9 @@ __all__ = [
     "interrupted_lines",
     "latency_fact",
     "latency_lines",
+    "replay_fact",
+    "replay_note",
+    "replayed_runs",
     "score_fact",
     "session_facts",
     "session_notice",
@@ -393,9 +397,59 @@ def simulation_rows(run: RunResult) -> list[tuple[str, str]]:
     if record.usage is not None:
         cost += f", tokens {fmt_usage(record.usage)}"
     rows.append(("Caller model", f"{record.model or '?'} · {cost}"))
+    if replayed := replay_note(record):
+        rows.append(("Replayed", replayed))
     if record.not_judged:
         rows.append(("Criteria", f"not judged: {record.not_judged}"))
     return rows
+
+
+def replay_note(record: SimulatedCaller) -> str:
+    """What a simulated run replayed from the caller cache instead of asking the models, and
+    when it was recorded ("" when it replayed nothing): a replay shows the models as they
+    answered then, so a report must not let it pass for a live run."""
+    parts = []
+    if record.cached_turns:
+        parts.append(f"{record.cached_turns} caller turn(s)")
+    if record.cached_verdicts:
+        parts.append(f"{record.cached_verdicts} criteria verdict(s)")
+    if not parts:
+        return ""
+    when = f", recorded {record.recorded_at}" if record.recorded_at else ""
+    return (
+        f"{' and '.join(parts)} from the caller cache{when}, not asked of the models this "
+        "session (--agent-eval-refresh-caller-cache asks them again)"
+    )
+
+
+def replayed_runs(data: ReportData) -> tuple[int, int, str | None]:
+    """Over the session: simulated runs that replayed something, simulated runs, and the
+    oldest recording time among what was replayed."""
+    replayed = total = 0
+    oldest: str | None = None
+    for res in data.results:
+        for run in res.runs:
+            record = run.simulation
+            if record is None:
+                continue
+            total += 1
+            if record.cached_turns or record.cached_verdicts:
+                replayed += 1
+                when = record.recorded_at
+                if when is not None and (oldest is None or when < oldest):
+                    oldest = when
+    return replayed, total, oldest
+
+
+def replay_fact(data: ReportData) -> str | None:
+    """The session fact about the caller cache, or None when no simulation ran."""
+    replayed, total, oldest = replayed_runs(data)
+    if not total:
+        return None
+    if not replayed:
+        return f"simulated runs replayed from the caller cache: none of {total}"
+    since = f" (recorded since {oldest})" if oldest else ""
+    return f"simulated runs replayed from the caller cache: {replayed} of {total}{since}"
 
 
 def greeting_shown(run: RunResult) -> bool:
@@ -425,6 +479,8 @@ def session_facts(data: ReportData) -> list[str]:
         facts.append(f"pytest-agent-eval {data.package_version}")
     facts.append("agent models: " + (", ".join(data.agent_models) or "not reported"))
     facts.append("judge models: " + (", ".join(data.judge_models) or "none ran"))
+    if (replay := replay_fact(data)) is not None:
+        facts.append(replay)
     seeds = ", ".join(f"{what} {value}" for what, value in data.seeds)
     facts.append("seeds: " + (seeds or "none set"))
     if data.selection:

@@ -147,6 +147,7 @@ class ReportData:
                 for ev in (
                     *run.greeting_evaluations,
                     *(e for turn in run.turns for e in turn.evaluations),
+                    *run.evaluations,
                 ):
                     add("judge", ev.model, ev.usage)
                 if run.simulation is not None:
@@ -164,6 +165,7 @@ class ReportData:
                 for ev in (
                     *run.greeting_evaluations,
                     *(e for turn in run.turns for e in turn.evaluations),
+                    *run.evaluations,  # a simulation's criteria, judged on the whole call
                 )
                 if ev.model
             )

@@ -105,6 +105,14 @@ def _simulation_entry(res: Any, simulated: list[Any]) -> dict[str, Any]:
         "caller_model": simulated[0].model,
         "caller_requests": sum(r.requests for r in simulated),
         "caller_cached_turns": sum(r.cached_turns for r in simulated),
+        "cached_verdicts": sum(r.cached_verdicts for r in simulated),
+        # Which runs replayed something from the caller cache, and when it was recorded: a
+        # replay is the models as they answered then.
+        "replayed_runs": [
+            {"run": run, "recorded_at": r.recorded_at}
+            for run, r in enumerate(simulated, start=1)
+            if r.cached_turns or r.cached_verdicts
+        ],
         "caller_tokens": _usage(res.caller_usage),
         "ended": ended,
         "turns": [r.turns for r in simulated],

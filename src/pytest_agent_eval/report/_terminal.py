@@ -29,6 +29,8 @@ from ._format import (
     fmt_usage,
     fmt_usage_per_run,
     interrupted_lines,
+    replay_fact,
+    replayed_runs,
     shorten,
     verdict_label,
 )
@@ -228,6 +230,11 @@ def summary_lines(data: ReportData, *, width: int | None = None) -> list[Termina
         for record in ran
         for note in record.notes
     ]
+    replayed, _, _ = replayed_runs(data)
+    if replayed and (fact := replay_fact(data)) is not None:
+        lines.append(
+            TerminalLine(f"{fact}; --agent-eval-refresh-caller-cache asks again", "yellow")
+        )
     if tokens:
         # No judge ran: no "judges –" (as the table has no judge column then); likewise callers,
         # which only simulations have.

@@ -130,6 +130,13 @@ def build_simulation_schema() -> dict[str, Any]:
                 "description": "A caller utterance longer than this is a runaway: the caller "
                 "failed (the run is an ERROR, after retries). Default 80.",
             },
+            "hears": {
+                "enum": ["text", "audio"],
+                "description": "text (default): the caller reads what the agent said; audio "
+                "(voice agents): it hears the agent's reply audio through the offline Whisper, "
+                "as a caller on a phone would; the adapter must save reply audio "
+                "(audio_out_dir).",
+            },
         },
     }
     defs["criteria_judge"] = {

@@ -6,8 +6,9 @@ Flow of one caller turn (`Caller.next_turn`):
    far (what the agent said, what the caller said) goes in the user message inside a data block
    the agent's words cannot close. Before ``min_turns`` the caller is offered no way to end the
    call; from then on it may call ``end_conversation(outcome, reason)`` instead of speaking.
-2. With the caller cache on, a turn already asked for the same prompt, model, seed and
-   temperature is replayed from disk, with no request.
+2. With the caller cache on, a turn already asked for the same prompt, model (id, server,
+   settings), seed, temperature and package version is replayed from disk, with no request,
+   and says when it was recorded; with ``refresh`` it is asked again and rewritten.
 3. Otherwise the model is asked, under the judges' budget rules
    (`pytest_agent_eval._retry.attempt_with_budget`: ``retries`` extra attempts after a
    retryable failure, ``timeout`` per attempt, ``Retry-After`` honoured, a refused
@@ -31,12 +32,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
 from .._retry import Budget, attempt_with_budget, describe_error, is_transient
+from .._text import clip
 from ..config import DEFAULT_JUDGE_MODEL
 from ..errors import AgentEvalError
 from ..evaluators.judge import build_model
 from ..models import Usage
+from ..report._session import package_version
 from ..voice._speech import PauseMarkupError, spoken_text
-from ._cache import CallerCache, CallerTurn, caller_key
+from ._cache import CallerCache, CallerTurn, caller_key, model_facts
 from ._model import Simulation
 
 if TYPE_CHECKING:
@@ -80,7 +83,10 @@ class CallerSettings:
     timeout_s: float = 30.0
     """Seconds per attempt (the judges' ``timeout``)."""
     cache_dir: Path | None = None
-    """The caller cache's folder; None: no cache."""
+    """The caller cache's folder; None: no cache (nothing read, nothing written)."""
+    refresh: bool = False
+    """Ask the model for every turn and rewrite the cache with its answers (the criteria
+    verdicts too): ``--agent-eval-refresh-caller-cache``."""
     backoff_s: float = 1.0
     max_backoff_s: float = 20.0
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep, repr=False)
@@ -94,6 +100,8 @@ class CallerStep:
     turn: CallerTurn
     cached: bool
     """Replayed from the cache (no request)."""
+    recorded_at: str | None = None
+    """When a replayed turn was recorded."""
     requests: int = 0
     usage: Usage | None = None
 
@@ -308,31 +316,41 @@ class Caller:
             self.simulation, lines, turn_number=turn_number, may_end=may_end, voice=self.voice
         )
         config = self.simulation.caller
+        where = f"the simulated caller failed at turn {turn_number}"
+        model: Any = None
+        unusable: CallerError | None = None
+        try:
+            model = self._model()
+        except ImportError as exc:
+            unusable = CallerError(
+                f"{where}: its model needs a package that is not installed ({exc}); for OpenAI "
+                "models: pip install 'pytest-agent-eval[openai]'"
+            )
+        except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
+            unusable = CallerError(
+                f"{where}: cannot use the model {self.model_id!r}: {describe_error(exc)}. Set "
+                "caller.model in "
+                "the simulation, or caller_model in [tool.agent_eval], to a model you can reach"
+            )
         key = caller_key(
+            package=package_version(),
             version=CALLER_PROMPT_VERSION,
             model=self.model_id,
+            **model_facts(model),
             instructions=prompt.instructions,
             user_prompt=prompt.user_prompt,
             seed=run_seed,
             temperature=config.temperature,
             max_words=config.max_words,
         )
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            return CallerStep(turn=hit, cached=True)
-        where = f"the simulated caller failed at turn {turn_number}"
-        try:
-            model = self._model()
-        except ImportError as exc:
-            raise CallerError(
-                f"{where}: its model needs a package that is not installed ({exc}); for OpenAI "
-                "models: pip install 'pytest-agent-eval[openai]'"
-            ) from None
-        except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
-            raise CallerError(
-                f"{where}: cannot use the model {self.model_id!r}: {describe_error(exc)}. Set "
-                "caller.model in "
-                "the simulation, or caller_model in [tool.agent_eval], to a model you can reach"
-            ) from None
+        if (
+            self.cache is not None
+            and not self.settings.refresh
+            and (hit := self.cache.get(key)) is not None
+        ):
+            return CallerStep(turn=hit.turn, cached=True, recorded_at=hit.recorded_at)
+        if unusable is not None:
+            raise unusable from None
 
         usage: list[Usage] = []
 
@@ -349,6 +367,7 @@ class Caller:
                 prompt,
                 feedback,
                 may_end=may_end,
+                turn_number=turn_number,
                 seed=run_seed,
                 omit_temperature=omit_temperature,
                 usage=usage,
@@ -369,6 +388,35 @@ class Caller:
             self.cache.put(key, outcome.value, model=self.model_id)
         return CallerStep(turn=outcome.value, cached=False, requests=outcome.attempts, usage=spent)
 
+    def _refused_answer(self, messages: Sequence[Any], *, may_end: bool, turn_number: int) -> str:
+        """Why pydantic-ai refused the caller model's answer, from what the model sent last."""
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+        response = next((m for m in reversed(messages) if isinstance(m, ModelResponse)), None)
+        parts = response.parts if response is not None else []
+        calls = [p for p in parts if isinstance(p, ToolCallPart)]
+        ended = next((c for c in calls if c.tool_name == END_TOOL), None)
+        min_turns = self.simulation.min_turns
+        if ended is not None and not may_end:
+            return (
+                f"it called {END_TOOL} at turn {turn_number}, before it may end the call (from "
+                f"turn {min_turns + 1} on: min_turns is {min_turns}); if a caller should be able "
+                "to hang up sooner, lower min_turns in the simulation"
+            )
+        if ended is not None:
+            args = clip(str(ended.args), 160)
+            return (
+                f"it called {END_TOOL} with arguments that do not fit ({args}): it needs "
+                "outcome goal_reached or gave_up, and a one-line reason"
+            )
+        if calls:
+            names = ", ".join(sorted({c.tool_name for c in calls}))
+            offered = f"it has only {END_TOOL}" if may_end else "it has no tool yet"
+            return f"it called a tool it does not have ({names}; {offered})"
+        if not any(isinstance(p, TextPart) and p.content.strip() for p in parts):
+            return "an empty utterance (no words and no tool call)"
+        return "an answer with neither usable words nor a usable tool call"
+
     async def _ask(
         self,
         model: Any,
@@ -376,6 +424,7 @@ class Caller:
         feedback: str,
         *,
         may_end: bool,
+        turn_number: int,
         seed: int,
         omit_temperature: bool,
         usage: list[Usage],
@@ -407,18 +456,21 @@ class Caller:
         if config.temperature is not None and not omit_temperature:
             settings["temperature"] = config.temperature
         settings["seed"] = seed
+        from pydantic_ai import capture_run_messages
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-        try:
-            result = await agent.run(
-                prompt.user_prompt + feedback, model_settings=cast("ModelSettings", settings)
-            )
-        except UnexpectedModelBehavior as exc:
-            # pydantic-ai refuses an empty answer, or a tool call it does not know, itself.
-            raise UnusableUtterance(
-                "an empty utterance, or an answer that is neither words nor the "
-                f"{END_TOOL} tool ({exc.message})"
-            ) from None
+        with capture_run_messages() as messages:
+            try:
+                result = await agent.run(
+                    prompt.user_prompt + feedback, model_settings=cast("ModelSettings", settings)
+                )
+            except UnexpectedModelBehavior:
+                # pydantic-ai refuses an empty answer, a tool it does not offer, or arguments
+                # that do not fit, itself; its message suggests a retry limit the caller does
+                # not expose, so what the model did is said from the messages instead.
+                raise UnusableUtterance(
+                    self._refused_answer(messages, may_end=may_end, turn_number=turn_number)
+                ) from None
         spent = usage_of(result)
         if spent is not None:
             usage.append(spent)

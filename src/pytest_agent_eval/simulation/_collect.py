@@ -111,10 +111,12 @@ def simulation_settings(
             retries=settings.retries,
             timeout_s=settings.timeout,
             cache_dir=cache if settings.caller_cache else None,
+            refresh=settings.caller_cache_refresh,
         ),
         audio_dir=cache / "audio",
         voice=settings.voice,
         save_dir=settings.save_simulations_path,
+        rootdir=settings.rootdir,
     )
 
 
@@ -136,6 +138,8 @@ def text_agent_skip(simulation: Simulation, adapter: Any) -> str | None:
         )
     where = [k for k in _VOICE_ONLY if getattr(simulation.every_turn, k)]
     where = [f"every_turn ({', '.join(where)})"] if where else []
+    if simulation.caller.hears == "audio":
+        where.append("caller.hears: audio (the caller hears the agent's reply audio)")
     for index, turn in enumerate(transcript.turns):
         keys = [k for k in _VOICE_ONLY if getattr(turn.expect, k)]
         keys += ["interrupt"] if turn.interrupt is not None else []

@@ -11,8 +11,14 @@ conversation is data, inside blocks whose tags carry a hash of it, as for every 
 A verdict is ``met``, ``not_met`` or ``cannot_tell``. ``cannot_tell`` (the conversation never
 gave the agent the occasion, say the caller hung up before the subject came up) is an errored
 check: the run is an ERROR, never a FAIL of the agent, and never a pass. A judge that cannot
-answer (the model is down, after the judges' retries) is an errored check too. Verdicts go in
-the judges' verdict cache (``judge_cache``), keyed like theirs; ``cannot_tell`` is not cached.
+answer (the model is down, after the judges' retries) is an errored check too.
+
+Verdicts are cached beside the caller's turns (``<caller_cache_dir>/verdicts``, on with the
+caller cache): a rerun that replays the caller replays the conversation, and then its verdicts,
+with no request. The key holds everything the request depends on that this side knows (package
+and prompt versions, the judge model's id, server and settings, the whole prompt); a replayed
+verdict says when it was recorded, and ``refresh`` asks again and rewrites it. ``cannot_tell``
+is not cached.
 """
 
 from __future__ import annotations
@@ -20,15 +26,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
+from .._json_store import sha256_key
 from .._retry import Budget, attempt_with_budget, describe_error
 from .._text import compact_json
 from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
-from ..evaluators._judge_cache import VerdictCache, verdict_key
+from ..evaluators._judge_cache import VerdictCache
 from ..evaluators.judge import build_model
 from ..models import EvalResult, RunResult, SimulatedCaller, TurnResult, Usage
+from ..report._session import package_version
+from ._cache import model_facts
 from ._model import Criterion, Simulation
 
 if TYPE_CHECKING:
@@ -165,12 +175,24 @@ class CriteriaJudge:
 
     Args:
         simulation: The criteria, and the caller's part (context for the judge).
-        settings: The judges' settings (model default, retries, timeout, cache, max chars).
+        settings: The judges' settings (model default, retries, timeout, max chars).
+        cache_dir: Where verdicts are cached (the caller cache's ``verdicts/``); None: not
+            cached, nothing read or written.
+        refresh: Ask the judge even when the cache has the verdict, and rewrite it.
     """
 
-    def __init__(self, simulation: Simulation, settings: JudgeSettings) -> None:
+    def __init__(
+        self,
+        simulation: Simulation,
+        settings: JudgeSettings,
+        *,
+        cache_dir: Path | None = None,
+        refresh: bool = False,
+    ) -> None:
         self.simulation = simulation
         self.settings = settings
+        self.cache = VerdictCache(cache_dir) if cache_dir is not None else None
+        self.refresh = refresh
         self._spec = simulation.judge_model or settings.model or DEFAULT_JUDGE_MODEL
         self._resolved: Any = None
         self._omit_temperature = False
@@ -189,7 +211,10 @@ class CriteriaJudge:
         conversation = render_conversation(run, record, max_chars=self.settings.max_chars)
         return list(
             await asyncio.gather(
-                *(self._criterion(c, conversation) for c in self.simulation.criterion_records)
+                *(
+                    self._criterion(c, conversation, record)
+                    for c in self.simulation.criterion_records
+                )
             )
         )
 
@@ -202,7 +227,9 @@ class CriteriaJudge:
             **values,
         )
 
-    async def _criterion(self, criterion: Criterion, conversation: str) -> EvalResult:
+    async def _criterion(
+        self, criterion: Criterion, conversation: str, record: SimulatedCaller
+    ) -> EvalResult:
         simulation = self.simulation
         caller = simulation.persona.strip()
         if simulation.goal.strip():
@@ -214,30 +241,40 @@ class CriteriaJudge:
             f"</conversation_{suffix}>\n\nJudge the agent against the criterion in your "
             "instructions."
         )
+        model: Any = None
+        unusable: str | None = None
         try:
             model = self._model()
         except ImportError as exc:
-            return self._errored(
-                criterion, f"its model needs a package that is not installed ({exc})"
-            )
+            unusable = f"its model needs a package that is not installed ({exc})"
         except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
-            return self._errored(
-                criterion,
+            unusable = (
                 f"cannot use judge model {self.model_id!r}: {describe_error(exc)}. Set "
-                "judge.model in the simulation, or judge_model in [tool.agent_eval]",
+                "judge.model in the simulation, or judge_model in [tool.agent_eval]"
             )
         settings = self.settings
-        cache = VerdictCache(settings.cache_dir) if settings.cache_dir is not None else None
-        key = verdict_key(
-            prompt_version=CRITERIA_PROMPT_VERSION,
-            model=self.model_id,
-            instructions=instructions,
-            user_prompt=user_prompt,
+        cache = self.cache
+        key = sha256_key(
+            {
+                "package": package_version(),
+                "prompt_version": CRITERIA_PROMPT_VERSION,
+                "model": self.model_id,
+                **model_facts(model),
+                "instructions": instructions,
+                "user_prompt": user_prompt,
+            }
         )
-        if cache is not None and (hit := cache.get(key)) is not None:
+        if cache is not None and not self.refresh and (hit := cache.get(key)) is not None:
+            record.cached_verdicts += 1
+            record.note_recorded(hit.recorded_at)
+            when = f", recorded {hit.recorded_at}" if hit.recorded_at else ""
             return self._result(
-                criterion, passed=hit.passed, reasoning=f"{hit.reasoning} (cached verdict)"
+                criterion,
+                passed=hit.passed,
+                reasoning=f"{hit.reasoning} (cached verdict{when})",
             )
+        if unusable is not None:
+            return self._errored(criterion, unusable)
         budget = Budget(
             retries=settings.retries,
             timeout_s=settings.timeout_s,

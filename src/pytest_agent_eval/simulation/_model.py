@@ -107,12 +107,16 @@ class CallerConfig:
             one, and part of the cache key, so a new seed is a new set of callers.
         max_words: An utterance longer than this is a runaway: the caller failed (an ERROR of
             the run, retried first), never something the agent has to sit through.
+        hears: ``"text"``: the caller reads what the agent said; ``"audio"`` (voice agents):
+            it hears the agent's reply audio, through the offline Whisper, as a caller on a
+            phone would (the adapter must save reply audio: ``audio_out_dir``).
     """
 
     model: Any = None
     temperature: float | None = DEFAULT_TEMPERATURE
     seed: int = 0
     max_words: int = DEFAULT_MAX_WORDS
+    hears: Literal["text", "audio"] = "text"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -350,6 +354,7 @@ def read_simulation_file(
                 temperature=caller.get("temperature", DEFAULT_TEMPERATURE),
                 seed=caller.get("seed", 0),
                 max_words=caller.get("max_words", DEFAULT_MAX_WORDS),
+                hears=caller.get("hears", "text"),
             ),
             judge_model=data.get("judge", {}).get("model"),
         )

@@ -22,24 +22,29 @@ the same callers with no request, and a changed agent diverges from its first ch
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .._expectations import build_call_checks
 from ..adapters.base import as_adapter
+from ..errors import AgentEvalError
+from ..evaluators._call import evaluate_call
 from ..models import (
     Message,
     RunResult,
     SimulatedCaller,
     Transcript,
     TranscriptResult,
+    TurnResult,
     VoiceSettings,
 )
 from ..runner import RunScript, RunSettings, run_transcript, turn_evaluators
 from ..voice._speech import spoken_text
-from ._caller import Caller, CallerSettings, Line
+from ._caller import Caller, CallerError, CallerSettings, Line
 from ._judge import CriteriaJudge
 from ._model import Simulation, simulated_turn
 from ._voice import CallerVoice
@@ -62,6 +67,8 @@ class SimulationSettings:
     save_dir: Path | None = None
     """``--agent-eval-save-simulations``: each simulated conversation is written there as a
     plain transcript."""
+    rootdir: Path | None = None
+    """The project's rootdir: a saved conversation names its simulation file relative to it."""
 
 
 @dataclass
@@ -117,6 +124,9 @@ class _SimulatedCall:
         self.opening = opening
         self.settings = settings
         self.seed = run_seed(simulation.caller.seed, run_index)
+        self.call_checks = build_call_checks(simulation.transcript)
+        self.hears_audio = voice is not None and simulation.caller.hears == "audio"
+        self._heard: dict[int, str] = {}
         self.record = SimulatedCaller(
             persona=simulation.persona,
             goal=simulation.goal,
@@ -142,8 +152,9 @@ class _SimulatedCall:
                 f"max_turns ({simulation.max_turns}) reached: the caller had not ended the call",
             )
             return None
+        lines = await self._heard_lines(run) if self.hears_audio else _lines(run)
         step = await self.caller.next_turn(
-            _lines(run),
+            lines,
             run_seed=self.seed,
             turn_number=done + 1,
             may_end=done >= simulation.min_turns,
@@ -151,6 +162,8 @@ class _SimulatedCall:
         record = self.record
         record.requests += step.requests
         record.cached_turns += step.cached
+        if step.cached:
+            record.note_recorded(step.recorded_at)
         if step.usage is not None:
             record.usage = step.usage if record.usage is None else record.usage + step.usage
         if step.turn.kind == "end":
@@ -161,6 +174,24 @@ class _SimulatedCall:
         self.transcript.turns.append(simulated_turn(simulation, text, audio))
         record.simulated_turns += 1
         return turn_evaluators(self.transcript, done, self.settings)
+
+    async def _heard_lines(self, run: RunResult) -> list[Line]:
+        """The call as a caller on the phone heard it (``caller.hears: audio``): each reply as
+        the offline Whisper hears its audio, which is what a listener gets of mispronounced
+        numbers, cut-off speech or silence. The greeting stays text (no audio of it is saved).
+
+        Raises:
+            CallerError: A reply that said something has no saved audio, or Whisper failed.
+        """
+        lines = _lines(run, replies=False)
+        for turn in run.turns:
+            heard = self._heard.get(turn.index)
+            if heard is None:
+                heard = await _hear(turn, len(run.turns) + 1)
+                self._heard[turn.index] = heard
+            lines.append(("caller", spoken_text(turn.user)))
+            lines.append(("agent", heard))
+        return lines
 
     async def finish(self, run: RunResult) -> None:
         record = self.record
@@ -178,19 +209,44 @@ class _SimulatedCall:
             record.not_judged = "the conversation had no turn"
         else:
             run.evaluations = await self.judge.judge(run, record)
+            run.evaluations += await evaluate_call(self.call_checks, run)
         run.simulation = record
 
 
-def _lines(run: RunResult) -> list[Line]:
-    """The call so far as the caller heard it: the greeting, then each turn's words and reply."""
+def _lines(run: RunResult, *, replies: bool = True) -> list[Line]:
+    """The call so far as the caller heard it: the greeting, then each turn's words and reply
+    (with ``replies=False``, the greeting alone)."""
     lines: list[Line] = []
     greeting = run.greeting
     if greeting is not None and greeting.text:
         lines.append(("agent", greeting.text))
+    if not replies:
+        return lines
     for turn in run.turns:
         lines.append(("caller", spoken_text(turn.user)))
         lines.append(("agent", turn.reply))
     return lines
+
+
+async def _hear(turn: TurnResult, turn_number: int) -> str:
+    """What Whisper hears of ``turn``'s reply audio ("" for a turn that said nothing), for the
+    caller's turn ``turn_number``."""
+    where = f"the simulated caller failed at turn {turn_number}"
+    path = turn.audio_out
+    if path is None:
+        if not turn.reply.strip():
+            return ""
+        raise CallerError(
+            f"{where}: caller.hears is audio, but the reply of turn {turn.index + 1} has no "
+            "saved audio to hear; give the adapter audio_out_dir=... (LiveKitAdapter, "
+            "PipecatAdapter) and a TTS in the agent's session, or set caller.hears: text"
+        )
+    from ..voice._fixtures import read_wav, transcribe
+
+    try:
+        return await asyncio.to_thread(lambda: transcribe(read_wav(path)))
+    except AgentEvalError as exc:  # no Whisper model, an unreadable WAV
+        raise CallerError(f"{where}: it cannot hear the agent's reply audio: {exc}") from None
 
 
 async def run_simulation(
@@ -221,7 +277,13 @@ async def run_simulation(
     speaks = bool(getattr(adapter, "consumes_audio", False))
     voice = CallerVoice(settings.audio_dir, settings.voice) if speaks else None
     caller = Caller(simulation, settings.caller, voice=speaks)
-    judge = CriteriaJudge(simulation, settings.run.judge)
+    cache = settings.caller.cache_dir
+    judge = CriteriaJudge(
+        simulation,
+        settings.run.judge,
+        cache_dir=cache / "verdicts" if cache is not None else None,
+        refresh=settings.caller.refresh,
+    )
     transcript = simulation.transcript
     opening = [turn_evaluators(transcript, i, settings.run) for i in range(len(transcript.turns))]
     calls: dict[int, _SimulatedCall] = {}
@@ -254,5 +316,7 @@ async def run_simulation(
         for run in result.runs:
             call = calls.get(run.index)
             if call is not None:
-                save_conversation(settings.save_dir, simulation, call.transcript, run)
+                save_conversation(
+                    settings.save_dir, simulation, call.transcript, run, rootdir=settings.rootdir
+                )
     return result

@@ -26,7 +26,7 @@ from ..models import AudioCondition, Expect, RunResult, Transcript, VoiceSetting
 from ..voice._sidecar import sidecar_path
 from ._model import Simulation
 
-__all__ = ["save_conversation"]
+__all__ = ["save_conversation", "shown_path"]
 
 
 def _conditions(conditions: list[AudioCondition]) -> list[Any]:
@@ -61,6 +61,19 @@ def _expect(expect: Expect) -> dict[str, Any]:
     return out
 
 
+def _call_expect(value: dict[str, Any]) -> dict[str, Any]:
+    """A simulation's ``call_expect`` as YAML writes it: unset keys and defaults left out."""
+    out: dict[str, Any] = {}
+    if value.get("tool_called"):
+        out["tool_called"] = [
+            {k: v for k, v in entry.items() if v is not None and (k, v) != ("mode", "subset")}
+            for entry in value["tool_called"]
+        ]
+    if value.get("hook"):
+        out["hook"] = value["hook"]
+    return out
+
+
 def _criteria_rubric(simulation: Simulation) -> str:
     lines = [
         "Judged on the whole conversation above (this was a simulation's criteria): the agent "
@@ -70,8 +83,24 @@ def _criteria_rubric(simulation: Simulation) -> str:
     return "\n".join(lines)
 
 
-def _header(simulation: Simulation, run: RunResult) -> list[str]:
-    where = f" ({simulation.transcript.path})" if simulation.transcript.path else ""
+def shown_path(path: str | Path | None, rootdir: Path | None) -> str | None:
+    """``path`` as a saved file states it: relative to the rootdir (POSIX), so the file reads
+    the same on every machine and in version control; a path outside the rootdir (or with no
+    rootdir) by its file name alone, never an absolute path of this machine."""
+    if not path:
+        return None
+    source = Path(path)
+    if rootdir is not None:
+        try:
+            return source.resolve().relative_to(Path(rootdir).resolve()).as_posix()
+        except ValueError:
+            pass
+    return source.as_posix() if not source.is_absolute() else source.name
+
+
+def _header(simulation: Simulation, run: RunResult, rootdir: Path | None) -> list[str]:
+    shown = shown_path(simulation.transcript.path, rootdir)
+    where = f" ({shown})" if shown else ""
     verdict = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[run.verdict]
     lines = [
         f"Saved by pytest-agent-eval (--agent-eval-save-simulations) from simulation "
@@ -92,11 +121,17 @@ def _header(simulation: Simulation, run: RunResult) -> list[str]:
 
 
 def save_conversation(
-    folder: Path, simulation: Simulation, transcript: Transcript, run: RunResult
+    folder: Path,
+    simulation: Simulation,
+    transcript: Transcript,
+    run: RunResult,
+    *,
+    rootdir: Path | None = None,
 ) -> Path | None:
     """Write run ``run`` of ``simulation`` (whose turns are ``transcript``'s) as a transcript
     under ``folder``; None when the run had no turn. A file or WAV that cannot be written is
-    skipped: saving must not fail the eval."""
+    skipped: saving must not fail the eval. Paths in it are relative (the simulation file's to
+    ``rootdir``, the fixtures' to the file)."""
     if not run.turns:
         return None
     name = f"{safe_name(simulation.id)}-run{run.index + 1}"
@@ -138,9 +173,11 @@ def save_conversation(
         doc["turn_timeout_s"] = transcript.turn_timeout_s
     if transcript.userdata:
         doc["userdata"] = to_json(transcript.userdata)
+    if transcript.call_expect is not None:
+        doc["call_expect"] = _call_expect(to_json(transcript.call_expect))
     doc["turns"] = turns
     body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
-    text = "\n".join(_header(simulation, run)) + "\n" + body
+    text = "\n".join(_header(simulation, run, rootdir)) + "\n" + body
     target = folder / f"{name}.yaml"
     try:
         write_atomic(target, text)

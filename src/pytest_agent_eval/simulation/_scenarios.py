@@ -3,15 +3,18 @@
 The format is the one ``lk agent simulate --scenarios`` reads (livekit-cli's ``scenariosFile``):
 a top-level ``name`` (and the ``id`` LiveKit Cloud adds), and ``scenarios``, each with a
 ``label``, the simulated user's ``instructions``, the ``agent_expectations`` the judge grades,
-optional ``tags`` (a mapping of names to values) and ``userdata`` (any mapping, handed to the
-agent), and the ``id`` LiveKit Cloud adds. The CLI ignores a field it does not know; here an
+optional ``tags`` and ``userdata`` (any mapping, handed to the agent), and the ``id`` LiveKit
+Cloud adds. LiveKit's docs write ``tags`` as a mapping of names to values, its simulation
+protocol carries a job's tags as a list of strings, and users write both: both are read. The CLI ignores a field it does not know; here an
 unknown field is an error naming the file, the line and the closest known field, because a
 misspelt ``agent_expectation`` would otherwise leave the scenario with nothing to judge.
 
 Each scenario becomes a `Simulation`: the label is its id (the test name is made from it),
 the instructions its persona (they carry the goal), the expectations its one criterion, each
-tag ``name: value`` the tag ``name:value``, and ``runs`` and ``threshold`` come from
-``[tool.agent_eval]``.
+tag ``name: value`` the tag ``name:value`` (a listed tag as it is written), and ``runs`` and
+``threshold`` come from ``[tool.agent_eval]``. The ``id`` is what identifies a scenario: a
+label that several scenarios of distinct ids share is accepted, and their tests are named
+``label (id)``.
 """
 
 from __future__ import annotations
@@ -51,7 +54,14 @@ SCENARIOS_SCHEMA: dict[str, Any] = {
                     "label": {"type": "string", "minLength": 1},
                     "instructions": {"type": "string", "minLength": 1},
                     "agent_expectations": {"type": "string", "minLength": 1},
-                    "tags": {"type": "object", "additionalProperties": _TAG_VALUE},
+                    "tags": {
+                        "description": "A mapping of names to values (LiveKit's docs), or a "
+                        "list of strings (LiveKit's simulation protocol).",
+                        "oneOf": [
+                            {"type": "object", "additionalProperties": _TAG_VALUE},
+                            {"type": "array", "items": {"type": "string", "minLength": 1}},
+                        ],
+                    },
                     "userdata": {"type": "object"},
                 },
             },
@@ -76,14 +86,44 @@ def _validator() -> Any:
     return Draft202012Validator(SCENARIOS_SCHEMA)
 
 
-def scenario_tags(tags: Mapping[str, Any]) -> list[str]:
+def scenario_tags(tags: Mapping[str, Any] | Sequence[str]) -> list[str]:
     """LiveKit's ``{feature: room_booking, difficulty: '2'}`` as our tags,
-    ``["feature:room_booking", "difficulty:2"]`` (a boolean reads ``true``/``false``)."""
+    ``["feature:room_booking", "difficulty:2"]`` (a boolean reads ``true``/``false``); a list
+    of strings (``[smoke, "feature:booking"]``) is taken as it is."""
+    if not isinstance(tags, Mapping):
+        return [str(tag).strip() for tag in tags]
     out = []
     for name, value in tags.items():
         text = str(value).lower() if isinstance(value, bool) else str(value)
         out.append(f"{name}:{text}")
     return out
+
+
+def _check_tags(document: YamlDocument) -> None:
+    """Refuse a scenario's ``tags`` that are neither form, saying both (the schema's ``oneOf``
+    would only say "not valid under any of the given schemas")."""
+    scenarios = document.data.get("scenarios")
+    for index, raw in enumerate(scenarios if isinstance(scenarios, list) else []):
+        tags = raw.get("tags") if isinstance(raw, dict) else None
+        if tags is None:
+            continue
+        where: tuple[str | int, ...] | None = None
+        if isinstance(tags, dict):
+            what = "a tag's value is a string, a number or a boolean"
+            bad = [k for k, v in tags.items() if not isinstance(v, str | int | float | bool)]
+            where = ("tags", bad[0]) if bad else None
+        elif isinstance(tags, list):
+            what = "a listed tag is a string"
+            bad_items = [i for i, v in enumerate(tags) if not isinstance(v, str) or not v.strip()]
+            where = ("tags", bad_items[0]) if bad_items else None
+        else:
+            what, where = "tags are a mapping or a list of strings", ("tags",)
+        if where is not None:
+            raise document.error(
+                ("scenarios", index, *where),
+                f"{what}: write `tags: {{feature: booking}}` (LiveKit's docs) or "
+                '`tags: [smoke, "feature:booking"]` (a list of strings)',
+            )
 
 
 def load_scenarios(
@@ -116,21 +156,32 @@ def load_scenarios(
             f"{document.path}: a scenarios file is a mapping with `name:` and `scenarios:`; "
             f"this one holds {type(document.data).__name__}"
         )
+    _check_tags(document)
     document.validate(_validator(), hints=_HINTS)
     group = document.data
-    seen: dict[str, int] = {}
+    scenarios = group["scenarios"]
+    labels = [raw["label"].strip() for raw in scenarios]
+    seen: dict[tuple[str, str | None], int] = {}
     simulations = []
-    for index, raw in enumerate(group["scenarios"]):
-        label = raw["label"].strip()
-        if label in seen:
+    for index, raw in enumerate(scenarios):
+        label = labels[index]
+        scenario_id = raw.get("id")
+        identity = (label, scenario_id)
+        if identity in seen or (scenario_id is None and labels.count(label) > 1):
+            other = seen.get(identity, labels.index(label))
+            if other == index:
+                other = labels.index(label, index + 1)
+            same_id = f" and id {scenario_id!r}" if scenario_id is not None else ""
             raise document.error(
                 ("scenarios", index, "label"),
-                f"label {label!r} is also scenario {seen[label] + 1}'s; labels name the tests, "
-                "so each must be unique",
+                f"label {label!r}{same_id} is also scenario {other + 1}'s; a scenario is "
+                "told apart by its `id` (or its label, when it has no id): give each a "
+                "distinct `id`, or a distinct label",
             )
-        seen[label] = index
+        seen[identity] = index
+        name = f"{label} ({scenario_id})" if labels.count(label) > 1 else label
         simulations.append(
-            _simulation(document, group, index, raw, default_threshold, default_runs)
+            _simulation(document, group, index, raw, name, default_threshold, default_runs)
         )
     return simulations
 
@@ -140,6 +191,7 @@ def _simulation(
     group: Mapping[str, Any],
     index: int,
     raw: Mapping[str, Any],
+    name: str,
     default_threshold: float,
     default_runs: int,
 ) -> Simulation:
@@ -151,7 +203,7 @@ def _simulation(
         if part
     )
     transcript = Transcript(
-        id=raw["label"].strip(),
+        id=name,
         turns=[],
         threshold=default_threshold,
         runs=default_runs,
