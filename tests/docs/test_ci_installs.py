@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,7 +94,7 @@ def _recipes() -> list[tuple[str, str]]:
 
 def test_the_rule_catches_what_the_recipes_used_to_do() -> None:
     # The two installs of issue 32, and the forms the README and the recipes use.
-    assert problems('pytest-agent-eval[livekit,xdist] @ git+https://github.com/o/pytest-agent-eval')
+    assert problems("pytest-agent-eval[livekit,xdist] @ git+https://github.com/o/pytest-agent-eval")
     assert problems("pytest-agent-eval[livekit,xdist]")
     assert problems("pytest-agent-eval")
     assert problems("./.pytest-agent-eval[livekit,no-such-extra]")
