@@ -21,6 +21,7 @@ from .config import (
     load_settings,
     parse_bool_env,
     parse_shard,
+    parse_speed,
 )
 from .errors import ConfigError
 
@@ -170,6 +171,14 @@ def add_options(parser: pytest.Parser) -> None:
         "config).",
     )
     group.addoption(
+        "--agent-eval-speed",
+        metavar="SPEED",
+        default=None,
+        help="How fast voice adapters stream audio: max (0, as fast as the agent takes it), "
+        "realtime (1) or a number scaling real time (default: speed in config, else each "
+        "adapter's speed argument). Streaming speed never changes a verdict.",
+    )
+    group.addoption(
         "--agent-eval-no-judge-cache",
         action="store_true",
         default=False,
@@ -266,6 +275,9 @@ def session_settings(
     if save_audio is not None:
         # A command-line folder is relative to where pytest was started, as other paths are.
         settings = replace(settings, save_audio_dir=str(Path(save_audio).resolve()))
+    speed = config.getoption("agent_eval_speed")
+    if speed is not None:
+        settings = replace(settings, speed=parse_speed(speed, "--agent-eval-speed"))
     if config.getoption("agent_eval_no_judge_cache"):
         settings = replace(settings, judge_cache=False)
     if config.getoption("agent_eval_no_caller_cache"):
