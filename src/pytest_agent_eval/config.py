@@ -564,7 +564,7 @@ def parse_speed(value: object, where: str) -> float:
     if number is not None and 0.0 <= number <= MAX_SPEED:
         return number
     raise ConfigError(
-        f"{where}: speed must be 'max' (or 0: as fast as the agent takes the audio), "
+        f"{where} must be 'max' (or 0: as fast as the agent takes the audio), "
         f"'realtime' (or 1) or a number between 0 and {MAX_SPEED:g} that scales real time "
         f"(2 is twice as fast), got {value!r}{did_you_mean(str(value), SPEED_NAMES)}"
     )

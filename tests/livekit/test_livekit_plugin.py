@@ -213,7 +213,7 @@ def test_a_bad_speed_is_a_usage_error_naming_the_values(project: pytest.Pytester
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            "ERROR: *pyproject.toml*'speed': speed must be 'max' (or 0: as fast as the agent "
+            "ERROR: *pyproject.toml*'speed' must be 'max' (or 0: as fast as the agent "
             "takes the audio), 'realtime' (or 1) or a number between 0 and 100 that scales real "
             "time (2 is twice as fast), got 'fast'"
         ]
