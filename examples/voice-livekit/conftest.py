@@ -19,5 +19,6 @@ def llm_eval_agent() -> LiveKitAdapter:
 
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 
-    # speed=0 streams fixtures as fast as the session takes them; 1.0 would be real time.
+    # The adapter streams fixtures as fast as the session takes them (speed=0); run with
+    # --agent-eval-speed realtime (or speed = "realtime" in pyproject.toml) for real time.
     return LiveKitAdapter(make_session, timeout_s=20.0)

@@ -8,19 +8,22 @@ them without the plugin. This module is the one that knows pytest's ``Config`` a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .config import (
     SUBSET_GATES_CHOICES,
+    ConfigWarning,
     Settings,
     check_limit,
     find_pyproject,
     load_settings,
     parse_bool_env,
     parse_shard,
+    parse_speed,
 )
 from .errors import ConfigError
 
@@ -32,7 +35,9 @@ __all__ = [
     "SessionSettings",
     "add_options",
     "session_settings",
+    "unread_pyprojects",
     "warn_about_config",
+    "warn_about_unread_pyprojects",
 ]
 
 
@@ -170,6 +175,14 @@ def add_options(parser: pytest.Parser) -> None:
         "config).",
     )
     group.addoption(
+        "--agent-eval-speed",
+        metavar="SPEED",
+        default=None,
+        help="How fast voice adapters stream audio: max (0, as fast as the agent takes it), "
+        "realtime (1) or a number scaling real time (default: speed in config, else each "
+        "adapter's speed argument). Streaming speed never changes a verdict.",
+    )
+    group.addoption(
         "--agent-eval-no-judge-cache",
         action="store_true",
         default=False,
@@ -275,6 +288,9 @@ def session_settings(
     if save_audio is not None:
         # A command-line folder is relative to where pytest was started, as other paths are.
         settings = replace(settings, save_audio_dir=str(Path(save_audio).resolve()))
+    speed = config.getoption("agent_eval_speed")
+    if speed is not None:
+        settings = replace(settings, speed=parse_speed(speed, "--agent-eval-speed"))
     if config.getoption("agent_eval_no_judge_cache"):
         settings = replace(settings, judge_cache=False)
     if config.getoption("agent_eval_no_caller_cache"):
@@ -332,3 +348,77 @@ def _missing_yaml_dirs(settings: Settings) -> list[str]:
         for name, path in zip(settings.yaml_dirs, settings.yaml_paths, strict=True)
         if not path.exists()
     ]
+
+
+# --------------------------------------------------------------------------------------------
+# A pyproject.toml nearer the tests than the one read
+# --------------------------------------------------------------------------------------------
+
+
+def unread_pyprojects(
+    used: Path | None, rootpath: Path, test_files: Iterable[Path]
+) -> list[ConfigWarning]:
+    """A warning for each pyproject.toml with a ``[tool.agent_eval]`` table that sits between
+    a collected test and the folder of the file the settings came from (``used``, else
+    ``rootpath``): nearer the tests, so a user expects it to apply, but never read. pytest
+    reads one configuration file per session, found from where it starts, and counts a
+    pyproject.toml only when it has a ``[tool.pytest.ini_options]`` table; the settings are
+    read from pytest's file alone.
+    """
+    top = (used.parent if used is not None else rootpath).resolve()
+    found: dict[Path, ConfigWarning] = {}
+    visited: set[Path] = set()
+    for test_file in test_files:
+        folder = test_file.resolve().parent
+        while folder != top and top in folder.parents and folder not in visited:
+            visited.add(folder)
+            candidate = folder / "pyproject.toml"
+            if candidate.is_file():
+                warning = _unread_warning(candidate, used, top)
+                if warning is not None:
+                    found[candidate] = warning
+            folder = folder.parent
+    return [found[path] for path in sorted(found)]
+
+
+def _unread_warning(candidate: Path, used: Path | None, top: Path) -> ConfigWarning | None:
+    try:
+        text = candidate.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None  # not ours to judge: pytest never reads it either
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "agent_eval" not in tool:
+        return None
+    pytest_table = isinstance(tool.get("pytest"), dict)
+    here = candidate.relative_to(top)
+    read = used.name if used is not None else "no pyproject.toml (every setting at its default)"
+    why = (
+        "pytest reads one configuration file per session, found from the folder it starts in"
+        if pytest_table
+        else "pytest counts a pyproject.toml only when it has a [tool.pytest.ini_options] "
+        "table, and this one has none"
+    )
+    run_there = (
+        f"run pytest in {here.parent}"
+        if pytest_table
+        else f"add [tool.pytest.ini_options] to it and run pytest in {here.parent}"
+    )
+    line = next(
+        (n for n, raw in enumerate(text.splitlines(), 1) if raw.strip() == "[tool.agent_eval]"),
+        None,
+    )
+    return ConfigWarning(
+        f"{here} [tool.agent_eval] is not read: the tests below {here.parent} run with the "
+        f"settings of {read} ({why}). Move its settings into {read}, or {run_there}",
+        candidate,
+        line,
+    )
+
+
+def warn_about_unread_pyprojects(config: Any, nodeids: Iterable[str]) -> None:
+    """Warn about each pyproject.toml the collected tests (``nodeids``) sit under whose
+    ``[tool.agent_eval]`` is not read (`unread_pyprojects`)."""
+    files = {config.rootpath / nodeid.split("::", 1)[0] for nodeid in nodeids}
+    for warning in unread_pyprojects(_pyproject_for(config), config.rootpath, files):
+        warn_about_config(config, warning)

@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_JUDGE_MODEL",
     "DEFAULT_TURN_TIMEOUT_S",
     "LIMITS",
+    "SPEED_NAMES",
     "SUBSET_GATES_CHOICES",
     "ConfigWarning",
     "GateConfig",
@@ -45,6 +46,7 @@ __all__ = [
     "parse_bool_env",
     "parse_settings",
     "parse_shard",
+    "parse_speed",
 ]
 
 DEFAULT_CONCURRENCY = 4
@@ -170,6 +172,10 @@ class Settings:
     save_simulations_dir: str | None = None
     """Where each simulated conversation is written as a plain transcript
     (``--agent-eval-save-simulations``)."""
+    speed: float | None = None
+    """How fast voice adapters stream audio (``speed``, ``--agent-eval-speed``): 0 as fast as
+    the agent takes it, 1.0 real time, other values scale real time; None: each adapter's own
+    ``speed`` argument (`parse_speed`)."""
 
     @property
     def caller_cache_path(self) -> Path:
@@ -263,6 +269,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "caller_cache": ((bool,), "true or false"),
     "caller_cache_dir": ((str,), "a folder path"),
     "save_simulations_dir": ((str,), "a folder path"),
+    "speed": ((str, int, float), "'max' (or 0), 'realtime' (or 1) or a number between 0 and 100"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -350,6 +357,8 @@ def parse_settings(
             f"got {values['subset_gates']!r}"
             f"{did_you_mean(values['subset_gates'], SUBSET_GATES_CHOICES)}"
         )
+    if "speed" in values:
+        values["speed"] = parse_speed(values["speed"], f"{source}: 'speed'")
     if "voice" in values:
         voice = values["voice"]
         _check_keys(f"{source}.voice", voice, _VOICE_KEYS, warnings)
@@ -524,4 +533,42 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
     raise ConfigError(
         f"--agent-eval-shard {value!r}: write K/N, e.g. --agent-eval-shard 2/4 for the second "
         "of four shards"
+    )
+
+
+SPEED_NAMES: dict[str, float] = {"max": 0.0, "realtime": 1.0}
+"""The named streaming speeds: ``max`` streams as fast as the agent takes the audio (the
+adapters' default; streaming speed never changes a verdict), ``realtime`` as a caller speaks."""
+MAX_SPEED = 100.0
+"""The fastest scaled speed: beyond it real time is so compressed that ``max`` says it better."""
+
+
+def parse_speed(value: object, where: str) -> float:
+    """A streaming speed as the adapters take it: ``"max"`` (or 0) is 0.0, ``"realtime"`` (or
+    1) is 1.0, another number scales real time (2 is twice as fast, 0.5 half).
+
+    Args:
+        value: From ``[tool.agent_eval] speed`` (a string or a number) or the command line.
+        where: What to name in the error (``--agent-eval-speed``, the pyproject key).
+
+    Raises:
+        ConfigError: For anything else, with the values accepted.
+    """
+    number: float | None = None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in SPEED_NAMES:
+            return SPEED_NAMES[text]
+        try:
+            number = float(text)
+        except ValueError:
+            number = None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    if number is not None and 0.0 <= number <= MAX_SPEED:
+        return number
+    raise ConfigError(
+        f"{where} must be 'max' (or 0: as fast as the agent takes the audio), "
+        f"'realtime' (or 1) or a number between 0 and {MAX_SPEED:g} that scales real time "
+        f"(2 is twice as fast), got {value!r}{did_you_mean(str(value), SPEED_NAMES)}"
     )

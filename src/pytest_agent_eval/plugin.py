@@ -32,7 +32,12 @@ from ._eval_items import (
     start_records,
 )
 from ._fixture import AgentEval, call_async_test, close_session_loop, session_key
-from ._options import add_options, session_settings, warn_about_config
+from ._options import (
+    add_options,
+    session_settings,
+    warn_about_config,
+    warn_about_unread_pyprojects,
+)
 from ._shard import select_shard
 from .errors import ConfigError
 from .loader import TRANSCRIPT_SUFFIXES
@@ -59,6 +64,7 @@ _MARKER_HELP = (
 
 
 _outer_stt_cache_dir = pytest.StashKey["Path | None"]()
+_unread_checked = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -164,6 +170,15 @@ def pytest_collection_modifyitems_shard(config: pytest.Config, items: list[pytes
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     plan_evals(session.config, [item.nodeid for item in session.items if is_eval_item(item)])
+    if not hasattr(session.config, "workerinput"):  # under xdist, the controller warns
+        _warn_about_unread_pyprojects(session.config, [item.nodeid for item in session.items])
+
+
+def _warn_about_unread_pyprojects(config: pytest.Config, nodeids: list[str]) -> None:
+    """Once per session (xdist workers each report their collection to the controller)."""
+    if not config.stash.get(_unread_checked, False):
+        config.stash[_unread_checked] = True
+        warn_about_unread_pyprojects(config, nodeids)
 
 
 class _XdistController:
@@ -176,6 +191,7 @@ class _XdistController:
             plan_evals(
                 config, [n for n in ids if n.split("::", 1)[0].endswith(TRANSCRIPT_SUFFIXES)]
             )
+            _warn_about_unread_pyprojects(config, ids)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

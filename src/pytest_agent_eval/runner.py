@@ -104,6 +104,8 @@ class RunSettings:
     """Where voice adapters save the exact audio each turn streamed (`ConversationInfo`)."""
     turn_timeout_s: float = DEFAULT_TURN_TIMEOUT_S
     """Seconds one agent turn may take (a transcript's own ``turn_timeout_s`` wins)."""
+    speed: float | None = None
+    """How fast voice adapters stream audio (`ConversationInfo.speed`); None: their own."""
 
     @classmethod
     def from_settings(
@@ -121,6 +123,7 @@ class RunSettings:
             judge=judge,
             save_audio_dir=settings.save_audio_path,
             turn_timeout_s=turn_timeout_s or settings.turn_timeout_s,
+            speed=settings.speed,
         )
 
 
@@ -269,6 +272,7 @@ async def run_transcript(
                         timeout_s,
                         greeting_checks,
                         save_audio_dir=settings.save_audio_dir,
+                        speed=settings.speed,
                         on_turn_start=on_turn_start,
                     )
                 )
@@ -415,6 +419,7 @@ async def _run_once(
     greeting_checks: Sequence[Any] = (),
     *,
     save_audio_dir: Path | None = None,
+    speed: float | None = None,
     on_turn_start: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     started = time.perf_counter()
@@ -422,7 +427,10 @@ async def _run_once(
     try:
         conversation = await adapter.start_conversation(
             ConversationInfo(
-                transcript=script.transcript, run_index=index, save_audio_dir=save_audio_dir
+                transcript=script.transcript,
+                run_index=index,
+                save_audio_dir=save_audio_dir,
+                speed=speed,
             )
         )
     except (Exception, SystemExit) as exc:  # the run boundary: the agent was never reached

@@ -4,8 +4,9 @@ what the program really prints, in the runs a user makes.
 An entry is ``<!-- error: KEY -->`` above a ``text`` block holding the message; ``...`` in it
 stands for any text, and line breaks and runs of spaces are one space. Each KEY names the
 scenario that makes the program say it: a pytest run of a small project (evals off and live, a
-project whose transcripts do not load, one with a bad setting, a voice project whose fixture is
-missing, then stale, then without its sidecar), the fixture check of the synthesizer, and an
+project whose transcripts do not load, one with a bad setting, one whose agent module or
+conftest does not import, one with a pyproject.toml in a sub-folder, a voice project whose
+fixture is missing, then stale, then without its sidecar), the fixture check of the synthesizer, and an
 import without an extra. The message must appear in that scenario's output. A page entry
 without a scenario, or a scenario key without an entry, fails too.
 """
@@ -117,6 +118,30 @@ SIM_PROJECT = {
     "tests/evals/self_hosted.yaml": (
         f"id: self_hosted\n{SIMULATION}caller:\n  model: openai:served-model\n"
     ),
+}
+MODULE_PROJECT = {
+    # The agent lives in src/, which is not on sys.path: the fixture's import fails.
+    "pyproject.toml": "[tool.agent_eval]\nyaml_dirs = ['tests/evals']\n",
+    "src/my_agent.py": "def make_agent():\n    return lambda history: 'hello'\n",
+    "tests/conftest.py": (
+        "import pytest\n\n\n@pytest.fixture\ndef llm_eval_agent():\n"
+        "    from my_agent import make_agent\n\n    return make_agent()\n"
+    ),
+    "tests/evals/hello.yaml": "id: hello\nturns:\n  - user: hi\n",
+}
+CONFTEST_PROJECT = {
+    **MODULE_PROJECT,
+    # The same import at the top of the conftest: pytest cannot load it at all.
+    "tests/conftest.py": (
+        "import pytest\nfrom my_agent import make_agent\n\n\n@pytest.fixture\n"
+        "def llm_eval_agent():\n    return make_agent()\n"
+    ),
+}
+SUB_FOLDER_PROJECT = {
+    "pyproject.toml": "[tool.agent_eval]\nyaml_dirs = ['tests']\n",
+    "tests/voice/pyproject.toml": "# settings for the voice evals\n[tool.agent_eval]\nruns = 5\n",
+    "tests/voice/conftest.py": AGENT,
+    "tests/voice/evals/hello.yaml": "id: hello\nturns:\n  - user: hi\n",
 }
 CONFIG_PROJECT = {
     "pyproject.toml": "[tool.agent_eval]\nthreshold = 2\n",
@@ -255,6 +280,9 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
     live = _pytest(text, "--agent-eval-live", "-rs")
     broken = _pytest(_write(tmp_path / "broken", BROKEN_PROJECT))
     config = _pytest(_write(tmp_path / "config", CONFIG_PROJECT))
+    module = _pytest(_write(tmp_path / "module", MODULE_PROJECT), "--agent-eval-live")
+    conftest = _pytest(_write(tmp_path / "conftest", CONFTEST_PROJECT), "--agent-eval-live")
+    sub_folder = _pytest(_write(tmp_path / "sub_folder", SUB_FOLDER_PROJECT), "--agent-eval-live")
     blocked = _run(
         tmp_path,
         "-c",
@@ -269,6 +297,9 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
         "config-unknown-key": live,
         "missing-extra": blocked,
         "config-value": config,
+        "agent-module-not-found": module,
+        "conftest-import": conftest,
+        "unread-pyproject": sub_folder,
         **dict.fromkeys(
             [
                 "unknown-field",

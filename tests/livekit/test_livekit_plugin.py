@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+import wave
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from livekit_support import EXAMPLE_DIR
 
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
+from strict_session import STRICT, assert_clean_exit, set_config_speed, streamed_speeds
 
 FAST = ("--agent-eval-live", "--agent-eval-runs", "1", "-p", "no:cacheprovider")
 """Live, one run per transcript: enough where only a failure's message is checked."""
@@ -185,3 +188,79 @@ def test_adapter_errors_are_said_once_without_a_chain(project: pytest.Pytester) 
             "still waiting for SilentAgent's reply to be generated *",
         ]
     )
+
+
+def test_the_speed_option_reaches_the_session_and_nothing_outlives_it(
+    project: pytest.Pytester,
+) -> None:
+    """Issue 32: one option for streaming speed (the command line wins over the config, which
+    wins over the adapter's argument), and a strict run (-W error) exits 0 with nothing the
+    package opened left to the garbage collector."""
+    set_config_speed(project.path / "pyproject.toml", '"max"')
+    result = project.runpytest_subprocess(
+        *STRICT,
+        *("--agent-eval-live", "--agent-eval-runs", "1", "--agent-eval-speed", "2"),
+        "--agent-eval-results=r.json",
+    )
+    assert_clean_exit(result)
+    result.assert_outcomes(passed=2)
+    assert streamed_speeds(project.path / "r.json") == {2.0}
+
+
+def test_a_bad_speed_is_a_usage_error_naming_the_values(project: pytest.Pytester) -> None:
+    set_config_speed(project.path / "pyproject.toml", '"fast"')
+    result = project.runpytest_subprocess("--agent-eval-live", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: *pyproject.toml*'speed' must be 'max' (or 0: as fast as the agent "
+            "takes the audio), 'realtime' (or 1) or a number between 0 and 100 that scales real "
+            "time (2 is twice as fast), got 'fast'"
+        ]
+    )
+
+
+WHISPER_CONFTEST = """
+import pytest
+
+
+@pytest.fixture
+def llm_eval_agent():
+    from booking_agent import make_session
+
+    from pytest_agent_eval.adapters.livekit import LiveKitAdapter, WhisperSTT
+
+    return LiveKitAdapter(lambda: make_session(stt=WhisperSTT()), timeout_s=20.0)
+"""
+
+
+def test_a_recording_heard_by_whisper_leaves_nothing_behind(project: pytest.Pytester) -> None:
+    """Issue 32: a fixture made by the earlier 0.3 package (a bare-hash sidecar, no key in the
+    WAV: heard as a recording) and heard by Whisper passed, then the session ended in an
+    exception group under -W error ("unclosed event loop", an unclosed socket pair)."""
+    audio = project.path / "evals" / "audio"
+    for transcript in map(load_transcript_file, sorted((project.path / "evals").glob("*.yaml"))):
+        for turn in transcript.turns:
+            if turn.audio is None:
+                continue
+            wav = project.path / "evals" / turn.audio
+            with wave.open(str(wav)) as source:  # the samples alone, as 0.3 wrote them
+                params, frames = source.getparams(), source.readframes(source.getnframes())
+            with wave.open(str(wav), "wb") as target:
+                target.setparams(params)
+                target.writeframes(frames)
+            digest = hashlib.sha256(turn.user.strip().encode("utf-8")).hexdigest()
+            wav.with_name(wav.name + ".hash").write_text(digest + "\n")
+    assert sorted(p.name for p in audio.glob("*.hash")) == [
+        "booking_t1.wav.hash",
+        "booking_t3.wav.hash",
+        "hello_44k.wav.hash",
+    ]
+    (project.path / "conftest.py").write_text(WHISPER_CONFTEST)
+
+    result = project.runpytest_subprocess(
+        *STRICT, "--agent-eval-live", "--agent-eval-runs", "1", "evals/greeting.yaml"
+    )
+    assert_clean_exit(result)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*hello_44k.wav: made by pytest-agent-eval 0.3*"])

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
+from strict_session import STRICT, assert_clean_exit, set_config_speed, streamed_speeds
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat"
 
@@ -253,3 +254,22 @@ def test_a_pipecat_outside_the_supported_range_errors_with_the_fix(
         ]
     )
     result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def test_the_speed_option_reaches_the_pipeline_and_nothing_outlives_it(
+    project: pytest.Pytester,
+) -> None:
+    """Issue 32: ``speed`` in the config reaches the pipeline's clock (real time here, not the
+    virtual clock the adapter's default gives), and a strict run (-W error) exits 0 with
+    nothing the package opened left to the garbage collector. Pipecat's own deprecation
+    warnings at import are left out: they are Pipecat's, not ours, and a bot imports it too."""
+    set_config_speed(project.path / "pyproject.toml", '"realtime"')
+    result = project.runpytest_subprocess(
+        *STRICT,
+        *("-W", "ignore::DeprecationWarning"),
+        *("--agent-eval-live", "--agent-eval-runs", "1", "--agent-eval-results=r.json"),
+        "evals/booking.yaml",
+    )
+    assert_clean_exit(result)
+    result.assert_outcomes(passed=1)
+    assert streamed_speeds(project.path / "r.json") == {1.0}

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
+from strict_session import STRICT, assert_clean_exit, set_config_speed, streamed_speeds
 
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "voice-livekit-realtime"
 
@@ -82,3 +83,20 @@ def test_a_fixture_without_provenance_is_an_error_pointing_to_whisper(
     output = result.stdout.str()
     result.stdout.fnmatch_lines(["*front_desk_taxi*ERROR*"])
     assert "turn 1" in output and "WhisperSTT" in output
+
+
+def test_the_speed_option_reaches_the_model_and_nothing_outlives_it(
+    project: pytest.Pytester,
+) -> None:
+    """Issue 32: ``--agent-eval-speed`` reaches an agent on a realtime model (the command line
+    winning over the config), and a strict run (-W error) exits 0 with nothing the package
+    opened left to the garbage collector."""
+    set_config_speed(project.path / "pyproject.toml", "0")
+    result = project.runpytest_subprocess(
+        *STRICT,
+        *("--agent-eval-live", "--agent-eval-runs", "1", "--agent-eval-speed", "realtime"),
+        *("--agent-eval-results=r.json", "evals/front_desk.yaml"),
+    )
+    assert_clean_exit(result)
+    result.assert_outcomes(passed=1)
+    assert streamed_speeds(project.path / "r.json") == {1.0}

@@ -32,6 +32,24 @@ def test_server_unreachable() -> None:
     assert "LIVEKIT_URL" in message
 
 
+@pytest.mark.parametrize("speed", [0.0, 2.0])
+def test_a_session_speed_other_than_real_time_is_refused_before_any_room(speed: float) -> None:
+    # Issue 32: room mode runs in real time by nature; a run that ignored the session's speed
+    # would be recorded at a speed nobody asked for. The server is unreachable: the refusal
+    # comes first, so no room was made.
+    url = f"ws://127.0.0.1:{_closed_port()}"
+    adapter = LiveKitRoomAdapter("booking-agent", url=url, api_key="k", api_secret="s" * 32)
+    script = Transcript(id="t", turns=[Turn(user="hello")])
+    info = ConversationInfo(transcript=script, run_index=0, speed=speed)
+    with pytest.raises(AdapterError) as caught:
+        asyncio.run(adapter.start_conversation(info))
+    assert str(caught.value) == (
+        "LiveKitRoomAdapter streams in real time only (the audio goes through a LiveKit server "
+        f"as a caller speaks it), but the session's speed is {speed:g} (--agent-eval-speed or "
+        "[tool.agent_eval] speed); leave it unset or set it to 'realtime' for room mode"
+    )
+
+
 def test_missing_settings_name_the_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("LIVEKIT_URL", "LIVEKIT_API_KEY", "LIVEKIT_API_SECRET"):
         monkeypatch.delenv(name, raising=False)

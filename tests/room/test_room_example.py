@@ -24,6 +24,9 @@ def test_the_example_passes_in_room_mode(
         *lab.command(
             [
                 *(sys.executable, "-m", "pytest", "--agent-eval-live", "-p", "no:cacheprovider"),
+                # Issue 32: nothing the package opens outlives the session, so a project that
+                # turns warnings into errors (a common CI setting) passes too.
+                *("-W", "error"),
                 # One run of each transcript keeps CI short (run_demo.sh does the example's
                 # three); it also keeps real-time calls from running at once on 2 cores beside
                 # the rest of the suite, which starves the agent's Whisper and VAD.

@@ -7,9 +7,10 @@ cache miss. Left out, and why:
   own actions; the test checks their settings against the commands instead (cache key and
   paths, the uploaded file is the report the eval step writes).
 
-The ``Install`` step runs in a fresh virtualenv, which every later step then uses, with the
-repository URL it installs from pointed at this checkout: the package index has the earlier
-0.3.0, which would break the workflow at its synthesize step (no ``--prune``).
+The ``Install`` step runs in a fresh virtualenv, which every later step then uses, with this
+checkout where the "Get pytest-agent-eval" step (a ``uses:`` step) puts the package: the package
+index has the earlier 0.3.0, which would break the workflow at its synthesize step (no
+``--prune``).
 
 The ``if:`` of the synthesize step is taken as true: the test starts with no fixtures, as a
 cache miss does. ``-n auto`` runs as written; PYTEST_XDIST_AUTO_NUM_WORKERS=1 keeps it to one
@@ -33,8 +34,8 @@ from init_support import clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "examples" / "ci" / "github-actions.yml"
-REPOSITORY = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["repo_url"]
-"""Where the package's source lives (mkdocs.yml's ``repo_url``)."""
+CHECKOUT = ".pytest-agent-eval"
+"""Where the workflow checks this package out (its "Get pytest-agent-eval" step)."""
 GITHUB_ACTIONS = {
     "actions/checkout",
     "actions/setup-python",
@@ -67,17 +68,23 @@ def _install_requirement() -> str:
     return requirement
 
 
-def test_the_install_step_installs_this_version_from_its_repository() -> None:
-    # By name the index gives the earlier 0.3.0, whose synthesizer lacks --prune and --check.
+def test_the_install_step_installs_the_checked_out_package() -> None:
+    # By name the index gives the earlier 0.3.0, whose synthesizer lacks --prune and --check;
+    # so does that package's repository. The workflow checks this package out and installs it
+    # from there (tests/docs/test_ci_installs.py holds every recipe to that).
     requirement = _install_requirement()
-    match = re.fullmatch(r"pytest-agent-eval\[([\w,]+)\] @ git\+(\S+)", requirement)
-    assert match, f"install from the repository, not by name from the index: {requirement}"
-    assert match.group(2) == REPOSITORY
+    match = re.fullmatch(rf"\./{re.escape(CHECKOUT)}\[([\w,]+)\]", requirement)
+    assert match, f"install the checked-out package: {requirement}"
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = set(match.group(1).split(","))
     assert {"livekit", "xdist"} <= extras <= set(project["optional-dependencies"])
+    get = _step("Get pytest-agent-eval")
+    assert get["uses"] == "actions/checkout@v4" and get["with"]["path"] == CHECKOUT
+    assert get["with"]["repository"] == "${{ vars.AGENT_EVAL_REPOSITORY }}"
+    names = [s.get("name") for s in _steps()]
+    assert names.index("Get pytest-agent-eval") < names.index("Install")
     # And it says why, so nobody "simplifies" it back to the bare name.
-    assert "not on the package index yet" in WORKFLOW.read_text()
+    assert "not on the package index" in WORKFLOW.read_text()
 
 
 def test_the_workflow_is_well_formed() -> None:
@@ -148,6 +155,7 @@ def test_the_workflow_commands_pass_in_a_scaffolded_livekit_project(
     )
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
     env["VIRTUAL_ENV"] = str(venv)
+    env.pop("PYTHONPATH", None)  # a fresh runner has none: the installed package must serve
 
     def run(command: str) -> subprocess.CompletedProcess[str]:
         # GitHub's shell for `run:` on Linux: bash --noprofile --norc -eo pipefail.
@@ -161,10 +169,19 @@ def test_the_workflow_commands_pass_in_a_scaffolded_livekit_project(
             check=False,
         )
 
-    # The install step as written, from this checkout instead of the repository's default branch.
-    install = _step("Install")["run"]
-    assert f"git+{REPOSITORY}" in install
-    installed = run(install.replace(f"git+{REPOSITORY}", ROOT.as_uri()))
+    # Without the repository variable, GitHub's checkout gives the project itself: the check
+    # step stops the job there, saying what to set.
+    guard = _step("Check the checkout is pytest-agent-eval")["run"]
+    (project / CHECKOUT).mkdir()
+    shutil.copy(project / "pyproject.toml", project / CHECKOUT)
+    wrong = run(guard)
+    assert wrong.returncode == 1
+    assert "set the repository variable AGENT_EVAL_REPOSITORY" in wrong.stdout
+    shutil.rmtree(project / CHECKOUT)
+    # This checkout stands where the "Get pytest-agent-eval" step puts the package.
+    (project / CHECKOUT).symlink_to(ROOT, target_is_directory=True)
+    # The install step as written.
+    installed = run(_step("Install")["run"])
     assert installed.returncode == 0, installed.stderr[-3000:]
     version = run("python -c 'import pytest_agent_eval as p; print(p.__version__, p.__file__)'")
     import pytest_agent_eval
@@ -188,14 +205,15 @@ def test_the_workflow_commands_pass_in_a_scaffolded_livekit_project(
         ran.append((step["name"], result.stdout))
 
     assert [name for name, _ in ran] == [
+        "Check the checkout is pytest-agent-eval",
         "Synthesize missing or stale fixtures",
         "Check fixtures",
         "Run evals",
     ]
-    assert "synthesized   tests/evals/audio/voice_opening_hours_t1.wav" in ran[0][1]
-    assert "all 1 fixture(s) up to date" in ran[1][1]
-    assert "2/2 evals passed" in ran[2][1]
-    assert re.search(r"created: 1/1 worker", ran[2][1]), "the evals ran under xdist"
+    assert "synthesized   tests/evals/audio/voice_opening_hours_t1.wav" in ran[1][1]
+    assert "all 1 fixture(s) up to date" in ran[2][1]
+    assert "2/2 evals passed" in ran[3][1]
+    assert re.search(r"created: 1/1 worker", ran[3][1]), "the evals ran under xdist"
     report = project / _step("Upload the HTML report")["with"]["path"]
     assert "voice_opening_hours" in report.read_text()
     written = summary.read_text()

@@ -7,8 +7,8 @@ cache) is copied the way the workflow's settings say, and the test checks those 
 against the commands. Then the next run's shard balances by the merged durations, and a
 failing eval fails the merge step, which is what fails the workflow.
 
-Left out: the ``uses:`` steps (GitHub's actions) and the ``Install`` steps (this interpreter
-has the package with every extra). ``-n auto`` runs as written with one worker
+Left out: the ``uses:`` steps (GitHub's actions; this checkout stands where the workflow checks
+the package out) and the ``Install`` steps (this interpreter has the package with every extra). ``-n auto`` runs as written with one worker
 (PYTEST_XDIST_AUTO_NUM_WORKERS=1), as the suite around it already uses the machine's cores.
 """
 
@@ -24,7 +24,10 @@ from typing import Any
 import yaml
 from init_support import clean_env
 
-WORKFLOW = Path(__file__).resolve().parents[2] / "examples" / "ci" / "github-actions-shards.yml"
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / "examples" / "ci" / "github-actions-shards.yml"
+CHECKOUT = ".pytest-agent-eval"
+"""Where the workflow checks this package out (its "Get pytest-agent-eval" steps)."""
 GITHUB_ACTIONS = {
     "actions/checkout",
     "actions/setup-python",
@@ -201,6 +204,8 @@ def test_the_sharded_workflow_runs_and_fails_on_the_merged_verdict(
     def checkout(name: str) -> Path:
         project = Path(shutil.copytree(livekit_project, tmp_path / name))
         shutil.rmtree(project / "tests/evals/audio")  # a cache miss: nothing restored
+        # Where the "Get pytest-agent-eval" step checks the package out (this checkout here).
+        (project / CHECKOUT).symlink_to(ROOT, target_is_directory=True)
         return project
 
     # plan: a first run, nothing to restore.
@@ -217,6 +222,7 @@ def test_the_sharded_workflow_runs_and_fails_on_the_merged_verdict(
         summary = machine / "step-summary.md"
         steps = _run_job("evals", machine, shard=k, **env, GITHUB_STEP_SUMMARY=str(summary))
         assert [name for name, _ in steps] == [
+            "Check the checkout is pytest-agent-eval",
             "Synthesize missing or stale fixtures",
             "Check fixtures",
             "Run this shard",

@@ -264,6 +264,11 @@ def results_normalized(path: Path) -> dict[str, Any]:
         document.pop(key)
     for entry in document["evals"]:
         entry.pop("duration_s")
+        for run in entry.get("captures") or ():  # each run's and turn's wall times
+            run.pop("duration_s")
+            for turn in run["turns"]:
+                for key in ("duration_s", "latency_s", "first_audio_latency_s"):
+                    turn.pop(key)
     return document
 
 

@@ -115,3 +115,25 @@ def test_eval_live_values(raw: str, expected: bool | None) -> None:
 def test_eval_live_garbage_is_an_error() -> None:
     with pytest.raises(ConfigError, match="EVAL_LIVE='maybe' is not understood; use 1/true/yes"):
         parse_bool_env("EVAL_LIVE", {"EVAL_LIVE": "maybe"})
+
+
+@pytest.mark.parametrize(
+    ("value", "speed"),
+    [("max", 0.0), ("MAX", 0.0), (0, 0.0), ("realtime", 1.0), (1, 1.0), (2, 2.0), ("0.5", 0.5)],
+)
+def test_speed_takes_names_and_numbers(value: object, speed: float) -> None:
+    settings, warnings = parse_settings({"speed": value}, rootdir=Path("."))
+    assert settings.speed == speed and warnings == []
+
+
+@pytest.mark.parametrize("value", ["fast", -1, 101, "inf", "nan", True])
+def test_a_bad_speed_names_the_values_accepted(value: object) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_settings({"speed": value}, rootdir=Path("."))
+    message = str(caught.value)
+    assert "'max' (or 0" in message and "'realtime' (or 1)" in message, message
+    assert "between 0 and 100" in message
+
+
+def test_speed_is_unset_by_default_so_each_adapter_keeps_its_own() -> None:
+    assert parse_settings({}, rootdir=Path("."))[0].speed is None

@@ -163,6 +163,7 @@ PUBLIC: dict[str, list[str]] = {
         "GateConfig",
         "JudgeSettings",
         "LIMITS",
+        "SPEED_NAMES",
         "SUBSET_GATES_CHOICES",
         "Settings",
         "check_limit",
@@ -171,6 +172,7 @@ PUBLIC: dict[str, list[str]] = {
         "parse_bool_env",
         "parse_settings",
         "parse_shard",
+        "parse_speed",
     ],
     "errors": [
         "AdapterError",

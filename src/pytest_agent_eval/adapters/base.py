@@ -66,6 +66,10 @@ class ConversationInfo:
     save_audio_dir: Path | None = None
     """Where a voice adapter saves the exact audio each turn streams (after its audio
     conditions), when asked to (``--agent-eval-save-audio``); None: not saved."""
+    speed: float | None = None
+    """How fast a voice adapter streams the audio, when the session says
+    (``--agent-eval-speed``, ``[tool.agent_eval] speed``): 0 as fast as the agent takes it, 1.0
+    real time; it wins over the adapter's own ``speed``. None: the adapter's own."""
     turn_conditions: tuple[tuple[AudioCondition, ...], ...] = field(init=False)
     """The audio conditions of each turn of ``transcript``, as its `TurnInput` will carry them
     (none for a text turn), derived once here: for an adapter that must refuse a run before

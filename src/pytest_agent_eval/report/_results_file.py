@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .._records import EvalRecord
-from ..models import Usage
+from .._serialize import to_json
+from ..models import RunResult, ToolCall, TurnResult, Usage
 from ._baseline import BaselineError
 from ._format import BASELINE_HEADER, baseline_rows
 from ._records import ReportData
@@ -78,6 +79,7 @@ def _eval_entry(record: EvalRecord) -> dict[str, Any]:
         "agent_tokens": None,
         "judge_tokens": None,
         "duration_s": record.duration_s,
+        "captures": None,
     }
     if res is not None:
         entry.update(
@@ -92,7 +94,73 @@ def _eval_entry(record: EvalRecord) -> dict[str, Any]:
         simulated = [run.simulation for run in res.runs if run.simulation is not None]
         if simulated:
             entry["simulation"] = _simulation_entry(res, simulated)
+        entry["captures"] = [_run_capture(run) for run in res.runs]
     return entry
+
+
+def _run_capture(run: RunResult) -> dict[str, Any]:
+    """What one run did, turn by turn: enough to compare two sessions' runs without parsing a
+    report (docs/reports.md, "Per-turn captures")."""
+    greeting = run.greeting
+    return {
+        "run": run.index + 1,
+        "verdict": run.verdict,
+        "error": run.error,
+        "duration_s": _round(run.duration_s, SECONDS_DECIMALS),
+        "greeting": None
+        if greeting is None
+        else {
+            "text": greeting.text,
+            "tool_calls": [_tool_call_capture(c) for c in greeting.tool_calls],
+        },
+        "turns": [_turn_capture(turn) for turn in run.turns],
+    }
+
+
+def _turn_capture(turn: TurnResult) -> dict[str, Any]:
+    handoffs = turn.handoffs
+    speed = turn.metadata.get("speed")
+    return {
+        "turn": turn.index + 1,
+        "user": turn.user,
+        "audio": turn.audio,
+        "conditions": turn.conditions,
+        "verdict": turn.verdict,
+        "error": turn.error,
+        "reply": turn.reply,
+        "heard": turn.heard,
+        "agent": turn.active_agent,
+        "handoffs": None
+        if handoffs is None
+        else [{"from": h.from_agent, "to": h.to_agent} for h in handoffs],
+        "tool_calls": [_tool_call_capture(c) for c in turn.tool_calls],
+        "tool_calls_unobserved": turn.tool_calls_unobserved,
+        "latency_s": _round(turn.latency_s, SECONDS_DECIMALS),
+        "first_audio_latency_s": _round(turn.first_audio_latency_s, SECONDS_DECIMALS),
+        "duration_s": _round(turn.duration_s, SECONDS_DECIMALS),
+        "speed": speed if isinstance(speed, int | float) and not isinstance(speed, bool) else None,
+        "checks": [
+            {
+                "name": check.name,
+                "key": check.key,
+                "location": check.location,
+                "passed": check.passed,
+                "errored": check.errored,
+                "reason": check.reasoning,
+            }
+            for check in turn.evaluations
+        ],
+    }
+
+
+def _tool_call_capture(call: ToolCall) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "args": to_json(call.args),
+        "outcome": call.outcome,
+        "output": to_json(call.output),
+        "error": call.error,
+    }
 
 
 def _simulation_entry(res: Any, simulated: list[Any]) -> dict[str, Any]:

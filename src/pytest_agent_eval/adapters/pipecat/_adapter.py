@@ -233,7 +233,11 @@ class PipecatConversation:
     def __init__(self, adapter: PipecatAdapter, info: ConversationInfo) -> None:
         self.adapter = adapter
         self.info = info
-        self.clock = PipelineClock(rate=None if adapter.speed == 0 else adapter.speed)
+        self.speed = adapter.speed if info.speed is None else info.speed
+        """How fast this run's pipeline runs: the session's speed (``--agent-eval-speed``,
+        ``[tool.agent_eval] speed``) when it says one, else the adapter's; 0 is the virtual
+        clock."""
+        self.clock = PipelineClock(rate=None if self.speed == 0 else self.speed)
         self._thread: PipelineThread | None = None
         self._session: BotSession | None = None
         self._greeting = Greeting()
@@ -626,7 +630,7 @@ class PipecatConversation:
             audio_out=self._save_reply_audio(log),
             active_agent=recorder.node if recorder.flows else None,
             handoffs=list(log.handoffs) if recorder.flows else None,
-            metadata={"pipecat": meta},
+            metadata={"pipecat": meta, "speed": self.speed},
             agent_speech=agent_speech,
         )
 

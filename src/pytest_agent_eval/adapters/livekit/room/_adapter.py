@@ -110,6 +110,10 @@ _scan_vads: dict[tuple[tuple[str, Any], ...], Any] = {}
 does (one model per settings for the process)."""
 
 
+REAL_TIME = 1.0
+"""The only streaming speed of room mode: a LiveKit server carries the audio as it is spoken."""
+
+
 class LiveKitRoomAdapter:
     """Runs transcripts against a deployed LiveKit agent, one room per run, as a caller would.
 
@@ -270,8 +274,18 @@ class LiveKitRoomAdapter:
         Raises:
             AdapterError: The server is unreachable, rejected the credentials, no worker took
                 the job, or the agent joined but did not start in time (the message says
-                which, and what to check).
+                which, and what to check); or the session asks for a streaming speed other
+                than real time.
         """
+        if info.speed is not None and info.speed != REAL_TIME:
+            # Refused before a room exists: a run that ignored the setting would report a speed
+            # it never had.
+            raise AdapterError(
+                f"LiveKitRoomAdapter streams in real time only (the audio goes through a LiveKit "
+                f"server as a caller speaks it), but the session's speed is {info.speed:g} "
+                "(--agent-eval-speed or [tool.agent_eval] speed); leave it unset or set it to "
+                "'realtime' for room mode"
+            )
         conversation = LiveKitRoomConversation(self, info)
         try:
             await conversation.start()
@@ -1142,7 +1156,7 @@ class LiveKitRoomConversation:
             first_audio_latency_s=audio_latency,
             usage=usage,
             audio_out=self._save_audio(turn, self.observer.reply_audio(log.began_at, end)),
-            metadata={"livekit": meta, "tool_calls_observed": True},
+            metadata={"livekit": meta, "tool_calls_observed": True, "speed": REAL_TIME},
             agent_speech=[_speech(s) for s in capture.get("agent_speech") or []],
             heard_segments=list(capture.get("heard_segments") or []),
             active_agent=capture.get("agent"),
@@ -1167,6 +1181,7 @@ class LiveKitRoomConversation:
             audio_out=self._save_audio(turn, self.observer.reply_audio(log.began_at, end)),
             metadata={
                 "livekit": meta,
+                "speed": REAL_TIME,
                 "tool_calls_observed": False,
                 "tool_calls_unobserved_reason": HELPER_HINT,
                 "agents_unobserved_reason": AGENTS_HINT,

@@ -409,6 +409,21 @@ def _check_pair(made: Any) -> tuple[AgentSession[Any], Agent]:
     )
 
 
+@dataclass(slots=True)
+class _Paced:
+    """The adapter as the streamer reads it, at one run's speed (the session's speed wins over
+    the adapter's own)."""
+
+    adapter: LiveKitAdapter
+    speed: float
+    vad_replay: bool
+
+    def turn_audio(
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+    ) -> FixtureAudio:
+        return self.adapter.turn_audio(path, conditions, seed)
+
+
 class LiveKitConversation:
     """One run's session: turns in, `AgentReply` out; closed exactly once.
 
@@ -430,6 +445,9 @@ class LiveKitConversation:
         """The live ``AgentSession`` (its ``history`` holds the whole conversation)."""
         self.agent = agent
         self.info = info
+        self.speed = adapter.speed if info.speed is None else info.speed
+        """How fast this run streams: the session's speed (``--agent-eval-speed``,
+        ``[tool.agent_eval] speed``) when it says one, else the adapter's."""
         self._recorder: TurnRecorder | None = None
         self._streamer: AudioStreamer | None = None
         """Streams the audio turns (None: the transcript has none)."""
@@ -544,16 +562,16 @@ class LiveKitConversation:
             realtime is not None and realtime.capabilities.audio_output
         )
         if self.adapter.capture_audio and speaks and session.output.audio is None:
-            self._audio_out = CaptureAudioOutput(speed=self.adapter.speed)
+            self._audio_out = CaptureAudioOutput(speed=self.speed)
             session.output.audio = self._audio_out
         recorder = self._recorder = TurnRecorder(session)
         recorder.read_speech_texts(self._text_out)
         if realtime is not None:
             assert audio_in is not None
-            self._realtime = RealtimeAudio(session, recorder, audio_in, speed=self.adapter.speed)
+            self._realtime = RealtimeAudio(session, recorder, audio_in, speed=self.speed)
         if audio_in is not None:
             self._streamer = AudioStreamer(
-                self.adapter,
+                _Paced(self.adapter, self.speed, self.adapter.vad_replay),
                 session,
                 recorder,
                 audio_in,
@@ -569,7 +587,7 @@ class LiveKitConversation:
             audio_out=self._audio_out,
             text_out=self._text_out,
             streamer=self._streamer,
-            speed=self.adapter.speed,
+            speed=self.speed,
         )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         if isinstance(session.stt, SegmentSTT):
@@ -771,7 +789,7 @@ class LiveKitConversation:
             first_audio_latency_s=audio_latency,
             usage=usage_delta(opened.tokens_before, opened.tokens_after or llm_usage(self.session)),
             audio_out=self._save_reply_audio(opened.index, frames or []),
-            metadata={"livekit": meta},
+            metadata={"livekit": meta, "speed": self.speed},
             agent_speech=list(capture.agent_speech),
             heard_segments=[t.strip() for t in recorder.finals] if sent.heard is not None else [],
             active_agent=capture.agent,
@@ -853,7 +871,7 @@ class LiveKitConversation:
                 f"{heard_segments} speech segment(s) came back empty, so the agent got no user "
                 "turn"
             )
-        if self.adapter.speed == 0:
+        if self.speed == 0:
             # Streamed faster than real time, the audio has no clock of its own: count from
             # the moment the session's VAD declared the end of the user's speech.
             anchors = list(recorder.speech_ended_at)
@@ -884,7 +902,7 @@ class LiveKitConversation:
         )
         extra = audio_turn_extra(turn, audio, phrases)
         extra["realtime"] = realtime.describe()
-        if self.adapter.speed == 0:
+        if self.speed == 0:
             anchors = list(recorder.speech_ended_at)
         return SentTurn(anchors, recorder.heard, extra)
 
