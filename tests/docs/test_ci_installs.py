@@ -133,3 +133,16 @@ def test_the_workflows_install_the_folder_they_check_out() -> None:
                         "checks that folder out"
                     )
             assert any(installs(step.get("run", "")) for step in job["steps"]) or name == "plan"
+
+
+def _doc_pages() -> list[tuple[str, str]]:
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in paths]
+
+
+@pytest.mark.parametrize(("where", "text"), _doc_pages(), ids=[w for w, _ in _doc_pages()])
+def test_no_page_installs_this_package_by_name(where: str, text: str) -> None:
+    # Prose too: "Install: `pip install 'pytest-agent-eval[livekit]'`" gets the earlier 0.3.0
+    # from the package index, a newcomer's first wrong turn. Inline code ends at its backtick.
+    found = [(r, p) for r in installs(text.replace("`", "\n")) for p in problems(r)]
+    assert found == [], f"{where}: " + "; ".join(p for _, p in found)
