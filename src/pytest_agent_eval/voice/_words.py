@@ -58,6 +58,9 @@ QUIET_BELOW_PEAK_DB = 40.0
 """A frame this far under the phrase's loudest frame is quiet."""
 _FRAME_S = 0.01
 _PUNCTUATION = re.compile(r"[,;:.!?\u2026\u2014-]['\")\]]*$")
+_EARLY_COST = 1.3
+"""How much worse a cut that puts more of the phrase before a pause than its speech time
+suggests is than one that puts less (see `_cuts`)."""
 _PUNCTUATION_BONUS = 0.08
 """How much closer to the speech-time share a cut after punctuation counts as (a fraction of
 the phrase): engines pause there, rarely elsewhere."""
@@ -127,7 +130,10 @@ def _cuts(words: Sequence[str], stretches: Sequence[tuple[float, float]]) -> lis
 
     def cost(j: int, i: int) -> float:
         bonus = _PUNCTUATION_BONUS if _PUNCTUATION.search(words[i - 1]) else 0.0
-        return abs(said[i] - spoken[j]) - bonus
+        off = said[i] - spoken[j]
+        # Too many words before a pause would hand one out before it is said; too few only
+        # late: when in doubt, cut early.
+        return (_EARLY_COST * off if off > 0 else -off) - bonus
 
     # best[j][i]: least cost with cut j after word i (i in j+1 .. n-(k-1-j)).
     inf = float("inf")
