@@ -191,10 +191,10 @@ def test_what_the_provenance_proves(made: Made, tmp_path: Path) -> None:
     # The spoken text (markup removed, as text adapters get it) proves the same as the user text.
     assert prove_fixture_text(made.paused, "Hi, this is Maria. I need a refill.")
     # Without the sidecar, the key inside the WAV proves the text but holds no word timings:
-    # refused, naming the command that makes the sidecar again.
+    # refused, naming the command that makes the fixture again.
     lost = tmp_path / "lost.wav"
     shutil.copy(made.refill, lost)
-    with pytest.raises(AudioFixtureError, match=r"no word timings.*synthesize_audio"):
+    with pytest.raises(AudioFixtureError, match=r"sidecar is missing.*word timings.*synthesize"):
         prove_fixture_text(lost, REFILL)
 
     cases: dict[str, str] = {}
@@ -255,7 +255,7 @@ def test_a_fixture_without_word_timings_is_refused_naming_the_command(
         with pytest.raises(AudioFixtureError) as info:
             _listen(wav, REFILL)
         message = str(info.value)
-        assert f"audio fixture {wav}: its sidecar has no word timings" in message
+        assert f"audio fixture {wav}: its sidecar has no word timings (made before" in message
         assert "python -m pytest_agent_eval.synthesize_audio" in message
         assert "\n" not in message
 

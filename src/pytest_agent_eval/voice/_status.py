@@ -299,10 +299,16 @@ def prove_fixture_text(wav: str | os.PathLike[str], text: str) -> tuple[TimedWor
             raise _refuse(path, f"it was synthesized from {sidecar.text!r}, not from {text!r}")
         if sidecar.wav_sha256 is not None and sidecar.wav_sha256 != _file_sha256(path):
             raise _refuse(path, "the WAV changed since it was synthesized")
+    if prov.origin is Origin.EMBEDDED:
+        raise _refuse(
+            path,
+            "its sidecar is missing, and with it the word timings that say which words the "
+            "audio the STT is given holds (the key inside the WAV proves its text, not when "
+            "each word is said)",
+        )
     if not sidecar.words:
         raise AudioFixtureError(
-            f"FixtureTextSTT cannot answer for audio fixture {path}: its sidecar has no word "
-            "timings (it was made before they were recorded, or its sidecar was lost), so the "
-            f"STT cannot tell which words the audio it is given holds. {TIMINGS_FIX}"
+            f"FixtureTextSTT cannot answer for audio fixture {path}: {UNTIMED}, so the STT "
+            f"cannot tell which words the audio it is given holds. {TIMINGS_FIX}"
         )
     return sidecar.words

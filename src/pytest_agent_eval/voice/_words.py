@@ -20,7 +20,7 @@ exactly):
 
 A VAD can only end a segment at a pause, and every pause of `PAUSE_MIN_S` or more is a
 stretch boundary, so the timings are measured exactly where they are used; word ends inside a
-stretch are estimates (they matter for display only). ``docs/voice.md`` gives the measured
+stretch are estimates (they matter for display only). ``docs/voice-fixtures.md`` gives the measured
 error.
 """
 
