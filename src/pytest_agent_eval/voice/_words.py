@@ -2,10 +2,11 @@
 
 A stand-in STT (one that answers with the fixture's own text) must hand the agent a word only
 once the audio it was given holds the end of that word (`pytest_agent_eval.voice._heard`). For
-that it needs to know where each word ends. No engine we ship reports it (hibari and the
-stock piper API give audio only), so it is measured from the finished WAV, once, when the
-fixture is made, or later by the synthesize command for a fixture made before word timings
-existed (the WAV is read, never rewritten).
+that it needs to know where each word ends. hibari gives audio only, piper gives phoneme
+timings only for voices exported with them (the packaged ``joe`` is not), and fixtures made
+before word timings existed need a measurement anyway; so every fixture is measured the same
+way, from the finished WAV, once: when it is made, or later by the synthesize command (the WAV
+is read, never rewritten). It needs no model and no download.
 
 The measurement is an energy alignment inside each phrase (whose bounds the synthesizer knows
 exactly):
