@@ -10,6 +10,7 @@ from pytest_agent_eval.errors import AudioFixtureError
 from pytest_agent_eval.voice._fixtures import (
     FORMAT_VERSION,
     Sidecar,
+    TimedWord,
     describe_changes,
     fixture_key,
     legacy_text_matches,
@@ -48,6 +49,22 @@ def test_round_trip_is_readable_json(tmp_path: Path) -> None:
     assert back == side
     assert (back.backend, back.voice, back.sample_rate) == ("hibari", "heart", 16000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.wav.hash"]
+
+
+def test_word_timings_round_trip_and_are_not_part_of_the_key(tmp_path: Path) -> None:
+    wav = tmp_path / "t.wav"
+    words = (TimedWord("Hi", 0.25, 0.5), TimedWord("there.", 0.5, 0.9))
+    side = Sidecar(text="Hi there.", inputs=INPUTS, words=words, word_alignment="energy-1")
+    write_sidecar(wav, side)
+    raw = json.loads(sidecar_path(wav).read_text())
+    assert raw["words"][1] == {"text": "there.", "start_s": 0.5, "end_s": 0.9}
+    assert raw["word_alignment"] == "energy-1"
+    assert read_sidecar(wav) == side
+    assert side.key == fixture_key("Hi there.", INPUTS)  # timings describe, not shape, the audio
+    raw["words"] = [{"text": "Hi", "start_s": "soon"}]
+    sidecar_path(wav).write_text(json.dumps(raw))
+    with pytest.raises(AudioFixtureError, match=r"t\.wav\.hash: .*a word needs 'text', 'start_s'"):
+        read_sidecar(wav)
 
 
 def test_no_sidecar_is_none(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ without a scenario, or a scenario key without an entry, fails too.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -213,8 +214,9 @@ def _pytest(cwd: Path, *args: str) -> str:
 
 
 def _voice_outputs(root: Path) -> dict[str, str]:
-    """A voice project's fixture missing, then stale (its text changed), then without its
-    sidecar: what pytest and ``synthesize_audio --check`` say of each."""
+    """A voice project's fixture missing, then stale (its text changed), then with a sidecar
+    written before word timings, then without its sidecar: what pytest and
+    ``synthesize_audio --check`` say of each."""
     project = _write(root, VOICE_PROJECT)
     transcript = project / "tests/evals/booking.yaml"
     outputs = {"fixture-missing": _pytest(project)}
@@ -222,7 +224,13 @@ def _voice_outputs(root: Path) -> dict[str, str]:
     transcript.write_text(transcript.read_text().replace("two", "three"))
     outputs["fixture-stale"] = _pytest(project)
     _run(project, "-m", "pytest_agent_eval.synthesize_audio")
-    (project / "tests/evals/audio/booking_t1.wav.hash").unlink()
+    sidecar = project / "tests/evals/audio/booking_t1.wav.hash"
+    record = json.loads(sidecar.read_text())
+    del record["words"], record["word_alignment"]  # as versions before word timings wrote it
+    sidecar.write_text(json.dumps(record))
+    outputs["check-untimed"] = _run(project, "-m", "pytest_agent_eval.synthesize_audio", "--check")
+    _run(project, "-m", "pytest_agent_eval.synthesize_audio")
+    sidecar.unlink()
     outputs["sidecar-missing"] = _pytest(project)
     outputs["check-sidecar-missing"] = _run(
         project, "-m", "pytest_agent_eval.synthesize_audio", "--check"
@@ -321,7 +329,13 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
     return outputs
 
 
-VOICE_KEYS = {"fixture-missing", "fixture-stale", "sidecar-missing", "check-sidecar-missing"}
+VOICE_KEYS = {
+    "fixture-missing",
+    "fixture-stale",
+    "check-untimed",
+    "sidecar-missing",
+    "check-sidecar-missing",
+}
 
 
 @pytest.fixture(scope="module")

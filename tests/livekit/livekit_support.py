@@ -162,6 +162,8 @@ def _record_derivation(derived: Path, source: Path, *, sample_rate: int) -> None
             wav_sha256=hashlib.sha256(data).hexdigest(),
             duration_s=made.duration_s,
             phrases=made.phrases,
+            words=made.words,  # resampling moves no word
+            word_alignment=made.word_alignment,
         ),
     )
 

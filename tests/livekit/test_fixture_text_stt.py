@@ -1,4 +1,5 @@
-"""FixtureTextSTT answers only with text a fixture's provenance proves, one phrase per segment.
+"""FixtureTextSTT answers only with text a fixture's provenance proves, and only the words whose
+audio ended within each speech segment.
 
 Real sessions (livekit-agents AgentSession, Silero VAD), real fixtures from the offline
 synthesizer; the WAVs that must be refused are made the ways they arise (a CI cache that kept
@@ -18,15 +19,19 @@ from typing import Any
 import pytest
 from livekit_support import booking, converse, run, transcript
 
-from pytest_agent_eval.adapters.livekit import FixtureTextSTT, LiveKitAdapter
+from pytest_agent_eval.adapters.livekit import (
+    FixtureTextSTT,
+    LiveKitAdapter,
+    Rule,
+    ScriptedLLM,
+    eval_session_kwargs,
+)
 from pytest_agent_eval.adapters.livekit._audio import load_fixture_audio
-from pytest_agent_eval.adapters.livekit.offline._stt import assign_phrases
 from pytest_agent_eval.errors import AudioFixtureError
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import InterruptConfig, Turn
 from pytest_agent_eval.synthesize import ensure_fixtures
 from pytest_agent_eval.voice._fixtures import (
-    TimedPhrase,
     prove_fixture_text,
     read_sidecar,
     set_max_fixture_s,
@@ -35,6 +40,10 @@ from pytest_agent_eval.voice._fixtures import (
 REFILL = "Hi, this is Maria Lopez. I need a refill of my blood pressure medication."
 SUNDAY = "What time are you open on Sunday?"
 PAUSED = "Hi, this is Maria. [pause 2s] I need a refill."
+# One sentence: hibari at half speed pauses 0.86 s after "payment:", which every VAD here ends a
+# segment at. The sidecar's phrase is the whole sentence; only its word timings see the pause.
+SPLIT = "I would like two large pizzas with extra cheese and for payment: cash please."
+SPLIT_FIRST = "I would like two large pizzas with extra cheese and for payment:"
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class Made:
     refill: Path
     sunday: Path
     paused: Path
+    split: Path
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +63,18 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Made:
         f'  - user: "{SUNDAY}"\n    audio: sunday.wav\n'
         f'  - user: "{PAUSED}"\n    audio: paused.wav\n'
     )
-    ensure_fixtures([load_transcript_file(folder / "t.yaml")], jobs=1).raise_for_failures()
-    return Made(folder, folder / "refill.wav", folder / "sunday.wav", folder / "paused.wav")
+    (folder / "slow.yaml").write_text(
+        f'id: slow\nvoice: {{speed: 0.5}}\nturns:\n  - user: "{SPLIT}"\n    audio: split.wav\n'
+    )
+    loaded = [load_transcript_file(folder / name) for name in ("t.yaml", "slow.yaml")]
+    ensure_fixtures(loaded, jobs=1).raise_for_failures()
+    return Made(
+        folder,
+        folder / "refill.wav",
+        folder / "sunday.wav",
+        folder / "paused.wav",
+        folder / "split.wav",
+    )
 
 
 class ListeningSTT(FixtureTextSTT):
@@ -95,6 +115,43 @@ def test_a_pause_written_in_the_text_is_a_pause_the_vad_hears(made: Made) -> Non
     assert reply.heard == "Hi, this is Maria. I need a refill."  # the words, no markup
 
 
+def test_a_sentence_cut_at_a_pause_is_heard_word_by_word_as_it_is_said(made: Made) -> None:
+    """Issue 32: when the VAD cut one sentence at a pause, the STT answered the first segment
+    with the whole sentence, and a bot had the words said after the pause ("cash please") at
+    the first end of turn. The agent must get only the words said before the pause then, so a
+    rule keyed on the later words cannot fire early."""
+    from livekit.agents import AgentSession
+
+    asked: list[str] = []
+
+    def note(ctx: Any) -> str:
+        asked.append(ctx.user)
+        return "Noted."
+
+    rules = [
+        Rule(r"\bcash\b", tool="check_menu", args={"diet": "cash"}, reply=note),
+        Rule(r".", reply=note),
+    ]
+    stt = ListeningSTT()
+
+    def factory() -> tuple[AgentSession[Any], Any]:
+        session: AgentSession[Any] = AgentSession(
+            stt=stt, vad=booking.VAD, llm=ScriptedLLM(rules), **eval_session_kwargs()
+        )
+        return session, booking.RestaurantAgent()
+
+    (reply,) = run(
+        converse(LiveKitAdapter(factory), transcript(Turn(user=SPLIT, audio=made.split)))
+    )
+    assert reply.metadata["livekit"]["speech_segments"] == 2
+    assert stt.answers == [SPLIT_FIRST, "cash please."]
+    # The first end of turn was answered from the first part alone; the rule on "cash" fired
+    # only once the words were said.
+    assert asked[0] == SPLIT_FIRST
+    assert [c.name for c in reply.calls] == ["check_menu"]
+    assert reply.heard == SPLIT
+
+
 def test_a_wav_that_lost_its_sidecar_and_says_something_else_is_refused(
     made: Made, tmp_path: Path
 ) -> None:
@@ -128,18 +185,17 @@ def _copy(src: Path, folder: Path) -> Path:
 
 
 def test_what_the_provenance_proves(made: Made, tmp_path: Path) -> None:
-    phrases = prove_fixture_text(made.refill, REFILL)
-    assert [p.text for p in phrases] == [
-        "Hi, this is Maria Lopez.",
-        "I need a refill of my blood pressure medication.",
-    ]
-    assert phrases == read_sidecar(made.refill).phrases
+    words = prove_fixture_text(made.refill, REFILL)
+    assert " ".join(w.text for w in words) == REFILL
+    assert words == read_sidecar(made.refill).words
     # The spoken text (markup removed, as text adapters get it) proves the same as the user text.
     assert prove_fixture_text(made.paused, "Hi, this is Maria. I need a refill.")
-    # Without the sidecar, the key inside the WAV proves the same phrases.
+    # Without the sidecar, the key inside the WAV proves the text but holds no word timings:
+    # refused, naming the command that makes the fixture again.
     lost = tmp_path / "lost.wav"
     shutil.copy(made.refill, lost)
-    assert prove_fixture_text(lost, REFILL) == phrases
+    with pytest.raises(AudioFixtureError, match=r"sidecar is missing.*word timings.*synthesize"):
+        prove_fixture_text(lost, REFILL)
 
     cases: dict[str, str] = {}
 
@@ -165,34 +221,6 @@ def test_what_the_provenance_proves(made: Made, tmp_path: Path) -> None:
             prove_fixture_text(path, REFILL)
 
 
-@pytest.mark.parametrize(
-    ("phrases", "segments", "heard"),
-    [
-        # One segment per sentence: each gets its sentence, whatever the durations.
-        (
-            [("A b c d e f.", 0.25, 3.0), ("G h.", 3.75, 4.2)],
-            [(0.2, 3.0), (3.7, 4.2)],
-            ["A b c d e f.", "G h."],
-        ),
-        # VAD boundaries a little off (prefix padding, frame lag) move no word.
-        ([("A b.", 0.25, 1.5), ("C d.", 2.25, 3.0)], [(0.0, 1.7), (1.9, 3.1)], ["A b.", "C d."]),
-        # Two sentences in one segment (the VAD did not cut at the pause).
-        ([("A b.", 0.25, 1.5), ("C d.", 2.25, 3.0)], [(0.2, 3.0)], ["A b. C d."]),
-        # A segment with no phrase in it (a noise the VAD took for speech) hears nothing.
-        ([("A b.", 0.25, 1.5)], [(0.2, 1.5), (2.5, 2.7)], ["A b.", ""]),
-        # The VAD really cut inside a sentence: its words are shared by time.
-        ([("one two three four", 0.0, 4.0)], [(0.0, 2.0), (2.6, 4.0)], ["one two", "three four"]),
-    ],
-)
-def test_phrases_go_to_the_segments_they_are_spoken_in(
-    phrases: list[tuple[str, float, float]],
-    segments: list[tuple[float, float]],
-    heard: list[str],
-) -> None:
-    timed = [TimedPhrase(t, s, e) for t, s, e in phrases]
-    assert assign_phrases(timed, segments) == heard
-
-
 @pytest.fixture
 def small_cap() -> Iterator[None]:
     set_max_fixture_s(1.0)
@@ -206,28 +234,30 @@ def test_the_session_loader_applies_the_duration_cap(made: Made) -> None:
         load_fixture_audio(made.refill, sample_rate=24000, frame_ms=20, tail_s=0.6)
 
 
-def test_a_format_1_sidecar_gets_timings_cut_only_between_sentences(
+def test_a_fixture_without_word_timings_is_refused_naming_the_command(
     made: Made, tmp_path: Path
 ) -> None:
-    """Sidecars of the previous format recorded no phrase timings: estimate them, but never
-    inside a sentence."""
+    """A sidecar written before word timings existed (format 1 too, which had no phrase
+    timings either) proves the text but not when each word is said: the STT refuses it, one
+    line naming the fixture and the command that adds the timings."""
     from pytest_agent_eval.voice._fixtures import fixture_key
 
-    wav = _copy(made.refill, tmp_path / "old")
-    side_path = wav.with_name(wav.name + ".hash")
-    side = json.loads(side_path.read_text())
-    del side["phrases"]
-    side["format"] = 1
-    side["key"] = fixture_key(side["text"], side["inputs"], format_version=1)
-    side_path.write_text(json.dumps(side))
-    phrases = prove_fixture_text(wav, REFILL)
-    assert [p.text for p in phrases] == [
-        "Hi, this is Maria Lopez.",
-        "I need a refill of my blood pressure medication.",
-    ]
-    assert phrases[0].start_s == pytest.approx(0.25)
-    assert phrases[-1].end_s == pytest.approx(side["wav"]["duration_s"] - 0.25)
-    assert phrases[0].end_s == pytest.approx(phrases[1].start_s)
+    for fmt in (2, 1):
+        wav = _copy(made.refill, tmp_path / f"old{fmt}")
+        side_path = wav.with_name(wav.name + ".hash")
+        side = json.loads(side_path.read_text())
+        del side["words"], side["word_alignment"]
+        if fmt == 1:
+            del side["phrases"]
+            side["format"] = 1
+            side["key"] = fixture_key(side["text"], side["inputs"], format_version=1)
+        side_path.write_text(json.dumps(side))
+        with pytest.raises(AudioFixtureError) as info:
+            _listen(wav, REFILL)
+        message = str(info.value)
+        assert f"audio fixture {wav}: its sidecar has no word timings (made before" in message
+        assert "python -m pytest_agent_eval.synthesize_audio" in message
+        assert "\n" not in message
 
 
 def test_after_a_handoff_the_rest_is_primed_again_without_repeating_what_was_heard(
@@ -235,28 +265,29 @@ def test_after_a_handoff_the_rest_is_primed_again_without_repeating_what_was_hea
 ) -> None:
     """After a handoff in the middle of a fixture the new agent's VAD streams may cut the rest
     differently from the first scan. The adapter then primes the STT with the finished
-    segments followed by the rest as now cut (``heard=``): each phrase goes to the segment it
-    is spoken in, and a phrase already heard is not given again."""
+    segments followed by the rest as now cut (``heard=``): each word goes to the segment it
+    ends in, and a word already heard is not given again."""
     stt = FixtureTextSTT()
-    maria, refill = prove_fixture_text(made.paused, PAUSED)
-    first = (maria.start_s, maria.end_s)
-    middle = (refill.start_s + refill.end_s) / 2
+    words = prove_fixture_text(made.paused, PAUSED)
+    maria, refill = words[:4], words[4:]
+    first = (maria[0].start_s, maria[-1].end_s)
+    middle = refill[2].end_s  # after "I need a"
 
     async def hear(count: int) -> list[str]:
         return [await stt._transcribe(None) for _ in range(count)]
 
     # The first scan: one segment per sentence; the first is heard, then the agent hands off.
-    stt.expect(made.paused, PAUSED, [first, (refill.start_s, refill.end_s)])
+    stt.expect(made.paused, PAUSED, [first, (refill[0].start_s, refill[-1].end_s)])
     assert run(hear(1)) == ["Hi, this is Maria."]
     # The new agent's VAD streams cut the rest in two.
-    rest = [(refill.start_s, middle), (middle, refill.end_s)]
+    rest = [(refill[0].start_s, middle), (middle, refill[-1].end_s)]
     stt.clear()
     stt.expect(made.paused, PAUSED, [first, *rest], heard=1)
-    assert run(hear(2)) == ["I need", "a refill."]
-    # Priming the rest alone would give the sentence already heard to its nearest segment.
+    assert run(hear(2)) == ["I need a", "refill."]
+    # Priming the rest alone would give the sentence already heard to the first segment.
     stt.clear()
     stt.expect(made.paused, PAUSED, rest)
-    assert run(hear(2)) == ["Hi, this is Maria. I need", "a refill."]
+    assert run(hear(2)) == ["Hi, this is Maria. I need a", "refill."]
 
 
 def _recording(made: Made, tmp_path: Path) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from corpus_bots import voice_bot
@@ -21,6 +22,7 @@ from pytest_agent_eval.adapters.pipecat import (
     WhisperSTTService,
     parse_number,
 )
+from pytest_agent_eval.models import Turn
 
 NAME = r"my name is (\w+)"
 
@@ -196,3 +198,72 @@ def test_audio_conditions_change_what_the_pipeline_hears(
     clean, _ = soundfile.read(str(phrases["weather"]), dtype="float32")
     # -12 dB is a quarter of the amplitude.
     assert np.abs(streamed).max() == pytest.approx(np.abs(clean).max() / 4, rel=0.05)
+
+
+# One sentence: hibari at half speed pauses 0.86 s after "payment:", where the bot's VAD ends a
+# segment. The sidecar's phrase is the whole sentence; only its word timings see the pause.
+SPLIT = "I would like two large pizzas with extra cheese and for payment: cash please."
+SPLIT_FIRST = "I would like two large pizzas with extra cheese and for payment:"
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval.synthesize import ensure_fixtures
+
+    folder = tmp_path_factory.mktemp("split")
+    (folder / "slow.yaml").write_text(
+        f'id: slow\nvoice: {{speed: 0.5}}\nturns:\n  - user: "{SPLIT}"\n    audio: split.wav\n'
+    )
+    ensure_fixtures([load_transcript_file(folder / "slow.yaml")], jobs=1).raise_for_failures()
+    return folder / "split.wav"
+
+
+def test_a_sentence_cut_at_a_pause_is_heard_word_by_word_as_it_is_said(split: Path) -> None:
+    """Issue 32: a bot had every argument of a tool call ("cash please", said after a pause)
+    when the VAD ended the segment before the pause: the STT answered with each phrase whose
+    middle the segment reached. It must answer with the words whose audio ended within the
+    audio it was given, so a rule keyed on the later words cannot fire early."""
+    from corpus_bots import voice_pipeline
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.pipeline.worker import PipelineWorker
+    from pipecat.processors.aggregators.llm_context import LLMContext
+    from pipecat.processors.aggregators.llm_response_universal import (
+        LLMContextAggregatorPair,
+        LLMUserAggregatorParams,
+    )
+
+    events: list[str] = []
+
+    class ListeningSTT(FixtureTextSTTService):
+        async def _transcribe(self, audio: bytes, span: tuple[float, float]) -> str:
+            text = await super()._transcribe(audio, span)
+            events.append(f"heard {text}")
+            return text
+
+    def note(ctx: ScriptContext) -> str:
+        events.append(f"asked {ctx.user}")
+        return "Noted."
+
+    def bot(transport):  # type: ignore[no-untyped-def]
+        llm = ScriptedLLMService(
+            [Rule(r"\bcash\b", tool="pay", reply=note), Rule(r".", reply=note)]
+        )
+        llm.register_function("pay", _pay)
+        pair = LLMContextAggregatorPair(
+            LLMContext(), user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+        )
+        return PipelineWorker(voice_pipeline(transport, llm, pair, stt=ListeningSTT()))
+
+    _, (reply,) = run(converse(PipecatAdapter(bot), transcript(Turn(user=SPLIT, audio=split))))
+    heard = [e for e in events if e.startswith("heard ") and e != "heard "]
+    assert heard == [f"heard {SPLIT_FIRST}", "heard cash please."]
+    # Whatever the LLM was asked before "cash please." was heard did not hold it.
+    before = events[: events.index("heard cash please.")]
+    assert not [e for e in before if e.startswith("asked ") and "cash" in e]
+    assert [c.name for c in reply.calls] == ["pay"]
+    assert reply.heard == SPLIT
+
+
+async def _pay(params: Any) -> None:
+    await params.result_callback("paid")

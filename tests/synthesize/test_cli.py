@@ -282,3 +282,45 @@ def test_prune_keeps_fixtures_named_through_dotdot_or_absolute_paths(
     capsys.readouterr()
     assert (evals / "booking_t4.wav").exists()
     assert (evals / "booking_t4.wav.hash").exists()
+
+
+def test_old_sidecars_gain_word_timings_and_their_wavs_stay_as_they_are(
+    project: Callable[[], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 32: fixtures made before word timings were recorded get them from the command,
+    measured on the WAV as it is (the same timings a new synthesis records), the WAV's bytes
+    unchanged; --check reports them until then."""
+    root = project()
+    evals = root / "evals"
+    timed = {name: read_sidecar(evals / name) for name in WAVS}
+    wavs = {name: (evals / name).read_bytes() for name in WAVS}
+    for name in WAVS[:2]:  # two sidecars as the previous version wrote them
+        side_path = evals / (name + ".hash")
+        side = json.loads(side_path.read_text())
+        del side["words"], side["word_alignment"]
+        side_path.write_text(json.dumps(side))
+    assert read_sidecar(evals / WAVS[0]).words == ()
+
+    assert main(["--check"]) == 1
+    out = capsys.readouterr().out
+    assert "untimed   evals/booking_t1.wav: its sidecar has no word timings" in out
+    assert "untimed   evals/booking_t2.wav" in out and "booking_t4.wav" not in out
+    assert f"Add them with:\n  {FIX} evals/booking.yaml" in out
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "timed         evals/booking_t1.wav  (word timings added; WAV kept)" in out
+    assert "│           0 │          4 │      0 │" in out  # nothing synthesized
+    for name in WAVS:
+        assert (evals / name).read_bytes() == wavs[name]
+        assert read_sidecar(evals / name) == timed[name]
+    assert main(["--check"]) == 0
+    assert "all 4 fixture(s) up to date" in capsys.readouterr().out
+
+
+def test_a_new_fixture_records_a_timing_for_every_word(synthesized_suite: Path) -> None:
+    sidecar = read_sidecar(synthesized_suite / "evals" / "booking_t1.wav")
+    assert sidecar is not None and sidecar.word_alignment == "energy-1"
+    assert [w.text for w in sidecar.words] == sidecar.text.split()
+    ends = [w.end_s for w in sidecar.words]
+    assert ends == sorted(ends) and ends[-1] == sidecar.phrases[-1].end_s

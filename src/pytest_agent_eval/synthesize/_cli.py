@@ -19,7 +19,7 @@ from ..config import Settings, find_pyproject, load_settings
 from ..errors import ConfigError, MissingExtraError, TranscriptError
 from ..loader import find_transcript_files, iter_audio_paths, load_transcript_file
 from ..models import Transcript, VoiceSettings
-from ..voice._fixtures import set_max_fixture_s
+from ..voice._fixtures import UNTIMED, set_max_fixture_s, synthesize_command
 from ..voice._tts._openai import OPENAI_MODELS, OPENAI_VOICES
 from ..voice._tts._registry import DEFAULT_BACKEND, available_backends
 from ._plan import FixtureSpec, FixtureStatus, Planner, check_fixture, display_path
@@ -300,7 +300,24 @@ def _check(
     for status in statuses:
         if status.is_fresh and status.note:
             out.print(f"note: {display_path(status.spec.wav)}: {status.note}")
+    untimed = [s for s in statuses if s.is_fresh and s.untimed]
+    for status in untimed:
+        spec = status.spec
+        out.print(
+            f"{'untimed':<9} {display_path(spec.wav)}: {UNTIMED}; the synthesize command adds "
+            f"them and keeps the WAV ({display_path(spec.yaml_path)}, turn {spec.turn_index + 1})"
+        )
+    if untimed:
+        out.print(
+            f"{len(untimed)} fixture(s) need word timings, which stand-in STTs (FixtureTextSTT) "
+            "need. Add them with:\n  "
+            + "\n  ".join(
+                sorted({synthesize_command(display_path(s.spec.yaml_path)) for s in untimed})
+            )
+        )
     if not bad:
+        if untimed:
+            return True
         if unreferenced:
             # The exit status is 1 for the files listed above: the last line says why.
             out.print(
@@ -367,6 +384,8 @@ def _synthesize(
         out.print(f"[red]INVALID[/]       {escape(problem.message)}", markup=True)
     for note in summary.notes:
         out.print(f"note: {note}")
+    for status in summary.timed:
+        out.print(f"timed         {display_path(status.spec.wav)}  (word timings added; WAV kept)")
     elapsed = time.perf_counter() - start
     table = Table(title="Voice fixtures")
     for column in ("synthesized", "up to date", "failed", "seconds", "audio s", "x real time"):

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import ConfigError, MissingExtraError
 from ..models import Transcript, VoiceSettings
 from ..voice._fixtures import (
+    ALIGNMENT,
     INTERRUPTED,
     LEGACY_NOTE,
     MARKUP_FIX,
@@ -25,6 +26,7 @@ from ..voice._fixtures import (
     PostProcess,
     Sidecar,
     TimedPhrase,
+    TimedWord,
     Verdict,
     fixture_key,
     judge_fixture,
@@ -161,13 +163,16 @@ class FixtureStatus:
     note: str | None = None
     """A remark on a usable fixture (made by pytest-agent-eval 0.3)."""
     fix: str | None = None
+    untimed: bool = False
+    """Usable, but its sidecar has no word timings: the synthesizer adds them (the WAV is
+    kept), and ``--check`` reports it until then."""
 
     @classmethod
     def of(cls, spec: FixtureSpec, verdict: Verdict) -> FixtureStatus:
         """``spec`` with what `judge_fixture` found."""
         return cls(
             spec=spec, state=verdict.state, reasons=verdict.reasons, origin=verdict.origin,
-            note=verdict.note, fix=verdict.fix,
+            note=verdict.note, fix=verdict.fix, untimed=verdict.untimed,
         )  # fmt: skip
 
     @property
@@ -455,8 +460,10 @@ def sidecar_for(
     wav_sha256: str | None,
     duration_s: float,
     phrases: tuple[TimedPhrase, ...] = (),
+    words: tuple[TimedWord, ...] = (),
 ) -> Sidecar:
-    """The sidecar recording ``spec``'s inputs (and phrase timings) for a WAV just written."""
+    """The sidecar recording ``spec``'s inputs (and phrase and word timings) for a WAV just
+    written."""
     return Sidecar(
         text=spec.text,
         inputs=dict(spec.inputs),
@@ -465,4 +472,6 @@ def sidecar_for(
         wav_sha256=wav_sha256,
         duration_s=round(duration_s, 4),
         phrases=phrases,
+        words=words,
+        word_alignment=ALIGNMENT if words else None,
     )

@@ -10,7 +10,11 @@ Flow for one fixture (`make_fixture`):
 3. the old sidecar is replaced by a *pending* one, so an old record never sits beside new audio;
 4. the WAV, carrying its key in a comment chunk, is written to a temp file and renamed into
    place;
-5. the sidecar, with the phrase timings, is written (also temp + rename), last.
+5. the sidecar, with the phrase timings and the word timings measured on the written samples
+   (`pytest_agent_eval.voice._words`), is written (also temp + rename), last.
+
+A fixture made before word timings were recorded is current otherwise: the synthesizer only
+measures its words and rewrites its sidecar (`add_word_timings`), never its WAV.
 
 A kill at any point leaves either the previous fixture with its sidecar, or a WAV beside a
 pending sidecar (which every check reports as stale), never a WAV that looks current. A failure
@@ -52,10 +56,13 @@ from ..voice._fixtures import (
     PostProcess,
     Sidecar,
     TimedPhrase,
+    add_word_timings,
+    align_words,
     clean_stale_temp_files,
     embedded_comment,
     encode_wav,
     max_fixture_s,
+    pcm16_clip,
     render_phrases,
     resample,
     set_max_fixture_s,
@@ -129,6 +136,9 @@ class SynthesisSummary:
     recording. Not a synthesis failure (`raise_for_failures` ignores them), but not ok."""
     notes: list[str] = field(default_factory=list)
     """One line per usable fixture worth a remark (made by pytest-agent-eval 0.3)."""
+    timed: list[FixtureStatus] = field(default_factory=list)
+    """Up-to-date fixtures whose sidecar gained word timings in this run (their WAVs are
+    unchanged); they are in `up_to_date` too."""
     seconds: float = 0.0
     """Wall-clock time of the run."""
 
@@ -205,6 +215,7 @@ def write_fixture(spec: FixtureSpec, pieces: list[AudioClip | float]) -> float:
         )
     texts = [p for p in speech_pieces(spec) if isinstance(p, str)]
     phrases = tuple(TimedPhrase(t, s, e) for t, (s, e) in zip(texts, times, strict=True))
+    words = align_words(pcm16_clip(out), phrases)
     record = sidecar_for(
         spec, wav_bytes=None, wav_sha256=None, duration_s=out.duration_s, phrases=phrases
     )
@@ -220,7 +231,7 @@ def write_fixture(spec: FixtureSpec, pieces: list[AudioClip | float]) -> float:
         spec.wav,
         sidecar_for(
             spec, wav_bytes=wav.size_bytes, wav_sha256=wav.sha256, duration_s=out.duration_s,
-            phrases=phrases,
+            phrases=phrases, words=words,
         ),
     )  # fmt: skip
     return out.duration_s
@@ -456,6 +467,13 @@ def ensure_fixtures(
             summary.unusable.append(status.problem())  # a broken recording: not ours to remake
         # --force re-makes synthesized fixtures (a predecessor's included), never a recording.
         elif status.is_fresh and (not force or status.is_recording):
+            if status.untimed:
+                try:
+                    add_word_timings(spec.wav)
+                except AudioFixtureError:
+                    todo.append(spec)  # not the WAV its sidecar describes: make it again
+                    continue
+                summary.timed.append(status)
             summary.up_to_date.append(status)
             if status.note:
                 summary.notes.append(f"{display_path(spec.wav)}: {status.note}")

@@ -1,19 +1,20 @@
 """The framework-neutral voice core: what every voice adapter (LiveKit, Pipecat) shares.
 
 Fixture loading and provenance, audio conditions, the speech-segment record, barge-in
-planning, what the agent heard (fixture text, phrase assignment, the turn-covers-all-its-audio
-rule), latency, the scripted LLM's rules, the offline TTS engines and the speech markup of a
+planning, what the agent heard (fixture text, word timings and the words each segment holds,
+the turn-covers-all-its-audio rule), latency, the scripted LLM's rules, the offline TTS engines and the speech markup of a
 turn's ``user`` text. Nothing here imports LiveKit or Pipecat: each adapter binds these pieces
 to its framework (``adapters/livekit``, ``adapters/pipecat``).
 
 Map (all private modules; the public names are the ten below):
 
 - fixtures on disk: ``_clip`` (WAV I/O), ``_sidecar``, ``_provenance``, ``_status`` (is a
-  fixture's text proved?), ``_validate``, ``_stats``, ``_effects``, ``_transcripts`` (the
-  recognition cache), ``_fixtures`` (all of them in one namespace);
+  fixture's text proved?), ``_words`` (word timings measured on a fixture), ``_validate``,
+  ``_stats``, ``_effects``, ``_transcripts`` (the recognition cache), ``_fixtures`` (all of
+  them in one namespace);
 - streaming: ``_fixture_pcm`` (a fixture as PCM at a rate, with its conditions applied),
   ``_degrade`` (the conditions' DSP), ``_segments`` (speech segments in fixture time);
-- hearing: ``_whisper``, ``_wer``, ``_heard`` (fixture text, phrases to segments),
+- hearing: ``_whisper``, ``_wer``, ``_heard`` (fixture text, words to segments),
   ``_hearing`` (when a turn has had all its audio), ``_speech`` (pause markup);
 - turns: ``_barge_in`` (where an interruption falls in a reply), ``_latency``,
   ``_script`` (the scripted LLM's rules), ``_factory`` (what a user's factory wants);

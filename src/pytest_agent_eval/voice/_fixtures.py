@@ -33,6 +33,7 @@ from ._sidecar import (
     SIDECAR_SUFFIX,
     Sidecar,
     TimedPhrase,
+    TimedWord,
     describe_changes,
     fixture_key,
     legacy_text_matches,
@@ -47,6 +48,8 @@ from ._status import (
     LEGACY_NOTE,
     MARKUP_FIX,
     RECORDING_NOTE,
+    TIMINGS_FIX,
+    UNTIMED,
     FixtureState,
     Verdict,
     judge_fixture,
@@ -73,8 +76,10 @@ from ._validate import (
 )
 from ._wer import normalize_for_wer, word_error_rate
 from ._whisper import load_whisper, recognizer_identity, transcribe, transcribe_pcm
+from ._words import ALIGNMENT, add_word_timings, align_words, pcm16_clip
 
 __all__ = [
+    "ALIGNMENT",
     "DEFAULT_MAX_FIXTURE_S",
     "FORMAT_VERSION",
     "INTERRUPTED",
@@ -86,6 +91,8 @@ __all__ = [
     "SIDECAR_SUFFIX",
     "SILENCE_FLOOR_DBFS",
     "SYNTHESIZE_COMMAND",
+    "TIMINGS_FIX",
+    "UNTIMED",
     "AudioClip",
     "AudioStats",
     "CacheStats",
@@ -96,9 +103,12 @@ __all__ = [
     "Provenance",
     "Sidecar",
     "TimedPhrase",
+    "TimedWord",
     "TranscriptCache",
     "TranscriptKey",
     "Verdict",
+    "add_word_timings",
+    "align_words",
     "audio_problem",
     "audio_stats",
     "clean_stale_temp_files",
@@ -115,6 +125,7 @@ __all__ = [
     "max_fixture_s",
     "normalize_for_wer",
     "normalize_level",
+    "pcm16_clip",
     "pcm_sha256",
     "postprocess",
     "prove_fixture_text",

@@ -1,20 +1,22 @@
-"""What the agent heard of a fixture, framework-neutral: fixture text, and phrases to segments.
+"""What the agent heard of a fixture, framework-neutral: fixture text, and words to segments.
 
 An STT that answers with a fixture's own text (LiveKit's ``FixtureTextSTT``, Pipecat's
 ``FixtureTextSTTService``) hears every word whatever the audio: under audio conditions that
 would pass for the wrong reason, so both adapters refuse it with the same words
-(`fixture_text_refusal`). When the agent's VAD cuts a fixture into several segments, the text
-of each is the phrases whose audio lies in it (`assign_phrases`).
+(`fixture_text_refusal`). Such an STT hears a word only once the audio it was given holds the
+word's end, from the word timings in the fixture's sidecar (`words_ended_by`): when the
+agent's VAD cuts a fixture into several segments, each segment's transcript is the words that
+ended within it (`assign_words`), so no agent hears a word before it is said.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ..models import AudioCondition, Transcript, describe_conditions
+from ._sidecar import TimedWord
 
-__all__ = ["SPLIT_MIN_OVERLAP_S", "SPLIT_MIN_SHARE", "assign_phrases", "fixture_text_refusal"]
+__all__ = ["VAD_END_SLACK_S", "assign_words", "fixture_text_refusal", "words_ended_by"]
 
 
 def fixture_text_refusal(
@@ -47,57 +49,51 @@ def fixture_text_refusal(
     )
 
 
-SPLIT_MIN_OVERLAP_S = 0.3
-"""A phrase is shared between two segments only when each holds at least this much of it (and
-`SPLIT_MIN_SHARE` of its length): VAD boundaries are a few frames off, which must not move a
-word."""
-SPLIT_MIN_SHARE = 0.2
+VAD_END_SLACK_S = 0.2
+"""How far past a VAD's end of speech a word may end and still count as said in that segment.
+A VAD declares speech over a little before the last faint sound of a word that the word
+timings count (Silero decides on 32 ms frames, and its speech probability falls before the
+level does). It is below the shortest pause any VAD we know ends a segment at (0.2 s), so the
+first word after a pause is never handed over with the segment before it."""
 
 
-def assign_phrases(phrases: Sequence[Any], segments: Sequence[tuple[float, float]]) -> list[str]:
-    """The transcript of each speech segment: the phrases whose audio lies in it.
+def words_ended_by(words: Sequence[TimedWord], until_s: float, *, start: int = 0) -> int:
+    """The index after the last word, from ``start`` on, whose audio ended by ``until_s``:
+    ``words[start:result]`` is what an STT given the audio up to ``until_s`` may hear.
 
-    A phrase goes to the segment it overlaps most (the nearest one if it overlaps none). Only
-    when the VAD really cut inside a phrase (two segments each hold a good part of it) are its
-    words shared between them, in proportion to the overlaps.
+    The one rule of every stand-in STT: a word is heard once the audio handed over holds its
+    end, never earlier, however the VAD cut the fixture.
+    """
+    at = start
+    while at < len(words) and words[at].end_s <= until_s:
+        at += 1
+    return at
+
+
+def assign_words(
+    words: Sequence[TimedWord],
+    ends: Sequence[float],
+    *,
+    slack_s: float = VAD_END_SLACK_S,
+) -> list[str]:
+    """The transcript of each speech segment, from the fixture's word timings.
 
     Args:
-        phrases: Objects with ``text``, ``start_s`` and ``end_s`` (`TimedPhrase`), in order.
-        segments: ``(start_s, end_s)`` of each speech segment, in order.
+        words: The fixture's words (`Sidecar.words`), in order.
+        ends: Where each speech segment ends, in seconds of the fixture, in order (a VAD's end
+            of speech).
+        slack_s: See `VAD_END_SLACK_S`.
 
     Returns:
-        One string per segment ("" for a segment no phrase falls in).
+        One string per segment: the words that ended within it (`words_ended_by` its end plus
+        ``slack_s``); the words still unsaid after the last segment go with the last one, as
+        the STT is given the rest of the audio with it. "" for a segment in which no word
+        ended (noise the VAD took for speech, or a segment cut inside a word).
     """
-    if not segments:
-        return []
-    parts: list[list[str]] = [[] for _ in segments]
-    for phrase in phrases:
-        start, end = float(phrase.start_s), float(phrase.end_s)
-        length = max(end - start, 1e-6)
-        overlaps = [max(0.0, min(end, e) - max(start, s)) for s, e in segments]
-        cut = [
-            k
-            for k, o in enumerate(overlaps)
-            if o >= max(SPLIT_MIN_OVERLAP_S, SPLIT_MIN_SHARE * length)
-        ]
-        words = phrase.text.split()
-        if len(cut) >= 2 and len(words) >= len(cut):
-            total = sum(overlaps[k] for k in cut)
-            taken, acc = 0, 0.0
-            for i, k in enumerate(cut):
-                acc += overlaps[k]
-                left = len(cut) - i - 1
-                upto = len(words) if left == 0 else round(len(words) * acc / total)
-                upto = max(taken + 1, min(upto, len(words) - left))
-                parts[k].append(" ".join(words[taken:upto]))
-                taken = upto
-            continue
-        if max(overlaps) > 0:
-            best = max(range(len(segments)), key=lambda k: overlaps[k])
-        else:
-            best = min(
-                range(len(segments)),
-                key=lambda k: max(segments[k][0] - end, start - segments[k][1], 0.0),
-            )
-        parts[best].append(phrase.text)
-    return [" ".join(p) for p in parts]
+    out: list[str] = []
+    at = 0
+    for k, end in enumerate(ends):
+        upto = len(words) if k == len(ends) - 1 else words_ended_by(words, end + slack_s, start=at)
+        out.append(" ".join(w.text for w in words[at:upto]))
+        at = upto
+    return out

@@ -2,7 +2,8 @@
 
 A sidecar is a small JSON file written after its WAV. It records the exact text, every input
 that shapes the audio (backend and its version, model, voice, speed, seed, sample rate,
-post-processing), where each phrase sits in the audio, and the WAV's size and sha256. The key
+post-processing), where each phrase and each word sits in the audio, and the WAV's size and
+sha256. The key
 is a sha256 over the format version, the text and the inputs, so any change to them makes a
 different key; the readable copy of the inputs lets `describe_changes` say *why* a fixture is
 stale. The same key travels inside the WAV (see `_provenance`), so a WAV that lost its sidecar
@@ -31,6 +32,7 @@ __all__ = [
     "SIDECAR_SUFFIX",
     "Sidecar",
     "TimedPhrase",
+    "TimedWord",
     "describe_changes",
     "fixture_key",
     "legacy_text_matches",
@@ -84,6 +86,20 @@ class TimedPhrase:
         return {"text": self.text, "start_s": self.start_s, "end_s": self.end_s}
 
 
+@dataclass(frozen=True, slots=True)
+class TimedWord:
+    """One word of a synthesized fixture and where it sits in the WAV (`_words` measures it)."""
+
+    text: str
+    start_s: float
+    end_s: float
+    """When the word's audio is over: a stand-in STT may hand the word out only once the audio
+    it was given reaches this point."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "start_s": self.start_s, "end_s": self.end_s}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Sidecar:
     """What a fixture's sidecar says about its WAV."""
@@ -108,6 +124,12 @@ class Sidecar:
     phrases: tuple[TimedPhrase, ...] = ()
     """Each phrase (sentence, or words between pause markers) and its place in the WAV; empty
     in sidecars of format 1, which did not record them."""
+    words: tuple[TimedWord, ...] = ()
+    """Each word and its place in the WAV, measured once when the fixture was made (or added
+    later by the synthesize command, which leaves the WAV as it is); empty in sidecars written
+    before word timings existed. Not part of the key: they describe the audio, not its inputs."""
+    word_alignment: str | None = None
+    """How ``words`` were measured (`pytest_agent_eval.voice._words.ALIGNMENT`)."""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -152,6 +174,9 @@ class Sidecar:
         }
         if self.phrases:
             doc["phrases"] = [p.to_dict() for p in self.phrases]
+        if self.words:
+            doc["words"] = [w.to_dict() for w in self.words]
+            doc["word_alignment"] = self.word_alignment
         return doc
 
     @classmethod
@@ -186,6 +211,8 @@ class Sidecar:
             duration_s=wav.get("duration_s"),
             pending=bool(data.get("pending", False)),
             phrases=_phrases(data.get("phrases") or []),
+            words=_words(data.get("words") or []),
+            word_alignment=_optional_str(data.get("word_alignment"), "word_alignment"),
         )
 
     def to_json(self) -> str:
@@ -206,6 +233,27 @@ def _phrases(raw: Any) -> tuple[TimedPhrase, ...]:
         assert isinstance(start, int | float) and isinstance(end, int | float)
         out.append(TimedPhrase(text, float(start), float(end)))
     return tuple(out)
+
+
+def _words(raw: Any) -> tuple[TimedWord, ...]:
+    if not isinstance(raw, list):
+        raise ValueError("'words' is not a list")
+    out = []
+    for item in raw:
+        if not isinstance(item, Mapping):
+            raise ValueError("a word is not an object")
+        text, start, end = item.get("text"), item.get("start_s"), item.get("end_s")
+        if not isinstance(text, str) or not all(isinstance(v, int | float) for v in (start, end)):
+            raise ValueError("a word needs 'text', 'start_s' and 'end_s'")
+        assert isinstance(start, int | float) and isinstance(end, int | float)
+        out.append(TimedWord(text, float(start), float(end)))
+    return tuple(out)
+
+
+def _optional_str(raw: Any, name: str) -> str | None:
+    if raw is not None and not isinstance(raw, str):
+        raise ValueError(f"'{name}' is not a string")
+    return raw
 
 
 def _read_text(path: Path) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import AudioFixtureError
 from ._provenance import Origin, Provenance, pcm_sha256, read_provenance
-from ._sidecar import FORMAT_VERSION, Sidecar, TimedPhrase, describe_changes, legacy_text_matches
+from ._sidecar import FORMAT_VERSION, Sidecar, TimedWord, describe_changes, legacy_text_matches
 from ._validate import RECORDING_FIX, TOO_LONG_FIX, audio_problem, max_fixture_s
 
 __all__ = [
@@ -35,6 +35,8 @@ __all__ = [
     "LEGACY_NOTE",
     "MARKUP_FIX",
     "RECORDING_NOTE",
+    "TIMINGS_FIX",
+    "UNTIMED",
     "FixtureState",
     "Verdict",
     "judge_fixture",
@@ -48,6 +50,12 @@ LEGACY_NOTE = (
     "recording of that text; re-synthesize it with --force for full provenance"
 )
 MARKUP_FIX = "fix the pause marker in the turn's 'user' text"
+UNTIMED = "its sidecar has no word timings (made before they were recorded)"
+TIMINGS_FIX = (
+    "Add them with python -m pytest_agent_eval.synthesize_audio PATH, PATH being the "
+    "transcripts (YAML files or their folder) that use the fixture: the WAV is kept byte for "
+    "byte, only its sidecar gains the timings"
+)
 
 
 class FixtureState(enum.Enum):
@@ -75,6 +83,9 @@ class Verdict:
     """What fixes it, when the synthesize command does not (a recording, bad markup)."""
     record: Sidecar | None = None
     """The sidecar of a synthesized fixture."""
+    untimed: bool = False
+    """Usable, but its sidecar has no word timings (`UNTIMED`): the synthesize command adds
+    them without touching the WAV, and ``--check`` asks for that."""
 
 
 def _settings_changes(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
@@ -200,7 +211,9 @@ def judge_fixture(
             fix="shorten the turn's text or pauses, or raise max_fixture_s in [tool.agent_eval]",
             record=sidecar,
         )
-    return Verdict(state=FixtureState.FRESH, origin=origin, record=sidecar)
+    return Verdict(
+        state=FixtureState.FRESH, origin=origin, record=sidecar, untimed=not sidecar.words
+    )
 
 
 # -- what a fixture-text STT may answer ---------------------------------------------------------
@@ -215,22 +228,6 @@ def _refuse(wav: Path, why: str) -> AudioFixtureError:
     )
 
 
-def _estimated(text: str, duration_s: float, pad_s: float) -> tuple[TimedPhrase, ...]:
-    """Phrase timings for a fixture that did not record them (format 1): the speech between
-    the pads shared out by phrase length, cut only between phrases."""
-    from ._speech import phrases_of
-
-    texts = phrases_of(text)
-    start, end = pad_s, max(pad_s, duration_s - pad_s)
-    total = sum(len(t) for t in texts) or 1
-    out, at = [], start
-    for t in texts:
-        length = (end - start) * len(t) / total
-        out.append(TimedPhrase(t, round(at, 3), round(at + length, 3)))
-        at += length
-    return tuple(out)
-
-
 def _file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -239,8 +236,9 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def prove_fixture_text(wav: str | os.PathLike[str], text: str) -> tuple[TimedPhrase, ...]:
-    """The phrases ``wav`` speaks, when its provenance proves it was synthesized from ``text``.
+def prove_fixture_text(wav: str | os.PathLike[str], text: str) -> tuple[TimedWord, ...]:
+    """The timed words ``wav`` speaks, when its provenance proves it was synthesized from
+    ``text`` and its sidecar says where each word ends.
 
     Proof is the sidecar (not pending, its key consistent, its text saying the same words as
     ``text``, the WAV's bytes the ones it hashed), or, without a sidecar, the key inside the
@@ -249,7 +247,9 @@ def prove_fixture_text(wav: str | os.PathLike[str], text: str) -> tuple[TimedPhr
 
     Raises:
         AudioFixtureError: One line saying why nothing proves it (a recording, a predecessor's
-            fixture, a WAV made from other text, a changed WAV), pointing to ``WhisperSTT``.
+            fixture, a WAV made from other text, a changed WAV), pointing to ``WhisperSTT``;
+            or, for a fixture whose sidecar has no word timings (made before they were
+            recorded, or one whose sidecar was lost), naming the command that adds them.
     """
     from ._speech import spoken_text
 
@@ -287,7 +287,6 @@ def prove_fixture_text(wav: str | os.PathLike[str], text: str) -> tuple[TimedPhr
         else:
             raise _refuse(path, f"it was not synthesized from {text!r}")
         sidecar = record.as_sidecar(source)
-        duration = None
     else:
         found = prov.sidecar
         assert found is not None
@@ -300,13 +299,16 @@ def prove_fixture_text(wav: str | os.PathLike[str], text: str) -> tuple[TimedPhr
             raise _refuse(path, f"it was synthesized from {sidecar.text!r}, not from {text!r}")
         if sidecar.wav_sha256 is not None and sidecar.wav_sha256 != _file_sha256(path):
             raise _refuse(path, "the WAV changed since it was synthesized")
-        duration = sidecar.duration_s
-    if sidecar.phrases:
-        return sidecar.phrases
-    if duration is None:
-        import soundfile
-
-        info = soundfile.info(str(path))
-        duration = info.frames / info.samplerate
-    pad = float((sidecar.inputs.get("postprocess") or {}).get("pad_s", 0.25))
-    return _estimated(sidecar.text, duration, pad)
+    if prov.origin is Origin.EMBEDDED:
+        raise _refuse(
+            path,
+            "its sidecar is missing, and with it the word timings that say which words the "
+            "audio the STT is given holds (the key inside the WAV proves its text, not when "
+            "each word is said)",
+        )
+    if not sidecar.words:
+        raise AudioFixtureError(
+            f"FixtureTextSTT cannot answer for audio fixture {path}: {UNTIMED}, so the STT "
+            f"cannot tell which words the audio it is given holds. {TIMINGS_FIX}"
+        )
+    return sidecar.words

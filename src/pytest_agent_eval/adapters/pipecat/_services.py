@@ -14,7 +14,7 @@ import os
 import re
 from collections import deque
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,7 +39,9 @@ from pipecat.utils.time import time_now_iso8601
 
 from ...errors import AdapterError
 from ...models import VoiceSettings
+from ...voice._heard import words_ended_by
 from ...voice._script import Rule, ScriptContext, check_offered, render, render_args
+from ...voice._sidecar import TimedWord
 from ._record import flows_error
 
 __all__ = [
@@ -75,14 +77,6 @@ def _is_given(value: Any) -> bool:
 
 
 # -- STT ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Phrase:
-    text: str
-    start_s: float
-    """In stream time: seconds of audio since the pipeline's microphone started."""
-    end_s: float
 
 
 class _CountingSTT(SegmentedSTTService):
@@ -140,9 +134,11 @@ class FixtureTextSTTService(_CountingSTT):
     key the synthesizer wrote inside the WAV) proves the WAV was made from exactly the turn's
     text; otherwise the turn fails with one line saying why (a recording proves nothing: test
     it with `WhisperSTTService`). Each speech segment the pipeline's VAD cuts is answered with
-    the phrases whose middle lies in the audio it was given, from the phrase timings the
-    synthesizer recorded: two sentences with a pause between them are heard as two
-    transcripts, and a segment cut from silence hears nothing, as a real STT would.
+    the words whose audio ended within the audio it was given, from the word timings in the
+    fixture's sidecar (`pytest_agent_eval.voice._heard.words_ended_by`): a sentence the VAD
+    cuts at a pause is heard in two parts, the later words only with the later segment, and a
+    segment cut from silence hears nothing, as a real STT would. A fixture whose sidecar has
+    no word timings is refused, naming the command that adds them.
 
     It isolates the bot from recognition errors, so a failing turn points at the bot. Use one
     per pipeline (the factory runs once per conversation).
@@ -150,7 +146,8 @@ class FixtureTextSTTService(_CountingSTT):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(model="fixture-text", **kwargs)
-        self._phrases: list[_Phrase] = []
+        self._words: list[TimedWord] = []
+        """Every expected word, in stream time."""
         self._emitted = 0
 
     def expect_fixture(self, wav: str | os.PathLike[str], text: str, at_s: float) -> None:
@@ -158,30 +155,23 @@ class FixtureTextSTTService(_CountingSTT):
         seconds into the stream.
 
         Raises:
-            AudioFixtureError: Nothing proves the WAV says ``text``.
+            AudioFixtureError: Nothing proves the WAV says ``text``, or its sidecar has no
+                word timings.
         """
         from ...voice._fixtures import prove_fixture_text
 
-        for phrase in prove_fixture_text(Path(wav), text):
-            self._phrases.append(
-                _Phrase(phrase.text, at_s + float(phrase.start_s), at_s + float(phrase.end_s))
-            )
+        for word in prove_fixture_text(Path(wav), text):
+            self._words.append(TimedWord(word.text, at_s + word.start_s, at_s + word.end_s))
 
     def forget_fixtures(self) -> None:
         """Drop what is still expected (after a failed turn)."""
-        self._phrases = self._phrases[: self._emitted]
+        self._words = self._words[: self._emitted]
 
     async def _transcribe(self, audio: bytes, span: tuple[float, float]) -> str:
         start, end = span
-        heard: list[str] = []
-        while self._emitted < len(self._phrases):
-            phrase = self._phrases[self._emitted]
-            middle = (phrase.start_s + phrase.end_s) / 2
-            if middle > end:
-                break
-            self._emitted += 1
-            if middle >= start:
-                heard.append(phrase.text)
+        upto = words_ended_by(self._words, end, start=self._emitted)
+        heard = [w.text for w in self._words[self._emitted : upto] if w.end_s >= start]
+        self._emitted = upto
         return " ".join(heard)
 
 

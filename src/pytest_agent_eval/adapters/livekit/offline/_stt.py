@@ -20,7 +20,8 @@ from livekit.agents.types import (
     NotGivenOr,
 )
 
-from ....voice._heard import assign_phrases
+from ....voice._heard import assign_words
+from ....voice._sidecar import TimedWord
 
 __all__ = [
     "FixtureTextSTT",
@@ -28,7 +29,7 @@ __all__ = [
     "SegmentListener",
     "SegmentSTT",
     "WhisperSTT",
-    "assign_phrases",
+    "assign_words",
 ]
 
 SegmentListener = Callable[[str], None]
@@ -225,7 +226,7 @@ class _DrivenStream(stt.RecognizeStream):
 
 
 class FixtureTextSTT(SegmentSTT):
-    """An STT that "hears" the text a synthesized fixture provably says, phrase by phrase.
+    """An STT that "hears" the text a synthesized fixture provably says, word by word.
 
     Before streaming a fixture, `LiveKitAdapter` hands this STT the WAV, the turn's text and
     the speech segments the session's VAD will cut it into. The STT answers only when the
@@ -234,9 +235,12 @@ class FixtureTextSTT(SegmentSTT):
     saying why. A recording (or a fixture of pytest-agent-eval 0.3, whose sidecar holds only a
     hash) proves nothing: test those with `WhisperSTT`.
 
-    Each segment's transcript is the phrase or phrases whose audio lies in it, from the phrase
-    timings the synthesizer recorded, so a sentence is never cut where the audio has no pause.
-    Use one instance per session: it is a queue.
+    Each segment's transcript is the words whose audio ended within it, from the word timings
+    in the fixture's sidecar (`pytest_agent_eval.voice._heard.assign_words`): when the VAD cuts
+    a sentence at a pause, the agent hears the words before the pause at the first end of turn
+    and the rest with the later segment, as from a real STT. A fixture whose sidecar has no
+    word timings is refused, naming the command that adds them. Use one instance per session:
+    it is a queue.
 
     It isolates the agent from recognition errors, so a failing turn points at the agent.
     """
@@ -244,7 +248,7 @@ class FixtureTextSTT(SegmentSTT):
     def __init__(self) -> None:
         super().__init__()
         self._pending: deque[str] = deque()
-        self._proofs: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._proofs: dict[tuple[Any, ...], tuple[TimedWord, ...]] = {}
 
     @property
     def model(self) -> str:
@@ -269,14 +273,14 @@ class FixtureTextSTT(SegmentSTT):
                 handoff in the middle of a fixture the session listens with new VAD streams,
                 which may cut the rest differently; the adapter then clears the queue and
                 primes it again with the finished segments followed by the rest as now cut.
-                Phrases are assigned over all of them, so a phrase already heard is not given
+                Words are assigned over all of them, so a word already heard is not given
                 again, and only the transcripts after the first ``heard`` are queued.
 
         Raises:
             AudioFixtureError: Nothing proves the WAV says ``text`` (one line, naming why and
-                pointing to `WhisperSTT`).
+                pointing to `WhisperSTT`), or its sidecar has no word timings.
         """
-        transcripts = assign_phrases(self._phrases(Path(wav), text), segments)
+        transcripts = assign_words(self._words(Path(wav), text), [end for _s, end in segments])
         self._pending.extend(transcripts[heard:])
 
     def proof(self, wav: str | os.PathLike[str], text: str) -> None:
@@ -285,9 +289,9 @@ class FixtureTextSTT(SegmentSTT):
         Raises:
             AudioFixtureError: As `expect` would.
         """
-        self._phrases(Path(wav), text)
+        self._words(Path(wav), text)
 
-    def _phrases(self, wav: Path, text: str) -> tuple[Any, ...]:
+    def _words(self, wav: Path, text: str) -> tuple[TimedWord, ...]:
         from ....voice._fixtures import prove_fixture_text
 
         try:
@@ -297,10 +301,10 @@ class FixtureTextSTT(SegmentSTT):
             key = None
         if key is not None and key in self._proofs:
             return self._proofs[key]
-        phrases = prove_fixture_text(wav, text)
+        words = prove_fixture_text(wav, text)
         if key is not None:
-            self._proofs[key] = phrases
-        return phrases
+            self._proofs[key] = words
+        return words
 
     def expect_transcripts(self, transcripts: Sequence[str]) -> None:
         """Queue the transcripts of the next fixture's segments as they are, in order.

@@ -34,7 +34,7 @@ from ....models import (
     describe_conditions,
 )
 from ....voice._fixture_pcm import check_fixtures, save_reply_audio, save_streamed_audio
-from ....voice._heard import assign_phrases
+from ....voice._heard import assign_words
 from ....voice._segments import SpeechSegment
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
@@ -990,8 +990,9 @@ class LiveKitRoomConversation:
     async def _proven_phrases(
         self, turn: TurnInput, path: Path, segments: Sequence[SpeechSegment]
     ) -> list[str]:
-        """What each phrase of the fixture says, as its provenance proves (what the worker's
-        `ScriptedRealtimeModel` hears through `FixtureTextSTT`)."""
+        """What each phrase (speech segment) of the fixture says, as its provenance proves:
+        the words that ended within it (`assign_words`), what the worker's
+        `ScriptedRealtimeModel` hears through `FixtureTextSTT`."""
         fix = (
             "give the worker's ScriptedRealtimeModel hearing=WhisperSTT(), which hears the "
             "audio itself"
@@ -1006,13 +1007,13 @@ class LiveKitRoomConversation:
         from ....voice._status import prove_fixture_text
 
         try:
-            phrases = await asyncio.to_thread(prove_fixture_text, path, turn.turn.user)
+            words = await asyncio.to_thread(prove_fixture_text, path, turn.turn.user)
         except AudioFixtureError as exc:
             raise AudioFixtureError(
                 f"{exc}. The agent's ScriptedRealtimeModel in the worker hears through the "
                 f"fixture's provenance, which this fixture does not prove: {fix}"
             ) from None
-        return assign_phrases(phrases, [(s.end_s - s.speech_s, s.end_s) for s in segments])
+        return assign_words(words, [s.end_s for s in segments])
 
     async def _say_phrases(
         self,
