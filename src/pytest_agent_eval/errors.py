@@ -30,6 +30,7 @@ __all__ = [
     "JudgeError",
     "MissingExtraError",
     "TranscriptError",
+    "install_command",
     "require_extra",
 ]
 
@@ -84,6 +85,40 @@ def require_extra(module: str, *, extra: str, feature: str) -> None:
     except ImportError as exc:
         top = module.split(".")[0]
         raise MissingExtraError(
-            f"{feature} needs {top}, which is not installed: "
-            f"pip install 'pytest-agent-eval[{extra}]'"
+            f"{feature} needs {top}, which is not installed: {install_command(extra)}"
         ) from exc
+
+
+def install_command(extra: str) -> str:
+    """The command that adds ``extra`` to this installation of the package.
+
+    Installed from a folder (a clone of the source, as the README does until a release is on
+    the package index), the extra must come from that folder again: installing it by name
+    would fetch the earlier release from the index in its place. So the command names the
+    folder pip recorded (``direct_url.json``), with ``-e`` for an editable install, and the
+    package name only for an install from an index.
+    """
+    import json
+    from importlib import metadata
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    by_name = f"pip install 'pytest-agent-eval[{extra}]'"
+    try:
+        recorded = metadata.distribution("pytest-agent-eval").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:  # running from a source tree on sys.path
+        return f"pip install './pytest-agent-eval[{extra}]' (from a clone of the source)"
+    if not recorded:
+        return by_name
+    try:
+        origin = json.loads(recorded)
+    except ValueError:
+        return by_name
+    url = urlparse(str(origin.get("url", "")))
+    if url.scheme != "file":
+        return by_name
+    folder = Path(unquote(url.path))
+    if not folder.is_dir():
+        return f"pip install './pytest-agent-eval[{extra}]' (from a clone of the source)"
+    editable = bool((origin.get("dir_info") or {}).get("editable"))
+    return f"pip install {'-e ' if editable else ''}'{folder}[{extra}]'"

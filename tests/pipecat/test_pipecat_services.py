@@ -225,6 +225,8 @@ def test_a_sentence_cut_at_a_pause_is_heard_word_by_word_as_it_is_said(split: Pa
     middle the segment reached. It must answer with the words whose audio ended within the
     audio it was given, so a rule keyed on the later words cannot fire early."""
     from corpus_bots import voice_pipeline
+    from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+    from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
     from pipecat.audio.vad.silero import SileroVADAnalyzer
     from pipecat.pipeline.worker import PipelineWorker
     from pipecat.processors.aggregators.llm_context import LLMContext
@@ -250,8 +252,14 @@ def test_a_sentence_cut_at_a_pause_is_heard_word_by_word_as_it_is_said(split: Pa
             [Rule(r"\bcash\b", tool="pay", reply=note), Rule(r".", reply=note)]
         )
         llm.register_function("pay", _pay)
+        tools = ToolsSchema(
+            standard_tools=[
+                FunctionSchema(name="pay", description="Pay.", properties={}, required=[])
+            ]
+        )
         pair = LLMContextAggregatorPair(
-            LLMContext(), user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+            LLMContext(tools=tools),
+            user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer()),
         )
         return PipelineWorker(voice_pipeline(transport, llm, pair, stt=ListeningSTT()))
 

@@ -1,7 +1,8 @@
 """``init --adapter openai`` on a fresh virtualenv, as a newcomer meets it: without the extra it
 names the extra to install; once that is installed (and nothing else), the scaffold it writes
 passes. The OpenAI scaffold used to import httpx, which current openai releases do not bring,
-so the fix it gave ("pip install 'pytest-agent-eval[openai]'") never fixed it.
+so the fix it gave never fixed it; and the fix named the package, which would have fetched the
+earlier release from the index: it names the folder the package was installed from.
 
 The virtualenv gets this package from this checkout, as the README installs it; its other
 packages come from the index (pip's cache makes a second run quick).
@@ -45,9 +46,11 @@ def test_init_openai_in_a_fresh_virtualenv_says_what_to_install_and_then_passes(
         python, "-m", "pytest_agent_eval", "init", "--adapter", "openai", project, cwd=tmp_path
     )
     assert refused.returncode == 2, refused.stdout + refused.stderr
+    # Installed from a folder, the fix names that folder: by name, pip would fetch the earlier
+    # release from the package index instead of adding the extra to this one.
     assert (
         "error: init --adapter openai needs openai, which is not installed: "
-        "pip install 'pytest-agent-eval[openai]'"
+        f"pip install '{ROOT}[openai]'"
     ) in refused.stderr
     assert not project.exists()
     voice = _run(
@@ -56,7 +59,7 @@ def test_init_openai_in_a_fresh_virtualenv_says_what_to_install_and_then_passes(
     assert voice.returncode == 2, voice.stdout + voice.stderr
     assert (
         "error: init --adapter livekit needs livekit.agents, which is not installed: "
-        "pip install 'pytest-agent-eval[livekit]'"
+        f"pip install '{ROOT}[livekit]'"
     ) in voice.stderr
 
     # Exactly the fix the message gives, and nothing else.

@@ -183,6 +183,7 @@ PUBLIC: dict[str, list[str]] = {
         "JudgeError",
         "MissingExtraError",
         "TranscriptError",
+        "install_command",
         "require_extra",
     ],
     "evaluators": [

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import TextIO
 
 from .._atomic import write_atomic
-from ..errors import AgentEvalError, ConfigError, MissingExtraError, TranscriptError
+from ..errors import (
+    AgentEvalError,
+    ConfigError,
+    MissingExtraError,
+    TranscriptError,
+    install_command,
+)
 
 __all__ = [
     "ADAPTERS",
@@ -267,7 +273,7 @@ def missing_requirement(choice: AdapterChoice) -> str | None:
             continue
         feature = f"init --adapter {choice.name}"
         if not choice.extra or not _extra_installed(choice.extra):
-            fix = f"pip install 'pytest-agent-eval[{choice.extra}]'" if choice.extra else ""
+            fix = install_command(choice.extra) if choice.extra else ""
             return f"{feature} needs {module}, which is not installed: {fix}".rstrip(": ")
         top = module.split(".")[0]
         return (

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._text import shorten
+from ..errors import install_command
 from ..models import EvalResult, TurnContext
 from .base import DeterministicEvaluator, unobserved
 
@@ -42,7 +43,7 @@ class HeardWerEvaluator(DeterministicEvaluator):
             else:
                 why = (
                     "the word error rate could not be computed (the normalizer needs "
-                    "whisper-normalizer: pip install 'pytest-agent-eval[livekit]')"
+                    f"whisper-normalizer: {install_command('livekit')})"
                 )
             return unobserved(self.name, why)
         heard = shorten(ctx.heard or "", 160)

@@ -39,6 +39,7 @@ from .._compat.pydantic_ai import (
     usage_of,
 )
 from .._retry import Budget, attempt_with_budget, describe_error
+from ..errors import install_command
 from ..models import EvalResult, ToolCall, TurnContext, Usage, sum_usage
 from ._judge_cache import VerdictCache, verdict_key
 from ._judge_prompt import (
@@ -212,7 +213,7 @@ class _JudgeBase(_JudgeFields):
         except ImportError as exc:
             return self._errored(
                 f"judge model {model_id!r} needs a package that is not installed ({exc}); "
-                "for OpenAI models: pip install 'pytest-agent-eval[openai]'"
+                f"for OpenAI models: {install_command('openai')}"
             )
         except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
             return self._errored(

