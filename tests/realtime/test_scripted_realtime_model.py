@@ -15,9 +15,10 @@ from realtime_agents import (
     PHRASES,
     VAD,
     FrontDesk,
-    ProviderPacedModel,
+    Mode,
     Scenario,
     front_desk_model,
+    session_kwargs,
 )
 
 from pytest_agent_eval.adapters.livekit import (
@@ -132,14 +133,8 @@ def test_turn_detection_none_keeps_the_server_turn_taking_without_a_warning(
     assert eval_session_kwargs()["turn_handling"]["turn_detection"] == "vad"
 
     def make_session() -> tuple[AgentSession[Any], Any]:
-        # The server takes the turns next to the session's VAD: a model paced as a provider's
-        # (it answers once the session's VAD ended the turn too), or LiveKit's own race can
-        # drop the reply to the tool (see realtime_agents.ProviderPacedModel).
         model = front_desk_model("server_and_session_vad")
-        session: AgentSession[Any] = AgentSession(llm=model, vad=VAD, **kwargs)
-        assert isinstance(model, ProviderPacedModel)
-        model.agent_session = session
-        return session, FrontDesk()
+        return AgentSession(llm=model, vad=VAD, **kwargs), FrontDesk()
 
     script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
     with warnings.catch_warnings():
@@ -147,6 +142,45 @@ def test_turn_detection_none_keeps_the_server_turn_taking_without_a_warning(
         (reply,) = run(converse(LiveKitAdapter(make_session, tail_silence_s=TAIL_S), script))
     assert reply.metadata["livekit"]["realtime"]["turn_detection"] == "server"
     assert reply.reply == "It is sunny in Paris."
+
+
+@pytest.mark.parametrize(
+    ("mode", "auto_tool_reply"),
+    [("server_and_session_vad", False), ("fixed_server", True)],
+    ids=["server_vad_and_session_vad", "fixed_server_vad_auto_tool_reply"],
+)
+@pytest.mark.parametrize("speed", [0.0, 1.0], ids=["max_speed", "real_time"])
+def test_the_server_answers_a_turn_once_the_sessions_vad_ended_it_too(
+    realtime_audio: dict[str, Path], mode: Mode, auto_tool_reply: bool, speed: float
+) -> None:
+    """A provider's reply arrives after its server's silence window and the network, so a
+    session's own VAD has ended the turn by then; the scripted model answers as late. Here the
+    session's VAD waits longer for silence than the model's (0.9 s against Silero's default
+    0.55 s), so a model that answered as soon as its own VAD ended the turn would reply while
+    the session still hears the user (the adapter's error: "first reply text came ... before
+    the end of the user's speech")."""
+    from livekit.plugins import silero
+
+    slower = silero.VAD.load(min_silence_duration=0.9)
+    seen: list[str] = []
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        model = front_desk_model(mode, auto_tool_reply=auto_tool_reply)
+        session: AgentSession[Any] = AgentSession(
+            llm=model, **{**session_kwargs(mode), "vad": slower}
+        )
+        session.on("speech_created", lambda ev: seen.append(session.user_state))
+        return session, FrontDesk()
+
+    script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
+    adapter = LiveKitAdapter(make_session, speed=speed, tail_silence_s=1.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        (reply,) = run(converse(adapter, script))
+    assert reply.reply == "It is sunny in Paris."
+    assert [c.name for c in reply.calls] == ["get_weather"]
+    # Every speech (the greeting, the reply) began once the session's VAD had let go.
+    assert seen and "speaking" not in seen, seen
 
 
 def test_a_server_vad_that_cannot_be_disabled_stays_on(realtime_audio: dict[str, Path]) -> None:
