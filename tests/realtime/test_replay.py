@@ -36,12 +36,14 @@ def _record(
     shared: bool,
     users: Any = CALL,
     drop_after_responses: int | None = None,
+    close_mid_response: tuple[int, int, str] | None = None,
 ) -> Any:
     """Record ``users`` live against the scripted provider; the captures and the connection count."""
 
     async def go() -> tuple[Any, int]:
         scripted = provider()
         scripted.drop_after_responses = drop_after_responses
+        scripted.close_mid_response = close_mid_response
         url = await scripted.start()
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
@@ -186,6 +188,30 @@ def test_a_recorded_reconnection_is_an_error_naming_it(
     assert "connection #1: the session reconnected after client event #" in message
     assert "the replay of a reconnection is not covered" in message
     assert "AGENT_EVAL_REALTIME_RECORD=1" in message
+
+
+@pytest.mark.parametrize(("response", "turn"), [(2, 1), (4, 2)], ids=["reply", "reply-to-the-tool"])
+def test_a_provider_closing_the_socket_mid_turn_is_an_error_naming_its_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, response: int, turn: int
+) -> None:
+    """The provider fails mid-response and closes with 1011: the plugin reconnects and drops
+    the reply it was generating. Before, the turn's reply was what had arrived ('' or a
+    stump), a verdict for the wrong reason, or an error blaming an interruption."""
+    from pytest_agent_eval.errors import AdapterError
+
+    with pytest.raises(AdapterError) as info:
+        _record(
+            tmp_path,
+            monkeypatch,
+            shared=True,
+            users=CALL[:2],
+            close_mid_response=(response, 1011, "keepalive ping timeout"),
+        )
+    message = str(info.value)
+    assert message.startswith(f"turn {turn}: the provider closed RealtimeModel's websocket")
+    assert "close code 1011 (an internal error on the provider's side)" in message
+    assert "reason 'keepalive ping timeout'" in message
+    assert "interrupt" not in message
 
 
 def test_a_reconnection_during_a_replay_is_an_error_naming_it(
