@@ -183,6 +183,25 @@ def test_the_server_answers_a_turn_once_the_sessions_vad_ended_it_too(
     assert seen and "speaking" not in seen, seen
 
 
+def test_a_scripted_session_finds_the_agent_session_it_serves() -> None:
+    """How the model paces itself on the session's VAD: the activity that made its session
+    listens to it (livekit-agents' internals, read in _compat; this fails the day they move)."""
+    from pytest_agent_eval.adapters.livekit._compat import realtime_session_owner
+
+    async def check() -> None:
+        model = front_desk_model("server")
+        assert realtime_session_owner(model.session()) is None  # no session listens to it
+        session: AgentSession[Any] = AgentSession(llm=model)
+        await session.start(FrontDesk())
+        try:
+            assert realtime_session_owner(model.sessions[-1]) is session
+        finally:
+            await session.aclose()
+        await model.aclose()
+
+    run(check())
+
+
 def test_a_server_vad_that_cannot_be_disabled_stays_on(realtime_audio: dict[str, Path]) -> None:
     async def check() -> None:
         model = front_desk_model("fixed_server")
