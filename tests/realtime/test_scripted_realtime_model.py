@@ -183,6 +183,30 @@ def test_the_server_answers_a_turn_once_the_sessions_vad_ended_it_too(
     assert seen and "speaking" not in seen, seen
 
 
+def test_a_session_vad_that_never_ends_the_turn_holds_the_answer_and_the_timeout_says_why(
+    realtime_audio: dict[str, Path],
+) -> None:
+    """The session's VAD waits for more silence (2 s) than follows the phrase (0.7 s): it
+    never ends the turn, so the server (paced on it) never answers; the timeout names that."""
+    from livekit.plugins import silero
+
+    from pytest_agent_eval.errors import AgentTimeoutError
+
+    deaf = silero.VAD.load(min_silence_duration=2.0)
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        return AgentSession(llm=front_desk_model("server_and_session_vad"), vad=deaf), FrontDesk()
+
+    script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
+    adapter = LiveKitAdapter(make_session, tail_silence_s=TAIL_S, timeout_s=20)
+    with pytest.raises(AgentTimeoutError) as info:
+        run(converse(adapter, script))
+    message = str(info.value)
+    assert "the agent's reply to phrase 1 of 1" in message
+    assert "user state 'speaking'" in message
+    assert "give that VAD a min_silence_duration under the silence after the phrase" in message
+
+
 def test_a_scripted_session_finds_the_agent_session_it_serves() -> None:
     """How the model paces itself on the session's VAD: the activity that made its session
     listens to it (livekit-agents' internals, read in _compat; this fails the day they move)."""
