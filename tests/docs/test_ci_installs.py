@@ -24,9 +24,7 @@ WORKFLOWS = sorted((ROOT / "examples" / "ci").glob("*.yml"))
 TEMPLATES = sorted((ROOT / "src" / "pytest_agent_eval" / "_scaffold" / "templates").iterdir())
 
 _PIP = re.compile(r"\bpip3?\s+install\s+(?P<args>[^\n;&|]*)")
-_FOLDER = re.compile(
-    r"(?P<folder>\.|\.?/[\w.-]+(?:/[\w.-]+)*|\.{3,})/?(?:\[(?P<extras>[\w,]+)\])?"
-)
+_FOLDER = re.compile(r"(?P<folder>\.|\.?/[\w.-]+(?:/[\w.-]+)*|\.{3,})/?(?:\[(?P<extras>[\w,]+)\])?")
 """A folder: ``.``, ``./name``, an absolute ``/path/to/name``, or dots (a message quoted with the
 part that varies, the folder, left out as ``...``)."""
 

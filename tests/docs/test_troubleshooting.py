@@ -181,6 +181,76 @@ VOICE_PROJECT = {
 }
 
 
+REALTIME_CONFTEST = """
+import asyncio
+import os
+import sys
+import threading
+
+import pytest
+from livekit.agents import Agent, AgentSession
+from livekit.plugins.openai import realtime
+
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+from pytest_agent_eval.adapters.livekit.realtime import OpenAIRealtimeReplay
+
+sys.path.insert(0, {realtime_tests!r})  # the loopback provider of the realtime tests
+from openai_provider import ScriptedProvider
+
+
+def make_session():
+    return AgentSession(llm=realtime.RealtimeModel()), Agent(instructions="You are the desk.")
+
+
+@pytest.fixture
+def llm_eval_agent(request):
+    if "provider" not in request.node.name:
+        return OpenAIRealtimeReplay(LiveKitAdapter(make_session))
+    # A provider that fails in the middle of its first response and closes with 1011.
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    provider = ScriptedProvider(rules=[], close_mid_response=(1, 1011, "keepalive ping timeout"))
+    url = asyncio.run_coroutine_threadsafe(provider.start(), loop).result(30)
+    os.environ["OPENAI_BASE_URL"] = url
+    os.environ["OPENAI_API_KEY"] = "sk-loopback"
+    return LiveKitAdapter(make_session)
+"""
+REALTIME_DESK = "id: {id}\nturns:\n  - user: Hello there\n"
+
+
+def _realtime_outputs(root: Path) -> dict[str, str]:
+    """A realtime agent replayed from cassettes (one missing, one cut short), recorded without
+    a key, and run against a provider that closes the socket mid-response."""
+    project = _write(
+        root,
+        {
+            "pyproject.toml": "[tool.agent_eval]\nyaml_dirs = ['tests/evals']\nlive = true\n",
+            "tests/conftest.py": REALTIME_CONFTEST.format(
+                realtime_tests=str(ROOT / "tests" / "realtime")
+            ),
+            **{
+                f"tests/evals/{name}.yaml": REALTIME_DESK.format(id=name)
+                for name in ("desk", "damaged", "provider")
+            },
+            "tests/evals/cassettes/damaged.openai-realtime.json": '{"kind": "pytest-agent-ev',
+        },
+    )
+    replayed = _pytest(project, "tests/evals/desk.yaml", "tests/evals/damaged.yaml")
+    recorded = _run(
+        project,
+        "-c",
+        "import os, sys, pytest\n"
+        "os.environ['AGENT_EVAL_REALTIME_RECORD'] = '1'\n"
+        "sys.exit(pytest.main(['-p', 'no:cacheprovider', '-rs', 'tests/evals/desk.yaml']))",
+    )
+    return {
+        "realtime-cassette-missing": replayed,
+        "realtime-cassette-damaged": replayed,
+        "realtime-record-without-key": recorded,
+        "realtime-provider-closed": _pytest(project, "tests/evals/provider.yaml"),
+    }
+
+
 def _write(root: Path, files: Mapping[str, str]) -> Path:
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -326,6 +396,8 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
     outputs.update(_import_outputs(tmp_path / "import"))
     if importlib.util.find_spec("hibari") is not None:  # the offline voice makes the fixture
         outputs.update(_voice_outputs(tmp_path / "voice"))
+    if importlib.util.find_spec("livekit.plugins.openai") is not None:
+        outputs.update(_realtime_outputs(tmp_path / "realtime"))
     return outputs
 
 
@@ -335,6 +407,12 @@ VOICE_KEYS = {
     "check-untimed",
     "sidecar-missing",
     "check-sidecar-missing",
+VOICE_KEYS = {"fixture-missing", "fixture-stale", "sidecar-missing", "check-sidecar-missing"}
+REALTIME_KEYS = {
+    "realtime-cassette-missing",
+    "realtime-cassette-damaged",
+    "realtime-record-without-key",
+    "realtime-provider-closed",
 }
 
 
@@ -345,7 +423,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def test_every_entry_has_a_scenario_and_a_fix(outputs: dict[str, str]) -> None:
     entries = documented()
-    assert set(entries) == set(outputs) | VOICE_KEYS
+    assert set(entries) == set(outputs) | VOICE_KEYS | REALTIME_KEYS
     text = PAGE.read_text(encoding="utf-8")
     for key in entries:
         after = text.split(f"<!-- error: {key} -->", 1)[1].split("<!-- error:", 1)[0]
@@ -355,6 +433,8 @@ def test_every_entry_has_a_scenario_and_a_fix(outputs: dict[str, str]) -> None:
 def test_every_message_is_what_the_program_prints(outputs: dict[str, str]) -> None:
     if not set(outputs) >= VOICE_KEYS:
         pytest.skip("the voice entries need the voice extra: pip install -e '.[voice]'")
+    if not set(outputs) >= REALTIME_KEYS:
+        pytest.skip("the realtime entries need livekit-plugins-openai: pip install -e '.[dev]'")
     wrong = [
         f"{key}: the page says\n  {_flat(message)}\nthe program printed\n  {_flat(outputs[key])}"
         for key, message in documented().items()

@@ -120,6 +120,10 @@ class ScriptedProvider:
     drop_after_responses: int | None = None
     """Close the first connection after this many responses, as a provider's connection can
     drop: the client reconnects and fills the new one again."""
+    close_mid_response: tuple[int, int, str] | None = None
+    """(n, code, reason): close the first connection with websocket close ``code`` and
+    ``reason`` once its response ``n`` (1 = the first) was created, as a provider's server
+    that fails mid-turn does (1011: an internal error)."""
     heard: list[str] = field(default_factory=list)
     """What the "model" transcribes of each user turn's audio, in order (it cannot listen)."""
     connections: int = 0
@@ -223,10 +227,17 @@ class ScriptedProvider:
                 items[:] = [i for i in items if i.get("id") != event["item_id"]]
                 await send({"type": "conversation.item.deleted", "item_id": event["item_id"]})
             elif kind == "response.create":
+                responses += 1
+                closing = self.close_mid_response
+                if first and closing is not None and responses == closing[0]:
+                    # Mid-turn: the response has begun, then the server fails and closes
+                    # the socket with a code and a reason.
+                    await send(self._respond(event, items)[0])  # response.created
+                    await ws.close(code=closing[1], message=closing[2].encode())
+                    break
                 for reply in self._respond(event, items):
                     await send(reply)
                     await asyncio.sleep(0)
-                responses += 1
                 if first and responses == self.drop_after_responses:
                     await ws.close()
                     break

@@ -7,14 +7,12 @@ Imported at collection (main thread), like every LiveKit plugin user.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from livekit.agents import Agent, AgentSession, RunContext, function_tool
-from livekit.agents.voice.events import UserStateChangedEvent
 from livekit.plugins import silero
 
 from pytest_agent_eval.adapters.livekit import (
@@ -22,7 +20,6 @@ from pytest_agent_eval.adapters.livekit import (
     ScriptedRealtimeModel,
     eval_session_kwargs,
 )
-from pytest_agent_eval.adapters.livekit.realtime import ScriptedRealtimeSession
 
 VAD = silero.VAD.load()
 
@@ -119,61 +116,8 @@ although the session asks (as Gemini Live); the server, with a session given ``v
 follows the user's state (and ends each user turn itself too)."""
 
 
-class _AfterTheSessionsVAD(ScriptedRealtimeSession):
-    """Answers a turn its server detected once the session's own VAD has ended it too."""
-
-    def __init__(self, model: ProviderPacedModel, *, server_turn_detection: bool) -> None:
-        super().__init__(model, server_turn_detection=server_turn_detection)
-        self._paced = model
-
-    async def _answer_turn(self, heard: asyncio.Task[None]) -> None:
-        session = self._paced.agent_session
-        if session is not None and session.user_state == "speaking":
-            ended = asyncio.Event()
-
-            def on_state(ev: UserStateChangedEvent) -> None:
-                if ev.new_state != "speaking":
-                    ended.set()
-
-            session.on("user_state_changed", on_state)
-            try:
-                if session.user_state == "speaking":
-                    await ended.wait()
-            finally:
-                session.off("user_state_changed", on_state)
-        await super()._answer_turn(heard)
-
-
-class ProviderPacedModel(ScriptedRealtimeModel):
-    """A scripted model whose server answers as a provider's does next to a session's VAD:
-    after it. A provider's answer comes over the network after its own silence window, later
-    than the local VAD ends the turn; the scripted server answers within milliseconds, which
-    lets LiveKit's own end of that turn (from the session's VAD) interrupt the reply while its
-    tool runs (see docs/livekit-realtime.md, and test_realtime_tool_reply.py for the adapter's
-    report of that). Ordered on the session's event, never on a timer."""
-
-    agent_session: AgentSession[Any] | None = None
-
-    def session(self, *, turn_detection_disabled: bool = False) -> ScriptedRealtimeSession:
-        server = self.server_turn_detection and not (
-            turn_detection_disabled and self.capabilities.can_disable_turn_detection
-        )
-        made = _AfterTheSessionsVAD(self, server_turn_detection=server)
-        self.sessions.append(made)
-        return made
-
-
-def _model_class(mode: Mode) -> type[ScriptedRealtimeModel]:
-    """The session's VAD follows the user next to the server's turns: paced as a provider."""
-    return (
-        ProviderPacedModel
-        if mode in ("fixed_server", "server_and_session_vad")
-        else (ScriptedRealtimeModel)
-    )
-
-
 def front_desk_model(mode: Mode, *, auto_tool_reply: bool = False) -> ScriptedRealtimeModel:
-    return _model_class(mode)(
+    return ScriptedRealtimeModel(
         FRONT_DESK_RULES + BILLING_RULES,
         greeting=GREETING,
         instructions=INSTRUCTIONS,
@@ -183,7 +127,7 @@ def front_desk_model(mode: Mode, *, auto_tool_reply: bool = False) -> ScriptedRe
 
 
 def billing_model(mode: Mode, *, auto_tool_reply: bool = False) -> ScriptedRealtimeModel:
-    return _model_class(mode)(
+    return ScriptedRealtimeModel(
         BILLING_RULES,
         greeting=BILLING_INTRO,
         instructions=INSTRUCTIONS,
@@ -221,22 +165,10 @@ class Scenario:
             if models is not None:
                 models.append(model)
             session: AgentSession[Any] = AgentSession(llm=model, **session_kwargs(mode))
-            if isinstance(model, ProviderPacedModel):
-                model.agent_session = session
-            billing = (
-                (lambda: _paced(billing_model(mode, auto_tool_reply=auto), session))
-                if separate
-                else None
-            )
+            billing = (lambda: billing_model(mode, auto_tool_reply=auto)) if separate else None
             return session, FrontDesk(billing_llm=billing)
 
         return make_session
-
-
-def _paced(model: ScriptedRealtimeModel, session: AgentSession[Any]) -> ScriptedRealtimeModel:
-    if isinstance(model, ProviderPacedModel):
-        model.agent_session = session
-    return model
 
 
 def fixtures_yaml() -> str:

@@ -36,12 +36,14 @@ def _record(
     shared: bool,
     users: Any = CALL,
     drop_after_responses: int | None = None,
+    close_mid_response: tuple[int, int, str] | None = None,
 ) -> Any:
     """Record ``users`` live against the scripted provider; the captures and the connection count."""
 
     async def go() -> tuple[Any, int]:
         scripted = provider()
         scripted.drop_after_responses = drop_after_responses
+        scripted.close_mid_response = close_mid_response
         url = await scripted.start()
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
@@ -186,6 +188,103 @@ def test_a_recorded_reconnection_is_an_error_naming_it(
     assert "connection #1: the session reconnected after client event #" in message
     assert "the replay of a reconnection is not covered" in message
     assert "AGENT_EVAL_REALTIME_RECORD=1" in message
+
+
+@pytest.mark.parametrize(("response", "turn"), [(2, 1), (4, 2)], ids=["reply", "reply-to-the-tool"])
+def test_a_provider_closing_the_socket_mid_turn_is_an_error_naming_its_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, response: int, turn: int
+) -> None:
+    """The provider fails mid-response and closes with 1011: the plugin reconnects and drops
+    the reply it was generating. Before, the turn's reply was what had arrived ('' or a
+    stump), a verdict for the wrong reason, or an error blaming an interruption."""
+    from pytest_agent_eval.errors import AdapterError
+
+    with pytest.raises(AdapterError) as info:
+        _record(
+            tmp_path,
+            monkeypatch,
+            shared=True,
+            users=CALL[:2],
+            close_mid_response=(response, 1011, "keepalive ping timeout"),
+        )
+    message = str(info.value)
+    assert message.startswith(f"turn {turn}: the provider closed RealtimeModel's websocket")
+    assert "close code 1011 (an internal error on the provider's side)" in message
+    assert "reason 'keepalive ping timeout'" in message
+    assert "interrupt" not in message
+
+
+def test_a_recording_that_failed_keeps_the_cassette_that_worked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recording again, the provider fails mid-turn: that run is an ERROR, and the cassette
+    recorded before stays byte for byte (it was replaced by the failed run's events)."""
+    from pytest_agent_eval.errors import AdapterError
+
+    recorded, _ = _record(tmp_path, monkeypatch, shared=True, users=CALL[:2])
+    cassette = tmp_path / "desk.openai-realtime.json"
+    before = cassette.read_bytes()
+    with pytest.raises(AdapterError, match="close code 1011"):
+        _record(
+            tmp_path,
+            monkeypatch,
+            shared=True,
+            users=CALL[:2],
+            close_mid_response=(4, 1011, "server error"),
+        )
+    assert cassette.read_bytes() == before
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert _replay(tmp_path, CALL[:2]) == recorded
+
+
+def test_a_refused_recording_closes_the_session_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The run is refused once the agent's session has started (its model is on Azure's
+    legacy API): that session, its websocket and the model's HTTP session are closed there,
+    not left running (it went on reconnecting, and aiohttp said "Unclosed client session")."""
+    import gc
+    import logging
+    import warnings
+
+    from livekit.agents import AgentSession
+    from livekit.plugins.openai import realtime
+    from replay_agents import FrontDesk
+
+    from pytest_agent_eval.errors import AdapterError
+
+    closed: list[Any] = []
+
+    def make() -> Any:
+        model = realtime.RealtimeModel.with_azure(
+            azure_deployment="gpt-realtime", api_version="2024-10-01-preview"
+        )
+        session: AgentSession[Any] = AgentSession(llm=model)
+        session.on("close", closed.append)
+        return session, FrontDesk()
+
+    async def go() -> None:
+        scripted = provider()
+        url = await scripted.start()
+        monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", url.removesuffix("/v1"))
+        monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-recording")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
+        try:
+            adapter = OpenAIRealtimeReplay(LiveKitAdapter(make), cassette_dir=tmp_path, record=True)
+            with pytest.raises(AdapterError, match="legacy realtime API"):
+                await converse(adapter, transcript(*CALL[:1]))
+            assert len(closed) == 1  # closed by the refusal, before the provider goes away
+        finally:
+            await scripted.aclose()
+
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.ERROR):
+        warnings.simplefilter("always", ResourceWarning)
+        run(go())
+        gc.collect()
+    unclosed = [r.getMessage() for r in caplog.records if "Unclosed client" in r.getMessage()]
+    unclosed += [str(w.message) for w in caught if "Unclosed client" in str(w.message)]
+    assert not unclosed, unclosed
+    assert not list(tmp_path.iterdir())  # nothing recorded
 
 
 def test_a_reconnection_during_a_replay_is_an_error_naming_it(

@@ -317,3 +317,35 @@ def test_a_truncation_of_other_content_is_a_divergence() -> None:
     replay.receive(_truncate(1900, content_index=1))
     assert replay.divergence is not None
     assert "content_index: the agent sent 1, the recording has 0" in replay.divergence
+
+
+def test_a_damaged_cassette_is_named_whole_with_a_command_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the JSON parser said comes whole, with its position (it was cut to "Unterminated
+    string starting at"), and the re-record command names the transcript as the user types it
+    from where pytest runs, not as an absolute path."""
+    from pytest_agent_eval.adapters.livekit.realtime._cassette import (
+        CassetteError,
+        cassette_path,
+        load_cassette,
+    )
+    from pytest_agent_eval.models import Transcript, Turn
+
+    script = Transcript(id="desk", turns=[Turn(user="hi")], path=tmp_path / "evals" / "desk.yaml")
+    path = cassette_path(script, None)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"kind": "pytest-agent-eval/openai-realtime-cass')
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CassetteError) as info:
+        load_cassette(script, path)
+    assert str(info.value) == (
+        "transcript 'desk': realtime cassette evals/cassettes/desk.openai-realtime.json: is not "
+        "valid JSON (Unterminated string starting at line 1, column 10: the file is cut short "
+        "or damaged); record it again (a live run, with a key): AGENT_EVAL_REALTIME_RECORD=1 "
+        "OPENAI_API_KEY=... python -m pytest evals/desk.yaml -k desk"
+    )
+    monkeypatch.chdir(path.parent)  # elsewhere: a path that lies outside stays absolute
+    with pytest.raises(CassetteError) as elsewhere:
+        load_cassette(script, path)
+    assert f"python -m pytest {tmp_path / 'evals' / 'desk.yaml'} -k desk" in str(elsewhere.value)

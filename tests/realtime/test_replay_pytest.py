@@ -134,7 +134,8 @@ def test_a_live_recording_then_offline_replays_and_its_errors(
         ("changed", "turn 2: the agent no longer fits its realtime cassette"),
     ):
         assert problem in out, name
-        assert f"{rerecord} {evals / (name + '.yaml')} -k {name}" in out, name
+        # Relative to where pytest runs, as the user pastes it.
+        assert f"{rerecord} evals/{name}.yaml -k {name}" in out, name
     assert "'Book a table for four'" in out
 
 

@@ -15,9 +15,10 @@ from realtime_agents import (
     PHRASES,
     VAD,
     FrontDesk,
-    ProviderPacedModel,
+    Mode,
     Scenario,
     front_desk_model,
+    session_kwargs,
 )
 
 from pytest_agent_eval.adapters.livekit import (
@@ -133,14 +134,8 @@ def test_turn_detection_none_keeps_the_server_turn_taking_without_a_warning(
     assert eval_session_kwargs()["turn_handling"]["turn_detection"] == "vad"
 
     def make_session() -> tuple[AgentSession[Any], Any]:
-        # The server takes the turns next to the session's VAD: a model paced as a provider's
-        # (it answers once the session's VAD ended the turn too), or LiveKit's own race can
-        # drop the reply to the tool (see realtime_agents.ProviderPacedModel).
         model = front_desk_model("server_and_session_vad")
-        session: AgentSession[Any] = AgentSession(llm=model, vad=VAD, **kwargs)
-        assert isinstance(model, ProviderPacedModel)
-        model.agent_session = session
-        return session, FrontDesk()
+        return AgentSession(llm=model, vad=VAD, **kwargs), FrontDesk()
 
     script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
     with warnings.catch_warnings():
@@ -148,6 +143,88 @@ def test_turn_detection_none_keeps_the_server_turn_taking_without_a_warning(
         (reply,) = run(converse(LiveKitAdapter(make_session, tail_silence_s=TAIL_S), script))
     assert reply.metadata["livekit"]["realtime"]["turn_detection"] == "server"
     assert reply.reply == "It is sunny in Paris."
+
+
+@pytest.mark.parametrize(
+    ("mode", "auto_tool_reply"),
+    [("server_and_session_vad", False), ("fixed_server", True)],
+    ids=["server_vad_and_session_vad", "fixed_server_vad_auto_tool_reply"],
+)
+@pytest.mark.parametrize("speed", [0.0, 1.0], ids=["max_speed", "real_time"])
+def test_the_server_answers_a_turn_once_the_sessions_vad_ended_it_too(
+    realtime_audio: dict[str, Path], mode: Mode, auto_tool_reply: bool, speed: float
+) -> None:
+    """A provider's reply arrives after its server's silence window and the network, so a
+    session's own VAD has ended the turn by then; the scripted model answers as late. Here the
+    session's VAD waits longer for silence than the model's (0.9 s against Silero's default
+    0.55 s), so a model that answered as soon as its own VAD ended the turn would reply while
+    the session still hears the user (the adapter's error: "first reply text came ... before
+    the end of the user's speech")."""
+    from livekit.plugins import silero
+
+    slower = silero.VAD.load(min_silence_duration=0.9)
+    seen: list[str] = []
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        model = front_desk_model(mode, auto_tool_reply=auto_tool_reply)
+        session: AgentSession[Any] = AgentSession(
+            llm=model, **{**session_kwargs(mode), "vad": slower}
+        )
+        session.on("speech_created", lambda ev: seen.append(session.user_state))
+        return session, FrontDesk()
+
+    script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
+    adapter = LiveKitAdapter(make_session, speed=speed, tail_silence_s=1.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        (reply,) = run(converse(adapter, script))
+    assert reply.reply == "It is sunny in Paris."
+    assert [c.name for c in reply.calls] == ["get_weather"]
+    # Every speech (the greeting, the reply) began once the session's VAD had let go.
+    assert seen and "speaking" not in seen, seen
+
+
+def test_a_session_vad_that_never_ends_the_turn_holds_the_answer_and_the_timeout_says_why(
+    realtime_audio: dict[str, Path],
+) -> None:
+    """The session's VAD waits for more silence (2 s) than follows the phrase (0.7 s): it
+    never ends the turn, so the server (paced on it) never answers; the timeout names that."""
+    from livekit.plugins import silero
+
+    from pytest_agent_eval.errors import AgentTimeoutError
+
+    deaf = silero.VAD.load(min_silence_duration=2.0)
+
+    def make_session() -> tuple[AgentSession[Any], Any]:
+        return AgentSession(llm=front_desk_model("server_and_session_vad"), vad=deaf), FrontDesk()
+
+    script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
+    adapter = LiveKitAdapter(make_session, tail_silence_s=TAIL_S, timeout_s=20)
+    with pytest.raises(AgentTimeoutError) as info:
+        run(converse(adapter, script))
+    message = str(info.value)
+    assert "the agent's reply to phrase 1 of 1" in message
+    assert "user state 'speaking'" in message
+    assert "give that VAD a min_silence_duration under the silence after the phrase" in message
+
+
+def test_a_scripted_session_finds_the_agent_session_it_serves() -> None:
+    """How the model paces itself on the session's VAD: the activity that made its session
+    listens to it (livekit-agents' internals, read in _compat; this fails the day they move)."""
+    from pytest_agent_eval.adapters.livekit._compat import realtime_session_owner
+
+    async def check() -> None:
+        model = front_desk_model("server")
+        assert realtime_session_owner(model.session()) is None  # no session listens to it
+        session: AgentSession[Any] = AgentSession(llm=model)
+        await session.start(FrontDesk())
+        try:
+            assert realtime_session_owner(model.sessions[-1]) is session
+        finally:
+            await session.aclose()
+        await model.aclose()
+
+    run(check())
 
 
 def test_a_server_vad_that_cannot_be_disabled_stays_on(realtime_audio: dict[str, Path]) -> None:

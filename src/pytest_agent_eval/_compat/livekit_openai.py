@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import sys
+import weakref
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from typing import Any
@@ -25,14 +27,17 @@ __all__ = [
     "CLIENT_HOOK",
     "PLUGIN_RANGE",
     "SERVER_HOOK",
+    "ProviderClose",
     "close_owned_http_session",
     "drift_problems",
     "installed_versions",
     "is_openai_realtime_model",
     "openai_realtime_model_class",
     "pointed_at",
+    "provider_close",
     "session_model",
     "session_options",
+    "watch_provider_closes",
     "wrap_session_factory",
 ]
 
@@ -147,6 +152,73 @@ async def close_owned_http_session(session: Any) -> None:
         await http.close()
 
 
+_ENGINE = "livekit.agents.llm._realtime.openai"
+_WATCHED = "_pytest_agent_eval_watches_closes"
+_CLOSES: weakref.WeakKeyDictionary[Any, ProviderClose] = weakref.WeakKeyDictionary()
+"""Per realtime model: the last end of a connection its provider made, not yet read. The
+plugin's own error says only "connection closed unexpectedly"."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProviderClose:
+    """How a provider ended a plugin session's websocket."""
+
+    code: int | None
+    """The close code it sent (1011: its internal error); None when the connection broke."""
+    reason: str
+    generating: bool
+    """A response was under way: the plugin drops it when it reconnects."""
+
+
+def watch_provider_closes() -> None:
+    """Note the close frame (code and reason) a provider ends a plugin session's websocket
+    with, from now on, for `provider_close`. Installed once per process, and only once the
+    plugin's engine is imported (an agent on OpenAI's realtime model imported it): each new
+    connection's ``receive`` is wrapped, nothing it returns is changed.
+    """
+    engine = sys.modules.get(_ENGINE)
+    cls = getattr(engine, "RealtimeSession", None) if engine is not None else None
+    original = getattr(cls, "_create_ws_conn", None)
+    if cls is None or original is None or getattr(original, _WATCHED, False):
+        return
+
+    async def _create_ws_conn(self: Any) -> Any:
+        ws = await original(self)
+        model = getattr(self, "_realtime_model", None)
+        receive = ws.receive
+
+        async def watched(*args: Any, **kwargs: Any) -> Any:
+            msg = await receive(*args, **kwargs)
+            kind = getattr(msg.type, "name", "")
+            if kind in ("CLOSE", "CLOSED", "CLOSING", "ERROR") and model is not None:
+                code = msg.data if kind == "CLOSE" and isinstance(msg.data, int) else None
+                reason = str(msg.extra or "") if kind == "CLOSE" else ""
+                generation = getattr(self, "_current_generation", None)
+                done = getattr(generation, "_done_fut", None)
+                _CLOSES[model] = ProviderClose(
+                    code if code is not None else ws.close_code,
+                    reason,
+                    generating=done is not None and not done.done(),
+                )
+            return msg
+
+        ws.receive = watched
+        return ws
+
+    setattr(_create_ws_conn, _WATCHED, True)
+    _create_ws_conn.__wrapped__ = original  # type: ignore[attr-defined]
+    cls._create_ws_conn = _create_ws_conn
+
+
+def provider_close(model: Any) -> ProviderClose | None:
+    """How ``model``'s provider last ended a connection, once: read it when the plugin
+    reports the connection lost. None when closes are not watched."""
+    try:
+        return _CLOSES.pop(model, None)
+    except TypeError:  # a model that cannot be weakly referenced is never watched
+        return None
+
+
 def drift_problems() -> list[str]:
     """What no longer holds of the assumptions above, each naming the installed versions."""
     cls = openai_realtime_model_class()
@@ -179,6 +251,8 @@ def drift_problems() -> list[str]:
         problems.append(f"{where}: RealtimeSession no longer keeps its model as _realtime_model")
     if "realtime_model._opts" not in init_source:
         problems.append(f"{where}: RealtimeSession no longer copies its model's _opts")
+    if not callable(getattr(engine.RealtimeSession, "_create_ws_conn", None)):
+        problems.append(f"{where}: RealtimeSession has no _create_ws_conn (provider closes)")
     run_source = inspect.getsource(engine.RealtimeSession._run_ws)
     for hook in (CLIENT_HOOK, SERVER_HOOK):
         if hook not in run_source:

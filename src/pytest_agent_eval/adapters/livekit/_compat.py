@@ -60,6 +60,7 @@ __all__ = [
     "agent_switch_lock",
     "agent_switch_task",
     "divert_vad_stream_input",
+    "realtime_session_owner",
     "recognition_vad_backlog",
     "recognition_vad_stream",
     "restore_vad_stream_input",
@@ -173,6 +174,23 @@ def agent_switch_task(session: Any) -> asyncio.Task[Any] | None:
 def agent_switch_lock(session: Any) -> asyncio.Lock:
     """The lock held while the session swaps one activity for another."""
     return _read(session, "_activity_lock", _DONE)  # type: ignore[no-any-return]
+
+
+def realtime_session_owner(rt_session: Any) -> Any:
+    """The ``AgentSession`` whose agent activity listens to ``rt_session`` (None while none
+    does): a realtime session is never told which session it serves, but the activity that
+    made it subscribes its own bound methods to its events."""
+    events = _read(rt_session, "_events", "pace a scripted realtime model as a provider")
+    activity_cls = _module_attr(
+        "livekit.agents.voice.agent_activity",
+        "AgentActivity",
+        "pace a scripted realtime model as a provider",
+    )
+    for handler in list(events.get("input_speech_stopped", ())):
+        owner = getattr(handler, "__self__", None)
+        if isinstance(owner, activity_cls):
+            return _read(owner, "session", "pace a scripted realtime model as a provider")
+    return None
 
 
 # -- an agent's activity --------------------------------------------------------------------

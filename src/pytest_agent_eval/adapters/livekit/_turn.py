@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from livekit.agents import AgentSession, llm
+from livekit.agents import AgentSession, APIConnectionError, llm
 from livekit.agents.voice.events import (
     AgentStateChangedEvent,
     CloseEvent,
@@ -32,6 +32,7 @@ from livekit.agents.voice.events import (
     UserStateChangedEvent,
 )
 
+from ..._compat.livekit_openai import provider_close, watch_provider_closes
 from ...errors import AdapterError
 from ...models import AgentSpeech, Handoff, ToolCall, Usage
 from ._compat import (
@@ -186,6 +187,29 @@ class SessionProbe:
         if session.user_state == "speaking":
             return "the user's speech to end (the session's VAD)", []
         return None
+
+
+def _connection_lost(model: llm.RealtimeModel, error: Exception) -> str | None:
+    """The turn's error when the realtime model's provider connection went while a response
+    was under way: the provider's own close (code and reason) when it sent one, never an
+    interruption. None when no response was under way (the plugin reconnects, nothing lost).
+    """
+    close = provider_close(model)
+    name = type(model).__name__
+    if close is not None and not close.generating:
+        return None
+    if close is not None and close.code is not None:
+        meaning = " (an internal error on the provider's side)" if close.code == 1011 else ""
+        what = f"the provider closed {name}'s websocket with close code {close.code}{meaning}, " + (
+            f"reason {close.reason!r}," if close.reason else "no reason given,"
+        )
+    else:
+        what = f"{name} lost its connection to the provider ({type(error).__name__}: {error})"
+    return (
+        f"{what} while it was generating a response: LiveKit's plugin reconnects and drops "
+        "that response, so the turn cannot be evaluated. The provider failed, not the agent: "
+        "run it again; if it keeps happening, check the provider's status"
+    )
 
 
 def _auto_tool_reply(activity: Any) -> bool:
@@ -379,6 +403,7 @@ class TurnRecorder:
 
     def __init__(self, session: AgentSession[Any]) -> None:
         self._session = session
+        watch_provider_closes()  # so a provider's close mid-turn is named with its code
         self.probe = SessionProbe(session)
         self.turn: int | None = GREETING
         """Zero-based index of the turn in progress; None while the session starts."""
@@ -388,6 +413,9 @@ class TurnRecorder:
         self.errors: list[str] = []
         """Errors the session reported during the turn (LLM, STT, TTS), as text."""
         self.unrecoverable = 0
+        self.connection_lost: str | None = None
+        """Why the turn cannot be evaluated when a realtime model lost its provider's
+        connection during it (the plugin reconnects and drops the reply it was making)."""
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
@@ -460,6 +488,7 @@ class TurnRecorder:
         self.finals = []
         self.errors = []
         self.unrecoverable = 0
+        self.connection_lost = None
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         self.segment_texts = []
@@ -654,6 +683,7 @@ class TurnRecorder:
         """
         while True:
             self._changed.clear()
+            self._raise_connection_lost()
             busy = self.probe.busy(self.running_tools) or self._owed_tool_reply()
             if busy is None:
                 on_wait(
@@ -679,6 +709,7 @@ class TurnRecorder:
                     continue
                 if self._owed_tool_reply() is not None:
                     continue
+                self._raise_connection_lost()
                 return
             what, waits = busy
             on_wait(what)
@@ -700,6 +731,7 @@ class TurnRecorder:
             return None
         if handle.interrupted:
             self._tool_reply = None
+            self._raise_connection_lost()  # what cut the speech, if it was that
             raise AdapterError(
                 f"the agent's speech {handle.id} was interrupted while its tools "
                 f"{', '.join(owed.names)} ran, with no user speech after them, so "
@@ -710,6 +742,10 @@ class TurnRecorder:
             self._tool_reply = None  # the handle said all it had to say
             return None
         return f"{owed.what} (the model)", []
+
+    def _raise_connection_lost(self) -> None:
+        if self.connection_lost is not None:
+            raise AdapterError(self.connection_lost)
 
     def _lost_reply_cause(self) -> str:
         """Why a reply owed to tools was lost, when the wiring says (else: who interrupted)."""
@@ -961,6 +997,10 @@ class TurnRecorder:
         if not recoverable:
             self.unrecoverable += 1
         self.errors.append(f"{source} ({kind}): {type(error).__name__}: {error}")
+        if isinstance(ev.source, llm.RealtimeModel) and isinstance(error, APIConnectionError):
+            lost = _connection_lost(ev.source, error)
+            if lost is not None:
+                self.connection_lost = lost
         self._changed.set()
 
     def _on_close(self, ev: CloseEvent) -> None:

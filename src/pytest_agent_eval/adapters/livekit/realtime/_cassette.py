@@ -38,6 +38,7 @@ __all__ = [
     "load_cassette",
     "rerecord_command",
     "save_cassette",
+    "shown_path",
 ]
 
 CASSETTE_FORMAT = 1
@@ -116,9 +117,20 @@ def cassette_path(transcript: Transcript, cassette_dir: Path | None) -> Path:
     return Path(transcript.path).parent / "cassettes" / name
 
 
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message shows it: relative to the working directory (where the user
+    runs pytest, so a command with it can be pasted as it is) when it lies inside it."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
 def rerecord_command(transcript: Transcript) -> str:
-    """The command that records ``transcript``'s cassette again, live."""
-    target = str(transcript.path) if transcript.path is not None else "<your test file>"
+    """The command that records ``transcript``'s cassette again, live, to run from the
+    working directory."""
+    target = shown_path(transcript.path) if transcript.path is not None else "<your test file>"
     return (
         f"{RECORD_ENV}=1 OPENAI_API_KEY=... python -m pytest {shlex.quote(target)} "
         f"-k {shlex.quote(safe_name(transcript.id))}"
@@ -127,7 +139,8 @@ def rerecord_command(transcript: Transcript) -> str:
 
 def _refuse(transcript: Transcript, path: Path, problem: str) -> CassetteError:
     return CassetteError(
-        f"transcript {transcript.id!r}: realtime cassette {path}: {problem}; record it again "
+        f"transcript {transcript.id!r}: realtime cassette {shown_path(path)}: {problem}; "
+        "record it again "
         f"(a live run, with a key): {rerecord_command(transcript)}"
     )
 
@@ -150,8 +163,12 @@ def load_cassette(transcript: Transcript, path: Path) -> Cassette:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        # The whole of what the parser said, with where: "Unterminated string starting at
+        # line 1, column 297", never a phrase cut before its position.
+        where = f"line {exc.lineno}, column {exc.colno}"
+        said = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
         raise _refuse(
-            transcript, path, f"is not valid JSON (line {exc.lineno}: {exc.msg})"
+            transcript, path, f"is not valid JSON ({said}: the file is cut short or damaged)"
         ) from None
     except ValueError as exc:  # undecodable bytes
         raise _refuse(transcript, path, f"is not valid JSON ({exc})") from None

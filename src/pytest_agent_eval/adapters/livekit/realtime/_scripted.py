@@ -25,6 +25,7 @@ from livekit.agents import vad as lk_vad
 from livekit.agents.types import NOT_GIVEN, NotGivenOr
 
 from ....errors import AdapterError, AudioFixtureError
+from .._compat import realtime_session_owner
 from ..offline._scripted import Rule, ScriptedLLM
 from ..offline._stt import FixtureTextSTT, SegmentSTT
 from ..offline._tts import SynthesizerTTS
@@ -79,7 +80,9 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
       ``generate_reply(instructions=...)`` (an ``on_enter`` greeting);
     - ``turn_detection="server"`` (the default) runs the model's own VAD over the audio the
       session pushes: speech start (the session takes it as a barge-in), speech end, the
-      transcript, then the reply, with no request from the session. The session can switch
+      transcript, then the reply, with no request from the session; next to a session given
+      ``vad=`` it answers once that VAD has ended the turn too, as a provider's reply comes
+      after the network and its own silence window. The session can switch
       that off (``can_disable_turn_detection``, as OpenAI's can) when it is given
       ``turn_detection="vad"``; ``can_disable_turn_detection=False`` keeps it on whatever the
       session says, as Gemini Live does. ``turn_detection="client"`` has none: the session's
@@ -385,9 +388,36 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
 
     async def _answer_turn(self, heard: asyncio.Task[None]) -> None:
         await heard
+        await self._after_the_sessions_vad()
         if self._closed:
             return
         self._start_generation(user_initiated=False, instructions=None)
+
+    async def _after_the_sessions_vad(self) -> None:
+        """Wait, if the session's own VAD still hears the user, until it ends the turn too.
+
+        A provider's reply comes over the network after its server's silence window, so by
+        then a session given ``vad=`` has ended the same turn (both VADs hear the same
+        audio). Answering within milliseconds instead lets that later end of turn land on the
+        reply: LiveKit takes it as the user's turn ending mid-reply, so the reply text comes
+        before the end of the user's speech, or the tool's reply is never generated. Ordered
+        on the session's event (``user_state_changed``), never on a timer.
+        """
+        owner = realtime_session_owner(self)
+        if owner is None or owner.user_state != "speaking":
+            return
+        ended = asyncio.Event()
+
+        def on_state(ev: Any) -> None:
+            if ev.new_state != "speaking":
+                ended.set()
+
+        owner.on("user_state_changed", on_state)
+        try:
+            if owner.user_state == "speaking":
+                await ended.wait()
+        finally:
+            owner.off("user_state_changed", on_state)
 
     async def _answer_tools(self) -> None:
         await asyncio.sleep(0)

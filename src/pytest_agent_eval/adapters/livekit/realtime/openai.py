@@ -37,6 +37,7 @@ from ._cassette import (
     load_cassette,
     rerecord_command,
     save_cassette,
+    shown_path,
 )
 from ._record import ConnectionRecorder, reconnect_problem
 from ._replay import ReplayServer
@@ -215,7 +216,7 @@ class OpenAIRealtimeReplay:
                 pytest.skip(
                     f"recording the realtime cassette of {transcript.id!r} is a live run against "
                     f"OpenAI and needs OPENAI_API_KEY, which is not set; set it, or unset "
-                    f"{RECORD_ENV} to replay {path}"
+                    f"{RECORD_ENV} to replay {shown_path(path)}"
                 )
             self._recorded[transcript.id] = {}
             return
@@ -236,7 +237,8 @@ class OpenAIRealtimeReplay:
             problem = reconnect_problem(recorded, recorded_index)
             if problem is not None:
                 raise CassetteError(
-                    f"transcript {transcript.id!r}: realtime cassette {path}: {problem}: "
+                    f"transcript {transcript.id!r}: realtime cassette {shown_path(path)}: "
+                    f"{problem}: "
                     f"{rerecord_command(transcript)}"
                 )
             tape.server = ReplayServer(recorded, sessions_made=lambda: len(tape.sessions))
@@ -253,13 +255,22 @@ class OpenAIRealtimeReplay:
             )
             conversation.check_model()
         except BaseException:
-            await conversation.release()
+            # A refused run closes what it opened: the agent's session (its plugin sessions
+            # and their websockets) as well as the models' HTTP sessions and the server.
+            try:
+                if conversation.inner is not None:
+                    with contextlib.suppress(Exception):
+                        await conversation.inner.aclose()
+            finally:
+                await conversation.release()
             raise
         return conversation
 
     def _keep_run(self, transcript: Transcript, run_index: int, tape: _Tape, path: Path) -> None:
-        """Add a recorded run to the transcript's cassette and write it (in a thread: runs
-        finishing together take turns, so the last write holds every run)."""
+        """Add a recorded run that completed to the transcript's cassette and write it (in a
+        thread: runs finishing together take turns, so the last write holds every run). The
+        write is atomic, and only completed runs get here, so a recording that failed never
+        replaces a cassette that worked."""
         with self._writing:
             runs = self._recorded.setdefault(transcript.id, {})
             runs[run_index] = [r.connection for r in tape.recorders]
@@ -303,6 +314,9 @@ class _ReplayConversation:
         self._keys = keys
         self._released = False
         self._raised = False
+        self._answered = 0
+        """Turns answered without an error; a recording is kept only when every turn was."""
+        self._failed = False
 
     def __getattr__(self, name: str) -> Any:
         # greeting(), expect, session...: the wrapped conversation's own.
@@ -316,7 +330,8 @@ class _ReplayConversation:
         transcript = self.info.transcript
         return CassetteError(
             f"transcript {transcript.id!r}, {where}: the agent no longer fits its realtime "
-            f"cassette {self.path}: {problem}; if the change is intended, record it again (a "
+            f"cassette {shown_path(self.path)}: {problem}; if the change is intended, record "
+            "it again (a "
             f"live run, with a key): {rerecord_command(transcript)}"
         )
 
@@ -380,11 +395,22 @@ class _ReplayConversation:
                     )
 
     async def respond(self, turn: Any) -> AgentReply:
-        reply: AgentReply = await self.guard(self.inner.respond(turn), f"turn {turn.index + 1}")
+        try:
+            reply: AgentReply = await self.guard(self.inner.respond(turn), f"turn {turn.index + 1}")
+        except BaseException:
+            self._failed = True
+            raise
         server = self.tape.server
         if server is not None and server.divergence is not None:
+            self._failed = True
             raise self._misfit(f"turn {turn.index + 1}", server.divergence)
+        self._answered += 1
         return reply
+
+    @property
+    def completed(self) -> bool:
+        """Every turn of the transcript was answered, none with an error."""
+        return not self._failed and self._answered == len(self.info.transcript.turns)
 
     async def release(self) -> None:
         if self._released:
@@ -413,7 +439,9 @@ class _ReplayConversation:
         transcript: Transcript = self.info.transcript
         server = self.tape.server
         if self.tape.record:
-            if self.tape.recorders:
+            # A run that failed (a turn's error, the provider gone) or stopped early is not a
+            # recording: the cassette on disk, if any, stays as it was.
+            if self.tape.recorders and self.completed:
                 await asyncio.to_thread(
                     self.owner._keep_run, transcript, self.info.run_index, self.tape, self.path
                 )

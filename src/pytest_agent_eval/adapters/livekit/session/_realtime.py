@@ -37,7 +37,7 @@ from .._compat import (
     session_skip_aec_warmup,
 )
 from .._segments import flush_session_vad, frames_for_phrase, scan_fixture
-from .._turn import Stage, TurnRecorder
+from .._turn import SLOW_AGENT, Stage, TurnRecorder
 from ..offline._stt import FixtureTextSTT
 from ..realtime._scripted import ScriptedRealtimeModel
 from ._io import FrameQueueInput
@@ -269,7 +269,15 @@ class RealtimeAudio:
                 f"the realtime model heard nothing in phrase {k} of {n} of {path}: its "
                 "transcript came back empty, so the agent got no user turn"
             )
-        stage.set(f"the agent's reply to phrase {k} of {n} in {path} (speech_created)")
+        stage.set(
+            f"the agent's reply to phrase {k} of {n} in {path} (speech_created)",
+            hint=(
+                "With user state 'speaking', the session's VAD has not ended the turn, and a "
+                "model whose server takes the turns answers after it (as a provider's answer "
+                "arrives): give that VAD a min_silence_duration under the silence after the "
+                "phrase (LiveKitAdapter(tail_silence_s=...) for the last one). " + SLOW_AGENT
+            ),
+        )
         await self._until(lambda: turn.speeches > speeches_before or self._recorder.unrecoverable)
         self._raise_errors(path)
         if settle:
