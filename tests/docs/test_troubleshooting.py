@@ -407,7 +407,7 @@ VOICE_KEYS = {
     "check-untimed",
     "sidecar-missing",
     "check-sidecar-missing",
-VOICE_KEYS = {"fixture-missing", "fixture-stale", "sidecar-missing", "check-sidecar-missing"}
+}
 REALTIME_KEYS = {
     "realtime-cassette-missing",
     "realtime-cassette-damaged",
