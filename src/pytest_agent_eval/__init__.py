@@ -22,6 +22,7 @@ from . import legacy
 from .adapters import AgentAdapter, CallableAdapter, Conversation, ConversationInfo, TurnInput
 from .errors import (
     AdapterError,
+    AgentCrashError,
     AgentEvalError,
     AgentTimeoutError,
     AudioFixtureError,
@@ -81,6 +82,7 @@ __version__ = "0.4.0"
 __all__ = [
     "AdapterError",
     "AgentAdapter",
+    "AgentCrashError",
     "AgentEval",
     "AgentEvalError",
     "AgentReply",

@@ -166,6 +166,9 @@ class Settings:
     save_simulations_dir: str | None = None
     """Where each simulated conversation is written as a plain transcript
     (``--agent-eval-save-simulations``)."""
+    crashes_fail_gates: bool = True
+    """A run in which the agent crashed fails its eval whatever the pass rate, and no group
+    absorbs it; false makes a crash an ordinary FAIL, counted in the pass rate."""
 
     @property
     def caller_cache_path(self) -> Path:
@@ -259,6 +262,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "caller_cache": ((bool,), "true or false"),
     "caller_cache_dir": ((str,), "a folder path"),
     "save_simulations_dir": ((str,), "a folder path"),
+    "crashes_fail_gates": ((bool,), "true or false"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {

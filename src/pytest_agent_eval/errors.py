@@ -7,6 +7,8 @@ AgentEvalError          base of everything below
   AudioFixtureError     WAV missing, unreadable, empty, silent, or stale against its sidecar
   AdapterError          our adapter could not drive or observe the agent or its session
     AgentTimeoutError   the agent did not answer within the adapter's own timeout
+    AgentCrashError     the agent crashed: its own code raised, or its session or pipeline
+                        hit an error it could not recover from
   JudgeError            the judge call itself failed, which is not a "no"
   MissingExtraError     an optional dependency is not installed (also an ImportError)
 ```
@@ -16,13 +18,15 @@ how to fix it.
 
 Raised during a run, every one of them makes the run an ERROR (the agent could not be
 evaluated, `models.Verdict`) except `AgentTimeoutError`: an agent that never answers failed,
-as one past ``turn_timeout_s`` does.
+as one past ``turn_timeout_s`` does; and `AgentCrashError`: an agent that crashed is a FAIL
+of its own kind, ``crashed``.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "AdapterError",
+    "AgentCrashError",
     "AgentEvalError",
     "AgentTimeoutError",
     "AudioFixtureError",
@@ -59,6 +63,27 @@ class AdapterError(AgentEvalError):
 class AgentTimeoutError(AdapterError):
     """The agent did not answer within the adapter's own timeout: the agent failed (a FAIL,
     like a turn past ``turn_timeout_s``), not the adapter."""
+
+
+class AgentCrashError(AdapterError):
+    """The agent crashed, as seen by an adapter: an exception escaped the agent's own code (a
+    hook, a processor, a tool the framework does not catch), or its session or pipeline hit
+    an error it could not recover from. The run is ``crashed`` (a FAIL that no gate absorbs),
+    not an ERROR: the agent was evaluated, and it broke.
+
+    Args:
+        message: What happened, in which turn (the run's record shows it).
+        kind: The exception's class name, or the framework's error kind.
+        detail: The exception's own message.
+        where: ``file:line in function`` of the agent's frame, or the framework's error
+            source; None when unknown.
+    """
+
+    def __init__(self, message: str, *, kind: str, detail: str = "", where: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.detail = detail
+        self.where = where
 
 
 class JudgeError(AgentEvalError):

@@ -26,6 +26,7 @@ PUBLIC: dict[str, list[str]] = {
     "(package)": [
         "AdapterError",
         "AgentAdapter",
+        "AgentCrashError",
         "AgentEval",
         "AgentEvalError",
         "AgentReply",
@@ -174,6 +175,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "errors": [
         "AdapterError",
+        "AgentCrashError",
         "AgentEvalError",
         "AgentTimeoutError",
         "AudioFixtureError",
@@ -266,6 +268,7 @@ PUBLIC: dict[str, list[str]] = {
         "BargeIn",
         "CallEnd",
         "Case",
+        "Crash",
         "EvalResult",
         "Expect",
         "Greeting",
@@ -305,6 +308,7 @@ PUBLIC: dict[str, list[str]] = {
         "RunScript",
         "RunSettings",
         "assistant_messages",
+        "crash_of",
         "describe_exception",
         "heard_wer",
         "passes_needed",

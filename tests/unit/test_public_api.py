@@ -42,6 +42,7 @@ ADDED_NAMES = {
     "AudioFixtureError",
     "AdapterError",
     "AgentTimeoutError",
+    "AgentCrashError",
     "JudgeError",
     "MissingExtraError",
     "RunResult",

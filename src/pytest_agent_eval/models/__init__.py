@@ -36,6 +36,7 @@ from ._inputs import (
 )
 from ._results import (
     CallEnd,
+    Crash,
     EvalResult,
     RunResult,
     SimulatedCaller,
@@ -75,6 +76,7 @@ __all__ = [
     "BargeIn",
     "CallEnd",
     "Case",
+    "Crash",
     "EvalResult",
     "Expect",
     "Greeting",

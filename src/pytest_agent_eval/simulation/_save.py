@@ -72,7 +72,9 @@ def _criteria_rubric(simulation: Simulation) -> str:
 
 def _header(simulation: Simulation, run: RunResult) -> list[str]:
     where = f" ({simulation.transcript.path})" if simulation.transcript.path else ""
-    verdict = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[run.verdict]
+    verdict = {"passed": "PASS", "failed": "FAIL", "crashed": "CRASHED", "error": "ERROR"}[
+        run.verdict
+    ]
     lines = [
         f"Saved by pytest-agent-eval (--agent-eval-save-simulations) from simulation "
         f"{simulation.id!r}{where}, run {run.index + 1}: {verdict}.",
