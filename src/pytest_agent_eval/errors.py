@@ -6,7 +6,8 @@ AgentEvalError          base of everything below
   ConfigError           bad [tool.agent_eval] value or command-line option
   AudioFixtureError     WAV missing, unreadable, empty, silent, or stale against its sidecar
   AdapterError          our adapter could not drive or observe the agent or its session
-    AgentTimeoutError   the agent did not answer within the adapter's own timeout
+    AgentFailedError    the agent failed the turn as the adapter observed it (a FAIL)
+      AgentTimeoutError the agent did not answer within the adapter's own timeout
     AgentCrashError     the agent crashed: its own code raised, or its session or pipeline
                         hit an error it could not recover from
   JudgeError            the judge call itself failed, which is not a "no"
@@ -17,9 +18,10 @@ Every message follows one shape: what went wrong, where (file, transcript, turn,
 how to fix it.
 
 Raised during a run, every one of them makes the run an ERROR (the agent could not be
-evaluated, `models.Verdict`) except `AgentTimeoutError`: an agent that never answers failed,
-as one past ``turn_timeout_s`` does; and `AgentCrashError`: an agent that crashed is a FAIL
-of its own kind, ``crashed``.
+evaluated, `models.Verdict`) except `AgentFailedError` (and its `AgentTimeoutError`): an agent
+that never answers, or never hears the caller under the audio conditions asked for, failed, as
+one past ``turn_timeout_s`` does; and `AgentCrashError`: an agent that crashed is a FAIL of its
+own kind, ``crashed``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "AdapterError",
     "AgentCrashError",
     "AgentEvalError",
+    "AgentFailedError",
     "AgentTimeoutError",
     "AudioFixtureError",
     "ConfigError",
@@ -60,7 +63,13 @@ class AdapterError(AgentEvalError):
     run is an ERROR. The message says what, in which turn, and the fix."""
 
 
-class AgentTimeoutError(AdapterError):
+class AgentFailedError(AdapterError):
+    """The agent failed the turn, as the adapter observed it: it never answered, or never
+    heard the caller under the audio conditions the turn asked for. A FAIL (counted, and
+    absorbable by a passing group), not an ERROR: the agent was evaluated."""
+
+
+class AgentTimeoutError(AgentFailedError):
     """The agent did not answer within the adapter's own timeout: the agent failed (a FAIL,
     like a turn past ``turn_timeout_s``), not the adapter."""
 

@@ -59,7 +59,7 @@ from .errors import (
     AdapterError,
     AgentCrashError,
     AgentEvalError,
-    AgentTimeoutError,
+    AgentFailedError,
     MissingExtraError,
     TranscriptError,
 )
@@ -561,7 +561,7 @@ async def _run_turn(
         # FAIL.
         crash: Crash | None = None
         errored = isinstance(exc, AgentEvalError) and not isinstance(
-            exc, (AgentTimeoutError, AgentCrashError)
+            exc, (AgentFailedError, AgentCrashError)
         )
         if isinstance(exc, AgentCrashError):
             error, crash = str(exc), crash_of(exc)

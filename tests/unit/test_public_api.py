@@ -43,6 +43,7 @@ ADDED_NAMES = {
     "AdapterError",
     "AgentTimeoutError",
     "AgentCrashError",
+    "AgentFailedError",
     "JudgeError",
     "MissingExtraError",
     "RunResult",

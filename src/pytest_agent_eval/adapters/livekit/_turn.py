@@ -32,8 +32,8 @@ from livekit.agents.voice.events import (
     UserStateChangedEvent,
 )
 
-from ...errors import AdapterError
-from ...models import AgentSpeech, Handoff, ToolCall, Usage
+from ...errors import AdapterError, AgentCrashError
+from ...models import AgentSpeech, Crash, Handoff, ToolCall, Usage
 from ._compat import (
     activity_agent,
     activity_current_speech,
@@ -372,6 +372,9 @@ class TurnRecorder:
         self.errors: list[str] = []
         """Errors the session reported during the turn (LLM, STT, TTS), as text."""
         self.unrecoverable = 0
+        self.crashes: list[AgentCrashError] = []
+        """How the agent crashed since the last `take_crash` (an exception LiveKit logged from
+        the agent's code, an error the session could not recover from), oldest first."""
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
@@ -944,8 +947,39 @@ class TurnRecorder:
         kind = "recoverable" if recoverable else "unrecoverable"
         if not recoverable:
             self.unrecoverable += 1
+            # The session gives up on it (and closes): the agent's provider or pipeline broke.
+            self.crashes.append(
+                AgentCrashError(
+                    f"the session could not recover from an error of its {source}: "
+                    f"{type(error).__name__}: {error}",
+                    kind=type(error).__name__,
+                    detail=str(error),
+                    where=f"{source} (an unrecoverable error event of the AgentSession)",
+                )
+            )
         self.errors.append(f"{source} ({kind}): {type(error).__name__}: {error}")
         self._changed.set()
+
+    def on_agent_exception(self, exc: BaseException, logged: str) -> None:
+        """From the log scope: ``exc`` escaped the agent's code in a task of this session."""
+        head = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        self.crashes.append(
+            AgentCrashError(
+                f"the agent's code raised {head} (LiveKit logged: {logged!r})",
+                kind=type(exc).__name__,
+                detail=str(exc),
+                where=Crash.of(exc).where,
+            )
+        )
+        self._changed.set()
+
+    def take_crash(self) -> AgentCrashError | None:
+        """The first crash since the last call, or None; the rest are forgotten (the first
+        is the cause, what follows its consequence)."""
+        if not self.crashes:
+            return None
+        first, self.crashes = self.crashes[0], []
+        return first
 
     def _on_close(self, ev: CloseEvent) -> None:
         if not self._closed.done():

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ..._text import safe_name
-from ...errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
+from ...errors import (
+    AdapterError,
+    AgentCrashError,
+    AgentEvalError,
+    AgentTimeoutError,
+    AudioFixtureError,
+)
 from ...models import (
     AgentReply,
     AgentSpeech,
@@ -540,6 +546,15 @@ class PipecatConversation:
                 "(ScriptedLLMService, FixtureTextSTTService or WhisperSTTService, "
                 "SynthesizerTTSService), or pass PipecatAdapter(allow_network=True) to call the "
                 "real ones" + (f"; the pipeline reported: {log.errors[0]}" if log.errors else "")
+            )
+        if log.crashes:
+            # The bot's own processor failed (its exception, an error it pushed): a crash.
+            crash = log.crashes[0]
+            raise AgentCrashError(
+                f"{label}: the bot crashed: {crash}",
+                kind=crash.kind,
+                detail=crash.detail,
+                where=crash.where,
             )
         if log.errors:
             raise AdapterError(

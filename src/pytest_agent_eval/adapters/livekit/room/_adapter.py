@@ -37,6 +37,7 @@ from ....models import (
 from ....voice._fixture_pcm import check_fixtures, save_streamed_audio
 from ....voice._heard import assign_phrases
 from ....voice._segments import SpeechSegment
+from ....voice._unheard import no_speech_error
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from .._logs import hold_livekit_logs
@@ -928,11 +929,7 @@ class LiveKitRoomConversation:
         )
         segments = await scan_segments(_scan_vad(settings), audio)
         if not segments:
-            raise AdapterError(
-                f"the agent's VAD hears no speech in audio fixture {path} "
-                f"({audio.duration_s:.2f} s); the agent would never get a turn. Re-create the "
-                "fixture, or check the VAD's activation threshold"
-            )
+            raise no_speech_error("the agent's VAD", path, audio.duration_s, turn.conditions)
         first, last = segments[0], segments[-1]
         self._fixture_end_s = round(last.detected_s, 3)
         return {
@@ -957,10 +954,11 @@ class LiveKitRoomConversation:
         )
         segments = await scan_segments(_scan_vad(settings), audio)
         if not segments:
-            raise AdapterError(
-                f"the VAD that takes the realtime agent's turns hears no speech in audio "
-                f"fixture {path} ({audio.duration_s:.2f} s); the agent would never get a turn. "
-                "Re-create the fixture, or check the VAD's activation threshold"
+            raise no_speech_error(
+                "the VAD that takes the realtime agent's turns",
+                path,
+                audio.duration_s,
+                turn.conditions,
             )
         transcripts: list[str] | None = None
         if realtime.get("hearing") == "provenance":
