@@ -26,6 +26,8 @@ own kind, ``crashed``.
 
 from __future__ import annotations
 
+from typing import Self
+
 __all__ = [
     "AdapterError",
     "AgentCrashError",
@@ -43,6 +45,14 @@ __all__ = [
 
 class AgentEvalError(Exception):
     """Base class of every error raised by pytest-agent-eval."""
+
+    def labelled(self, label: str) -> Self:
+        """A copy with ``label`` (``turn 2``) in front of the message: the same class and the
+        same fields (an `AgentCrashError` keeps its crash), for an adapter that says where."""
+        copy = type(self).__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.args = (f"{label}: {self}",)
+        return copy
 
 
 class TranscriptError(AgentEvalError, ValueError):
@@ -88,9 +98,13 @@ class AgentCrashError(AdapterError):
             source; None when unknown.
     """
 
-    def __init__(self, message: str, *, kind: str, detail: str = "", where: str | None = None):
+    def __init__(
+        self, message: str, *, kind: str = "", detail: str = "", where: str | None = None
+    ) -> None:
+        # ``kind`` has a default only so that the error unpickles (from a subprocess, an
+        # xdist worker): pickle rebuilds it from its message, then restores these fields.
         super().__init__(message)
-        self.kind = kind
+        self.kind = kind or type(self).__name__
         self.detail = detail
         self.where = where
 

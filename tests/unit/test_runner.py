@@ -458,3 +458,12 @@ def test_a_malformed_pause_marker_fails_before_any_run() -> None:
         "transcript 't', turn 2: user: malformed pause marker '[pause soon]'"
     )
     assert adapter.started == []
+
+
+def test_a_crash_error_keeps_its_crash_when_labelled_and_pickled() -> None:
+    import pickle
+
+    error = AgentCrashError("on_enter raised", kind="KeyError", detail="'menu'", where="a.py:3")
+    for copy in (error.labelled("turn 2"), pickle.loads(pickle.dumps(error.labelled("turn 2")))):
+        assert type(copy) is AgentCrashError and str(copy) == "turn 2: on_enter raised"
+        assert (copy.kind, copy.detail, copy.where) == ("KeyError", "'menu'", "a.py:3")

@@ -534,7 +534,7 @@ class PipecatConversation:
                 f"{_SLOW_BOT}"
             ) from None
         except AgentEvalError as exc:
-            raise type(exc)(f"{label}: {exc}") from None
+            raise exc.labelled(label) from None
 
     def _raise_errors(self, log: TurnLog, label: str) -> None:
         attempts = self.clock.network_attempts

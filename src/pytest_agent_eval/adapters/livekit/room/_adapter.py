@@ -21,7 +21,14 @@ from livekit import api, rtc
 from livekit.plugins import silero
 
 from ...._text import safe_name
-from ....errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
+from ....errors import (
+    AdapterError,
+    AgentCrashError,
+    AgentEvalError,
+    AgentTimeoutError,
+    AudioFixtureError,
+    ConfigError,
+)
 from ....models import (
     AgentReply,
     AgentSpeech,
@@ -552,6 +559,7 @@ class LiveKitRoomConversation:
             await observer.until(lambda: None in observer.captures)
             await observer.until(observer.quiet)
             capture = observer.captures[None]
+            _raise_crash(capture, "before turn 1")
             if capture.get("error"):
                 raise AdapterError(f"the agent failed while starting: {capture['error']}")
             self._greeting = Greeting(
@@ -865,6 +873,7 @@ class LiveKitRoomConversation:
         )
         await observer.until(lambda: turn.index in observer.captures)
         capture = observer.captures[turn.index]
+        _raise_crash(capture, f"turn {turn.index + 1}")
         if capture.get("error"):
             raise AdapterError(f"the agent's session failed during the turn: {capture['error']}")
         if capture.get("unrecoverable"):
@@ -1216,7 +1225,11 @@ class LiveKitRoomConversation:
             why = await self._why_no_agent() if agent_missing and self._dispatch_id else ""
             seen = f" ({observer.describe()})" if observer and not agent_missing else ""
             knob = "join_timeout_s" if label == "the start of the run" else "timeout_s"
-            raise AdapterError(
+            # The agent is in the room, listening, and says nothing: the agent failed the turn
+            # (as in process and on Pipecat). No agent to wait for: the run could not happen.
+            silent = label.startswith("turn ") and not agent_missing
+            error = AgentTimeoutError if silent else AdapterError
+            raise error(
                 f"{label}: nothing within {knob}={timeout_s:g} s; still waiting for "
                 f"{self._stage.text}{seen}{why}. If the agent is only slow, raise "
                 f"LiveKitRoomAdapter({knob}=...)"
@@ -1229,7 +1242,7 @@ class LiveKitRoomConversation:
         except AgentEvalError as exc:
             if str(exc).startswith(f"{label}:"):
                 raise
-            raise type(exc)(f"{label}: {exc}") from exc
+            raise exc.labelled(label) from exc
 
     async def aclose(self, *, after_failure: bool = False) -> None:
         """Leave and delete the room (always: the agent's job ends with it); safe to call twice.
@@ -1283,6 +1296,20 @@ def _no_worker(adapter: LiveKitRoomAdapter) -> str:
         f"no worker is registered for agent_name {name!r} on {adapter.url}, or every such "
         "worker reported itself full (on a small machine set its load_threshold explicitly: a "
         "worker busy starting up is above the default 0.7 and is given no job)"
+    )
+
+
+def _raise_crash(capture: dict[str, Any], label: str) -> None:
+    """Raise the crash the agent's helper reported in ``capture`` (an exception LiveKit logged
+    from the agent's code, an error the session could not recover from), as in process."""
+    crash = capture.get("crash")
+    if not isinstance(crash, dict):
+        return
+    raise AgentCrashError(
+        f"{label}: the agent crashed: {crash.get('message')}",
+        kind=str(crash.get("kind") or "Exception"),
+        detail=str(crash.get("detail") or ""),
+        where=crash.get("where"),
     )
 
 

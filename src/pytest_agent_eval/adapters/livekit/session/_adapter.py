@@ -1028,7 +1028,7 @@ class LiveKitConversation:
             if str(exc).startswith(f"{turn_label}:"):
                 raise
             # Same class (AudioFixtureError stays one), with the turn in front.
-            raise type(exc)(f"{turn_label}: {exc}") from None
+            raise exc.labelled(turn_label) from None
         except Exception as exc:
             errors = self._recorder.errors if self._recorder else []
             raise AdapterError(
