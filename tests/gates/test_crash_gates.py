@@ -97,8 +97,7 @@ def test_a_crash_is_shown_everywhere_and_no_lenient_group_absorbs_it(
             "*= group summary =*",
             "booking: 1/2 passed (50%) >= 50% required -- FAILED",
             "  failures: booking_crashy",
-            "  crashed (the agent crashed; fails the group whatever its pass rate): "
-            "booking_crashy",
+            "  crashed (the agent crashed; fails the group whatever its pass rate): booking_crashy",
             "1 crash(es) of the agent (never absorbed): "
             "tests/evals/booking_crashy.yaml::booking_crashy; *",
         ]
