@@ -274,6 +274,14 @@ class PipecatConversation:
             return await self._session.start()
 
         log = await self._call(start, label="the pipeline's start")
+        if log.crashes:  # a processor of the bot raised while it started or greeted
+            crash = log.crashes[0]
+            raise AgentCrashError(
+                f"before turn 1: the bot crashed: {crash}",
+                kind=crash.kind,
+                detail=crash.detail,
+                where=crash.where,
+            )
         self._refuse_fixture_text_under_conditions()
         self._greeting_log = log
         calls = [_tool_call(c) for c in log.calls]
