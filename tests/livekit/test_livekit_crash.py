@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from corpus_agents import INSTRUCTIONS, RULES, Receptionist
+from corpus_agents import INSTRUCTIONS, RULES, OrderAgent, Receptionist
 from livekit.agents import Agent, AgentSession, APIStatusError, RunContext, function_tool, llm
 from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
 from livekit_support import HELLO_TEXT, Fixtures, booking, run, transcript
@@ -69,6 +69,16 @@ def _run(agent: type[Agent], *turns: Turn, runs: int = 1, llm_: Any = None) -> A
     return run(run_transcript(script, LiveKitAdapter(_factory(agent, llm_), timeout_s=20)))
 
 
+def test_on_user_turn_completed_that_raises_is_a_crash_of_its_turn(fixtures: Fixtures) -> None:
+    # LiveKit logs the hook's exception and drops the turn: without the log, a timeout. (First
+    # in the file: the fixtures are made before any session's threads run.)
+    result = _run(BrokenBriefing, Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
+    (turn,) = result.runs[0].turns
+    assert turn.crash is not None
+    assert (turn.crash.type, turn.crash.message) == ("ValueError", "CRM lookup failed")
+    assert turn.crash.where is not None and turn.crash.where.endswith(" in on_user_turn_completed")
+
+
 def test_a_handed_off_agent_whose_on_enter_raises_is_a_crash_not_an_empty_reply() -> None:
     result = _run(
         HandsToBrokenBilling,
@@ -100,15 +110,6 @@ def test_a_first_agent_whose_on_enter_raises_crashes_before_turn_one() -> None:
     assert run_.crash.where is not None and run_.crash.where.endswith(" in on_enter")
 
 
-def test_on_user_turn_completed_that_raises_is_a_crash_of_its_turn(fixtures: Fixtures) -> None:
-    # LiveKit logs the hook's exception and drops the turn: without the log, a timeout.
-    result = _run(BrokenBriefing, Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
-    (turn,) = result.runs[0].turns
-    assert turn.crash is not None
-    assert (turn.crash.type, turn.crash.message) == ("ValueError", "CRM lookup failed")
-    assert turn.crash.where is not None and turn.crash.where.endswith(" in on_user_turn_completed")
-
-
 class ExplodingLLM(llm.LLM):  # type: ignore[misc]
     def chat(self, **kwargs: Any) -> Any:
         return _Exploding(self, kwargs)
@@ -134,3 +135,24 @@ def test_a_model_the_session_cannot_recover_from_is_a_crash() -> None:
     assert turn.verdict == "crashed", turn.error
     assert turn.crash is not None and turn.crash.type == "APIStatusError"
     assert "model exploded" in turn.crash.message
+
+
+class WarehouseNeverAnswers(OrderAgent):
+    @function_tool
+    async def check_warehouse(self, ctx: RunContext) -> str:
+        """Ask the warehouse about stock."""
+        await asyncio.Event().wait()  # the warehouse never answers
+        return "never"
+
+
+def test_a_silent_agent_is_a_fail_naming_what_it_last_did() -> None:
+    """No crash: a live agent whose tool outlasts the turn said nothing in time, a FAIL (as in
+    a room and on Pipecat) whose message names the tool it last ran."""
+    script = transcript(Turn(user="Check the warehouse."))
+    adapter = LiveKitAdapter(_factory(WarehouseNeverAnswers), timeout_s=3)
+    result = run(run_transcript(script, adapter))
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "failed" and turn.crash is None and result.errored_run_count == 0
+    assert turn.error is not None
+    assert turn.error.startswith("AgentTimeoutError: turn 1: no result within timeout_s=3 s")
+    assert "last it ran tool 'check_warehouse' (still running)" in turn.error

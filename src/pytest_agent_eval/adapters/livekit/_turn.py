@@ -716,6 +716,21 @@ class TurnRecorder:
             )
         return " (the agent's code, or LiveKit, interrupted it: ctx.speech_handle.interrupt()?)"
 
+    def last_tool(self) -> str | None:
+        """``last it ran tool 'book' (still running)``: the turn's latest tool call, for the
+        message of an agent that said nothing in time; None when it called none."""
+        own = [self._calls[c] for c in self._call_order if self._calls[c].turn == self.turn]
+        if not own:
+            return None
+        call = own[-1]
+        if call.cancelled:
+            state = "cancelled"
+        elif call.started and not call.done:
+            state = "still running"
+        else:
+            state = "failed" if call.is_error else "returned"
+        return f"last it ran tool {call.name!r} ({state})"
+
     def running_tools(self) -> list[str]:
         """Names of the calls that started and have not ended, oldest first."""
         return [

@@ -1015,11 +1015,13 @@ class LiveKitConversation:
                 yield
         except TimeoutError:
             heard = self._recorder.heard if self._recorder else ""
+            tool = self._recorder.last_tool() if self._recorder else None
             raise AgentTimeoutError(
                 f"{turn_label}: no result within timeout_s={timeout_s:g} s; still waiting for "
                 f"{stage.text} (agent {self._agent_name()!r}, agent state "
                 f"{self.session.agent_state!r}, user state {self.session.user_state!r}"
                 + (f", heard so far {heard!r}" if heard else "")
+                + (f", {tool}" if tool else "")
                 + f"). {stage.hint}"
             ) from None
         except SessionClosedError as exc:
