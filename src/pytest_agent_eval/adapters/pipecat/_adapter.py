@@ -274,7 +274,9 @@ class PipecatConversation:
             return await self._session.start()
 
         log = await self._call(start, label="the pipeline's start")
-        if log.crashes:  # a processor of the bot raised while it started or greeted
+        if log.crashes and not self.clock.network_attempts:
+            # A processor of the bot raised while it started or greeted. (A service refused
+            # the network is ours to report, as an ERROR, at the first turn.)
             crash = log.crashes[0]
             raise AgentCrashError(
                 f"before turn 1: the bot crashed: {crash}",
