@@ -32,7 +32,7 @@ from livekit.agents.voice.events import (
     UserStateChangedEvent,
 )
 
-from ...errors import AdapterError, AgentCrashError
+from ...errors import AdapterError, AgentCrashError, AgentEvalError
 from ...models import AgentSpeech, Crash, Handoff, ToolCall, Usage
 from ._compat import (
     activity_agent,
@@ -962,7 +962,9 @@ class TurnRecorder:
         kind = "recoverable" if recoverable else "unrecoverable"
         if not recoverable:
             self.unrecoverable += 1
-            # The session gives up on it (and closes): the agent's provider or pipeline broke.
+        if not recoverable and not isinstance(error, AgentEvalError):
+            # The session gives up on it: the agent's provider or pipeline broke (one of our
+            # offline services refusing, an AgentEvalError, is ours: no crash of the agent).
             self.crashes.append(
                 AgentCrashError(
                     f"the session could not recover from an error of its {source}: "
@@ -976,7 +978,11 @@ class TurnRecorder:
         self._changed.set()
 
     def on_agent_exception(self, exc: BaseException, logged: str) -> None:
-        """From the log scope: ``exc`` escaped the agent's code in a task of this session."""
+        """From the log scope: ``exc`` escaped the agent's code in a task of this session
+        (one of ours, an `AgentEvalError` such as a cassette that no longer fits, is not the
+        agent's crash: our adapter reports it)."""
+        if isinstance(exc, AgentEvalError):
+            return
         head = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         self.crashes.append(
             AgentCrashError(

@@ -54,7 +54,7 @@ from pipecat.observers.base_observer import BaseObserver, FrameProcessed, FrameP
 from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.services.llm_service import LLMService
 
-from ...errors import AgentCrashError
+from ...errors import AgentCrashError, AgentEvalError
 from ...models import Crash, Handoff
 from ._compat import tap_observer
 from ._transport import TransportListener
@@ -500,8 +500,9 @@ class Recorder(BaseObserver, TransportListener):
         detail = f" ({type(exception).__name__})" if exception is not None else ""
         self.log.errors.append(f"{where}{message}{detail}")
         processor = frame.processor
-        if processor is not None and type(processor).__module__.startswith("pytest_agent_eval."):
-            return  # one of our offline services failed: the bot was not what broke
+        ours = processor is not None and type(processor).__module__.startswith("pytest_agent_eval.")
+        if ours or isinstance(exception, AgentEvalError):
+            return  # one of our offline services failed, or our code: the bot did not break
         source = f"processor {processor}" if processor is not None else "the pipeline"
         self.log.crashes.append(
             AgentCrashError(
