@@ -25,9 +25,9 @@ A group (``[tool.agent_eval.groups.NAME]``) selects evals by tag, pytest marker 
    session is forgivable. A failure is forgivable when it is a member test that failed in its
    call phase, at least one of its evals missed its threshold (or, for a plain member, its
    test failed), and each eval that missed belongs to at least one group and all of its groups
-   passed. CRASHED evals, ERRORs, errors in setup/teardown, collection errors, failures of tests in no group,
-   and failures of a test whose evals all passed (something else failed) are never forgiven;
-   nor is anything when ``-x`` / ``--maxfail`` stopped the session.
+   passed. CRASHED evals, ERRORs, errors in setup/teardown, collection errors, failures of
+   tests in no group, and failures of a test whose evals all passed (something else failed)
+   are never forgiven; nor is anything when ``-x`` / ``--maxfail`` stopped the session.
 5. **Enforcing.** A group with ``enforce = true`` that FAILED makes the exit status non-zero.
 6. **Not live.** When no eval ran at all (every one skipped, or none selected), gates are not
    evaluated and the exit status is left alone, so a plain ``pytest`` without live mode stays green.

@@ -8,16 +8,18 @@ Flow of `run_transcript`:
    agent said before turn 1 (``conversation.greeting()``, when the conversation has it) and
    checks it against the transcript's ``greeting:``, feeds the turns in order, evaluates each
    reply with every evaluator, and always closes the conversation.
-3. Each run ends as passed, FAIL or ERROR (`models.Verdict`; docs/reports.md, "Run outcomes",
-   has the table). CRASHED (a FAIL of its own kind): the agent's own exception in a turn
-   (`Crash.of` finds its frame), an agent raising `SystemExit` (an agent must not end the test
-   process), an `AgentCrashError` an adapter raised in a turn, the greeting or the close (a
-   hook that raised, an error the session could not recover from). FAIL: a turn longer than
-   its ``turn_timeout_s``, a check that said no. ERROR, the agent not evaluated: any exception while starting the
-   conversation, reading its greeting or closing it, an `AgentEvalError` raised in a turn (our
-   adapter or code could not drive or observe the agent: a worker that crashed, a fixture we
-   refused), a check that could not decide (an evaluator that raised, a judge that was down).
-   No run touches the others.
+3. Each run ends as passed, CRASHED, FAIL or ERROR (`models.Verdict`; docs/reports.md, "Run
+   outcomes", has the table). CRASHED (a FAIL of its own kind): the agent's own exception in a
+   turn (`Crash.of` finds its frame), an agent raising `SystemExit` (an agent must not end the
+   test process), an `AgentCrashError` an adapter raised while starting, in the greeting, a
+   turn or the close (a hook that raised, an error the session could not recover from). FAIL:
+   a turn longer than its ``turn_timeout_s``, an `AgentFailedError` (an agent that never
+   answered, or never heard the caller under the turn's audio conditions), a check that said
+   no. ERROR, the agent not evaluated: any other exception while starting the conversation,
+   reading its greeting or closing it, any other `AgentEvalError` raised in a turn (our adapter
+   or code could not drive or observe the agent: a worker that died, a fixture we refused), a
+   check that could not decide (an evaluator that raised, a judge that was down). No run
+   touches the others.
 4. With ``early_stop``, no new run starts once the verdict is settled either way (one ERROR
    run settles it: the eval is an ERROR).
 5. The test passes when no run is an ERROR, no run crashed (unless ``crashes_fail`` is off:
