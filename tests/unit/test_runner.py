@@ -467,3 +467,29 @@ def test_a_crash_error_keeps_its_crash_when_labelled_and_pickled() -> None:
     for copy in (error.labelled("turn 2"), pickle.loads(pickle.dumps(error.labelled("turn 2")))):
         assert type(copy) is AgentCrashError and str(copy) == "turn 2: on_enter raised"
         assert (copy.kind, copy.detail, copy.where) == ("KeyError", "'menu'", "a.py:3")
+
+
+def test_a_crash_is_placed_in_the_agents_code_and_only_there() -> None:
+    import json
+
+    def agent_code() -> None:
+        json.loads("{")  # raises inside the standard library, called from the agent
+
+    try:
+        agent_code()
+    except ValueError as exc:
+        crash = Crash.from_agent_code(exc)
+        assert crash is not None and crash.where is not None
+        assert crash.where.startswith("test_runner.py:") and crash.where.endswith(" in agent_code")
+
+    async def framework_only() -> BaseException | None:
+        # An exception whose traceback never passes through the user's code (as one a
+        # framework logs from its own task): not the agent's crash.
+        task = asyncio.ensure_future(asyncio.to_thread(json.loads, "{"))
+        await asyncio.wait([task])
+        return task.exception()
+
+    exc = asyncio.run(framework_only())
+    assert exc is not None
+    assert Crash.from_agent_code(exc) is None
+    assert Crash.of(exc).where is not None  # still placed, in the innermost frame

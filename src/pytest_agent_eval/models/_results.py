@@ -83,11 +83,23 @@ class Crash:
             where=where or agent_frame(exc.__traceback__),
         )
 
+    @classmethod
+    def from_agent_code(cls, exc: BaseException) -> Crash | None:
+        """The crash, when ``exc`` came through the user's own code (a frame of its traceback
+        is outside the standard library, the installed packages and ours); None otherwise.
 
-def agent_frame(tb: TracebackType | None) -> str | None:
+        A framework logs exceptions of its own too (a provider connection it reconnects):
+        only one that passed through the agent's code is the agent's crash."""
+        where = agent_frame(exc.__traceback__, fallback=False)
+        if where is None:
+            return None
+        return cls(type=type(exc).__name__, message=str(exc), where=where)
+
+
+def agent_frame(tb: TracebackType | None, *, fallback: bool = True) -> str | None:
     """``agent.py:12 in on_enter``: the innermost frame of ``tb`` in the user's code (not the
-    standard library, an installed package or ours), else the innermost frame; None for no
-    traceback. That is where a user looks first."""
+    standard library, an installed package or ours), else (with ``fallback``) the innermost
+    frame; None for no traceback. That is where a user looks first."""
     frames = traceback.extract_tb(tb)
     if not frames:
         return None
@@ -103,8 +115,12 @@ def agent_frame(tb: TracebackType | None) -> str | None:
             or filename.startswith("<")
         )
 
-    chosen = next((f for f in reversed(frames) if not foreign(f.filename)), frames[-1])
-    return f"{Path(chosen.filename).name}:{chosen.lineno} in {chosen.name}"
+    chosen = next((f for f in reversed(frames) if not foreign(f.filename)), None)
+    if chosen is None and fallback:
+        chosen = frames[-1]
+    return (
+        None if chosen is None else f"{Path(chosen.filename).name}:{chosen.lineno} in {chosen.name}"
+    )
 
 
 def _verdict(

@@ -981,15 +981,17 @@ class TurnRecorder:
         """From the log scope: ``exc`` escaped the agent's code in a task of this session
         (one of ours, an `AgentEvalError` such as a cassette that no longer fits, is not the
         agent's crash: our adapter reports it)."""
-        if isinstance(exc, AgentEvalError):
+        crash = None if isinstance(exc, AgentEvalError) else Crash.from_agent_code(exc)
+        if crash is None:
+            # LiveKit's own (a provider connection it reconnects): an error it could not
+            # recover from comes as an unrecoverable error event instead.
             return
-        head = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         self.crashes.append(
             AgentCrashError(
-                f"the agent's code raised {head} (LiveKit logged: {logged!r})",
-                kind=type(exc).__name__,
-                detail=str(exc),
-                where=Crash.of(exc).where,
+                f"the agent's code raised {crash.describe()} (LiveKit logged: {logged!r})",
+                kind=crash.type,
+                detail=crash.message,
+                where=crash.where,
             )
         )
         self._changed.set()
