@@ -88,3 +88,34 @@ def test_a_processor_that_raises_mid_conversation_is_a_crash(phrases: dict[str, 
         " in process_frame"
     )
     assert second.error is not None and "LooksUpTheCaller" in second.error
+
+
+def test_a_variant_the_bot_cannot_hear_fails_naming_the_condition(
+    phrases: dict[str, Path],
+) -> None:
+    """As in process and in a room: under noise the bot cannot hear through (its VAD takes the
+    noise for speech that never ends), the bot failed that condition, a FAIL naming it."""
+    import pytest
+
+    pytest.importorskip("faster_whisper")
+    from corpus_bots import voice_bot
+
+    from pytest_agent_eval.adapters.pipecat import WhisperSTTService
+    from pytest_agent_eval.models import AudioCondition
+
+    deaf = Turn(
+        user=spoken("weather", phrases).user,
+        audio=phrases["weather"],
+        conditions=[AudioCondition("noise", {"color": "white", "snr_db": -12, "talkers": 4})],
+    )
+    adapter = PipecatAdapter(
+        lambda transport: voice_bot(transport, stt=WhisperSTTService(cpu_threads=1))[0]
+    )
+    result = run(run_transcript(transcript(deaf, id="deaf"), adapter))
+    (turn,) = result.runs[0].turns
+    assert result.errored_run_count == 0 and turn.verdict == "failed", turn.error
+    assert turn.error is not None
+    assert turn.error.startswith(
+        "AgentTimeoutError: turn 1: under the audio conditions noise(color=white, snr_db=-12, "
+        "talkers=4): no end within timeout_s="
+    )

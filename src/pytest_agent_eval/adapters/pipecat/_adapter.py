@@ -30,6 +30,7 @@ from ...models import (
     ToolCall,
     Transcript,
     Usage,
+    describe_conditions,
 )
 from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._factory import takes_info
@@ -423,6 +424,17 @@ class PipecatConversation:
 
         try:
             log = await self._call(run, label=label)
+        except AgentTimeoutError as exc:
+            self._failed = True
+            if fixture is None or not turn.conditions:
+                raise
+            # The bot failed this condition (its VAD never heard the speech start or end in
+            # the noise, say): a FAIL that names it, as the LiveKit adapters' does.
+            said = str(exc).removeprefix(f"{label}: ")
+            raise AgentTimeoutError(
+                f"{label}: under the audio conditions {describe_conditions(turn.conditions)}: "
+                f"{said}"
+            ) from None
         except BaseException:
             self._failed = True
             raise
