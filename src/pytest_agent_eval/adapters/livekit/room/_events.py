@@ -269,7 +269,9 @@ class EvalEventPublisher:
     ``tool_calls`` (`ToolCall.to_dict`), ``agent_speech`` (`AgentSpeech` fields),
     ``handoffs`` (``from``, ``to``), ``agent``, ``metadata`` (`capture_metadata`),
     ``heard``, ``heard_segments``, ``speech_segments``, ``usage`` ([in, out] tokens of the
-    turn), ``errors``, ``unrecoverable``; or ``error`` alone."""
+    turn), ``errors``, ``unrecoverable``, ``crash`` (how the agent crashed: ``message``,
+    ``kind``, ``detail``, ``where``; null when it did not); or ``error`` alone (with
+    ``crash``)."""
 
     def __init__(self, session: AgentSession[Any], room: rtc.Room) -> None:
         self._session = session
