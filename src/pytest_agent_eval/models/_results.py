@@ -233,8 +233,8 @@ class TurnResult(AgentTurn):
             (``noise(color=pink, snr_db=10), telephone(...)``); None for none.
         errored: True when ``error`` kept the agent from being evaluated (our adapter, the
             session around the agent, a fixture our code refused: an ``AgentEvalError``), so
-            the turn is an ERROR; False when the agent itself failed (its own exception, a
-            timeout), a FAIL. See `Verdict`.
+            the turn is an ERROR; False when the agent itself failed (a timeout: a FAIL; its
+            own exception: ``crash`` is set and the turn is CRASHED). See `Verdict`.
         crash: How the agent crashed in this turn (its own exception, an error its session
             could not recover from), or None; ``error`` then describes it too and the turn is
             ``crashed``.
