@@ -27,7 +27,9 @@ from . import legacy
 from .adapters import AgentAdapter, CallableAdapter, Conversation, ConversationInfo, TurnInput
 from .errors import (
     AdapterError,
+    AgentCrashError,
     AgentEvalError,
+    AgentFailedError,
     AgentTimeoutError,
     AudioFixtureError,
     ConfigError,
@@ -86,8 +88,10 @@ __version__ = "0.4.0"
 __all__ = [
     "AdapterError",
     "AgentAdapter",
+    "AgentCrashError",
     "AgentEval",
     "AgentEvalError",
+    "AgentFailedError",
     "AgentReply",
     "AgentSpeech",
     "AgentTimeoutError",

@@ -416,7 +416,14 @@ def record_result(
         ("agent_eval_runs", len(result.runs)),
         ("agent_eval_passed_runs", result.passed_run_count),
         ("agent_eval_threshold", result.threshold),
+        ("agent_eval_verdict", result.verdict),
     ]
+    if result.crash_reason is not None:
+        # A crash is other news than a wrong answer: CI can grep for it in the JUnit file.
+        properties += [
+            ("agent_eval_crashed_runs", len(result.crashed_runs)),
+            ("agent_eval_crash", result.crash_reason),
+        ]
     if result.p95_latency_s is not None:
         properties.append(("agent_eval_p95_latency_s", round(result.p95_latency_s, 4)))
     # Tokens, so CI can chart cost from the JUnit file alone (only what was reported).

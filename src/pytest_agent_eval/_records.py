@@ -34,8 +34,9 @@ __all__ = [
     "serialized_records",
 ]
 
-Verdict = Literal["passed", "failed", "error", "skipped"]
-"""What happened to one eval: its threshold met or missed, could not run, or was skipped."""
+Verdict = Literal["passed", "failed", "crashed", "error", "skipped"]
+"""What happened to one eval: its threshold met or missed, the agent crashed in a run (a FAIL
+no gate absorbs), could not run, or was skipped."""
 
 TestOutcome = Literal["passed", "failed", "error", "skipped"]
 """The pytest outcome of a whole test: ``failed`` in the call phase, ``error`` in setup/teardown."""
@@ -165,6 +166,13 @@ class EvalRecord:
         if self.result is not None:
             return self.result.error_reason
         return self.error or "the test failed before the eval produced a result"
+
+    @property
+    def crash_reason(self) -> str | None:
+        """How the agent crashed, when the verdict is ``crashed``; None otherwise."""
+        if self.verdict != "crashed" or self.result is None:
+            return None
+        return self.result.crash_reason
 
     @property
     def ran(self) -> bool:

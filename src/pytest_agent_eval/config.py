@@ -176,6 +176,9 @@ class Settings:
     """How fast voice adapters stream audio (``speed``, ``--agent-eval-speed``): 0 as fast as
     the agent takes it, 1.0 real time, other values scale real time; None: each adapter's own
     ``speed`` argument (`parse_speed`)."""
+    crashes_fail_gates: bool = True
+    """A run in which the agent crashed fails its eval whatever the pass rate, and no group
+    absorbs it; false makes a crash an ordinary FAIL, counted in the pass rate."""
 
     @property
     def caller_cache_path(self) -> Path:
@@ -270,6 +273,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "caller_cache_dir": ((str,), "a folder path"),
     "save_simulations_dir": ((str,), "a folder path"),
     "speed": ((str, int, float), "'max' (or 0), 'realtime' (or 1) or a number between 0 and 100"),
+    "crashes_fail_gates": ((bool,), "true or false"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {

@@ -6,7 +6,10 @@ AgentEvalError          base of everything below
   ConfigError           bad [tool.agent_eval] value or command-line option
   AudioFixtureError     WAV missing, unreadable, empty, silent, or stale against its sidecar
   AdapterError          our adapter could not drive or observe the agent or its session
-    AgentTimeoutError   the agent did not answer within the adapter's own timeout
+    AgentFailedError    the agent failed the turn as the adapter observed it (a FAIL)
+      AgentTimeoutError the agent did not answer within the adapter's own timeout
+    AgentCrashError     the agent crashed: its own code raised, or its session or pipeline
+                        hit an error it could not recover from
   JudgeError            the judge call itself failed, which is not a "no"
   MissingExtraError     an optional dependency is not installed (also an ImportError)
 ```
@@ -15,15 +18,21 @@ Every message follows one shape: what went wrong, where (file, transcript, turn,
 how to fix it.
 
 Raised during a run, every one of them makes the run an ERROR (the agent could not be
-evaluated, `models.Verdict`) except `AgentTimeoutError`: an agent that never answers failed,
-as one past ``turn_timeout_s`` does.
+evaluated, `models.Verdict`) except `AgentFailedError` (and its `AgentTimeoutError`): an agent
+that never answers, or never hears the caller under the audio conditions asked for, failed, as
+one past ``turn_timeout_s`` does; and `AgentCrashError`: an agent that crashed is a FAIL of its
+own kind, ``crashed``.
 """
 
 from __future__ import annotations
 
+from typing import Self
+
 __all__ = [
     "AdapterError",
+    "AgentCrashError",
     "AgentEvalError",
+    "AgentFailedError",
     "AgentTimeoutError",
     "AudioFixtureError",
     "ConfigError",
@@ -37,6 +46,14 @@ __all__ = [
 
 class AgentEvalError(Exception):
     """Base class of every error raised by pytest-agent-eval."""
+
+    def labelled(self, label: str) -> Self:
+        """A copy with ``label`` (``turn 2``) in front of the message: the same class and the
+        same fields (an `AgentCrashError` keeps its crash), for an adapter that says where."""
+        copy = type(self).__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.args = (f"{label}: {self}",)
+        return copy
 
 
 class TranscriptError(AgentEvalError, ValueError):
@@ -57,9 +74,40 @@ class AdapterError(AgentEvalError):
     run is an ERROR. The message says what, in which turn, and the fix."""
 
 
-class AgentTimeoutError(AdapterError):
+class AgentFailedError(AdapterError):
+    """The agent failed the turn, as the adapter observed it: it never answered, or never
+    heard the caller under the audio conditions the turn asked for. A FAIL (counted, and
+    absorbable by a passing group), not an ERROR: the agent was evaluated."""
+
+
+class AgentTimeoutError(AgentFailedError):
     """The agent did not answer within the adapter's own timeout: the agent failed (a FAIL,
     like a turn past ``turn_timeout_s``), not the adapter."""
+
+
+class AgentCrashError(AdapterError):
+    """The agent crashed, as seen by an adapter: an exception escaped the agent's own code (a
+    hook, a processor, a tool the framework does not catch), or its session or pipeline hit
+    an error it could not recover from. The run is ``crashed`` (a FAIL that no gate absorbs),
+    not an ERROR: the agent was evaluated, and it broke.
+
+    Args:
+        message: What happened, in which turn (the run's record shows it).
+        kind: The exception's class name, or the framework's error kind.
+        detail: The exception's own message.
+        where: ``file:line in function`` of the agent's frame, or the framework's error
+            source; None when unknown.
+    """
+
+    def __init__(
+        self, message: str, *, kind: str = "", detail: str = "", where: str | None = None
+    ) -> None:
+        # ``kind`` has a default only so that the error unpickles (from a subprocess, an
+        # xdist worker): pickle rebuilds it from its message, then restores these fields.
+        super().__init__(message)
+        self.kind = kind or type(self).__name__
+        self.detail = detail
+        self.where = where
 
 
 class JudgeError(AgentEvalError):

@@ -11,8 +11,11 @@ A group (``[tool.agent_eval.groups.NAME]``) selects evals by tag, pytest marker 
 2. **Verdict.** A group passes when at least one member ran, the fraction of members that passed
    is at least ``threshold``, and every ``must_pass`` entry that ran passed. An ERROR member
    (the agent could not be evaluated) is left out of the pass rate and listed apart; it still
-   fails a ``must_pass`` entry, and its test's error is never absorbed (rule 3). A group whose
-   members all were skipped is SKIPPED: it neither passes nor fails.
+   fails a ``must_pass`` entry, and its test's error is never absorbed (rule 3). A CRASHED
+   member (the agent crashed in a run, `models.Verdict`) counts as not passed and fails the
+   group whatever its pass rate (``crashes_fail_gates``; off, a crash is an ordinary FAIL and
+   the member is ``failed``). A group whose members all were skipped is SKIPPED: it neither
+   passes nor fails.
 3. **Selection.** What the session's selection (``-k``, ``-m``, ``--agent-eval-tags``,
    deselection) left out does not count against a group: a ``must_pass`` entry that did not
    run warns (``WARNING: must_pass entry 'X' did not run``) and a group none of whose members
@@ -22,9 +25,9 @@ A group (``[tool.agent_eval.groups.NAME]``) selects evals by tag, pytest marker 
    session is forgivable. A failure is forgivable when it is a member test that failed in its
    call phase, at least one of its evals missed its threshold (or, for a plain member, its
    test failed), and each eval that missed belongs to at least one group and all of its groups
-   passed. ERRORs, errors in setup/teardown, collection errors, failures of tests in no group,
-   and failures of a test whose evals all passed (something else failed) are never forgiven;
-   nor is anything when ``-x`` / ``--maxfail`` stopped the session.
+   passed. CRASHED evals, ERRORs, errors in setup/teardown, collection errors, failures of
+   tests in no group, and failures of a test whose evals all passed (something else failed)
+   are never forgiven; nor is anything when ``-x`` / ``--maxfail`` stopped the session.
 5. **Enforcing.** A group with ``enforce = true`` that FAILED makes the exit status non-zero.
 6. **Not live.** When no eval ran at all (every one skipped, or none selected), gates are not
    evaluated and the exit status is left alone, so a plain ``pytest`` without live mode stays green.
@@ -106,6 +109,11 @@ class GateResult:
         return sum(r.verdict == "passed" for r in self.members)
 
     @property
+    def crashed(self) -> tuple[EvalRecord, ...]:
+        """Member evals in which the agent crashed: each fails the group (rule 2)."""
+        return tuple(r for r in self.members if r.verdict == "crashed")
+
+    @property
     def rate(self) -> float | None:
         """Fraction of members that passed; None when none ran."""
         return self.passed_count / self.total if self.total else None
@@ -133,7 +141,8 @@ class GateResult:
         nothing_ran = self.matched_nothing and not self.errored
         if nothing_ran and self.must_pass_ok and (self.skipped or self.partial):
             return "SKIPPED"
-        return "PASSED" if self.rate_met and self.must_pass_ok else "FAILED"
+        ok = self.rate_met and self.must_pass_ok and not self.crashed
+        return "PASSED" if ok else "FAILED"
 
     @property
     def passed(self) -> bool:
@@ -162,6 +171,15 @@ class GateResult:
         failing = [r.label for r in self.members if r.verdict != "passed"]
         if failing:
             out.append(GateLine("  failures: " + ", ".join(dict.fromkeys(failing))))
+        if self.crashed:
+            names = ", ".join(dict.fromkeys(r.label for r in self.crashed))
+            out.append(
+                GateLine(
+                    f"  crashed (the agent crashed; fails the group whatever its pass rate): "
+                    f"{names}",
+                    "failure",
+                )
+            )
         if self.errored:
             names = ", ".join(dict.fromkeys(r.label for r in self.errored))
             out.append(
@@ -259,6 +277,8 @@ class ExitDecision:
     """Names of groups that FAILED but are not enforced (reported, the exit status kept)."""
     errors: tuple[str, ...] = ()
     """Tests that errored (an ERROR eval, a setup error): never absorbed."""
+    crashes: tuple[str, ...] = ()
+    """Tests with an eval in which the agent crashed: never absorbed."""
     stopped_early: bool = False
     """True when ``-x`` / ``--maxfail`` stopped the session, so nothing was absorbed."""
 
@@ -295,6 +315,11 @@ class ExitDecision:
                 f"{len(self.unabsorbed)} other failure(s) are not: " + ", ".join(self.unabsorbed)
             )
         unchanged = not parts
+        if self.crashes:
+            parts.append(
+                f"{len(self.crashes)} crash(es) of the agent (never absorbed): "
+                + ", ".join(self.crashes)
+            )
         if self.errors and not (self.absorbed and self.unabsorbed):
             parts.append(f"{len(self.errors)} error(s) (never absorbed): " + ", ".join(self.errors))
         if self.reported_failures:
@@ -318,7 +343,7 @@ def _forgivable(
         return False
     evals = [r for r in (*session.records, *session.plain) if r.nodeid == nodeid]
     missed = [r for r in evals if r.verdict == "failed"]
-    if not missed or any(r.verdict == "error" for r in evals):
+    if not missed or any(r.verdict in ("error", "crashed") for r in evals):
         return False
     for record in missed:
         groups = [ok for g, ok in zip(gates, passed, strict=True) if is_member(record, g.config)]
@@ -367,5 +392,10 @@ def decide_exit(
         enforced_failures=enforced,
         reported_failures=reported,
         errors=tuple(n for n in unabsorbed if n in session.errored_nodeids),
+        crashes=tuple(
+            dict.fromkeys(
+                r.nodeid for r in session.records if r.verdict == "crashed" and r.nodeid in failed
+            )
+        ),
         stopped_early=stopped_early,
     )

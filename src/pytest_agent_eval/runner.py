@@ -8,18 +8,23 @@ Flow of `run_transcript`:
    agent said before turn 1 (``conversation.greeting()``, when the conversation has it) and
    checks it against the transcript's ``greeting:``, feeds the turns in order, evaluates each
    reply with every evaluator, and always closes the conversation.
-3. Each run ends as passed, FAIL or ERROR (`models.Verdict`; docs/reports.md, "Run outcomes",
-   has the table). FAIL: the agent's own exception in a turn, a turn longer than its
-   ``turn_timeout_s``, an agent raising `SystemExit` (an agent must not end the test process),
-   a check that said no. ERROR, the agent not evaluated: any exception while starting the
-   conversation, reading its greeting or closing it, an `AgentEvalError` raised in a turn (our
-   adapter or code could not drive or observe the agent: a worker that crashed, a fixture we
-   refused), a check that could not decide (an evaluator that raised, a judge that was down).
-   No run touches the others.
+3. Each run ends as passed, CRASHED, FAIL or ERROR (`models.Verdict`; docs/reports.md, "Run
+   outcomes", has the table). CRASHED (a FAIL of its own kind): the agent's own exception in a
+   turn (`Crash.of` finds its frame), an agent raising `SystemExit` (an agent must not end the
+   test process), an `AgentCrashError` an adapter raised while starting, in the greeting, a
+   turn or the close (a hook that raised, an error the session could not recover from). FAIL:
+   a turn longer than its ``turn_timeout_s``, an `AgentFailedError` (an agent that never
+   answered, or never heard the caller under the turn's audio conditions), a check that said
+   no. ERROR, the agent not evaluated: any other exception while starting the conversation,
+   reading its greeting or closing it, any other `AgentEvalError` raised in a turn (our adapter
+   or code could not drive or observe the agent: a worker that died, a fixture we refused), a
+   check that could not decide (an evaluator that raised, a judge that was down). No run
+   touches the others.
 4. With ``early_stop``, no new run starts once the verdict is settled either way (one ERROR
    run settles it: the eval is an ERROR).
-5. The test passes when no run is an ERROR and passed runs / runs >= threshold; the score is
-   passed runs / evaluated runs (ERROR runs left out).
+5. The test passes when no run is an ERROR, no run crashed (unless ``crashes_fail`` is off:
+   then a crash is an ordinary FAIL) and passed runs / runs >= threshold; the score is passed
+   runs / evaluated runs (ERROR runs left out).
 6. Every string of the result is made safe to record (`_sanitize.scrub`): lone surrogates
    become U+FFFD and secrets are redacted, so reports, JUnit and xdist can carry it.
 
@@ -55,8 +60,9 @@ from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter
 from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
 from .errors import (
     AdapterError,
+    AgentCrashError,
     AgentEvalError,
-    AgentTimeoutError,
+    AgentFailedError,
     MissingExtraError,
     TranscriptError,
 )
@@ -64,6 +70,7 @@ from .evaluators._call import evaluate_call
 from .evaluators.base import evaluate_safely
 from .models import (
     AgentReply,
+    Crash,
     EvalResult,
     Greeting,
     Message,
@@ -82,6 +89,7 @@ __all__ = [
     "RunScript",
     "RunSettings",
     "assistant_messages",
+    "crash_of",
     "describe_exception",
     "heard_wer",
     "passes_needed",
@@ -106,6 +114,8 @@ class RunSettings:
     """Seconds one agent turn may take (a transcript's own ``turn_timeout_s`` wins)."""
     speed: float | None = None
     """How fast voice adapters stream audio (`ConversationInfo.speed`); None: their own."""
+    crashes_fail: bool = True
+    """A run that crashed fails the eval whatever its pass rate (``crashes_fail_gates``)."""
 
     @classmethod
     def from_settings(
@@ -124,6 +134,7 @@ class RunSettings:
             save_audio_dir=settings.save_audio_path,
             turn_timeout_s=turn_timeout_s or settings.turn_timeout_s,
             speed=settings.speed,
+            crashes_fail=settings.crashes_fail_gates,
         )
 
 
@@ -168,6 +179,16 @@ class _TranscriptScript:
 
     async def finish(self, run: RunResult) -> None:
         run.evaluations += await evaluate_call(self.call_checks, run)
+
+
+def crash_of(exc: BaseException) -> Crash:
+    """The `Crash` an exception from the agent stands for: an `AgentCrashError` carries what
+    its adapter saw; any other exception is the agent's own, found in its traceback."""
+    if isinstance(exc, AgentCrashError):
+        return Crash(type=exc.kind, message=exc.detail, where=exc.where)
+    if isinstance(exc, SystemExit):
+        return Crash(type="SystemExit", message=str(exc.code), where=Crash.of(exc).where)
+    return Crash.of(exc)
 
 
 def describe_exception(exc: BaseException, frames: int = 3) -> str:
@@ -241,11 +262,11 @@ async def run_transcript(
     planned = transcript.runs
     needed = passes_needed(transcript.threshold, planned)
     results: list[RunResult] = []
-    passed = failed = errored = 0
+    passed = failed = errored = crashed = 0
 
     def settled() -> bool:
         # At least one run always happens, also when threshold 0 needs no passes at all.
-        decided = passed >= needed or planned - failed < needed or errored > 0
+        decided = passed >= needed or planned - failed < needed or errored > 0 or crashed > 0
         return settings.early_stop and passed + failed > 0 and decided
 
     def in_flight_limit() -> int:
@@ -288,6 +309,7 @@ async def run_transcript(
                 passed += run.passed
                 failed += not run.passed
                 errored += run.verdict == "error"
+                crashed += run.verdict == "crashed" and settings.crashes_fail
                 if on_run_done is not None:
                     on_run_done(run)
     finally:
@@ -303,7 +325,7 @@ async def run_transcript(
     result = TranscriptResult(
         # With every run done this is score >= threshold; after an early stop, the settled
         # verdict. A run that could not evaluate the agent leaves the verdict unreached.
-        passed=passed >= needed and not errored,
+        passed=passed >= needed and not errored and not crashed,
         score=score,
         threshold=transcript.threshold,
         runs=results,
@@ -313,6 +335,7 @@ async def run_transcript(
         duration_s=time.perf_counter() - started,
         variant=transcript.variant,
         base_id=transcript.base_id,
+        crashes_fail=settings.crashes_fail,
     )
     if result_checks:
         result.checks = [await _check_result(c, result) for c in result_checks]
@@ -433,6 +456,11 @@ async def _run_once(
                 speed=speed,
             )
         )
+    except AgentCrashError as exc:  # the agent crashed as its session started (a hook)
+        run.error, run.crash = f"starting the conversation: {exc}", crash_of(exc)
+        run.duration_s = time.perf_counter() - started
+        await _finish(script, run)
+        return run
     except (Exception, SystemExit) as exc:  # the run boundary: the agent was never reached
         run.error = f"starting the conversation failed: {describe_exception(exc)}"
         run.errored = True
@@ -443,6 +471,9 @@ async def _run_once(
     try:
         try:
             run.greeting = await _greeting_of(conversation)
+        except AgentCrashError as exc:  # the agent crashed before turn 1 (its on_enter)
+            run.error, run.crash = f"before turn 1: {exc}", crash_of(exc)
+            return run
         except Exception as exc:  # the run boundary: the conversation could not be observed
             run.error = f"reading the greeting failed: {describe_exception(exc)}"
             run.errored = True
@@ -481,6 +512,9 @@ async def _run_once(
     finally:
         try:
             await conversation.aclose()
+        except AgentCrashError as exc:  # the agent crashed after its last turn
+            if run.error is None:
+                run.error, run.crash = f"closing the conversation: {exc}", crash_of(exc)
         except (Exception, SystemExit) as exc:
             if run.error is None:
                 run.error = f"closing the conversation failed: {describe_exception(exc)}"
@@ -536,15 +570,23 @@ async def _run_turn(
             reply = coerce_reply(reply)
     except (Exception, SystemExit) as exc:  # the run boundary
         error = describe_exception(exc)
-        # Our adapter or our code could not drive or observe the agent: an ERROR. Anything
-        # else came from the agent (its code, its timeout): a failed run of the agent.
-        errored = isinstance(exc, AgentEvalError) and not isinstance(exc, AgentTimeoutError)
-        if isinstance(exc, TimeoutError) and deadline.expired():
+        # Our adapter or our code could not drive or observe the agent: an ERROR. The agent's
+        # own exception (or one an adapter saw in the agent's code) is a crash; its timeout a
+        # FAIL.
+        crash: Crash | None = None
+        errored = isinstance(exc, AgentEvalError) and not isinstance(
+            exc, (AgentFailedError, AgentCrashError)
+        )
+        if isinstance(exc, AgentCrashError):
+            error, crash = str(exc), crash_of(exc)
+        elif isinstance(exc, TimeoutError) and deadline.expired():
             error = (
                 f"no reply within turn_timeout_s={timeout_s:g}s: the agent hung or is too slow "
                 "(raise turn_timeout_s in the transcript, the agent_eval marker or "
                 "[tool.agent_eval] if it is just slow)"
             )
+        elif not isinstance(exc, AgentEvalError):
+            crash = crash_of(exc)
         return TurnResult(
             index=turn_index,
             user=turn.user,
@@ -553,6 +595,7 @@ async def _run_turn(
             duration_s=time.perf_counter() - started,
             conditions=described,
             errored=errored,
+            crash=crash,
         )
     if reply.wer is None and audio is not None and reply.heard is not None:
         reply.wer = heard_wer(words, reply.heard)

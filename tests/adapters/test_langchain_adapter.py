@@ -341,7 +341,7 @@ def test_langgraph_tool_error_is_marked_from_the_tool_message_status() -> None:
     assert "no booking BK-0" in (call.error or "")
 
 
-def test_a_failing_runnable_fails_the_run_naming_the_turn() -> None:
+def test_a_failing_runnable_crashes_the_run_naming_the_turn() -> None:
     class Broken(ScriptedChatModel):
         def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
             raise ConnectionError("provider unreachable")
@@ -349,9 +349,15 @@ def test_a_failing_runnable_fails_the_run_naming_the_turn() -> None:
     result = _run(
         Transcript(id="t", turns=[Turn("Book")]), LangChainAdapter(Broken(script=booking_script))
     )
-    error = result.runs[0].turns[0].error or ""
-    assert "AdapterError: LangChain runnable 'Broken' failed on turn 1 ('Book'), step 1" in error
+    turn = result.runs[0].turns[0]
+    error = turn.error or ""
+    assert "LangChain runnable 'Broken' failed on turn 1 ('Book'), step 1" in error
     assert "provider unreachable" in error
+    # The user's runnable raised: a crash of the agent (a FAIL no gate absorbs), not an ERROR.
+    assert turn.verdict == "crashed" and result.errored_run_count == 0
+    assert turn.crash is not None
+    assert (turn.crash.type, turn.crash.message) == ("ConnectionError", "provider unreachable")
+    assert turn.crash.where is not None and turn.crash.where.endswith(" in _generate")
 
 
 def test_runnable_factory_gives_each_run_a_fresh_runnable() -> None:

@@ -27,7 +27,7 @@ from pydantic_ai.models.test import TestModel
 
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.adapters.pydantic_ai import PydanticAIAdapter
-from pytest_agent_eval.errors import AdapterError
+from pytest_agent_eval.errors import AgentCrashError
 from pytest_agent_eval.models import AgentReply, Expect, Transcript, Turn
 from pytest_agent_eval.runner import RunSettings, run_transcript
 
@@ -215,16 +215,18 @@ def test_structured_output_is_rendered_and_output_tool_is_not_a_tool_call() -> N
     assert isinstance(reply.metadata["output"], Booking)
 
 
-def test_model_override_and_agent_errors_become_adapter_errors() -> None:
+def test_model_override_and_agent_errors_are_crashes_of_the_agent() -> None:
     def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         raise ModelHTTPError(503, "m", body="down")
 
     agent = Agent(TestModel(), name="concierge")
     adapter = PydanticAIAdapter(agent, model=FunctionModel(broken))
     with pytest.raises(
-        AdapterError, match=r"pydantic-ai agent 'concierge' failed on turn 1 \('Hi'\): .*503"
-    ):
+        AgentCrashError, match=r"pydantic-ai agent 'concierge' failed on turn 1 \('Hi'\): .*503"
+    ) as info:
         asyncio.run(converse(adapter, "Hi"))
+    assert info.value.kind == "ModelHTTPError"
+    assert info.value.where is not None and info.value.where.endswith(" in broken")
 
 
 def test_rejects_something_that_is_not_an_agent() -> None:

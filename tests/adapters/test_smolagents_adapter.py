@@ -264,7 +264,7 @@ def test_code_agent_answer_is_the_reply() -> None:
     assert result.runs[0].turns[0].tool_calls == []  # python_interpreter is internal
 
 
-def test_a_failing_model_fails_the_run_naming_the_turn() -> None:
+def test_a_failing_model_crashes_the_run_naming_the_turn() -> None:
     def script(messages: list[Any]) -> ChatMessage:
         raise ConnectionError("provider unreachable")
 
@@ -272,9 +272,12 @@ def test_a_failing_model_fails_the_run_naming_the_turn() -> None:
         Transcript(id="t", turns=[Turn("Book")]),
         SmolagentsAdapter(lambda: make_agent(ScriptedModel(script))),
     )
-    error = result.runs[0].turns[0].error or ""
-    assert "AdapterError: smolagents agent 'ToolCallingAgent' failed on turn 1 ('Book')" in error
+    turn = result.runs[0].turns[0]
+    error = turn.error or ""
+    assert "smolagents agent 'ToolCallingAgent' failed on turn 1 ('Book')" in error
     assert "provider unreachable" in error
+    assert turn.verdict == "crashed" and result.errored_run_count == 0
+    assert turn.crash is not None and turn.crash.type in ("ConnectionError", "AgentGenerationError")
 
 
 def test_bad_construction_says_what_is_needed() -> None:

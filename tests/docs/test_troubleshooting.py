@@ -60,6 +60,12 @@ TEXT_PROJECT = {
     "tests/evals/agent/heard.yaml": (
         "id: heard\nturns:\n  - user: hi\n    expect:\n      heard_contains_any: [hi]\n"
     ),
+    "tests/evals/crash/conftest.py": (
+        "import pytest\n\n\n@pytest.fixture\ndef llm_eval_agent():\n"
+        "    def agent(history):\n        raise RuntimeError('menu service down')\n\n"
+        "    return agent\n"
+    ),
+    "tests/evals/crash/menu.yaml": "id: menu\nturns:\n  - user: What is on the menu?\n",
 }
 BROKEN_PROJECT = {
     "pyproject.toml": "[tool.agent_eval]\nyaml_dirs = ['tests/evals']\nlive = true\n",
@@ -372,6 +378,7 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
         "no-agent-fixture": live,
         "judge-model": live,
         "heard-on-text-turn": live,
+        "agent-crashed": live,
         "config-unknown-key": live,
         "missing-extra": blocked,
         "config-value": config,

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_agent_eval.config import GateConfig
 from pytest_agent_eval.gates import ExitDecision, GateResult, decide_exit, evaluate_gate
-from pytest_agent_eval.models import RunResult, TranscriptResult, TurnResult
+from pytest_agent_eval.models import Crash, RunResult, TranscriptResult, TurnResult
 from pytest_agent_eval.report._records import EvalRecord, SessionRecords
 from pytest_agent_eval.report._session import _gates_note
 
@@ -23,11 +23,15 @@ def _rec(name: str, verdict: str, *, tags: tuple[str, ...] = ("gate:booking",)) 
         return EvalRecord(nodeid=nodeid, transcript_id=name, tags=tags, test_outcome="skipped")
     turn = TurnResult(index=0, user="hi", error=None if verdict == "passed" else "x")
     turn.errored = verdict == "error"
+    if verdict == "crashed":
+        turn.crash = Crash(type="RuntimeError", message="boom", where="agent.py:3 in respond")
     run = RunResult(index=0, turns=[turn])
     result = TranscriptResult(
         passed=verdict == "passed", score=float(verdict == "passed"), threshold=1.0, runs=[run]
     )
-    outcome = {"passed": "passed", "failed": "failed", "error": "error"}[verdict]
+    outcome = {"passed": "passed", "failed": "failed", "crashed": "failed", "error": "error"}[
+        verdict
+    ]
     return EvalRecord(
         nodeid=nodeid,
         transcript_id=name,
@@ -62,6 +66,10 @@ def _gate_lines() -> list[str]:
             GateConfig(name="booking", tags=("gate:booking",)),
             [_rec("ok", "passed"), _rec("booking_flaky", "failed"), _rec("booking_down", "error")],
         ),
+        evaluate_gate(
+            GateConfig(name="booking", tags=("gate:booking",), threshold=0.5),
+            [_rec("ok", "passed"), _rec("booking_crashy", "crashed")],
+        ),
         evaluate_gate(booking, [_rec("s1", "skipped"), _rec("s2", "skipped")]),
         evaluate_gate(booking, []),
         evaluate_gate(booking, [], partial=True),
@@ -73,6 +81,7 @@ def _last_lines() -> list[str]:
     ok = _rec("booking_ok", "passed")
     flaky = _rec("booking_flaky", "failed")
     down = _rec("booking_down", "error")
+    crashy = _rec("booking_crashy", "crashed")
 
     def session(*records: EvalRecord, unit: bool = False) -> SessionRecords:
         failed = [r.nodeid for r in records if r.test_outcome in ("failed", "error")]
@@ -103,6 +112,7 @@ def _last_lines() -> list[str]:
         decide(loose, session(ok, flaky, unit=True)),
         decide(loose, session(ok, flaky), stopped_early=True),
         decide(loose, session(ok, down)),
+        decide(loose, session(ok, crashy)),
         decide(unenforced, session(flaky)),
         decide_exit(0, SessionRecords(records=(_rec("x", "skipped"),)), []),
     ]

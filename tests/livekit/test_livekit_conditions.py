@@ -139,3 +139,37 @@ def test_conditions_are_applied_once_per_turn_not_cached_across_seeds(
     data = [b"".join(bytes(f.data) for f in a.frames) for a in (one, two, again)]
     assert data[0] == data[2] and data[0] != data[1]
     assert adapter.turn_audio(fixtures.book) is adapter.fixture_audio(fixtures.book)
+
+
+DEAF_YAML = f"""
+id: booking
+seed: 5
+runs: 2
+variants:
+  - clean
+  - name: deaf
+    conditions: [{{noise: {{color: white, snr_db: -12}}}}]
+turns:
+  - user: "{BOOK_TEXT}"
+    audio: book.wav
+"""
+
+
+def test_a_variant_the_agent_cannot_hear_fails_naming_the_condition_not_the_fixture(
+    fixtures: Fixtures, tmp_path: Path
+) -> None:
+    """The clean variant passes, so the fixture is fine: under noise the VAD hears nothing in,
+    the agent failed that condition (a FAIL that names it), not an ERROR asking for a new
+    fixture."""
+    clean, deaf = expand(load_transcript_text(DEAF_YAML, path=fixtures.folder / "deaf.yaml"))
+    assert _run(clean, tmp_path).passed
+    result = _run(deaf, tmp_path)
+    assert result.errored_run_count == 0 and result.verdict == "failed"
+    for run_result in result.runs:
+        (turn,) = run_result.turns
+        assert turn.verdict == "failed" and turn.error is not None
+        assert turn.error.startswith(
+            "AgentFailedError: turn 1: under the audio conditions noise(snr_db=-12, color=white"
+        )
+        assert "the agent never hears the caller in this condition" in turn.error
+        assert "Re-create the fixture" not in turn.error

@@ -293,7 +293,7 @@ def test_turn_without_expect_only_needs_the_agent_not_to_crash(project: Project)
         [
             "    turn 1 [[]ok] user: 'plain'",
             "    turn 2 [[]ok] user: 'silent'",
-            "    turn 3 [[]FAIL] user: 'unknown words'",
-            "      error: KeyError: 'unknown words' (at conftest.py:*",
+            "    turn 3 [[]CRASHED] user: 'unknown words'",
+            "      crashed: KeyError: 'unknown words' (at conftest.py:*",
         ]
     )

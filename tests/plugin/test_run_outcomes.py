@@ -162,22 +162,47 @@ def test_a_run_that_could_not_evaluate_the_agent_is_an_error_no_gate_absorbs(
     assert ">ERROR<" in html and reason.split(": ", 1)[1][:30] in html
 
 
-def test_the_agent_raising_in_a_turn_is_a_fail_a_gate_may_absorb(project: Project) -> None:
+def test_the_agent_raising_in_a_turn_is_a_crash_no_gate_absorbs(project: Project) -> None:
     _setup(project, "agent_turn")
 
     result = project.run_live("--junitxml=junit.xml")
+
+    result.assert_outcomes(passed=2, failed=1)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "booking: 2/3 passed (67%) >= 50% required -- FAILED",
+            "  failures: agent_turn",
+            "  crashed (the agent crashed; fails the group whatever its pass rate): agent_turn",
+            "1 crash(es) of the agent (never absorbed): *",
+        ]
+    )
+    # A FAIL of its own kind: a pytest failure, not an error.
+    suite = _junit(project).find("testsuite")
+    assert suite is not None and (suite.get("errors"), suite.get("failures")) == ("0", "1")
+
+
+def test_with_crashes_fail_gates_off_a_crash_is_a_fail_a_gate_may_absorb(
+    project: Project,
+) -> None:
+    _setup(project, "agent_turn")
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            "[tool.agent_eval]\n", "[tool.agent_eval]\ncrashes_fail_gates = false\n", 1
+        )
+    )
+
+    result = project.run_live()
 
     result.assert_outcomes(passed=2, failed=1)
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
             "booking: 2/3 passed (67%) >= 50% required -- PASSED",
-            "  failures: agent_turn",
             "exit code overridden to 0: 1 eval failure(s) absorbed by passing groups: *",
         ]
     )
-    suite = _junit(project).find("testsuite")
-    assert suite is not None and (suite.get("errors"), suite.get("failures")) == ("0", "1")
 
 
 def test_the_agent_saying_no_is_a_fail(project: Project) -> None:

@@ -107,16 +107,18 @@ def test_threshold_is_inclusive(project: Project) -> None:
     result.assert_outcomes(passed=1)
 
 
-def test_agent_raising_fails_only_that_run(project: Project) -> None:
+def test_agent_raising_crashes_only_that_run_and_fails_the_eval(project: Project) -> None:
     _counting_project(project, raise_on=(2,))
     project.transcript("booking", ONE_TURN.format(runs=3, threshold=0.6))
 
     result = project.run_live()
 
-    # One run exploded; the other two ran and passed, so the threshold is met.
-    assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=1)
+    # One run exploded; the other two ran and passed, so the threshold is met, but a crash
+    # fails the eval whatever its pass rate.
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)
     assert _calls(project) == 3
+    result.stdout.fnmatch_lines(["booking*3*2*0.67*0.60*CRASHED*"])
 
 
 def test_agent_exception_is_shown_with_a_traceback_summary(project: Project) -> None:
@@ -129,11 +131,14 @@ def test_agent_exception_is_shown_with_a_traceback_summary(project: Project) -> 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "LLM eval failed: score=0.67 < threshold=1.00 (2/3 runs passed)",
+            "CRASHED: 1 of 3 run(s) crashed: run 2, turn 1: ValueError: agent exploded on call 2 "
+            "(at conftest.py:* in agent)",
+            "LLM eval CRASHED: 1 of 3 run(s) crashed: *",
             "*",
             "  run 1: passed*",
-            "  run 2: FAILED*",
-            "    turn 1 [[]FAIL] user: 'Book a table'",
+            "  run 2: CRASHED*",
+            "    turn 1 [[]CRASHED] user: 'Book a table'",
+            "      crashed: ValueError: agent exploded on call 2 (at conftest.py:* in agent)",
             "      error: ValueError: agent exploded on call 2 (at conftest.py:* in agent*",
             "  run 3: passed*",
         ]
@@ -157,7 +162,7 @@ def test_a_run_stops_at_the_turn_whose_agent_raised(project: Project) -> None:
 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["    turn 1 [[]FAIL] user: 'first'", "      error: ValueError: agent exploded*"]
+        ["    turn 1 [[]CRASHED] user: 'first'", "      crashed: ValueError: agent exploded*"]
     )
     result.stdout.no_fnmatch_line("*user: 'second'*")
     assert _calls(project) == 1

@@ -248,6 +248,7 @@ def test_junit_xml_carries_eval_properties(
         "agent_eval_runs": "3",
         "agent_eval_passed_runs": "2",
         "agent_eval_threshold": "1.0",
+        "agent_eval_verdict": "failed",
         # Tokens, so CI can chart cost from JUnit alone (no judge ran on this transcript).
         "agent_eval_agent_input_tokens": "240",
         "agent_eval_agent_output_tokens": "44",

@@ -144,6 +144,13 @@ CRASH_RULES = [
 ]
 
 
+class BrokenGreeter(RestaurantAgent):
+    """The restaurant agent, whose greeting code raises (a bug in the agent's own code)."""
+
+    async def on_enter(self) -> None:
+        raise RuntimeError("greeting template missing")
+
+
 class MuteAgent(Agent):
     """Hears everything, says nothing: its LLM step produces no text."""
 
@@ -194,6 +201,8 @@ def make_session(behaviour: str) -> tuple[AgentSession, Agent]:
         return _session(ScriptedLLM(HANGUP_RULES)), HangingUpAgent()
     if behaviour == "crash":
         return _session(ScriptedLLM(CRASH_RULES)), CrashingAgent()
+    if behaviour == "broken-enter":
+        return _session(ScriptedLLM(RULES)), BrokenGreeter()
     if behaviour in REALTIME:
         return REALTIME[behaviour].factory()()
     if behaviour == "rt-deaf":
@@ -220,6 +229,7 @@ BEHAVIOURS = (
     "slow-stt",
     "hangup",
     "crash",
+    "broken-enter",
     *REALTIME,
     "rt-deaf",
     "rt-choppy",

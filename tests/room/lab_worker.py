@@ -17,6 +17,7 @@
                call) when the caller says "bye"
 ``crash``      the restaurant agent (with publish_eval_events), whose job process dies while
                it says goodbye, when the caller says "crash"
+``broken-enter`` the restaurant agent (with publish_eval_events), whose on_enter raises
 ``rt-server``  the realtime corpus's front desk (tests/realtime/realtime_agents.py) on a
                ScriptedRealtimeModel whose own VAD takes the turns, sharing it with billing
                (with publish_eval_events); ``rt-server-separate``: billing has its own model;

@@ -111,3 +111,22 @@ def test_runs_whose_agent_never_joined_or_crashed_end_in_adapter_errors(
     assert not run.passed and run.turns == []
     assert run.error is not None and run.error.startswith("starting the conversation failed")
     assert "AdapterError" in run.error and "never joined the room" in run.error
+
+
+def test_an_agent_whose_own_code_raises_is_crashed_with_its_place(
+    lab: RoomLab, lab_worker: str, tmp_path: Path
+) -> None:
+    # The worker's helper reports the exception LiveKit logged from the agent's on_enter,
+    # with its place, as in process: a crash of the agent, not an ERROR of the run.
+    source = tmp_path / "broken.yaml"
+    source.write_text("id: broken\nruns: 1\nturns:\n  - user: hello\n")
+    result = lab.call(
+        "run_records", agent_name=lab_worker, dispatch_metadata="broken-enter", path=str(source)
+    )
+    (run,) = result.runs
+    assert run.verdict == "crashed" and run.turns == [], run.error
+    assert run.crash is not None
+    assert (run.crash.type, run.crash.message) == ("RuntimeError", "greeting template missing")
+    assert run.crash.where is not None and run.crash.where.startswith("lab_agents.py:")
+    assert run.crash.where.endswith(" in on_enter")
+    assert result.verdict == "crashed"

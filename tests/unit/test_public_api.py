@@ -42,6 +42,8 @@ ADDED_NAMES = {
     "AudioFixtureError",
     "AdapterError",
     "AgentTimeoutError",
+    "AgentCrashError",
+    "AgentFailedError",
     "JudgeError",
     "MissingExtraError",
     "RunResult",

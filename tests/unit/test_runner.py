@@ -9,8 +9,8 @@ import pytest
 
 from pytest_agent_eval import AgentReply, Expect, ToolCall, Transcript, Turn
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
-from pytest_agent_eval.errors import AudioFixtureError
-from pytest_agent_eval.models import Message
+from pytest_agent_eval.errors import AgentCrashError, AudioFixtureError
+from pytest_agent_eval.models import Crash, Message, TranscriptResult
 from pytest_agent_eval.runner import RunSettings, passes_needed, run_transcript
 
 
@@ -89,10 +89,10 @@ def test_verdict_from_pass_fraction() -> None:
     assert adapter.prepared == 1
 
 
-def test_exception_in_one_run_fails_only_that_run_and_closes_it() -> None:
+def test_exception_in_one_run_crashes_only_that_run_and_closes_it() -> None:
     adapter = RecordingAdapter(raise_in_runs={1})
     result = asyncio.run(run_transcript(transcript(runs=3, threshold=0.6), adapter))
-    assert result.passed and result.passed_run_count == 2
+    assert result.passed_run_count == 2 and round(result.score, 2) == 0.67
     broken = result.runs[1]
     assert not broken.passed
     assert broken.turns[0].error is not None
@@ -100,6 +100,62 @@ def test_exception_in_one_run_fails_only_that_run_and_closes_it() -> None:
     assert "test_runner.py" in broken.turns[0].error
     assert sorted(adapter.closed) == [0, 1, 2]
     assert sorted(adapter.started) == [0, 1, 2]
+    # The agent's own exception is a crash, with the place in the agent's code; it fails the
+    # eval although 2 of 3 runs meet the threshold of 0.6.
+    crash = broken.turns[0].crash
+    assert crash is not None
+    assert (crash.type, crash.message) == ("ValueError", "agent broke in run 1")
+    assert crash.where is not None and crash.where.startswith("test_runner.py:")
+    assert crash.where.endswith(" in respond")
+    assert (broken.turns[0].verdict, broken.verdict) == ("crashed", "crashed")
+    assert not result.passed and result.verdict == "crashed"
+    assert result.crash_reason == (
+        f"1 of 3 run(s) crashed: run 2, turn 1: ValueError: agent broke in run 1 (at {crash.where})"
+    )
+    assert result.threshold_message().startswith("LLM eval CRASHED: 1 of 3 run(s) crashed")
+
+
+def test_crashes_fail_off_makes_a_crash_an_ordinary_fail() -> None:
+    adapter = RecordingAdapter(raise_in_runs={1})
+    settings = RunSettings(crashes_fail=False)
+    result = asyncio.run(
+        run_transcript(transcript(runs=3, threshold=0.6), adapter, settings=settings)
+    )
+    assert result.passed and result.verdict == "passed"
+    assert result.runs[1].verdict == "crashed"  # the run still says what happened
+
+
+def test_a_crash_round_trips_through_the_serializer() -> None:
+    adapter = RecordingAdapter(raise_in_runs={0})
+    result = asyncio.run(run_transcript(transcript(runs=1), adapter))
+    again = TranscriptResult.from_dict(result.to_dict())
+    assert again.verdict == "crashed"
+    assert again.runs[0].turns[0].crash == result.runs[0].turns[0].crash
+
+
+def test_an_adapter_crash_error_is_a_crash_not_an_error() -> None:
+    class CrashingConversation:
+        async def respond(self, turn: object) -> AgentReply:
+            raise AgentCrashError(
+                "turn 1: the agent's on_enter raised",
+                kind="RuntimeError",
+                detail="no menu",
+                where="agent.py:12 in on_enter",
+            )
+
+        async def aclose(self) -> None:
+            return None
+
+    class Crashing:
+        async def start_conversation(self, info: object) -> CrashingConversation:
+            return CrashingConversation()
+
+    result = asyncio.run(run_transcript(transcript(runs=2), Crashing()))
+    assert result.verdict == "crashed" and result.errored_run_count == 0
+    assert result.runs[0].turns[0].crash == Crash(
+        type="RuntimeError", message="no menu", where="agent.py:12 in on_enter"
+    )
+    assert result.runs[0].turns[0].error == "turn 1: the agent's on_enter raised"
 
 
 def test_concurrency_is_bounded() -> None:
@@ -402,3 +458,38 @@ def test_a_malformed_pause_marker_fails_before_any_run() -> None:
         "transcript 't', turn 2: user: malformed pause marker '[pause soon]'"
     )
     assert adapter.started == []
+
+
+def test_a_crash_error_keeps_its_crash_when_labelled_and_pickled() -> None:
+    import pickle
+
+    error = AgentCrashError("on_enter raised", kind="KeyError", detail="'menu'", where="a.py:3")
+    for copy in (error.labelled("turn 2"), pickle.loads(pickle.dumps(error.labelled("turn 2")))):
+        assert type(copy) is AgentCrashError and str(copy) == "turn 2: on_enter raised"
+        assert (copy.kind, copy.detail, copy.where) == ("KeyError", "'menu'", "a.py:3")
+
+
+def test_a_crash_is_placed_in_the_agents_code_and_only_there() -> None:
+    import json
+
+    def agent_code() -> None:
+        json.loads("{")  # raises inside the standard library, called from the agent
+
+    try:
+        agent_code()
+    except ValueError as exc:
+        crash = Crash.from_agent_code(exc)
+        assert crash is not None and crash.where is not None
+        assert crash.where.startswith("test_runner.py:") and crash.where.endswith(" in agent_code")
+
+    async def framework_only() -> BaseException | None:
+        # An exception whose traceback never passes through the user's code (as one a
+        # framework logs from its own task): not the agent's crash.
+        task = asyncio.ensure_future(asyncio.to_thread(json.loads, "{"))
+        await asyncio.wait([task])
+        return task.exception()
+
+    exc = asyncio.run(framework_only())
+    assert exc is not None
+    assert Crash.from_agent_code(exc) is None
+    assert Crash.of(exc).where is not None  # still placed, in the innermost frame

@@ -40,6 +40,7 @@ from .._retry import describe_error
 from ..errors import AdapterError, require_extra
 from ..models import AgentReply, ToolCall, Usage
 from ._args import coerce_args, reply_text
+from ._crash import agent_crashed
 from .base import Conversation, ConversationInfo, TurnInput
 
 __all__ = ["DEFAULT_MAX_STEPS", "LangChainAdapter", "text_of", "tool_calls_from_messages"]
@@ -285,10 +286,11 @@ class _LangChainConversation:
     async def _invoke(self, turn: TurnInput, step: int) -> Any:
         try:
             return await self._runnable.ainvoke(self._input(), self._adapter.config)
-        except Exception as exc:  # translate at the edge; the runner records it
-            raise AdapterError(
+        except Exception as exc:  # the runnable (the user's chain, its model) raised: a crash
+            raise agent_crashed(
                 f"LangChain runnable {self._name!r} failed on turn {turn.index + 1} "
-                f"({turn.text[:60]!r}), step {step}: {describe_error(exc)}"
+                f"({turn.text[:60]!r}), step {step}: {describe_error(exc)}",
+                exc,
             ) from exc
 
     async def respond(self, turn: TurnInput) -> AgentReply:

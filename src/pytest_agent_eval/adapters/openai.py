@@ -33,6 +33,7 @@ from typing import Any, TypeAlias
 from .._retry import describe_error
 from ..errors import AdapterError, require_extra
 from ..models import AgentReply, ToolCall, Usage
+from ._crash import agent_crashed
 from .base import Conversation, ConversationInfo, TurnInput
 
 __all__ = ["DEFAULT_MAX_STEPS", "OpenAIAdapter", "Tool", "ToolSpec"]
@@ -289,10 +290,11 @@ class _OpenAIConversation:
             kwargs.update(adapter.options)
             try:
                 response = await adapter._create(**kwargs)
-            except Exception as exc:  # translate at the edge; the run records it
-                raise AdapterError(
+            except Exception as exc:  # the agent's provider failed it: a crash of the agent
+                raise agent_crashed(
                     f"OpenAI chat completion failed for model {adapter.model!r} on turn "
-                    f"{turn.index + 1}, step {step}: {describe_error(exc)}"
+                    f"{turn.index + 1}, step {step}: {describe_error(exc)}",
+                    exc,
                 ) from exc
             usage = usage + _usage_of(response)
             answered_by = str(getattr(response, "model", None) or adapter.model)

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._compat.pydantic_ai import usage_of
-from ..errors import AdapterError, require_extra
+from ..errors import require_extra
 from ..models import AgentReply, ToolCall
+from ._crash import agent_crashed
 from .base import Conversation, ConversationInfo, TurnInput
 
 if TYPE_CHECKING:
@@ -218,11 +219,12 @@ class _PydanticAIConversation:
             kwargs["usage_limits"] = adapter.usage_limits
         try:
             result = await agent.run(turn.text, **kwargs)
-        except Exception as exc:  # translate at the edge; the runner records it as a failed run
+        except Exception as exc:  # the agent (its tools, its model) raised: a crash
             name = getattr(agent, "name", None) or type(agent).__name__
-            raise AdapterError(
+            raise agent_crashed(
                 f"pydantic-ai agent {name!r} failed on turn {turn.index + 1} "
-                f"({turn.text[:60]!r}): {type(exc).__name__}: {exc}"
+                f"({turn.text[:60]!r}): {type(exc).__name__}: {exc}",
+                exc,
             ) from exc
         self.messages = list(result.all_messages())
         output_tool = getattr(result, "_output_tool_name", None)

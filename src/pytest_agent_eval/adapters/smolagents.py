@@ -31,9 +31,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .._retry import describe_error
-from ..errors import AdapterError, require_extra
+from ..errors import require_extra
 from ..models import AgentReply, ToolCall, Usage
 from ._args import coerce_args, reply_text
+from ._crash import agent_crashed
 from .base import Conversation, ConversationInfo, TurnInput
 
 __all__ = ["INTERNAL_TOOLS", "SmolagentsAdapter"]
@@ -137,11 +138,12 @@ class _SmolagentsConversation:
             events = await asyncio.to_thread(
                 lambda: list(agent.run(turn.text, stream=True, reset=reset))
             )
-        except Exception as exc:  # translate at the edge; the runner records it
+        except Exception as exc:  # the agent raised: a crash
             name = getattr(agent, "name", None) or type(agent).__name__
-            raise AdapterError(
+            raise agent_crashed(
                 f"smolagents agent {name!r} failed on turn {turn.index + 1} "
-                f"({turn.text[:60]!r}): {describe_error(exc)}"
+                f"({turn.text[:60]!r}): {describe_error(exc)}",
+                exc,
             ) from exc
         return self._reply(events)
 

@@ -38,6 +38,7 @@ from ._inputs import (
 )
 from ._results import (
     CallEnd,
+    Crash,
     EvalResult,
     RunResult,
     SimulatedCaller,
@@ -78,6 +79,7 @@ __all__ = [
     "CallEnd",
     "CallExpect",
     "Case",
+    "Crash",
     "EvalResult",
     "Expect",
     "Greeting",

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import sysconfig
+import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 from .._serialize import from_json, to_json
@@ -17,6 +21,7 @@ from ._turns import AgentTurn, Greeting, ToolCall, Usage, sum_usage
 
 __all__ = [
     "CallEnd",
+    "Crash",
     "EvalResult",
     "RunResult",
     "SimulatedCaller",
@@ -25,12 +30,18 @@ __all__ = [
     "Verdict",
 ]
 
-Verdict: TypeAlias = Literal["passed", "failed", "error"]
+Verdict: TypeAlias = Literal["passed", "failed", "crashed", "error"]
 """The outcome of a turn, a run or a transcript.
 
 - ``passed``: every check passed.
-- ``failed`` (FAIL): the agent did something wrong: a check said no, or the agent's own code
-  raised or hung. Counted in pass rates; a passing gate may absorb it.
+- ``failed`` (FAIL): the agent did something wrong: a check said no, or the agent hung. Counted
+  in pass rates; a passing gate may absorb it.
+- ``crashed`` (FAIL, CRASHED): the agent crashed: an exception escaped its own code (a tool, a
+  hook such as LiveKit's ``on_enter``, a Pipecat processor, a text agent's callable), or its
+  session or pipeline hit an error it could not recover from. A FAIL, counted in pass rates
+  like one, but other news than a wrong answer: the eval fails whatever its pass rate and no
+  gate absorbs it, unless ``crashes_fail_gates = false`` says crashes are ordinary FAILs (then
+  a transcript is ``failed`` or ``passed`` by its pass rate). The `Crash` says what and where.
 - ``error`` (ERROR): the agent could not be evaluated: starting the conversation failed (the
   session factory, the adapter, a worker that never joined), our adapter or our code raised
   an ``AgentEvalError`` in a turn (a worker that crashed, a fixture we refused), or a check
@@ -39,11 +50,90 @@ Verdict: TypeAlias = Literal["passed", "failed", "error"]
 """
 
 
+@dataclass
+class Crash:
+    """How the agent crashed: the exception that escaped its code, or the error its session or
+    pipeline could not recover from. Reports print it as ``RuntimeError: boom (at
+    agent.py:12 in on_enter)``.
+
+    Args:
+        type: The exception's class name (``RuntimeError``), or the framework's error kind.
+        message: The exception's message.
+        where: Where it was raised: ``file:line in function`` of the agent's innermost frame,
+            or the framework's error source (``Pipecat processor LLMProcessor#0``); None when
+            unknown.
+    """
+
+    type: str
+    message: str = ""
+    where: str | None = None
+
+    def describe(self) -> str:
+        """``RuntimeError: boom (at agent.py:12 in on_enter)``."""
+        head = f"{self.type}: {self.message}" if self.message else self.type
+        return f"{head} (at {self.where})" if self.where else head
+
+    @classmethod
+    def of(cls, exc: BaseException, *, where: str | None = None) -> Crash:
+        """The crash an exception describes; ``where`` defaults to `agent_frame` of its
+        traceback."""
+        return cls(
+            type=type(exc).__name__,
+            message=str(exc),
+            where=where or agent_frame(exc.__traceback__),
+        )
+
+    @classmethod
+    def from_agent_code(cls, exc: BaseException) -> Crash | None:
+        """The crash, when ``exc`` came through the user's own code (a frame of its traceback
+        is outside the standard library, the installed packages and ours); None otherwise.
+
+        A framework logs exceptions of its own too (a provider connection it reconnects):
+        only one that passed through the agent's code is the agent's crash."""
+        where = agent_frame(exc.__traceback__, fallback=False)
+        if where is None:
+            return None
+        return cls(type=type(exc).__name__, message=str(exc), where=where)
+
+
+def agent_frame(tb: TracebackType | None, *, fallback: bool = True) -> str | None:
+    """``agent.py:12 in on_enter``: the innermost frame of ``tb`` in the user's code (not the
+    standard library, an installed package or ours), else (with ``fallback``) the innermost
+    frame; None for no traceback. That is where a user looks first."""
+    frames = traceback.extract_tb(tb)
+    if not frames:
+        return None
+    ours = str(Path(__file__).resolve().parents[1])
+    stdlib = sysconfig.get_paths()["stdlib"]
+
+    def foreign(filename: str) -> bool:
+        resolved = str(Path(filename).resolve())
+        return (
+            "site-packages" in resolved
+            or "dist-packages" in resolved
+            or resolved.startswith((ours, stdlib))
+            or filename.startswith("<")
+        )
+
+    chosen = next((f for f in reversed(frames) if not foreign(f.filename)), None)
+    if chosen is None and fallback:
+        chosen = frames[-1]
+    return (
+        None if chosen is None else f"{Path(chosen.filename).name}:{chosen.lineno} in {chosen.name}"
+    )
+
+
 def _verdict(
-    passed: bool, errored: bool, agent_failed: bool, evaluations: Iterable[EvalResult]
+    passed: bool,
+    errored: bool,
+    agent_failed: bool,
+    evaluations: Iterable[EvalResult],
+    crashed: bool = False,
 ) -> Verdict:
-    """One rule for every level: a definite failure of the agent decides; else an error;
-    else failed (a result built by hand with ``passed=False``)."""
+    """One rule for every level: a crash of the agent decides; then a definite failure of the
+    agent; else an error; else failed (a result built by hand with ``passed=False``)."""
+    if crashed:
+        return "crashed"
     if passed:
         return "passed"
     evaluations = list(evaluations)
@@ -143,8 +233,11 @@ class TurnResult(AgentTurn):
             (``noise(color=pink, snr_db=10), telephone(...)``); None for none.
         errored: True when ``error`` kept the agent from being evaluated (our adapter, the
             session around the agent, a fixture our code refused: an ``AgentEvalError``), so
-            the turn is an ERROR; False when the agent itself failed (its own exception, a
-            timeout), a FAIL. See `Verdict`.
+            the turn is an ERROR; False when the agent itself failed (a timeout: a FAIL; its
+            own exception: ``crash`` is set and the turn is CRASHED). See `Verdict`.
+        crash: How the agent crashed in this turn (its own exception, an error its session
+            could not recover from), or None; ``error`` then describes it too and the turn is
+            ``crashed``.
     """
 
     index: int
@@ -157,19 +250,24 @@ class TurnResult(AgentTurn):
     audio: str | None = None
     conditions: str | None = None
     errored: bool = False
+    crash: Crash | None = None
 
     @property
     def passed(self) -> bool:
-        """No error and every evaluation passed."""
-        return self.error is None and all(e.passed for e in self.evaluations)
+        """No error, no crash and every evaluation passed."""
+        return self.error is None and self.crash is None and all(e.passed for e in self.evaluations)
 
     @property
     def verdict(self) -> Verdict:
-        """``passed``; ``failed`` when the agent failed (its error, a check that said no);
-        ``error`` when the turn could not evaluate the agent (an errored turn, or checks that
-        only errored)."""
+        """``passed``; ``crashed`` when the agent crashed (`crash`); ``failed`` when the agent
+        failed (its error, a check that said no); ``error`` when the turn could not evaluate
+        the agent (an errored turn, or checks that only errored)."""
         return _verdict(
-            self.passed, self.errored, self.error is not None and not self.errored, self.evaluations
+            self.passed,
+            self.errored,
+            self.error is not None and not self.errored,
+            self.evaluations,
+            crashed=self.crash is not None,
         )
 
     @property
@@ -297,6 +395,8 @@ class RunResult:
             simulation's criteria, each with its verdict and reason).
         simulation: What the simulated caller did and how the conversation ended, for a run
             of a simulation; None for a transcript's run.
+        crash: How the agent crashed outside any turn (before its greeting, while the
+            conversation closed), or None; a turn's crash is on the turn. See `crashes`.
     """
 
     index: int
@@ -308,13 +408,35 @@ class RunResult:
     errored: bool = False
     evaluations: list[EvalResult] = field(default_factory=list)
     simulation: SimulatedCaller | None = None
+    crash: Crash | None = None
+
+    @property
+    def crashes(self) -> list[tuple[int | None, Crash]]:
+        """Every crash of the run, as ``(turn index, crash)``; the index is None for the run's
+        own (outside any turn)."""
+        found: list[tuple[int | None, Crash]] = [
+            (t.index, t.crash) for t in self.turns if t.crash is not None
+        ]
+        if self.crash is not None:
+            found.append((None, self.crash))
+        return found
+
+    @property
+    def crash_reason(self) -> str | None:
+        """``turn 2: RuntimeError: boom (at agent.py:12 in on_enter)``: the run's first crash,
+        or None when it did not crash."""
+        for index, crash in self.crashes:
+            where = "" if index is None else f"turn {index + 1}: "
+            return where + crash.describe()
+        return None
 
     @property
     def passed(self) -> bool:
-        """True when the run had no error, every turn passed, and so did the greeting checks
-        and the checks of the whole conversation."""
+        """True when the run had no error and no crash, every turn passed, and so did the
+        greeting checks and the checks of the whole conversation."""
         return (
             self.error is None
+            and self.crash is None
             and bool(self.turns)
             and all(t.passed for t in self.turns)
             and all(e.passed for e in self.greeting_evaluations)
@@ -325,6 +447,7 @@ class RunResult:
     def verdict(self) -> Verdict:
         """The run's outcome, one of `Verdict`.
 
+        ``crashed`` when the agent crashed in it (`crashes`), whatever else happened.
         ``failed`` as soon as the agent demonstrably did something wrong in it (a turn's own
         error, a check that said no), even if something else errored too: that run is decided.
         Otherwise ``error`` when anything errored (the run's own ``errored`` error, an errored
@@ -344,6 +467,7 @@ class RunResult:
                 *(e for t in self.turns for e in t.evaluations),
                 *self.evaluations,
             ],
+            crashed=bool(self.crashes),
         )
 
     @property
@@ -440,6 +564,9 @@ class TranscriptResult:
         variant: The audio variant the transcript ran as (``phone``), or None.
         base_id: The transcript's id before expansion (``booking`` for ``booking[phone]``),
             or None when it was not expanded.
+        crashes_fail: True (the default, ``crashes_fail_gates``) when a run that crashed
+            fails the eval whatever the pass rate, and its verdict is ``crashed``; False when
+            a crash is an ordinary FAIL of its run.
     """
 
     passed: bool
@@ -453,6 +580,25 @@ class TranscriptResult:
     checks: list[EvalResult] = field(default_factory=list)
     variant: str | None = None
     base_id: str | None = None
+    crashes_fail: bool = True
+
+    @property
+    def crashed_runs(self) -> list[RunResult]:
+        """The runs in which the agent crashed (``verdict == "crashed"``), in order."""
+        return [r for r in self.runs if r.verdict == "crashed"]
+
+    @property
+    def crash_reason(self) -> str | None:
+        """``1 of 3 run(s) crashed: run 2, turn 1: RuntimeError: boom (at agent.py:12 in
+        on_enter)``, or None when no run crashed."""
+        crashed = self.crashed_runs
+        if not crashed:
+            return None
+        first = crashed[0]
+        return (
+            f"{len(crashed)} of {len(self.runs)} run(s) crashed: run {first.index + 1}, "
+            f"{first.crash_reason}"
+        )
 
     @property
     def passed_run_count(self) -> int:
@@ -554,9 +700,12 @@ class TranscriptResult:
     def verdict(self) -> Verdict:
         """``error`` when any run could not evaluate the agent or a check of the whole result
         could not decide (the eval is incomplete: its score would be about other runs than
-        asked for); else ``passed`` or ``failed``."""
+        asked for); ``crashed`` when a run crashed (unless `crashes_fail` is off), whatever
+        the pass rate; else ``passed`` or ``failed``."""
         if self.errored_run_count or any(c.errored for c in self.checks):
             return "error"
+        if self.crashes_fail and self.crashed_runs:
+            return "crashed"
         return "passed" if self.passed else "failed"
 
     @property
@@ -589,6 +738,12 @@ class TranscriptResult:
             return (
                 f"LLM eval ERROR: {self.error_reason} ({self.passed_run_count}/"
                 f"{self.evaluated_run_count} evaluated runs passed)"
+            )
+        if self.verdict == "crashed":
+            return (
+                f"LLM eval CRASHED: {self.crash_reason} (a crash fails the eval whatever the "
+                f"pass rate; score={self.score:.2f}, {self.passed_run_count}/{len(self.runs)} "
+                "runs passed)"
             )
         failed = [c for c in self.checks if not c.passed]
         if failed and self.score + 1e-9 >= self.threshold:

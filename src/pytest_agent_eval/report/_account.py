@@ -50,8 +50,10 @@ def format_score_line(result: TranscriptResult) -> str:
 
 
 def _format_turn(turn: TurnResult, *, verbose: bool) -> list[str]:
-    mark = {"passed": "ok", "failed": "FAIL", "error": "ERROR"}[turn.verdict]
+    mark = {"passed": "ok", "failed": "FAIL", "crashed": "CRASHED", "error": "ERROR"}[turn.verdict]
     lines = [f"    turn {turn.index + 1} [{mark}] user: {clip(turn.user, 80)!r}"]
+    if turn.crash is not None:
+        lines.append(f"      crashed: {clip_middle(turn.crash.describe(), _MAX_ERROR)}")
     if turn.error:
         lines.append(f"      error: {clip_middle(turn.error, _MAX_ERROR)}")
         return lines
@@ -138,7 +140,9 @@ def _format_conversation(run: RunResult, *, verbose: bool) -> list[str]:
 
 
 def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
-    status = {"passed": "passed", "failed": "FAILED", "error": "ERROR"}[run.verdict]
+    status = {"passed": "passed", "failed": "FAILED", "crashed": "CRASHED", "error": "ERROR"}[
+        run.verdict
+    ]
     lines = [f"  run {run.index + 1}: {status} ({run.duration_s:.2f}s)"]
     if not run.passed or verbose:
         lines.extend(_format_greeting(run, verbose=verbose))
@@ -146,6 +150,8 @@ def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
             lines.extend(_format_turn(turn, verbose=verbose))
         lines.extend(_format_conversation(run, verbose=verbose))
     # After the turns: a failed close is usually a consequence of a failed turn above.
+    if run.crash is not None:
+        lines.append(f"    crashed: {clip_middle(run.crash.describe(), _MAX_ERROR)}")
     if run.error:
         lines.append(f"    error: {clip_middle(run.error, _MAX_ERROR)}")
     return lines
@@ -199,6 +205,10 @@ def failure_headline(result: TranscriptResult) -> str | None:
     short summary shows (cut to the terminal's width), so it names the check first
     (``reply_contains_all (line 11): reply is missing ['sunny'] ...``). None when
     nothing in the result failed."""
+    crashed = result.crash_reason
+    if crashed is not None:
+        # Other news than a wrong answer, and what decided the verdict: named first.
+        return f"CRASHED: {clip_middle(crashed, _MAX_ERROR)}"
     for run in sorted(result.runs, key=lambda r: r.index):
         if run.passed:
             continue

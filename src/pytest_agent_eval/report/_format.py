@@ -6,6 +6,8 @@ each other."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .._records import EvalRecord
 from .._text import TOOL_ARGS_MAX_CHARS, shorten
 from .._text import format_tool_call as fmt_tool_call
@@ -31,9 +33,11 @@ __all__ = [
     "NO_RESULT",
     "SCORE_DECIMALS",
     "TOOL_ARGS_MAX_CHARS",
+    "VERDICT_LABELS",
     "agent_rows",
     "baseline_rows",
     "cost_lines",
+    "crash_lines",
     "fmt_agent_speech",
     "fmt_barge_in",
     "fmt_interval",
@@ -460,9 +464,25 @@ def greeting_shown(run: RunResult) -> bool:
     return said or bool(run.greeting_evaluations)
 
 
+VERDICT_LABELS = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "crashed": "CRASHED",
+    "error": "ERROR",
+    "skipped": "SKIP",
+}
+"""How every report names a verdict (of an eval, a run or a turn)."""
+
+
 def verdict_label(record: EvalRecord) -> str:
-    """``PASS``, ``FAIL``, ``ERROR`` or ``SKIP``."""
-    return {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}[record.verdict]
+    """``PASS``, ``FAIL``, ``CRASHED``, ``ERROR`` or ``SKIP``."""
+    return VERDICT_LABELS[record.verdict]
+
+
+def crash_lines(records: Sequence[EvalRecord]) -> list[str]:
+    """``booking: 1 of 3 run(s) crashed: run 2, turn 1: RuntimeError: boom (at agent.py:12 in
+    on_enter)``: one line per eval in which the agent crashed, for every report."""
+    return [f"{r.label}: {r.crash_reason}" for r in records if r.crash_reason]
 
 
 def shown_markers(record: EvalRecord) -> list[str]:

@@ -176,6 +176,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:0 6px;border-radius:10px;font-weight:600;font-size:12px}
 .badge.passed{background:#dafbe1;color:var(--ok)}
 .badge.failed{background:#ffebe9;color:var(--bad)}
+.badge.crashed{background:var(--bad);color:#fff}
 .badge.error{background:#fff8c5;color:var(--warn)}
 .badge.skipped{background:#eaeef2;color:var(--muted,#57606a)}
 .controls{display:flex;gap:16px;align-items:center;margin:8px 0}
@@ -487,6 +488,8 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
     rows.append(("Tool calls", calls))
     if turn.evaluations:
         rows.append(("Checks", _checks_html(turn.evaluations)))
+    if turn.crash is not None:
+        rows.append(("Crashed", f'<span class="error-text">{_t(turn.crash.describe())}</span>'))
     if turn.error:
         rows.append(("Error", f'<span class="error-text">{_t(turn.error)}</span>'))
     body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
@@ -560,6 +563,8 @@ def _run_html(run: RunResult, audio: AudioStore) -> str:
     if run.judge_usage is not None:
         facts.append(f"judge tokens {fmt_usage(run.judge_usage)}")
     error = f'<p class="error-text">Run error: {_e(run.error)}</p>' if run.error else ""
+    if run.crash is not None:
+        error = f'<p class="error-text">Crashed: {_e(run.crash.describe())}</p>' + error
     turns = _greeting_html(run) + "".join(_turn_html(t, audio) for t in run.turns)
     turns += _conversation_html(run)
     return (
@@ -576,6 +581,8 @@ def _record_html(n: int, record: EvalRecord, audio: AudioStore, data: ReportData
         facts.append(f"Description: {_e(record.description)}")
     if record.reason:
         facts.append(f'<span class="error-reason">Error: {_e(record.reason)}</span>')
+    if record.crash_reason:
+        facts.append(f'<span class="error-reason">Crashed: {_e(record.crash_reason)}</span>')
     facts += [f"Note: {_e(note)}" for note in record.notes]
     if record.path:
         facts.append(f"File: {_e(data.show_path(record.path))}")

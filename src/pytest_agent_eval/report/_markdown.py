@@ -75,7 +75,7 @@ _ESCAPES = {"<": "&lt;", "|": "\\|", "\r": "", "\n": "<br>"}
 _ESCAPE_TABLE = str.maketrans(_ESCAPES)
 # An "&" only needs escaping where it would start a character reference (&amp; &#39; &#x27;).
 _ENTITY_START = re.compile(r"&(?=#[0-9]+;|#[xX][0-9a-fA-F]+;|[A-Za-z][A-Za-z0-9]*;)")
-_ICON = {"passed": "✅", "failed": "❌", "error": "⚠️", "skipped": "⏭️"}
+_ICON = {"passed": "✅", "failed": "❌", "crashed": "💥", "error": "⚠️", "skipped": "⏭️"}
 
 
 def md_escape(text: object) -> str:
@@ -300,6 +300,8 @@ def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
     else:
         lines.append("- Tool calls: none")
     lines += _evaluation_lines(turn.evaluations)
+    if turn.crash is not None:
+        lines.append(f"- 💥 Crashed: {md_escape(turn.crash.describe())}")
     if turn.error:
         lines.append(f"- ⚠️ Error: {md_escape(turn.error)}")
     return [*lines, ""]
@@ -336,13 +338,20 @@ def _greeting_lines(run: RunResult) -> list[str]:
 
 
 def _run_lines(run: RunResult, data: ReportData) -> list[str]:
-    verdict = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ ERROR"}[run.verdict]
+    verdict = {
+        "passed": "✅ passed",
+        "failed": "❌ failed",
+        "crashed": "💥 CRASHED",
+        "error": "⚠️ ERROR",
+    }[run.verdict]
     facts = [f"#### Run {run.index + 1}: {verdict}", fmt_seconds(run.duration_s)]
     if run.agent_usage is not None:
         facts.append(f"agent tokens {fmt_usage(run.agent_usage)}")
     if run.judge_usage is not None:
         facts.append(f"judge tokens {fmt_usage(run.judge_usage)}")
     lines = [" · ".join(facts), ""]
+    if run.crash is not None:
+        lines += [f"💥 Crashed: {md_escape(run.crash.describe())}", ""]
     if run.error:
         lines += [f"⚠️ Run error: {md_escape(run.error)}", ""]
     lines += _greeting_lines(run)
@@ -381,6 +390,8 @@ def _record_lines(record: EvalRecord, data: ReportData) -> list[str]:
         lines.append("- Markers: " + ", ".join(md_escape(m) for m in markers))
     if record.reason:
         lines.append(f"- ⚠️ Error: {md_escape(record.reason)}")
+    if record.crash_reason:
+        lines.append(f"- 💥 Crashed: {md_escape(record.crash_reason)}")
     lines += [f"- Note: {md_escape(note)}" for note in record.notes]
     if res is None:
         lines += [f"- {NO_RESULT[record.verdict == 'passed']}", ""]

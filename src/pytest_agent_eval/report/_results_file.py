@@ -68,6 +68,7 @@ def _eval_entry(record: EvalRecord) -> dict[str, Any]:
         "tags": list(record.tags),
         "verdict": record.verdict,
         "reason": record.reason,
+        "crash": record.crash_reason,
         "notes": list(record.notes),
         "threshold": res.threshold if res is not None else record.threshold,
         "planned_runs": (res.planned_runs or len(res.runs)) if res else record.planned_runs,

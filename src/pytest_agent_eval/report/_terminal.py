@@ -19,6 +19,7 @@ from ._format import (
     BASELINE_HEADER,
     baseline_rows,
     cost_lines,
+    crash_lines,
     fmt_interval,
     fmt_latency,
     fmt_planned_runs,
@@ -46,7 +47,13 @@ __all__ = [
     "summary_lines",
 ]
 
-_VERDICT_COLOR = {"PASS": "green", "FAIL": "red", "ERROR": "red", "SKIP": "yellow"}
+_VERDICT_COLOR = {
+    "PASS": "green",
+    "FAIL": "red",
+    "CRASHED": "red",
+    "ERROR": "red",
+    "SKIP": "yellow",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +232,10 @@ def summary_lines(data: ReportData, *, width: int | None = None) -> list[Termina
     skipped = data.skipped_count
     tail = f", {skipped} skipped" if skipped else ""
     lines.append(TerminalLine(f"{data.passed_count}/{len(ran)} evals passed{tail}", bold=True))
+    lines += [
+        TerminalLine(strip_controls(f"crashed: {line}"), "red", bold=True)
+        for line in crash_lines(ran)
+    ]
     lines += [
         TerminalLine(strip_controls(f"note: {record.label}: {note}"), "yellow")
         for record in ran

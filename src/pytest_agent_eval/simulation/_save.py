@@ -101,7 +101,9 @@ def shown_path(path: str | Path | None, rootdir: Path | None) -> str | None:
 def _header(simulation: Simulation, run: RunResult, rootdir: Path | None) -> list[str]:
     shown = shown_path(simulation.transcript.path, rootdir)
     where = f" ({shown})" if shown else ""
-    verdict = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[run.verdict]
+    verdict = {"passed": "PASS", "failed": "FAIL", "crashed": "CRASHED", "error": "ERROR"}[
+        run.verdict
+    ]
     lines = [
         f"Saved by pytest-agent-eval (--agent-eval-save-simulations) from simulation "
         f"{simulation.id!r}{where}, run {run.index + 1}: {verdict}.",

@@ -5,11 +5,18 @@ with every other conversation running at the same time. The state therefore live
 shared resource itself: one `LiveKitLogScope` filter installed on the ``livekit.agents``
 logger while at least one conversation holds it, counting its holders, remembering the levels
 it replaced and restoring them when the last holder leaves. Nothing is kept in module globals.
+
+An exception LiveKit logs from the agent's own code (``Error in _traceable_on_enter``: a hook
+that raised, in a task of the session) reaches no caller, so it would be invisible but for
+this log. The scope hands it to the conversation whose tasks logged it: the one that set
+`crash_sink` (a context variable, so each run's session tasks, which inherit the context of
+the run that started them, find their own conversation, whatever else runs beside them).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import Iterator
@@ -17,7 +24,14 @@ from typing import Protocol
 
 from ._compat import LiveKitInternalsError, running_tool_call, tool_exception_record
 
-__all__ = ["LiveKitLogScope", "ToolErrorSink", "hold_livekit_logs", "resolve_level"]
+__all__ = [
+    "CrashSink",
+    "LiveKitLogScope",
+    "ToolErrorSink",
+    "crash_sink",
+    "hold_livekit_logs",
+    "resolve_level",
+]
 
 _AGENTS_LOGGER = "livekit.agents"
 _LEVELLED_LOGGERS = ("livekit", "livekit.agents", "livekit.plugins")
@@ -35,6 +49,22 @@ class ToolErrorSink(Protocol):
     ) -> None:
         """A tool of this conversation raised; ``text`` is the exception's type and message."""
         ...
+
+
+class CrashSink(Protocol):
+    """A conversation that wants the exceptions LiveKit logs from its session's tasks."""
+
+    def on_agent_exception(self, exc: BaseException, logged: str) -> None:
+        """``exc`` escaped the agent's code in a task of this session; ``logged`` is LiveKit's
+        log message (``Error in _traceable_on_enter``)."""
+        ...
+
+
+crash_sink: contextvars.ContextVar[CrashSink | None] = contextvars.ContextVar(
+    "pytest_agent_eval_livekit_crash_sink", default=None
+)
+"""The conversation whose session runs in the current context (see the module doc); set it
+before starting the session, so the session's tasks inherit it."""
 
 
 class LiveKitLogScope(logging.Filter):
@@ -105,6 +135,10 @@ class LiveKitLogScope(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         tool = tool_exception_record(record)
         if tool is None:
+            exc = record.exc_info[1] if record.exc_info else None
+            sink = crash_sink.get()
+            if exc is not None and sink is not None and record.levelno >= logging.ERROR:
+                sink.on_agent_exception(exc, record.getMessage())
             return True
         speech_id = tool.speech_id
         with self._lock:

@@ -33,8 +33,8 @@ from livekit.agents.voice.events import (
 )
 
 from ..._compat.livekit_openai import provider_close, watch_provider_closes
-from ...errors import AdapterError
-from ...models import AgentSpeech, Handoff, ToolCall, Usage
+from ...errors import AdapterError, AgentCrashError, AgentEvalError
+from ...models import AgentSpeech, Crash, Handoff, ToolCall, Usage
 from ._compat import (
     activity_agent,
     activity_current_speech,
@@ -416,6 +416,9 @@ class TurnRecorder:
         self.connection_lost: str | None = None
         """Why the turn cannot be evaluated when a realtime model lost its provider's
         connection during it (the plugin reconnects and drops the reply it was making)."""
+        self.crashes: list[AgentCrashError] = []
+        """How the agent crashed since the last `take_crash` (an exception LiveKit logged from
+        the agent's code, an error the session could not recover from), oldest first."""
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
@@ -765,6 +768,21 @@ class TurnRecorder:
             )
         return " (the agent's code, or LiveKit, interrupted it: ctx.speech_handle.interrupt()?)"
 
+    def last_tool(self) -> str | None:
+        """``last it ran tool 'book' (still running)``: the turn's latest tool call, for the
+        message of an agent that said nothing in time; None when it called none."""
+        own = [self._calls[c] for c in self._call_order if self._calls[c].turn == self.turn]
+        if not own:
+            return None
+        call = own[-1]
+        if call.cancelled:
+            state = "cancelled"
+        elif call.started and not call.done:
+            state = "still running"
+        else:
+            state = "failed" if call.is_error else "returned"
+        return f"last it ran tool {call.name!r} ({state})"
+
     def running_tools(self) -> list[str]:
         """Names of the calls that started and have not ended, oldest first."""
         return [
@@ -996,12 +1014,51 @@ class TurnRecorder:
         kind = "recoverable" if recoverable else "unrecoverable"
         if not recoverable:
             self.unrecoverable += 1
+        if not recoverable and not isinstance(error, AgentEvalError):
+            # The session gives up on it: the agent's provider or pipeline broke (one of our
+            # offline services refusing, an AgentEvalError, is ours: no crash of the agent).
+            self.crashes.append(
+                AgentCrashError(
+                    f"the session could not recover from an error of its {source}: "
+                    f"{type(error).__name__}: {error}",
+                    kind=type(error).__name__,
+                    detail=str(error),
+                    where=f"{source} (an unrecoverable error event of the AgentSession)",
+                )
+            )
         self.errors.append(f"{source} ({kind}): {type(error).__name__}: {error}")
         if isinstance(ev.source, llm.RealtimeModel) and isinstance(error, APIConnectionError):
             lost = _connection_lost(ev.source, error)
             if lost is not None:
                 self.connection_lost = lost
         self._changed.set()
+
+    def on_agent_exception(self, exc: BaseException, logged: str) -> None:
+        """From the log scope: ``exc`` escaped the agent's code in a task of this session
+        (one of ours, an `AgentEvalError` such as a cassette that no longer fits, is not the
+        agent's crash: our adapter reports it)."""
+        crash = None if isinstance(exc, AgentEvalError) else Crash.from_agent_code(exc)
+        if crash is None:
+            # LiveKit's own (a provider connection it reconnects): an error it could not
+            # recover from comes as an unrecoverable error event instead.
+            return
+        self.crashes.append(
+            AgentCrashError(
+                f"the agent's code raised {crash.describe()} (LiveKit logged: {logged!r})",
+                kind=crash.type,
+                detail=crash.message,
+                where=crash.where,
+            )
+        )
+        self._changed.set()
+
+    def take_crash(self) -> AgentCrashError | None:
+        """The first crash since the last call, or None; the rest are forgotten (the first
+        is the cause, what follows its consequence)."""
+        if not self.crashes:
+            return None
+        first, self.crashes = self.crashes[0], []
+        return first
 
     def _on_close(self, ev: CloseEvent) -> None:
         if not self._closed.done():

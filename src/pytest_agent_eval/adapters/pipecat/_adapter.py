@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ..._text import safe_name
-from ...errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
+from ...errors import (
+    AdapterError,
+    AgentCrashError,
+    AgentEvalError,
+    AgentTimeoutError,
+    AudioFixtureError,
+)
 from ...models import (
     AgentReply,
     AgentSpeech,
@@ -24,6 +30,7 @@ from ...models import (
     ToolCall,
     Transcript,
     Usage,
+    describe_conditions,
 )
 from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._factory import takes_info
@@ -288,6 +295,16 @@ class PipecatConversation:
             return await self._session.start()
 
         log = await self._call(start, label="the pipeline's start")
+        if log.crashes and not self.clock.network_attempts:
+            # A processor of the bot raised while it started or greeted. (A service refused
+            # the network is ours to report, as an ERROR, at the first turn.)
+            crash = log.crashes[0]
+            raise AgentCrashError(
+                f"before turn 1: the bot crashed: {crash}",
+                kind=crash.kind,
+                detail=crash.detail,
+                where=crash.where,
+            )
         self._refuse_fixture_text_under_conditions()
         self._greeting_log = log
         calls = [_tool_call(c) for c in log.calls]
@@ -429,6 +446,17 @@ class PipecatConversation:
 
         try:
             log = await self._call(run, label=label)
+        except AgentTimeoutError as exc:
+            self._failed = True
+            if fixture is None or not turn.conditions:
+                raise
+            # The bot failed this condition (its VAD never heard the speech start or end in
+            # the noise, say): a FAIL that names it, as the LiveKit adapters' does.
+            said = str(exc).removeprefix(f"{label}: ")
+            raise AgentTimeoutError(
+                f"{label}: under the audio conditions {describe_conditions(turn.conditions)}: "
+                f"{said}"
+            ) from None
         except BaseException:
             self._failed = True
             raise
@@ -550,7 +578,7 @@ class PipecatConversation:
                 f"{_SLOW_BOT}"
             ) from None
         except AgentEvalError as exc:
-            raise type(exc)(f"{label}: {exc}") from None
+            raise exc.labelled(label) from None
 
     def _raise_errors(self, log: TurnLog, label: str) -> None:
         attempts = self.clock.network_attempts
@@ -562,6 +590,15 @@ class PipecatConversation:
                 "(ScriptedLLMService, FixtureTextSTTService or WhisperSTTService, "
                 "SynthesizerTTSService), or pass PipecatAdapter(allow_network=True) to call the "
                 "real ones" + (f"; the pipeline reported: {log.errors[0]}" if log.errors else "")
+            )
+        if log.crashes:
+            # The bot's own processor failed (its exception, an error it pushed): a crash.
+            crash = log.crashes[0]
+            raise AgentCrashError(
+                f"{label}: the bot crashed: {crash}",
+                kind=crash.kind,
+                detail=crash.detail,
+                where=crash.where,
             )
         if log.errors:
             raise AdapterError(

@@ -55,7 +55,8 @@ from pipecat.observers.base_observer import BaseObserver, FrameProcessed, FrameP
 from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.services.llm_service import LLMService
 
-from ...models import Handoff
+from ...errors import AgentCrashError, AgentEvalError
+from ...models import Crash, Handoff
 from ._compat import tap_observer
 from ._transport import TransportListener
 
@@ -170,6 +171,9 @@ class TurnLog:
     interruptions: list[float] = field(default_factory=list)
     """``InterruptionFrame``s that came while the bot was speaking."""
     errors: list[str] = field(default_factory=list)
+    crashes: list[AgentCrashError] = field(default_factory=list)
+    """The errors of ``errors`` that came from the bot's own processors (not our offline
+    services): how the bot crashed in this turn, oldest first."""
     usage: list[int] = field(default_factory=lambda: [0, 0, 0])
     """Prompt tokens, completion tokens, LLM requests."""
     handoffs: list[Handoff] = field(default_factory=list)
@@ -522,6 +526,20 @@ class Recorder(BaseObserver, TransportListener):
         where = f"{frame.processor}: " if frame.processor is not None else ""
         detail = f" ({type(exception).__name__})" if exception is not None else ""
         self.log.errors.append(f"{where}{message}{detail}")
+        processor = frame.processor
+        ours = processor is not None and type(processor).__module__.startswith("pytest_agent_eval.")
+        if ours or isinstance(exception, AgentEvalError):
+            return  # one of our offline services failed, or our code: the bot did not break
+        source = f"processor {processor}" if processor is not None else "the pipeline"
+        self.log.crashes.append(
+            AgentCrashError(
+                f"{source} reported an error: {message}{detail}",
+                kind=type(exception).__name__ if exception is not None else "ErrorFrame",
+                detail=str(exception) if exception is not None else message,
+                where=(Crash.of(exception).where if exception is not None else None)
+                or f"Pipecat {source}",
+            )
+        )
 
     def _metrics(self, frame: MetricsFrame) -> None:
         for data in frame.data or []:

@@ -20,7 +20,14 @@ import aiohttp
 from livekit import api, rtc
 from livekit.plugins import silero
 
-from ....errors import AdapterError, AgentEvalError, AudioFixtureError, ConfigError
+from ....errors import (
+    AdapterError,
+    AgentCrashError,
+    AgentEvalError,
+    AgentTimeoutError,
+    AudioFixtureError,
+    ConfigError,
+)
 from ....models import (
     AgentReply,
     AgentSpeech,
@@ -36,6 +43,7 @@ from ....models import (
 from ....voice._fixture_pcm import check_fixtures, save_reply_audio, save_streamed_audio
 from ....voice._heard import assign_words
 from ....voice._segments import SpeechSegment
+from ....voice._unheard import no_speech_error
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from .._logs import hold_livekit_logs
@@ -564,6 +572,7 @@ class LiveKitRoomConversation:
             await observer.until(lambda: None in observer.captures)
             await observer.until(observer.quiet)
             capture = observer.captures[None]
+            _raise_crash(capture, "before turn 1")
             if capture.get("error"):
                 raise AdapterError(f"the agent failed while starting: {capture['error']}")
             self._greeting = Greeting(
@@ -877,6 +886,7 @@ class LiveKitRoomConversation:
         )
         await observer.until(lambda: turn.index in observer.captures)
         capture = observer.captures[turn.index]
+        _raise_crash(capture, f"turn {turn.index + 1}")
         if capture.get("error"):
             raise AdapterError(f"the agent's session failed during the turn: {capture['error']}")
         if capture.get("unrecoverable"):
@@ -941,11 +951,7 @@ class LiveKitRoomConversation:
         )
         segments = await scan_segments(_scan_vad(settings), audio)
         if not segments:
-            raise AdapterError(
-                f"the agent's VAD hears no speech in audio fixture {path} "
-                f"({audio.duration_s:.2f} s); the agent would never get a turn. Re-create the "
-                "fixture, or check the VAD's activation threshold"
-            )
+            raise no_speech_error("the agent's VAD", path, audio.duration_s, turn.conditions)
         first, last = segments[0], segments[-1]
         self._fixture_end_s = round(last.detected_s, 3)
         return {
@@ -970,10 +976,11 @@ class LiveKitRoomConversation:
         )
         segments = await scan_segments(_scan_vad(settings), audio)
         if not segments:
-            raise AdapterError(
-                f"the VAD that takes the realtime agent's turns hears no speech in audio "
-                f"fixture {path} ({audio.duration_s:.2f} s); the agent would never get a turn. "
-                "Re-create the fixture, or check the VAD's activation threshold"
+            raise no_speech_error(
+                "the VAD that takes the realtime agent's turns",
+                path,
+                audio.duration_s,
+                turn.conditions,
             )
         transcripts: list[str] | None = None
         if realtime.get("hearing") == "provenance":
@@ -1236,7 +1243,11 @@ class LiveKitRoomConversation:
             why = await self._why_no_agent() if agent_missing and self._dispatch_id else ""
             seen = f" ({observer.describe()})" if observer and not agent_missing else ""
             knob = "join_timeout_s" if label == "the start of the run" else "timeout_s"
-            raise AdapterError(
+            # The agent is in the room, listening, and says nothing: the agent failed the turn
+            # (as in process and on Pipecat). No agent to wait for: the run could not happen.
+            silent = label.startswith("turn ") and not agent_missing
+            error = AgentTimeoutError if silent else AdapterError
+            raise error(
                 f"{label}: nothing within {knob}={timeout_s:g} s; still waiting for "
                 f"{self._stage.text}{seen}{why}. If the agent is only slow, raise "
                 f"LiveKitRoomAdapter({knob}=...)"
@@ -1249,7 +1260,7 @@ class LiveKitRoomConversation:
         except AgentEvalError as exc:
             if str(exc).startswith(f"{label}:"):
                 raise
-            raise type(exc)(f"{label}: {exc}") from exc
+            raise exc.labelled(label) from exc
 
     async def aclose(self, *, after_failure: bool = False) -> None:
         """Leave and delete the room (always: the agent's job ends with it); safe to call twice.
@@ -1303,6 +1314,20 @@ def _no_worker(adapter: LiveKitRoomAdapter) -> str:
         f"no worker is registered for agent_name {name!r} on {adapter.url}, or every such "
         "worker reported itself full (on a small machine set its load_threshold explicitly: a "
         "worker busy starting up is above the default 0.7 and is given no job)"
+    )
+
+
+def _raise_crash(capture: dict[str, Any], label: str) -> None:
+    """Raise the crash the agent's helper reported in ``capture`` (an exception LiveKit logged
+    from the agent's code, an error the session could not recover from), as in process."""
+    crash = capture.get("crash")
+    if not isinstance(crash, dict):
+        return
+    raise AgentCrashError(
+        f"{label}: the agent crashed: {crash.get('message')}",
+        kind=str(crash.get("kind") or "Exception"),
+        detail=str(crash.get("detail") or ""),
+        where=crash.get("where"),
     )
 
 

@@ -97,7 +97,7 @@ from .._compat import (
     vad_settings,
     watch_vad_events,
 )
-from .._logs import hold_livekit_logs
+from .._logs import crash_sink, hold_livekit_logs
 from .._turn import TurnCapture, TurnRecorder, agent_name, llm_usage, speech_dict
 from ..offline._stt import FixtureTextSTT, SegmentSTT
 
@@ -269,7 +269,9 @@ class EvalEventPublisher:
     ``tool_calls`` (`ToolCall.to_dict`), ``agent_speech`` (`AgentSpeech` fields),
     ``handoffs`` (``from``, ``to``), ``agent``, ``metadata`` (`capture_metadata`),
     ``heard``, ``heard_segments``, ``speech_segments``, ``usage`` ([in, out] tokens of the
-    turn), ``errors``, ``unrecoverable``; or ``error`` alone."""
+    turn), ``errors``, ``unrecoverable``, ``crash`` (how the agent crashed: ``message``,
+    ``kind``, ``detail``, ``where``; null when it did not); or ``error`` alone (with
+    ``crash``)."""
 
     def __init__(self, session: AgentSession[Any], room: rtc.Room) -> None:
         self._session = session
@@ -286,6 +288,9 @@ class EvalEventPublisher:
         self._logs = contextlib.ExitStack()
         # Tool exceptions reach the record (ToolCall.error); log levels stay the agent's own.
         self._logs.enter_context(hold_livekit_logs(self._recorder, None))
+        # Called in the entrypoint before session.start: the session's tasks inherit the sink,
+        # so what the agent's code raises in them is reported as the turn's crash.
+        crash_sink.set(self._recorder)
         self._heard = _Heard()
         self._fixture: dict[str, float] | None = None
         self._turn_input: str | None = None
@@ -577,7 +582,8 @@ class EvalEventPublisher:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self._emit("capture", turn=turn, error=f"{type(exc).__name__}: {exc}")
+            crash = _crash_fields(recorder)
+            self._emit("capture", turn=turn, error=f"{type(exc).__name__}: {exc}", crash=crash)
             return
         self._emit("capture", **self._capture(turn))
 
@@ -868,7 +874,17 @@ def _capture_fields(
         "usage": usage,
         "errors": list(recorder.errors),
         "unrecoverable": recorder.unrecoverable,
+        "crash": _crash_fields(recorder),
     }
+
+
+def _crash_fields(recorder: TurnRecorder) -> dict[str, Any] | None:
+    """How the agent crashed in the turn (`TurnRecorder.take_crash`), for the caller to
+    report as in process; None when it did not."""
+    crash = recorder.take_crash()
+    if crash is None:
+        return None
+    return {"message": str(crash), "kind": crash.kind, "detail": crash.detail, "where": crash.where}
 
 
 def parse_eval_event(text: str) -> dict[str, Any] | None:

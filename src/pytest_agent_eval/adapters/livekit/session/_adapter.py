@@ -16,7 +16,13 @@ from typing import Any
 
 from livekit.agents import Agent, AgentSession
 
-from ....errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
+from ....errors import (
+    AdapterError,
+    AgentCrashError,
+    AgentEvalError,
+    AgentTimeoutError,
+    AudioFixtureError,
+)
 from ....models import (
     AgentReply,
     AgentSpeech,
@@ -39,7 +45,7 @@ from .._audio import (
     load_fixture_audio,
 )
 from .._compat import agent_in_a_session, run_assert_over
-from .._logs import hold_livekit_logs, resolve_level
+from .._logs import crash_sink, hold_livekit_logs, resolve_level
 from .._segments import SessionVAD
 from .._turn import (
     SessionClosedError,
@@ -590,6 +596,9 @@ class LiveKitConversation:
             speed=self.speed,
         )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
+        # Before the session starts, so that every task of it inherits the sink: what the
+        # agent's code raises in them is this conversation's crash.
+        crash_sink.set(recorder)
         if isinstance(session.stt, SegmentSTT):
             session.stt.add_segment_listener(recorder.on_segment)
         stage = Stage("the session to start (session.start)")
@@ -602,8 +611,17 @@ class LiveKitConversation:
                 stage.set("the session to start (session.start)")
             # start() attaches an OpenTelemetry context it never detaches; a task of its own
             # keeps that out of the caller's context.
-            await asyncio.create_task(session.start(self.agent))
-            await recorder.settle(stage.set)
+            try:
+                await asyncio.create_task(session.start(self.agent))
+                await recorder.settle(stage.set)
+            except Exception as exc:
+                crashed = self._crashed("before turn 1")
+                if crashed is not None:
+                    raise crashed from exc
+                raise
+        crashed = self._crashed("before turn 1")
+        if crashed is not None:
+            raise crashed
         if realtime is not None:
             warn_switched_turn_detection(session, realtime)
         if self._streamer is not None:
@@ -674,6 +692,40 @@ class LiveKitConversation:
         """
         if self._closed or self._recorder is None or self._barge_in is None:
             raise AdapterError("this LiveKit conversation is closed")
+        label = f"turn {turn.index + 1}"
+        try:
+            reply = await self._respond(turn)
+        except AgentCrashError:
+            raise
+        except Exception as exc:
+            # A timeout, an empty reply, a closed session: the consequence, when the agent
+            # crashed first; the crash is what is reported.
+            crashed = self._crashed(label)
+            if crashed is not None:
+                raise crashed from exc
+            raise
+        crashed = self._crashed(label)
+        if crashed is not None:
+            self._turn_failed = True
+            raise crashed
+        return reply
+
+    def _crashed(self, label: str) -> AgentCrashError | None:
+        """The agent's first crash since the last look (an exception LiveKit logged from its
+        code, an error the session could not recover from), as the error that reports it
+        for ``label``; None when it did not crash."""
+        crash = self._recorder.take_crash() if self._recorder is not None else None
+        if crash is None:
+            return None
+        return AgentCrashError(
+            f"{label}: the agent crashed (agent {self._agent_name()!r}): {crash}",
+            kind=crash.kind,
+            detail=crash.detail,
+            where=crash.where,
+        )
+
+    async def _respond(self, turn: TurnInput) -> AgentReply:
+        assert self._recorder is not None and self._barge_in is not None
         recorder, barge_in = self._recorder, self._barge_in
         try:
             held = await barge_in.held_reply(turn.index)
@@ -837,8 +889,7 @@ class LiveKitConversation:
             turn,
             path,
             stage,
-            without_speech="the agent would never get a turn. Re-create the fixture, or check "
-            "the VAD's activation threshold",
+            without_speech="the agent would never get a turn",
         )
         streamer.prime(path, turn.turn.user, segments)
         anchors: list[float] = []
@@ -892,8 +943,7 @@ class LiveKitConversation:
             turn,
             path,
             stage,
-            without_speech="the agent would never get a turn. Re-create the fixture, or check "
-            "the VAD's activation threshold",
+            without_speech="the agent would never get a turn",
         )
         streamer.prime(path, turn.turn.user, segments)
         anchors: list[float] = []
@@ -985,11 +1035,13 @@ class LiveKitConversation:
                 yield
         except TimeoutError:
             heard = self._recorder.heard if self._recorder else ""
+            tool = self._recorder.last_tool() if self._recorder else None
             raise AgentTimeoutError(
                 f"{turn_label}: no result within timeout_s={timeout_s:g} s; still waiting for "
                 f"{stage.text} (agent {self._agent_name()!r}, agent state "
                 f"{self.session.agent_state!r}, user state {self.session.user_state!r}"
                 + (f", heard so far {heard!r}" if heard else "")
+                + (f", {tool}" if tool else "")
                 + f"). {stage.hint}"
             ) from None
         except SessionClosedError as exc:
@@ -998,7 +1050,7 @@ class LiveKitConversation:
             if str(exc).startswith(f"{turn_label}:"):
                 raise
             # Same class (AudioFixtureError stays one), with the turn in front.
-            raise type(exc)(f"{turn_label}: {exc}") from None
+            raise exc.labelled(turn_label) from None
         except Exception as exc:
             errors = self._recorder.errors if self._recorder else []
             raise AdapterError(

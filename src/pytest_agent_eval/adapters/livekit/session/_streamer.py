@@ -24,6 +24,7 @@ from livekit.agents import AgentSession
 from ....errors import AdapterError
 from ....models import AudioCondition
 from ....voice._hearing import Hearing
+from ....voice._unheard import no_speech_error
 from ...base import TurnInput
 from .._audio import FixtureAudio, SpeechSegment, VADMirror
 from .._compat import vad_stream_vad
@@ -145,9 +146,8 @@ class AudioStreamer:
             segments = list(await self._segments_from(audio, path, stage, start=0, replay=replay))
             which = "the session's VAD"
         if not segments:
-            raise AdapterError(
-                f"{which} hears no speech in audio fixture {path} "
-                f"({audio.duration_s:.2f} s); {without_speech}"
+            raise no_speech_error(
+                which, path, audio.duration_s, turn.conditions, consequence=without_speech
             )
         return audio, segments
 

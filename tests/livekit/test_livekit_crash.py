@@ -1,0 +1,158 @@
+"""An agent that crashes in a LiveKit session is CRASHED, with its exception and its place: a
+hook that raises (``on_enter`` of the agent a handoff brings in, of the first agent, and
+``on_user_turn_completed``) is seen through the log record LiveKit writes for it, never
+answered as an empty reply; a model the session cannot recover from is a crash too."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from corpus_agents import INSTRUCTIONS, RULES, OrderAgent, Receptionist
+from livekit.agents import Agent, AgentSession, APIStatusError, RunContext, function_tool, llm
+from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
+from livekit_support import HELLO_TEXT, Fixtures, booking, run, transcript
+
+from pytest_agent_eval.adapters.livekit import (
+    FixtureTextSTT,
+    LiveKitAdapter,
+    ScriptedLLM,
+    eval_session_kwargs,
+)
+from pytest_agent_eval.models import Expect, Turn
+from pytest_agent_eval.runner import run_transcript
+
+
+class BrokenBilling(Agent):
+    """Entered by a handoff; its on_enter raises, as a bug in a user's agent would."""
+
+    def __init__(self, chat_ctx: Any = None) -> None:
+        super().__init__(instructions="You are the billing assistant.", chat_ctx=chat_ctx)
+
+    async def on_enter(self) -> None:
+        raise RuntimeError("billing database is not configured")
+
+
+class HandsToBrokenBilling(Receptionist):
+    @function_tool
+    async def transfer_to_billing(self, ctx: RunContext) -> Agent:
+        """Transfer the caller to the billing assistant."""
+        return BrokenBilling(chat_ctx=self.chat_ctx)
+
+
+class BrokenGreeter(Receptionist):
+    async def on_enter(self) -> None:
+        raise KeyError("greeting_template")
+
+
+class BrokenBriefing(Receptionist):
+    async def on_user_turn_completed(self, turn_ctx: Any, new_message: Any) -> None:
+        raise ValueError("CRM lookup failed")
+
+
+def _factory(agent: type[Agent], llm_: Any = None) -> Any:
+    def make() -> tuple[AgentSession, Agent]:
+        session: AgentSession = AgentSession(
+            stt=FixtureTextSTT(),
+            vad=booking.VAD,
+            llm=llm_ or ScriptedLLM(RULES, instructions=INSTRUCTIONS),
+            **eval_session_kwargs(),
+        )
+        return session, agent()
+
+    return make
+
+
+def _run(agent: type[Agent], *turns: Turn, runs: int = 1, llm_: Any = None) -> Any:
+    script = transcript(*turns)
+    script.runs, script.threshold = runs, 0.0
+    return run(run_transcript(script, LiveKitAdapter(_factory(agent, llm_), timeout_s=20)))
+
+
+def test_on_user_turn_completed_that_raises_is_a_crash_of_its_turn(fixtures: Fixtures) -> None:
+    # LiveKit logs the hook's exception and drops the turn: without the log, a timeout. (First
+    # in the file: the fixtures are made before any session's threads run.)
+    result = _run(BrokenBriefing, Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
+    (turn,) = result.runs[0].turns
+    assert turn.crash is not None
+    assert (turn.crash.type, turn.crash.message) == ("ValueError", "CRM lookup failed")
+    assert turn.crash.where is not None and turn.crash.where.endswith(" in on_user_turn_completed")
+
+
+def test_a_handed_off_agent_whose_on_enter_raises_is_a_crash_not_an_empty_reply() -> None:
+    result = _run(
+        HandsToBrokenBilling,
+        Turn(user="Transfer me to billing", expect=Expect(reply_contains_any=["billing"])),
+        runs=2,
+    )
+    # Threshold 0: a FAIL would pass; a crash fails the eval whatever the pass rate.
+    assert result.verdict == "crashed" and not result.passed
+    for run_ in result.runs:
+        (turn,) = run_.turns
+        assert turn.verdict == "crashed"
+        crash = turn.crash
+        assert crash is not None
+        assert (crash.type, crash.message) == ("RuntimeError", "billing database is not configured")
+        assert crash.where is not None
+        assert crash.where.startswith("test_livekit_crash.py:") and crash.where.endswith(
+            " in on_enter"
+        )
+        assert turn.error is not None and "BrokenBilling" in turn.error
+    assert result.crash_reason is not None
+    assert result.crash_reason.startswith("2 of 2 run(s) crashed: run 1, turn 1: RuntimeError")
+
+
+def test_a_first_agent_whose_on_enter_raises_crashes_before_turn_one() -> None:
+    result = _run(BrokenGreeter, Turn(user="hello"))
+    (run_,) = result.runs
+    assert run_.verdict == "crashed" and run_.turns == []
+    assert run_.crash is not None and run_.crash.type == "KeyError"
+    assert run_.crash.where is not None and run_.crash.where.endswith(" in on_enter")
+
+
+class ExplodingLLM(llm.LLM):  # type: ignore[misc]
+    def chat(self, **kwargs: Any) -> Any:
+        return _Exploding(self, kwargs)
+
+
+class _Exploding(llm.LLMStream):  # type: ignore[misc]
+    def __init__(self, owner: Any, kwargs: dict[str, Any]) -> None:
+        super().__init__(
+            owner,
+            chat_ctx=kwargs["chat_ctx"],
+            tools=kwargs.get("tools") or [],
+            conn_options=DEFAULT_API_CONNECT_OPTIONS,
+        )
+
+    async def _run(self) -> None:
+        await asyncio.sleep(0)
+        raise APIStatusError("model exploded", status_code=500, retryable=False)
+
+
+def test_a_model_the_session_cannot_recover_from_is_a_crash() -> None:
+    result = _run(Receptionist, Turn(user="hello"), llm_=ExplodingLLM())
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "crashed", turn.error
+    assert turn.crash is not None and turn.crash.type == "APIStatusError"
+    assert "model exploded" in turn.crash.message
+
+
+class WarehouseNeverAnswers(OrderAgent):
+    @function_tool
+    async def check_warehouse(self, ctx: RunContext) -> str:
+        """Ask the warehouse about stock."""
+        await asyncio.Event().wait()  # the warehouse never answers
+        return "never"
+
+
+def test_a_silent_agent_is_a_fail_naming_what_it_last_did() -> None:
+    """No crash: a live agent whose tool outlasts the turn said nothing in time, a FAIL (as in
+    a room and on Pipecat) whose message names the tool it last ran."""
+    script = transcript(Turn(user="Check the warehouse."))
+    adapter = LiveKitAdapter(_factory(WarehouseNeverAnswers), timeout_s=3)
+    result = run(run_transcript(script, adapter))
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "failed" and turn.crash is None and result.errored_run_count == 0
+    assert turn.error is not None
+    assert turn.error.startswith("AgentTimeoutError: turn 1: no result within timeout_s=3 s")
+    assert "last it ran tool 'check_warehouse' (still running)" in turn.error

@@ -1,0 +1,121 @@
+"""A processor of the bot that raises mid-conversation is CRASHED with its exception and its
+place, as a LiveKit agent whose hook raises is: the same behaviour, one verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from corpus_bots import voice_pipeline
+from pipecat.frames.frames import Frame, LLMContextFrame
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat_support import run, spoken, transcript
+
+from pytest_agent_eval.adapters.pipecat import InProcessTransport, PipecatAdapter
+from pytest_agent_eval.models import Turn
+from pytest_agent_eval.runner import run_transcript
+
+
+class LooksUpTheCaller(FrameProcessor):  # type: ignore[misc]
+    """Between the user aggregator and the LLM: its lookup breaks on the second user turn."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turns = 0
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, LLMContextFrame) and direction == FrameDirection.DOWNSTREAM:
+            self.turns += 1
+            if self.turns == 2:
+                raise RuntimeError("caller lookup failed")
+        await self.push_frame(frame, direction)
+
+
+def crashing_bot(transport: InProcessTransport) -> Any:
+    from corpus_bots import FUNCTIONS, RULES
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+    from pipecat.processors.aggregators.llm_context import LLMContext
+    from pipecat.processors.aggregators.llm_response_universal import (
+        LLMContextAggregatorPair,
+        LLMUserAggregatorParams,
+    )
+
+    from pytest_agent_eval.adapters.pipecat import (
+        FixtureTextSTTService,
+        ScriptedLLMService,
+        SynthesizerTTSService,
+    )
+
+    llm = ScriptedLLMService(RULES)
+    for name, handler in FUNCTIONS.items():
+        llm.register_function(name, handler)
+    pair = LLMContextAggregatorPair(
+        LLMContext(), user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+    )
+    assert voice_pipeline  # the corpus's shape, with the lookup in the middle
+    pipeline = Pipeline(
+        [
+            transport.input(),
+            FixtureTextSTTService(),
+            pair.user(),
+            LooksUpTheCaller(),
+            llm,
+            SynthesizerTTSService(),
+            transport.output(),
+            pair.assistant(),
+        ]
+    )
+    return PipelineWorker(pipeline, params=PipelineParams(enable_metrics=True))
+
+
+def test_a_processor_that_raises_mid_conversation_is_a_crash(phrases: dict[str, Path]) -> None:
+    script = transcript(spoken("hello", phrases), Turn(user="Where is my order?"))
+    script.threshold = 0.0
+    result = run(run_transcript(script, PipecatAdapter(crashing_bot)))
+    assert result.errored_run_count == 0  # not an ERROR: the bot was evaluated, and broke
+    assert result.verdict == "crashed" and not result.passed
+    first, second = result.runs[0].turns
+    assert first.verdict == "passed" and first.crash is None
+    assert second.verdict == "crashed"
+    crash = second.crash
+    assert crash is not None
+    assert (crash.type, crash.message) == ("RuntimeError", "caller lookup failed")
+    assert crash.where is not None
+    assert crash.where.startswith("test_pipecat_crash.py:") and crash.where.endswith(
+        " in process_frame"
+    )
+    assert second.error is not None and "LooksUpTheCaller" in second.error
+
+
+def test_a_variant_the_bot_cannot_hear_fails_naming_the_condition(
+    phrases: dict[str, Path],
+) -> None:
+    """As in process and in a room: under noise the bot cannot hear through (its VAD takes the
+    noise for speech that never ends), the bot failed that condition, a FAIL naming it."""
+    import pytest
+
+    pytest.importorskip("faster_whisper")
+    from corpus_bots import voice_bot
+
+    from pytest_agent_eval.adapters.pipecat import WhisperSTTService
+    from pytest_agent_eval.models import AudioCondition
+
+    deaf = Turn(
+        user=spoken("weather", phrases).user,
+        audio=phrases["weather"],
+        conditions=[AudioCondition("noise", {"color": "white", "snr_db": -12, "talkers": 4})],
+    )
+    adapter = PipecatAdapter(
+        lambda transport: voice_bot(transport, stt=WhisperSTTService(cpu_threads=1))[0]
+    )
+    result = run(run_transcript(transcript(deaf, id="deaf"), adapter))
+    (turn,) = result.runs[0].turns
+    assert result.errored_run_count == 0 and turn.verdict == "failed", turn.error
+    assert turn.error is not None
+    assert turn.error.startswith(
+        "AgentTimeoutError: turn 1: under the audio conditions noise(color=white, snr_db=-12, "
+        "talkers=4): no end within timeout_s="
+    )
