@@ -13,11 +13,15 @@ LIMIT = 800
 PACKAGE = Path(pytest_agent_eval.__file__).parent
 
 OVER: dict[str, int] = {
-    # module (under src/pytest_agent_eval/): its length when it was listed, at most
-    "adapters/livekit/room/_adapter.py": 1370,
-    "adapters/livekit/_turn.py": 1056,
-    "adapters/livekit/session/_adapter.py": 1031,
-    "adapters/livekit/room/_events.py": 888,
+    # module (under src/pytest_agent_eval/): its length when it was listed, at most. Issue 33
+    # named the first four at 1,368, 1,056, 1,029 and 888 lines; issue 32's fixes (crashes,
+    # word timings, speed, refused calls) grew them and brought the Pipecat adapter over
+    # before this list existed to stop it. Splitting them is issue 33's shared voice turn.
+    "adapters/livekit/room/_adapter.py": 1411,
+    "adapters/livekit/_turn.py": 1169,
+    "adapters/livekit/session/_adapter.py": 1101,
+    "adapters/livekit/room/_events.py": 904,
+    "adapters/pipecat/_adapter.py": 818,
 }
 
 
