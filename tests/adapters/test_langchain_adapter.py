@@ -5,6 +5,7 @@ network."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +22,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
 from pytest_agent_eval.adapters.langchain import LangChainAdapter, tool_calls_from_messages
-from pytest_agent_eval.errors import MissingExtraError
+from pytest_agent_eval.errors import MissingExtraError, install_command
 from pytest_agent_eval.models import Expect, ToolCallArgsConfig, Transcript, Turn
 from pytest_agent_eval.runner import RunSettings, run_transcript
 
@@ -388,5 +389,5 @@ def test_without_langchain_core_the_message_names_the_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "langchain_core", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[langchain\]'"):
+    with pytest.raises(MissingExtraError, match=re.escape(install_command("langchain"))):
         LangChainAdapter(object())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -337,11 +338,11 @@ def test_tools_factory_gives_each_conversation_its_own_tools(server: ChatServer)
 
 
 def test_missing_openai_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_agent_eval.errors import MissingExtraError
+    from pytest_agent_eval.errors import MissingExtraError, install_command
 
     client = AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="x")
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[openai\]'"):
+    with pytest.raises(MissingExtraError, match=re.escape(install_command("openai"))):
         OpenAIAdapter(client, "m")
 
 

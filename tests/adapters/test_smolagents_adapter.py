@@ -4,6 +4,7 @@ scripted ``Model`` subclass; no network."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from smolagents.models import (
 from smolagents.monitoring import LogLevel, TokenUsage
 
 from pytest_agent_eval.adapters.smolagents import SmolagentsAdapter
-from pytest_agent_eval.errors import MissingExtraError
+from pytest_agent_eval.errors import MissingExtraError, install_command
 from pytest_agent_eval.models import Expect, ToolCallArgsConfig, Transcript, Turn
 from pytest_agent_eval.runner import RunSettings, run_transcript
 
@@ -287,5 +288,5 @@ def test_bad_construction_says_what_is_needed() -> None:
 
 def test_without_smolagents_the_message_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "smolagents", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[smolagents\]'"):
+    with pytest.raises(MissingExtraError, match=re.escape(install_command("smolagents"))):
         SmolagentsAdapter(lambda: None)

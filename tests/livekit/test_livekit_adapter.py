@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import warnings
 from pathlib import Path
@@ -431,12 +432,12 @@ def test_livekit_logs_are_quiet_unless_asked(
 def test_missing_livekit_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from pytest_agent_eval.errors import MissingExtraError
+    from pytest_agent_eval.errors import MissingExtraError, install_command
 
     for name in [m for m in sys.modules if m.startswith("pytest_agent_eval.adapters.livekit")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "livekit.agents", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[livekit\]'"):
+    with pytest.raises(MissingExtraError, match=re.escape(install_command("livekit"))):
         import pytest_agent_eval.adapters.livekit  # noqa: F401
 
 

@@ -3,6 +3,7 @@ pipelines, what a turn records, what it saves, and how it refuses bad settings."
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
@@ -250,14 +251,14 @@ def test_a_factory_that_raises_names_the_fix_for_a_missing_key() -> None:
 
 
 def test_missing_pipecat_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_agent_eval.errors import MissingExtraError
+    from pytest_agent_eval.errors import MissingExtraError, install_command
 
     for name in [m for m in sys.modules if m.startswith("pytest_agent_eval.adapters.pipecat")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "pipecat.frames.frames", None)
     import pytest_agent_eval.adapters.pipecat as package
 
-    with pytest.raises(MissingExtraError, match=r"pip install 'pytest-agent-eval\[pipecat\]'"):
+    with pytest.raises(MissingExtraError, match=re.escape(install_command("pipecat"))):
         package.PipecatAdapter  # noqa: B018
 
 
