@@ -268,3 +268,31 @@ def test_importing_the_adapter_modules_does_not_import_their_sdks() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_pydantic_ai_1_retry_prompt_for_an_unknown_tool_reads_refused() -> None:
+    """pydantic-ai 1.x (still supported) answers an unknown tool name with a retry prompt
+    rather than a tool return with an outcome: the call is refused all the same."""
+    from pydantic_ai.messages import ModelRequest, ModelResponse, RetryPromptPart, ToolCallPart
+
+    from pytest_agent_eval.adapters.pydantic_ai import tool_calls_from_messages
+
+    messages = [
+        ModelResponse(parts=[ToolCallPart("book", {"party": 2}, tool_call_id="a")]),
+        ModelRequest(
+            parts=[
+                RetryPromptPart(
+                    "Unknown tool name: 'book'. Available tools: 'menu'",
+                    tool_name="book",
+                    tool_call_id="a",
+                )
+            ]
+        ),
+        ModelResponse(parts=[ToolCallPart("menu", {"diet": "vegan"}, tool_call_id="b")]),
+        ModelRequest(
+            parts=[RetryPromptPart("diet must be one of ...", tool_name="menu", tool_call_id="b")]
+        ),
+    ]
+    book, menu = tool_calls_from_messages(messages)
+    assert (book.outcome, book.refused) == ("refused", True)
+    assert (menu.outcome, menu.refused) == ("error", False)  # a bad argument: a call made

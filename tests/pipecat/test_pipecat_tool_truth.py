@@ -141,3 +141,12 @@ def test_a_function_offered_by_the_node_runs() -> None:
     _, (reply,) = run(converse(PipecatAdapter(bot), transcript(Turn(user="Two people."))))
     (call,) = reply.calls
     assert (call.name, call.args, call.outcome) == ("record_party", {"size": 2}, "ok")
+
+
+def test_a_flows_error_envelope_with_more_keys_is_still_an_error() -> None:
+    from pytest_agent_eval.adapters.pipecat._record import flows_error
+
+    assert flows_error({"status": "error", "error": "no table", "code": 404}) == "no table"
+    assert flows_error({"status": "error"}) == "the function reported status 'error'"
+    assert flows_error({"status": "success", "error": "ignored"}) is None
+    assert flows_error("status: error") is None

@@ -76,3 +76,27 @@ def test_a_file_that_cannot_be_compared_is_named(
     )
     assert main(["compare", new, str(project.path / "missing.json")]) == 2
     assert "agent-eval compare: new " in capsys.readouterr().err
+
+
+def test_a_new_crash_is_a_regression_whatever_the_test_says(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    entry = {"key": "k", "label": "desk", "runs": 5, "agent_tokens": None, "p95_latency_s": None}
+    base = {"schema_version": 1, "evals": [{**entry, "passed_runs": 5, "verdict": "passed"}]}
+    new = {"schema_version": 1, "evals": [{**entry, "passed_runs": 4, "verdict": "crashed"}]}
+    (project.path / "base.json").write_text(json.dumps(base))
+    (project.path / "new.json").write_text(json.dumps(new))
+
+    # 5/5 then 4/5 is well within noise for Fisher's test, but one run crashed.
+    status = main(
+        [
+            "compare",
+            str(project.path / "base.json"),
+            str(project.path / "new.json"),
+            "--fail-on-regression",
+        ]
+    )
+    assert status == 1
+    assert "1 regressed, 0 improved, 0 unchanged within noise" in capsys.readouterr().out

@@ -191,3 +191,23 @@ def test_a_saved_conversation_keeps_its_call_expect(tmp_path: Path) -> None:
     path = save_conversation(tmp_path, sim, transcript, call)
     assert path is not None
     assert load_transcript_file(path).call_expect == sim.transcript.call_expect
+
+
+def test_a_call_the_framework_refused_is_not_the_call_tool_called_looks_for() -> None:
+    from pytest_agent_eval.evaluators._call import ToolCalledCheck
+    from pytest_agent_eval.models import TurnResult
+
+    refused = ToolCall(
+        "place_order",
+        {"payment": "cash"},
+        is_error=True,
+        error="not currently available",
+        refused=True,
+    )
+    run_ = RunResult(index=0, turns=[TurnResult(index=0, user="cash please", tool_calls=[refused])])
+
+    verdict = ToolCalledCheck("place_order", {"payment": "cash"}).check(run_)
+
+    assert not verdict.passed
+    assert "place_order was never called in the call" in verdict.reasoning
+    assert "the framework refused the call to place_order" in verdict.reasoning

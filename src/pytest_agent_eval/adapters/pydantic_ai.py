@@ -53,6 +53,8 @@ def _args_of(part: Any) -> dict[str, Any] | None:
 
 
 _REFUSALS = ("unknown_tool", "unavailable_tool")
+_UNKNOWN_TOOL_WORDS = "Unknown tool name:"
+"""How pydantic-ai 1.x's retry prompt begins for a tool name the agent does not have."""
 """The retry causes (pydantic-ai 2.x ``RetryInfo.cause``) of a call refused before it ran."""
 
 
@@ -117,6 +119,10 @@ def tool_calls_from_messages(
                 entry["is_error"] = True
                 retried = retry.content
                 entry["output"] = entry["error"] = _text_of(retried)
+                # 1.x names a tool the agent has no tool for in the retry prompt's words.
+                entry["refused"] = isinstance(retried, str) and retried.startswith(
+                    _UNKNOWN_TOOL_WORDS
+                )
     return [
         ToolCall(
             calls[i]["name"],

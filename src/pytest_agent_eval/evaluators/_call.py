@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..models import EvalResult, RunResult, ToolCall
-from ._tools import _args_match, _call_differences, describe_calls
+from ._tools import _args_match, _call_differences, describe_calls, made_calls, refusals
 from .base import evaluate_safely, located, unobserved
 
 __all__ = ["CallHookCheck", "ToolCalledCheck", "call_tool_calls", "evaluate_call"]
@@ -73,13 +73,15 @@ class ToolCalledCheck:
     def check(self, run: RunResult) -> EvalResult:
         """Look for a matching call among every tool call of the run."""
         calls, unseen = call_tool_calls(run)
-        named = [c for c in calls if c.name == self.tool]
+        # A call the framework refused ran nothing: it is not the call this checks for.
+        named = [c for c in made_calls(calls) if c.name == self.tool]
         if not named and unseen is not None:
             return unobserved(self.name, unseen)
         if not named:
             return EvalResult(
                 False,
-                f"{self.tool} was never called in the call (saw {describe_calls(calls)})",
+                f"{self.tool} was never called in the call{refusals(calls, [self.tool])} "
+                f"(saw {describe_calls(calls)})",
                 name=self.name,
             )
         if self.args is None:

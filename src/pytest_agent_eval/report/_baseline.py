@@ -195,6 +195,9 @@ def _change(key: str, label: str, then: _Side, now: _Side) -> EvalChange:
     change: Change = "unchanged"
     if p < SIGNIFICANCE:
         change = "regressed" if (now.score or 0.0) < (then.score or 0.0) else "improved"
+    if now.verdict == "crashed" and then.verdict != "crashed":
+        # A crash is never within noise: no gate absorbs one, and neither does a comparison.
+        change = "regressed"
     latency_delta = (
         now.p95_latency_s - then.p95_latency_s
         if now.p95_latency_s is not None and then.p95_latency_s is not None

@@ -94,11 +94,9 @@ def flows_error(result: Any) -> str | None:
     """The error text of Pipecat Flows' error envelope, ``{"status": "error", "error": ...}``,
     or None for any other result. Flows catches what a node function raises and hands the model
     that envelope as an ordinary result (no ``error`` on the frame): it is the function failing,
-    and so is the same shape returned by the function itself (Flows' ``FlowResult``
-    convention)."""
+    and so is the same shape returned by the function itself, other keys beside it or not
+    (Flows' ``FlowResult`` convention)."""
     if not isinstance(result, Mapping) or result.get("status") != "error":
-        return None
-    if not set(result) <= {"status", "error"}:
         return None
     error = result.get("error")
     return str(error) if error else "the function reported status 'error'"
