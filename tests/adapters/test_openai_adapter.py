@@ -377,3 +377,27 @@ def test_async_client_runs_on_the_loop_and_sync_client_in_a_worker(server: ChatS
     main = threading.main_thread().name
     assert threads["async"] == main
     assert threads["sync"] != main
+
+
+def test_refused_credentials_are_an_error_not_a_crash_of_the_agent() -> None:
+    """A 401 means the agent was never evaluated as configured: an ERROR (AdapterError) that
+    says to set the key, not a CRASHED run no gate absorbs; a 400 is the agent's own doing."""
+    from pytest_agent_eval.errors import AgentCrashError
+
+    def refuse(body: dict[str, Any]) -> Any:
+        return 401, error_body("Incorrect API key provided.", code="invalid_api_key")
+
+    with ChatServer(refuse) as srv:
+        adapter = OpenAIAdapter(make_client("async", srv.base_url), "gpt-x")
+        with pytest.raises(AdapterError) as info_:
+            asyncio.run(converse(adapter, "Hi"))
+    assert not isinstance(info_.value, AgentCrashError)
+    assert "HTTP 401" in str(info_.value) and "set the key the provider needs" in str(info_.value)
+
+    def reject(body: dict[str, Any]) -> Any:
+        return 400, error_body("Invalid value for 'messages'.", code="invalid_value")
+
+    with ChatServer(reject) as srv:
+        adapter = OpenAIAdapter(make_client("async", srv.base_url), "gpt-x")
+        with pytest.raises(AgentCrashError):
+            asyncio.run(converse(adapter, "Hi"))
