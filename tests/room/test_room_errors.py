@@ -122,3 +122,24 @@ def test_agent_joined_but_never_spoke(lab: RoomLab, lab_worker: str) -> None:
     # "listening"; either way nothing was said or transcribed as a reply.
     assert re.search(r"agent state '(listening|thinking)'", message), message
     assert "no reply text yet, no agent audio" in message
+
+
+def test_only_a_wait_on_the_agent_makes_a_timeout_the_agents_fail() -> None:
+    """A turn's deadline covers our own work too (loading and scanning the fixture, the
+    caller's microphone, sending text): only a wait on the agent itself makes it a FAIL."""
+    from pytest_agent_eval.adapters.livekit.room._adapter import _Stage
+
+    for ours in (
+        "the audio fixture evals/a.wav to load",
+        "the speech segments of evals/a.wav (the agent's VAD settings)",
+        "the caller's microphone to finish saying a.wav",
+        "the text to be sent on 'lk.chat'",
+        "the agent (agent-1) to answer the eval helper",
+    ):
+        assert not _Stage(ours).waits_on_agent, ours
+    for agents in (
+        "the agent (agent-1) to take the turn",
+        "the agent (agent-1) to reply after the end of the caller's input",
+        "the agent to finish its reply and listen again",
+    ):
+        assert _Stage(agents).waits_on_agent, agents

@@ -355,6 +355,14 @@ class _Stage:
 
     text: str = "starting"
 
+    @property
+    def waits_on_agent(self) -> bool:
+        """Whether this is a wait on the agent itself (to take a turn, reply, finish speaking):
+        its every stage reads "the agent ...". Our own work (loading and scanning a fixture,
+        the caller's microphone, sending text) and the agent's eval helper answering are not:
+        a deadline there means the turn could not be delivered, an ERROR."""
+        return self.text.startswith("the agent") and "eval helper" not in self.text
+
 
 class _Microphone:
     """The caller's microphone: 20 ms frames at real-time pace, silence when nothing is said."""
@@ -1245,7 +1253,7 @@ class LiveKitRoomConversation:
             knob = "join_timeout_s" if label == "the start of the run" else "timeout_s"
             # The agent is in the room, listening, and says nothing: the agent failed the turn
             # (as in process and on Pipecat). No agent to wait for: the run could not happen.
-            silent = label.startswith("turn ") and not agent_missing
+            silent = label.startswith("turn ") and not agent_missing and self._stage.waits_on_agent
             error = AgentTimeoutError if silent else AdapterError
             raise error(
                 f"{label}: nothing within {knob}={timeout_s:g} s; still waiting for "
