@@ -528,14 +528,20 @@ class Recorder(BaseObserver, TransportListener):
         ours = processor is not None and type(processor).__module__.startswith("pytest_agent_eval.")
         if ours or isinstance(exception, AgentEvalError):
             return  # one of our offline services failed, or our code: the bot did not break
+        # The bot crashed when the exception came through its own code (a processor of the
+        # user's that raised), or the error is fatal (the pipeline cannot go on), as LiveKit's
+        # unrecoverable errors are. A service's error the pipeline goes on from stays in
+        # `errors`: the turn is an ERROR, as for LiveKit's recoverable ones.
+        own = Crash.from_agent_code(exception) if exception is not None else None
+        if own is None and not getattr(frame, "fatal", False):
+            return
         source = f"processor {processor}" if processor is not None else "the pipeline"
         self.log.crashes.append(
             AgentCrashError(
                 f"{source} reported an error: {message}{detail}",
                 kind=type(exception).__name__ if exception is not None else "ErrorFrame",
                 detail=str(exception) if exception is not None else message,
-                where=(Crash.of(exception).where if exception is not None else None)
-                or f"Pipecat {source}",
+                where=(own.where if own is not None else None) or f"Pipecat {source}",
             )
         )
 
