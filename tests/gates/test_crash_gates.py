@@ -115,6 +115,13 @@ def test_a_crash_is_shown_everywhere_and_no_lenient_group_absorbs_it(
         if e["transcript_id"] == "booking_crashy"
     )
     assert entry["verdict"] == "crashed" and entry["crash"] == crash.split(": ", 1)[1]
+    # The per-turn captures say which run and turn crashed, and how.
+    crashed_runs = [r for r in entry["captures"] if r["verdict"] == "crashed"]
+    assert len(crashed_runs) == 1
+    (turn,) = [t for t in crashed_runs[0]["turns"] if t["crash"] is not None]
+    assert turn["verdict"] == "crashed"
+    assert turn["crash"]["type"] == "RuntimeError"
+    assert turn["crash"]["message"] == "kitchen printer offline"
     tree = ET.parse(pytester.path / "junit.xml")
     case = next(c for c in tree.iter("testcase") if c.get("name") == "booking_crashy")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}

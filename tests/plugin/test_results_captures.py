@@ -81,7 +81,7 @@ def test_the_results_file_holds_each_runs_turns(project: Project) -> None:
     runs = entry["captures"]
     assert [r["run"] for r in runs] == [1, 2]
     first = runs[0]
-    assert first["verdict"] == "failed" and first["error"] is None
+    assert first["verdict"] == "failed" and first["error"] is None and first["crash"] is None
     assert first["greeting"] is None  # a text agent does not greet
     hello, booking, cancel = first["turns"]
 
@@ -115,7 +115,7 @@ def test_the_results_file_holds_each_runs_turns(project: Project) -> None:
     for turn in first["turns"]:
         # Every documented key is there, also when it has nothing to say.
         assert set(turn) == {
-            "turn", "user", "audio", "conditions", "verdict", "error", "reply", "heard",
+            "turn", "user", "audio", "conditions", "verdict", "error", "crash", "reply", "heard",
             "agent", "handoffs", "tool_calls", "tool_calls_unobserved", "latency_s",
             "first_audio_latency_s", "duration_s", "speed", "checks",
         }  # fmt: skip

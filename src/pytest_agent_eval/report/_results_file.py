@@ -15,7 +15,7 @@ from typing import Any
 
 from .._records import EvalRecord
 from .._serialize import to_json
-from ..models import RunResult, ToolCall, TurnResult, Usage
+from ..models import Crash, RunResult, ToolCall, TurnResult, Usage
 from ._baseline import BaselineError
 from ._format import BASELINE_HEADER, baseline_rows
 from ._records import ReportData
@@ -107,6 +107,7 @@ def _run_capture(run: RunResult) -> dict[str, Any]:
         "run": run.index + 1,
         "verdict": run.verdict,
         "error": run.error,
+        "crash": _crash_capture(run.crash),
         "duration_s": _round(run.duration_s, SECONDS_DECIMALS),
         "greeting": None
         if greeting is None
@@ -128,6 +129,7 @@ def _turn_capture(turn: TurnResult) -> dict[str, Any]:
         "conditions": turn.conditions,
         "verdict": turn.verdict,
         "error": turn.error,
+        "crash": _crash_capture(turn.crash),
         "reply": turn.reply,
         "heard": turn.heard,
         "agent": turn.active_agent,
@@ -152,6 +154,12 @@ def _turn_capture(turn: TurnResult) -> dict[str, Any]:
             for check in turn.evaluations
         ],
     }
+
+
+def _crash_capture(crash: Crash | None) -> dict[str, Any] | None:
+    if crash is None:
+        return None
+    return {"type": crash.type, "message": crash.message, "where": crash.where}
 
 
 def _tool_call_capture(call: ToolCall) -> dict[str, Any]:

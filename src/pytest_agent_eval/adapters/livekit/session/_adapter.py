@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import logging
 import os
@@ -45,7 +46,7 @@ from .._audio import (
     load_fixture_audio,
 )
 from .._compat import agent_in_a_session, run_assert_over
-from .._logs import crash_sink, hold_livekit_logs, resolve_level
+from .._logs import CrashSink, crash_sink, hold_livekit_logs, resolve_level
 from .._segments import SessionVAD
 from .._turn import (
     SessionClosedError,
@@ -455,6 +456,7 @@ class LiveKitConversation:
         """How fast this run streams: the session's speed (``--agent-eval-speed``,
         ``[tool.agent_eval] speed``) when it says one, else the adapter's."""
         self._recorder: TurnRecorder | None = None
+        self._crash_token: contextvars.Token[CrashSink | None] | None = None
         self._streamer: AudioStreamer | None = None
         """Streams the audio turns (None: the transcript has none)."""
         self._barge_in: BargeInTurns | None = None
@@ -598,27 +600,29 @@ class LiveKitConversation:
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         # Before the session starts, so that every task of it inherits the sink: what the
         # agent's code raises in them is this conversation's crash.
-        crash_sink.set(recorder)
+        self._crash_token = crash_sink.set(recorder)
         if isinstance(session.stt, SegmentSTT):
             session.stt.add_segment_listener(recorder.on_segment)
         stage = Stage("the session to start (session.start)")
-        async with self.deadline(stage, turn_label="session start"):
-            if needs_audio and isinstance(session.stt, WhisperSTT):
-                # Loaded once per process, here rather than in the first recognition: no
-                # turn's latency includes loading a model.
-                stage.set("the Whisper model to load (WhisperSTT.load)")
-                await asyncio.to_thread(session.stt.load)
-                stage.set("the session to start (session.start)")
-            # start() attaches an OpenTelemetry context it never detaches; a task of its own
-            # keeps that out of the caller's context.
-            try:
+        try:
+            async with self.deadline(stage, turn_label="session start"):
+                if needs_audio and isinstance(session.stt, WhisperSTT):
+                    # Loaded once per process, here rather than in the first recognition: no
+                    # turn's latency includes loading a model.
+                    stage.set("the Whisper model to load (WhisperSTT.load)")
+                    await asyncio.to_thread(session.stt.load)
+                    stage.set("the session to start (session.start)")
+                # start() attaches an OpenTelemetry context it never detaches; a task of its
+                # own keeps that out of the caller's context.
                 await asyncio.create_task(session.start(self.agent))
                 await recorder.settle(stage.set)
-            except Exception as exc:
-                crashed = self._crashed("before turn 1")
-                if crashed is not None:
-                    raise crashed from exc
-                raise
+        except Exception as exc:
+            # The deadline's timeout too: an on_enter that raised can leave the session
+            # waiting; the crash, not the wait, is what is reported.
+            crashed = self._crashed("before turn 1")
+            if crashed is not None:
+                raise crashed from exc
+            raise
         crashed = self._crashed("before turn 1")
         if crashed is not None:
             raise crashed
@@ -678,6 +682,20 @@ class LiveKitConversation:
                     await streamer.aclose()
         finally:
             self._quiet.close()
+            self._release_crash_sink()
+
+    def _release_crash_sink(self) -> None:
+        """Stop routing LiveKit's logged exceptions of this context to this conversation, so
+        a conversation closed before another starts in the same task keeps nothing alive."""
+        token = self._crash_token
+        self._crash_token = None
+        if token is None:
+            return
+        try:
+            crash_sink.reset(token)
+        except ValueError:  # closed from another context than it started in
+            if crash_sink.get() is self._recorder:
+                crash_sink.set(None)
 
     # -- turns ----------------------------------------------------------------------------
 
