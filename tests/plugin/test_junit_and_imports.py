@@ -161,11 +161,14 @@ def test_pytest_does_not_rewrite_the_packages_own_modules(project: Project) -> N
 
 
         def test_rewritten():
-            assert loaded_by_the_rewriting_hook("pytest_agent_eval") == [
+            # At most the modules that load before the unmarking (none where pytest does not
+            # mark an editable install, as 8.0); never the rest, such as the runner.
+            assert "pytest_agent_eval.runner" in sys.modules
+            assert set(loaded_by_the_rewriting_hook("pytest_agent_eval")) <= {
                 "pytest_agent_eval",
                 "pytest_agent_eval._compat",
                 "pytest_agent_eval._compat.pytest_rewrite",
-            ]
+            }
             assert loaded_by_the_rewriting_hook("test_zz_rewrite") == ["test_zz_rewrite"]
         """,
     )

@@ -254,8 +254,13 @@ def test_an_openai_id_against_a_chat_completions_server_says_to_use_openai_chat(
     Completions answers it with a chat completion the client cannot read (a bare ``TypeError:
     'NoneType' object is not iterable``) or a 404. Both say what to use instead, for the
     caller and for the criteria judge."""
+    from pydantic_ai.models import infer_model
+
     from pytest_agent_eval.config import JudgeSettings
     from pytest_agent_eval.runner import RunSettings
+
+    if type(infer_model("openai:served-model")).__name__ == "OpenAIChatModel":
+        pytest.skip("this pydantic-ai reads 'openai:' as Chat Completions (1.x): no mismatch")
 
     def respond(body: dict[str, Any]) -> dict[str, Any]:
         return loopback.text_completion("Hello, I want a refund.")
