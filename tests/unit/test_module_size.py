@@ -15,7 +15,7 @@ PACKAGE = Path(pytest_agent_eval.__file__).parent
 OVER: dict[str, int] = {
     # module (under src/pytest_agent_eval/): its length when it was listed, at most. Issue 33
     # named the first four at 1,368, 1,056, 1,029 and 888 lines; issue 32's fixes (crashes,
-    # word timings, speed, refused calls) and the review fixes after them grew them and brought the Pipecat adapter over
+    # word timings, speed, refused calls) grew them and brought the Pipecat adapter over
     # before this list existed to stop it. Splitting them is issue 33's shared voice turn.
     "adapters/livekit/room/_adapter.py": 1419,
     "adapters/livekit/_turn.py": 1169,
