@@ -425,10 +425,11 @@ class RunResult:
     def crash_reason(self) -> str | None:
         """``turn 2: RuntimeError: boom (at agent.py:12 in on_enter)``: the run's first crash,
         or None when it did not crash."""
-        for index, crash in self.crashes:
-            where = "" if index is None else f"turn {index + 1}: "
-            return where + crash.describe()
-        return None
+        crashes = self.crashes
+        if not crashes:
+            return None
+        index, crash = crashes[0]
+        return ("" if index is None else f"turn {index + 1}: ") + crash.describe()
 
     @property
     def passed(self) -> bool:

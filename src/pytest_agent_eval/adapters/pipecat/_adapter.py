@@ -17,7 +17,6 @@ from typing import Any
 from ..._text import safe_name
 from ...errors import (
     AdapterError,
-    AgentCrashError,
     AgentEvalError,
     AgentTimeoutError,
     AudioFixtureError,
@@ -298,13 +297,7 @@ class PipecatConversation:
         if log.crashes and not self.clock.network_attempts:
             # A processor of the bot raised while it started or greeted. (A service refused
             # the network is ours to report, as an ERROR, at the first turn.)
-            crash = log.crashes[0]
-            raise AgentCrashError(
-                f"before turn 1: the bot crashed: {crash}",
-                kind=crash.kind,
-                detail=crash.detail,
-                where=crash.where,
-            )
+            raise log.crashes[0].labelled("before turn 1: the bot crashed")
         self._refuse_fixture_text_under_conditions()
         self._greeting_log = log
         calls = [_tool_call(c) for c in log.calls]
@@ -593,13 +586,7 @@ class PipecatConversation:
             )
         if log.crashes:
             # The bot's own processor failed (its exception, an error it pushed): a crash.
-            crash = log.crashes[0]
-            raise AgentCrashError(
-                f"{label}: the bot crashed: {crash}",
-                kind=crash.kind,
-                detail=crash.detail,
-                where=crash.where,
-            )
+            raise log.crashes[0].labelled(f"{label}: the bot crashed")
         if log.errors:
             raise AdapterError(
                 f"{label}: the pipeline reported an error: " + "; ".join(log.errors[:3])

@@ -735,12 +735,7 @@ class LiveKitConversation:
         crash = self._recorder.take_crash() if self._recorder is not None else None
         if crash is None:
             return None
-        return AgentCrashError(
-            f"{label}: the agent crashed (agent {self._agent_name()!r}): {crash}",
-            kind=crash.kind,
-            detail=crash.detail,
-            where=crash.where,
-        )
+        return crash.labelled(f"{label}: the agent crashed (agent {self._agent_name()!r})")
 
     async def _respond(self, turn: TurnInput) -> AgentReply:
         assert self._recorder is not None and self._barge_in is not None
