@@ -76,7 +76,11 @@ def test_a_rerun_against_an_unchanged_agent_makes_no_caller_request(tmp_path: Pa
         assert r.simulation.recorded_at is not None
         assert r.simulation.usage is None
         (verdict,) = r.evaluations
-        assert verdict.reasoning.endswith(f"(cached verdict, recorded {r.simulation.recorded_at})")
+        # The verdict says when it was recorded: at or after the run's oldest replayed entry
+        # (the caller's turns and the verdict may be written a second apart).
+        stamp = re.search(r"\(cached verdict, recorded ([^)]+)\)$", verdict.reasoning)
+        assert stamp is not None, verdict.reasoning
+        assert stamp.group(1) >= r.simulation.recorded_at
         replayed = dict(simulation_rows(r))["Replayed"]
         assert replayed.startswith("3 caller turn(s) and 1 criteria verdict(s) from the caller")
         assert f"recorded {r.simulation.recorded_at}" in replayed
