@@ -16,27 +16,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._serialize import from_json, to_json
-from .models import TranscriptResult
+from .models import TranscriptResult, Verdict
 
 if TYPE_CHECKING:
     import pytest
 
 __all__ = [
     "EvalRecord",
+    "EvalVerdict",
     "RecordCollector",
     "RecordedEval",
     "SessionRecords",
     "TestOutcome",
-    "Verdict",
     "iter_results",
     "put_records",
     "read_record",
     "serialized_records",
 ]
 
-Verdict = Literal["passed", "failed", "crashed", "error", "skipped"]
-"""What happened to one eval: its threshold met or missed, the agent crashed in a run (a FAIL
-no gate absorbs), could not run, or was skipped."""
+EvalVerdict = Literal[Verdict, "skipped"]
+"""What happened to one eval: a run's `models.Verdict` (its threshold met or missed, the agent
+crashed in a run, a FAIL no gate absorbs, or it could not run), or it was skipped."""
 
 TestOutcome = Literal["passed", "failed", "error", "skipped"]
 """The pytest outcome of a whole test: ``failed`` in the call phase, ``error`` in setup/teardown."""
@@ -97,7 +97,7 @@ class EvalRecord:
     duration_s: float | None = None
     """Seconds its test's call phase took (what balances shards); filled in by the collector.
     Fixture setup is left out: a session-scoped fixture would weigh on one test only."""
-    _verdict: Verdict | None = field(default=None, init=False, repr=False, compare=False)
+    _verdict: EvalVerdict | None = field(default=None, init=False, repr=False, compare=False)
     """`verdict` once worked out (not serialized): gates and reports ask for it thousands of
     times in a large session, and a record does not change once built."""
 
@@ -133,7 +133,7 @@ class EvalRecord:
         return f"{self.nodeid}::{self.transcript_id}"
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> EvalVerdict:
         """The eval's own verdict, independent of anything else the test asserted.
 
         ``error`` when the agent could not be evaluated: a run of its result could not
@@ -146,7 +146,7 @@ class EvalRecord:
             object.__setattr__(self, "_verdict", verdict)  # a cache on a frozen record
         return verdict
 
-    def _judge(self) -> Verdict:
+    def _judge(self) -> EvalVerdict:
         if self.result is not None:
             return self.result.verdict
         outcome = self.test_outcome

@@ -77,7 +77,7 @@ MOVED: dict[str, dict[str, str]] = {
         "TimedPhrase": f"{_PACKAGE}.voice._fixtures:TimedPhrase",
         "TranscriptCache": f"{_PACKAGE}.voice._fixtures:TranscriptCache",
         "TranscriptKey": f"{_PACKAGE}.voice._fixtures:TranscriptKey",
-        "Verdict": f"{_PACKAGE}.voice:Verdict",
+        "Verdict": f"{_PACKAGE}.voice:FixtureCheck",
         "audio_problem": f"{_PACKAGE}.voice._fixtures:audio_problem",
         "audio_stats": f"{_PACKAGE}.voice._fixtures:audio_stats",
         "clean_stale_temp_files": f"{_PACKAGE}.voice._fixtures:clean_stale_temp_files",
@@ -131,15 +131,21 @@ MOVED: dict[str, dict[str, str]] = {
     f"{_PACKAGE}.evaluators": {
         "build_evaluators": f"{_PACKAGE}.legacy:build_evaluators",
     },
+    # A fixture check's result was ``Verdict`` (0.4): `Verdict` is the run's verdict alone now.
+    f"{_PACKAGE}.voice": {
+        "Verdict": f"{_PACKAGE}.voice:FixtureCheck",
+    },
 }
 """Old module -> {name: ``"module:attr"`` of its replacement, or ``"none: what instead"``}."""
 
 
-def _replacement_text(target: str) -> str:
+def _replacement_text(target: str, name: str) -> str:
     if target.startswith("none:"):
         return target.removeprefix("none:").strip()
     module = target.partition(":")[0]
     attr = target.partition(":")[2]
+    if attr != name and "._" not in module and module != f"{_PACKAGE}.legacy":
+        return f"it is {attr} now: import {attr} from {module}"  # a rename
     if module == f"{_PACKAGE}.legacy" and attr == "build_evaluators":
         return (
             "a turn's Expect(...) decides its evaluators (the runner builds them); "
@@ -178,10 +184,10 @@ class _MovedModule(types.ModuleType):
         target = names[attr]
         if target.startswith("none:"):
             raise AttributeError(
-                f"{self.__name__}.{attr} is no longer public: {_replacement_text(target)}"
+                f"{self.__name__}.{attr} is no longer public: {_replacement_text(target, attr)}"
             )
         warnings.warn(
-            f"{self.__name__}.{attr} moved; {_replacement_text(target)}",
+            f"{self.__name__}.{attr} moved; {_replacement_text(target, attr)}",
             DeprecationWarning,
             stacklevel=2,
         )
@@ -219,7 +225,9 @@ def moved_attr(module: str, name: str) -> Any:
     attribute does (at its caller's caller: the user's line) and returns the replacement."""
     target = MOVED[module][name]
     warnings.warn(
-        f"{module}.{name} moved; {_replacement_text(target)}", DeprecationWarning, stacklevel=3
+        f"{module}.{name} moved; {_replacement_text(target, name)}",
+        DeprecationWarning,
+        stacklevel=3,
     )
     return _resolve(target)
 

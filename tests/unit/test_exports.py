@@ -372,9 +372,9 @@ PUBLIC: dict[str, list[str]] = {
     "voice": [
         "AudioClip",
         "EmbeddedRecord",
+        "FixtureCheck",
         "Pause",
         "Phrase",
-        "Verdict",
         "judge_fixture",
         "read_embedded",
         "split_speech",
@@ -466,6 +466,7 @@ LEGACY: dict[str, list[str]] = {
     ],
     "synthesize.cli": ["build_parser", "main"],
     "evaluators": ["build_evaluators"],
+    "voice": ["Verdict"],
 }
 """Old module (under the package) -> the names the legacy table serves there, each with a
 `DeprecationWarning` naming its replacement (tests/unit/test_legacy.py checks each one)."""

@@ -34,6 +34,8 @@ def test_every_moved_name_resolves_to_its_replacement_with_a_warning(
         assert "pytest_agent_eval.l" in message, message
     elif (module, name) == ("pytest_agent_eval.speech", "PauseMarkupError"):
         assert "catch pytest_agent_eval.TranscriptError" in message, message
+    elif attr != name:  # a rename: the warning gives the new name too
+        assert message.endswith(f"it is {attr} now: import {attr} from {new_module}"), message
     elif "._" in new_module:
         assert f"no longer public (for now it is {new_module}.{attr}" in message, message
     else:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._records import (
     EvalRecord,
+    EvalVerdict,
     RecordCollector,
     SessionRecords,
     TestOutcome,
-    Verdict,
     iter_results,
     read_record,
     serialized_records,
@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EvalRecord",
+    "EvalVerdict",
     "RecordCollector",
     "ReportData",
     "SessionRecords",
     "TestOutcome",
-    "Verdict",
     "iter_results",
     "read_record",
     "serialized_records",

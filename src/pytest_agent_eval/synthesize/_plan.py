@@ -21,13 +21,13 @@ from ..voice._fixtures import (
     LEGACY_NOTE,
     MARKUP_FIX,
     RECORDING_NOTE,
+    FixtureCheck,
     FixtureState,
     Origin,
     PostProcess,
     Sidecar,
     TimedPhrase,
     TimedWord,
-    Verdict,
     fixture_key,
     judge_fixture,
     max_fixture_s,
@@ -168,7 +168,7 @@ class FixtureStatus:
     kept), and ``--check`` reports it until then."""
 
     @classmethod
-    def of(cls, spec: FixtureSpec, verdict: Verdict) -> FixtureStatus:
+    def of(cls, spec: FixtureSpec, verdict: FixtureCheck) -> FixtureStatus:
         """``spec`` with what `judge_fixture` found."""
         return cls(
             spec=spec, state=verdict.state, reasons=verdict.reasons, origin=verdict.origin,

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._fixtures import (
         AudioClip,
         EmbeddedRecord,
-        Verdict,
+        FixtureCheck,
         judge_fixture,
         read_embedded,
         transcript_cache,
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
 __all__ = [
     "AudioClip",
     "EmbeddedRecord",
+    "FixtureCheck",
     "Pause",
     "Phrase",
-    "Verdict",
     "judge_fixture",
     "read_embedded",
     "split_speech",
@@ -55,7 +55,7 @@ __all__ = [
 _HOMES = {
     "AudioClip": "_fixtures",
     "EmbeddedRecord": "_fixtures",
-    "Verdict": "_fixtures",
+    "FixtureCheck": "_fixtures",
     "judge_fixture": "_fixtures",
     "read_embedded": "_fixtures",
     "transcript_cache": "_fixtures",
@@ -67,11 +67,16 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
+    home = _HOMES.get(name)
+    if home is None:
+        # An old name (``Verdict``, now `FixtureCheck`) is the legacy table's: found by name,
+        # never imported here, it warns and hands back the new object.
+        legacy = importlib.import_module("pytest_agent_eval.legacy")
+        if name in legacy.MOVED.get(__name__, {}):
+            return legacy.moved_attr(__name__, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f".{home}", __name__), name)
     globals()[name] = value
     return value

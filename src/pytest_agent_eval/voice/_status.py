@@ -37,8 +37,8 @@ __all__ = [
     "RECORDING_NOTE",
     "TIMINGS_FIX",
     "UNTIMED",
+    "FixtureCheck",
     "FixtureState",
-    "Verdict",
     "judge_fixture",
     "prove_fixture_text",
 ]
@@ -70,7 +70,7 @@ class FixtureState(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Verdict:
+class FixtureCheck:
     """What `judge_fixture` found."""
 
     state: FixtureState
@@ -108,7 +108,7 @@ def judge_fixture(
     inputs: Mapping[str, Any] | None = None,
     wanted: Mapping[str, Any] | None = None,
     max_duration_s: float | None = None,
-) -> Verdict:
+) -> FixtureCheck:
     """Decide whether the fixture at ``wav`` can stand for a turn saying ``text``.
 
     Args:
@@ -131,42 +131,44 @@ def judge_fixture(
     try:
         split_speech(text)
     except PauseMarkupError as exc:
-        return Verdict(state=FixtureState.INVALID, reasons=(str(exc),), fix=MARKUP_FIX)
+        return FixtureCheck(state=FixtureState.INVALID, reasons=(str(exc),), fix=MARKUP_FIX)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        return Verdict(state=FixtureState.MISSING, reasons=("WAV missing",))
+        return FixtureCheck(state=FixtureState.MISSING, reasons=("WAV missing",))
     prov = read_provenance(path)
     origin = prov.origin
     if prov.sidecar_error is not None:
-        return Verdict(
+        return FixtureCheck(
             state=FixtureState.STALE, origin=origin, reasons=(f"sidecar unreadable: {prov.sidecar_error}",)
         )  # fmt: skip
     if origin is Origin.LEGACY:
         assert prov.legacy_hash is not None
         if not legacy_text_matches(prov.legacy_hash, text):
-            return Verdict(
+            return FixtureCheck(
                 state=FixtureState.STALE,
                 origin=origin,
                 reasons=("text changed (its sidecar is pytest-agent-eval 0.3's hash of the text)",),
             )
         problem = audio_problem(path, max_duration_s=limit)
         if problem is not None:  # a synthesizer's file, so the synthesizer may replace it
-            return Verdict(state=FixtureState.STALE, origin=origin, reasons=(f"WAV {problem}",))
-        return Verdict(state=FixtureState.FRESH, origin=origin, note=LEGACY_NOTE)
+            return FixtureCheck(
+                state=FixtureState.STALE, origin=origin, reasons=(f"WAV {problem}",)
+            )
+        return FixtureCheck(state=FixtureState.FRESH, origin=origin, note=LEGACY_NOTE)
     if origin is Origin.RECORDING:
         problem = audio_problem(path, max_duration_s=limit)
         if problem is not None:
             fix = TOO_LONG_FIX if " long, over the " in problem else RECORDING_FIX
-            return Verdict(
+            return FixtureCheck(
                 state=FixtureState.INVALID, origin=origin, reasons=(f"a recording that {problem}",),
                 fix=fix,
             )  # fmt: skip
-        return Verdict(state=FixtureState.FRESH, origin=origin, reasons=(RECORDING_NOTE,))
+        return FixtureCheck(state=FixtureState.FRESH, origin=origin, reasons=(RECORDING_NOTE,))
     if origin is Origin.EMBEDDED:
         assert prov.embedded is not None
         made = "/".join(str(prov.embedded.inputs.get(k)) for k in ("backend", "voice"))
-        return Verdict(
+        return FixtureCheck(
             state=FixtureState.STALE,
             origin=origin,
             reasons=(
@@ -178,9 +180,9 @@ def judge_fixture(
     sidecar = prov.sidecar
     assert sidecar is not None
     if sidecar.pending:
-        return Verdict(state=FixtureState.STALE, origin=origin, reasons=(INTERRUPTED,))
+        return FixtureCheck(state=FixtureState.STALE, origin=origin, reasons=(INTERRUPTED,))
     if not sidecar.key_is_consistent:
-        return Verdict(
+        return FixtureCheck(
             state=FixtureState.STALE,
             origin=origin,
             reasons=("sidecar edited by hand: its key does not match its own text and inputs",),
@@ -200,18 +202,18 @@ def judge_fixture(
             f"{sidecar.wav_bytes})"
         ]
     if reasons:
-        return Verdict(
+        return FixtureCheck(
             state=FixtureState.STALE, origin=origin, reasons=tuple(reasons), record=sidecar
         )
     if sidecar.duration_s is not None and sidecar.duration_s > limit:
-        return Verdict(
+        return FixtureCheck(
             state=FixtureState.INVALID,
             origin=origin,
             reasons=(_too_long(sidecar.duration_s, limit),),
             fix="shorten the turn's text or pauses, or raise max_fixture_s in [tool.agent_eval]",
             record=sidecar,
         )
-    return Verdict(
+    return FixtureCheck(
         state=FixtureState.FRESH, origin=origin, record=sidecar, untimed=not sidecar.words
     )
 
