@@ -184,9 +184,8 @@ def item_param(item: pytest.Item) -> str | None:
 def _planned(item: pytest.Item) -> tuple[float | None, int | None]:
     """The threshold and runs an eval of ``item`` was to have, for a record without result."""
     session = item.config.stash[session_key]
-    override = session.runs_override
     if isinstance(item, TranscriptItem):
-        return item.transcript.threshold, override or item.transcript.runs
+        return item.transcript.threshold, session.planned_runs(item.transcript.runs)
     marker = item.get_closest_marker("agent_eval")
     planned = marker_plan(marker.kwargs if marker is not None else {}, session.settings)
     threshold, runs = planned.threshold, planned.runs
@@ -194,7 +193,7 @@ def _planned(item: pytest.Item) -> tuple[float | None, int | None]:
     ok_runs = isinstance(runs, int) and not isinstance(runs, bool)
     return (
         float(threshold) if ok_threshold else None,
-        override or (runs if ok_runs else None),
+        session.planned_runs(runs if ok_runs else None),
     )
 
 

@@ -3,8 +3,9 @@
 The one resolver of that question: the ``agent_eval`` fixture asks it before a run, and the
 records of an eval that never produced a result (skipped, errored in setup, deselected by a
 shard) ask it for what the eval was to have. Order: the ``agent_eval`` marker, then
-``[tool.agent_eval]``; ``--agent-eval-runs`` wins over both (its callers apply it). A YAML transcript carries its own
-threshold and runs (the loader resolved them), so only ``--agent-eval-runs`` applies to it.
+``[tool.agent_eval]``; ``--agent-eval-runs`` wins over both, applied by its one resolver
+(`SessionSettings.planned_runs`). A YAML transcript carries its own threshold and runs (the
+loader resolved them), so only ``--agent-eval-runs`` applies to it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ class EvalPlan:
 def marker_plan(marked: Mapping[str, Any], settings: Settings) -> EvalPlan:
     """The plan of an eval whose test carries ``marked`` (the marker's keyword arguments).
 
-    ``--agent-eval-runs`` is applied by the caller after this, to every transcript alike.
+    ``--agent-eval-runs`` is applied after this, to every transcript alike, by
+    `SessionSettings.planned_runs`.
     """
     return EvalPlan(
         threshold=marked.get("threshold", settings.threshold),

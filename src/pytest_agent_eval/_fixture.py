@@ -152,8 +152,9 @@ class AgentEval:
                 threshold=transcript.threshold if threshold is None else threshold,
                 runs=transcript.runs if runs is None else runs,
             )
-        if self._session.runs_override is not None:
-            transcript = replace(transcript, runs=self._session.runs_override)
+        runs_planned = self._session.planned_runs(transcript.runs)
+        if runs_planned != transcript.runs:
+            transcript = replace(transcript, runs=runs_planned)
         return transcript
 
     def _marker_turn_timeout(self) -> float | None:

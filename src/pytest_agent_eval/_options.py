@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .config import (
     SUBSET_GATES_CHOICES,
@@ -213,6 +213,9 @@ def add_options(parser: pytest.Parser) -> None:
     )
 
 
+_Runs = TypeVar("_Runs")
+
+
 class PytestConfigLike(Protocol):
     """What `session_settings` reads of a ``pytest.Config`` (kept structural, so this module
     needs no pytest import)."""
@@ -238,12 +241,22 @@ class SessionSettings:
     tags: tuple[str, ...] = ()
     """``--agent-eval-tags``: only evals with one of these tags are selected."""
     runs_override: int | None = None
-    """``--agent-eval-runs``: every transcript runs this many times."""
+    """``--agent-eval-runs``: every transcript runs this many times. Read it through
+    `planned_runs`, its one reader."""
     shard: tuple[int, int] | None = None
     """``--agent-eval-shard K/N``: run shard K (1-based) of N."""
     shard_durations: Path | None = None
     """``--agent-eval-shard-durations``: the results file whose durations balance the shards
     (as given: read from the folder pytest was started in)."""
+
+    def planned_runs(self, runs: _Runs) -> int | _Runs:
+        """The runs an eval gets: ``--agent-eval-runs`` when given, else ``runs`` (what its
+        transcript, its ``agent_eval`` marker or ``[tool.agent_eval]`` asks for).
+
+        The one place the override is applied: the ``agent_eval`` fixture, a simulation, the
+        record of an eval that never ran and the shard planner all ask here.
+        """
+        return self.runs_override if self.runs_override is not None else runs
 
 
 def _pyproject_for(config: PytestConfigLike) -> Path | None:

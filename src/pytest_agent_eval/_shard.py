@@ -146,7 +146,7 @@ def _planned_turns(item: pytest.Item) -> int | None:
     before it runs)."""
     if not isinstance(item, TranscriptItem):
         return None
-    runs = item.config.stash[session_key].runs_override or item.transcript.runs
+    runs = item.config.stash[session_key].planned_runs(item.transcript.runs)
     return max(runs, 1) * max(len(item.transcript.turns), 1)
 
 

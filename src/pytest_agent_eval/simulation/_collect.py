@@ -171,10 +171,9 @@ def run_simulation_in_test(
     before any run is refused with its reason, the result is recorded for reports and JUnit."""
     __tracebackhide__ = True
     session = item.config.stash[session_key]
-    if session.runs_override is not None:
-        simulation = simulation.with_transcript(
-            replace(simulation.transcript, runs=session.runs_override)
-        )
+    runs = session.planned_runs(simulation.transcript.runs)
+    if runs != simulation.transcript.runs:
+        simulation = simulation.with_transcript(replace(simulation.transcript, runs=runs))
     adapter = adapter_or_fail(agent, item)
     speaks = bool(getattr(adapter, "consumes_audio", False))
     if not speaks and (reason := text_agent_skip(simulation, adapter)) is not None:
