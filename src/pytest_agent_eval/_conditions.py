@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ._text import did_you_mean
+from .errors import AgentEvalError
 from .models import AudioCondition, Transcript
 
 __all__ = [
@@ -386,7 +387,7 @@ def resolve_condition(condition: AudioCondition) -> AudioCondition:
     return AudioCondition(kind.name, params)
 
 
-class ConditionProblem(ValueError):
+class ConditionProblem(AgentEvalError, ValueError):
     """A problem in a conditions value: where inside it (``(1, "noise")``), and what."""
 
     def __init__(self, path: tuple[str | int, ...], message: str) -> None:

@@ -14,6 +14,12 @@ AgentEvalError          base of everything below
   MissingExtraError     an optional dependency is not installed (also an ImportError)
 ```
 
+Every exception the package raises derives from `AgentEvalError`: the ones above, and those
+of its parts that keep a builtin base too for the callers that catch it
+(`InvalidPatternError` is also a ``re.error`` and a ``ValueError``, `NetworkRefusedError` a
+``ConnectionRefusedError``, `PytestDriftError` a ``RuntimeError``, a conditions value's
+problem a ``ValueError``); tests/unit/test_concepts.py holds it.
+
 Every message follows one shape: what went wrong, where (file, transcript, turn, field), and
 how to fix it.
 

@@ -147,7 +147,7 @@ ALLOWED: dict[str, set[str]] = {
     "_async": set(),
     "_text": {"models", "_sanitize"},  # models only for type checking
     "_retry": {"_text"},
-    "_compat": {"models"},
+    "_compat": {"models", "errors"},
     "models": {"errors", "_serialize"},
     "_records": {"models", "_serialize"},
     # Pure settings, no pytest; builds the judges' JudgeSettings (evaluators._judge_settings).
@@ -157,7 +157,7 @@ ALLOWED: dict[str, set[str]] = {
     # The one resolver of a Python eval's threshold, runs and tags (fixture and eval_items).
     "_eval_plan": {"config"},
     # The catalog of audio conditions: data only (kinds, presets, YAML values).
-    "_conditions": {"models", "_text"},
+    "_conditions": {"models", "_text", "errors"},
     # One transcript -> several (variants): copies of models.
     "expansion": {"models"},
     # The framework-neutral voice core both voice adapters share; apply() reads the catalog of

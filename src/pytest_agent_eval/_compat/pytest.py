@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from ..errors import AgentEvalError
+
 __all__ = [
     "NO_PARAM_WORDS",
     "PYTEST_VERSION",
@@ -37,7 +39,7 @@ parametrized by (``request.getfixturevalue`` outside the test's arguments)."""
 _CALLSPEC_FIELDS = ("params", "indices", "_arg2scope", "_idlist", "marks")
 
 
-class PytestDriftError(RuntimeError):
+class PytestDriftError(AgentEvalError, RuntimeError):
     """A private pytest API changed shape; the message names the pytest version."""
 
 

@@ -8,15 +8,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .._text import patterns_as_written
+from ..errors import AgentEvalError
 from ..models import EvalResult, TurnContext
 from .base import DeterministicEvaluator, shorten
 
 __all__ = ["ContainsEvaluator", "InvalidPatternError", "LatencyEvaluator"]
 
 
-class InvalidPatternError(re.error, ValueError):
-    """A regex that does not compile: a ``re.error`` (as our loader and runner catch it) and a
-    ``ValueError`` (as the earlier package raised it)."""
+class InvalidPatternError(AgentEvalError, re.error, ValueError):
+    """A regex that does not compile: one of our errors, a ``re.error`` (as our loader and
+    runner catch it) and a ``ValueError`` (as the earlier package raised it)."""
 
 
 def _compile(pattern: str, flags: int) -> re.Pattern[str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._records import EvalRecord
+from ..errors import AgentEvalError
 from ..models import wilson_interval
 
 __all__ = [
@@ -39,7 +40,7 @@ SIGNIFICANCE = 0.05
 Change = Literal["regressed", "improved", "unchanged", "not comparable"]
 
 
-class BaselineError(Exception):
+class BaselineError(AgentEvalError):
     """The baseline file cannot be used (missing, not JSON, another schema version)."""
 
 

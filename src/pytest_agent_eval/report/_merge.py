@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from ..errors import AgentEvalError
 from ._results_file import RESULTS_SCHEMA_VERSION
 from ._session import package_version, reporter_key
 from ._shards import ReplayedSession, groups_document, replayed_key
@@ -42,7 +43,7 @@ _OUTCOME_RANK = {"skipped": 0, "passed": 1, "failed": 2, "error": 3}
 """Which copy of a plain test that ran in several shards counts: the worst."""
 
 
-class MergeRefused(Exception):
+class MergeRefused(AgentEvalError):
     """The results given do not make one whole suite; the message says why and what to do."""
 
 

@@ -209,7 +209,7 @@ def build_prompt(
 # --------------------------------------------------------------------------------------------
 
 
-class UnusableUtterance(Exception):
+class UnusableUtterance(AgentEvalError):
     """The caller model answered, but not with something a caller says."""
 
 

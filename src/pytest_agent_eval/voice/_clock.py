@@ -40,6 +40,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from ..errors import AgentEvalError
 from ._timeshim import bind, real_monotonic, real_time, unbind
 
 __all__ = [
@@ -54,8 +55,9 @@ T = TypeVar("T")
 _REAL_MONOTONIC = real_monotonic
 
 
-class NetworkRefusedError(ConnectionRefusedError):
-    """A pipeline running offline tried to open a network connection."""
+class NetworkRefusedError(AgentEvalError, ConnectionRefusedError):
+    """A pipeline running offline tried to open a network connection: our refusal (an
+    `AgentEvalError`), and a ``ConnectionRefusedError`` to the client code that made it."""
 
 
 class PipelineClock:
