@@ -105,7 +105,7 @@ class _Inputs:
     errors: list[str] = field(default_factory=list)
 
 
-class _UsageError(Exception):
+class _UsageError(ConfigError):
     """A problem with what the user asked for; printed as one message, exit 2."""
 
 
