@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval._importers._build import ImportRequest, plan_import
-from pytest_agent_eval._importers._call import Conversation, UserTurn, Utterance, tool_use
+from pytest_agent_eval._importers._call import ImportedCall, UserTurn, Utterance, tool_use
 from pytest_agent_eval._importers._draft import agent_class_name, key_terms
 from pytest_agent_eval.loader import load_transcript_file
 
@@ -47,7 +47,7 @@ def test_awkward_values_read_back_as_they_were(tmp_path: Path) -> None:
         UserTurn(text='It\'s "fine": #1 [pause 2s] ok', spoken=False, tools=[tool_use("t", args)]),
     ]
     turns[1].replies.append(Utterance(text="Noted: it's 'fine'."))
-    conversation = Conversation(source="test", kind="messages", turns=turns)
+    conversation = ImportedCall(source="test", kind="messages", turns=turns)
     out = tmp_path / "awkward.yaml"
     imported = plan_import(conversation, ImportRequest(out=out, command="test"))
     out.write_text(imported.yaml_text)

@@ -12,7 +12,7 @@ from ..errors import TranscriptError
 from ..loader import load_transcript_text
 from ..voice._fixtures import encode_wav, max_fixture_s
 from ..voice._speech import has_pause_markup
-from ._call import CallImportError, Conversation, Notice, UserTurn
+from ._call import CallImportError, ImportedCall, Notice, UserTurn
 from ._draft import ReplyDraft, draft_greeting, draft_turn
 from ._heard import Heard, hear_cuts
 from ._recording import Cut, Recording, UserChannel, cut_turns, open_recording
@@ -56,7 +56,7 @@ class Imported:
     transcript_path: Path
     transcript_id: str
     yaml_text: str
-    conversation: Conversation
+    conversation: ImportedCall
     fixtures: list[PlannedFixture] = field(default_factory=list)
     synthesized_turns: list[int] = field(default_factory=list)
     """Audio turns whose fixture the synthesizer has to make."""
@@ -80,7 +80,7 @@ def _user_text(text: str, number: int, notices: list[Notice]) -> str:
     return words
 
 
-def plan_import(conversation: Conversation, request: ImportRequest) -> Imported:
+def plan_import(conversation: ImportedCall, request: ImportRequest) -> Imported:
     """Plan the import of ``conversation``: nothing is written.
 
     Raises:
@@ -212,7 +212,7 @@ def _cut_notes(
 
 
 def _header(
-    conversation: Conversation,
+    conversation: ImportedCall,
     request: ImportRequest,
     recording: Recording | None,
     synthesized: list[int],

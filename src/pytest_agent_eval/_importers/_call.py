@@ -12,7 +12,7 @@ from ..errors import AgentEvalError
 __all__ = [
     "AgentSwitch",
     "CallImportError",
-    "Conversation",
+    "ImportedCall",
     "Notice",
     "Span",
     "ToolUse",
@@ -121,7 +121,7 @@ class Notice:
 
 
 @dataclass(slots=True, kw_only=True)
-class Conversation:
+class ImportedCall:
     """A whole imported conversation, in order."""
 
     source: str

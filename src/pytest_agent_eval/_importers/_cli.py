@@ -18,8 +18,8 @@ from ..config import Settings, find_pyproject, load_settings
 from ..errors import AgentEvalError
 from ..voice._fixtures import set_max_fixture_s
 from ._build import Imported, ImportRequest, plan_import
-from ._call import CallImportError, Conversation
-from ._write import WrittenFile, write_import
+from ._call import CallImportError, ImportedCall
+from ._write import ImportedFile, write_import
 
 __all__ = ["build_parser", "main"]
 
@@ -110,7 +110,7 @@ def _settings() -> Settings:
     return load_settings(pyproject.parent, pyproject)[0]
 
 
-def _out_path(given: str | None, conversation: Conversation, settings: Settings) -> Path:
+def _out_path(given: str | None, conversation: ImportedCall, settings: Settings) -> Path:
     stem = _slug(conversation.name_hint) or "conversation"
     if conversation.kind == "livekit" and not stem.startswith("call"):
         stem = f"call_{stem}"
@@ -134,7 +134,7 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _report(imported: Imported, written: list[WrittenFile], out: TextIO, err: TextIO) -> None:
+def _report(imported: Imported, written: list[ImportedFile], out: TextIO, err: TextIO) -> None:
     conversation = imported.conversation
     tools = sum(len(t.tools) for t in conversation.turns)
     print(

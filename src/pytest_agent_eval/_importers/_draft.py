@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._text import shorten
-from ._call import Conversation, ToolUse, UserTurn, Utterance
+from ._call import ImportedCall, ToolUse, UserTurn, Utterance
 
 __all__ = [
     "Draft",
@@ -194,7 +194,7 @@ def _tool_drafts(tools: list[ToolUse], *, outcomes: bool) -> list[Draft]:
     return drafts
 
 
-def draft_turn(turn: UserTurn, conversation: Conversation, mode: ReplyDraft) -> list[Draft]:
+def draft_turn(turn: UserTurn, conversation: ImportedCall, mode: ReplyDraft) -> list[Draft]:
     """The drafted expectations of one turn, in the order they are written."""
     voice = conversation.kind == "livekit"
     drafts = _tool_drafts(turn.tools, outcomes=voice)
@@ -213,7 +213,7 @@ def draft_turn(turn: UserTurn, conversation: Conversation, mode: ReplyDraft) -> 
     return drafts
 
 
-def draft_greeting(conversation: Conversation) -> Draft | None:
+def draft_greeting(conversation: ImportedCall) -> Draft | None:
     """The drafted ``greeting:`` check, for a voice conversation whose agent spoke first."""
     if conversation.kind != "livekit" or not conversation.greeting:
         return None

@@ -1,4 +1,4 @@
-"""Read a LiveKit session report (``ctx.make_session_report().to_dict()``) into a `Conversation`.
+"""Read a LiveKit session report (``ctx.make_session_report().to_dict()``) into an `ImportedCall`.
 
 The chat history is the source of truth, as it is for LiveKit Cloud: its items in order
 (messages with their speaking times, function calls and outputs, handoffs). Speaking times are
@@ -19,7 +19,7 @@ from .._text import shorten
 from ._call import (
     AgentSwitch,
     CallImportError,
-    Conversation,
+    ImportedCall,
     Notice,
     Span,
     ToolUse,
@@ -36,7 +36,7 @@ SUPPORTED_MAJOR = 1
 _MAKE_REPORT = "json.dumps(ctx.make_session_report().to_dict())"
 
 
-def read_report(path: Path) -> Conversation:
+def read_report(path: Path) -> ImportedCall:
     """Read the report at ``path``.
 
     Raises:
@@ -57,7 +57,7 @@ def read_report(path: Path) -> Conversation:
     return parse_report(data, name=str(path))
 
 
-def parse_report(data: Any, *, name: str) -> Conversation:
+def parse_report(data: Any, *, name: str) -> ImportedCall:
     """Read a report already loaded from JSON; ``name`` names it in messages."""
     if not isinstance(data, Mapping):
         raise CallImportError(
@@ -70,7 +70,7 @@ def parse_report(data: Any, *, name: str) -> Conversation:
     on_recording = started is not None
     if started is None:
         started = _number(data.get("started_at")) or _first_time(items)
-    conversation = Conversation(
+    conversation = ImportedCall(
         source=_describe(data, name),
         kind="livekit",
         name_hint=str(data.get("room") or data.get("job_id") or Path(name).stem),
@@ -177,7 +177,7 @@ def _text_of(content: Any) -> str:
 class _Reader:
     """Walks the chat history once, opening a turn at each user message."""
 
-    def __init__(self, conversation: Conversation, *, origin: float, name: str) -> None:
+    def __init__(self, conversation: ImportedCall, *, origin: float, name: str) -> None:
         self._out = conversation
         self._origin = origin
         self._name = name

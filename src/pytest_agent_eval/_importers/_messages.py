@@ -1,5 +1,5 @@
-"""Read an OpenAI-format message list (Chat Completions ``messages``, with tool calls) into a
-`Conversation` for the text adapters.
+"""Read an OpenAI-format message list (Chat Completions ``messages``, with tool calls) into an
+`ImportedCall` for the text adapters.
 
 Accepted: a JSON list of messages, or an object with a ``messages`` list (a request body, a
 saved trace). Roles: ``system``/``developer`` (the agent's own prompt, not imported), ``user``,
@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from .._text import shorten
-from ._call import CallImportError, Conversation, Notice, ToolUse, UserTurn, Utterance, tool_use
+from ._call import CallImportError, ImportedCall, Notice, ToolUse, UserTurn, Utterance, tool_use
 
 __all__ = ["parse_messages", "read_messages"]
 
 
-def read_messages(path: Path) -> Conversation:
+def read_messages(path: Path) -> ImportedCall:
     """Read the message list at ``path``.
 
     Raises:
@@ -69,7 +69,7 @@ def _content_text(content: Any, where: str, notices: list[Notice], turn: int | N
     raise CallImportError(f"{where}: content is a {type(content).__name__}, not text or parts")
 
 
-def parse_messages(data: Any, *, name: str) -> Conversation:
+def parse_messages(data: Any, *, name: str) -> ImportedCall:
     """Read a message list already loaded from JSON; ``name`` names it in messages."""
     messages = data.get("messages") if isinstance(data, Mapping) else data
     if not isinstance(messages, list):
@@ -78,7 +78,7 @@ def parse_messages(data: Any, *, name: str) -> Conversation:
             f"'messages' list; this is a {type(data).__name__}"
             + (" without 'messages'" if isinstance(data, Mapping) else "")
         )
-    conversation = Conversation(
+    conversation = ImportedCall(
         source=f"{Path(name).name} (OpenAI-format messages)",
         kind="messages",
         name_hint=Path(name).stem,

@@ -16,7 +16,7 @@ from typing import Literal
 
 from ..errors import require_extra
 from ..voice._fixtures import AudioClip, resample, voiced_frames
-from ._call import CallImportError, Conversation, Notice, Span
+from ._call import CallImportError, ImportedCall, Notice, Span
 
 __all__ = [
     "FIXTURE_RATE",
@@ -133,7 +133,7 @@ def open_recording(
     return recording, notices
 
 
-def _windows(conversation: Conversation) -> dict[int, tuple[Span, Span]]:
+def _windows(conversation: ImportedCall) -> dict[int, tuple[Span, Span]]:
     """Per 1-based turn that was spoken and timed: (speech, window to cut), the window
     widened by the margins but kept clear of the neighbouring user turns."""
     timed = [
@@ -156,7 +156,7 @@ def _windows(conversation: Conversation) -> dict[int, tuple[Span, Span]]:
 
 
 def cut_turns(
-    conversation: Conversation, recording: Recording
+    conversation: ImportedCall, recording: Recording
 ) -> tuple[dict[int, Cut], list[Notice]]:
     """Cut every spoken, timed user turn out of ``recording``.
 

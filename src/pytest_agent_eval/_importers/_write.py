@@ -12,17 +12,17 @@ from ..voice._fixtures import sidecar_path
 from ._build import Imported
 from ._call import CallImportError
 
-__all__ = ["WrittenFile", "write_import"]
+__all__ = ["ImportedFile", "write_import"]
 
 
 @dataclass(frozen=True, slots=True)
-class WrittenFile:
+class ImportedFile:
     path: Path
     state: str
     """``written``, ``replaced`` or ``unchanged`` (already byte-identical)."""
 
 
-def write_import(imported: Imported, *, force: bool = False) -> list[WrittenFile]:
+def write_import(imported: Imported, *, force: bool = False) -> list[ImportedFile]:
     """Write the fixtures, then the transcript, each atomically.
 
     A file that exists with other content (an earlier import, since reviewed and edited), or a
@@ -65,9 +65,9 @@ def write_import(imported: Imported, *, force: bool = False) -> list[WrittenFile
     return written
 
 
-def _write(path: Path, data: bytes) -> WrittenFile:
+def _write(path: Path, data: bytes) -> ImportedFile:
     if path.exists() and path.read_bytes() == data:
-        return WrittenFile(path, "unchanged")
+        return ImportedFile(path, "unchanged")
     state = "replaced" if path.exists() else "written"
     write_atomic(path, data)
-    return WrittenFile(path, state)
+    return ImportedFile(path, state)

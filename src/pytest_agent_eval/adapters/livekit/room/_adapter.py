@@ -51,7 +51,7 @@ from .._segments import frames_for_phrase, scan_segments
 from .._turn import speech_dict
 from ._events import EVAL_EVENTS_VERSION, EVAL_LISTENER_ATTRIBUTE, EVAL_RPC_METHOD
 from ._logs import quiet_room_shutdown
-from ._observer import AUDIO_RATE, RoomObserver, TurnLog
+from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog
 from ._workers import no_worker_advice
 
 __all__ = [
@@ -790,7 +790,7 @@ class LiveKitRoomConversation:
                 )
                 self._helper = await self._hello() or self._helper
             self._needs_helper(turn)
-            log = TurnLog(began_at=time.perf_counter())
+            log = RoomTurnLog(began_at=time.perf_counter())
             observer.turn = log
             audio: FixtureAudio | None = None
             audio_in: Path | None = None
@@ -880,7 +880,7 @@ class LiveKitRoomConversation:
             )
 
     async def _settled(
-        self, turn: TurnInput, log: TurnLog, *, phrases: int | None = None
+        self, turn: TurnInput, log: RoomTurnLog, *, phrases: int | None = None
     ) -> dict[str, Any]:
         """Have the helper settle the turn (for a realtime agent's fixture of ``phrases``
         phrases: its last one); its record, once the room shows the reply over."""
@@ -916,7 +916,7 @@ class LiveKitRoomConversation:
         )
         return capture
 
-    async def _room_settled(self, log: TurnLog) -> None:
+    async def _room_settled(self, log: RoomTurnLog) -> None:
         """Without the helper (text turns only): a reply after the input, every reply stream
         closed, the agent listening, and no transcript of the caller after the last reply
         started (that phrase would still be answered)."""
@@ -1035,7 +1035,7 @@ class LiveKitRoomConversation:
         turn: TurnInput,
         audio: FixtureAudio,
         segments: tuple[SpeechSegment, ...],
-        log: TurnLog,
+        log: RoomTurnLog,
     ) -> dict[str, Any]:
         """Say a fixture to a realtime agent phrase by phrase, each once the agent answered
         the one before (the microphone sends silence meanwhile: a caller's pause), as
@@ -1070,7 +1070,7 @@ class LiveKitRoomConversation:
         return self._audio_extra(turn, audio)
 
     async def _say_audio(
-        self, turn: TurnInput, audio: FixtureAudio, log: TurnLog
+        self, turn: TurnInput, audio: FixtureAudio, log: RoomTurnLog
     ) -> dict[str, Any]:
         assert turn.audio is not None and self._mic is not None
         path = Path(turn.audio)
@@ -1089,7 +1089,7 @@ class LiveKitRoomConversation:
             "fixture_channels": audio.source_channels,
         }
 
-    async def _say_text(self, turn: TurnInput, log: TurnLog) -> dict[str, Any]:
+    async def _say_text(self, turn: TurnInput, log: RoomTurnLog) -> dict[str, Any]:
         assert self._room is not None
         self._stage.text = f"the text to be sent on {TOPIC_CHAT!r}"
         agent = self.observer.agent_identity
@@ -1099,7 +1099,7 @@ class LiveKitRoomConversation:
         )
         return {"input": "text"}
 
-    def _room_meta(self, log: TurnLog, extra: dict[str, Any], started: float) -> dict[str, Any]:
+    def _room_meta(self, log: RoomTurnLog, extra: dict[str, Any], started: float) -> dict[str, Any]:
         observer = self.observer
         end = log.ended_at or time.perf_counter()
         meta: dict[str, Any] = {
@@ -1115,7 +1115,7 @@ class LiveKitRoomConversation:
             meta["reply_audio_s"] = len(observer.reply_audio(log.began_at, end)) / 2 / AUDIO_RATE
         return meta
 
-    def _latencies(self, log: TurnLog) -> tuple[float | None, float | None]:
+    def _latencies(self, log: RoomTurnLog) -> tuple[float | None, float | None]:
         """From the end of the caller's input to the first reply text and audible audio that
         came after it (a fixture the agent takes in parts also has replies to earlier parts)."""
         observer = self.observer
@@ -1137,7 +1137,7 @@ class LiveKitRoomConversation:
     def _reply(
         self,
         turn: TurnInput,
-        log: TurnLog,
+        log: RoomTurnLog,
         capture: dict[str, Any],
         extra: dict[str, Any],
         started: float,
@@ -1181,7 +1181,7 @@ class LiveKitRoomConversation:
         )
 
     def _reply_without_helper(
-        self, turn: TurnInput, log: TurnLog, extra: dict[str, Any], started: float
+        self, turn: TurnInput, log: RoomTurnLog, extra: dict[str, Any], started: float
     ) -> AgentReply:
         """A text turn's reply as the room alone shows it: no tools, agents or handoffs."""
         meta = self._room_meta(log, extra, started)

@@ -26,7 +26,7 @@ from livekit import rtc
 from ....errors import AdapterError
 from ._events import EVAL_EVENTS_TOPIC, EVAL_EVENTS_VERSION, parse_eval_event
 
-__all__ = ["ReplyStream", "RoomObserver", "TurnLog"]
+__all__ = ["ReplyStream", "RoomObserver", "RoomTurnLog"]
 
 TOPIC_TRANSCRIPTION = "lk.transcription"
 ATTRIBUTE_AGENT_STATE = "lk.agent.state"
@@ -54,7 +54,7 @@ class ReplyStream:
 
 
 @dataclass
-class TurnLog:
+class RoomTurnLog:
     """What the room showed while one turn (or the greeting) was going on."""
 
     began_at: float
@@ -103,8 +103,8 @@ class RoomObserver:
         """``(turn, phrase)`` a realtime agent has answered (the helper's ``phrase`` events)."""
         self.stream_errors: list[str] = []
         """Streams that broke off, and why."""
-        self.greeting = TurnLog(began_at=time.perf_counter())
-        self.turn: TurnLog = self.greeting
+        self.greeting = RoomTurnLog(began_at=time.perf_counter())
+        self.turn: RoomTurnLog = self.greeting
         self._pending_events: dict[int, dict[str, Any]] = {}
         self._next_seq = 0
         self._changed = asyncio.Event()
