@@ -298,7 +298,6 @@ KNOWN_TWINS: dict[str, str] = {
     # concept written twice, or two concepts that share a name. May only shrink: merge them
     # into one home, or rename one when they are different things.
     "Handoff": "models' record; the LiveKit turn's own (adapters/livekit/_turn.py)",
-    "Heard": "an imported call's (_importers); the room's events (livekit/room/_events.py)",
     "Microphone": "the Pipecat transport's; the room caller's (livekit/room/_adapter.py)",
     "ScriptContext": "the scripted LLM's rules (voice/_script.py); LiveKit offline's copy",
     "Stage": "what a LiveKit turn waits on (_turn.py); the room's (room/_adapter.py)",

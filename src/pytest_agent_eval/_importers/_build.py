@@ -14,7 +14,7 @@ from ..voice._fixtures import encode_wav, max_fixture_s
 from ..voice._speech import has_pause_markup
 from ._call import CallImportError, ImportedCall, Notice, UserTurn
 from ._draft import ReplyDraft, draft_greeting, draft_turn
-from ._heard import Heard, hear_cuts
+from ._heard import HeardCut, hear_cuts
 from ._recording import Cut, Recording, UserChannel, cut_turns, open_recording
 from ._render import TurnText, render_transcript
 
@@ -46,7 +46,7 @@ class PlannedFixture:
     path: Path
     data: bytes
     cut: Cut
-    heard: Heard | None
+    heard: HeardCut | None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -111,7 +111,7 @@ def plan_import(conversation: ImportedCall, request: ImportRequest) -> Imported:
     users = [
         _user_text(turn.text, number, notices) for number, turn in enumerate(conversation.turns, 1)
     ]
-    heard: dict[int, Heard] = {}
+    heard: dict[int, HeardCut] = {}
     if cuts and request.measure_wer:
         heard, heard_notices = hear_cuts(cuts, {n: users[n - 1] for n in cuts}, request.stt_model)
         notices.extend(heard_notices)

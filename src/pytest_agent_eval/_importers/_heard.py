@@ -13,14 +13,14 @@ from ..voice._whisper import resolve_whisper_model
 from ._call import Notice
 from ._recording import Cut
 
-__all__ = ["MAX_WER", "Heard", "hear_cuts"]
+__all__ = ["MAX_WER", "HeardCut", "hear_cuts"]
 
 MAX_WER = 0.3
 """Above this a cut gets a warning (the fixture verifier's default threshold)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Heard:
+class HeardCut:
     """Whisper's transcript of one cut and its WER against the report's transcription."""
 
     text: str
@@ -38,7 +38,7 @@ def _model_label(model: str | os.PathLike[str] | None) -> str:
 
 def hear_cuts(
     cuts: dict[int, Cut], references: dict[int, str], model: str | os.PathLike[str] | None
-) -> tuple[dict[int, Heard], list[Notice]]:
+) -> tuple[dict[int, HeardCut], list[Notice]]:
     """Transcribe each cut; a Whisper that cannot load is one notice (the WERs are then not
     measured), never an error: the transcript is still worth writing."""
     if not cuts:
@@ -54,13 +54,13 @@ def hear_cuts(
             )
         ]
     label = _model_label(model)
-    heard: dict[int, Heard] = {}
+    heard: dict[int, HeardCut] = {}
     notices: list[Notice] = []
     try:
         for number, cut in sorted(cuts.items()):
             text = transcribe(cut.clip, model=whisper)
             wer = word_error_rate(references[number], text)
-            heard[number] = Heard(text=text, wer=wer, model=label)
+            heard[number] = HeardCut(text=text, wer=wer, model=label)
             if wer > MAX_WER:
                 notices.append(
                     Notice(
