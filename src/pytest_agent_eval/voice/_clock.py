@@ -16,8 +16,10 @@ pipeline at max speed runs on a clock of its own, in a thread of its own:
   the loop's own thread instead, which costs no thread hand-off.
 - **``time.time`` and ``time.monotonic``** (and their ``_ns`` forms) answer from the clock of
   the thread that calls them (`pytest_agent_eval.voice._timeshim`), so Pipecat's direct reads agree
-  with its loop; threads without a clock read the real one. ``time.perf_counter`` stays real:
-  it measures compute, which is what it is for.
+  with its loop; threads without a clock read the real one. ``time.perf_counter`` stays real
+  (it measures compute, which is what it is for), unless the clock is made with ``perf=True``:
+  then it follows the clock too, for a framework and an adapter that time turns with it
+  (LiveKit's virtual clock).
 - **Between turns the clock is held**: nothing is due in the pipeline while the test decides
   what to say next, however long that takes on the wall.
 - **Idle hooks** run whenever the loop has nothing runnable: the moment at which nothing more can
@@ -65,12 +67,16 @@ class PipelineClock:
         rate: None for the virtual clock that jumps to the next timer whenever the loop is idle
             (max speed); otherwise how many pipeline seconds pass per wall second (1.0 is real
             time).
+        perf: ``time.perf_counter()`` on the clock's threads answers `perf_counter` (it stays
+            real without).
     """
 
-    def __init__(self, *, rate: float | None) -> None:
+    def __init__(self, *, rate: float | None, perf: bool = False) -> None:
         if rate is not None and rate <= 0:
             raise ValueError(f"PipelineClock: rate must be > 0 or None, got {rate}")
         self.rate = rate
+        self.perf = perf
+        self._perf_last = 0.0
         self._mono0 = real_monotonic()
         self._wall0 = real_time()
         self._jumped = 0.0
@@ -96,6 +102,16 @@ class PipelineClock:
         if self.rate is None:  # read for every frame: the common case inline
             return self._mono0 + self._jumped
         return self._mono0 + self.elapsed()
+
+    def perf_counter(self) -> float:
+        """The pipeline's ``time.perf_counter()`` (with ``perf``): `monotonic`, except that two
+        reads never give the same value (each is at least a nanosecond after the one before), so
+        code that divides by a duration it timed (tokens per second) never divides by zero."""
+        now = self.monotonic()
+        if now <= self._perf_last:
+            now = self._perf_last + 1e-9
+        self._perf_last = now
+        return now
 
     def wall(self) -> float:
         """The pipeline's ``time.time()``."""
