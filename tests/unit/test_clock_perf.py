@@ -11,7 +11,12 @@ import time
 import pytest
 
 from pytest_agent_eval.voice._clock import PipelineClock, PipelineThread
-from pytest_agent_eval.voice._timeshim import install_time_shim, is_time_shim
+from pytest_agent_eval.voice._timeshim import (
+    install_time_shim,
+    is_time_shim,
+    real_perf_counter,
+    real_time,
+)
 
 JUMP_S = 1000.0
 """A sleep the virtual clock jumps over: the test would hang for it on a real clock."""
@@ -61,4 +66,39 @@ def test_two_reads_never_give_the_same_value() -> None:
     clock = PipelineClock(rate=None, perf=True)
     reads = [clock.perf_counter() for _ in range(1000)]
     assert all(b > a for a, b in itertools.pairwise(reads))
-    assert reads[-1] - reads[0] < 1e-5  # a nanosecond a read: no time to speak of
+    assert reads[-1] - reads[0] < 1e-5  # the next float each time: no time to speak of
+
+
+def test_an_executor_worker_keeps_the_real_perf_counter_and_the_virtual_time() -> None:
+    """A worker computes (Whisper times its decode with perf_counter): its perf_counter stays
+    real, while its time.time follows the clock as the loop's does."""
+    install_time_shim()
+    clock = PipelineClock(rate=None, perf=True)
+    thread = PipelineThread(clock, name="test perf worker")
+
+    def in_worker() -> tuple[float, float]:
+        return time.perf_counter() - real_perf_counter(), time.time() - real_time()
+
+    async def work() -> tuple[float, float]:
+        await asyncio.sleep(JUMP_S)
+        return await asyncio.get_running_loop().run_in_executor(None, in_worker)
+
+    async def main() -> tuple[float, float]:
+        return await thread.run(work())
+
+    try:
+        perf_ahead, time_ahead = asyncio.run(main())
+    finally:
+        assert thread.stop()
+    assert abs(perf_ahead) < JUMP_S / 2
+    assert time_ahead > JUMP_S / 2
+
+
+def test_time_never_stands_still_on_a_perf_clock() -> None:
+    """LiveKit orders its chat history by time.time(): two items stamped at one virtual
+    instant keep the order they were made in."""
+    clock = PipelineClock(rate=None, perf=True)
+    stamps = [clock.wall() for _ in range(100)]
+    assert all(b > a for a, b in itertools.pairwise(stamps))
+    plain = PipelineClock(rate=None)
+    assert plain.wall() == plain.wall()  # Pipecat's clock is unchanged

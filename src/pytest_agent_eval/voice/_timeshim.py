@@ -58,11 +58,13 @@ _perf_clocks: dict[int, Any] = {}
 """Thread ident -> the clock that thread's ``time.perf_counter`` reads (clocks with ``perf``)."""
 
 
-def bind(clock: ThreadClock, ident: int | None = None) -> int:
-    """Make thread ``ident`` (default: the calling one) read ``clock``; returns the ident."""
+def bind(clock: ThreadClock, ident: int | None = None, *, perf: bool = True) -> int:
+    """Make thread ``ident`` (default: the calling one) read ``clock``; returns the ident.
+    Its ``time.perf_counter`` reads the clock too when the clock says ``perf`` and ``perf`` is
+    True (an executor's worker computes: it times its compute with the real one)."""
     ident = threading.get_ident() if ident is None else ident
     _clocks[ident] = clock
-    if getattr(clock, "perf", False):
+    if perf and getattr(clock, "perf", False):
         _perf_clocks[ident] = clock
     else:
         _perf_clocks.pop(ident, None)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
-import functools
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
@@ -84,19 +83,8 @@ def runs_virtual(clock: Clock, speed: float, info: ConversationInfo) -> bool:
 
 def _pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
     """True for an executor job known to compute without waiting on anything: Silero's
-    inference, and functions of this package marked ``_agent_eval_inline`` (also through
-    ``asyncio.to_thread``, which hands the executor ``context.run``)."""
-    target: Any = func
-    if (
-        isinstance(target, functools.partial)
-        and target.args
-        and isinstance(getattr(target.func, "__self__", None), contextvars.Context)
-    ):
-        target = target.args[0]
-    target = getattr(target, "__func__", target)
-    if getattr(target, "_agent_eval_inline", False):
-        return True
-    kind = type(target)
+    inference over one window (its stream hands the executor the model itself)."""
+    kind = type(func)
     return kind.__name__ == "OnnxModel" and kind.__module__.startswith("livekit.plugins.silero")
 
 
@@ -136,6 +124,10 @@ class VirtualConversation:
         self._thread = thread
         self._inner: LiveKitConversation | None = None
         self._closed = False
+        self._carried: dict[contextvars.ContextVar[Any], Any] = {}
+        """Context variables the calls set (the crash sink the start sets, what LiveKit sets
+        in the caller's context): each call runs in a task of its own on the clock's thread,
+        where the ordinary conversation runs every call in the runner's one task."""
 
     @property
     def inner(self) -> LiveKitConversation:
@@ -210,15 +202,21 @@ class VirtualConversation:
     async def call(self, work: Coroutine[Any, Any, T], *, label: str, hold: bool = True) -> T:
         """Run ``work`` on the session's thread with the clock running, then hold the clock
         (unless not ``hold``); bounded by ``timeout_s`` (+ a grace) of wall time too."""
-        clock = self.clock
+        clock, carried = self.clock, self._carried
 
         async def running() -> T:
+            for var, value in carried.items():
+                var.set(value)
+            before = contextvars.copy_context()
             clock.release()
             try:
                 return await work
             finally:
                 if hold:
                     clock.hold()
+                for var, value in contextvars.copy_context().items():
+                    if var not in before or before[var] is not value:
+                        carried[var] = value
 
         timeout_s = self.adapter.timeout_s + _WALL_GRACE_S
         try:
