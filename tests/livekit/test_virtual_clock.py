@@ -32,7 +32,7 @@ from pytest_agent_eval.adapters.livekit import (
     eval_session_kwargs,
 )
 from pytest_agent_eval.loader import load_transcript_text
-from pytest_agent_eval.models import AgentReply, Greeting, TranscriptResult, Turn
+from pytest_agent_eval.models import AgentReply, Expect, Greeting, TranscriptResult, Turn
 from pytest_agent_eval.runner import RunSettings, run_transcript
 
 TAIL_S = 0.7
@@ -209,6 +209,29 @@ def test_a_barge_in_stops_the_agent_as_in_real_time(barge_folder: Path) -> None:
     assert barge is not None and barge.stopped and not barge.resumed
     assert first.reply == barge.interrupted_text and len(first.reply) < len(MENU)
     assert [t.metadata["clock"] for t in virtual.runs[0].turns] == ["virtual", "virtual"]
+
+
+# -- a crash in a later call is still the conversation's -----------------------------------------
+
+
+def test_a_crash_in_a_later_turn_is_a_crash_on_the_virtual_clock() -> None:
+    """Each call runs in a task of its own on the clock's thread: what the session start set
+    in the caller's context (the crash sink) must still route a crash two turns later."""
+    from test_livekit_crash import HandsToBrokenBilling, _factory
+
+    script = transcript(
+        Turn(user="Hello there!"),
+        Turn(user="Transfer me to billing", expect=Expect(reply_contains_any=["billing"])),
+    )
+    adapter = LiveKitAdapter(_factory(HandsToBrokenBilling), clock="virtual")
+    result = run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
+    first, second = result.runs[0].turns
+    assert first.verdict != "crashed"
+    assert second.verdict == "crashed" and second.crash is not None
+    assert (second.crash.type, second.crash.message) == (
+        "RuntimeError",
+        "billing database is not configured",
+    )
 
 
 # -- the session's time ran ahead of this process's ---------------------------------------------
