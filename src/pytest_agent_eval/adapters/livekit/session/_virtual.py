@@ -32,7 +32,9 @@ import asyncio
 import contextvars
 import dataclasses
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
+
+from livekit.agents import Agent, AgentSession
 
 from ...._text import safe_name
 from ....errors import AdapterError, AgentTimeoutError
@@ -41,18 +43,71 @@ from ....voice._clock import PipelineClock, PipelineThread
 from ....voice._timeshim import install_time_shim, real_perf_counter
 from ...base import ConversationInfo, TurnInput
 
-if TYPE_CHECKING:
-    from ._adapter import LiveKitAdapter, LiveKitConversation
-
 __all__ = ["Clock", "LiveKitRun", "VirtualConversation", "clock_setting", "start_virtual"]
 
 T = TypeVar("T")
 
 Clock: TypeAlias = Literal["real", "virtual"]
 
-LiveKitRun: TypeAlias = "LiveKitConversation | VirtualConversation"
-"""What `LiveKitAdapter.start_conversation` returns: the conversation itself, or (on the
-virtual clock) the same conversation run on a thread of its own."""
+
+class LiveKitRun(Protocol):
+    """What `LiveKitAdapter.start_conversation` returns: a `LiveKitConversation`, or on the
+    virtual clock a `VirtualConversation` running one on a thread of its own."""
+
+    @property
+    def session(self) -> AgentSession[Any]:
+        """The live ``AgentSession``."""
+        ...
+
+    @property
+    def agent(self) -> Agent:
+        """The agent the session started with."""
+        ...
+
+    @property
+    def last_items(self) -> list[Any]:
+        """The items of the last turn."""
+        ...
+
+    @property
+    def greeting_items(self) -> list[Any]:
+        """The items of the greeting."""
+        ...
+
+    @property
+    def greeting_text(self) -> str: ...
+
+    @property
+    def greeting_speech(self) -> list[AgentSpeech]: ...
+
+    @property
+    def greeting_tool_calls(self) -> list[ToolCall]: ...
+
+    @property
+    def expect(self) -> Any:
+        """LiveKit's ``RunAssert`` over the last turn."""
+        ...
+
+    def greeting(self) -> Greeting:
+        """What the agent said and did before turn 1."""
+        ...
+
+    async def respond(self, turn: TurnInput) -> AgentReply:
+        """Send one turn and collect the reply."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the session; safe to call twice."""
+        ...
+
+
+class _Adapter(Protocol):
+    """What a virtual run reads of its `LiveKitAdapter`."""
+
+    timeout_s: float
+
+    async def start_conversation(self, info: ConversationInfo) -> LiveKitRun: ...
+
 
 _WALL_GRACE_S = 5.0
 """A call's wall-clock bound is ``timeout_s`` plus this: the session's own deadline (in its
@@ -88,7 +143,7 @@ def _pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
     return kind.__name__ == "OnnxModel" and kind.__module__.startswith("livekit.plugins.silero")
 
 
-async def start_virtual(adapter: LiveKitAdapter, info: ConversationInfo) -> VirtualConversation:
+async def start_virtual(adapter: _Adapter, info: ConversationInfo) -> VirtualConversation:
     """Start ``info``'s run on a virtual clock of its own (see the module docstring).
 
     Raises:
@@ -116,13 +171,13 @@ class VirtualConversation:
     handed to that thread; what it captured is read from here (the clock is held between
     calls, so nothing changes meanwhile). Anything not defined here is the conversation's."""
 
-    def __init__(self, adapter: LiveKitAdapter, thread: PipelineThread, info: ConversationInfo):
+    def __init__(self, adapter: _Adapter, thread: PipelineThread, info: ConversationInfo) -> None:
         self.adapter = adapter
         self.info = info
         self.clock = thread.clock
         """The session's clock: ``clock.elapsed()`` is the session's time so far."""
         self._thread = thread
-        self._inner: LiveKitConversation | None = None
+        self._inner: LiveKitRun | None = None
         self._closed = False
         self._carried: dict[contextvars.ContextVar[Any], Any] = {}
         """Context variables the calls set (the crash sink the start sets, what LiveKit sets
@@ -130,14 +185,14 @@ class VirtualConversation:
         where the ordinary conversation runs every call in the runner's one task."""
 
     @property
-    def inner(self) -> LiveKitConversation:
+    def inner(self) -> LiveKitRun:
         """The conversation itself (its session and loop live on the clock's thread)."""
         if self._inner is None:
             raise AdapterError("this LiveKit conversation on the virtual clock did not start")
         return self._inner
 
     @inner.setter
-    def inner(self, conversation: LiveKitConversation) -> None:
+    def inner(self, conversation: LiveKitRun) -> None:
         self._inner = conversation
 
     def __getattr__(self, name: str) -> Any:
@@ -147,6 +202,23 @@ class VirtualConversation:
         return getattr(inner, name)
 
     # -- what the runner calls ------------------------------------------------------------
+
+    @property
+    def session(self) -> AgentSession[Any]:
+        """The live ``AgentSession`` (its loop runs on the clock's thread)."""
+        return self.inner.session
+
+    @property
+    def agent(self) -> Agent:
+        return self.inner.agent
+
+    @property
+    def last_items(self) -> list[Any]:
+        return self.inner.last_items
+
+    @property
+    def greeting_items(self) -> list[Any]:
+        return self.inner.greeting_items
 
     def greeting(self) -> Greeting:
         """See `LiveKitConversation.greeting`."""
