@@ -22,8 +22,9 @@ the session meanwhile. Every call is bounded by ``timeout_s`` of the session's t
 adapter's own deadline) and, a little later, of wall time.
 
 Latency on this clock is the session's: the time LiveKit's timers and the agent's own awaits
-(an LLM's or a tool's I/O, a replayed Whisper recognition's decode time) take, without the
-compute of this process.
+(an LLM's or a tool's I/O, a Whisper recognition's decode time) take, without the compute of
+this process. On that thread ``time.time()`` and ``time.perf_counter()`` never give one value
+twice (LiveKit orders its chat history by ``time.time()`` and divides by durations it timed).
 """
 
 from __future__ import annotations
