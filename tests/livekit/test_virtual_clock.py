@@ -253,6 +253,28 @@ def test_the_session_time_outruns_the_compute(corpus_audio: dict[str, Path]) -> 
     assert sum(r.metadata["livekit"]["turn_session_s"] for r in replies) <= session_s
 
 
+def test_a_run_paced_on_the_wall_keeps_the_wall_clock() -> None:
+    """The virtual clock is for max speed: a real-time speed, the adapter's or the session's
+    (``--agent-eval-speed``, which wins), runs on the wall's clock."""
+    script = transcript(Turn(user="Hello there!"))
+
+    async def one_turn(adapter: LiveKitAdapter, speed: float | None) -> AgentReply:
+        info = ConversationInfo(transcript=script, run_index=0, speed=speed)
+        conversation = await adapter.start_conversation(info)
+        try:
+            return await conversation.respond(turn_input(script, 0))
+        finally:
+            await conversation.aclose()
+
+    for adapter, speed in (
+        (LiveKitAdapter(_receptionist(0.5), clock="virtual", speed=1.0), None),
+        (LiveKitAdapter(_receptionist(0.5), clock="virtual"), 1.0),
+    ):
+        reply = run(one_turn(adapter, speed))
+        assert reply.reply == "Hello! How can I help you?"
+        assert "clock" not in reply.metadata and reply.metadata["speed"] == 1.0
+
+
 def test_a_clock_that_is_neither_is_refused() -> None:
     with pytest.raises(ValueError, match='clock must be "real" or "virtual"'):
         LiveKitAdapter(_receptionist(0.5), clock="fast")  # type: ignore[arg-type]
