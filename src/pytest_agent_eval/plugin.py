@@ -44,11 +44,12 @@ from .loader import TRANSCRIPT_SUFFIXES
 from .report._not_live import NotLiveSummary
 from .report._shards import register_shard_recorder
 
-# -- Pipecat's clock -----------------------------------------------------------------------------
+# -- The voice frameworks' clock -----------------------------------------------------------------
 # Pipecat keeps a reference to time.time when it is imported (to stamp VAD frames), and a
-# conftest may import pipecat before the Pipecat adapter: the adapter's clock dispatchers go in
-# first, when the plugin loads, and only where pipecat is installed (nothing is imported).
-if importlib.util.find_spec("pipecat") is not None:
+# conftest may import pipecat before the Pipecat adapter: the adapters' clock dispatchers go in
+# first, when the plugin loads, and only where pipecat or livekit (LiveKitAdapter's virtual
+# clock) is installed (nothing is imported).
+if any(importlib.util.find_spec(name) is not None for name in ("pipecat", "livekit")):
     from .voice._timeshim import install_time_shim
 
     install_time_shim()

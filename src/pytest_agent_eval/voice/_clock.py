@@ -16,8 +16,10 @@ pipeline at max speed runs on a clock of its own, in a thread of its own:
   the loop's own thread instead, which costs no thread hand-off.
 - **``time.time`` and ``time.monotonic``** (and their ``_ns`` forms) answer from the clock of
   the thread that calls them (`pytest_agent_eval.voice._timeshim`), so Pipecat's direct reads agree
-  with its loop; threads without a clock read the real one. ``time.perf_counter`` stays real:
-  it measures compute, which is what it is for.
+  with its loop; threads without a clock read the real one. ``time.perf_counter`` stays real
+  (it measures compute, which is what it is for), unless the clock is made with ``perf=True``:
+  then it follows the clock too on the loop's thread (not in the executor's workers, which
+  compute), for a framework and an adapter that time turns with it (LiveKit's virtual clock).
 - **Between turns the clock is held**: nothing is due in the pipeline while the test decides
   what to say next, however long that takes on the wall.
 - **Idle hooks** run whenever the loop has nothing runnable: the moment at which nothing more can
@@ -35,6 +37,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
+import math
 import selectors
 import threading
 from collections.abc import Callable, Coroutine
@@ -67,12 +71,17 @@ class PipelineClock:
         rate: None for the virtual clock that jumps to the next timer whenever the loop is idle
             (max speed); otherwise how many pipeline seconds pass per wall second (1.0 is real
             time).
+        perf: ``time.perf_counter()`` on the clock's threads answers `perf_counter` (it stays
+            real without), and neither it nor ``time.time()`` gives the same value twice.
     """
 
-    def __init__(self, *, rate: float | None) -> None:
+    def __init__(self, *, rate: float | None, perf: bool = False) -> None:
         if rate is not None and rate <= 0:
             raise ValueError(f"PipelineClock: rate must be > 0 or None, got {rate}")
         self.rate = rate
+        self.perf = perf
+        self._perf_last = 0.0
+        self._wall_last = 0.0
         self._mono0 = real_monotonic()
         self._wall0 = real_time()
         self._jumped = 0.0
@@ -99,11 +108,29 @@ class PipelineClock:
             return self._mono0 + self._jumped
         return self._mono0 + self.elapsed()
 
+    def perf_counter(self) -> float:
+        """The pipeline's ``time.perf_counter()`` (with ``perf``): `monotonic`, except that two
+        reads never give the same value (a read at the same instant as the one before gives the
+        next float after it), so code that divides by a duration it timed (tokens per second)
+        never divides by zero."""
+        now = self.monotonic()
+        if now <= self._perf_last:
+            now = math.nextafter(self._perf_last, math.inf)
+        self._perf_last = now
+        return now
+
     def wall(self) -> float:
-        """The pipeline's ``time.time()``."""
-        if self.rate is None:
+        """The pipeline's ``time.time()``; with ``perf``, never the same value twice (as
+        `perf_counter`): a framework that orders what it records by its ``time.time()`` stamp
+        (LiveKit's chat history) keeps the order it recorded things in."""
+        if self.rate is None and not self.perf:  # read for every frame: the common case inline
             return self._wall0 + self._jumped
-        return self._wall0 + self.elapsed()
+        now = self._wall0 + self.elapsed()
+        if self.perf:
+            if now <= self._wall_last:
+                now = math.nextafter(self._wall_last, math.inf)
+            self._wall_last = now
+        return now
 
     @property
     def virtual(self) -> bool:
@@ -130,9 +157,10 @@ class PipelineClock:
         with contextlib.suppress(ValueError):
             self._idle_hooks.remove(hook)
 
-    def bind_thread(self) -> None:
-        """Make the calling thread read this clock."""
-        self._threads.add(bind(self))
+    def bind_thread(self, *, perf: bool = True) -> None:
+        """Make the calling thread read this clock (its ``perf_counter`` too, with ``perf`` on
+        both sides)."""
+        self._threads.add(bind(self, perf=perf))
 
     def unbind_threads(self) -> None:
         """Every thread bound to this clock reads the real clock again."""
@@ -320,7 +348,10 @@ class PipelineThread:
         loop = PipelineLoop(clock, allow_network=self._allow_network, inline=self._inline)
         loop.set_default_executor(
             concurrent.futures.ThreadPoolExecutor(
-                max_workers=4, thread_name_prefix=self._thread.name, initializer=clock.bind_thread
+                max_workers=4,
+                thread_name_prefix=self._thread.name,
+                # Workers compute: their perf_counter stays real (Whisper times its decode).
+                initializer=functools.partial(clock.bind_thread, perf=False),
             )
         )
         asyncio.set_event_loop(loop)

@@ -464,8 +464,9 @@ class WhisperSTT(SegmentSTT):
             stats=self.stats,
         )
         remaining = handed + result.decode_s - loop.time()
-        if result.cached and remaining > 0:
-            # Pacing a replayed recognition: it goes out when recognizing it would have.
+        if remaining > 0:
+            # Pacing a replayed recognition: it goes out when recognizing it would have. (On
+            # a virtual clock a recognition takes no time: it is paced by its decode time too.)
             await asyncio.sleep(remaining)
         self.recognitions.append(
             Recognition(

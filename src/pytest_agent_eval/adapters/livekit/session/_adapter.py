@@ -68,6 +68,7 @@ from ._realtime import (
 )
 from ._streamer import AudioStreamer
 from ._turn_state import OpenedTurn, SentTurn
+from ._virtual import Clock, LiveKitRun, clock_setting, runs_virtual, start_virtual
 
 __all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory", "SessionInfo"]
 
@@ -153,8 +154,7 @@ class LiveKitAdapter:
         log_level: While conversations are open, LiveKit's loggers are raised to this level
             (default WARNING) and tool tracebacks go to DEBUG; None leaves logging alone.
         grace_period_s: Accepted from the earlier package, with a `DeprecationWarning`, and
-            ignored: a turn ends when the agent is done (decided from events), not after a
-            fixed wait.
+            ignored: a turn ends when the agent is done (decided from events).
         vad_replay: At max speed, hand the session's Silero VAD stream the decisions Silero
             made over the same fixture frames, with the same settings, when the adapter
             scanned the fixture (once per process), instead of computing them again each
@@ -162,6 +162,7 @@ class LiveKitAdapter:
             costs one Silero pass per process. Only for ``silero.VAD`` itself and at
             ``speed=0`` (real-time runs measure the VAD's own time); False computes every
             time. See docs/livekit.md.
+        clock: "virtual" runs max speed on a virtual clock, LiveKit's timers too (docs/livekit.md).
 
     Example:
         ```python
@@ -192,6 +193,7 @@ class LiveKitAdapter:
         log_level: int | str | None = logging.WARNING,
         grace_period_s: float | None = None,
         vad_replay: bool = True,
+        clock: Clock = "real",
     ) -> None:
         if grace_period_s is not None:
             warnings.warn(
@@ -224,6 +226,7 @@ class LiveKitAdapter:
         self.speed = speed
         self.tail_silence_s = tail_silence_s
         self.vad_replay = vad_replay
+        self.clock = clock_setting(clock)
         self.capture_audio = capture_audio
         self.audio_out_dir = Path(audio_out_dir) if audio_out_dir is not None else None
         self.audio_in_dir = Path(audio_in_dir) if audio_in_dir is not None else None
@@ -242,13 +245,15 @@ class LiveKitAdapter:
         """
         await check_fixtures(transcript, self.fixture_audio)
 
-    async def start_conversation(self, info: ConversationInfo) -> LiveKitConversation:
+    async def start_conversation(self, info: ConversationInfo) -> LiveKitRun:
         """Build a fresh session with ``session_factory`` and start it.
 
         Raises:
             AdapterError: The factory returned something else than ``(AgentSession, Agent)``,
                 the session lacks what audio turns need, or it did not start in time.
         """
+        if runs_virtual(self.clock, self.speed, info):  # on a thread of its own (`_virtual`)
+            return await start_virtual(self, info)
         if self._factory_takes_info:
             made = self.session_factory(
                 SessionInfo(
