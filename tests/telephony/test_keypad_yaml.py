@@ -88,7 +88,7 @@ def test_claiming_a_key_press_that_was_never_sent_fails() -> None:
     # and none were sent, but the reply claims one.
     result = DtmfSentEvaluator("")._check(_ctx("Okay, I'll press one for billing.", ""))
     assert not result.passed and not result.errored
-    assert "claims pressing '1'" in result.reasoning
+    assert "the reply claims pressing '1', a key press never sent" in result.reasoning
     # It sent 2 and says it pressed 1 as well: also a false claim.
     result = DtmfSentEvaluator("2")._check(_ctx("I pressed 2, and then 1.", "2"))
     assert not result.passed

@@ -99,18 +99,19 @@ class DtmfSentEvaluator(DeterministicEvaluator):
             return unobserved(self.name, reason if isinstance(reason, str) else _NO_KEYS)
         expected = self.keys.upper()
         shown = repr(sent) if sent else "no keys"
-        if sent != expected:
-            wanted = repr(expected) if expected else "no keys"
-            return EvalResult(False, f"the agent sent {shown}, expected {wanted}", name=self.name)
         false_claims = [claim for claim in claimed_keys(ctx.reply) if claim not in sent]
+        claims = ""
         if false_claims:
             said = ", ".join(repr(c) for c in false_claims)
+            claims = f"the reply claims pressing {said}, a key press never sent"
+        if sent != expected:
+            wanted = repr(expected) if expected else "no keys"
+            also = f"; {claims}" if claims else ""
             return EvalResult(
-                False,
-                f"the reply claims pressing {said}, but the agent sent {shown}: it said it "
-                "pressed a key it never sent",
-                name=self.name,
+                False, f"the agent sent {shown}, expected {wanted}{also}", name=self.name
             )
+        if claims:
+            return EvalResult(False, f"the agent sent {shown}, but {claims}", name=self.name)
         return EvalResult(True, f"the agent sent {shown}", name=self.name)
 
 
