@@ -60,6 +60,7 @@ from .._turn import (
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
+from ._keypad import has_keys, keypad_turn, phone_line, press_around
 from ._realtime import (
     RealtimeAudio,
     disable_aec_warmup,
@@ -598,6 +599,7 @@ class LiveKitConversation:
             speed=self.speed,
         )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
+        self._quiet.enter_context(phone_line(session, f"phone-{self.info.transcript.id}"))
         # Before the session starts, so that every task of it inherits the sink: what the
         # agent's code raises in them is this conversation's crash.
         self._crash_token = crash_sink.set(recorder)
@@ -712,7 +714,7 @@ class LiveKitConversation:
             raise AdapterError("this LiveKit conversation is closed")
         label = f"turn {turn.index + 1}"
         try:
-            reply = await self._respond(turn)
+            reply = await keypad_turn(self.session, turn, self._respond)
         except AgentCrashError:
             raise
         except Exception as exc:
@@ -782,6 +784,8 @@ class LiveKitConversation:
         """Send ``turn``: its audio when it has a fixture, else its text. With ``settle``,
         return once the agent is done with it; without (a barge-in is to cut the reply), once
         the reply is under way."""
+        if has_keys(turn):  # pressed on the phone line, around the turn without them
+            return await press_around(self, turn, stage, settle=settle)
         if turn.audio is None:
             return await self._text_turn(turn, stage, settle=settle)
         if self._realtime is not None:
