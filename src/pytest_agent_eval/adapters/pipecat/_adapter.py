@@ -32,6 +32,7 @@ from ...models import (
     describe_conditions,
 )
 from ...voice._clock import PipelineClock, PipelineThread
+from ...voice._dtmf import in_band
 from ...voice._factory import takes_info
 from ...voice._fixture_pcm import (
     FixturePCM,
@@ -230,7 +231,11 @@ class PipecatAdapter:
     def turn_audio(self, turn: TurnInput, path: Path) -> FixturePCM:
         """What a turn streams: its fixture after its audio conditions."""
         return load_fixture_pcm(
-            path, sample_rate=self.sample_rate, conditions=turn.conditions, seed=turn.seed
+            path,
+            sample_rate=self.sample_rate,
+            conditions=turn.conditions,
+            seed=turn.seed,
+            keys=in_band(turn.turn.dtmf),  # a turn's keys as tones too (dtmf: in_audio)
         )
 
 

@@ -276,25 +276,21 @@ class LiveKitAdapter:
     # -- fixture audio, cached per content ------------------------------------------------
 
     def turn_audio(
-        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0, keys: Any = None
     ) -> FixtureAudio:
-        """What a turn streams: ``path`` as frames, after its audio ``conditions`` drawn with
-        ``seed`` (the fixture on disk is never changed; without conditions, `fixture_audio`)."""
-        if not conditions:
-            return self.fixture_audio(path)
-        from ....voice._degrade import apply, babble_sources
+        """What a turn streams: ``path`` as frames, after the tones of ``keys`` (``dtmf:``'s
+        in_audio) and its ``conditions`` drawn with ``seed`` (without either, `fixture_audio`)."""
+        from ....voice._fixture_pcm import turn_transform
 
-        babble = (
-            babble_sources(path)
-            if any(c.kind == "noise" and c.params.get("color") == "babble" for c in conditions)
-            else []
-        )
+        transform = turn_transform(path, conditions, seed, keys)
+        if transform is None:
+            return self.fixture_audio(path)
         return load_fixture_audio(
             path,
             sample_rate=self.sample_rate,
             frame_ms=self.frame_ms,
             tail_s=self.tail_silence_s,
-            transform=lambda clip: apply(clip, conditions, seed, babble=babble),
+            transform=transform,
         )
 
     def fixture_audio(self, path: Path) -> FixtureAudio:
@@ -427,9 +423,9 @@ class _Paced:
     vad_replay: bool
 
     def turn_audio(
-        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0, keys: Any = None
     ) -> FixtureAudio:
-        return self.adapter.turn_audio(path, conditions, seed)
+        return self.adapter.turn_audio(path, conditions, seed, keys)
 
 
 class LiveKitConversation:
