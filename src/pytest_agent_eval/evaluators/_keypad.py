@@ -14,12 +14,10 @@ import re
 from dataclasses import dataclass
 
 from ..models import EvalResult, TurnContext
+from ..models._keypad import PRESSED_KEY
 from .base import DeterministicEvaluator, unobserved
 
-__all__ = ["PRESSED_KEY", "DtmfPressedEvaluator", "DtmfSentEvaluator", "claimed_keys"]
-
-PRESSED_KEY = "dtmf_pressed"
-"""The `AgentTurn.metadata` key where an adapter says which keys it pressed for the caller."""
+__all__ = ["DtmfPressedEvaluator", "DtmfSentEvaluator", "claimed_keys"]
 
 _NO_KEYS = (
     "this adapter does not report the keys the agent sends; dtmf_sent needs a phone-capable "

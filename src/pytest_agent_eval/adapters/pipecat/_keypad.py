@@ -17,8 +17,8 @@ from pipecat.audio.dtmf.types import KeypadEntry
 from pipecat.frames.frames import InputDTMFFrame
 
 from ...errors import AdapterError
-from ...evaluators._keypad import PRESSED_KEY
 from ...models import AgentReply, DtmfInput
+from ...models._keypad import PRESSED_KEY
 from ..base import TurnInput
 from ._record import TurnLog
 from ._session import BotSession

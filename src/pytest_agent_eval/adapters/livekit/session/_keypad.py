@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from livekit import rtc
 
-from ....evaluators._keypad import PRESSED_KEY
 from ....models import AgentReply, DtmfInput
+from ....models._keypad import PRESSED_KEY
 from ...base import TurnInput
 
 if TYPE_CHECKING:
