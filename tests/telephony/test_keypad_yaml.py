@@ -119,3 +119,15 @@ def test_a_turn_with_keys_errors_when_the_adapter_pressed_none() -> None:
 )
 def test_claims_are_read_from_the_reply(reply: str, claims: list[str]) -> None:
     assert claimed_keys(reply) == claims
+
+
+def test_a_python_built_turn_with_a_bad_key_is_refused_naming_the_turn() -> None:
+    from pytest_agent_eval._problems import transcript_problems
+    from pytest_agent_eval.models import Transcript, Turn
+
+    transcript = Transcript(id="pay", turns=[Turn("hi"), Turn("keys", dtmf="12?")])
+    assert transcript.turns[1].dtmf == DtmfInput("12?")
+    (problem,) = transcript_problems(transcript)
+    error = str(problem.in_python("pay"))
+    assert error.startswith("transcript 'pay', turn 2: ")
+    assert "'?' (position 3) is not a key" in error
