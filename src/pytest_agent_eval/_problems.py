@@ -19,6 +19,7 @@ from ._conditions import condition_problems
 from ._expectations import expect_keys, transcript_keys, turn_keys
 from ._expectations._barge_in import interrupt_problems
 from ._expectations._base import ExpectKey
+from ._expectations._keypad import dtmf_problems
 from ._serialize import to_json
 from .errors import TranscriptError
 from .models import Transcript
@@ -104,6 +105,8 @@ def transcript_problems(
             found.append(TranscriptProblem(("turns", turn_index, "conditions"), problem))
     for turn_index, problem in interrupt_problems(transcript):
         found.append(TranscriptProblem(("turns", turn_index, "interrupt"), problem))
+    for turn_index, problem in dtmf_problems(transcript):
+        found.append(TranscriptProblem(("turns", turn_index, "dtmf"), problem))
     return found
 
 

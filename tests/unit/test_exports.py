@@ -275,6 +275,7 @@ PUBLIC: dict[str, list[str]] = {
         "CallExpect",
         "Case",
         "Crash",
+        "DtmfInput",
         "EvalResult",
         "Expect",
         "Greeting",

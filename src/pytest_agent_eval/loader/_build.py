@@ -19,7 +19,7 @@ from .._expectations import expect_keys, transcript_keys, turn_keys
 from .._problems import transcript_problems
 from .._serialize import from_json
 from ..errors import TranscriptError
-from ..models import AudioCondition, Expect, Transcript, Turn, Variant, VoiceSettings
+from ..models import AudioCondition, DtmfInput, Expect, Transcript, Turn, Variant, VoiceSettings
 from ._messages import validate_schema
 from ._yaml import FieldPath, LineIndex, field_where, format_path
 
@@ -216,8 +216,15 @@ def _build_turn(
         voice=_voice(raw.get("voice")),
         line=lines.line(("turns", index)),
         conditions=conditions,
-        **_key_values(Turn, turn_keys(), raw, path=f"turns[{index}]."),
+        # A turn's keys may be written as a string: ``dtmf: "4521#"`` is its digits.
+        **_key_values(Turn, turn_keys(), _long_dtmf(raw), path=f"turns[{index}]."),
     )
+
+
+def _long_dtmf(raw: dict[str, Any]) -> dict[str, Any]:
+    if "dtmf" not in raw:
+        return raw
+    return {**raw, "dtmf": DtmfInput.coerce(raw["dtmf"])}
 
 
 def _check_audio_inside(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from .._serialize import from_json
+from ._keypad import DtmfInput
 
 __all__ = [
     "MAX_RUNS",
@@ -17,6 +18,7 @@ __all__ = [
     "AudioCondition",
     "CallExpect",
     "Case",
+    "DtmfInput",
     "Expect",
     "GreetingExpect",
     "InterruptConfig",
@@ -278,6 +280,8 @@ class Expect:
             (with ``handoff_to``: the same handoff went from this agent to that one).
         heard_wer_max: Voice turns: the word error rate of what the speech recognizer heard,
             against the words the user spoke, must not exceed this.
+        dtmf_sent: Phone agents: the keys the agent sent on the line in this turn, in order
+            (``""``: none); fails too when the reply claims a key press that was not sent.
 
     Each YAML key and its checks are defined in `pytest_agent_eval._expectations`.
     """
@@ -302,6 +306,7 @@ class Expect:
     handoff_to: str | None = None
     handoff_from: str | None = None
     heard_wer_max: float | None = None
+    dtmf_sent: str | None = None
 
     def __post_init__(self) -> None:
         # Values written the YAML way (a rubric string, dicts for tool_calls_args) become the
@@ -552,6 +557,8 @@ class Turn:
             ``{"expect.reply_contains_all": "weather.yaml:11", "expect.tool_calls_args[0]":
             "weather.yaml:13"}``; a failed check names its line from it. Empty for a turn built
             in Python, whose checks are named by their key alone.
+        dtmf: Keys the caller presses in this turn, before or after its speech (`DtmfInput`;
+            a string is its ``digits``).
     """
 
     user: str
@@ -562,6 +569,11 @@ class Turn:
     conditions: list[AudioCondition] = field(default_factory=list)
     interrupt: InterruptConfig | None = None
     locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    dtmf: DtmfInput | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dtmf, str):
+            self.dtmf = DtmfInput(self.dtmf)
 
 
 @dataclass

@@ -514,6 +514,8 @@ class AgentTurn(_AgentTurnFields):
             when the turn did not interrupt, or the adapter does not perform barge-in.
         model: Id of the model that answered (``"gpt-4o-mini"``, ``"openai:gpt-4o"``), when
             the adapter knows it: reports name it and price the turn's tokens by it.
+        dtmf_sent: Phone adapters: the keys the agent sent on the line in this turn, in order
+            (``""``: it sent none); None when the adapter cannot see keys sent.
     """
 
     heard: str | None = None
@@ -531,6 +533,7 @@ class AgentTurn(_AgentTurnFields):
     audio_in: Path | None = None
     barge_in: BargeIn | None = None
     model: str | None = None
+    dtmf_sent: str | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:

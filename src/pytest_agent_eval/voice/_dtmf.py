@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._clip import AudioClip, _numpy, resample
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..models import DtmfInput
+
 __all__ = [
     "KEYS",
     "HeardKey",
     "check_keys",
     "detect_keys",
+    "in_band",
     "keypad_tones",
+    "with_keypad",
 ]
 
 _ROWS = (697.0, 770.0, 852.0, 941.0)
@@ -118,6 +122,26 @@ def keypad_tones(
         parts += [tone * envelope, np.zeros(gap_n)]
     samples = np.concatenate(parts) if parts else np.zeros(0)
     return AudioClip(samples.astype(np.float32), sample_rate)
+
+
+def in_band(keys: Any) -> DtmfInput | None:
+    """A turn's ``dtmf`` when its keys are also to sound in its audio (``in_audio``)."""
+    from ..models import DtmfInput
+
+    return keys if isinstance(keys, DtmfInput) and keys.in_audio else None
+
+
+def with_keypad(clip: AudioClip, keys: DtmfInput) -> AudioClip:
+    """``clip`` with the tones of ``keys`` before or after it (``keys.at``): each key's tone
+    ``interval_ms`` after the last one's start (at least Q.24's 40 ms of tone and of pause),
+    at -10 dBFS per frequency, at the clip's own rate."""
+    np = _numpy()
+    tone_ms = max(40.0, min(100.0, keys.interval_ms / 2))
+    gap_ms = max(40.0, keys.interval_ms - tone_ms)
+    tones = keypad_tones(keys.keys, sample_rate=clip.sample_rate, tone_ms=tone_ms, gap_ms=gap_ms)
+    speech = clip.samples.astype(np.float32)
+    parts = [tones.samples, speech] if keys.at == "before" else [speech, tones.samples]
+    return AudioClip(np.concatenate(parts).astype(np.float32), clip.sample_rate)
 
 
 def _goertzel_power(blocks: np.ndarray, freq: float) -> np.ndarray:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AudioFixtureError
-from ..models import AudioCondition, Transcript
+from ..models import AudioCondition, DtmfInput, Transcript
 
 if TYPE_CHECKING:
     from ._clip import AudioClip
@@ -108,6 +108,26 @@ def conditions_transform(
     return lambda clip: apply(clip, conditions, seed, babble=babble)
 
 
+def turn_transform(
+    path: Path, conditions: Sequence[AudioCondition], seed: int, keys: DtmfInput | None
+) -> Callable[[AudioClip], AudioClip] | None:
+    """What a turn's audio goes through: the tones of ``keys`` (``in_audio``) mixed in first,
+    so the audio conditions after them change the tones as a phone line would; None for
+    neither."""
+    degrade = conditions_transform(path, conditions, seed) if conditions else None
+    if keys is None:
+        return degrade
+    from ._dtmf import with_keypad
+
+    pressed = keys
+
+    def transform(clip: AudioClip) -> AudioClip:
+        keyed = with_keypad(clip, pressed)
+        return degrade(keyed) if degrade is not None else keyed
+
+    return transform
+
+
 _KEPT = 256
 """Fixtures kept decoded per process (a few hundred kB each at 24 kHz)."""
 _loaded: OrderedDict[tuple[Any, ...], FixturePCM] = OrderedDict()
@@ -129,14 +149,19 @@ def load_fixture_pcm(
     sample_rate: int,
     conditions: Sequence[AudioCondition] = (),
     seed: int = 0,
+    keys: DtmfInput | None = None,
 ) -> FixturePCM:
-    """`decode_fixture` with ``conditions`` (drawn with ``seed``) applied. Without conditions
-    the result is kept for the process while the file is unchanged.
+    """`decode_fixture` with ``conditions`` (drawn with ``seed``) applied, after the tones of
+    ``keys`` (a turn's ``dtmf`` with ``in_audio``), if any. Without either the result is kept
+    for the process while the file is unchanged.
 
     Raises:
         AudioFixtureError: Missing, unreadable, empty or silent fixture.
     """
     key: tuple[Any, ...] | None = None
+    if keys is not None:
+        transform = turn_transform(path, conditions, seed, keys)
+        return decode_fixture(path, sample_rate=sample_rate, transform=transform)
     if not conditions:
         identity = content_key(path)
         key = (*identity, sample_rate) if identity is not None else None

@@ -57,6 +57,7 @@ from ._compat import (
     task_hands_back,
     tools_want_reply,
 )
+from ._lock_free import LockFree
 
 __all__ = [
     "SLOW_AGENT",
@@ -155,7 +156,7 @@ class SessionProbe:
             return f"the handoff to {agent_name(agent)} to finish", [switch]
         lock = agent_switch_lock(session)
         if lock.locked():
-            return f"the agent switch to {agent_name(agent)} to finish", [_lock_free(lock)]
+            return f"the agent switch to {agent_name(agent)} to finish", [LockFree(lock)]
         activity = self.activity
         if activity is None:
             return "the session to run an agent", []
@@ -218,11 +219,6 @@ def _auto_tool_reply(activity: Any) -> bool:
     if not isinstance(model, llm.RealtimeModel):
         return False
     return bool(model.capabilities.auto_tool_reply_generation)
-
-
-async def _lock_free(lock: asyncio.Lock) -> None:
-    async with lock:
-        pass
 
 
 # -- what a turn captured -------------------------------------------------------------------

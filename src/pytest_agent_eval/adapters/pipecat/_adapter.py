@@ -32,6 +32,7 @@ from ...models import (
     describe_conditions,
 )
 from ...voice._clock import PipelineClock, PipelineThread
+from ...voice._dtmf import in_band
 from ...voice._factory import takes_info
 from ...voice._fixture_pcm import (
     FixturePCM,
@@ -45,6 +46,7 @@ from ...voice._heard import fixture_text_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
 from ..base import ConversationInfo, TurnInput
 from ._compat import check_pipecat, pure_work
+from ._keypad import Keypad
 from ._logs import hold_pipecat_logs, resolve_level
 from ._memo import share_model_sessions
 from ._record import Call, TurnLog, join_text
@@ -229,7 +231,11 @@ class PipecatAdapter:
     def turn_audio(self, turn: TurnInput, path: Path) -> FixturePCM:
         """What a turn streams: its fixture after its audio conditions."""
         return load_fixture_pcm(
-            path, sample_rate=self.sample_rate, conditions=turn.conditions, seed=turn.seed
+            path,
+            sample_rate=self.sample_rate,
+            conditions=turn.conditions,
+            seed=turn.seed,
+            keys=in_band(turn.turn.dtmf),  # a turn's keys as tones too (dtmf: in_audio)
         )
 
 
@@ -415,6 +421,7 @@ class PipecatConversation:
             return await self._respond_interrupted(turn, following)
         session = self._session
         label = f"turn {turn.index + 1}"
+        keypad = Keypad(session, turn)
         started = time.perf_counter()
         pipeline_started = self.clock.elapsed()
         audio_in: Path | None = None
@@ -438,7 +445,7 @@ class PipecatConversation:
                 return await session.text_turn(turn.index, text)
 
         try:
-            log = await self._call(run, label=label)
+            log = await self._call(keypad.around(run), label=label)
         except AgentTimeoutError as exc:
             self._failed = True
             if fixture is None or not turn.conditions:
@@ -454,7 +461,7 @@ class PipecatConversation:
             self._failed = True
             raise
         self._raise_errors(log, label)
-        reply = self._reply(log, label=label, fixture=fixture)
+        reply = keypad.stamp(self._reply(log, label=label, fixture=fixture))
         reply.audio_in = audio_in
         meta = reply.metadata["pipecat"]
         meta["turn_wall_s"] = round(time.perf_counter() - started, 4)

@@ -40,6 +40,8 @@ from pipecat.frames.frames import (
     LLMFullResponseStartFrame,
     LLMTextFrame,
     MetricsFrame,
+    OutputDTMFFrame,
+    OutputDTMFUrgentFrame,
     TranscriptionFrame,
     TTSSpeakFrame,
     TTSStartedFrame,
@@ -218,6 +220,9 @@ class Recorder(BaseObserver, TransportListener):
         self.flows = False
         """True once a Flows FlowManager of this pipeline entered a node."""
         self._carry: TurnLog | None = None
+        self.keys_sent: list[tuple[float, str]] = []
+        """Every key the bot sent on the line (its ``OutputDTMFFrame`` and
+        ``OutputDTMFUrgentFrame`` buttons), with when, oldest first."""
         self.changed: Any = None
         """Called (no arguments) after anything is recorded, to wake whoever waits."""
 
@@ -386,6 +391,8 @@ class Recorder(BaseObserver, TransportListener):
             self._frame(frame, self._at(data), id(data.source))
         elif isinstance(frame, TTSSpeakFrame):
             self._speak(frame, self._at(data))
+        elif isinstance(frame, OutputDTMFFrame | OutputDTMFUrgentFrame):
+            self.keys_sent += [(self._at(data), str(b.value)) for b in frame.buttons or ()]
         elif (
             isinstance(frame, LLMTextFrame | TTSTextFrame)
             and self.log.first_text_at is None

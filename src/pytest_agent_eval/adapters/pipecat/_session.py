@@ -346,6 +346,16 @@ class BotSession:
             mic.live(False)
         return log
 
+    async def until_done(self) -> None:
+        """Return once the bot is done (at an idle moment of the pipeline), as a turn does.
+
+        Raises:
+            TurnTimeout: The bot was not done within timeout_s; says what was pending.
+        """
+        await self._until(
+            lambda: self.recorder.pending() is None, lambda: self.recorder.pending() or "nothing"
+        )
+
     async def barge_in(
         self,
         index: int,

@@ -60,6 +60,7 @@ from .._turn import (
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
+from ._keypad import has_keys, keypad_turn, phone_line, press_around
 from ._realtime import (
     RealtimeAudio,
     disable_aec_warmup,
@@ -280,25 +281,21 @@ class LiveKitAdapter:
     # -- fixture audio, cached per content ------------------------------------------------
 
     def turn_audio(
-        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0, keys: Any = None
     ) -> FixtureAudio:
-        """What a turn streams: ``path`` as frames, after its audio ``conditions`` drawn with
-        ``seed`` (the fixture on disk is never changed; without conditions, `fixture_audio`)."""
-        if not conditions:
-            return self.fixture_audio(path)
-        from ....voice._degrade import apply, babble_sources
+        """What a turn streams: ``path`` as frames, after the tones of ``keys`` (``dtmf:``'s
+        in_audio) and its ``conditions`` drawn with ``seed`` (without either, `fixture_audio`)."""
+        from ....voice._fixture_pcm import turn_transform
 
-        babble = (
-            babble_sources(path)
-            if any(c.kind == "noise" and c.params.get("color") == "babble" for c in conditions)
-            else []
-        )
+        transform = turn_transform(path, conditions, seed, keys)
+        if transform is None:
+            return self.fixture_audio(path)
         return load_fixture_audio(
             path,
             sample_rate=self.sample_rate,
             frame_ms=self.frame_ms,
             tail_s=self.tail_silence_s,
-            transform=lambda clip: apply(clip, conditions, seed, babble=babble),
+            transform=transform,
         )
 
     def fixture_audio(self, path: Path) -> FixtureAudio:
@@ -431,9 +428,9 @@ class _Paced:
     vad_replay: bool
 
     def turn_audio(
-        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0, keys: Any = None
     ) -> FixtureAudio:
-        return self.adapter.turn_audio(path, conditions, seed)
+        return self.adapter.turn_audio(path, conditions, seed, keys)
 
 
 class LiveKitConversation:
@@ -603,6 +600,7 @@ class LiveKitConversation:
             speed=self.speed,
         )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
+        self._quiet.enter_context(phone_line(session, f"phone-{self.info.transcript.id}"))
         # Before the session starts, so that every task of it inherits the sink: what the
         # agent's code raises in them is this conversation's crash.
         self._crash_token = crash_sink.set(recorder)
@@ -717,7 +715,7 @@ class LiveKitConversation:
             raise AdapterError("this LiveKit conversation is closed")
         label = f"turn {turn.index + 1}"
         try:
-            reply = await self._respond(turn)
+            reply = await keypad_turn(self.session, turn, self._respond)
         except AgentCrashError:
             raise
         except Exception as exc:
@@ -787,6 +785,8 @@ class LiveKitConversation:
         """Send ``turn``: its audio when it has a fixture, else its text. With ``settle``,
         return once the agent is done with it; without (a barge-in is to cut the reply), once
         the reply is under way."""
+        if has_keys(turn):  # pressed on the phone line, around the turn without them
+            return await press_around(self, turn, stage, settle=settle)
         if turn.audio is None:
             return await self._text_turn(turn, stage, settle=settle)
         if self._realtime is not None:

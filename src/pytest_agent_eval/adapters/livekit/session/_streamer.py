@@ -22,7 +22,8 @@ from typing import Any, Protocol
 from livekit.agents import AgentSession
 
 from ....errors import AdapterError
-from ....models import AudioCondition
+from ....models import AudioCondition, DtmfInput
+from ....voice._dtmf import in_band
 from ....voice._hearing import Hearing
 from ....voice._unheard import no_speech_error
 from ...base import TurnInput
@@ -51,7 +52,11 @@ class StreamSettings(Protocol):
     vad_replay: bool
 
     def turn_audio(
-        self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0
+        self,
+        path: Path,
+        conditions: Sequence[AudioCondition] = (),
+        seed: int = 0,
+        keys: DtmfInput | None = None,
     ) -> FixtureAudio: ...
 
 
@@ -134,7 +139,8 @@ class AudioStreamer:
         (the audio streams at max speed)."""
         stage.set(f"the audio fixture {path} to load")
         settings = self._settings
-        audio = await asyncio.to_thread(settings.turn_audio, path, turn.conditions, turn.seed)
+        keys = in_band(turn.turn.dtmf)  # the turn's keys as tones too (dtmf: in_audio)
+        audio = await asyncio.to_thread(settings.turn_audio, path, turn.conditions, turn.seed, keys)
         self.saved = await asyncio.to_thread(self._save, audio, turn.index)
         if self.realtime is not None:
             # A realtime agent: cut where the VAD taking its turns (the model's or the

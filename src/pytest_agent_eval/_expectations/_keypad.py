@@ -1,0 +1,138 @@
+"""``dtmf`` (a turn key) and ``dtmf_sent``: the caller's keypad, and the keys the agent sends.
+
+``dtmf`` is an input: the keys the caller presses in the turn, before or after its speech,
+delivered as the framework receives them from a phone line (LiveKit's ``sip_dtmf_received``
+room event, Pipecat's ``InputDTMFFrame``), and with ``in_audio`` as tones in the turn's audio
+too. Its check passes once the adapter says it pressed them, so keys a text adapter cannot
+press make the turn error instead of passing without them. ``dtmf_sent`` checks the keys the agent sent in the turn
+(LiveKit's ``publish_dtmf``, Pipecat's ``OutputDTMFFrame``), in order, and fails when the
+reply claims a key press that was not sent. An adapter that cannot see keys sent makes it
+error, never pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..evaluators._keypad import DtmfPressedEvaluator, DtmfSentEvaluator
+from ..models import DtmfInput, Expect, Transcript, Turn
+from ..models._keypad import keypad_problem
+from ._base import Expectation, ExpectKey, Problem, keyed
+
+__all__ = [
+    "DTMF_SCHEMA",
+    "EXPECTATION",
+    "DtmfPressedEvaluator",
+    "DtmfSentEvaluator",
+    "dtmf_problems",
+]
+
+DTMF_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "string",
+            "description": 'The keys, in order ("4521#"): 0-9, *, # and A-D. Quote it.',
+        },
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["digits"],
+            "properties": {
+                "digits": {
+                    "type": "string",
+                    "description": "The keys, in order: 0-9, *, # and A-D. Quote it.",
+                },
+                "interval_ms": {
+                    "type": "number",
+                    "minimum": 0,
+                    "description": "Milliseconds from one key to the next (100 by default).",
+                },
+                "at": {
+                    "enum": ["before", "after"],
+                    "description": "Press the keys before (the default) or after the turn's "
+                    "speech or text.",
+                },
+                "in_audio": {
+                    "type": "boolean",
+                    "description": "Also play the keys as tones (ITU-T Q.23 pairs) in the "
+                    "turn's audio, for an agent that listens in band. Needs an audio turn.",
+                },
+            },
+        },
+    ]
+}
+"""``#/$defs/dtmf``."""
+
+
+def _check_dtmf(value: Any) -> list[Problem]:
+    digits = value.get("digits") if isinstance(value, dict) else value
+    problem = keypad_problem(digits)
+    return [(("digits",) if isinstance(value, dict) else (), problem)] if problem else []
+
+
+def _check_sent(value: Any) -> list[Problem]:
+    if value == "":
+        return []
+    problem = keypad_problem(value)
+    return [((), problem)] if problem else []
+
+
+def dtmf_problems(transcript: Transcript) -> list[tuple[int, str]]:
+    """Turns whose ``dtmf`` cannot work, as (turn index, what to fix)."""
+    out: list[tuple[int, str]] = []
+    for index, turn in enumerate(transcript.turns):
+        keys = turn.dtmf
+        if isinstance(keys, DtmfInput) and keys.in_audio and turn.audio is None:
+            out.append(
+                (
+                    index,
+                    "in_audio plays the keys as tones in the turn's audio, and this turn has "
+                    "no 'audio:'; give it audio, or leave in_audio out (the keys are still "
+                    "delivered as keypad events)",
+                )
+            )
+    return out
+
+
+def _turn_checks(turn: Turn) -> list[Any]:
+    if not isinstance(turn.dtmf, DtmfInput):
+        return []
+    return [keyed(DtmfPressedEvaluator(turn.dtmf.digits), "dtmf", scope="turn")]
+
+
+def _checks(expect: Expect) -> list[Any]:
+    if expect.dtmf_sent is None:
+        return []
+    return [keyed(DtmfSentEvaluator(expect.dtmf_sent), "dtmf_sent")]
+
+
+EXPECTATION = Expectation(
+    name="keypad",
+    keys=(
+        ExpectKey(
+            name="dtmf_sent",
+            schema={"type": "string"},
+            description="Phone agents: the keys the agent sent on the line in this turn "
+            '(0-9, *, #, A-D), in order; "" means none. Fails too when the reply claims a key '
+            "press that was not sent. Errors with adapters that cannot see keys sent.",
+            example="21",
+            check=_check_sent,
+        ),
+    ),
+    checks=_checks,
+    turn_keys=(
+        ExpectKey(
+            name="dtmf",
+            schema={"$ref": "#/$defs/dtmf"},
+            description="Turn level: keys the caller presses on the keypad in this turn, a "
+            'string ("4521#") or {digits, interval_ms, at: before|after the speech, '
+            "in_audio}; delivered as the framework gets them from a phone line (LiveKit: "
+            "sip_dtmf_received; Pipecat: InputDTMFFrame). Errors with adapters that cannot "
+            "press keys.",
+            example={"digits": "4521#", "interval_ms": 150, "at": "after"},
+            check=_check_dtmf,
+        ),
+    ),
+    turn_checks=_turn_checks,
+    defs={"dtmf": DTMF_SCHEMA},
+)

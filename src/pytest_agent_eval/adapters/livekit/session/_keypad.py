@@ -1,0 +1,175 @@
+"""The phone line of an in-process LiveKit session: a job context with a room that carries
+the caller's keys in and records the keys the agent sends.
+
+A LiveKit agent on a phone call reads keys from its job's room (``ctx.room.on(
+"sip_dtmf_received", ...)``; LiveKit's ``GetDtmfTask`` does it through ``get_job_context()``)
+and sends them with ``room.local_participant.publish_dtmf(code=..., digit=...)`` (LiveKit's
+``send_dtmf_events`` tool, ``ivr_detection``). In process there is no job and no room, so
+`phone_line` gives the conversation LiveKit's own fake job (``livekit.agents.testing.
+fake_job_context``, a real ``JobContext``) around a `PhoneRoom`: the room emits
+``sip_dtmf_received`` with a real ``rtc.SipDTMF`` for each key a turn's ``dtmf:`` presses,
+and its local participant records every ``publish_dtmf``. Such an agent runs unchanged.
+
+It is installed only when nothing else gave the session a job context, and everything it
+made goes with the conversation: the context variable is reset, the job's temporary folder
+removed, its room listener taken off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from livekit import rtc
+
+from ....models import AgentReply, DtmfInput
+from ....models._keypad import PRESSED_KEY
+from ...base import TurnInput
+
+if TYPE_CHECKING:
+    from livekit.agents import AgentSession
+
+    from .._turn import Stage
+    from ._turn_state import SentTurn
+
+__all__ = ["PhoneRoom", "keypad_turn", "phone_line", "press_around"]
+
+_CODES = {**{str(d): d for d in range(10)}, "*": 10, "#": 11, "A": 12, "B": 13, "C": 14, "D": 15}
+"""Each key's DTMF event code, as LiveKit numbers them (``dtmf_event_to_code``)."""
+
+
+class PhoneParticipant:
+    """The agent's side of the line: what ``room.local_participant`` is; it records keys."""
+
+    identity = "agent"
+    name = "agent"
+
+    def __init__(self) -> None:
+        self.attributes: dict[str, str] = {}
+        self.keys_sent: list[str] = []
+        """Every digit the agent published, oldest first."""
+
+    async def publish_dtmf(self, *, code: int, digit: str) -> None:
+        """Send a key on the line, as ``rtc.LocalParticipant.publish_dtmf`` does."""
+        self.keys_sent.append(str(digit).upper())
+
+    async def set_attributes(self, attributes: dict[str, str]) -> None:
+        self.attributes.update(attributes)
+
+
+class PhoneRoom(rtc.EventEmitter[str]):
+    """The room of the in-process phone call: emits ``sip_dtmf_received`` for the caller's
+    keys; its local participant records the keys the agent sends."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.local_participant = PhoneParticipant()
+        self.remote_participants: dict[str, Any] = {}
+        self.keys_pressed: list[str] = []
+
+    def isconnected(self) -> bool:
+        return True
+
+    def press(self, key: str) -> None:
+        """The caller presses ``key``: the event a SIP participant's key makes."""
+        self.keys_pressed.append(key)
+        self.emit("sip_dtmf_received", rtc.SipDTMF(code=_CODES[key], digit=key, participant=None))
+
+
+_LINES: weakref.WeakKeyDictionary[Any, PhoneRoom] = weakref.WeakKeyDictionary()
+
+
+@contextlib.contextmanager
+def phone_line(session: AgentSession[Any], name: str) -> Iterator[PhoneRoom | None]:
+    """Give ``session`` (about to start, in this context) a fake job whose room is a
+    `PhoneRoom`, until the block ends; yields the room, or None when a job context was
+    already set (the caller's own) or this LiveKit has no fake job."""
+    from livekit.agents import get_job_context
+
+    try:
+        from livekit.agents.job import _JobContextVar
+        from livekit.agents.testing import fake_job_context
+    except ImportError:  # a livekit-agents without fake jobs: no phone line
+        yield None
+        return
+    if get_job_context(required=False) is not None:
+        yield None
+        return
+    room = PhoneRoom(name)
+    made = fake_job_context(room=room)  # type: ignore[arg-type]
+    job = made.__enter__()
+    _LINES[session] = room
+    try:
+        yield room
+    finally:
+        _LINES.pop(session, None)
+        try:
+            made.__exit__(None, None, None)
+        except ValueError:  # ended from another context than it started in
+            if _JobContextVar.get(None) is job:
+                _JobContextVar.set(None)  # type: ignore[arg-type]
+        room.off("participant_connected", job._participant_available)
+        job._tempdir.cleanup()
+
+
+async def keypad_turn(
+    session: AgentSession[Any],
+    turn: TurnInput,
+    respond: Callable[[TurnInput], Awaitable[AgentReply]],
+) -> AgentReply:
+    """``respond(turn)``, with the keys the agent sent in it (and the keys pressed for it)."""
+    room = _LINES.get(session)
+    if room is None:
+        return await respond(turn)
+    sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
+    reply = await respond(turn)
+    reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
+    if isinstance(turn.turn.dtmf, DtmfInput):
+        reply.metadata[PRESSED_KEY] = "".join(room.keys_pressed[pressed_from:])
+    return reply
+
+
+def has_keys(turn: TurnInput) -> bool:
+    """Whether ``turn`` presses keys (``dtmf:``)."""
+    return isinstance(turn.turn.dtmf, DtmfInput)
+
+
+async def press_around(
+    conversation: Any, turn: TurnInput, stage: Stage, *, settle: bool
+) -> SentTurn:
+    """Send ``turn`` through ``conversation.send`` without its keys, pressing them on the
+    phone line before or after; after, wait again until the agent is done (``settle``).
+
+    Keys with no phone line (a job context of the caller's own) are not pressed: the turn's
+    ``dtmf`` check then errors, saying the adapter pressed none.
+    """
+    keys = turn.turn.dtmf
+    assert isinstance(keys, DtmfInput)
+    bare = dataclasses.replace(turn, turn=dataclasses.replace(turn.turn, dtmf=None))
+    room = _LINES.get(conversation.session)
+    if room is None:
+        return await conversation.send(bare, stage, settle=settle)  # type: ignore[no-any-return]
+    speed = float(conversation.speed or 0.0)
+    if keys.at == "before":
+        stage.set(f"the caller to press {keys.keys!r}")
+        await _press(room, keys, speed)
+        return await conversation.send(bare, stage, settle=settle)  # type: ignore[no-any-return]
+    sent = await conversation.send(bare, stage, settle=settle)
+    stage.set(f"the caller to press {keys.keys!r}")
+    await _press(room, keys, speed)
+    if settle:
+        await conversation._recorder.settle(stage.set)
+    return sent  # type: ignore[no-any-return]
+
+
+async def _press(room: PhoneRoom, keys: DtmfInput, speed: float) -> None:
+    for index, key in enumerate(keys.keys):
+        if index:
+            # A phone's pace between keys, at the run's speed (as fast as it goes at 0).
+            await asyncio.sleep(keys.interval_ms / 1000 / speed if speed > 0 else 0)
+        room.press(key)

@@ -1,0 +1,81 @@
+"""The phone keypad of a Pipecat run: the caller's keys in, the bot's keys out.
+
+A turn's ``dtmf:`` keys go into the pipeline as a telephony transport delivers them, one
+``InputDTMFFrame`` per key from the transport's input, ``interval_ms`` apart on the
+pipeline's clock, before or after the turn's speech (or text). The keys the bot sends are its
+``OutputDTMFFrame`` and ``OutputDTMFUrgentFrame`` buttons, which the recorder notes as they
+are first pushed (`Recorder.keys_sent`); a turn's are the ones noted while it ran. Every turn
+reports them (``""`` when it sent none), so ``dtmf_sent`` can check any turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from pipecat.audio.dtmf.types import KeypadEntry
+from pipecat.frames.frames import InputDTMFFrame
+
+from ...errors import AdapterError
+from ...models import AgentReply, DtmfInput
+from ...models._keypad import PRESSED_KEY
+from ..base import TurnInput
+from ._record import TurnLog
+from ._session import BotSession
+
+__all__ = ["Keypad"]
+
+_PIPECAT_KEYS = {entry.value for entry in KeypadEntry}
+
+
+class Keypad:
+    """One turn's keys, pressed around the turn's own input, and the keys the bot sent."""
+
+    def __init__(self, session: BotSession, turn: TurnInput) -> None:
+        self.session = session
+        self.keys = turn.turn.dtmf if isinstance(turn.turn.dtmf, DtmfInput) else None
+        self.label = f"turn {turn.index + 1}"
+        self._from = len(session.recorder.keys_sent)
+        self.pressed = ""
+        if self.keys is not None:
+            missing = sorted({k for k in self.keys.keys if k not in _PIPECAT_KEYS})
+            if missing:
+                raise AdapterError(
+                    f"{self.label}: dtmf presses {', '.join(map(repr, missing))}, which "
+                    "Pipecat's keypad (KeypadEntry) does not have: Pipecat carries 0-9, * and #"
+                )
+
+    def around(self, run: Callable[[], Awaitable[TurnLog]]) -> Callable[[], Awaitable[TurnLog]]:
+        """``run`` (the turn's speech or text), with the keys pressed before or after it."""
+        keys = self.keys
+        if keys is None:
+            return run
+
+        async def keyed() -> TurnLog:
+            self._from = len(self.session.recorder.keys_sent)
+            if keys.at == "before":
+                self.session.clock.release()
+                await self._press(keys)
+                return await run()
+            log = await run()
+            self.session.clock.release()
+            await self._press(keys)
+            await self.session.until_done()
+            return log
+
+        return keyed
+
+    async def _press(self, keys: DtmfInput) -> None:
+        mic = self.session.transport.input()
+        for index, key in enumerate(keys.keys):
+            if index and keys.interval_ms:
+                await asyncio.sleep(keys.interval_ms / 1000)  # on the pipeline's clock
+            await mic.push_frame(InputDTMFFrame(KeypadEntry(key)))
+            self.pressed += key
+
+    def stamp(self, reply: AgentReply) -> AgentReply:
+        """``reply`` with the keys the bot sent in the turn, and the keys pressed for it."""
+        reply.dtmf_sent = "".join(key for _, key in self.session.recorder.keys_sent[self._from :])
+        if self.keys is not None:
+            reply.metadata[PRESSED_KEY] = self.pressed
+        return reply

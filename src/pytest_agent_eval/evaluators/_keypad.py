@@ -1,0 +1,143 @@
+"""``dtmf_sent``: the keys a phone agent sent on the line in a turn, and what it says it sent.
+
+The check the expectation registry builds for the key
+(`pytest_agent_eval._expectations._keypad`). It compares the keys the adapter saw the agent
+send (`AgentTurn.dtmf_sent`) with the keys expected, in order, and fails too when the reply
+claims a key press that was not sent ("I'll press one", "I pressed 2 for billing"): an agent
+that only says it pressed a key passes nothing. An adapter that cannot see keys sent leaves
+``dtmf_sent`` None, and the check errors instead of passing on nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..models import EvalResult, TurnContext
+from ..models._keypad import PRESSED_KEY
+from .base import DeterministicEvaluator, unobserved
+
+__all__ = ["DtmfPressedEvaluator", "DtmfSentEvaluator", "claimed_keys"]
+
+_NO_KEYS = (
+    "this adapter does not report the keys the agent sends; dtmf_sent needs a phone-capable "
+    "adapter (LiveKitAdapter in process, PipecatAdapter)"
+)
+
+_WORDS = {
+    "zero": "0",
+    "oh": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "star": "*",
+    "asterisk": "*",
+    "pound": "#",
+    "hash": "#",
+    "hashtag": "#",
+    "octothorpe": "#",
+}
+_KEY = r"(?:[0-9*#]|" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")(?![a-z])"
+_PRESS = (
+    r"\b(?:press(?:ed|ing|es)?|dial(?:l?ed|l?ing|s)?|enter(?:ed|ing|s)?|key(?:ed|ing)?\s+in|"
+    r"punch(?:ed|ing)?\s+in|tap(?:ped|ping|s)?|hit(?:ting|s)?|select(?:ed|ing|s)?|"
+    r"send(?:ing|s)?|sent|push(?:ed|ing|es)?)"
+)
+_CLAIM = re.compile(
+    _PRESS
+    + r"\s+(?:the\s+)?(?:(?:number|digit|key|button|option)s?\s+)?"
+    + r"(?P<keys>"
+    + _KEY
+    + r"(?:(?:\s*,?\s*(?:and\s+(?:then\s+)?|then\s+)?|\s*-\s*)"
+    + _KEY
+    + r")*)",
+    re.IGNORECASE,
+)
+_ONE_KEY = re.compile(_KEY, re.IGNORECASE)
+
+
+def claimed_keys(reply: str) -> list[str]:
+    """The key presses ``reply`` claims, each as the keys it names in order ("I'll press one,
+    then pound" -> ``["1#"]``); words for digits count as digits."""
+    claims = []
+    for match in _CLAIM.finditer(reply):
+        keys = "".join(
+            _WORDS.get(k.group(0).lower(), k.group(0))
+            for k in _ONE_KEY.finditer(match.group("keys"))
+        )
+        if keys:
+            claims.append(keys)
+    return claims
+
+
+@dataclass
+class DtmfSentEvaluator(DeterministicEvaluator):
+    """Passes when the agent sent exactly ``keys`` in the turn, in order, and its reply claims
+    no key press it did not send.
+
+    Args:
+        keys: The keys expected (``""``: none at all).
+        name: Display name in results.
+    """
+
+    keys: str
+    name: str = "dtmf_sent"
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
+        """Compare the keys sent with ``keys``, then the reply's claims with the keys sent."""
+        sent = ctx.dtmf_sent
+        if sent is None:
+            reason = ctx.metadata.get("dtmf_unobserved_reason")
+            return unobserved(self.name, reason if isinstance(reason, str) else _NO_KEYS)
+        expected = self.keys.upper()
+        shown = repr(sent) if sent else "no keys"
+        false_claims = [claim for claim in claimed_keys(ctx.reply) if claim not in sent]
+        claims = ""
+        if false_claims:
+            said = ", ".join(repr(c) for c in false_claims)
+            claims = f"the reply claims pressing {said}, a key press never sent"
+        if sent != expected:
+            wanted = repr(expected) if expected else "no keys"
+            also = f"; {claims}" if claims else ""
+            return EvalResult(
+                False, f"the agent sent {shown}, expected {wanted}{also}", name=self.name
+            )
+        if claims:
+            return EvalResult(False, f"the agent sent {shown}, but {claims}", name=self.name)
+        return EvalResult(True, f"the agent sent {shown}", name=self.name)
+
+
+@dataclass
+class DtmfPressedEvaluator(DeterministicEvaluator):
+    """Passes when the adapter pressed the turn's keys for the caller (``dtmf:``), so a turn
+    whose keys never reached the agent cannot pass: an adapter that cannot press keys (a text
+    adapter) makes it error.
+
+    Args:
+        keys: The keys the turn presses.
+        name: Display name in results.
+    """
+
+    keys: str
+    name: str = "dtmf"
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
+        """Compare the keys the adapter says it pressed with the turn's."""
+        pressed = ctx.metadata.get(PRESSED_KEY)
+        if not isinstance(pressed, str):
+            return unobserved(
+                self.name,
+                "this adapter cannot press keys for the caller; dtmf needs a phone-capable "
+                "adapter (LiveKitAdapter in process, PipecatAdapter)",
+            )
+        if pressed != self.keys.upper():
+            return EvalResult(
+                False, f"pressed {pressed!r} of the turn's keys {self.keys!r}", name=self.name
+            )
+        return EvalResult(True, f"the caller pressed {pressed!r}", name=self.name)

@@ -1,0 +1,69 @@
+"""The caller's keypad in a transcript: `DtmfInput`, the keys a turn presses (``dtmf:``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["KEYPAD_KEYS", "PRESSED_KEY", "DtmfInput", "keypad_problem"]
+
+KEYPAD_KEYS = "0123456789*#ABCD"
+"""The 16 keys of a phone's keypad (DTMF, ITU-T Q.23): digits, star, pound and A-D."""
+
+PRESSED_KEY = "dtmf_pressed"
+"""The `AgentTurn.metadata` key where an adapter says which keys it pressed for the caller."""
+
+
+def keypad_problem(digits: Any) -> str | None:
+    """What is wrong with ``digits`` as keys to press, with the fix; None when nothing is."""
+    if not isinstance(digits, str):
+        return (
+            f"digits must be a string of keys, got {type(digits).__name__} {digits!r}; quote "
+            'it in YAML (dtmf: "1234#"), or a number loses its leading zeros and its # starts a '
+            "comment"
+        )
+    if not digits:
+        return "digits is empty; give the keys to press, e.g. '1234#'"
+    for index, char in enumerate(digits):
+        if char.upper() not in KEYPAD_KEYS:
+            return (
+                f"{digits!r}: {char!r} (position {index + 1}) is not a key; keys are 0-9, *, # "
+                "and A-D"
+            )
+    return None
+
+
+@dataclass
+class DtmfInput:
+    """Keys the caller presses in a turn (a turn's ``dtmf:``), delivered as the framework
+    receives them from a phone line: LiveKit's ``sip_dtmf_received`` room event, Pipecat's
+    ``InputDTMFFrame``; with ``in_audio``, also as tones mixed into the turn's audio.
+
+    Args:
+        digits: The keys, in order: ``0``-``9``, ``*``, ``#``, ``A``-``D``.
+        interval_ms: Milliseconds from one key to the next.
+        at: ``"before"`` or ``"after"`` the turn's speech (or text).
+        in_audio: Also play the keys as tones (ITU-T Q.23 pairs) in the turn's audio, for an
+            agent that listens for them in band. Needs an audio turn.
+    """
+
+    digits: str
+    interval_ms: float = 100.0
+    at: Literal["before", "after"] = "before"
+    in_audio: bool = False
+
+    @property
+    def keys(self) -> str:
+        """The digits as the keypad names them (``a`` is ``A``)."""
+        return self.digits.upper()
+
+    @classmethod
+    def coerce(cls, value: Any) -> Any:
+        """A YAML ``dtmf:`` value in its long form: ``"4521#"`` is ``{"digits": "4521#"}``; a
+        mapping, or anything else (for the schema to refuse), is returned as it is."""
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            return {"digits": value}
+        if isinstance(value, Mapping):
+            return dict(value)
+        return value
