@@ -47,11 +47,15 @@ from .report._shards import register_shard_recorder
 # -- Pipecat's clock -----------------------------------------------------------------------------
 # Pipecat keeps a reference to time.time when it is imported (to stamp VAD frames), and a
 # conftest may import pipecat before the Pipecat adapter: the adapter's clock dispatchers go in
-# first, when the plugin loads, and only where pipecat is installed (nothing is imported).
+# first, when the plugin loads, and only where pipecat is installed (nothing is imported). So
+# does the finder that imports Pipecat without its own deprecation warnings, which -W error
+# would make errors (_compat.pipecat_imports).
 if importlib.util.find_spec("pipecat") is not None:
+    from ._compat.pipecat_imports import quiet_pipecat_imports
     from .voice._timeshim import install_time_shim
 
     install_time_shim()
+    quiet_pipecat_imports()
 
 __all__ = ["agent_eval", "check_space_form_paths"]
 
