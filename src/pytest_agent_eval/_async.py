@@ -44,6 +44,7 @@ class SessionLoop:
 
     def __init__(self) -> None:
         self._runner: asyncio.Runner | None = None
+        self._found: asyncio.AbstractEventLoop | None = None
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` to completion on the session's loop and return its result.
@@ -58,6 +59,7 @@ class SessionLoop:
         else:
             return run_sync(coro)
         if self._runner is None:
+            self._found = _current_loop()
             self._runner = asyncio.Runner()
         return self._runner.run(coro)
 
@@ -71,6 +73,34 @@ class SessionLoop:
             runner.run(_close_resources(runner.get_loop()))
         finally:
             runner.close()
+            found, self._found = self._found, None
+            _give_back(found)
+
+
+def _current_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop set as this thread's current one and not running, if any, read without
+    making one (``asyncio.get_event_loop()`` would make one on the main thread).
+
+    Such a loop is often made implicitly: LiveKit's ``AgentSession()`` built outside a running
+    loop takes ``asyncio.get_event_loop()``, which makes a loop and sets it as current. A
+    ``Runner`` (ours, or ``asyncio.run``) sets its own loop in its place and, on closing,
+    none: the loop it replaced is dropped, never closed, and the garbage collector reports it
+    as "unclosed event loop" (an error under ``-W error``). `_give_back` puts it back.
+    """
+    # The policy as asyncio keeps it: asking for it would make one (and warn from 3.14 on).
+    policy = getattr(asyncio.events, "_event_loop_policy", None)
+    local = getattr(policy, "_local", None)
+    loop = getattr(local, "_loop", None)
+    if not isinstance(loop, asyncio.AbstractEventLoop) or loop.is_running():
+        return None
+    return loop
+
+
+def _give_back(found: asyncio.AbstractEventLoop | None) -> None:
+    """Make ``found`` the current loop again, as it was before a runner took its place (see
+    `_current_loop`); its maker closes it, or not, as before."""
+    if found is not None and not found.is_closed() and _current_loop() is None:
+        asyncio.set_event_loop(found)
 
 
 async def _close_resources(loop: asyncio.AbstractEventLoop) -> None:
@@ -130,7 +160,11 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         running = True
     if not running:
         # Outside the except block, so a failure is not chained to "no running event loop".
-        return asyncio.run(coro)
+        found = _current_loop()
+        try:
+            return asyncio.run(coro)
+        finally:
+            _give_back(found)
 
     outcome: dict[str, Any] = {}
 

@@ -48,11 +48,18 @@ from .report._shards import register_shard_recorder
 # Pipecat keeps a reference to time.time when it is imported (to stamp VAD frames), and a
 # conftest may import pipecat before the Pipecat adapter: the adapters' clock dispatchers go in
 # first, when the plugin loads, and only where pipecat or livekit (LiveKitAdapter's virtual
-# clock) is installed (nothing is imported).
-if any(importlib.util.find_spec(name) is not None for name in ("pipecat", "livekit")):
+# clock) is installed (nothing is imported). Where pipecat is installed, so does the finder that
+# imports Pipecat without its own deprecation warnings, which -W error would make errors
+# (_compat.pipecat_imports).
+_PIPECAT_INSTALLED = importlib.util.find_spec("pipecat") is not None
+if _PIPECAT_INSTALLED or importlib.util.find_spec("livekit") is not None:
     from .voice._timeshim import install_time_shim
 
     install_time_shim()
+    if _PIPECAT_INSTALLED:
+        from ._compat.pipecat_imports import quiet_pipecat_imports
+
+        quiet_pipecat_imports()
 
 __all__ = ["agent_eval", "check_space_form_paths"]
 

@@ -171,5 +171,6 @@ def test_a_variant_the_agent_cannot_hear_fails_naming_the_condition_not_the_fixt
         assert turn.error.startswith(
             "AgentFailedError: turn 1: under the audio conditions noise(snr_db=-12, color=white"
         )
-        assert "the agent never hears the caller in this condition" in turn.error
+        assert "the agent would never get a turn, so it fails this condition" in turn.error
+        assert "Not observed: whether the clean fixture is heard" in turn.error
         assert "Re-create the fixture" not in turn.error

@@ -261,12 +261,11 @@ def test_the_speed_option_reaches_the_pipeline_and_nothing_outlives_it(
 ) -> None:
     """Issue 32: ``speed`` in the config reaches the pipeline's clock (real time here, not the
     virtual clock the adapter's default gives), and a strict run (-W error) exits 0 with
-    nothing the package opened left to the garbage collector. Pipecat's own deprecation
-    warnings at import are left out: they are Pipecat's, not ours, and a bot imports it too."""
+    nothing the package opened left to the garbage collector (Pipecat's own deprecation
+    warnings at import included: tests/pipecat/test_pipecat_strict_import.py)."""
     set_config_speed(project.path / "pyproject.toml", '"realtime"')
     result = project.runpytest_subprocess(
         *STRICT,
-        *("-W", "ignore::DeprecationWarning"),
         *("--agent-eval-live", "--agent-eval-runs", "1", "--agent-eval-results=r.json"),
         "evals/booking.yaml",
     )

@@ -9,7 +9,14 @@ import pytest
 from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 from pytest_agent_eval.voice._fixtures import TimedPhrase, TimedWord, read_sidecar, read_wav
-from pytest_agent_eval.voice._heard import VAD_END_SLACK_S, assign_words, words_ended_by
+from pytest_agent_eval.voice._heard import (
+    VAD_END_SLACK_S,
+    assign_words,
+    heard_until,
+    segment_words,
+    words_ended_by,
+)
+from pytest_agent_eval.voice._segments import SpeechSegment
 from pytest_agent_eval.voice._words import align_words
 
 # Each text has pauses at known places: a pause marker ends a phrase, and the synthesizer
@@ -126,3 +133,26 @@ def test_a_word_is_heard_only_once_its_end_is_in_the_audio() -> None:
     assert words_ended_by(WORDS, 1.2) == 3
     assert words_ended_by(WORDS, 2.9, start=3) == 4  # "cash" ended 2.5; "please." not yet
     assert words_ended_by(WORDS, 2.49, start=3) == 3
+
+
+def test_the_slack_stops_where_the_vad_declared_the_end() -> None:
+    # A VAD ending speech after 50 ms of silence declared the end at 1.05 s: "cash" was not
+    # said yet, though it ended within the slack of 0.9 s.
+    words = [
+        *WORDS[:2],
+        TimedWord("pay", 0.7, 0.9),
+        TimedWord("cash", 1.02, 1.08),
+        TimedWord("please.", 1.08, 1.5),
+    ]
+    assert heard_until(0.9) == pytest.approx(0.9 + VAD_END_SLACK_S)
+    assert heard_until(0.9, 1.05) == 1.05
+    assert heard_until(0.9, 1.5) == pytest.approx(0.9 + VAD_END_SLACK_S)
+    assert assign_words(words, [0.9, 1.5]) == ["I would pay cash", "please."]
+    assert assign_words(words, [0.9, 1.5], detected=[0.95, 1.6]) == [
+        "I would pay",
+        "cash please.",
+    ]
+    segments = [SpeechSegment(0.9, 0.65, 0.95), SpeechSegment(1.5, 0.4, 1.6)]
+    assert segment_words(words, segments) == ["I would pay", "cash please."]
+    with pytest.raises(ValueError, match="1 detection time"):
+        assign_words(words, [0.9, 1.5], detected=[0.95])

@@ -1,15 +1,47 @@
-"""The error a text adapter raises when the user's agent raised: a crash of the agent (the
-run is CRASHED, `models.Verdict`), not a failure of ours (an ERROR). One exception: a provider
-that refused the agent's credentials, or a key that is missing, means the agent was never
-evaluated as configured, so that run is an ERROR naming the fix."""
+"""What is the agent's crash.
+
+`agent_crashed`: the error a text adapter raises when the user's agent raised: a crash of the
+agent (the run is CRASHED, `models.Verdict`), not a failure of ours (an ERROR). One exception:
+a provider that refused the agent's credentials, or a key that is missing, means the agent was
+never evaluated as configured, so that run is an ERROR naming the fix.
+
+`agent_packages`: the installed packages the user's agent came from. `Crash.from_agent_code`
+takes a frame in an installed package for a framework's, not the agent's (a framework logs
+exceptions of its own, such as a provider connection it reconnects); an agent installed as a
+package (``pip install .`` of the user's project, in site-packages) is the user's code all the
+same, so the adapters pass its packages as ``own=``.
+"""
 
 from __future__ import annotations
+
+import inspect
+import sys
+import sysconfig
+from pathlib import Path
 
 from .._retry import http_status
 from ..errors import AdapterError, AgentCrashError, AgentEvalError
 from ..models import Crash
 
-__all__ = ["agent_crashed"]
+__all__ = ["agent_crashed", "agent_packages"]
+
+_FRAMEWORKS = frozenset(
+    {
+        "builtins",
+        "langchain",
+        "langchain_core",
+        "langgraph",
+        "livekit",
+        "openai",
+        "pipecat",
+        "pipecat_flows",
+        "pydantic_ai",
+        "pytest_agent_eval",
+        "smolagents",
+    }
+)
+"""Top-level packages that are the frameworks (or ours), never the user's agent, though an
+agent's class derives from theirs or is theirs (``Agent(instructions=...)``)."""
 
 _CREDENTIAL_CLASSES = ("AuthenticationError", "PermissionDeniedError")
 _MISSING_KEY_WORDS = ("api_key", "api key", "API_KEY")
@@ -40,3 +72,47 @@ def agent_crashed(message: str, exc: BaseException) -> AgentEvalError:
         )
     crash = Crash.of(exc)
     return AgentCrashError(message, kind=crash.type, detail=crash.message, where=crash.where)
+
+
+def agent_packages(*objects: object) -> tuple[str, ...]:
+    """The folders (or single-module files) of the installed packages ``objects`` came from:
+    each object's class and its bases, or the function or class itself, by the module that
+    defines it. Only packages in an installed location (site-packages, dist-packages) are
+    listed, since the rest is the user's code already; the standard library and the
+    frameworks (`_FRAMEWORKS`) never are. None among ``objects`` is skipped."""
+    modules: list[str] = []
+    for obj in objects:
+        if obj is None:
+            continue
+        if inspect.isfunction(obj) or inspect.ismethod(obj):
+            modules.append(getattr(obj, "__module__", "") or "")
+            continue
+        cls = obj if isinstance(obj, type) else type(obj)
+        modules.extend(getattr(c, "__module__", "") or "" for c in cls.__mro__)
+    roots: list[str] = []
+    for name in dict.fromkeys(modules):
+        root = _package_root(name)
+        if root is not None and root not in roots:
+            roots.append(root)
+    return tuple(roots)
+
+
+def _package_root(module_name: str) -> str | None:
+    """The folder of the outermost regular package of ``module_name`` (a namespace package's
+    parts belong to many distributions: the first part with a file of its own is the
+    package), or the module's file for a top-level module; None when it is not installed
+    code of a user (not loaded, the standard library, a framework, outside site-packages)."""
+    parts = module_name.split(".")
+    if not parts[0] or parts[0] in _FRAMEWORKS or parts[0] in sys.stdlib_module_names:
+        return None
+    for depth in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:depth]))
+        filename = getattr(module, "__file__", None)
+        if not filename:
+            continue  # a namespace package: look one level deeper
+        path = Path(filename).resolve()
+        root = str(path.parent if path.name == "__init__.py" else path)
+        installed = "site-packages" in path.parts or "dist-packages" in path.parts
+        stdlib = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
+        return root if installed and not root.startswith(stdlib) else None
+    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sysconfig
 import traceback
 from collections.abc import Iterable, Mapping
@@ -84,30 +85,38 @@ class Crash:
         )
 
     @classmethod
-    def from_agent_code(cls, exc: BaseException) -> Crash | None:
+    def from_agent_code(cls, exc: BaseException, *, own: Iterable[str] = ()) -> Crash | None:
         """The crash, when ``exc`` came through the user's own code (a frame of its traceback
-        is outside the standard library, the installed packages and ours); None otherwise.
+        is outside the standard library, the installed packages and ours, or inside one of
+        ``own``: the installed packages the agent came from); None otherwise.
 
         A framework logs exceptions of its own too (a provider connection it reconnects):
         only one that passed through the agent's code is the agent's crash."""
-        where = agent_frame(exc.__traceback__, fallback=False)
+        where = agent_frame(exc.__traceback__, fallback=False, own=own)
         if where is None:
             return None
         return cls(type=type(exc).__name__, message=str(exc), where=where)
 
 
-def agent_frame(tb: TracebackType | None, *, fallback: bool = True) -> str | None:
+def agent_frame(
+    tb: TracebackType | None, *, fallback: bool = True, own: Iterable[str] = ()
+) -> str | None:
     """``agent.py:12 in on_enter``: the innermost frame of ``tb`` in the user's code (not the
-    standard library, an installed package or ours), else (with ``fallback``) the innermost
-    frame; None for no traceback. That is where a user looks first."""
+    standard library, an installed package or ours; an installed package among ``own``, the
+    folders or files of the packages the agent came from, is the user's), else (with
+    ``fallback``) the innermost frame; None for no traceback. That is where a user looks
+    first."""
     frames = traceback.extract_tb(tb)
     if not frames:
         return None
     ours = str(Path(__file__).resolve().parents[1])
     stdlib = sysconfig.get_paths()["stdlib"]
+    mine = tuple(own)
 
     def foreign(filename: str) -> bool:
         resolved = str(Path(filename).resolve())
+        if any(resolved == root or resolved.startswith(root + os.sep) for root in mine):
+            return False
         return (
             "site-packages" in resolved
             or "dist-packages" in resolved

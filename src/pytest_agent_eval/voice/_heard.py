@@ -6,7 +6,9 @@ would pass for the wrong reason, so both adapters refuse it with the same words
 (`fixture_text_refusal`). Such an STT hears a word only once the audio it was given holds the
 word's end, from the word timings in the fixture's sidecar (`words_ended_by`): when the
 agent's VAD cuts a fixture into several segments, each segment's transcript is the words that
-ended within it (`assign_words`), so no agent hears a word before it is said.
+ended within it (`assign_words`, `segment_words`), so no agent hears a word before it is said.
+A word may end a little past the VAD's end of speech (`VAD_END_SLACK_S`), never past the audio
+streamed when the VAD declared it (`heard_until`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..models import AudioCondition, Transcript, describe_conditions
+from ._segments import SpeechSegment
 from ._sidecar import TimedWord
 
-__all__ = ["VAD_END_SLACK_S", "assign_words", "fixture_text_refusal", "words_ended_by"]
+__all__ = [
+    "VAD_END_SLACK_S",
+    "assign_words",
+    "fixture_text_refusal",
+    "heard_until",
+    "segment_words",
+    "words_ended_by",
+]
 
 
 def fixture_text_refusal(
@@ -54,7 +64,27 @@ VAD_END_SLACK_S = 0.2
 A VAD declares speech over a little before the last faint sound of a word that the word
 timings count (Silero decides on 32 ms frames, and its speech probability falls before the
 level does). It is below the shortest pause any VAD we know ends a segment at (0.2 s), so the
-first word after a pause is never handed over with the segment before it."""
+first word after a pause is never handed over with the segment before it; a VAD set to end
+segments at shorter pauses declares the end sooner, and `heard_until` caps the slack there."""
+
+
+def heard_until(
+    end_s: float, detected_s: float | None = None, *, slack_s: float = VAD_END_SLACK_S
+) -> float:
+    """How far into the fixture a segment's words may end: the VAD's end of speech ``end_s``
+    plus ``slack_s``, but never past ``detected_s``, where the VAD declared it (after its
+    silence threshold): the audio streamed by then is all the STT was given. A VAD with a
+    ``min_silence_duration`` under ``slack_s`` declares the end before the slack is over, and
+    a word said after that moment is not heard with the segment.
+
+    Args:
+        end_s: Where the speech ends, in seconds of the fixture (`SpeechSegment.end_s`).
+        detected_s: Where the VAD declared it (`SpeechSegment.detected_s`); None when unknown
+            (the slack alone then).
+        slack_s: See `VAD_END_SLACK_S`.
+    """
+    until = end_s + slack_s
+    return until if detected_s is None else min(until, max(end_s, detected_s))
 
 
 def words_ended_by(words: Sequence[TimedWord], until_s: float, *, start: int = 0) -> int:
@@ -75,6 +105,7 @@ def assign_words(
     ends: Sequence[float],
     *,
     slack_s: float = VAD_END_SLACK_S,
+    detected: Sequence[float] | None = None,
 ) -> list[str]:
     """The transcript of each speech segment, from the fixture's word timings.
 
@@ -83,17 +114,38 @@ def assign_words(
         ends: Where each speech segment ends, in seconds of the fixture, in order (a VAD's end
             of speech).
         slack_s: See `VAD_END_SLACK_S`.
+        detected: Where the VAD declared each of those ends, in the same order (see
+            `heard_until`); None when unknown.
 
     Returns:
-        One string per segment: the words that ended within it (`words_ended_by` its end plus
-        ``slack_s``); the words still unsaid after the last segment go with the last one, as
+        One string per segment: the words that ended within it (`words_ended_by` its
+        `heard_until`); the words still unsaid after the last segment go with the last one, as
         the STT is given the rest of the audio with it. "" for a segment in which no word
         ended (noise the VAD took for speech, or a segment cut inside a word).
+
+    Raises:
+        ValueError: ``detected`` does not give one time per segment.
     """
+    if detected is not None and len(detected) != len(ends):
+        raise ValueError(
+            f"assign_words: {len(detected)} detection time(s) for {len(ends)} segment(s)"
+        )
     out: list[str] = []
     at = 0
     for k, end in enumerate(ends):
-        upto = len(words) if k == len(ends) - 1 else words_ended_by(words, end + slack_s, start=at)
+        if k == len(ends) - 1:
+            upto = len(words)
+        else:
+            until = heard_until(end, None if detected is None else detected[k], slack_s=slack_s)
+            upto = words_ended_by(words, until, start=at)
         out.append(" ".join(w.text for w in words[at:upto]))
         at = upto
     return out
+
+
+def segment_words(words: Sequence[TimedWord], segments: Sequence[SpeechSegment]) -> list[str]:
+    """`assign_words` over the segments a VAD found in the fixture (`SpeechSegment`): each
+    one's words, the slack capped where the VAD declared its end."""
+    return assign_words(
+        words, [s.end_s for s in segments], detected=[s.detected_s for s in segments]
+    )

@@ -31,11 +31,15 @@ def no_speech_error(
     `AdapterError` that blames the fixture."""
     heard = f"{which} hears no speech in audio fixture {path} ({duration_s:.2f} s)"
     if conditions:
+        # Say what was observed (a scan of the conditioned audio, nothing streamed to the
+        # agent) and what was not (the clean fixture, other VADs), not more.
         return AgentFailedError(
             f"under the audio conditions {describe_conditions(conditions)}, {heard}: the "
-            "agent never hears the caller in this condition, so it failed it. The fixture is "
-            "not at fault when its clean variant passes; a VAD or STT that copes with the "
-            "condition (or a milder condition) would"
+            "agent would never get a turn, so it fails this condition. Observed: that VAD's "
+            "scan of the audio after the conditions, before any of it was streamed (the agent "
+            "did not run on it). Not observed: whether the clean fixture is heard (its own "
+            "run says; if that fails too, the fixture is at fault), nor whether another VAD or "
+            "a milder condition would hear the caller"
         )
     return AdapterError(
         f"{heard}; {consequence}. Re-create the fixture, or check the VAD's activation threshold"

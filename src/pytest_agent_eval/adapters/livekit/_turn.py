@@ -35,6 +35,7 @@ from livekit.agents.voice.events import (
 from ..._compat.livekit_openai import provider_close, watch_provider_closes
 from ...errors import AdapterError, AgentCrashError, AgentEvalError
 from ...models import AgentSpeech, Crash, Handoff, ToolCall, Usage
+from .._crash import agent_packages
 from ._compat import (
     activity_agent,
     activity_current_speech,
@@ -1032,20 +1033,17 @@ class TurnRecorder:
     def on_agent_exception(self, exc: BaseException, logged: str) -> None:
         """From the log scope: ``exc`` escaped the agent's code in a task of this session
         (one of ours, an `AgentEvalError` such as a cassette that no longer fits, is not the
-        agent's crash: our adapter reports it)."""
-        crash = None if isinstance(exc, AgentEvalError) else Crash.from_agent_code(exc)
+        agent's crash: our adapter reports it). The running agent's package (a handoff's agent
+        runs before its on_enter) is the agent's code, installed or not."""
+        own = agent_packages(session_target_agent(self._session))
+        crash = None if isinstance(exc, AgentEvalError) else Crash.from_agent_code(exc, own=own)
         if crash is None:
             # LiveKit's own (a provider connection it reconnects): an error it could not
             # recover from comes as an unrecoverable error event instead.
             return
-        self.crashes.append(
-            AgentCrashError(
-                f"the agent's code raised {crash.describe()} (LiveKit logged: {logged!r})",
-                kind=crash.type,
-                detail=crash.message,
-                where=crash.where,
-            )
-        )
+        said = f"the agent's code raised {crash.describe()} (LiveKit logged: {logged!r})"
+        kind, detail, where = crash.type, crash.message, crash.where
+        self.crashes.append(AgentCrashError(said, kind=kind, detail=detail, where=where))
         self._changed.set()
 
     def take_crash(self) -> AgentCrashError | None:

@@ -9,6 +9,8 @@ Importing this package installs the adapter's clock dispatchers (`pytest_agent_e
 happen before Pipecat is imported: Pipecat keeps ``time.time`` at import. Under pytest the
 plugin does it when it loads; elsewhere, import this package before anything from
 ``pipecat``. The names below are imported on first use, so that costs no Pipecat import.
+It also has Pipecat imported without Pipecat's own deprecation warnings, which ``-W error``
+would turn into errors (`pytest_agent_eval._compat.pipecat_imports`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..._compat.pipecat_imports import quiet_pipecat_imports
 from ...voice._timeshim import install_time_shim
 
 install_time_shim()
+quiet_pipecat_imports()  # Pipecat's own deprecation warnings are no error under -W error
 
 if TYPE_CHECKING:
     from ...voice._script import Rule, ScriptContext, parse_number

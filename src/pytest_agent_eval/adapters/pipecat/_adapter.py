@@ -44,6 +44,7 @@ from ...voice._fixture_pcm import (
 )
 from ...voice._heard import fixture_text_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
+from .._crash import agent_packages
 from ..base import ConversationInfo, TurnInput
 from ._compat import check_pipecat, pure_work
 from ._keypad import Keypad
@@ -293,6 +294,7 @@ class PipecatConversation:
             tail_silence_s=adapter.tail_silence_s,
             timeout_s=adapter.timeout_s,
             live_mic=info.transcript.has_audio,
+            own=agent_packages(adapter.bot, adapter.run_bot),
         )
 
         async def start() -> TurnLog:

@@ -202,8 +202,9 @@ def join_text(pieces: list[tuple[float, str, bool]]) -> str:
 class Recorder(BaseObserver, TransportListener):
     """Observes one pipeline (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, own: tuple[str, ...] = ()) -> None:
         super().__init__(name="pytest-agent-eval recorder", observe_every_push=False)
+        self._own = own  # the installed packages the bot came from
         self.log = TurnLog(index=None, kind="greeting", started_at=time.monotonic())
         self.worker: Any = None
         self.pipeline_clock: Any = None
@@ -539,7 +540,7 @@ class Recorder(BaseObserver, TransportListener):
         # user's that raised), or the error is fatal (the pipeline cannot go on), as LiveKit's
         # unrecoverable errors are. A service's error the pipeline goes on from stays in
         # `errors`: the turn is an ERROR, as for LiveKit's recoverable ones.
-        own = Crash.from_agent_code(exception) if exception is not None else None
+        own = Crash.from_agent_code(exception, own=self._own) if exception is not None else None
         if own is None and not getattr(frame, "fatal", False):
             return
         source = f"processor {processor}" if processor is not None else "the pipeline"

@@ -52,6 +52,9 @@ class SessionOptions:
     timeout_s: float
     live_mic: bool
     """Keep the microphone streaming (silence between utterances) during every turn."""
+    own: tuple[str, ...] = ()
+    """The installed packages the bot came from (`adapters._crash.agent_packages`): their
+    frames are the bot's own code when an error frame's exception passed through them."""
 
 
 class TurnTimeout(AdapterError):
@@ -64,7 +67,7 @@ class BotSession:
     def __init__(self, options: SessionOptions, clock: PipelineClock) -> None:
         self.options = options
         self.clock = clock
-        self.recorder = Recorder()
+        self.recorder = Recorder(own=options.own)
         self.transport = InProcessTransport(
             sample_rate=options.sample_rate, chunk_ms=options.chunk_ms, listener=self.recorder
         )

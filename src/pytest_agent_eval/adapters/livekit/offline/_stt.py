@@ -261,6 +261,7 @@ class FixtureTextSTT(SegmentSTT):
         segments: Sequence[tuple[float, float]],
         *,
         heard: int = 0,
+        detected: Sequence[float] | None = None,
     ) -> None:
         """Queue the transcripts of the next fixture, one per speech segment.
 
@@ -275,12 +276,18 @@ class FixtureTextSTT(SegmentSTT):
                 primes it again with the finished segments followed by the rest as now cut.
                 Words are assigned over all of them, so a word already heard is not given
                 again, and only the transcripts after the first ``heard`` are queued.
+            detected: Where the VAD declares each segment's end (after its silence
+                threshold), in seconds from the start of the WAV: no word that ends after it
+                is heard with that segment, whatever the VAD's ``min_silence_duration``
+                (`pytest_agent_eval.voice._heard.heard_until`). None: a segment's words may
+                end up to 0.2 s past its end.
 
         Raises:
             AudioFixtureError: Nothing proves the WAV says ``text`` (one line, naming why and
                 pointing to `WhisperSTT`), or its sidecar has no word timings.
         """
-        transcripts = assign_words(self._words(Path(wav), text), [end for _s, end in segments])
+        ends = [end for _s, end in segments]
+        transcripts = assign_words(self._words(Path(wav), text), ends, detected=detected)
         self._pending.extend(transcripts[heard:])
 
     def proof(self, wav: str | os.PathLike[str], text: str) -> None:

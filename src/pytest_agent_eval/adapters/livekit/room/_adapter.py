@@ -41,7 +41,7 @@ from ....models import (
     describe_conditions,
 )
 from ....voice._fixture_pcm import check_fixtures, save_reply_audio, save_streamed_audio
-from ....voice._heard import assign_words
+from ....voice._heard import segment_words
 from ....voice._segments import SpeechSegment
 from ....voice._unheard import no_speech_error
 from ...base import ConversationInfo, TurnInput
@@ -1006,7 +1006,7 @@ class LiveKitRoomConversation:
         self, turn: TurnInput, path: Path, segments: Sequence[SpeechSegment]
     ) -> list[str]:
         """What each phrase (speech segment) of the fixture says, as its provenance proves:
-        the words that ended within it (`assign_words`), what the worker's
+        the words that ended within it (`segment_words`), what the worker's
         `ScriptedRealtimeModel` hears through `FixtureTextSTT`."""
         fix = (
             "give the worker's ScriptedRealtimeModel hearing=WhisperSTT(), which hears the "
@@ -1028,7 +1028,7 @@ class LiveKitRoomConversation:
                 f"{exc}. The agent's ScriptedRealtimeModel in the worker hears through the "
                 f"fixture's provenance, which this fixture does not prove: {fix}"
             ) from None
-        return assign_words(words, [s.end_s for s in segments])
+        return segment_words(words, segments)
 
     async def _say_phrases(
         self,

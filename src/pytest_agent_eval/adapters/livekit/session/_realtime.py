@@ -208,7 +208,8 @@ class RealtimeAudio:
         model = self.model()
         if isinstance(model, ScriptedRealtimeModel) and isinstance(model.hearing, FixtureTextSTT):
             model.hearing.clear()
-            model.hearing.expect(path, user, [(s.end_s - s.speech_s, s.end_s) for s in segments])
+            spans = [(s.end_s - s.speech_s, s.end_s) for s in segments]
+            model.hearing.expect(path, user, spans, detected=[s.detected_s for s in segments])
 
     async def stream(
         self,

@@ -170,7 +170,7 @@ class AudioStreamer:
             return
         stt_.clear()
         spans = [(s.end_s - s.speech_s, s.end_s) for s in segments]
-        stt_.expect(path, user, spans, heard=heard)
+        stt_.expect(path, user, spans, heard=heard, detected=[s.detected_s for s in segments])
 
     async def _segments_from(
         self,
