@@ -268,10 +268,11 @@ def _sentences(run: str) -> list[str]:
 
 def parse_speech(user: str) -> list[SpeechPart]:
     """Every element of ``user`` in order: phrases (one per sentence, split again at markers),
-    pauses (adjacent ones merged), fillers, noises and backchannels.
+    pauses (adjacent ones merged), fillers, noises and backchannels. A text of noises alone is
+    allowed here (a stimulus may be only a cough); `split_speech` and `spoken_text` want words.
 
     Raises:
-        PauseMarkupError: A malformed or out-of-range marker, or a text with nothing to say.
+        PauseMarkupError: A malformed or out-of-range marker, or a text of pauses alone.
     """
     parts: list[SpeechPart] = []
     position = 0
@@ -284,11 +285,8 @@ def parse_speech(user: str) -> list[SpeechPart]:
             parts.append(marker)
         position = match.end()
     parts += [Phrase(s) for s in _sentences(user[position:])]
-    if parts and not any(isinstance(p, Phrase | Filler) for p in parts):
-        raise PauseMarkupError(
-            "the text is only pause markers: there is nothing to say (a filler counts as "
-            "speech; noises and backchannels do not)"
-        )
+    if parts and all(isinstance(p, Pause) for p in parts):
+        raise PauseMarkupError("the text is only pause markers: there is nothing to say")
     return parts
 
 
@@ -309,6 +307,11 @@ def split_speech(user: str) -> list[Phrase | Pause]:
             parts[-1] = Pause(round(parts[-1].seconds + part.seconds, 6))
         elif isinstance(part, Phrase | Pause):
             parts.append(part)
+    if parts and not any(isinstance(p, Phrase) for p in parts):
+        raise PauseMarkupError(
+            "the text is only pause markers: there is nothing to say (a filler counts as "
+            "speech; a noise or a backchannel alone does not)"
+        )
     return parts
 
 
