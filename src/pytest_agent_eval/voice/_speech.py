@@ -210,7 +210,7 @@ def _parse_marker(match: re.Match[str]) -> Pause | Filler | Noise | Backchannel:
 
             raise PauseMarkupError(
                 f"noise marker {token!r} asks for {kind!r}{did_you_mean(kind, NOISE_KINDS)}; "
-                f"the sounds are {', '.join(NOISE_KINDS)}"
+                f"write one of {', '.join(NOISE_KINDS)} (as in {NOISE_SYNTAX})"
             )
         at = None if noise.group(2) is None else _at(token, noise.group(2), noise.group(3))
         return Noise(kind, at)
