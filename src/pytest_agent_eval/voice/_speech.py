@@ -300,14 +300,15 @@ def split_speech(user: str) -> list[Phrase | Pause]:
         PauseMarkupError: A malformed or out-of-range marker, or a text that is only pauses.
     """
     parts: list[Phrase | Pause] = []
-    for part in parse_speech(user):
+    parsed = parse_speech(user)
+    for part in parsed:
         if isinstance(part, Filler):
             parts.append(Phrase(part.text))
         elif isinstance(part, Pause) and parts and isinstance(parts[-1], Pause):
             parts[-1] = Pause(round(parts[-1].seconds + part.seconds, 6))
         elif isinstance(part, Phrase | Pause):
             parts.append(part)
-    if parts and not any(isinstance(p, Phrase) for p in parts):
+    if parsed and not any(isinstance(p, Phrase) for p in parts):
         raise PauseMarkupError(
             "the text is only pause markers: there is nothing to say (a filler counts as "
             "speech; a noise or a backchannel alone does not)"
