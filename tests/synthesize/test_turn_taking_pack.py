@@ -196,4 +196,6 @@ def test_a_transcript_fixture_with_markers_records_its_events(
     kinds = [e["kind"] for e in sidecar.events]
     assert kinds == ["speech", "filler", "speech", "noise", "speech", "backchannel"]
     assert [w.text for w in sidecar.words] == ["I", "need", "um", "a", "refill.", "Thanks."]
+    # How markers are rendered is part of the key: a new rendering makes the fixture stale.
+    assert sidecar.inputs["turn_taking_markup"] == 1
     assert main(["--check", "t.yaml"]) == 0

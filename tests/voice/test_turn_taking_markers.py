@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,3 +105,13 @@ def test_a_bad_marker_in_yaml_names_file_line_turn_and_field(tmp_path: Path) -> 
     assert "turn 2" in message
     assert "turns[1].user" in message
     assert "write one of babble" in message
+
+
+def test_an_imported_call_that_says_a_marker_word_in_brackets_is_escaped() -> None:
+    from pytest_agent_eval._importers._build import _user_text
+
+    notices: list[Any] = []
+    assert (
+        _user_text("I heard a [noise cough] there", 2, notices) == "I heard a (noise cough) there"
+    )
+    assert "holds '[noise', which transcripts read as a noise marker" in notices[0].text

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from collections.abc import Callable
 
 from .._atomic import write_atomic
@@ -29,14 +28,7 @@ from ..voice._fixtures import (
 )
 from ._plan import FixtureSpec, sidecar_for
 
-__all__ = ["has_turn_taking_markup", "write_marked_fixture"]
-
-_TURN_TAKING_MARKER = re.compile(r"\[\s*(filler|noise|backchannel)\b", re.IGNORECASE)
-
-
-def has_turn_taking_markup(text: str) -> bool:
-    """True when ``text`` holds a filler, noise or backchannel marker (well formed or not)."""
-    return _TURN_TAKING_MARKER.search(text) is not None
+__all__ = ["write_marked_fixture"]
 
 
 def write_marked_fixture(spec: FixtureSpec, synthesize: Callable[[str], AudioClip]) -> float:

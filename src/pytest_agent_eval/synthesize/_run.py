@@ -71,9 +71,9 @@ from ..voice._fixtures import (
     voiced_frames,
     write_sidecar,
 )
-from ..voice._speech import Pause, split_speech
+from ..voice._speech import Pause, has_turn_taking_markup, split_speech
 from ..voice._tts._registry import TTSBackend, get_backend
-from ._marked import has_turn_taking_markup, write_marked_fixture
+from ._marked import write_marked_fixture
 from ._plan import (
     FixtureProblem,
     FixtureSpec,

@@ -42,6 +42,8 @@ __all__ = [
     "PauseMarkupError",
     "Phrase",
     "has_pause_markup",
+    "has_turn_taking_markup",
+    "marker_keyword",
     "overlays_of",
     "parse_speech",
     "phrases_of",
@@ -68,6 +70,10 @@ NOISE_KINDS = (
 )
 """The sounds ``[noise KIND]`` can ask for, generated offline from a seed
 (`pytest_agent_eval._turn_taking._sounds`)."""
+
+TURN_TAKING_MARKUP_VERSION = 1
+"""Part of the inputs (so of the key) of every fixture whose text holds a filler, noise or
+backchannel marker: bumped when how they are rendered changes (gaps, levels, the sounds)."""
 
 PAUSE_SYNTAX = "[pause 2s] or [pause 500ms]"
 FILLER_SYNTAX = '[filler um] or [filler "let me see"]'
@@ -172,6 +178,20 @@ def has_pause_markup(user: str) -> bool:
     """True when ``user`` holds something that looks like a marker (pause, filler, noise or
     backchannel; valid or not)."""
     return _PAUSE_LIKE.search(user) is not None
+
+
+def marker_keyword(user: str) -> str | None:
+    """The first marker's word (``pause``, ``filler``, ``noise``, ``backchannel``), or None."""
+    match = _PAUSE_LIKE.search(user)
+    return None if match is None else match.group(1).lower()
+
+
+_TURN_TAKING_LIKE = re.compile(r"\[\s*(filler|noise|backchannel)\b", re.IGNORECASE)
+
+
+def has_turn_taking_markup(user: str) -> bool:
+    """True when ``user`` holds a filler, noise or backchannel marker (well formed or not)."""
+    return _TURN_TAKING_LIKE.search(user) is not None
 
 
 def _seconds(value: str, unit: str) -> float:
