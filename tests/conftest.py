@@ -124,6 +124,7 @@ _SLOW: tuple[str, ...] = (
     "shards/test_merge_matches_one_session.py",
     "shards/test_merge_refusals.py",
     "shards/test_shard_selection.py",
+    "synthesize/test_turn_taking_pack.py::test_same_seed_same_bytes_other_seed_other_bytes",
 )
 """Node ids (or their starts) under ``tests/`` of the measured slow tests."""
 

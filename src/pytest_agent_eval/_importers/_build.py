@@ -11,7 +11,7 @@ from pathlib import Path
 from ..errors import TranscriptError
 from ..loader import load_transcript_text
 from ..voice._fixtures import encode_wav, max_fixture_s
-from ..voice._speech import has_pause_markup
+from ..voice._speech import marker_keyword
 from ._call import CallImportError, ImportedCall, Notice, UserTurn
 from ._draft import ReplyDraft, draft_greeting, draft_turn
 from ._heard import HeardCut, hear_cuts
@@ -68,11 +68,12 @@ class Imported:
 def _user_text(text: str, number: int, notices: list[Notice]) -> str:
     """The words as the call transcribed them, safe from reading as a pause marker."""
     words = " ".join(text.split())
-    if has_pause_markup(words):
+    keyword = marker_keyword(words)
+    if keyword is not None:
         notices.append(
             Notice(
-                text="its text holds '[pause', which transcripts read as a pause marker; "
-                "written with '(pause' instead",
+                text=f"its text holds '[{keyword}', which transcripts read as a {keyword} "
+                f"marker; written with '({keyword}' instead",
                 turn=number,
             )
         )

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._turn_taking._command import add_arguments as add_pack_arguments
+from .._turn_taking._command import run_pack_command
 from ..config import Settings, find_pyproject, load_settings
 from ..errors import ConfigError, MissingExtraError, TranscriptError
 from ..loader import find_transcript_files, iter_audio_paths, load_transcript_file
@@ -94,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-wer", metavar="F", type=float, default=DEFAULT_MAX_WER,
         help=f"highest word error rate --verify accepts (default {DEFAULT_MAX_WER})",
     )  # fmt: skip
+    add_pack_arguments(parser)
     return parser
 
 
@@ -189,6 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # markup off: messages quote "[tool.agent_eval]" and paths, which rich would eat as tags.
     out = Console(highlight=False, soft_wrap=True, markup=False)
     err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+    pack = run_pack_command(args, out=out, err=err)
+    if pack is not None:
+        return pack
     try:
         overrides = _overrides(args)
         inputs = _load_inputs(args.paths)

@@ -33,7 +33,13 @@ from ..voice._fixtures import (
     max_fixture_s,
     synthesize_command,
 )
-from ..voice._speech import Pause, PauseMarkupError, split_speech
+from ..voice._speech import (
+    TURN_TAKING_MARKUP_VERSION,
+    Pause,
+    PauseMarkupError,
+    has_turn_taking_markup,
+    split_speech,
+)
 from ..voice._tts._registry import DEFAULT_BACKEND, TTSBackend, get_backend
 
 __all__ = [
@@ -298,6 +304,8 @@ class Planner:
                         _problem(transcript, index, wav, FixtureState.INVALID, str(exc))
                     )
                     continue
+                if has_turn_taking_markup(turn.user):
+                    inputs = {**inputs, "turn_taking_markup": TURN_TAKING_MARKUP_VERSION}
                 spec = FixtureSpec(
                     wav=wav,
                     text=turn.user,

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 
 from .._async import run_sync
 from .._atomic import write_atomic
+from .._turn_taking._render import marked_texts
 from ..errors import AgentEvalError, AudioFixtureError
 from ..models import Transcript, VoiceSettings
 from ..voice._fixtures import (
@@ -70,8 +71,9 @@ from ..voice._fixtures import (
     voiced_frames,
     write_sidecar,
 )
-from ..voice._speech import Pause, split_speech
+from ..voice._speech import Pause, has_turn_taking_markup, split_speech
 from ..voice._tts._registry import TTSBackend, get_backend
+from ._marked import write_marked_fixture
 from ._plan import (
     FixtureProblem,
     FixtureSpec,
@@ -247,11 +249,14 @@ def make_fixture(spec: FixtureSpec, backend: TTSBackend) -> FixtureResult:
     """Synthesize and write one fixture; a failure is returned, not raised."""
     start = time.perf_counter()
     try:
-        pieces = [
-            backend.synthesize(p, spec.settings) if isinstance(p, str) else p
-            for p in speech_pieces(spec)
-        ]
-        audio_s = write_fixture(spec, pieces)
+        if has_turn_taking_markup(spec.text):
+            audio_s = write_marked_fixture(spec, lambda t: backend.synthesize(t, spec.settings))
+        else:
+            pieces = [
+                backend.synthesize(p, spec.settings) if isinstance(p, str) else p
+                for p in speech_pieces(spec)
+            ]
+            audio_s = write_fixture(spec, pieces)
     except Exception as exc:  # the run boundary of one fixture: record it, go on with the rest
         return FixtureResult(
             spec=spec, error=_error_text(exc), elapsed_s=time.perf_counter() - start
@@ -355,13 +360,20 @@ async def _run_async(
         async with limit:
             start = time.perf_counter()
             try:
-                pieces: list[AudioClip | float] = [
-                    await backend.asynthesize(p, spec.settings)  # type: ignore[attr-defined]
-                    if isinstance(p, str)
-                    else p
-                    for p in speech_pieces(spec)
-                ]
-                audio_s = await asyncio.to_thread(write_fixture, spec, pieces)
+                if has_turn_taking_markup(spec.text):
+                    said = {
+                        t: await backend.asynthesize(t, spec.settings)  # type: ignore[attr-defined]
+                        for t in marked_texts(spec.text)
+                    }
+                    audio_s = await asyncio.to_thread(write_marked_fixture, spec, said.__getitem__)
+                else:
+                    pieces: list[AudioClip | float] = [
+                        await backend.asynthesize(p, spec.settings)  # type: ignore[attr-defined]
+                        if isinstance(p, str)
+                        else p
+                        for p in speech_pieces(spec)
+                    ]
+                    audio_s = await asyncio.to_thread(write_fixture, spec, pieces)
                 result = FixtureResult(
                     spec=spec, audio_s=audio_s, elapsed_s=time.perf_counter() - start
                 )

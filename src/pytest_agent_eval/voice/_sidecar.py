@@ -130,6 +130,10 @@ class Sidecar:
     before word timings existed. Not part of the key: they describe the audio, not its inputs."""
     word_alignment: str | None = None
     """How ``words`` were measured (`pytest_agent_eval.voice._words.ALIGNMENT`)."""
+    events: tuple[Mapping[str, Any], ...] = ()
+    """Where each marked element (filler, pause, noise, backchannel, side speech) landed in the
+    WAV: ``kind``, ``start_s``, ``end_s`` and ``text`` or ``sound``. Written only for texts with
+    turn-taking markers; like ``words``, not part of the key."""
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -177,6 +181,8 @@ class Sidecar:
         if self.words:
             doc["words"] = [w.to_dict() for w in self.words]
             doc["word_alignment"] = self.word_alignment
+        if self.events:
+            doc["events"] = [dict(e) for e in self.events]
         return doc
 
     @classmethod
@@ -213,6 +219,7 @@ class Sidecar:
             phrases=_phrases(data.get("phrases") or []),
             words=_words(data.get("words") or []),
             word_alignment=_optional_str(data.get("word_alignment"), "word_alignment"),
+            events=_events(data.get("events") or []),
         )
 
     def to_json(self) -> str:
@@ -233,6 +240,12 @@ def _phrases(raw: Any) -> tuple[TimedPhrase, ...]:
         assert isinstance(start, int | float) and isinstance(end, int | float)
         out.append(TimedPhrase(text, float(start), float(end)))
     return tuple(out)
+
+
+def _events(raw: Any) -> tuple[Mapping[str, Any], ...]:
+    if not isinstance(raw, list) or not all(isinstance(e, Mapping) for e in raw):
+        raise ValueError("'events' is not a list of objects")
+    return tuple(dict(e) for e in raw)
 
 
 def _words(raw: Any) -> tuple[TimedWord, ...]:

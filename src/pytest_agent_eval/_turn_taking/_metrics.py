@@ -1,0 +1,213 @@
+"""Turn-taking metrics, from one `Observation` per stimulus played through an agent.
+
+Every rate is a count over a count, with a 95% Wilson interval; every latency is a nearest-rank
+percentile (p50, p95) with a distribution-free interval from the order statistics (its ranks are
+the Wilson interval of the percentile's own fraction); `overlap_ratio` is a ratio of durations
+and has no binomial interval. A metric with no stimulus to count is unmeasured (value None),
+never 0. docs/turn-taking.md defines each and names the peer metric it mirrors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..models import percentile, wilson_interval
+from ._stimulus import Category, Expected
+
+__all__ = [
+    "METRIC_NAMES",
+    "Metric",
+    "Observation",
+    "compute_metrics",
+    "percentile_interval",
+]
+
+_Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Observation:
+    """What an agent did with one stimulus (a runner fills it from the session's timeline).
+
+    Times are seconds on the stimulus audio's clock, from its start.
+    """
+
+    stimulus_id: str
+    category: Category
+    expect: Expected
+    caller_end_s: float
+    """End of the caller's last speech (words and fillers, not noise or backchannels)."""
+    agent_turn_start_s: float | None = None
+    """When the agent began a turn of its own in answer to the clip (its end of turn fired and
+    it started speaking), or None when it never did."""
+    agent_stopped_s: float | None = None
+    """When the agent, speaking before the clip, stopped (was interrupted), or None."""
+    agent_resumed: bool = False
+    """After stopping, the agent went back to its speech (LiveKit's resume after a false
+    interruption)."""
+    interrupt_start_s: float | None = None
+    """Start of what should make the agent stop (the barge-in's speech), for yield latency."""
+    overlap_s: float = 0.0
+    """Seconds both the caller (speech, not noise) and the agent were speaking."""
+    caller_speech_s: float = 0.0
+    """Seconds of caller speech in the clip."""
+
+    @property
+    def took_over_early(self) -> bool:
+        """The agent started its turn before the caller's speech was over."""
+        return self.agent_turn_start_s is not None and self.agent_turn_start_s < self.caller_end_s
+
+    @property
+    def reacted(self) -> bool:
+        """While it was speaking, the agent stopped or began a new turn."""
+        return self.agent_stopped_s is not None or self.agent_turn_start_s is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Metric:
+    """One turn-taking figure."""
+
+    name: str
+    value: float | None
+    """None when no stimulus could measure it."""
+    count: int
+    """How many observations it is computed over (the denominator, or the latencies)."""
+    hits: int | None = None
+    """The numerator, for a rate."""
+    interval: tuple[float, float] | None = None
+    """95% interval, when there is one."""
+    unit: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return self.value is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "count": self.count,
+            "hits": self.hits,
+            "interval": list(self.interval) if self.interval is not None else None,
+            "unit": self.unit,
+        }
+
+
+def percentile_interval(values: Sequence[float], q: float) -> tuple[float, float] | None:
+    """A 95% interval for the ``q``-th percentile of ``values``, from the order statistics.
+
+    The ranks are the Wilson interval of the fraction ``q / 100`` over ``len(values)`` trials,
+    so it needs no assumption about the latencies' distribution; with few values it is wide
+    (the smallest and largest value at n = 1).
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return None
+    p = q / 100
+    denom = 1 + _Z95 * _Z95 / n
+    centre = (p + _Z95 * _Z95 / (2 * n)) / denom
+    half = _Z95 * math.sqrt(p * (1 - p) / n + _Z95 * _Z95 / (4 * n * n)) / denom
+    low_rank = max(1, math.floor((centre - half) * n))
+    high_rank = min(n, math.ceil((centre + half) * n))
+    return (ordered[low_rank - 1], ordered[high_rank - 1])
+
+
+def _rate(name: str, hits: int, count: int) -> Metric:
+    if count == 0:
+        return Metric(name=name, value=None, count=0, hits=0, unit="ratio")
+    return Metric(
+        name=name,
+        value=hits / count,
+        count=count,
+        hits=hits,
+        interval=wilson_interval(hits, count),
+        unit="ratio",
+    )
+
+
+def _latency(name: str, values_s: Sequence[float], q: float) -> Metric:
+    ms = [round(v * 1000, 1) for v in values_s]
+    return Metric(
+        name=name,
+        value=percentile(ms, q),
+        count=len(ms),
+        interval=percentile_interval(ms, q),
+        unit="ms",
+    )
+
+
+def _count(
+    observations: Iterable[Observation],
+    where: Callable[[Observation], bool],
+    hit: Callable[[Observation], bool],
+) -> tuple[int, int]:
+    chosen = [o for o in observations if where(o)]
+    return sum(1 for o in chosen if hit(o)), len(chosen)
+
+
+def compute_metrics(observations: Sequence[Observation]) -> dict[str, Metric]:
+    """Every turn-taking metric of ``observations``, by name (in `METRIC_NAMES` order)."""
+    obs = list(observations)
+
+    def takeover(*categories: Category) -> tuple[int, int]:
+        def where(o: Observation) -> bool:
+            return o.category in categories
+
+        def hit(o: Observation) -> bool:
+            if o.expect is Expected.KEEP_SPEAKING:
+                return o.reacted  # it stopped, or took a turn, over the agent's own speech
+            # The caller's turn: taken before the caller was done, or the answer cut short.
+            return o.took_over_early or o.agent_stopped_s is not None
+
+        return _count(obs, where, hit)
+
+    metrics: list[Metric] = [
+        _rate("pause_takeover_rate", *takeover(Category.PAUSE, Category.FILLER)),
+        _rate("backchannel_takeover_rate", *takeover(Category.BACKCHANNEL)),
+        _rate("noise_takeover_rate", *takeover(Category.NOISE)),
+        _rate("side_speech_takeover_rate", *takeover(Category.SIDE_SPEECH)),
+    ]
+    barge_ins = [o for o in obs if o.expect is Expected.YIELD]
+    yielded = [o for o in barge_ins if o.agent_stopped_s is not None]
+    metrics.append(_rate("barge_in_yield_rate", len(yielded), len(barge_ins)))
+    yield_s = [
+        max(0.0, o.agent_stopped_s - o.interrupt_start_s)
+        for o in yielded
+        if o.agent_stopped_s is not None and o.interrupt_start_s is not None
+    ]
+    metrics.append(_latency("barge_in_yield_latency_ms_p50", yield_s, 50))
+    metrics.append(_latency("barge_in_yield_latency_ms_p95", yield_s, 95))
+    answers = [o for o in obs if o.expect is Expected.RESPOND]
+    eot_s = [
+        o.agent_turn_start_s - o.caller_end_s
+        for o in answers
+        if o.agent_turn_start_s is not None and not o.took_over_early
+    ]
+    metrics.append(_latency("end_of_turn_latency_ms_p50", eot_s, 50))
+    metrics.append(_latency("end_of_turn_latency_ms_p95", eot_s, 95))
+    speaking = [o for o in obs if o.expect is Expected.KEEP_SPEAKING]
+    false_stops = [o for o in speaking if o.agent_stopped_s is not None]
+    metrics.append(_rate("false_interruption_rate", len(false_stops), len(speaking)))
+    recovered = sum(1 for o in false_stops if o.agent_resumed)
+    metrics.append(_rate("false_interruption_recovery_rate", recovered, len(false_stops)))
+    unanswered = sum(1 for o in answers if o.agent_turn_start_s is None)
+    metrics.append(_rate("unanswered_rate", unanswered, len(answers)))
+    speech = sum(o.caller_speech_s for o in obs)
+    overlap = sum(o.overlap_s for o in obs)
+    metrics.append(
+        Metric(
+            name="overlap_ratio",
+            value=overlap / speech if speech > 0 else None,
+            count=len(obs) if speech > 0 else 0,
+            unit="ratio",
+        )
+    )
+    return {m.name: m for m in metrics}
+
+
+METRIC_NAMES: tuple[str, ...] = tuple(compute_metrics([]))
+"""Every metric's name, in the order reports show them."""
