@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from corpus_agents import VAD
 
-from pytest_agent_eval._turn_taking._livekit import observe_pack, session_arguments
 from pytest_agent_eval._turn_taking._metrics import compute_metrics
 from pytest_agent_eval._turn_taking._pack import build_pack, write_pack
+from pytest_agent_eval.adapters.livekit._turn_taking import observe_pack, session_arguments
 from pytest_agent_eval.errors import ConfigError
 
 PAUSE, BARGE_IN, ANSWER = "pause-12", "barge_in-01", "short_answer-01"

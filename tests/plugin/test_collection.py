@@ -49,8 +49,8 @@ BAD_INPUTS = {
           - usr: again
         """,
         "*/tests/evals/bad.yaml:4, transcript 'typo_turn', turn 2, turns[1].usr: unknown field"
-        " 'usr' (Did you mean 'user'?). Allowed here: audio, conditions, expect, interrupt, user,"
-        " voice",
+        " 'usr' (Did you mean 'user'?). Allowed here: audio, conditions, dtmf, expect, interrupt,"
+        " user, voice",
     ),
     "wrong_type_runs": (
         """\

@@ -380,6 +380,6 @@ def _used_voices(stimuli: Sequence[Stimulus]) -> list[VoiceRef]:
 
 
 def _made_by() -> str:
-    from .. import __version__
+    import importlib.metadata
 
-    return f"pytest-agent-eval {__version__}"
+    return f"pytest-agent-eval {importlib.metadata.version('pytest-agent-eval')}"

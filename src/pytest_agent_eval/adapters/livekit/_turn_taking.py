@@ -26,14 +26,14 @@ from typing import Any
 from livekit import rtc
 from livekit.agents import Agent, AgentSession, llm
 
-from ..adapters.livekit.offline._scripted import ScriptedLLM
-from ..adapters.livekit.offline._stt import SegmentSTT
-from ..adapters.livekit.offline._tts import SynthesizerTTS
-from ..adapters.livekit.session._io import CaptureAudioOutput, FrameQueueInput
-from ..errors import ConfigError
-from ..voice._clip import AudioClip, _numpy
-from ._metrics import Observation
-from ._stimulus import Expected, Stimulus
+from ..._turn_taking._metrics import Observation
+from ..._turn_taking._stimulus import Expected, Stimulus
+from ...errors import ConfigError
+from ...voice._clip import AudioClip, _numpy
+from .offline._scripted import ScriptedLLM
+from .offline._stt import SegmentSTT
+from .offline._tts import SynthesizerTTS
+from .session._io import CaptureAudioOutput, FrameQueueInput
 
 __all__ = [
     "DEFAULT_SESSION_KWARGS",
@@ -86,7 +86,7 @@ async def observe_pack(
     Raises:
         ConfigError: ``ids`` names a stimulus the folder does not hold.
     """
-    from ..voice._clip import read_wav
+    from ...voice._clip import read_wav
 
     listed = json.loads((folder / "pack.json").read_text(encoding="utf-8"))["stimuli"]
     by_id = {s["id"]: s for s in listed}
