@@ -248,6 +248,11 @@ class AgentEval:
                 progress.close()
         if failure is not None:  # outside the except: no "during handling" second copy
             refuse(self._request.node, failure)
+        if self._session.settings.attribute and consumes_audio:
+            from ._attribution import attribute_result
+
+            # Explains each FAILed voice run (docs/attribution.md); no verdict changes.
+            await attribute_result(result, resolved, adapter, settings)
         record_result(
             self._request.node,
             result,
