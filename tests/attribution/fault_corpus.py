@@ -50,8 +50,8 @@ from fault_agents import adapter
 
 
 @pytest.fixture
-def llm_eval_agent():
-    return adapter({case!r})
+def llm_eval_agent(monkeypatch):
+    return adapter({case!r}, monkeypatch)
 """
 
 PYPROJECT = """

@@ -61,7 +61,7 @@ KOSHER = [
 ]
 
 
-def adapter(case):
+def adapter(case, monkeypatch):
     def factory():
         stt = MisreadingSTT() if case == "hearing" else FixtureTextSTT()
         rules = {"logic": WRONG_ARGUMENT, "tool": KOSHER}.get(case, RULES)
