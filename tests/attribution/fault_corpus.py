@@ -7,7 +7,8 @@ TTS; what differs is the one component made to fail:
 - ``hearing``: the STT stand-in misreads "fifteen" as "fifty" (on purpose, every time);
 - ``logic``: the scripted LLM reads a correct "fifteen" as 50 guests (a wrong tool argument);
 - ``tool``: the menu tool raises for the diet asked about;
-- ``passing``: nothing fails.
+- ``passing``: nothing fails;
+- ``crash``: the model breaks on the booking (a CRASHED or ERROR run, never attributed).
 """
 
 from __future__ import annotations
@@ -41,7 +42,13 @@ turns:
       reply_contains_any: ["we have"]
 """
 
-CASES = {"hearing": "booking", "logic": "booking", "tool": "menu", "passing": "booking"}
+CASES = {
+    "hearing": "booking",
+    "logic": "booking",
+    "tool": "menu",
+    "passing": "booking",
+    "crash": "booking",
+}
 """Each case and what its caller asks for."""
 
 CASE_CONFTEST = """

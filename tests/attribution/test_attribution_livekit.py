@@ -17,6 +17,10 @@ EXAMPLE_AGENT = (
     Path(__file__).resolve().parents[2] / "examples" / "voice-livekit" / "booking_agent.py"
 )
 
+CRASH_VERDICT = "crashed"
+"""A model that breaks is the agent crashing: a CRASHED run, which attribution leaves alone."""
+OUTCOMES = dict(passed=1, failed=4)
+
 FAULT_AGENTS = '''
 """The example's restaurant agent, with one fault seeded per case."""
 
@@ -53,6 +57,15 @@ WRONG_ARGUMENT = [
     *RULES[1:],
 ]
 
+def _broken(ctx):
+    raise RuntimeError("the model broke")
+
+
+BROKEN = [
+    Rule(rf"table for (?P<party>\\w+) at {TIME}", tool="book_table", args=_broken),
+    *RULES[1:],
+]
+
 KOSHER = [
     Rule(r"\\b(?P<diet>kosher)", tool="check_menu", args={"diet": "{diet}"},
          reply=lambda ctx: "Sorry, I could not check the menu." if ctx.tool_error
@@ -64,7 +77,7 @@ KOSHER = [
 def adapter(case, monkeypatch):
     def factory():
         stt = MisreadingSTT() if case == "hearing" else FixtureTextSTT()
-        rules = {"logic": WRONG_ARGUMENT, "tool": KOSHER}.get(case, RULES)
+        rules = {"logic": WRONG_ARGUMENT, "tool": KOSHER, "crash": BROKEN}.get(case, RULES)
         session = AgentSession(stt=stt, vad=VAD, llm=ScriptedLLM(rules), **eval_session_kwargs())
         return session, RestaurantAgent()
 
@@ -89,7 +102,7 @@ def project(pytester: pytest.Pytester, corpus: Path) -> pytest.Pytester:
 
 def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) -> None:
     result, found = run_corpus(project, "--agent-eval-attribute")
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(**OUTCOMES)
 
     verdict, hearing = found["hearing_booking"]
     assert verdict == "failed" and hearing["cause"] == "hearing"
@@ -109,6 +122,8 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
 
     verdict, passing = found["passing_booking"]
     assert verdict == "passed" and passing is None
+    verdict, crashed = found["crash_booking"]
+    assert verdict == CRASH_VERDICT and crashed is None  # a crash or an ERROR is not explained
 
     result.stdout.fnmatch_lines(
         [
@@ -122,12 +137,13 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
 
 def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
     result, found = run_corpus(project)
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(**OUTCOMES)
     assert {k: v for k, (v, _) in found.items()} == {
         "hearing_booking": "failed",
         "logic_booking": "failed",
         "tool_menu": "failed",
         "passing_booking": "passed",
+        "crash_booking": CRASH_VERDICT,
     }
     assert all(attribution is None for _, attribution in found.values())
     assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()

@@ -15,6 +15,11 @@ pytest.importorskip("pipecat", reason="needs the pipecat extra")
 
 EXAMPLE_BOT = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat" / "bot.py"
 
+CRASH_VERDICT = "error"
+"""A broken ScriptedLLMService is our service failing: an ERROR run, which attribution leaves
+alone."""
+OUTCOMES = dict(passed=1, failed=3, errors=1)
+
 FAULT_AGENTS = '''
 """The example's restaurant bot, with one fault seeded per case (its module globals swapped
 for the test, as a conftest would)."""
@@ -45,6 +50,13 @@ WRONG_ARGUMENT = [
 ]
 
 
+def _broken(ctx):
+    raise RuntimeError("the model broke")
+
+
+BROKEN = [Rule(RULES[0].pattern, tool="book_table", args=_broken), *RULES[1:]]
+
+
 async def check_menu(params, diet: str) -> None:
     """Find dishes for a diet (the menu service is down: it raises).
 
@@ -67,6 +79,8 @@ def adapter(case, monkeypatch):
         monkeypatch.setattr(bot, "FixtureTextSTTService", MisreadingSTTService)
     elif case == "logic":
         monkeypatch.setattr(bot, "RULES", WRONG_ARGUMENT)
+    elif case == "crash":
+        monkeypatch.setattr(bot, "RULES", BROKEN)
     elif case == "tool":
         monkeypatch.setattr(bot, "check_menu", check_menu)
         monkeypatch.setattr(bot, "RULES", KOSHER)
@@ -91,7 +105,7 @@ def project(pytester: pytest.Pytester, corpus: Path) -> pytest.Pytester:
 
 def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) -> None:
     result, found = run_corpus(project, "--agent-eval-attribute")
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(**OUTCOMES)
 
     verdict, hearing = found["hearing_booking"]
     assert verdict == "failed" and hearing["cause"] == "hearing"
@@ -111,6 +125,8 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
 
     verdict, passing = found["passing_booking"]
     assert verdict == "passed" and passing is None
+    verdict, crashed = found["crash_booking"]
+    assert verdict == CRASH_VERDICT and crashed is None  # a crash or an ERROR is not explained
 
     result.stdout.fnmatch_lines(
         [
@@ -124,12 +140,13 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
 
 def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
     result, found = run_corpus(project)
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(**OUTCOMES)
     assert {k: v for k, (v, _) in found.items()} == {
         "hearing_booking": "failed",
         "logic_booking": "failed",
         "tool_menu": "failed",
         "passing_booking": "passed",
+        "crash_booking": CRASH_VERDICT,
     }
     assert all(attribution is None for _, attribution in found.values())
     assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()
