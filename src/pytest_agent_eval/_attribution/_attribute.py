@@ -18,6 +18,7 @@ An attribution only explains: it is written on the run and never changes a verdi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -50,6 +51,13 @@ def _said_no(evaluation: EvalResult) -> bool:
 
 def _check_id(evaluation: EvalResult) -> str:
     return evaluation.key or evaluation.name
+
+
+def _short_label(evaluation: EvalResult) -> str:
+    """``tool_calls_args[0] (line 8)``: the check's key without its turn, and its line."""
+    label = re.sub(r"^turns\[\d+\]\.expect\.", "", _check_id(evaluation))
+    line = (evaluation.location or "").rpartition(":")[2]
+    return f"{label} (line {line})" if line.isdigit() else label
 
 
 def _voice_only(evaluation: EvalResult) -> bool:
@@ -265,7 +273,7 @@ def _judge_rerun(failing: TurnResult, rerun: RunResult | str) -> tuple[EvidenceV
     else:
         again = [e for e in turn.evaluations if not e.passed]
     if again:
-        said = "; ".join(f"{e.label}: {e.reasoning}" for e in again)
+        said = "; ".join(f"{_short_label(e)}: {e.reasoning}" for e in again)
         return "failed", f"given as text, {where} fails the same check: {said}"
-    names = ", ".join(sorted({e.label for e in failing.evaluations if _said_no(e)}))
+    names = ", ".join(sorted({_short_label(e) for e in failing.evaluations if _said_no(e)}))
     return "passed", f"given as text, {where} passes ({names or 'no check failed'})"
