@@ -8,7 +8,8 @@ TTS; what differs is the one component made to fail:
 - ``logic``: the scripted LLM reads a correct "fifteen" as 50 guests (a wrong tool argument);
 - ``tool``: the menu tool raises for the diet asked about;
 - ``passing``: nothing fails;
-- ``crash``: the model breaks on the booking (a CRASHED or ERROR run, never attributed).
+- ``crash``: the model breaks on the booking (a CRASHED or ERROR run, never attributed);
+- ``latency``: a right booking, slower than an impossible latency bound (undetermined).
 """
 
 from __future__ import annotations
@@ -42,12 +43,25 @@ turns:
       reply_contains_any: ["we have"]
 """
 
+LATENCY_YAML = """
+id: {case}_booking
+turns:
+  - user: "{phrase}"
+    audio: ../audio/fifteen.wav
+    expect:
+      tool_calls_args:
+        - tool: book_table
+          args: {{party_size: 15}}
+      max_latency_ms: 0.001
+"""
+
 CASES = {
     "hearing": "booking",
     "logic": "booking",
     "tool": "menu",
     "passing": "booking",
     "crash": "booking",
+    "latency": "latency",
 }
 """Each case and what its caller asks for."""
 
@@ -82,7 +96,11 @@ def write_corpus(root: Path, fault_agents: str) -> None:
         folder = root / "evals" / case
         folder.mkdir(parents=True)
         (folder / "conftest.py").write_text(CASE_CONFTEST.format(case=case))
-        template, phrase = (BOOKING_YAML, FIFTEEN) if kind == "booking" else (MENU_YAML, KOSHER)
+        template, phrase = {
+            "booking": (BOOKING_YAML, FIFTEEN),
+            "menu": (MENU_YAML, KOSHER),
+            "latency": (LATENCY_YAML, FIFTEEN),
+        }[kind]
         (folder / f"{case}.yaml").write_text(template.format(case=case, phrase=phrase))
 
 

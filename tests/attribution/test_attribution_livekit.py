@@ -16,7 +16,7 @@ EXAMPLE_AGENT = (
 
 CRASH_VERDICT = "crashed"
 """A model that breaks is the agent crashing: a CRASHED run, which attribution leaves alone."""
-OUTCOMES = dict(passed=1, failed=4)
+OUTCOMES = dict(passed=1, failed=5)
 
 FAULT_AGENTS = '''
 """The example's restaurant agent, with one fault seeded per case."""
@@ -122,6 +122,10 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
 
     verdict, passing = found["passing_booking"]
     assert verdict == "passed" and passing is None
+    verdict, latency = found["latency_booking"]
+    assert verdict == "failed" and latency["cause"] == "undetermined"
+    (only,) = latency["evidence"]  # nothing rerun: a text turn's latency says nothing
+    assert "failed only its latency (max_latency_ms (line 10))" in only["detail"]
     verdict, crashed = found["crash_booking"]
     assert verdict == CRASH_VERDICT and crashed is None  # a crash or an ERROR is not explained
 
@@ -130,7 +134,7 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
             '*cause: hearing — heard "fifty", intended "fifteen"*',
             "*cause: agent_logic — given as text, turn 1 fails the same check*",
             "*cause: tool — tool 'check_menu' failed: *kosher*",
-            "*3 failed runs: 1 agent_logic, 1 hearing, 1 tool*",
+            "*4 failed runs: 1 agent_logic, 1 hearing, 1 tool, 1 undetermined*",
         ]
     )
 
@@ -144,6 +148,7 @@ def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pyte
         "tool_menu": "failed",
         "passing_booking": "passed",
         "crash_booking": CRASH_VERDICT,
+        "latency_booking": "failed",
     }
     assert all(attribution is None for _, attribution in found.values())
     assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()

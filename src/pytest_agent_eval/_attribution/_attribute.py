@@ -13,6 +13,9 @@ For each FAILed run of a voice transcript (never a passed, crashed or ERROR run)
    ``agent_logic``. Otherwise (it passes, yet nothing was misheard; the rerun could not
    evaluate the agent): ``undetermined``, saying what was tried.
 
+A failing turn whose only failed checks are latency checks is ``undetermined`` without a
+rerun: a text turn's latency says nothing about a voice turn's.
+
 An attribution only explains: it is written on the run and never changes a verdict.
 """
 
@@ -58,6 +61,10 @@ def _short_label(evaluation: EvalResult) -> str:
     label = re.sub(r"^turns\[\d+\]\.expect\.", "", _check_id(evaluation))
     line = (evaluation.location or "").rpartition(":")[2]
     return f"{label} (line {line})" if line.isdigit() else label
+
+
+def _is_latency(evaluation: EvalResult) -> bool:
+    return "max_latency_ms" in _check_id(evaluation)
 
 
 def _voice_only(evaluation: EvalResult) -> bool:
@@ -151,6 +158,22 @@ async def _attribute_run(
     tools = _tool_evidence(considered)
     if tools:
         return Attribution("tool", tools, turn=upto)
+    said_no = [e for e in failing.evaluations if _said_no(e)]
+    if failing.error is None and said_no and all(_is_latency(e) for e in said_no):
+        return Attribution(
+            "undetermined",
+            [
+                Evidence(
+                    "tool_record",
+                    "none",
+                    turn=upto,
+                    detail=f"turn {upto + 1} failed only its latency "
+                    f"({', '.join(_short_label(e) for e in said_no)}), which no counterfactual "
+                    "of this version explains",
+                )
+            ],
+            turn=upto,
+        )
     evidence = _heard_evidence(considered, upto)
     misheard = any(e.verdict == "found" for e in evidence)
     if upto not in reruns:
