@@ -431,6 +431,10 @@ def record_result(
         ]
     if result.p95_latency_s is not None:
         properties.append(("agent_eval_p95_latency_s", round(result.p95_latency_s, 4)))
+    causes = [run.attribution.cause for run in result.runs if run.attribution is not None]
+    if causes:  # why its voice runs failed (docs/attribution.md): "hearing=2,tool=1"
+        counted = ",".join(f"{c}={causes.count(c)}" for c in sorted(set(causes)))
+        properties.append(("agent_eval_causes", counted))
     # Tokens, so CI can chart cost from the JUnit file alone (only what was reported).
     for who, usage in (("agent", result.agent_usage), ("judge", result.judge_usage)):
         if usage is not None:

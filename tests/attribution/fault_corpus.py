@@ -123,6 +123,19 @@ def attributions(path: Path) -> dict[str, Any]:
     }
 
 
+def junit_causes(path: Path) -> dict[str, str | None]:
+    """Per test of a JUnit file (by name): its ``agent_eval_causes`` property, or None."""
+    import xml.etree.ElementTree as ET
+
+    return {
+        case.get("name", ""): next(
+            (p.get("value") for p in case.iter("property") if p.get("name") == "agent_eval_causes"),
+            None,
+        )
+        for case in ET.parse(path).iter("testcase")
+    }
+
+
 def run_corpus(project: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
     """Run the corpus live, one run per transcript, writing a results file; the run and what
     `attributions` reads from the file."""

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fault_corpus import run_corpus, synthesize_corpus, write_corpus
+from fault_corpus import junit_causes, run_corpus, synthesize_corpus, write_corpus
 
 EXAMPLE_BOT = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat" / "bot.py"
 
@@ -104,7 +104,7 @@ def project(pytester: pytest.Pytester, corpus: Path) -> pytest.Pytester:
 
 
 def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) -> None:
-    result, found = run_corpus(project, "--agent-eval-attribute")
+    result, found = run_corpus(project, "--agent-eval-attribute", "--junitxml=junit.xml")
     result.assert_outcomes(**OUTCOMES)
 
     verdict, hearing = found["hearing_booking"]
@@ -132,6 +132,14 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
     verdict, crashed = found["crash_booking"]
     assert verdict == CRASH_VERDICT and crashed is None  # a crash or an ERROR is not explained
 
+    assert junit_causes(project.path / "junit.xml") == {
+        "hearing_booking": "hearing=1",
+        "logic_booking": "agent_logic=1",
+        "tool_menu": "tool=1",
+        "passing_booking": None,
+        "crash_booking": None,
+        "latency_booking": "undetermined=1",
+    }
     result.stdout.fnmatch_lines(
         [
             '*cause: hearing — heard "fifty", intended "fifteen"*',
