@@ -101,7 +101,12 @@ def project(pytester: pytest.Pytester, corpus: Path) -> pytest.Pytester:
 
 
 def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) -> None:
-    result, found = run_corpus(project, "--agent-eval-attribute", "--junitxml=junit.xml")
+    # Turned on in pyproject.toml here (the Pipecat corpus turns it on by the option).
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
+    )
+    result, found = run_corpus(project, "--junitxml=junit.xml")
     result.assert_outcomes(**OUTCOMES)
 
     verdict, hearing = found["hearing_booking"]
