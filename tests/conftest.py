@@ -49,6 +49,7 @@ class ExampleProjects:
 _FOLDER_TIERS: dict[str, tuple[str, ...]] = {
     "livekit": ("voice",),
     "pipecat": ("voice",),
+    "attribution": ("voice",),
     "realtime": ("voice",),
     "room": ("room", "voice"),
 }

@@ -249,6 +249,11 @@ class AgentEval:
                 progress.close()
         if failure is not None:  # outside the except: no "during handling" second copy
             refuse(self._request.node, failure)
+        if self._session.settings.attribute and consumes_audio:
+            from ._attribution import attribute_result
+
+            # Explains each FAILed voice run (docs/attribution.md); no verdict changes.
+            await attribute_result(result, resolved, adapter, settings)
         record_result(
             self._request.node,
             result,
@@ -427,6 +432,10 @@ def record_result(
         ]
     if result.p95_latency_s is not None:
         properties.append(("agent_eval_p95_latency_s", round(result.p95_latency_s, 4)))
+    causes = [run.attribution.cause for run in result.runs if run.attribution is not None]
+    if causes:  # why its voice runs failed (docs/attribution.md): "hearing=2,tool=1"
+        counted = ",".join(f"{c}={causes.count(c)}" for c in sorted(set(causes)))
+        properties.append(("agent_eval_causes", counted))
     # Tokens, so CI can chart cost from the JUnit file alone (only what was reported).
     for who, usage in (("agent", result.agent_usage), ("judge", result.judge_usage)):
         if usage is not None:

@@ -160,6 +160,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="Stop starting runs once a transcript's verdict cannot change.",
     )
     group.addoption(
+        "--agent-eval-attribute",
+        action="store_true",
+        default=None,
+        help="Explain each failed voice run: rerun it with its turns as text and name the "
+        "cause (hearing, agent_logic, tool) with its evidence; verdicts never change "
+        "(default: attribute in config, false).",
+    )
+    group.addoption(
         "--agent-eval-stale-audio",
         choices=("fail", "skip", "synthesize"),
         default=None,
@@ -293,6 +301,7 @@ def session_settings(
         html_report_path=config.getoption("agent_eval_html"),
         concurrency=concurrency,
         early_stop=config.getoption("agent_eval_early_stop"),
+        attribute=config.getoption("agent_eval_attribute"),
         stale_audio=config.getoption("agent_eval_stale_audio"),
         results_path=config.getoption("agent_eval_results"),
         subset_gates=config.getoption("agent_eval_subset_gates"),

@@ -179,6 +179,9 @@ class Settings:
     crashes_fail_gates: bool = True
     """A run in which the agent crashed fails its eval whatever the pass rate, and no group
     absorbs it; false makes a crash an ordinary FAIL, counted in the pass rate."""
+    attribute: bool = False
+    """Explain each failed voice run (``--agent-eval-attribute``): name the component it is put
+    down to, with the evidence (docs/attribution.md). Never changes a verdict."""
 
     @property
     def caller_cache_path(self) -> Path:
@@ -274,6 +277,7 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "save_simulations_dir": ((str,), "a folder path"),
     "speed": ((str, int, float), "'max' (or 0), 'realtime' (or 1) or a number between 0 and 100"),
     "crashes_fail_gates": ((bool,), "true or false"),
+    "attribute": ((bool,), "true or false"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {

@@ -216,6 +216,9 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
     },
     "gates": {"_records", "config", "models"},
+    # Failure attribution (issue 35): reruns a failed voice run through the runner (as text)
+    # and writes why on the run; the record itself lives in models, with the results.
+    "_attribution": {"models", "runner", "voice", "_sanitize"},
     "report": {
         "models",
         "errors",
@@ -254,6 +257,7 @@ ALLOWED: dict[str, set[str]] = {
         "_eval_plan",
         "adapters",
         "runner",
+        "_attribution",  # explains each failed voice run, when asked (attribute)
         "synthesize",
         "_conditions",  # a text agent skips a transcript that only changes audio
         "report",  # the live progress of a running eval, on the terminal (report.progress)

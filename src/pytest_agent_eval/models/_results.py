@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 from .._serialize import from_json, to_json
+from ._attribution import Attribution
 from ._stats import percentile, score_and_threshold_text, wilson_interval
 from ._turns import AgentTurn, Greeting, ToolCall, Usage, sum_usage
 
@@ -406,6 +407,8 @@ class RunResult:
             of a simulation; None for a transcript's run.
         crash: How the agent crashed outside any turn (before its greeting, while the
             conversation closed), or None; a turn's crash is on the turn. See `crashes`.
+        attribution: Why a failed voice run failed (`Attribution`), when attribution ran
+            (``attribute``); None otherwise. It never changes the verdict.
     """
 
     index: int
@@ -418,6 +421,7 @@ class RunResult:
     evaluations: list[EvalResult] = field(default_factory=list)
     simulation: SimulatedCaller | None = None
     crash: Crash | None = None
+    attribution: Attribution | None = None
 
     @property
     def crashes(self) -> list[tuple[int | None, Crash]]:

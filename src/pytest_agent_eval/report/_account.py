@@ -154,6 +154,8 @@ def _format_run(run: RunResult, *, verbose: bool) -> list[str]:
         lines.append(f"    crashed: {clip_middle(run.crash.describe(), _MAX_ERROR)}")
     if run.error:
         lines.append(f"    error: {clip_middle(run.error, _MAX_ERROR)}")
+    if run.attribution is not None:  # why it failed (docs/attribution.md)
+        lines.append(f"    cause: {clip_middle(run.attribution.describe(), _MAX_ERROR)}")
     return lines
 
 

@@ -116,6 +116,9 @@ def _run_capture(run: RunResult) -> dict[str, Any]:
             "tool_calls": [_tool_call_capture(c) for c in greeting.tool_calls],
         },
         "turns": [_turn_capture(turn) for turn in run.turns],
+        "attribution": None
+        if run.attribution is None
+        else {**to_json(run.attribution), "summary": run.attribution.describe()},
     }
 
 

@@ -15,6 +15,7 @@ from .._records import EvalRecord
 from .._sanitize import strip_controls
 from ..gates import GateResult
 from ._baseline import BaselineComparison
+from ._causes import cause_line
 from ._format import (
     BASELINE_HEADER,
     baseline_rows,
@@ -236,6 +237,8 @@ def summary_lines(data: ReportData, *, width: int | None = None) -> list[Termina
         TerminalLine(strip_controls(f"crashed: {line}"), "red", bold=True)
         for line in crash_lines(ran)
     ]
+    if (causes := cause_line(ran)) is not None:  # attribution ran (docs/attribution.md)
+        lines.append(TerminalLine(causes, "yellow"))
     lines += [
         TerminalLine(strip_controls(f"note: {record.label}: {note}"), "yellow")
         for record in ran

@@ -1,0 +1,302 @@
+"""Counterfactuals that name why a failed voice run failed (issue 35, first slice).
+
+For each FAILed run of a voice transcript (never a passed, crashed or ERROR run), in order:
+
+1. *tool*: a tool call up to the first failing turn that ended in an error, or was still
+   running when its turn ended, is named from the run's own record (nothing is rerun):
+   ``tool``.
+2. *heard words*: what the agent's speech recognizer heard on each audio turn up to the failing
+   one, against the fixture's known words (the turn's WER over 0, and the words that differ).
+3. *text rerun*: the conversation up to the failing turn, run again once with every turn given
+   as text to the same agent (its voice-only checks left out). When the failing turn then
+   passes the checks that failed and a turn was misheard: ``hearing``. When it fails again:
+   ``agent_logic``. Otherwise (it passes, yet nothing was misheard; the rerun could not
+   evaluate the agent): ``undetermined``, saying what was tried.
+
+A failing turn whose only failed checks are latency checks is ``undetermined`` without a
+rerun: a text turn's latency says nothing about a voice turn's.
+
+An attribution only explains: it is written on the run and never changes a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .._sanitize import scrub
+from ..models import EvalResult, RunResult, Transcript, TranscriptResult, TurnResult
+from ..models._attribution import Attribution, Cause, Evidence, EvidenceVerdict
+from ..runner import RunSettings, describe_exception, run_transcript
+from ..voice._speech import spoken_text
+from ._words import misheard_spans
+
+__all__ = ["attribute_result", "failing_turn", "text_transcript"]
+
+_VOICE_ONLY_KEYS = ("heard_contains_any", "heard_contains_all", "heard_wer_max")
+"""Checks of what the speech recognizer heard: a text turn has nothing to check them on."""
+
+
+def failing_turn(run: RunResult) -> TurnResult | None:
+    """The run's first turn where the agent did something wrong (a check said no, it hung,
+    it crashed), or None when every turn passed (a greeting or whole-call check failed)."""
+    for turn in run.turns:
+        agent_error = turn.error is not None and not turn.errored
+        if agent_error or turn.crash is not None or any(_said_no(e) for e in turn.evaluations):
+            return turn
+    return None
+
+
+def _said_no(evaluation: EvalResult) -> bool:
+    return not evaluation.passed and not evaluation.errored
+
+
+def _check_id(evaluation: EvalResult) -> str:
+    return evaluation.key or evaluation.name
+
+
+def _short_label(evaluation: EvalResult) -> str:
+    """``tool_calls_args[0] (line 8)``: the check's key without its turn, and its line."""
+    label = re.sub(r"^turns\[\d+\]\.expect\.", "", _check_id(evaluation))
+    line = (evaluation.location or "").rpartition(":")[2]
+    return f"{label} (line {line})" if line.isdigit() else label
+
+
+def _is_latency(evaluation: EvalResult) -> bool:
+    return "max_latency_ms" in _check_id(evaluation)
+
+
+def _voice_only(evaluation: EvalResult) -> bool:
+    return any(key in _check_id(evaluation) for key in _VOICE_ONLY_KEYS)
+
+
+def text_transcript(transcript: Transcript, upto: int) -> Transcript:
+    """``transcript``'s turns up to turn ``upto`` (zero-based, included), each given as text:
+    no audio, no audio conditions, no barge-in, and no check of what was heard; one run, and
+    none of the checks of the greeting, the whole call or the latency over runs."""
+    turns = [
+        replace(
+            turn,
+            audio=None,
+            conditions=[],
+            interrupt=None,
+            expect=replace(
+                turn.expect, heard_contains_any=[], heard_contains_all=[], heard_wer_max=None
+            ),
+        )
+        for turn in transcript.turns[: upto + 1]
+    ]
+    return replace(
+        transcript,
+        turns=turns,
+        runs=1,
+        threshold=1.0,
+        conditions=[],
+        variants=[],
+        cases=[],
+        greeting=None,
+        latency_p95_ms_max=None,
+        call_expect=None,
+    )
+
+
+async def attribute_result(
+    result: TranscriptResult,
+    transcript: Transcript,
+    agent: object,
+    settings: RunSettings,
+) -> None:
+    """Write an `Attribution` on every FAILed run of ``result`` that streamed audio.
+
+    ``transcript`` is the one ``result`` ran, ``agent`` the adapter it ran against (text reruns
+    use it too), ``settings`` its run settings. Verdicts, scores and checks are left alone.
+    """
+    reruns: dict[int, RunResult | str] = {}
+    for run in result.runs:
+        if run.verdict != "failed" or not any(t.audio is not None for t in run.turns):
+            continue
+        try:
+            attribution = await _attribute_run(run, transcript, agent, settings, reruns)
+        except Exception as exc:  # attribution explains; it must never break a result
+            attribution = Attribution(
+                "undetermined",
+                [
+                    Evidence(
+                        "text_rerun",
+                        "error",
+                        error=describe_exception(exc),
+                        detail=f"attribution failed: {describe_exception(exc)}",
+                    )
+                ],
+            )
+        run.attribution = scrub(attribution)
+
+
+async def _attribute_run(
+    run: RunResult,
+    transcript: Transcript,
+    agent: object,
+    settings: RunSettings,
+    reruns: dict[int, RunResult | str],
+) -> Attribution:
+    failing = failing_turn(run)
+    if failing is None:
+        return Attribution(
+            "undetermined",
+            [
+                Evidence(
+                    "tool_record",
+                    "none",
+                    detail="no turn failed (the greeting or a whole-call check did); "
+                    "no counterfactual of this version applies to those",
+                )
+            ],
+        )
+    upto = failing.index
+    considered = [t for t in run.turns if t.index <= upto]
+    tools = _tool_evidence(considered)
+    if tools:
+        return Attribution("tool", tools, turn=upto)
+    said_no = [e for e in failing.evaluations if _said_no(e)]
+    if failing.error is None and said_no and all(_is_latency(e) for e in said_no):
+        return Attribution(
+            "undetermined",
+            [
+                Evidence(
+                    "tool_record",
+                    "none",
+                    turn=upto,
+                    detail=f"turn {upto + 1} failed only its latency "
+                    f"({', '.join(_short_label(e) for e in said_no)}), which no counterfactual "
+                    "of this version explains",
+                )
+            ],
+            turn=upto,
+        )
+    evidence = _heard_evidence(considered, upto)
+    misheard = any(e.verdict == "found" for e in evidence)
+    if upto not in reruns:
+        reruns[upto] = await _text_rerun(transcript, upto, agent, settings)
+    rerun = reruns[upto]
+    verdict, detail = _judge_rerun(failing, rerun)
+    evidence.append(
+        Evidence(
+            "text_rerun",
+            verdict,
+            turn=upto,
+            error=rerun if isinstance(rerun, str) else None,
+            detail=detail,
+        )
+    )
+    cause: Cause = "undetermined"
+    if verdict == "passed" and misheard:
+        cause = "hearing"
+    elif verdict in ("failed", "crashed"):
+        cause = "agent_logic"
+    elif verdict == "passed":
+        evidence[-1].detail += (
+            "; yet every word was heard as the fixture says it (turn-taking and the other "
+            "audio counterfactuals are not built yet)"
+        )
+    return Attribution(cause, evidence, turn=upto)
+
+
+def _tool_evidence(turns: Sequence[TurnResult]) -> list[Evidence]:
+    found = []
+    for turn in turns:
+        for call in turn.tool_calls:
+            if call.outcome == "error":
+                error = call.error or (None if call.output is None else str(call.output))
+                what = f"raised {error}" if error else "failed"
+            elif call.outcome == "pending":
+                error, what = "still running when the turn ended", "did not finish in its turn"
+            else:
+                continue
+            found.append(
+                Evidence(
+                    "tool_record",
+                    "found",
+                    turn=turn.index,
+                    tool=call.name,
+                    error=error,
+                    detail=f"turn {turn.index + 1}: tool {call.name!r} {what}",
+                )
+            )
+    return found
+
+
+def _heard_evidence(turns: Sequence[TurnResult], upto: int) -> list[Evidence]:
+    found = []
+    for turn in turns:
+        if turn.audio is None or turn.heard is None:
+            continue
+        spans = misheard_spans(spoken_text(turn.user), turn.heard)
+        if (turn.wer is not None and turn.wer <= 0) or not spans:
+            continue
+        found += [
+            Evidence(
+                "heard_words",
+                "found",
+                turn=turn.index,
+                heard=heard,
+                intended=intended,
+                detail=f"turn {turn.index + 1}: heard {heard!r} where the fixture says "
+                f"{intended!r}",
+            )
+            for heard, intended in spans
+        ]
+    if not found:
+        found.append(
+            Evidence(
+                "heard_words",
+                "none",
+                turn=upto,
+                detail="every audio turn was heard as its fixture says it",
+            )
+        )
+    return found
+
+
+async def _text_rerun(
+    transcript: Transcript, upto: int, agent: object, settings: RunSettings
+) -> RunResult | str:
+    """The run of the conversation up to turn ``upto`` given as text, or why it could not
+    run."""
+    text = text_transcript(transcript, upto)
+    quiet = replace(settings, concurrency=1, early_stop=False, save_audio_dir=None)
+    try:
+        rerun = await run_transcript(text, agent, settings=quiet)
+    except Exception as exc:  # the rerun's own boundary: say why, never raise
+        return describe_exception(exc)
+    return rerun.runs[0] if rerun.runs else "the text rerun made no run"
+
+
+def _judge_rerun(failing: TurnResult, rerun: RunResult | str) -> tuple[EvidenceVerdict, str]:
+    """How the failing turn did when given as text: passed (every check that failed in
+    the audio run passes, or with only checks of hearing failing, every check passes),
+    failed or crashed, or error; with a sentence saying so."""
+    where = f"turn {failing.index + 1}"
+    if isinstance(rerun, str):
+        return "error", f"the text rerun could not run: {rerun}"
+    turn = next((t for t in rerun.turns if t.index == failing.index), None)
+    if turn is None:
+        reason = rerun.error or "it stopped before that turn"
+        return "error", f"the text rerun did not reach {where}: {reason}"
+    if turn.crash is not None:
+        return "crashed", f"given as text, {where} crashes too: {turn.crash.describe()}"
+    if turn.errored or any(e.errored for e in turn.evaluations):
+        return "error", f"the text rerun could not evaluate {where}: {turn.error or 'a check'}"
+    if turn.error is not None:
+        return "failed", f"given as text, {where} fails too: {turn.error}"
+    failed = [_check_id(e) for e in failing.evaluations if _said_no(e) and not _voice_only(e)]
+    checks = {_check_id(e): e for e in turn.evaluations}
+    if failed:
+        again = [checks[c] for c in failed if c in checks and not checks[c].passed]
+    else:
+        again = [e for e in turn.evaluations if not e.passed]
+    if again:
+        said = "; ".join(f"{_short_label(e)}: {e.reasoning}" for e in again)
+        return "failed", f"given as text, {where} fails the same check: {said}"
+    names = ", ".join(sorted({_short_label(e) for e in failing.evaluations if _said_no(e)}))
+    return "passed", f"given as text, {where} passes ({names or 'no check failed'})"

@@ -1,0 +1,167 @@
+"""Failure attribution on real LiveKit AgentSessions (issue 35): the seeded fault corpus
+(`fault_corpus`) through pytest itself, each case's cause read back from the results file and
+the terminal, and the verdicts the same with attribution on and off."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from fault_corpus import junit_causes, run_corpus, synthesize_corpus, write_corpus
+
+EXAMPLE_AGENT = (
+    Path(__file__).resolve().parents[2] / "examples" / "voice-livekit" / "booking_agent.py"
+)
+
+CRASH_VERDICT = "crashed"
+"""A model that breaks is the agent crashing: a CRASHED run, which attribution leaves alone."""
+OUTCOMES = dict(passed=1, failed=5)
+
+FAULT_AGENTS = '''
+"""The example's restaurant agent, with one fault seeded per case."""
+
+from booking_agent import RULES, TIME, VAD, RestaurantAgent, _booking_args
+from livekit.agents import AgentSession
+
+from pytest_agent_eval.adapters.livekit import (
+    FixtureTextSTT,
+    LiveKitAdapter,
+    Rule,
+    ScriptedLLM,
+    eval_session_kwargs,
+)
+
+
+class MisreadingSTT(FixtureTextSTT):
+    """The fixture's own words, but "fifteen" misread as "fifty", every time."""
+
+    async def _transcribe(self, frame):
+        return (await super()._transcribe(frame)).replace("fifteen", "fifty")
+
+
+def _teens_as_tens(ctx):
+    args = _booking_args(ctx)
+    if (ctx.group("party") or "").lower() == "fifteen":
+        args["party_size"] = 50  # the model's mistake: the transcript is right
+    return args
+
+
+WRONG_ARGUMENT = [
+    Rule(rf"table for (?P<party>\\w+) at {TIME}(?:.*?\\bunder (?P<name>\\w+))?",
+         tool="book_table", args=_teens_as_tens,
+         reply="You're all set: {output}."),
+    *RULES[1:],
+]
+
+def _broken(ctx):
+    raise RuntimeError("the model broke")
+
+
+BROKEN = [
+    Rule(rf"table for (?P<party>\\w+) at {TIME}", tool="book_table", args=_broken),
+    *RULES[1:],
+]
+
+KOSHER = [
+    Rule(r"\\b(?P<diet>kosher)", tool="check_menu", args={"diet": "{diet}"},
+         reply=lambda ctx: "Sorry, I could not check the menu." if ctx.tool_error
+         else f"Yes, we have {ctx.tool_output}."),
+    *RULES,
+]
+
+
+def adapter(case, monkeypatch):
+    def factory():
+        stt = MisreadingSTT() if case == "hearing" else FixtureTextSTT()
+        rules = {"logic": WRONG_ARGUMENT, "tool": KOSHER, "crash": BROKEN}.get(case, RULES)
+        session = AgentSession(stt=stt, vad=VAD, llm=ScriptedLLM(rules), **eval_session_kwargs())
+        return session, RestaurantAgent()
+
+    return LiveKitAdapter(factory, timeout_s=20.0)
+'''
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # In the fixture, not at import: collecting the suite must load no model (Silero).
+    pytest.importorskip("livekit.agents", reason="needs the livekit extra")
+    pytest.importorskip("livekit.plugins.silero", reason="needs the livekit extra")
+    root = tmp_path_factory.mktemp("livekit_corpus")
+    shutil.copy(EXAMPLE_AGENT, root / "booking_agent.py")
+    write_corpus(root, FAULT_AGENTS)
+    synthesize_corpus(root)
+    return root
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, corpus: Path) -> pytest.Pytester:
+    shutil.copytree(corpus, pytester.path, dirs_exist_ok=True)
+    return pytester
+
+
+def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) -> None:
+    # Turned on in pyproject.toml here (the Pipecat corpus turns it on by the option).
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
+    )
+    result, found = run_corpus(project, "--junitxml=junit.xml")
+    result.assert_outcomes(**OUTCOMES)
+
+    verdict, hearing = found["hearing_booking"]
+    assert verdict == "failed" and hearing["cause"] == "hearing"
+    misheard = [e for e in hearing["evidence"] if e["counterfactual"] == "heard_words"]
+    assert [(e["heard"], e["intended"], e["turn"]) for e in misheard] == [("fifty", "fifteen", 0)]
+    (rerun,) = [e for e in hearing["evidence"] if e["counterfactual"] == "text_rerun"]
+    assert rerun["verdict"] == "passed" and rerun["turn"] == 0
+
+    verdict, logic = found["logic_booking"]
+    assert verdict == "failed" and logic["cause"] == "agent_logic"
+    assert [e["verdict"] for e in logic["evidence"]] == ["none", "failed"]  # heard right
+
+    verdict, tool = found["tool_menu"]
+    assert verdict == "failed" and tool["cause"] == "tool"
+    (call,) = tool["evidence"]
+    assert call["tool"] == "check_menu" and "kosher" in call["error"]
+
+    verdict, passing = found["passing_booking"]
+    assert verdict == "passed" and passing is None
+    verdict, latency = found["latency_booking"]
+    assert verdict == "failed" and latency["cause"] == "undetermined"
+    (only,) = latency["evidence"]  # nothing rerun: a text turn's latency says nothing
+    assert "failed only its latency (max_latency_ms (line 10))" in only["detail"]
+    verdict, crashed = found["crash_booking"]
+    assert verdict == CRASH_VERDICT and crashed is None  # a crash or an ERROR is not explained
+
+    assert junit_causes(project.path / "junit.xml") == {
+        "hearing_booking": "hearing=1",
+        "logic_booking": "agent_logic=1",
+        "tool_menu": "tool=1",
+        "passing_booking": None,
+        "crash_booking": None,
+        "latency_booking": "undetermined=1",
+    }
+    result.stdout.fnmatch_lines(
+        [
+            '*cause: hearing — heard "fifty", intended "fifteen"*',
+            "*cause: agent_logic — given as text, turn 1 fails the same check*",
+            "*cause: tool — tool 'check_menu' failed: *kosher*",
+            "*4 failed runs: 1 agent_logic, 1 hearing, 1 tool, 1 undetermined*",
+        ]
+    )
+
+
+def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
+    result, found = run_corpus(project)
+    result.assert_outcomes(**OUTCOMES)
+    assert {k: v for k, (v, _) in found.items()} == {
+        "hearing_booking": "failed",
+        "logic_booking": "failed",
+        "tool_menu": "failed",
+        "passing_booking": "passed",
+        "crash_booking": CRASH_VERDICT,
+        "latency_booking": "failed",
+    }
+    assert all(attribution is None for _, attribution in found.values())
+    assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()

@@ -1,0 +1,165 @@
+"""Failure attribution on real Pipecat pipelines (issue 35): the seeded fault corpus
+(`fault_corpus`) on the example bot's own ``run_bot`` (Silero VAD, smart-turn), each case's
+cause read back from the results file and the terminal, and the verdicts the same with
+attribution on and off."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from fault_corpus import junit_causes, run_corpus, synthesize_corpus, write_corpus
+
+EXAMPLE_BOT = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat" / "bot.py"
+
+CRASH_VERDICT = "error"
+"""A broken ScriptedLLMService is our service failing: an ERROR run, which attribution leaves
+alone."""
+OUTCOMES = dict(passed=1, failed=4, errors=1)
+
+FAULT_AGENTS = '''
+"""The example's restaurant bot, with one fault seeded per case (its module globals swapped
+for the test, as a conftest would)."""
+
+import bot
+from bot import RULES, booking_args
+
+from pytest_agent_eval.adapters.pipecat import FixtureTextSTTService, PipecatAdapter, Rule
+
+
+class MisreadingSTTService(FixtureTextSTTService):
+    """The fixture's own words, but "fifteen" misread as "fifty", every time."""
+
+    async def _transcribe(self, audio, span):
+        return (await super()._transcribe(audio, span)).replace("fifteen", "fifty")
+
+
+def _teens_as_tens(ctx):
+    args = booking_args(ctx)
+    if (ctx.group("party") or "").lower() == "fifteen":
+        args["party_size"] = 50  # the model's mistake: the transcript is right
+    return args
+
+
+WRONG_ARGUMENT = [
+    Rule(RULES[0].pattern, tool="book_table", args=_teens_as_tens, reply=RULES[0].reply),
+    *RULES[1:],
+]
+
+
+def _broken(ctx):
+    raise RuntimeError("the model broke")
+
+
+BROKEN = [Rule(RULES[0].pattern, tool="book_table", args=_broken), *RULES[1:]]
+
+
+async def check_menu(params, diet: str) -> None:
+    """Find dishes for a diet (the menu service is down: it raises).
+
+    Args:
+        diet: The diet.
+    """
+    raise RuntimeError(f"no information about {diet} dishes")
+
+
+KOSHER = [
+    Rule(r"(?P<diet>kosher)", tool="check_menu", args={"diet": "{diet}"},
+         reply=lambda ctx: "Sorry, I could not check the menu." if ctx.tool_error
+         else f"We have {ctx.tool_result['dishes']}."),
+    *RULES,
+]
+
+
+def adapter(case, monkeypatch):
+    if case == "hearing":
+        monkeypatch.setattr(bot, "FixtureTextSTTService", MisreadingSTTService)
+    elif case == "logic":
+        monkeypatch.setattr(bot, "RULES", WRONG_ARGUMENT)
+    elif case == "crash":
+        monkeypatch.setattr(bot, "RULES", BROKEN)
+    elif case == "tool":
+        monkeypatch.setattr(bot, "check_menu", check_menu)
+        monkeypatch.setattr(bot, "RULES", KOSHER)
+    return PipecatAdapter(run_bot=bot.run_bot, timeout_s=20.0)
+'''
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # In the fixture, not at import: collecting the suite must load no model (Silero).
+    pytest.importorskip("pipecat", reason="needs the pipecat extra")
+    root = tmp_path_factory.mktemp("pipecat_corpus")
+    shutil.copy(EXAMPLE_BOT, root / "bot.py")
+    write_corpus(root, FAULT_AGENTS)
+    synthesize_corpus(root)
+    return root
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, corpus: Path) -> pytest.Pytester:
+    shutil.copytree(corpus, pytester.path, dirs_exist_ok=True)
+    return pytester
+
+
+def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) -> None:
+    result, found = run_corpus(project, "--agent-eval-attribute", "--junitxml=junit.xml")
+    result.assert_outcomes(**OUTCOMES)
+
+    verdict, hearing = found["hearing_booking"]
+    assert verdict == "failed" and hearing["cause"] == "hearing"
+    misheard = [e for e in hearing["evidence"] if e["counterfactual"] == "heard_words"]
+    assert [(e["heard"], e["intended"], e["turn"]) for e in misheard] == [("fifty", "fifteen", 0)]
+    (rerun,) = [e for e in hearing["evidence"] if e["counterfactual"] == "text_rerun"]
+    assert rerun["verdict"] == "passed" and rerun["turn"] == 0
+
+    verdict, logic = found["logic_booking"]
+    assert verdict == "failed" and logic["cause"] == "agent_logic"
+    assert [e["verdict"] for e in logic["evidence"]] == ["none", "failed"]  # heard right
+
+    verdict, tool = found["tool_menu"]
+    assert verdict == "failed" and tool["cause"] == "tool"
+    (call,) = tool["evidence"]
+    assert call["tool"] == "check_menu" and "kosher" in call["error"]
+
+    verdict, passing = found["passing_booking"]
+    assert verdict == "passed" and passing is None
+    verdict, latency = found["latency_booking"]
+    assert verdict == "failed" and latency["cause"] == "undetermined"
+    (only,) = latency["evidence"]  # nothing rerun: a text turn's latency says nothing
+    assert "failed only its latency (max_latency_ms (line 10))" in only["detail"]
+    verdict, crashed = found["crash_booking"]
+    assert verdict == CRASH_VERDICT and crashed is None  # a crash or an ERROR is not explained
+
+    assert junit_causes(project.path / "junit.xml") == {
+        "hearing_booking": "hearing=1",
+        "logic_booking": "agent_logic=1",
+        "tool_menu": "tool=1",
+        "passing_booking": None,
+        "crash_booking": None,
+        "latency_booking": "undetermined=1",
+    }
+    result.stdout.fnmatch_lines(
+        [
+            '*cause: hearing — heard "fifty", intended "fifteen"*',
+            "*cause: agent_logic — given as text, turn 1 fails the same check*",
+            "*cause: tool — tool 'check_menu' failed: *kosher*",
+            "*4 failed runs: 1 agent_logic, 1 hearing, 1 tool, 1 undetermined*",
+        ]
+    )
+
+
+def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
+    result, found = run_corpus(project)
+    result.assert_outcomes(**OUTCOMES)
+    assert {k: v for k, (v, _) in found.items()} == {
+        "hearing_booking": "failed",
+        "logic_booking": "failed",
+        "tool_menu": "failed",
+        "passing_booking": "passed",
+        "crash_booking": CRASH_VERDICT,
+        "latency_booking": "failed",
+    }
+    assert all(attribution is None for _, attribution in found.values())
+    assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()

@@ -1,0 +1,55 @@
+"""The attribution record (issue 35): its one-line account, the words it names as misheard,
+and its trip through the serializer that carries results across xdist and into files."""
+
+from __future__ import annotations
+
+from pytest_agent_eval._attribution import Attribution, Evidence, misheard_spans
+from pytest_agent_eval.models import RunResult, TurnResult
+
+
+def test_misheard_words_are_only_those_that_differ() -> None:
+    intended = "Hi, I am Alice and I would like a table for fifteen at seven pm."
+    assert misheard_spans(
+        intended, "hi i am alice and i would like a table for fifty at seven pm"
+    ) == [("fifty", "fifteen")]
+    assert misheard_spans(intended, intended.upper()) == []
+    assert misheard_spans("a table for two", "a table") == [("", "for two")]
+
+
+def test_each_cause_reads_as_one_line_naming_its_evidence() -> None:
+    hearing = Attribution(
+        "hearing",
+        [
+            Evidence("heard_words", "found", turn=0, heard="fifty", intended="fifteen"),
+            Evidence("text_rerun", "passed", turn=0, detail="given as text, turn 1 passes"),
+        ],
+        turn=0,
+    )
+    assert hearing.describe() == 'hearing — heard "fifty", intended "fifteen"'
+    tool = Attribution(
+        "tool", [Evidence("tool_record", "found", tool="check_menu", error="ValueError: down")]
+    )
+    assert tool.describe() == "tool — tool 'check_menu' failed: ValueError: down"
+    logic = Attribution(
+        "agent_logic",
+        [
+            Evidence("heard_words", "none", detail="every audio turn was heard as said"),
+            Evidence("text_rerun", "failed", detail="given as text, turn 1 fails the same check"),
+        ],
+    )
+    assert logic.describe() == "agent_logic — given as text, turn 1 fails the same check"
+
+
+def test_a_run_keeps_its_attribution_through_the_serializer() -> None:
+    run = RunResult(
+        index=0,
+        turns=[TurnResult(index=0, user="a table for fifteen")],
+        attribution=Attribution(
+            "hearing",
+            [Evidence("heard_words", "found", turn=0, heard="fifty", intended="fifteen")],
+            turn=0,
+        ),
+    )
+    again = RunResult.from_dict(run.to_dict())
+    assert again.attribution == run.attribution
+    assert RunResult.from_dict(RunResult(index=1).to_dict()).attribution is None
