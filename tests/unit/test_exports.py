@@ -288,6 +288,8 @@ PUBLIC: dict[str, list[str]] = {
         "RunResult",
         "SCORE_MAX_DECIMALS",
         "SimulatedCaller",
+        "Timeline",
+        "TimelineEvent",
         "ToolCall",
         "ToolCallArgsConfig",
         "ToolCallOutcomeConfig",

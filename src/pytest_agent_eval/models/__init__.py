@@ -53,6 +53,7 @@ from ._stats import (
     score_and_threshold_text,
     wilson_interval,
 )
+from ._timeline import Timeline, TimelineEvent
 from ._turns import (
     AgentReply,
     AgentSpeech,
@@ -90,6 +91,8 @@ __all__ = [
     "Message",
     "RunResult",
     "SimulatedCaller",
+    "Timeline",
+    "TimelineEvent",
     "ToolCall",
     "ToolCallArgsConfig",
     "ToolCallOutcomeConfig",

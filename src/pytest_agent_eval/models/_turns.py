@@ -10,6 +10,7 @@ from typing import Any
 
 from .._serialize import from_json, to_json
 from ._inputs import ToolOutcome
+from ._timeline import Timeline
 
 # --------------------------------------------------------------------------------------------
 # What flows between runner and agent
@@ -514,6 +515,9 @@ class AgentTurn(_AgentTurnFields):
             when the turn did not interrupt, or the adapter does not perform barge-in.
         model: Id of the model that answered (``"gpt-4o-mini"``, ``"openai:gpt-4o"``), when
             the adapter knows it: reports name it and price the turn's tokens by it.
+        timeline: Voice adapters: the turn on one time axis (user audio, the agent's VAD and
+            end-of-turn decisions, its audio out, interruptions, tool calls, handoffs), the same
+            shape from every adapter; None for a text turn or an adapter that keeps none.
     """
 
     heard: str | None = None
@@ -531,6 +535,7 @@ class AgentTurn(_AgentTurnFields):
     audio_in: Path | None = None
     barge_in: BargeIn | None = None
     model: str | None = None
+    timeline: Timeline | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:
