@@ -13,7 +13,7 @@ own): the builder locks.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -71,21 +71,24 @@ class TimelineBuilder:
         self,
         kind: str,
         at: float,
+        /,
         *,
         edge: Edge = "moment",
         key: str | None = None,
-        **detail: Any,
+        detail: Mapping[str, Any] | None = None,
+        **more: Any,
     ) -> None:
         """Record that ``kind`` started, ended or happened at ``at``.
 
         ``key`` tells apart spans of one kind open at once (two tool calls); an ``end`` with no
         open span of its kind and key is a span the builder never saw start, drawn from the
-        turn's anchor. ``detail`` is merged into the event's (an end may add what a start
+        turn's anchor. ``detail`` (and keyword arguments) is merged into the event's (an end may add what a start
         could not know, like a tool's error). Outside a turn, only spans are tracked: what is
         still open when the next turn begins appears in it.
         """
         if kind not in TIMELINE_KINDS:
             raise ValueError(f"timeline kind {kind!r}: one of {TIMELINE_KINDS}")
+        detail = {**(detail or {}), **more}
         with self._lock:
             slot = (kind, key)
             if edge == "start":
@@ -104,6 +107,25 @@ class TimelineBuilder:
                 return
             if self._anchor is not None:
                 self._events.append((kind, at, None, dict(detail)))
+
+    def annotate(self, kind: str, /, *, text: str | None = None, **detail: Any) -> None:
+        """Add to what is known of the open span of ``kind`` (else of the turn's last event of
+        it): ``detail`` replaces, ``text`` is appended to the ``text`` there (what a reply
+        played arrives in pieces, and after its audio started)."""
+        with self._lock:
+            target: dict[str, Any] | None = None
+            opened = [s for s in self._open.values() if s.kind == kind]
+            if opened:
+                target = opened[-1].detail
+            else:
+                done = [e for e in self._events if e[0] == kind]
+                if done:
+                    target = done[-1][3]
+            if target is None:
+                return
+            target.update(detail)
+            if text:
+                target["text"] = f"{target['text']} {text}" if target.get("text") else text
 
     def is_open(self, kind: str, key: str | None = None) -> bool:
         """True while a span of ``kind`` (and ``key``) is open."""

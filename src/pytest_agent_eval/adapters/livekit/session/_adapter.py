@@ -48,6 +48,7 @@ from .._audio import (
 from .._compat import agent_in_a_session, run_assert_over
 from .._logs import CrashSink, crash_sink, hold_livekit_logs, resolve_level
 from .._segments import SessionVAD
+from .._timeline import SessionTimeline
 from .._turn import (
     SessionClosedError,
     Stage,
@@ -471,6 +472,7 @@ class LiveKitConversation:
         """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
         self._expect: Any = None
         self._greeting = Greeting()
+        self._timeline = SessionTimeline()
         self.greeting_items: list[Any] = []
         """The items of the greeting (messages, tool calls and outputs)."""
 
@@ -573,6 +575,7 @@ class LiveKitConversation:
             self._audio_out = CaptureAudioOutput(speed=self.speed)
             session.output.audio = self._audio_out
         recorder = self._recorder = TurnRecorder(session)
+        self._timeline.attach(session, audio_in)
         recorder.read_speech_texts(self._text_out)
         if realtime is not None:
             assert audio_in is not None
@@ -768,6 +771,7 @@ class LiveKitConversation:
         """Start ``turn`` in the recorder; what `finish` needs to know of its start."""
         assert self._recorder is not None
         self._recorder.begin_turn(turn.index)
+        self._timeline.begin()
         if self._streamer is not None:
             self._streamer.saved = None
         stt_ = self.session.stt
@@ -861,6 +865,7 @@ class LiveKitConversation:
             handoffs=list(capture.handoffs),
             audio_in=opened.audio_in if opened.stopped else saved,
             barge_in=barge_in or self._barge_in.untested(turn.index),
+            timeline=self._timeline.take(voice=turn.audio is not None),
         )
         self.last_items = capture.items
         self._expect = None

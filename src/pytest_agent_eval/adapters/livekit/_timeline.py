@@ -1,0 +1,159 @@
+"""A LiveKit session's turns on one time axis: the `Timeline` of each voice turn (issue 33).
+
+`SessionTimeline` listens to the ``AgentSession``'s public events for the whole conversation
+and marks them on a `TimelineBuilder`, on ``time.perf_counter()`` (the clock the adapter's
+latencies are measured on):
+
+- ``stream``: the first and the last frame the turn pushed into the session's microphone;
+- ``vad_speech``: the session's user state, ``speaking`` to not (LiveKit sets it from the
+  agent's VAD, or a realtime model's server VAD);
+- ``end_of_turn``: the agent going from listening to ``thinking`` (it took the user's turn as
+  over and started the reply);
+- ``agent_speech``: the agent state ``speaking`` (its audio playing), with the text the reply
+  added to the chat;
+- ``interruption``: the user starting to speak while the agent speaks, when the agent then
+  stops (``real``), or LiveKit calls it a false interruption (``false``; ``resumed`` when the
+  reply went on);
+- ``tool_call``: ``tool_call_started`` to ``tool_call_ended`` (or the tools executed);
+- ``handoff``: a handoff item added to the chat.
+
+LiveKit's session has one "user is speaking" signal, its VAD's: ``user_speech`` is declared
+unobserved rather than drawn twice.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from livekit.agents import AgentSession, llm
+from livekit.agents.voice.events import (
+    AgentFalseInterruptionEvent,
+    AgentStateChangedEvent,
+    ConversationItemAddedEvent,
+    FunctionToolsExecutedEvent,
+    ToolCallEnded,
+    ToolCallStarted,
+    ToolExecutionUpdatedEvent,
+    UserStateChangedEvent,
+)
+
+from ...models import Timeline
+from ...voice._timeline import TimelineBuilder
+
+__all__ = ["SessionTimeline"]
+
+UNOBSERVED = ("user_speech",)
+
+
+class SessionTimeline:
+    """One conversation's timeline: `attach` it to the session, `begin` each turn, `take` its
+    record when it ends."""
+
+    def __init__(self) -> None:
+        self.builder = TimelineBuilder(clock="real", unobserved=UNOBSERVED)
+        self._user_speaking = False
+        self._agent_state = "initializing"
+        self._overlap_at: float | None = None
+        """When the user started to speak over the agent (an interruption in the making)."""
+        self._last_push: float | None = None
+
+    def attach(self, session: AgentSession[Any], audio_in: Any = None) -> None:
+        """Listen to ``session`` (and to the frames pushed into ``audio_in``, the adapter's
+        microphone, when it has one)."""
+        handlers: dict[str, Any] = {
+            "user_state_changed": self._on_user_state,
+            "agent_state_changed": self._on_agent_state,
+            "agent_false_interruption": self._on_false_interruption,
+            "function_tools_executed": self._on_tools,
+            "tool_execution_updated": self._on_tool_update,
+            "conversation_item_added": self._on_item,
+        }
+        for event, handler in handlers.items():
+            session.on(event, handler)  # type: ignore[arg-type]
+        if audio_in is not None:
+            audio_in.on_push = self._on_push
+
+    def begin(self) -> None:
+        """A turn starts now."""
+        self._last_push = None
+        self.builder.begin(time.perf_counter())
+
+    def take(self, voice: bool = True) -> Timeline | None:
+        """The turn's record; None for a text turn (``voice`` False), whose turn is closed all
+        the same."""
+        if self._last_push is not None:
+            self.builder.mark("stream", self._last_push, edge="end")
+        record = self.builder.take()
+        return record if voice else None
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _on_push(self, seconds: float) -> None:
+        now = time.perf_counter()
+        if self._last_push is None:
+            self.builder.mark("stream", now, edge="start")
+        self._last_push = now
+
+    def _on_user_state(self, ev: UserStateChangedEvent) -> None:
+        now = time.perf_counter()
+        if ev.new_state == "speaking" and not self._user_speaking:
+            self._user_speaking = True
+            self.builder.mark("vad_speech", now, edge="start")
+            if self._agent_state == "speaking":
+                self._overlap_at = now
+        elif ev.new_state != "speaking" and self._user_speaking:
+            self._user_speaking = False
+            self.builder.mark("vad_speech", now, edge="end")
+
+    def _on_agent_state(self, ev: AgentStateChangedEvent) -> None:
+        now = time.perf_counter()
+        old, new = ev.old_state, ev.new_state
+        self._agent_state = new
+        if new == "speaking":
+            self.builder.mark("agent_speech", now, edge="start")
+            return
+        if old == "speaking":
+            self.builder.mark("agent_speech", now, edge="end")
+            if self._overlap_at is not None:
+                self.builder.mark("interruption", self._overlap_at, kind="real")
+                self._overlap_at = None
+        if new == "thinking" and old == "listening":
+            self.builder.mark("end_of_turn", now)
+
+    def _on_false_interruption(self, ev: AgentFalseInterruptionEvent) -> None:
+        kind = "resumed" if ev.resumed else "false"
+        if self._overlap_at is not None:
+            self.builder.mark("interruption", self._overlap_at, kind=kind)
+            self._overlap_at = None
+        else:  # the agent went quiet first (drawn as ``real``): it was a false one
+            self.builder.annotate("interruption", kind=kind)
+
+    def _on_tool_update(self, ev: ToolExecutionUpdatedEvent) -> None:
+        now = time.perf_counter()
+        update = ev.update
+        if isinstance(update, ToolCallStarted):
+            call = update.function_call
+            self.builder.mark("tool_call", now, edge="start", key=call.call_id, name=call.name)
+        elif isinstance(update, ToolCallEnded):
+            detail = {} if update.status == "done" else {"status": update.status}
+            self.builder.mark("tool_call", now, edge="end", key=update.call_id, detail=detail)
+
+    def _on_tools(self, ev: FunctionToolsExecutedEvent) -> None:
+        now = time.perf_counter()
+        for call, out in zip(ev.function_calls, ev.function_call_outputs, strict=False):
+            if self.builder.is_open("tool_call", call.call_id):
+                error = {"status": "error"} if out is not None and out.is_error else {}
+                self.builder.mark("tool_call", now, edge="end", key=call.call_id, detail=error)
+
+    def _on_item(self, ev: ConversationItemAddedEvent) -> None:
+        item = ev.item
+        now = time.perf_counter()
+        if isinstance(item, llm.ChatMessage) and item.role == "assistant":
+            text = (item.text_content or "").strip()
+            if text:
+                self.builder.annotate("agent_speech", text=text)
+        elif isinstance(item, llm.AgentHandoff) and item.old_agent_id is not None:
+            self.builder.mark(
+                "handoff", now, detail={"from": item.old_agent_id, "to": item.new_agent_id}
+            )
