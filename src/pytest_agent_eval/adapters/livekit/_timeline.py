@@ -40,6 +40,8 @@ from livekit.agents.voice.events import (
 
 from ...models import Timeline
 from ...voice._timeline import TimelineBuilder
+from ._compat import activity_agent, session_activity
+from ._turn import agent_name
 
 __all__ = ["SessionTimeline"]
 
@@ -57,6 +59,11 @@ class SessionTimeline:
         self._overlap_at: float | None = None
         """When the user started to speak over the agent (an interruption in the making)."""
         self._last_push: float | None = None
+        self._user_spoke = False
+        """The user's speech ended since the last end of turn (a new agent's ``on_enter``
+        reply also goes from listening to thinking: that is no end of the user's turn)."""
+        self._session: AgentSession[Any] | None = None
+        self._agent: str | None = None
 
     def attach(self, session: AgentSession[Any], audio_in: Any = None) -> None:
         """Listen to ``session`` (and to the frames pushed into ``audio_in``, the adapter's
@@ -69,6 +76,7 @@ class SessionTimeline:
             "tool_execution_updated": self._on_tool_update,
             "conversation_item_added": self._on_item,
         }
+        self._session = session
         for event, handler in handlers.items():
             session.on(event, handler)  # type: ignore[arg-type]
         if audio_in is not None:
@@ -77,6 +85,8 @@ class SessionTimeline:
     def begin(self) -> None:
         """A turn starts now."""
         self._last_push = None
+        if self._agent is None:
+            self._agent = self._current_agent()
         self.builder.begin(time.perf_counter())
 
     def take(self, voice: bool = True) -> Timeline | None:
@@ -104,6 +114,7 @@ class SessionTimeline:
                 self._overlap_at = now
         elif ev.new_state != "speaking" and self._user_speaking:
             self._user_speaking = False
+            self._user_spoke = True
             self.builder.mark("vad_speech", now, edge="end")
 
     def _on_agent_state(self, ev: AgentStateChangedEvent) -> None:
@@ -118,7 +129,8 @@ class SessionTimeline:
             if self._overlap_at is not None:
                 self.builder.mark("interruption", self._overlap_at, kind="real")
                 self._overlap_at = None
-        if new == "thinking" and old == "listening":
+        if new == "thinking" and old == "listening" and self._user_spoke:
+            self._user_spoke = False
             self.builder.mark("end_of_turn", now)
 
     def _on_false_interruption(self, ev: AgentFalseInterruptionEvent) -> None:
@@ -154,6 +166,11 @@ class SessionTimeline:
             if text:
                 self.builder.annotate("agent_speech", text=text)
         elif isinstance(item, llm.AgentHandoff) and item.old_agent_id is not None:
-            self.builder.mark(
-                "handoff", now, detail={"from": item.old_agent_id, "to": item.new_agent_id}
-            )
+            # Named as the turn's handoffs name them (class names), not by agent id.
+            new = self._current_agent() or item.new_agent_id
+            self.builder.mark("handoff", now, detail={"from": self._agent, "to": new})
+            self._agent = new
+
+    def _current_agent(self) -> str | None:
+        activity = session_activity(self._session) if self._session is not None else None
+        return agent_name(activity_agent(activity)) if activity is not None else None
