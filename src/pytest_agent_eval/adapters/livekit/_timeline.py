@@ -7,8 +7,8 @@ latencies are measured on):
 - ``stream``: the first and the last frame the turn pushed into the session's microphone;
 - ``vad_speech``: the session's user state, ``speaking`` to not (LiveKit sets it from the
   agent's VAD, or a realtime model's server VAD);
-- ``end_of_turn``: the agent going from listening to ``thinking`` (it took the user's turn as
-  over and started the reply);
+- ``end_of_turn``: after the user spoke, the first reply created (``speech_created``) or the
+  agent going from listening to ``thinking``: it took the user's turn as over;
 - ``agent_speech``: the agent state ``speaking`` (its audio playing), with the text the reply
   added to the chat;
 - ``interruption``: the user starting to speak while the agent speaks, when the agent then
@@ -32,6 +32,7 @@ from livekit.agents.voice.events import (
     AgentStateChangedEvent,
     ConversationItemAddedEvent,
     FunctionToolsExecutedEvent,
+    SpeechCreatedEvent,
     ToolCallEnded,
     ToolCallStarted,
     ToolExecutionUpdatedEvent,
@@ -49,11 +50,18 @@ UNOBSERVED = ("user_speech",)
 
 
 class SessionTimeline:
-    """One conversation's timeline: `attach` it to the session, `begin` each turn, `take` its
-    record when it ends."""
+    """One conversation's timelines: `attach` it to the session, `begin` each turn, `take` its
+    record when it ends.
+
+    Turns can overlap: a barge-in begins the interrupting turn before the interrupted one is
+    finished. Each open turn has its own builder and sees every event until it is taken (the
+    interrupted turn's record shows the interruption that cut it); a span that opened before a
+    turn began is drawn from the turn's start.
+    """
 
     def __init__(self) -> None:
-        self.builder = TimelineBuilder(clock="real", unobserved=UNOBSERVED)
+        self._turns: dict[int, TimelineBuilder] = {}
+        self.builder = _Fanout(self._turns)
         self._user_speaking = False
         self._agent_state = "initializing"
         self._overlap_at: float | None = None
@@ -71,6 +79,7 @@ class SessionTimeline:
         handlers: dict[str, Any] = {
             "user_state_changed": self._on_user_state,
             "agent_state_changed": self._on_agent_state,
+            "speech_created": self._on_speech_created,
             "agent_false_interruption": self._on_false_interruption,
             "function_tools_executed": self._on_tools,
             "tool_execution_updated": self._on_tool_update,
@@ -82,19 +91,25 @@ class SessionTimeline:
         if audio_in is not None:
             audio_in.on_push = self._on_push
 
-    def begin(self) -> None:
-        """A turn starts now."""
+    def begin(self, index: int) -> None:
+        """Turn ``index`` starts now."""
+        if self._last_push is not None:  # the stream of the turn before ended with its last frame
+            self.builder.mark("stream", self._last_push, edge="end")
         self._last_push = None
         if self._agent is None:
             self._agent = self._current_agent()
-        self.builder.begin(time.perf_counter())
+        builder = self._turns[index] = TimelineBuilder(clock="real", unobserved=UNOBSERVED)
+        builder.begin(time.perf_counter())
 
-    def take(self, voice: bool = True) -> Timeline | None:
-        """The turn's record; None for a text turn (``voice`` False), whose turn is closed all
-        the same."""
-        if self._last_push is not None:
-            self.builder.mark("stream", self._last_push, edge="end")
-        record = self.builder.take()
+    def take(self, index: int, voice: bool = True) -> Timeline | None:
+        """Turn ``index``'s record; None for a text turn (``voice`` False) or a turn never
+        begun. The turn is closed either way."""
+        builder = self._turns.pop(index, None)
+        if builder is None:
+            return None
+        if self._last_push is not None and builder.is_open("stream"):
+            builder.mark("stream", self._last_push, edge="end")
+        record = builder.take()
         return record if voice else None
 
     # -- events ---------------------------------------------------------------------------
@@ -129,7 +144,17 @@ class SessionTimeline:
             if self._overlap_at is not None:
                 self.builder.mark("interruption", self._overlap_at, kind="real")
                 self._overlap_at = None
-        if new == "thinking" and old == "listening" and self._user_spoke:
+        if new == "thinking" and old == "listening":
+            self._end_of_turn(now)
+
+    def _on_speech_created(self, ev: SpeechCreatedEvent) -> None:
+        self._end_of_turn(time.perf_counter())
+
+    def _end_of_turn(self, now: float) -> None:
+        """The agent started its answer (a reply was created, or it began thinking): after the
+        user spoke, that is where it took the user's turn as over (a realtime model creates
+        its reply before the agent is seen thinking)."""
+        if self._user_spoke:
             self._user_spoke = False
             self.builder.mark("end_of_turn", now)
 
@@ -174,3 +199,21 @@ class SessionTimeline:
     def _current_agent(self) -> str | None:
         activity = session_activity(self._session) if self._session is not None else None
         return agent_name(activity_agent(activity)) if activity is not None else None
+
+
+class _Fanout:
+    """Marks every open turn's builder."""
+
+    def __init__(self, turns: dict[int, TimelineBuilder]) -> None:
+        self._turns = turns
+
+    def mark(self, kind: str, at: float, /, **options: Any) -> None:
+        for builder in list(self._turns.values()):
+            builder.mark(kind, at, **options)
+
+    def annotate(self, kind: str, /, **options: Any) -> None:
+        for builder in list(self._turns.values()):
+            builder.annotate(kind, **options)
+
+    def is_open(self, kind: str, key: str | None = None) -> bool:
+        return any(b.is_open(kind, key) for b in list(self._turns.values()))

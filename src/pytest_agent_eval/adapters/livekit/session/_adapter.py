@@ -771,7 +771,7 @@ class LiveKitConversation:
         """Start ``turn`` in the recorder; what `finish` needs to know of its start."""
         assert self._recorder is not None
         self._recorder.begin_turn(turn.index)
-        self._timeline.begin()
+        self._timeline.begin(turn.index)
         if self._streamer is not None:
             self._streamer.saved = None
         stt_ = self.session.stt
@@ -865,7 +865,7 @@ class LiveKitConversation:
             handoffs=list(capture.handoffs),
             audio_in=opened.audio_in if opened.stopped else saved,
             barge_in=barge_in or self._barge_in.untested(turn.index),
-            timeline=self._timeline.take(voice=turn.audio is not None),
+            timeline=self._timeline.take(turn.index, voice=turn.audio is not None),
         )
         self.last_items = capture.items
         self._expect = None
