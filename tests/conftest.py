@@ -51,6 +51,7 @@ _FOLDER_TIERS: dict[str, tuple[str, ...]] = {
     "pipecat": ("voice",),
     "realtime": ("voice",),
     "room": ("room", "voice"),
+    "contract": ("voice",),  # the voice adapter contract: every in-process voice adapter
 }
 """Every test in ``tests/<folder>/`` has these tiers."""
 

@@ -35,8 +35,6 @@ from pytest_agent_eval.models import (  # noqa: E402
 )
 from pytest_agent_eval.runner import RunSettings, run_transcript  # noqa: E402
 
-pytestmark = pytest.mark.voice
-
 BEHAVIOURS = (
     "greeting",
     "tool",
