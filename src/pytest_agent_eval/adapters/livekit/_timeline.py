@@ -98,6 +98,8 @@ class SessionTimeline:
         self._last_push = None
         if self._agent is None:
             self._agent = self._current_agent()
+        for stale in [i for i in self._turns if i < index - 1]:  # a turn that raised: no take
+            del self._turns[stale]
         builder = self._turns[index] = TimelineBuilder(clock="real", unobserved=UNOBSERVED)
         builder.begin(time.perf_counter())
 
