@@ -26,6 +26,7 @@ for _folder in ("livekit", "pipecat", "realtime", "contract"):
         sys.path.insert(0, str(TESTS / _folder))
 
 from pytest_agent_eval.models import (  # noqa: E402
+    AudioCondition,
     InterruptConfig,
     Timeline,
     Transcript,
@@ -45,10 +46,18 @@ BEHAVIOURS = (
     "barge_in",
     "silent",
     "crash",
+    "audio_condition",
 )
 
-VERDICT = {"silent": "failed", "crash": "crashed"}
-"""The run's verdict for each behaviour; ``passed`` for the others."""
+VERDICT = {"silent": "failed", "crash": "crashed", "audio_condition": "error"}
+"""The run's verdict for each behaviour; ``passed`` for the others.
+
+``audio_condition``: a turn under an audio condition, heard by an STT that knows a fixture's
+text rather than recognizing it (the corpus's agents): such a hearing cannot say what the
+condition did to the words, so every adapter refuses it, an ERROR. Hearing through a condition
+needs real recognition (Whisper), which the contract does not load."""
+
+CONDITION = AudioCondition("gain", {"db": -6})
 
 BARGE_IN = InterruptConfig(stop_within_ms=1500, after_ms=1500)
 
@@ -64,6 +73,13 @@ class Corpus:
     name: str
     audio: Callable[[Path], dict[str, Path]]
     cases: Callable[[dict[str, Path]], dict[str, Case]]
+
+
+def conditioned(turns: list[Turn]) -> list[Turn]:
+    """``turns`` under the corpus's audio condition."""
+    for turn in turns:
+        turn.conditions = [CONDITION]
+    return turns
 
 
 # -- LiveKit, a classic (STT, LLM, TTS) pipeline in process ---------------------------------------
@@ -110,6 +126,7 @@ def _livekit_cases(audio: dict[str, Path]) -> dict[str, Case]:
         ),
         "silent": (LiveKitAdapter(_factory(WarehouseNeverAnswers), timeout_s=3), said("warehouse")),
         "crash": (LiveKitAdapter(_factory(BrokenBriefing)), said("hello")),
+        "audio_condition": (scenario("tools_that_await"), conditioned(said("order"))),
     }
 
 
@@ -156,6 +173,7 @@ def _realtime_cases(audio: dict[str, Path]) -> dict[str, Case]:
         ),
         "silent": (desk(SilentRealtimeDesk, timeout_s=3), said("warehouse")),
         "crash": (desk(BrokenRealtimeDesk), said("hello")),
+        "audio_condition": (desk(), conditioned(said("order"))),
     }
 
 
@@ -203,6 +221,7 @@ def _pipecat_cases(audio: dict[str, Path]) -> dict[str, Case]:
         "silent": (PipecatAdapter(silent_bot, timeout_s=3), said("forecast")),
         # The crashing bot's processor breaks on the second user turn.
         "crash": (PipecatAdapter(crashing_bot), said("hello", "hello")),
+        "audio_condition": (bot("functions_that_await"), said("weather", conditions=[CONDITION])),
     }
 
 
@@ -328,6 +347,9 @@ def test_each_adapter_plays_the_behaviour_as_the_contract_says(
         assert [e.detail["kind"] for e in second.timeline.of("interruption")] == ["real"]
     elif behaviour in ("silent", "crash"):
         assert run.turns[-1].timeline is None  # no reply, no record of one
+    elif behaviour == "audio_condition":
+        why = run.error or run.turns[-1].error or ""
+        assert "condition" in why, why
 
 
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
