@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from corpus_agents import VAD
@@ -124,3 +125,79 @@ def speaking_factory() -> Callable[[], tuple[Any, Agent]]:
         return session, Agent(instructions="Tell stories.")
 
     return make
+
+
+# -- memory: what the caller said in one turn, recalled in a later one -------------------------
+
+MEMORY_PHRASES = {
+    "my_name": "My name is Maria Lopez.",
+    "ask_name": "What is my name?",
+}
+
+
+def _recall_name(ctx: Any) -> str:
+    name = ctx.recall(r"my name is (\w+ \w+)")
+    return f"Your name is {name or 'unknown to me'}."
+
+
+MEMORY_RULES = [
+    Rule(r"what is my name", reply=_recall_name),
+    Rule(r"my name is", reply="Nice to meet you."),
+]
+
+
+def synthesize_memory(folder: Path) -> dict[str, Path]:
+    """The memory phrases' WAVs, made with the offline default voice; key -> path."""
+    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval.synthesize import ensure_fixtures
+
+    lines = ["id: memory_fixtures", "turns:"]
+    for key, text in MEMORY_PHRASES.items():
+        lines += [f'  - user: "{text}"', f"    audio: {key}.wav"]
+    (folder / "memory.yaml").write_text("\n".join(lines) + "\n")
+    ensure_fixtures([load_transcript_file(folder / "memory.yaml")], jobs=1).raise_for_failures()
+    return {key: folder / f"{key}.wav" for key in MEMORY_PHRASES}
+
+
+def remembering_factory() -> Callable[[], tuple[Any, Agent]]:
+    """A classic pipeline agent that answers from what the caller said before."""
+
+    def make() -> tuple[AgentSession[Any], Agent]:
+        session: AgentSession[Any] = AgentSession(
+            stt=FixtureTextSTT(), vad=VAD, llm=ScriptedLLM(MEMORY_RULES), **eval_session_kwargs()
+        )
+        return session, Agent(instructions="Remember the caller.")
+
+    return make
+
+
+def remembering_realtime_factory() -> Callable[[], tuple[Any, Agent]]:
+    """The same on a scripted realtime model (whose turns the session's VAD takes)."""
+
+    def make() -> tuple[AgentSession[Any], Agent]:
+        model = ScriptedRealtimeModel(MEMORY_RULES)
+        session: AgentSession[Any] = AgentSession(llm=model, vad=VAD, **eval_session_kwargs())
+        return session, Agent(instructions="Remember the caller.")
+
+    return make
+
+
+def remembering_bot(transport: Any) -> Any:
+    """The same as a Pipecat bot, built as the Pipecat corpus builds its bots."""
+    from corpus_bots import voice_pipeline
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+    from pipecat.processors.aggregators.llm_context import LLMContext
+    from pipecat.processors.aggregators.llm_response_universal import (
+        LLMContextAggregatorPair,
+        LLMUserAggregatorParams,
+    )
+
+    from pytest_agent_eval.adapters.pipecat import ScriptedLLMService
+
+    llm = ScriptedLLMService(MEMORY_RULES)
+    context = LLMContext([{"role": "system", "content": "Remember the caller."}])
+    pair = LLMContextAggregatorPair(
+        context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+    )
+    return PipelineWorker(voice_pipeline(transport, llm, pair), params=PipelineParams())

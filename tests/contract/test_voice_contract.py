@@ -7,7 +7,7 @@ Each behaviour is run through the runner (``run_transcript``), as a test file wo
 An adapter joins by adding one `Corpus` to `CORPORA`: for each behaviour, an adapter playing it
 on real components (a real ``AgentSession`` or Pipecat pipeline with Silero VAD, the scripted
 models) and the turns that make the agent do it. Not joined: room mode (it needs a
-livekit-server and keeps no timeline yet). Not in the corpus yet: memory across turns.
+livekit-server and keeps no timeline yet).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ BEHAVIOURS = (
     "slow_tool",
     "failing_tool",
     "handoff",
+    "memory",
     "split_by_vad",
     "barge_in",
     "silent",
@@ -75,6 +76,20 @@ class Corpus:
     cases: Callable[[dict[str, Path]], dict[str, Case]]
 
 
+def _memory_audio(folder: Path) -> dict[str, Path]:
+    from contract_agents import synthesize_memory
+
+    (folder / "memory").mkdir()
+    return synthesize_memory(folder / "memory")
+
+
+def remembered(audio: dict[str, Path]) -> list[Turn]:
+    """The caller says their name, then asks it back."""
+    from contract_agents import MEMORY_PHRASES
+
+    return [Turn(user=MEMORY_PHRASES[k], audio=audio[k]) for k in ("my_name", "ask_name")]
+
+
 def conditioned(turns: list[Turn]) -> list[Turn]:
     """``turns`` under the corpus's audio condition."""
     for turn in turns:
@@ -92,11 +107,11 @@ def _livekit_audio(folder: Path) -> dict[str, Path]:
 
     (folder / "voice").mkdir()
     story = {f"voice_{k}": v for k, v in synthesize_phrases(folder / "voice").items()}
-    return {**synthesize(folder), **story}
+    return {**synthesize(folder), **story, **_memory_audio(folder)}
 
 
 def _livekit_cases(audio: dict[str, Path]) -> dict[str, Case]:
-    from contract_agents import speaking_factory
+    from contract_agents import remembering_factory, speaking_factory
     from corpus_agents import PHRASES, SCENARIOS
     from pipecat_support import PHRASES as VOICE_PHRASES
     from test_livekit_crash import BrokenBriefing, WarehouseNeverAnswers, _factory
@@ -116,6 +131,7 @@ def _livekit_cases(audio: dict[str, Path]) -> dict[str, Case]:
         "slow_tool": (scenario("tools_that_await"), said("order", "warehouse")),
         "failing_tool": (scenario("tool_that_raises"), said("dessert")),
         "handoff": (scenario("handoff_end_of_audio_turn"), said("to_billing")),
+        "memory": (LiveKitAdapter(remembering_factory(), tail_silence_s=0.7), remembered(audio)),
         "split_by_vad": (scenario("long_pause_inside_a_fixture"), said("order_pause_hello")),
         "barge_in": (
             LiveKitAdapter(speaking_factory(), tail_silence_s=0.7),
@@ -140,11 +156,16 @@ def _realtime_audio(folder: Path) -> dict[str, Path]:
 
     (folder / "realtime").mkdir()
     story = {f"rt_{k}": v for k, v in synthesize_realtime(folder / "realtime").items()}
-    return {**synthesize(folder), **story}
+    return {**synthesize(folder), **story, **_memory_audio(folder)}
 
 
 def _realtime_cases(audio: dict[str, Path]) -> dict[str, Case]:
-    from contract_agents import BrokenRealtimeDesk, SilentRealtimeDesk, realtime_factory
+    from contract_agents import (
+        BrokenRealtimeDesk,
+        SilentRealtimeDesk,
+        realtime_factory,
+        remembering_realtime_factory,
+    )
     from corpus_agents import PHRASES
     from realtime_agents import PHRASES as RT_PHRASES
 
@@ -163,6 +184,10 @@ def _realtime_cases(audio: dict[str, Path]) -> dict[str, Case]:
         "slow_tool": (desk(), said("order", "warehouse")),
         "failing_tool": (desk(), said("dessert")),
         "handoff": (desk(), said("to_billing")),
+        "memory": (
+            LiveKitAdapter(remembering_realtime_factory(), tail_silence_s=0.7),
+            remembered(audio),
+        ),
         "split_by_vad": (desk(), said("order_pause_hello")),
         "barge_in": (
             desk(),
@@ -184,10 +209,11 @@ def _pipecat_audio(folder: Path) -> dict[str, Path]:
     pytest.importorskip("pipecat", reason="needs the pipecat extra")
     from pipecat_support import synthesize_phrases
 
-    return synthesize_phrases(folder)
+    return {**synthesize_phrases(folder), **_memory_audio(folder)}
 
 
 def _pipecat_cases(audio: dict[str, Path]) -> dict[str, Case]:
+    from contract_agents import remembering_bot
     from corpus_bots import SCENARIOS, voice_bot
     from pipecat_support import PHRASES
     from test_pipecat_crash import crashing_bot
@@ -216,6 +242,7 @@ def _pipecat_cases(audio: dict[str, Path]) -> dict[str, Case]:
         "slow_tool": (bot("functions_that_await"), said("weather", "forecast")),
         "failing_tool": (bot("function_that_raises"), said("dessert")),
         "handoff": (bot("flows_two_nodes"), said("book")),
+        "memory": (PipecatAdapter(remembering_bot), remembered(audio)),
         "split_by_vad": (bot("two_sentences_2s_pause"), said("bill_pause_charge")),
         "barge_in": (bot("barge_in"), said("story") + said("stop", interrupt=BARGE_IN)),
         "silent": (PipecatAdapter(silent_bot, timeout_s=3), said("forecast")),
@@ -292,7 +319,7 @@ def check_timeline(turn: TurnResult) -> Timeline:
 TOOLS = ("tool", "slow_tool", "failing_tool", "silent")
 """The behaviours whose tools are the behaviour (elsewhere an agent may or may not call one)."""
 
-CHECKED_TURNS = {"slow_tool": 2, "barge_in": 2}
+CHECKED_TURNS = {"slow_tool": 2, "barge_in": 2, "memory": 2}
 """How many of a behaviour's last turns show it (1 unless said): a crashing Pipecat bot needs
 a turn before the one it crashes in."""
 
@@ -334,6 +361,8 @@ def test_each_adapter_plays_the_behaviour_as_the_contract_says(
     elif behaviour == "handoff":
         (timeline,) = timelines
         assert "handoff" in timeline.unobserved or timeline.of("handoff")
+    elif behaviour == "memory":
+        assert run.turns[-1].reply == "Your name is Maria Lopez."
     elif behaviour == "split_by_vad":
         (timeline,) = timelines
         assert len(timeline.of("vad_speech")) >= 2
