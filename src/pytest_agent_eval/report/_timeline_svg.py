@@ -29,7 +29,7 @@ _BARS: dict[str, tuple[int, str]] = {
     "agent_speech": (4, "#4f9d69"),
     "tool_call": (5, "#d99a3d"),
 }
-_ROWS = ("user audio", "user speech", "agent VAD", "", "agent audio", "tool calls")
+_ROWS = ("user audio", "user speech", "agent VAD", "end of turn", "agent audio", "tool calls")
 _INTERRUPTION_COLOURS = {"real": "#c0392b", "false": "#8e44ad", "resumed": "#8e44ad"}
 
 
