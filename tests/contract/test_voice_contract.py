@@ -263,15 +263,30 @@ CORPORA = {
 
 # -- running the corpus --------------------------------------------------------------------------
 
-_results: dict[tuple[str, str], TranscriptResult] = {}
+_results: dict[tuple[str, str, float], TranscriptResult] = {}
 _audio: dict[str, dict[str, Path]] = {}
 
 
+REAL_TIME = ("tool", "handoff", "memory", "split_by_vad")
+"""The behaviours also played in real time (``speed=1``; the rest only at max speed, where
+every adapter's turn-taking is the real-time one already, to keep the voice tier's time)."""
+
+PLAYS = [
+    pytest.param(behaviour, speed, id=f"{behaviour}-{'max' if speed == 0 else 'real'}")
+    for behaviour in BEHAVIOURS
+    for speed in ((0.0, 1.0) if behaviour in REAL_TIME else (0.0,))
+]
+
+
 def played(
-    adapter_name: str, behaviour: str, tmp_path_factory: pytest.TempPathFactory
+    adapter_name: str,
+    behaviour: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    speed: float = 0.0,
 ) -> TranscriptResult:
-    """``behaviour`` played once on ``adapter_name`` (then remembered for the other tests)."""
-    key = (adapter_name, behaviour)
+    """``behaviour`` played once on ``adapter_name`` at ``speed`` (then remembered for the
+    other tests)."""
+    key = (adapter_name, behaviour, speed)
     if key not in _results:
         corpus = CORPORA[adapter_name]
         if adapter_name not in _audio:
@@ -281,7 +296,7 @@ def played(
         import asyncio
 
         _results[key] = asyncio.run(
-            run_transcript(script, adapter, settings=RunSettings(concurrency=1))
+            run_transcript(script, adapter, settings=RunSettings(concurrency=1, speed=speed))
         )
     return _results[key]
 
@@ -341,18 +356,21 @@ def shape(turn: TurnResult, behaviour: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+@pytest.mark.parametrize(("behaviour", "speed"), PLAYS)
 @pytest.mark.parametrize("adapter_name", sorted(CORPORA))
 def test_each_adapter_plays_the_behaviour_as_the_contract_says(
-    adapter_name: str, behaviour: str, tmp_path_factory: pytest.TempPathFactory
+    adapter_name: str, behaviour: str, speed: float, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    result = played(adapter_name, behaviour, tmp_path_factory)
+    result = played(adapter_name, behaviour, tmp_path_factory, speed)
     (run,) = result.runs
     assert run.verdict == VERDICT.get(behaviour, "passed"), [t.error for t in run.turns]
     answered = [t for t in run.turns if t.verdict == "passed"]
     for turn in answered:
         check_timeline(turn)
     timelines = [t.timeline for t in answered if t.timeline is not None]
+    # A pipeline on its own clock says so at max speed; in real time every clock is the wall's.
+    if speed:
+        assert {t.clock for t in timelines} <= {"real"}
     if behaviour == "greeting":
         assert run.greeting is not None and run.greeting.text
     elif behaviour == "slow_tool":
@@ -381,15 +399,15 @@ def test_each_adapter_plays_the_behaviour_as_the_contract_says(
         assert "condition" in why, why
 
 
-@pytest.mark.parametrize("behaviour", BEHAVIOURS)
+@pytest.mark.parametrize(("behaviour", "speed"), PLAYS)
 def test_the_same_behaviour_gives_the_same_record_shapes(
-    behaviour: str, tmp_path_factory: pytest.TempPathFactory
+    behaviour: str, speed: float, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     checked = CHECKED_TURNS.get(behaviour, 1)
     shapes = {
         name: [
             shape(t, behaviour)
-            for t in played(name, behaviour, tmp_path_factory).runs[0].turns[-checked:]
+            for t in played(name, behaviour, tmp_path_factory, speed).runs[0].turns[-checked:]
         ]
         for name in sorted(CORPORA)
     }
