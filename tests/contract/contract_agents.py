@@ -111,7 +111,7 @@ VOICE_RULES = [
 ]
 
 
-def speaking_factory() -> Callable[[], tuple[Any, Agent]]:
+def speaking_factory(*, interruptible: bool = True) -> Callable[[], tuple[Any, Agent]]:
     """A classic pipeline agent with a voice (the synthesizer's), to barge in on."""
 
     def make() -> tuple[AgentSession[Any], Agent]:
@@ -122,7 +122,7 @@ def speaking_factory() -> Callable[[], tuple[Any, Agent]]:
             tts=SynthesizerTTS(),
             **eval_session_kwargs(),
         )
-        return session, Agent(instructions="Tell stories.")
+        return session, Agent(instructions="Tell stories.", allow_interruptions=interruptible)
 
     return make
 

@@ -11,9 +11,9 @@ latencies are measured on):
   agent going from listening to ``thinking``: it took the user's turn as over;
 - ``agent_speech``: the agent state ``speaking`` (its audio playing), with the text the reply
   added to the chat;
-- ``interruption``: the user starting to speak while the agent speaks, when the agent then
-  stops (``real``), or LiveKit calls it a false interruption (``false``; ``resumed`` when the
-  reply went on);
+- ``interruption``: the user starting to speak while the agent speaks, when the reply then
+  ends interrupted (``real``), or LiveKit calls it a false interruption (``false``;
+  ``resumed`` when the reply went on); speech over an uninterruptible reply is none;
 - ``tool_call``: ``tool_call_started`` to ``tool_call_ended`` (or the tools executed);
 - ``handoff``: a handoff item added to the chat.
 
@@ -143,14 +143,22 @@ class SessionTimeline:
             return
         if old == "speaking":
             self.builder.mark("agent_speech", now, edge="end")
-            if self._overlap_at is not None:
-                self.builder.mark("interruption", self._overlap_at, kind="real")
-                self._overlap_at = None
         if new == "thinking" and old == "listening":
             self._end_of_turn(now)
 
     def _on_speech_created(self, ev: SpeechCreatedEvent) -> None:
         self._end_of_turn(time.perf_counter())
+        ev.speech_handle.add_done_callback(self._on_speech_done)
+
+    def _on_speech_done(self, handle: Any) -> None:
+        """A reply ended: interrupted while the user spoke over it, that was an interruption
+        (LiveKit can decide it after the user's speech, on the words transcribed); ended on
+        its own, what overlapped it interrupted nothing (an uninterruptible reply)."""
+        if self._overlap_at is None:
+            return
+        if bool(getattr(handle, "interrupted", False)):
+            self.builder.mark("interruption", self._overlap_at, kind="real")
+        self._overlap_at = None
 
     def _end_of_turn(self, now: float) -> None:
         """The agent started its answer (a reply was created, or it began thinking): after the
@@ -165,7 +173,7 @@ class SessionTimeline:
         if self._overlap_at is not None:
             self.builder.mark("interruption", self._overlap_at, kind=kind)
             self._overlap_at = None
-        else:  # the agent went quiet first (drawn as ``real``): it was a false one
+        else:  # already drawn (a reply the pause let end): it was a false one
             self.builder.annotate("interruption", kind=kind)
 
     def _on_tool_update(self, ev: ToolExecutionUpdatedEvent) -> None:
