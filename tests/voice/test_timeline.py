@@ -85,3 +85,25 @@ def test_the_record_travels_on_a_turn_and_back() -> None:
         "detail": {"kind": "false"},
     }
     assert from_json(TurnResult, data).timeline == timeline
+
+
+def test_the_results_file_writes_a_turns_timeline() -> None:
+    from pytest_agent_eval.report._results_file import _turn_capture
+
+    builder = TimelineBuilder(clock="real", unobserved=["user_speech"])
+    builder.begin(1.0)
+    builder.mark("tool_call", 1.5, edge="start", key="c", name="lookup")
+    builder.mark("tool_call", 1.75, edge="end", key="c", status="error")
+    turn = TurnResult(0, "hello", "hi", [], timeline=builder.take())
+    assert _turn_capture(turn)["timeline"] == {
+        "events": [
+            {
+                "kind": "tool_call",
+                "t_start": 0.5,
+                "t_end": 0.75,
+                "detail": {"name": "lookup", "status": "error"},
+            }
+        ],
+        "clock": "real",
+        "unobserved": ["user_speech"],
+    }
