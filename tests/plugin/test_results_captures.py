@@ -117,9 +117,10 @@ def test_the_results_file_holds_each_runs_turns(project: Project) -> None:
         assert set(turn) == {
             "turn", "user", "audio", "conditions", "verdict", "error", "crash", "reply", "heard",
             "agent", "handoffs", "tool_calls", "tool_calls_unobserved", "latency_s",
-            "first_audio_latency_s", "duration_s", "speed", "checks",
+            "first_audio_latency_s", "duration_s", "speed", "timeline", "checks",
         }  # fmt: skip
         assert turn["duration_s"] >= 0 and turn["speed"] is None  # a text agent streams nothing
+        assert turn["timeline"] is None  # nor has a voice turn's timeline
 
     # Both runs did the same, so their captures compare equal but for times.
     def timeless(run: dict[str, object]) -> str:

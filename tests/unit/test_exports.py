@@ -289,6 +289,8 @@ PUBLIC: dict[str, list[str]] = {
         "RunResult",
         "SCORE_MAX_DECIMALS",
         "SimulatedCaller",
+        "Timeline",
+        "TimelineEvent",
         "ToolCall",
         "ToolCallArgsConfig",
         "ToolCallOutcomeConfig",

@@ -54,6 +54,7 @@ from ._stats import (
     score_and_threshold_text,
     wilson_interval,
 )
+from ._timeline import Timeline, TimelineEvent
 from ._turns import (
     AgentReply,
     AgentSpeech,
@@ -92,6 +93,8 @@ __all__ = [
     "Message",
     "RunResult",
     "SimulatedCaller",
+    "Timeline",
+    "TimelineEvent",
     "ToolCall",
     "ToolCallArgsConfig",
     "ToolCallOutcomeConfig",

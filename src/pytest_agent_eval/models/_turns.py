@@ -10,6 +10,7 @@ from typing import Any
 
 from .._serialize import from_json, to_json
 from ._inputs import ToolOutcome
+from ._timeline import Timeline
 
 # --------------------------------------------------------------------------------------------
 # What flows between runner and agent
@@ -516,6 +517,9 @@ class AgentTurn(_AgentTurnFields):
             the adapter knows it: reports name it and price the turn's tokens by it.
         dtmf_sent: Phone adapters: the keys the agent sent on the line in this turn, in order
             (``""``: it sent none); None when the adapter cannot see keys sent.
+        timeline: Voice adapters: the turn on one time axis (user audio, the agent's VAD and
+            end-of-turn decisions, its audio out, interruptions, tool calls, handoffs), the same
+            shape from every adapter; None for a text turn or an adapter that keeps none.
     """
 
     heard: str | None = None
@@ -534,6 +538,7 @@ class AgentTurn(_AgentTurnFields):
     barge_in: BargeIn | None = None
     model: str | None = None
     dtmf_sent: str | None = None
+    timeline: Timeline | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:

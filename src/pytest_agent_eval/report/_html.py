@@ -60,6 +60,7 @@ from ._format import (
     verdict_label,
 )
 from ._records import ReportData
+from ._timeline_svg import render_timeline_svg
 
 __all__ = [
     "AUDIO_EMBED_BUDGET_BYTES",
@@ -195,6 +196,8 @@ details.run{margin:6px 0 6px 8px}details.run>summary{cursor:pointer}
 .checks li.err::before{content:"⚠ ";color:var(--warn)}
 .error-text{color:var(--bad)}.missing{color:var(--warn)}
 .audio-name,.meta{color:var(--mute);font-size:12px;margin-left:6px}
+.timeline-figure{margin:4px 0}.timeline text{font:10px system-ui,sans-serif;fill:#555}
+.timeline .tl-tick{text-anchor:middle}
 audio{height:30px;vertical-align:middle}
 [hidden]{display:none!important}
 figure{margin:8px 0}
@@ -476,6 +479,8 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
         rows.append((_e(label), _t(text)))
     if turn.barge_in is not None:
         rows.append(("Barge-in", _e(fmt_barge_in(turn.barge_in))))
+    if turn.timeline is not None:
+        rows.append(("Timeline", render_timeline_svg(turn.timeline)))
     for speech in turn.agent_speech:
         detail = f'<span class="meta">({_e(fmt_agent_speech(speech))})</span>'
         rows.append((_e(AGENT_SPEECH_LABEL.capitalize()), f"{_e(speech.text)} {detail}"))

@@ -145,6 +145,7 @@ def _turn_capture(turn: TurnResult) -> dict[str, Any]:
         "first_audio_latency_s": _round(turn.first_audio_latency_s, SECONDS_DECIMALS),
         "duration_s": _round(turn.duration_s, SECONDS_DECIMALS),
         "speed": speed if isinstance(speed, int | float) and not isinstance(speed, bool) else None,
+        "timeline": to_json(turn.timeline),
         "checks": [
             {
                 "name": check.name,

@@ -16,7 +16,8 @@ Map (all private modules; the public names are the ten below):
   ``_degrade`` (the conditions' DSP), ``_segments`` (speech segments in fixture time);
 - hearing: ``_whisper``, ``_wer``, ``_heard`` (fixture text, words to segments),
   ``_hearing`` (when a turn has had all its audio), ``_speech`` (pause markup);
-- turns: ``_barge_in`` (where an interruption falls in a reply), ``_latency``,
+- turns: ``_barge_in`` (where an interruption falls in a reply), ``_latency``, ``_timeline``
+  (the builder of a turn's timeline record),
   ``_script`` (the scripted LLM's rules), ``_factory`` (what a user's factory wants);
 - ``_tts/``: the offline TTS engines and their registry, shared by the synthesizer and the
   adapters' TTS services; ``_timeshim``: per-thread clocks for the Pipecat adapter.

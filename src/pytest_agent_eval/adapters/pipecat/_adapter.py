@@ -665,6 +665,9 @@ class PipecatConversation:
             handoffs=list(log.handoffs) if recorder.flows else None,
             metadata={"pipecat": meta, "speed": self.speed},
             agent_speech=agent_speech,
+            timeline=log.timeline.take(flows=recorder.flows)
+            if log.kind == "audio" and log.timeline
+            else None,
         )
 
     def _save_streamed_audio(self, fixture: FixturePCM, index: int) -> Path | None:

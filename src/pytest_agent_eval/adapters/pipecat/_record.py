@@ -59,7 +59,9 @@ from pipecat.services.llm_service import LLMService
 
 from ...errors import AgentCrashError, AgentEvalError
 from ...models import Crash, Handoff
+from ...models._timeline import TimelineClock
 from ._compat import tap_observer
+from ._timeline import FrameTimeline
 from ._transport import TransportListener
 
 __all__ = ["Call", "Recorder", "SaidOnOwn", "TurnLog"]
@@ -184,6 +186,8 @@ class TurnLog:
     said_on_own: list[SaidOnOwn] = field(default_factory=list)
     """What the bot was made to say in this turn other than its LLM's answer (a
     ``TTSSpeakFrame``: a function's "one moment", a Flows ``tts_say`` action), in order."""
+    timeline: FrameTimeline | None = None
+    """The turn on one time axis (`AgentTurn.timeline`)."""
 
     def reply_pieces(self) -> list[tuple[float, str, bool]]:
         """What the bot said: its TTS text, or its LLM text when nothing went through a TTS."""
@@ -224,6 +228,8 @@ class Recorder(BaseObserver, TransportListener):
         self.keys_sent: list[tuple[float, str]] = []
         """Every key the bot sent on the line (its ``OutputDTMFFrame`` and
         ``OutputDTMFUrgentFrame`` buttons), with when, oldest first."""
+        self.timeline_clock: TimelineClock = "real"
+        """The clock the pipeline runs on, as timelines name it."""
         self.changed: Any = None
         """Called (no arguments) after anything is recorded, to wake whoever waits."""
 
@@ -231,7 +237,9 @@ class Recorder(BaseObserver, TransportListener):
 
     def begin(self, index: int | None, kind: str) -> TurnLog:
         """Start a new turn's log and return it."""
-        self.log = TurnLog(index=index, kind=kind, started_at=self.now())
+        at = self.now()
+        self.log = TurnLog(index=index, kind=kind, started_at=at)
+        self.log.timeline = FrameTimeline(self.timeline_clock, at)
         return self.log
 
     def carry_spoken_to(self, log: TurnLog | None) -> None:
@@ -323,6 +331,8 @@ class Recorder(BaseObserver, TransportListener):
         log = self._speaking_log()
         if isinstance(frame, TTSTextFrame):
             log.spoken.append(piece)
+            if log.timeline is not None:
+                log.timeline.spoken(text)
         else:
             log.llm_text.append(piece)
         self._changed()
@@ -333,6 +343,8 @@ class Recorder(BaseObserver, TransportListener):
             return
         if self.flows and after != self.node:
             self.log.handoffs.append(Handoff(from_agent=self.node, to_agent=after))
+            if self.log.timeline is not None:
+                self.log.timeline.handoff(self.now(), self.node, after)
         self.flows = True
         self.node = after
         self._changed()
@@ -417,6 +429,11 @@ class Recorder(BaseObserver, TransportListener):
         log = self.log
         if isinstance(frame, _KEY_FRAMES):
             log.events.append((at, type(frame).__name__))
+            # The bot's speech belongs to the reply it plays (a barge-in's interrupted one).
+            bot = isinstance(frame, BotStartedSpeakingFrame | BotStoppedSpeakingFrame)
+            drawn = self._speaking_log() if bot else log
+            if drawn.timeline is not None:
+                drawn.timeline.frame(frame, at, bot_speaking=self.bot_speaking)
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self.vad_speaking = True
             log.vad_start_secs = float(frame.start_secs or 0.0)

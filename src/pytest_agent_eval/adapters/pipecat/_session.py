@@ -68,6 +68,7 @@ class BotSession:
         self.options = options
         self.clock = clock
         self.recorder = Recorder(own=options.own)
+        self.recorder.timeline_clock = "virtual" if clock.rate is None else "real"
         self.transport = InProcessTransport(
             sample_rate=options.sample_rate, chunk_ms=options.chunk_ms, listener=self.recorder
         )
@@ -306,7 +307,7 @@ class BotSession:
         self._check_running()
         log = self.recorder.begin(index, "audio")
         mic = self.transport.input()
-        start, _ = mic.play(fixture.pcm, tail_s=self.options.tail_silence_s)
+        start, end = mic.play(fixture.pcm, tail_s=self.options.tail_silence_s)
         rate = self.options.sample_rate
         for stt in self.fixture_stts():
             stt.expect_fixture(fixture.path, text, start / rate)
@@ -319,7 +320,15 @@ class BotSession:
             )
         finally:
             mic.live(False)
+        self._streamed(log, start, end)
         return log
+
+    def _streamed(self, log: TurnLog, start: int, end: int) -> None:
+        """Draw on ``log``'s timeline that its fixture streamed from sample ``start`` to
+        ``end`` (pushed by now: the microphone's schedule says when)."""
+        mic = self.transport.input()
+        if log.timeline is not None:
+            log.timeline.stream(mic.time_of(start), mic.time_of(end))
 
     def _pending_audio(self) -> str:
         if self.transport.input().queued_samples:
@@ -384,10 +393,12 @@ class BotSession:
         self.clock.release()
         mic.live(True)
         if isinstance(first, FixturePCM):
-            start, _ = mic.play(first.pcm, tail_s=self.options.tail_silence_s)
+            start, end = mic.play(first.pcm, tail_s=self.options.tail_silence_s)
+            first_span = (start, end)
             for stt in self.fixture_stts():
                 stt.expect_fixture(first.path, first_text, start / self.options.sample_rate)
         else:
+            first_span = None
             log.sent_at = recorder.now()
             await mic.push_text(first)
         run = BargeInRun(first=log)
@@ -469,6 +480,9 @@ class BotSession:
         mic.live(False)
         recorder.carry_spoken_to(None)
         run.behind_s = mic.max_late_s
+        if first_span is not None:
+            self._streamed(log, *first_span)
+        self._streamed(following, start, start + len(interrupting.pcm) // 2 - onset)
         return run
 
     async def _finish_untested(self, run: BargeInRun) -> BargeInRun:

@@ -51,7 +51,7 @@ from .._segments import frames_for_phrase, scan_segments
 from .._turn import speech_dict
 from ._events import EVAL_EVENTS_VERSION, EVAL_LISTENER_ATTRIBUTE, EVAL_RPC_METHOD
 from ._logs import quiet_room_shutdown
-from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog
+from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog, joined, unobserved_timeline
 from ._workers import no_worker_advice
 
 __all__ = [
@@ -590,7 +590,7 @@ class LiveKitRoomConversation:
         elif self.adapter.wait_for_greeting:
             self._stage.text = "the agent's greeting (wait_for_greeting=True)"
             await observer.until(lambda: bool(observer.replies) and observer.quiet())
-            text = _joined(r.text for r in observer.replies)
+            text = joined(r.text for r in observer.replies)
             self._greeting = Greeting([AgentSpeech(text=text, cause="greeting")] if text else [])
         elif self.info.transcript.greeting is not None:
             raise AdapterError(
@@ -1178,6 +1178,7 @@ class LiveKitRoomConversation:
             active_agent=capture.get("agent"),
             handoffs=[Handoff(h.get("from"), str(h["to"])) for h in capture.get("handoffs") or []],
             audio_in=audio_in,
+            timeline=unobserved_timeline(turn.audio),
         )
 
     def _reply_without_helper(
@@ -1190,7 +1191,7 @@ class LiveKitRoomConversation:
         latency, audio_latency = self._latencies(log)
         end = log.ended_at or time.perf_counter()
         return AgentReply(
-            _joined(s.text for s in self.observer.replies_since(log.began_at)),
+            joined(s.text for s in self.observer.replies_since(log.began_at)),
             [],
             latency_s=latency,
             first_audio_latency_s=audio_latency,
@@ -1206,6 +1207,7 @@ class LiveKitRoomConversation:
             # Only the helper sees agents; without it these stay unknown (None), never "none".
             active_agent=None,
             handoffs=None,
+            timeline=unobserved_timeline(turn.audio),
         )
 
     def _save_streamed_audio(self, turn: TurnInput, audio: FixtureAudio) -> Path | None:
@@ -1413,7 +1415,3 @@ def _agent_expectations(turn: Turn) -> list[str]:
         if type(e).__name__ in ("ActiveAgentEvaluator", "HandoffEvaluator")
     ]
     return found
-
-
-def _joined(texts: Any) -> str:
-    return " ".join(t.strip() for t in texts if t and t.strip())

@@ -24,9 +24,11 @@ import numpy as np
 from livekit import rtc
 
 from ....errors import AdapterError
+from ....models import Timeline
+from ....models._timeline import TIMELINE_KINDS
 from ._events import EVAL_EVENTS_TOPIC, EVAL_EVENTS_VERSION, parse_eval_event
 
-__all__ = ["ReplyStream", "RoomObserver", "RoomTurnLog"]
+__all__ = ["ReplyStream", "RoomObserver", "RoomTurnLog", "joined", "unobserved_timeline"]
 
 TOPIC_TRANSCRIPTION = "lk.transcription"
 ATTRIBUTE_AGENT_STATE = "lk.agent.state"
@@ -374,3 +376,14 @@ def _reason_name(reason: Any) -> str:
         return str(rtc.DisconnectReason.Name(reason))
     except Exception:
         return str(reason)
+
+
+def joined(texts: Any) -> str:
+    """Texts space-joined, each stripped, empty ones left out."""
+    return " ".join(t.strip() for t in texts if t and t.strip())
+
+
+def unobserved_timeline(audio: Any) -> Timeline | None:
+    """A room turn's timeline: room mode draws none yet, so an audio turn's record declares
+    every kind unobserved (claiming nothing it did not see); None for a text turn."""
+    return None if audio is None else Timeline(clock="real", unobserved=list(TIMELINE_KINDS))

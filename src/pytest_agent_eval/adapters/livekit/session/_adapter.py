@@ -22,7 +22,6 @@ from ....errors import (
     AgentCrashError,
     AgentEvalError,
     AgentTimeoutError,
-    AudioFixtureError,
 )
 from ....models import (
     AgentReply,
@@ -34,8 +33,7 @@ from ....models import (
     Transcript,
 )
 from ....voice._factory import takes_info
-from ....voice._fixture_pcm import check_fixtures, resolve_audio, save_streamed_audio
-from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
+from ....voice._fixture_pcm import check_fixtures, save_streamed_audio
 from ....voice._latency import Unmeasured, reply_latency_s
 from ...base import ConversationInfo, TurnInput
 from .._audio import (
@@ -48,6 +46,7 @@ from .._audio import (
 from .._compat import agent_in_a_session, run_assert_over
 from .._logs import CrashSink, crash_sink, hold_livekit_logs, resolve_level
 from .._segments import SessionVAD
+from .._timeline import SessionTimeline
 from .._turn import (
     SessionClosedError,
     Stage,
@@ -59,6 +58,12 @@ from .._turn import (
 )
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
+from ._hearing import (
+    check_realtime_hearing,
+    fixture_text_refusal,
+    prove_fixture_texts,
+    refuse_fixture_text_under_conditions,
+)
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._keypad import has_keys, keypad_turn, phone_line, press_around
 from ._realtime import (
@@ -268,8 +273,8 @@ class LiveKitAdapter:
         if inspect.isawaitable(made):
             made = await made
         session, agent = _check_pair(made)
-        _refuse_fixture_text_under_conditions(session, info)
-        await _prove_fixture_texts(session, info.transcript)
+        refuse_fixture_text_under_conditions(session, info)
+        await prove_fixture_texts(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
             await conversation.start(needs_audio=info.transcript.has_audio)
@@ -307,77 +312,6 @@ class LiveKitAdapter:
             frame_ms=self.frame_ms,
             tail_s=self.tail_silence_s,
         )
-
-
-def _refuse_fixture_text_under_conditions(
-    session: AgentSession[Any], info: ConversationInfo
-) -> None:
-    """`FixtureTextSTT` answers with the fixture's words without listening: under audio
-    conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
-    if not isinstance(session.stt, FixtureTextSTT):
-        return
-    for index, conditions in enumerate(info.turn_conditions):
-        if conditions:
-            raise AdapterError(fixture_text_refusal(info.transcript, index, conditions))
-
-
-async def _prove_fixture_texts(session: AgentSession[Any], transcript: Transcript) -> None:
-    """With `FixtureTextSTT`, every audio turn's fixture must prove its text before the run
-    starts: a fixture it cannot answer for (a recording, a WAV made from other words) is an
-    error of the run, found before any turn, never a turn in which the agent heard nothing.
-
-    Raises:
-        AudioFixtureError: Naming the transcript, the turn, the fixture and the fix.
-    """
-    stt_ = session.stt
-    if stt_ is None:
-        from ..realtime._scripted import ScriptedRealtimeModel
-
-        model = realtime_model_of(session)
-        if isinstance(model, ScriptedRealtimeModel):
-            stt_ = model.hearing  # a scripted realtime model hears with an STT of ours
-    if not isinstance(stt_, FixtureTextSTT):
-        return
-    for index, turn in enumerate(transcript.turns):
-        if turn.audio is None:
-            continue
-        path = resolve_audio(turn.audio, transcript)
-        try:
-            await asyncio.to_thread(stt_.proof, path, turn.user)
-        except AudioFixtureError as exc:
-            raise AudioFixtureError(
-                f"transcript {transcript.id!r}, turn {index + 1}: {exc}"
-            ) from None
-
-
-def _check_realtime_hearing(model: Any, transcript: Transcript) -> None:
-    """A scripted realtime model given no way to hear cannot run audio turns: say so before the
-    first turn, naming it and the fix."""
-    from ..realtime._scripted import ScriptedRealtimeModel
-
-    if isinstance(model, ScriptedRealtimeModel) and model.hearing is None:
-        first = next(i for i, t in enumerate(transcript.turns) if t.audio is not None)
-        raise AdapterError(
-            f"transcript {transcript.id!r}, turn {first + 1} is an audio turn, but the agent's "
-            "ScriptedRealtimeModel was given hearing=None, so it cannot hear it; give it "
-            "hearing=FixtureTextSTT() (hears a synthesized fixture's text, from its "
-            "provenance) or hearing=WhisperSTT() (real recognition)"
-        )
-
-
-def fixture_text_refusal(
-    transcript: Transcript, index: int, conditions: Sequence[AudioCondition]
-) -> str:
-    """Why `FixtureTextSTT` cannot run a turn with audio conditions, and what to use instead."""
-    return _fixture_text_refusal(
-        transcript,
-        index,
-        conditions,
-        stt="FixtureTextSTT",
-        listener="agent",
-        owner="session",
-        instead="WhisperSTT()",
-    )
 
 
 def _takes_info(factory: Callable[..., Any]) -> bool:
@@ -473,6 +407,7 @@ class LiveKitConversation:
         """The items (assistant messages, function calls, outputs, handoffs) of the last turn."""
         self._expect: Any = None
         self._greeting = Greeting()
+        self._timeline = SessionTimeline()
         self.greeting_items: list[Any] = []
         """The items of the greeting (messages, tool calls and outputs)."""
 
@@ -539,7 +474,7 @@ class LiveKitConversation:
         if realtime is not None:
             # The model hears the caller itself: no STT, and the turns are taken as the agent
             # configured them (the model's server, or the session's VAD).
-            _check_realtime_hearing(realtime, self.info.transcript)
+            check_realtime_hearing(realtime, self.info.transcript)
             disable_aec_warmup(session)
             audio_in = FrameQueueInput()
             session.input.audio = audio_in
@@ -575,6 +510,7 @@ class LiveKitConversation:
             self._audio_out = CaptureAudioOutput(speed=self.speed)
             session.output.audio = self._audio_out
         recorder = self._recorder = TurnRecorder(session)
+        self._timeline.attach(session, audio_in)
         recorder.read_speech_texts(self._text_out)
         if realtime is not None:
             assert audio_in is not None
@@ -771,6 +707,7 @@ class LiveKitConversation:
         """Start ``turn`` in the recorder; what `finish` needs to know of its start."""
         assert self._recorder is not None
         self._recorder.begin_turn(turn.index)
+        self._timeline.begin(turn.index)
         if self._streamer is not None:
             self._streamer.saved = None
         stt_ = self.session.stt
@@ -866,6 +803,7 @@ class LiveKitConversation:
             handoffs=list(capture.handoffs),
             audio_in=opened.audio_in if opened.stopped else saved,
             barge_in=barge_in or self._barge_in.untested(turn.index),
+            timeline=self._timeline.take(turn.index, voice=turn.audio is not None),
         )
         self.last_items = capture.items
         self._expect = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from livekit import rtc
 from livekit.agents.voice.io import AudioInput, AudioOutput, AudioOutputCapabilities, TextOutput
@@ -25,6 +26,8 @@ class FrameQueueInput(AudioInput):
         self._queue: asyncio.Queue[rtc.AudioFrame] = asyncio.Queue()
         self._taken = asyncio.Event()
         self._taken.set()
+        self.on_push: Callable[[float], None] | None = None
+        """Told each frame's seconds as it is pushed (the turn timeline's ``stream``)."""
 
     async def __anext__(self) -> rtc.AudioFrame:
         frame = await self._queue.get()
@@ -36,6 +39,8 @@ class FrameQueueInput(AudioInput):
         """Hand one frame to the session."""
         self._taken.clear()
         self._queue.put_nowait(frame)
+        if self.on_push is not None:
+            self.on_push(frame.duration)
 
     async def taken(self) -> None:
         """Return once the session has taken every frame pushed so far."""
