@@ -108,3 +108,46 @@ def test_without_the_keys_the_task_never_completes(project: pytest.Pytester) -> 
         "--agent-eval-live", "-p", "no:cacheprovider", "evals/balance.yaml"
     )
     result.assert_outcomes(failed=1)
+
+
+LINE_AGENT = """
+from livekit.agents import Agent, AgentSession, RunContext, function_tool, get_job_context
+
+from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM, eval_session_kwargs
+
+
+class LineAgent(Agent):
+    def __init__(self):
+        super().__init__(instructions="Say which line you are on.")
+
+    @function_tool()
+    async def which_line(self, context: RunContext) -> str:
+        \"\"\"Which line this call is on.\"\"\"
+        return "phone" if get_job_context(required=False) is not None else "none"
+
+
+def make_session():
+    llm = ScriptedLLM([Rule(r"line", tool="which_line", reply="Line: {output}.")])
+    return AgentSession(llm=llm, **eval_session_kwargs()), LineAgent()
+"""
+
+
+@pytest.mark.parametrize(
+    ("keys", "line"), [("", "none"), ('    dtmf: "1"\n', "phone")], ids=["no_keys", "keys"]
+)
+def test_only_a_transcript_with_keys_gets_a_job_context(
+    pytester: pytest.Pytester, keys: str, line: str
+) -> None:
+    # An agent tested without keys sees no job context, as before the keypad: LiveKit's
+    # job-only paths of the session start (IVR detection) stay off for it.
+    (pytester.path / "line_agent.py").write_text(LINE_AGENT)
+    pytester.makeconftest(CONFTEST.replace("livekit_phone_agent", "line_agent"))
+    (pytester.path / "pyproject.toml").write_text(PYPROJECT.replace("runs = 2", "runs = 1"))
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "line.yaml").write_text(
+        "id: which_line\nturns:\n  - user: Which line is this?\n"
+        + keys
+        + f'    expect:\n      reply_contains_all: ["Line: {line}."]\n'
+    )
+    result = pytester.runpytest_subprocess(*FAST)
+    result.assert_outcomes(passed=1)

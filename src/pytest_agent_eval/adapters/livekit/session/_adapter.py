@@ -65,7 +65,7 @@ from ._hearing import (
     refuse_fixture_text_under_conditions,
 )
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
-from ._keypad import has_keys, keypad_turn, phone_line, press_around
+from ._keypad import has_keys, keypad_turn, phone_line, press_around, uses_phone_line
 from ._realtime import (
     RealtimeAudio,
     disable_aec_warmup,
@@ -536,7 +536,8 @@ class LiveKitConversation:
             speed=self.speed,
         )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
-        self._quiet.enter_context(phone_line(session, f"phone-{self.info.transcript.id}"))
+        if uses_phone_line(self.info.transcript):
+            self._quiet.enter_context(phone_line(session, f"phone-{self.info.transcript.id}"))
         # Before the session starts, so that every task of it inherits the sink: what the
         # agent's code raises in them is this conversation's crash.
         self._crash_token = crash_sink.set(recorder)

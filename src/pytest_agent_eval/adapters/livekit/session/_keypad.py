@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from livekit import rtc
 
-from ....models import AgentReply, DtmfInput
+from ....models import AgentReply, DtmfInput, Transcript
 from ....models._keypad import PRESSED_KEY
 from ...base import TurnInput
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .._turn import Stage
     from ._turn_state import SentTurn
 
-__all__ = ["PhoneRoom", "keypad_turn", "phone_line", "press_around"]
+__all__ = ["PhoneRoom", "keypad_turn", "phone_line", "press_around", "uses_phone_line"]
 
 _CODES = {**{str(d): d for d in range(10)}, "*": 10, "#": 11, "A": 12, "B": 13, "C": 14, "D": 15}
 """Each key's DTMF event code, as LiveKit numbers them (``dtmf_event_to_code``)."""
@@ -82,6 +82,15 @@ class PhoneRoom(rtc.EventEmitter[str]):
 
 
 _LINES: weakref.WeakKeyDictionary[Any, PhoneRoom] = weakref.WeakKeyDictionary()
+
+
+def uses_phone_line(transcript: Transcript) -> bool:
+    """Whether ``transcript`` presses keys or checks keys sent: only then does a conversation
+    get the fake job, so an agent tested without keys sees the same job context (none) as
+    before, and LiveKit's job-only paths of the session start (IVR detection) stay off."""
+    return any(
+        turn.dtmf is not None or turn.expect.dtmf_sent is not None for turn in transcript.turns
+    )
 
 
 @contextlib.contextmanager
