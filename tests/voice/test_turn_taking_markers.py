@@ -66,11 +66,18 @@ def test_a_text_without_markers_is_unchanged() -> None:
     assert spoken_text(text) == text
 
 
+@pytest.mark.parametrize("tag", ["[noise]", "[filler]", "[backchannel]", "[NOISE]"])
+def test_a_bare_tag_is_text_as_it_was_before_the_markers(tag: str) -> None:
+    # Speech recognizers write "[noise]" into transcripts, and calls imported before these
+    # markers existed kept it: such a transcript loads and says what it always said.
+    text = f"hello {tag} can you hear me"
+    assert parse_speech(text) == [Phrase(text)]
+    assert spoken_text(text) == text
+
+
 @pytest.mark.parametrize(
     ("user", "message"),
     [
-        ("Hi [filler] there", "malformed filler marker '[filler]': write [filler um] or"),
-        ("Hi [noise] there", "malformed noise marker '[noise]': write [noise cough] or"),
         ("Hi [noise coff] there", "asks for 'coff'; write one of babble, cafe, click, cough"),
         ("Hi [noise cough at soon]", "malformed noise marker '[noise cough at soon]'"),
         ("Hi [noise cough at 61s]", "'at' must be between 0 and 60 s"),

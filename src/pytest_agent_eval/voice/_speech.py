@@ -80,10 +80,14 @@ FILLER_SYNTAX = '[filler um] or [filler "let me see"]'
 NOISE_SYNTAX = "[noise cough] or [noise door at 1.5s]"
 BACKCHANNEL_SYNTAX = '[backchannel "uh-huh" at 2s]'
 
-# Anything that looks like a marker, well formed or not: "[pause" (or filler, noise,
-# backchannel), up to "]" or the end of the line. Only well-formed ones are accepted; the rest
-# are errors.
-_PAUSE_LIKE = re.compile(r"\[\s*(pause|filler|noise|backchannel)\b[^\]\n]*\]?", re.IGNORECASE)
+# Anything that looks like a marker, well formed or not: "[pause" (or "[filler ", "[noise ",
+# "[backchannel " with something after the word), up to "]" or the end of the line. Only
+# well-formed ones are accepted; the rest are errors. A bare "[noise]", "[filler]" or
+# "[backchannel]" (the tags speech recognizers write into transcripts, kept by imported calls
+# before these markers existed) is text, as it always was.
+_PAUSE_LIKE = re.compile(
+    r"\[\s*(pause\b|(?:filler|noise|backchannel)(?=\s+[^\s\]]))[^\]\n]*\]?", re.IGNORECASE
+)
 _PAUSE = re.compile(r"\[\s*pause\s+(\d+(?:\.\d+)?|\.\d+)\s*(ms|s)\s*\]", re.IGNORECASE)
 _TIME = r"(\d+(?:\.\d+)?|\.\d+)\s*(ms|s)"
 _WORDS = r"(?:\"([^\"]*)\"|([^\"\s\]][^\"\]]*?))"
@@ -186,7 +190,7 @@ def marker_keyword(user: str) -> str | None:
     return None if match is None else match.group(1).lower()
 
 
-_TURN_TAKING_LIKE = re.compile(r"\[\s*(filler|noise|backchannel)\b", re.IGNORECASE)
+_TURN_TAKING_LIKE = re.compile(r"\[\s*(filler|noise|backchannel)\s+[^\s\]]", re.IGNORECASE)
 
 
 def has_turn_taking_markup(user: str) -> bool:
