@@ -1,0 +1,125 @@
+"""What a step measures while its sessions run: the process's CPU and memory (psutil) and the
+event loop's lag (how late a probe task wakes up).
+
+The probe sleeps ``interval_s`` at a time; anything that holds the loop (a synchronous resample,
+a busy tool) makes it wake late, and that lateness is exactly what every other session on the
+loop waits too. CPU is the process's CPU seconds over the step's wall seconds (1.0 is one core
+busy); memory is the resident set size, sampled by the same probe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["LoopProbe", "StepMeasure", "percentile", "process_handle"]
+
+
+def process_handle() -> Any:
+    """``psutil.Process()`` for this process; psutil is the ``capacity`` extra."""
+    try:
+        import psutil
+    except ImportError:
+        raise ConfigError(
+            "agent-eval capacity measures CPU and memory with psutil, which is not installed: "
+            "pip install 'pytest-agent-eval[capacity]'"
+        ) from None
+    return psutil.Process()
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` percentile (0-100) of ``values`` by linear interpolation; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepMeasure:
+    """What the probe saw over one step."""
+
+    wall_s: float
+    cpu_s: float
+    """CPU seconds of the process (user + system) over the step."""
+    rss_start_bytes: int
+    rss_peak_bytes: int
+    lags_s: tuple[float, ...]
+    """Each probe wake-up's lateness, in seconds."""
+
+    @property
+    def cores_used(self) -> float:
+        """CPU seconds per wall second: 1.0 is one core fully busy."""
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+
+class LoopProbe:
+    """Samples loop lag, CPU and RSS of this process while a step runs (a task on its loop)."""
+
+    def __init__(self, interval_s: float = 0.02, rss_every: int = 10) -> None:
+        self.interval_s = interval_s
+        self.rss_every = rss_every
+        self._process = process_handle()
+        self._task: asyncio.Task[None] | None = None
+        self._lags: list[float] = []
+        self._rss_start = 0
+        self._rss_peak = 0
+        self._started = 0.0
+        self._cpu_start = 0.0
+
+    def _cpu(self) -> float:
+        times = self._process.cpu_times()
+        return float(times.user + times.system)
+
+    def _rss(self) -> int:
+        rss = int(self._process.memory_info().rss)
+        self._rss_peak = max(self._rss_peak, rss)
+        return rss
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        ticks = 0
+        while True:
+            before = loop.time()
+            await asyncio.sleep(self.interval_s)
+            self._lags.append(max(0.0, loop.time() - before - self.interval_s))
+            ticks += 1
+            if ticks % self.rss_every == 0:
+                self._rss()
+
+    def start(self) -> None:
+        """Start sampling (on the running loop)."""
+        self._lags = []
+        self._rss_peak = 0
+        self._rss_start = self._rss()
+        self._cpu_start = self._cpu()
+        self._started = time.perf_counter()
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="capacity-probe")
+
+    async def stop(self) -> StepMeasure:
+        """Stop sampling and return what was measured since `start`."""
+        wall = time.perf_counter() - self._started
+        cpu = self._cpu() - self._cpu_start
+        self._rss()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        return StepMeasure(
+            wall_s=wall,
+            cpu_s=cpu,
+            rss_start_bytes=self._rss_start,
+            rss_peak_bytes=self._rss_peak,
+            lags_s=tuple(self._lags),
+        )
