@@ -4,7 +4,7 @@ interval over the repeats."""
 from __future__ import annotations
 
 from pytest_agent_eval._capacity._knee import RepeatResult, find_knee, summarize
-from pytest_agent_eval._capacity._measure import StepMeasure, percentile
+from pytest_agent_eval._capacity._measure import StepMeasure, lag_percentile, percentile
 
 MB = 1024 * 1024
 
@@ -107,3 +107,13 @@ def test_when_one_session_is_already_over_the_knee_is_zero() -> None:
     assert knee.k == 0
     assert knee.sessions_per_core == 0.0
     assert knee.first_over == 1
+
+
+def test_loop_lag_percentiles_weigh_each_lag_by_the_time_it_held_the_loop() -> None:
+    # Fifteen on-time wake-ups (20 ms each) and one after a 300 ms block: by count the block
+    # is one sample in sixteen, by time it is half of the 600 ms observed.
+    lags = [0.0] * 15 + [0.3]
+    assert percentile(lags, 95) is not None and percentile(lags, 95) < 0.3  # type: ignore[operator]
+    assert lag_percentile(lags, 0.02, 95) == 0.3
+    assert lag_percentile(lags, 0.02, 40) == 0.0
+    assert lag_percentile([], 0.02, 95) is None

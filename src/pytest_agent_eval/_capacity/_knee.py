@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ._measure import StepMeasure, percentile
+from ._measure import StepMeasure, lag_percentile, percentile
 
 __all__ = ["Knee", "RepeatResult", "StepSummary", "find_knee", "summarize"]
 
@@ -91,7 +91,8 @@ def summarize(
     failures = tuple(f for r in repeats for f in r.failures)
     timed_out = any(r.timed_out for r in repeats)
     p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
-    lag95 = percentile(lags, 95)
+    interval = repeats[0].measure.probe_interval_s if repeats else 0.02
+    lag95 = lag_percentile(lags, interval, 95)
     cores = sum(r.measure.cores_used for r in repeats) / len(repeats) if repeats else 0.0
     audio = sum(r.audio_s for r in repeats)
     cpu = sum(r.measure.cpu_s for r in repeats)

@@ -3,7 +3,7 @@ event loop's lag (how late a probe task wakes up).
 
 The probe sleeps ``interval_s`` at a time; anything that holds the loop (a synchronous resample,
 a busy tool) makes it wake late, and that lateness is exactly what every other session on the
-loop waits too. CPU is the process's CPU seconds over the step's wall seconds (1.0 is one core
+loop waits too. Its percentiles are over time (`lag_percentile`). CPU is the process's CPU seconds over the step's wall seconds (1.0 is one core
 busy); memory is the resident set size, sampled by the same probe.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["LoopProbe", "StepMeasure", "percentile", "process_handle"]
+__all__ = ["LoopProbe", "StepMeasure", "lag_percentile", "percentile", "process_handle"]
 
 
 def process_handle() -> Any:
@@ -45,6 +45,23 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
+def lag_percentile(lags: Sequence[float], interval_s: float, q: float) -> float | None:
+    """The ``q`` percentile of the loop lag over time, not over wake-ups: each wake-up's lag
+    counts for the time its wait covered (``interval_s`` plus the lag), so a loop held for
+    300 ms weighs as 300 ms of lag, not as one late sample among fifteen on-time ones."""
+    if not lags:
+        return None
+    ordered = sorted(lags)
+    total = sum(interval_s + lag for lag in ordered)
+    target = total * q / 100.0
+    covered = 0.0
+    for lag in ordered:
+        covered += interval_s + lag
+        if covered >= target:
+            return lag
+    return ordered[-1]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepMeasure:
     """What the probe saw over one step."""
@@ -56,6 +73,8 @@ class StepMeasure:
     rss_peak_bytes: int
     lags_s: tuple[float, ...]
     """Each probe wake-up's lateness, in seconds."""
+    probe_interval_s: float = 0.02
+    """How long the probe slept between wake-ups."""
 
     @property
     def cores_used(self) -> float:
@@ -122,4 +141,5 @@ class LoopProbe:
             rss_start_bytes=self._rss_start,
             rss_peak_bytes=self._rss_peak,
             lags_s=tuple(self._lags),
+            probe_interval_s=self.interval_s,
         )

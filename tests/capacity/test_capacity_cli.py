@@ -1,0 +1,176 @@
+"""``agent-eval capacity`` on small real agents (plain async callables): the reports, the gate,
+and the errors bad input gets. The voice frameworks have their own files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_agent_eval.__main__ import main
+
+TRANSCRIPT = """\
+id: {id}
+turns:
+  - user: "hello"
+  - user: "book a table"
+  - user: "thanks"
+"""
+
+AGENTS = '''\
+import asyncio
+import time
+
+
+async def waiting(history):
+    """Waits on a provider: the loop stays free."""
+    await asyncio.sleep(0.05)
+    return "ok"
+
+
+async def busy(history):
+    """A CPU regression: a busy loop in the agent's own code holds the event loop."""
+    end = time.perf_counter() + 1.0
+    while time.perf_counter() < end:
+        pass
+    return "ok"
+
+
+def make_waiting():
+    return waiting
+'''
+
+
+def _project(tmp_path: Path, conftest: str | None = None) -> tuple[Path, str]:
+    """A project with one text transcript and an agents module of a name unique to the test."""
+    module = f"capacity_agents_{tmp_path.name}"
+    (tmp_path / f"{module}.py").write_text(AGENTS)
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    (evals / "chat.yaml").write_text(TRANSCRIPT.format(id="chat"))
+    (tmp_path / "pyproject.toml").write_text('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    if conftest is not None:
+        (tmp_path / "conftest.py").write_text(conftest.replace("MODULE", module))
+    return tmp_path, module
+
+
+def _run(project: Path, *args: str) -> int:
+    return main(
+        [
+            "capacity",
+            "--rootdir",
+            str(project),
+            "--json",
+            str(project / "out.json"),
+            "--html",
+            str(project / "out.html"),
+            *args,
+        ]
+    )
+
+
+def test_a_waiting_agent_reports_every_step_and_passes_its_gate(tmp_path: Path) -> None:
+    project, module = _project(tmp_path)
+    code = _run(
+        project,
+        "--agent",
+        f"{module}:make_waiting",
+        "--steps",
+        "1,2",
+        "--repeats",
+        "2",
+        "--loop-lag-ms",
+        "250",
+        "--min-sessions-per-core",
+        "1",
+    )
+    assert code == 0
+    data = json.loads((project / "out.json").read_text())
+    assert data["complete"] is True
+    assert [s["k"] for s in data["steps"]] == [1, 2]
+    assert [s["turns"] for s in data["steps"]] == [6, 12]  # 3 turns x K sessions x 2 repeats
+    assert all(s["within_budget"] and not s["failures"] for s in data["steps"])
+    assert data["knee"]["k"] == 2
+    assert data["knee"]["first_over_budget_k"] is None
+    assert data["gate"] == {"min_sessions_per_core": 1.0, "passed": True}
+    assert data["machine"]["logical_cores"] >= 1
+    html = (project / "out.html").read_text()
+    assert "<svg" in html and "sessions per core" in html
+
+
+def test_a_busy_loop_in_the_agent_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, module = _project(tmp_path)
+    code = _run(
+        project,
+        "--agent",
+        f"{module}:busy",
+        "--steps",
+        "1,2",
+        "--repeats",
+        "1",
+        "--loop-lag-ms",
+        "250",
+        "--min-sessions-per-core",
+        "1",
+    )
+    assert code == 1
+    assert "capacity gate failed" in capsys.readouterr().err
+    data = json.loads((project / "out.json").read_text())
+    # The ramp stopped at the first step over budget, and said why.
+    assert [s["k"] for s in data["steps"]] == [1]
+    assert data["knee"]["k"] == 0
+    assert any("loop lag" in why for why in data["steps"][0]["over_budget"])
+    assert data["gate"]["passed"] is False
+
+
+def test_the_agent_is_the_projects_llm_eval_agent_fixture_by_default(tmp_path: Path) -> None:
+    conftest = (
+        "import pytest\n\n\n@pytest.fixture\ndef llm_eval_agent():\n"
+        "    from MODULE import waiting\n\n    return waiting\n"
+    )
+    project, _ = _project(tmp_path, conftest)
+    assert _run(project, "--steps", "1", "--repeats", "1", "--loop-lag-ms", "250") == 0
+    data = json.loads((project / "out.json").read_text())
+    assert data["agent"].startswith("llm_eval_agent (")
+    assert data["steps"][0]["turns"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "conftest", "message"),
+    [
+        (["--steps", "1,x"], None, "--steps: steps must be whole numbers"),
+        (["--agent", "nocolon"], None, "--agent must be MODULE:ATTR"),
+        (["--agent", "MODULE:missing"], None, "has no 'missing'"),
+        ([], None, "no llm_eval_agent fixture"),
+        (
+            [],
+            "import pytest\n\n@pytest.fixture\ndef llm_eval_agent(tmp_path):\n    return None\n",
+            "takes other fixtures (tmp_path)",
+        ),
+        (["missing.yaml"], None, "no such transcript file or folder"),
+        (["--repeats", "0", "--agent", "MODULE:waiting"], None, "repeats must be >= 1"),
+    ],
+)
+def test_bad_input_exits_2_saying_what_is_wrong(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    conftest: str | None,
+    message: str,
+) -> None:
+    project, module = _project(tmp_path, conftest)
+    args = [a.replace("MODULE", module) for a in args]
+    args = [str(project / a) if a.endswith(".yaml") else a for a in args]
+    assert _run(project, *args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: capacity") or err.startswith("error: --steps"), err
+    assert message in err
+    assert not (project / "out.json").exists()
+
+
+def test_the_command_is_listed_in_the_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "capacity" in capsys.readouterr().out
