@@ -93,10 +93,11 @@ def test_a_waiting_agent_reports_every_step_and_passes_its_gate(tmp_path: Path) 
     assert all(s["within_budget"] and not s["failures"] for s in data["steps"])
     assert data["knee"]["k"] == 2
     assert data["knee"]["first_over_budget_k"] is None
+    assert data["knee"]["bounded"] is False  # the ramp ended before any step went over
     assert data["gate"] == {"min_sessions_per_core": 1.0, "passed": True}
     assert data["machine"]["logical_cores"] >= 1
     html = (project / "out.html").read_text()
-    assert "<svg" in html and "sessions per core" in html
+    assert "<svg" in html and "at least 2.00 sessions per core" in html
 
 
 def test_a_busy_loop_in_the_agent_fails_the_gate(
@@ -122,6 +123,7 @@ def test_a_busy_loop_in_the_agent_fails_the_gate(
     # The ramp stopped at the first step over budget, and said why.
     assert [s["k"] for s in data["steps"]] == [1]
     assert data["knee"]["k"] == 0
+    assert data["knee"]["bounded"] is True
     assert any("loop lag" in why for why in data["steps"][0]["over_budget"])
     assert data["gate"]["passed"] is False
 

@@ -16,7 +16,15 @@ from .._atomic import write_atomic
 from ._knee import Knee, StepSummary
 from ._plan import CapacityPlan
 
-__all__ = ["NOT_SEEN", "SCHEMA", "machine", "render_html", "render_table", "results_json"]
+__all__ = [
+    "NOT_SEEN",
+    "SCHEMA",
+    "headline",
+    "machine",
+    "render_html",
+    "render_table",
+    "results_json",
+]
 
 SCHEMA = "agent-eval-capacity/1"
 
@@ -79,6 +87,7 @@ def results_json(
             "sessions_per_core": round(knee.sessions_per_core, 3),
             "interval": [round(knee.low, 3), round(knee.high, 3)],
             "first_over_budget_k": knee.first_over,
+            "bounded": knee.first_over is not None,
         },
         "gate": None
         if gate_failed is None
@@ -90,6 +99,13 @@ def results_json(
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     write_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def headline(knee: Knee) -> str:
+    """``"4.00 sessions per core"``, or ``"at least ..."`` when no step went over budget (the
+    ramp ended before the knee: raise --max-sessions to find it)."""
+    bound = "" if knee.first_over is not None else "at least "
+    return f"{bound}{knee.sessions_per_core:.2f} sessions per core"
 
 
 def _fmt(value: float | None, digits: int = 0) -> str:
@@ -187,7 +203,7 @@ def render_html(
 <style>body{{font-family:sans-serif;max-width:56rem;margin:2rem auto}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2rem .5rem}}</style>
 </head><body>
-<h1>Capacity: {knee.sessions_per_core:.2f} sessions per core</h1>
+<h1>Capacity: {headline(knee)}</h1>
 {status}
 <p>Knee: K = {knee.k} concurrent sessions within budget (p95 latency &le; {plan.p95_latency_ms:g} ms,
 loop lag p95 &le; {plan.loop_lag_ms:g} ms); over the repeats {knee.low:.2f} to {knee.high:.2f}
@@ -211,8 +227,8 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
 
     table = Table(
         title=(
-            f"sessions per core: {knee.sessions_per_core:.2f} "
-            f"[{knee.low:.2f}-{knee.high:.2f}] (knee K={knee.k})"
+            f"{headline(knee)} [{knee.low:.2f}-{knee.high:.2f} over the repeats] (knee K={knee.k})"
+            + ("" if knee.first_over is not None else ": no step went over budget")
         )
     )
     for column in ("K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "budget"):
