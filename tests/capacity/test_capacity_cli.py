@@ -39,6 +39,26 @@ async def busy(history):
 
 def make_waiting():
     return waiting
+
+
+class ThreeLines:
+    """An adapter whose agent serves three callers at once: a fourth session is refused."""
+
+    consumes_audio = False
+
+    async def start_conversation(self, info):
+        if info.run_index >= 3:
+            raise RuntimeError("all lines busy")
+        return Line()
+
+
+class Line:
+    async def respond(self, turn):
+        await asyncio.sleep(0.01)
+        return "ok"
+
+    async def aclose(self):
+        return None
 '''
 
 
@@ -126,6 +146,23 @@ def test_a_busy_loop_in_the_agent_fails_the_gate(
     assert data["knee"]["bounded"] is True
     assert any("loop lag" in why for why in data["steps"][0]["over_budget"])
     assert data["gate"]["passed"] is False
+
+
+def test_refining_halves_the_gap_to_the_first_step_over_budget(tmp_path: Path) -> None:
+    project, module = _project(tmp_path)
+    code = _run(
+        project, "--agent", f"{module}:ThreeLines", "--max-sessions", "8", "--repeats", "1",
+        "--loop-lag-ms", "250", "--refine", "2",
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads((project / "out.json").read_text())
+    # 1, 2, 4 (over: a session refused), then 3 (within), the gap closed.
+    assert [s["k"] for s in data["steps"]] == [1, 2, 3, 4]
+    assert data["knee"]["k"] == 3
+    assert data["knee"]["first_over_budget_k"] == 4
+    (four,) = (s for s in data["steps"] if s["k"] == 4)
+    (failure,) = four["failures"]
+    assert failure.startswith("session 4, chat: starting failed: RuntimeError: all lines busy")
 
 
 def test_the_agent_is_the_projects_llm_eval_agent_fixture_by_default(tmp_path: Path) -> None:

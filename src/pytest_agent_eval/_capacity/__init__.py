@@ -59,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--repeats", type=int, help="runs of each step (default 3)")
     parser.add_argument(
+        "--refine",
+        type=int,
+        help="steps halving the gap between the last K within budget and the first over (default 2)",
+    )
+    parser.add_argument(
         "--p95-latency-ms",
         type=float,
         help="budget: p95 end of speech to first audio (default 2000)",
@@ -103,6 +108,7 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
         values["steps"] = ramp_steps(args.max_sessions)
     for name in (
         "repeats",
+        "refine",
         "p95_latency_ms",
         "loop_lag_ms",
         "min_sessions_per_core",

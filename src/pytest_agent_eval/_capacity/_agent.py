@@ -174,7 +174,8 @@ def load_agent(
             value = getattr(module, attr)
         except AttributeError:
             raise ConfigError(f"capacity: module {module_name!r} has no {attr!r}") from None
-        if callable(value) and not hasattr(value, "start_conversation"):
+        # A factory (or an adapter class) is called; an adapter or agent callable is used as is.
+        if inspect.isclass(value) or (callable(value) and not hasattr(value, "start_conversation")):
             params = inspect.signature(value).parameters
             if not params or all(p.default is not p.empty for p in params.values()):
                 value = _import(agent, value)

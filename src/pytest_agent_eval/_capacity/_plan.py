@@ -56,6 +56,9 @@ class CapacityPlan:
     """How fast fixtures are streamed: 1.0 real time (what capacity means)."""
     stop_at_breach: bool = True
     """Stop ramping after the first step over budget."""
+    refine: int = 2
+    """After the first step over budget, this many more steps halve the gap between it and
+    the last step within budget (16 ok, 32 over: 24, then 20 or 28)."""
     json_path: Path | None = None
     html_path: Path | None = None
 
@@ -69,6 +72,8 @@ class CapacityPlan:
                 f"capacity: steps must be between 1 and {MAX_SESSIONS_LIMIT} sessions, "
                 f"got {self.steps}"
             )
+        if self.refine < 0:
+            raise ConfigError(f"capacity: refine must be >= 0, got {self.refine}")
         if self.repeats < 1:
             raise ConfigError(f"capacity: repeats must be >= 1, got {self.repeats}")
         for name in ("p95_latency_ms", "loop_lag_ms", "step_timeout_s"):
@@ -132,7 +137,7 @@ def parse_steps(value: str | list[Any], where: str) -> tuple[int, ...]:
 
 _NUMBER_KEYS = ("p95_latency_ms", "loop_lag_ms", "min_sessions_per_core", "step_timeout_s")
 _TABLE_KEYS = frozenset(
-    {"agent", "steps", "max_sessions", "repeats", "speed", "results_path", "html_path"}
+    {"agent", "steps", "max_sessions", "repeats", "refine", "speed", "results_path", "html_path"}
     | set(_NUMBER_KEYS)
 )
 
@@ -154,7 +159,7 @@ def parse_plan_table(table: Mapping[str, Any], *, rootdir: Path, source: str) ->
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"{where} must be a number, got {value!r}")
             out[key] = float(value)
-        elif key in ("repeats", "max_sessions"):
+        elif key in ("repeats", "max_sessions", "refine"):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{where} must be a whole number, got {value!r}")
             out[key] = value

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..adapters.base import AgentAdapter, ConversationInfo, TurnInput
+from ..adapters.base import AgentAdapter, ConversationInfo, TurnInput, coerce_reply
 from ..models import AgentReply, Message, Transcript
 from ..runner import assistant_messages, describe_exception
 from ..voice._speech import spoken_text
@@ -107,8 +107,7 @@ async def _conversation(
             reply = await conversation.respond(sent)
             wall = time.perf_counter() - started
             if not isinstance(reply, AgentReply):
-                out.failures.append(f"{where} turn {turn_index + 1}: not an AgentReply")
-                return
+                reply = coerce_reply(reply)
             out.latencies_s.append(_latency(reply, wall))
             history.extend(assistant_messages(reply.reply, reply.calls, turn_index))
     except Exception as exc:  # the run boundary: this conversation stopped answering
@@ -185,18 +184,45 @@ async def run_ramp(
     results: list[RepeatResult],
     on_event: Callable[[StepEvent], None] = lambda event: None,
 ) -> None:
-    """Run the plan's steps into ``results``; stops after the first step over budget when the
-    plan says so. One unmeasured conversation first warms the agent up (model loads, caches)."""
+    """Run the plan's steps into ``results``. After the first step over budget it stops, when
+    the plan says so, then halves the gap to the last step within budget ``refine`` times.
+    One unmeasured conversation first warms the agent up (model loads, caches)."""
     await _prepare(adapter, transcripts)
     await _conversation(adapter, transcripts[0], 0, plan.speed, _Session())
+    good, over = 0, None
     for k in plan.steps:
-        step: list[RepeatResult] = []
-        for repeat in range(plan.repeats):
-            on_event(StepEvent(k, repeat, plan.repeats))
-            result = await _repeat(plan, adapter, transcripts, k, repeat)
-            step.append(result)
-            results.append(result)
-            on_event(StepEvent(k, repeat, plan.repeats, result))
-        summary = summarize(k, step, plan.p95_latency_ms, plan.loop_lag_ms)
-        if plan.stop_at_breach and not summary.within_budget:
+        if await _step(plan, adapter, transcripts, k, results, on_event):
+            good = k
+        elif over is None:
+            over = k
+            if plan.stop_at_breach:
+                break
+    if over is None or not plan.stop_at_breach:
+        return
+    for _ in range(plan.refine):
+        k = (good + over) // 2
+        if k <= good:
             return
+        if await _step(plan, adapter, transcripts, k, results, on_event):
+            good = k
+        else:
+            over = k
+
+
+async def _step(
+    plan: CapacityPlan,
+    adapter: AgentAdapter,
+    transcripts: Sequence[Transcript],
+    k: int,
+    results: list[RepeatResult],
+    on_event: Callable[[StepEvent], None],
+) -> bool:
+    """Run step ``k`` ``repeats`` times into ``results``; True when it is within budget."""
+    step: list[RepeatResult] = []
+    for repeat in range(plan.repeats):
+        on_event(StepEvent(k, repeat, plan.repeats))
+        result = await _repeat(plan, adapter, transcripts, k, repeat)
+        step.append(result)
+        results.append(result)
+        on_event(StepEvent(k, repeat, plan.repeats, result))
+    return summarize(k, step, plan.p95_latency_ms, plan.loop_lag_ms).within_budget

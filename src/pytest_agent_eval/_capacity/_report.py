@@ -77,6 +77,7 @@ def results_json(
         "plan": {
             "steps": list(plan.steps),
             "repeats": plan.repeats,
+            "refine": plan.refine,
             "speed": plan.speed,
             "budget": {"p95_latency_ms": plan.p95_latency_ms, "loop_lag_ms": plan.loop_lag_ms},
             "min_sessions_per_core": plan.min_sessions_per_core,
