@@ -24,7 +24,14 @@ from ..errors import AgentEvalError, ConfigError
 from ._knee import RepeatResult, find_knee
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps
 from ._ramp import StepEvent, run_ramp
-from ._report import machine, render_html, render_table, results_json, write_json
+from ._report import (
+    machine,
+    render_html,
+    render_table,
+    results_json,
+    write_html,
+    write_json,
+)
 
 __all__ = ["main"]
 
@@ -208,9 +215,7 @@ def _report(
     )
     assert plan.json_path is not None and plan.html_path is not None
     write_json(plan.json_path, data)
-    from .._atomic import write_atomic
-
-    write_atomic(plan.html_path, render_html(data, steps, plan, knee))
+    write_html(plan.html_path, render_html(data, steps, plan, knee))
     console = Console(stderr=False)
     console.print(render_table(steps, knee, plan))
     for step in steps:

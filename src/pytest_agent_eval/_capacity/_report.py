@@ -99,7 +99,13 @@ def results_json(
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
+    """The results file, written atomically (a reader never sees half of it)."""
     write_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def write_html(path: Path, page: str) -> None:
+    """The HTML page, written atomically."""
+    write_atomic(path, page)
 
 
 def headline(knee: Knee) -> str:
