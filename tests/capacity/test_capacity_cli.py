@@ -20,12 +20,14 @@ turns:
 
 AGENTS = '''\
 import asyncio
+import logging
 import time
 
 
 async def waiting(history):
-    """Waits on a provider: the loop stays free."""
+    """Waits on a provider: the loop stays free. It logs that it did, as a framework would."""
     await asyncio.sleep(0.05)
+    logging.getLogger("provider").warning("provider answered slowly (%d ms)", 50)
     return "ok"
 
 
@@ -111,6 +113,11 @@ def test_a_waiting_agent_reports_every_step_and_passes_its_gate(tmp_path: Path) 
     assert [s["k"] for s in data["steps"]] == [1, 2]
     assert [s["turns"] for s in data["steps"]] == [6, 12]  # 3 turns x K sessions x 2 repeats
     assert all(s["within_budget"] and not s["failures"] for s in data["steps"])
+    # What was logged during each step, counted by message.
+    assert [s["log_warnings"] for s in data["steps"]] == [
+        {"provider answered slowly (50 ms)": 6},
+        {"provider answered slowly (50 ms)": 12},
+    ]
     assert data["knee"]["k"] == 2
     assert data["knee"]["first_over_budget_k"] is None
     assert data["knee"]["bounded"] is False  # the ramp ended before any step went over

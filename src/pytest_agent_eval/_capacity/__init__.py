@@ -221,6 +221,9 @@ def _report(
     for step in steps:
         if step.failures:
             console.print(f"K={step.k}: first failure: {step.failures[0]}", markup=False)
+        if step.log_warnings:
+            message, count = next(iter(step.log_warnings.items()))
+            console.print(f"K={step.k}: logged {count}x: {message}", markup=False)
     print(f"results: {plan.json_path}\nhtml: {plan.html_path}")
     if interrupted:
         print("capacity: interrupted; the reports hold the steps that finished", file=sys.stderr)

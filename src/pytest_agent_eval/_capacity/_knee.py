@@ -11,6 +11,7 @@ is the lowest and highest sessions per core of the repeats judged one at a time.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -56,6 +57,8 @@ class StepSummary:
     """Growth of the resident set over the step, per session (an estimate)."""
     failures: tuple[str, ...]
     timed_out: bool
+    log_warnings: dict[str, int] = field(default_factory=dict)
+    """Warnings and errors logged over the repeats, by message (the most frequent few)."""
     over_budget: tuple[str, ...] = field(default=())
     """Why the step is over budget; empty when within it."""
 
@@ -98,6 +101,9 @@ def summarize(
     cpu = sum(r.measure.cpu_s for r in repeats)
     rss_peak = max((r.measure.rss_peak_bytes for r in repeats), default=0)
     growth = max((r.measure.rss_peak_bytes - r.measure.rss_start_bytes for r in repeats), default=0)
+    logged: Counter[str] = Counter()
+    for r in repeats:
+        logged.update(dict(r.measure.log_warnings))
     over: list[str] = []
     if timed_out:
         over.append("ran past its time bound")
@@ -123,6 +129,7 @@ def summarize(
         rss_per_session_mb=_mb(max(growth, 0)) / k,
         failures=failures,
         timed_out=timed_out,
+        log_warnings=dict(logged.most_common(5)),
         over_budget=tuple(over),
     )
 

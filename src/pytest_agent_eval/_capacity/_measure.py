@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["LoopProbe", "StepMeasure", "lag_percentile", "percentile", "process_handle"]
+__all__ = [
+    "LogWarnings",
+    "LoopProbe",
+    "StepMeasure",
+    "lag_percentile",
+    "percentile",
+    "process_handle",
+]
 
 
 def process_handle() -> Any:
@@ -62,6 +71,23 @@ def lag_percentile(lags: Sequence[float], interval_s: float, q: float) -> float 
     return ordered[-1]
 
 
+class LogWarnings(logging.Handler):
+    """Counts the warnings and errors logged (through the standard logging module) while a
+    step runs, by message: a framework's own word on overload ("VAD inference is slower than
+    realtime", LiveKit's) explains a knee better than any figure."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.counts: Counter[str] = Counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose arguments do not format: its template
+            message = str(record.msg)
+        self.counts[message.splitlines()[0][:120] if message else record.name] += 1
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepMeasure:
     """What the probe saw over one step."""
@@ -75,6 +101,8 @@ class StepMeasure:
     """Each probe wake-up's lateness, in seconds."""
     probe_interval_s: float = 0.02
     """How long the probe slept between wake-ups."""
+    log_warnings: tuple[tuple[str, int], ...] = ()
+    """Warnings and errors logged during the step: (message, count), most frequent first."""
 
     @property
     def cores_used(self) -> float:
@@ -90,6 +118,7 @@ class LoopProbe:
         self.rss_every = rss_every
         self._process = process_handle()
         self._task: asyncio.Task[None] | None = None
+        self._warnings = LogWarnings()
         self._lags: list[float] = []
         self._rss_start = 0
         self._rss_peak = 0
@@ -123,6 +152,7 @@ class LoopProbe:
         self._rss_start = self._rss()
         self._cpu_start = self._cpu()
         self._started = time.perf_counter()
+        logging.getLogger().addHandler(self._warnings)
         self._task = asyncio.get_running_loop().create_task(self._run(), name="capacity-probe")
 
     async def stop(self) -> StepMeasure:
@@ -130,6 +160,7 @@ class LoopProbe:
         wall = time.perf_counter() - self._started
         cpu = self._cpu() - self._cpu_start
         self._rss()
+        logging.getLogger().removeHandler(self._warnings)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -142,4 +173,5 @@ class LoopProbe:
             rss_peak_bytes=self._rss_peak,
             lags_s=tuple(self._lags),
             probe_interval_s=self.interval_s,
+            log_warnings=tuple(self._warnings.counts.most_common(5)),
         )
