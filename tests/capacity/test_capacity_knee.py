@@ -117,3 +117,22 @@ def test_loop_lag_percentiles_weigh_each_lag_by_the_time_it_held_the_loop() -> N
     assert lag_percentile(lags, 0.02, 95) == 0.3
     assert lag_percentile(lags, 0.02, 40) == 0.0
     assert lag_percentile([], 0.02, 95) is None
+
+
+def test_one_noisy_step_in_a_repeat_does_not_end_that_repeats_ramp() -> None:
+    noisy = [600.0] * 19 + [2600.0] * 2  # this repeat alone: p95 over at K=2
+    results = [
+        _repeat(1, 0, [500] * 21),
+        _repeat(1, 1, [500] * 21),
+        _repeat(2, 0, noisy),
+        _repeat(2, 1, [600] * 21),
+        _repeat(4, 0, [700] * 21),
+        _repeat(4, 1, [700] * 21),
+        _repeat(8, 0, [2700] * 21),
+        _repeat(8, 1, [2700] * 21),
+    ]
+    steps, knee = find_knee(results, 2000, 100)
+    assert [s.within_budget for s in steps] == [True, True, True, False]  # pooled, K=2 holds
+    assert knee.k == 4
+    # The noisy repeat still reached K=4 on its own figures: the interval is the knee's.
+    assert (knee.low, knee.high) == (4.0, 4.0)

@@ -6,7 +6,9 @@ latency and every probe's lag over its repeats); the knee is the largest K such 
 every smaller K are within budget. Sessions per core is the knee divided by the cores the
 process used at the knee, counting at least one: a single process's event loop runs on one
 core, so a process that leaves a core idle still needs that core for its loop. The interval
-is the lowest and highest sessions per core of the repeats judged one at a time.
+spans the repeats judged one at a time, each at the largest K its own figures keep within
+budget (a repeat is too few turns for a p95 to hold up step after step, so one noisy step does
+not end a repeat's ramp), and always contains the knee itself.
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ def find_knee(
         summarize(k, [r for r in results if r.k == k], p95_latency_ms, loop_lag_ms) for k in ks
     ]
     knee, cores, first_over = _knee_of(steps)
-    per_repeat: list[float] = []
+    value = _per_core(knee, cores)
+    per_repeat: list[float] = [value]
     for index in sorted({r.repeat for r in results}):
         alone = [
             summarize(
@@ -169,13 +172,13 @@ def find_knee(
             for k in ks
             if any(r.k == k and r.repeat == index for r in results)
         ]
-        k_alone, cores_alone, _ = _knee_of(alone)
-        per_repeat.append(_per_core(k_alone, cores_alone))
-    value = _per_core(knee, cores)
+        within = [s for s in alone if s.within_budget]
+        best = max(within, key=lambda s: s.k, default=None)
+        per_repeat.append(0.0 if best is None else _per_core(best.k, best.cores_used))
     return steps, Knee(
         k=knee,
         sessions_per_core=value,
-        low=min(per_repeat, default=value),
-        high=max(per_repeat, default=value),
+        low=min(per_repeat),
+        high=max(per_repeat),
         first_over=first_over,
     )
