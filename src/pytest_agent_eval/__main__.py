@@ -24,9 +24,9 @@ commands:
   compare two results files side by side, eval by eval (pass rates with Fisher's exact
           test, p95 latency, agent tokens per run):
             compare BASE.json NEW.json [--markdown PATH] [--fail-on-regression]
-  capacity  how many concurrent sessions of your agent one core holds (the knee, as sessions
-          per core), measured in real time; see agent-eval capacity --help:
-            capacity [TRANSCRIPTS...] [--steps 1,2,4] [--min-sessions-per-core X]
+  capacity how many concurrent sessions of your agent one core holds (the knee of latency
+          and event-loop lag, as sessions per core), measured in real time:
+            capacity [TRANSCRIPTS...] [--max-sessions N] [--min-sessions-per-core X]
 
 Voice fixtures: python -m pytest_agent_eval.synthesize_audio --help
 """
