@@ -121,7 +121,7 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 
 def _chart(steps: Sequence[StepSummary], plan: CapacityPlan, knee: Knee) -> str:
     """An inline SVG: p50 and p95 latency and loop lag p95 against K, the budget as a line."""
-    width, height, pad = 640, 320, 48
+    width, height, pad = 640, 320, 52
     ks = [s.k for s in steps] or [1]
     top = max(
         [plan.p95_latency_ms * 1.2]
@@ -144,10 +144,19 @@ def _chart(steps: Sequence[StepSummary], plan: CapacityPlan, knee: Knee) -> str:
         f'y2="{y(plan.p95_latency_ms):.1f}" stroke="#c00" stroke-dasharray="6 4"/>',
         f'<text x="{width - pad}" y="{y(plan.p95_latency_ms) - 4:.1f}" text-anchor="end" '
         f'font-size="11" fill="#c00">p95 budget {plan.p95_latency_ms:g} ms</text>',
+        f'<line x1="{pad}" y1="{y(plan.loop_lag_ms):.1f}" x2="{width - pad}" '
+        f'y2="{y(plan.loop_lag_ms):.1f}" stroke="#2ca02c" stroke-dasharray="6 4"/>',
+        f'<text x="{width - pad}" y="{y(plan.loop_lag_ms) - 4:.1f}" text-anchor="end" '
+        f'font-size="11" fill="#2ca02c">loop lag budget {plan.loop_lag_ms:g} ms</text>',
         f'<text x="{width / 2}" y="{height - 8}" text-anchor="middle" font-size="12">'
         "concurrent sessions (K)</text>",
         f'<text x="12" y="{pad - 12}" font-size="12">ms</text>',
     ]
+    for fraction in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<text x="{pad - 4}" y="{y(top * fraction) + 4:.1f}" text-anchor="end" '
+            f'font-size="10">{top * fraction:.0f}</text>'
+        )
     for k in ks:
         parts.append(
             f'<text x="{x(k):.1f}" y="{height - pad + 16}" text-anchor="middle" '
@@ -176,6 +185,10 @@ def _chart(steps: Sequence[StepSummary], plan: CapacityPlan, knee: Knee) -> str:
         parts.append(
             f'<line x1="{x(knee.k):.1f}" y1="{pad}" x2="{x(knee.k):.1f}" y2="{height - pad}" '
             'stroke="#888" stroke-dasharray="2 3"/>'
+        )
+        parts.append(
+            f'<text x="{x(knee.k) + 4:.1f}" y="{pad + 10}" font-size="11" fill="#555">'
+            f"knee K={knee.k}</text>"
         )
     parts.append("</svg>")
     return "\n".join(parts)
