@@ -220,3 +220,27 @@ def test_bad_input_exits_2_saying_what_is_wrong(
 def test_the_command_is_listed_in_the_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     assert "capacity" in capsys.readouterr().out
+
+
+def test_the_pyproject_table_sets_the_plan_and_options_win(tmp_path: Path) -> None:
+    project, module = _project(tmp_path)
+    (project / "pyproject.toml").write_text(
+        '[tool.agent_eval]\nyaml_dirs = ["evals"]\n\n[tool.agent_eval.capacity]\n'
+        f'agent = "{module}:make_waiting"\nsteps = [1, 2]\nrepeats = 1\nloop_lag_ms = 250\n'
+        "min_sessions_per_core = 1000\n"
+    )
+    # The table's gate is far above what one process does: exit 1, unless an option lowers it.
+    assert _run(project) == 1
+    data = json.loads((project / "out.json").read_text())
+    assert data["plan"]["steps"] == [1, 2]
+    assert data["plan"]["repeats"] == 1
+    assert data["gate"] == {"min_sessions_per_core": 1000.0, "passed": False}
+    assert _run(project, "--steps", "1", "--min-sessions-per-core", "0.5") == 0
+    assert json.loads((project / "out.json").read_text())["plan"]["steps"] == [1]
+
+
+def test_a_bad_pyproject_table_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project, _ = _project(tmp_path)
+    (project / "pyproject.toml").write_text("[tool.agent_eval.capacity]\nrepeat = 3\n")
+    assert _run(project) == 2
+    assert "[tool.agent_eval.capacity]: unknown key 'repeat'" in capsys.readouterr().err
