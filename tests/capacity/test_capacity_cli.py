@@ -4,6 +4,8 @@ and the errors bad input gets. The voice frameworks have their own files."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -244,3 +246,20 @@ def test_a_bad_pyproject_table_exits_2(tmp_path: Path, capsys: pytest.CaptureFix
     (project / "pyproject.toml").write_text("[tool.agent_eval.capacity]\nrepeat = 3\n")
     assert _run(project) == 2
     assert "[tool.agent_eval.capacity]: unknown key 'repeat'" in capsys.readouterr().err
+
+
+def test_without_psutil_the_command_names_the_extra(tmp_path: Path) -> None:
+    project, module = _project(tmp_path)
+    # psutil made unimportable in a fresh interpreter, as where the extra is not installed.
+    code = (
+        "import sys; sys.modules['psutil'] = None\n"
+        "from pytest_agent_eval.__main__ import main\n"
+        f"sys.exit(main(['capacity', '--rootdir', {str(project)!r}, '--agent', "
+        f"'{module}:make_waiting']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'pytest-agent-eval[capacity]'" in done.stderr
+    assert not (project / "agent-eval-capacity.json").exists()
