@@ -11,7 +11,6 @@ has every repeat that completed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import time
 import wave
@@ -153,10 +152,11 @@ async def _repeat(
     except TimeoutError:
         timed_out = True
     finally:
+        # Every session ends here, its conversations closed, whether the step finished, ran
+        # out of time or was interrupted (Ctrl-C cancels this task; that goes on upwards).
         for task in tasks:
             task.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         measure = await probe.stop()
     audio = sum(transcript_audio_s(t) for t in transcripts) * k
     return RepeatResult(
