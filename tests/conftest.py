@@ -69,6 +69,9 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     # agent, with its Silero VAD, is imported at collection, on the main thread).
     "simulation/test_voice.py": ("voice",),
     "simulation/test_pipecat.py": ("voice",),
+    # agent-eval capacity on the example agents, in real time.
+    "capacity/test_capacity_livekit.py": ("voice",),
+    "capacity/test_capacity_pipecat.py": ("voice", "slow"),
 }
 """Tiers of single files, by path under ``tests/``."""
 

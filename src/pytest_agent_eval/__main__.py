@@ -24,6 +24,9 @@ commands:
   compare two results files side by side, eval by eval (pass rates with Fisher's exact
           test, p95 latency, agent tokens per run):
             compare BASE.json NEW.json [--markdown PATH] [--fail-on-regression]
+  capacity how many concurrent sessions of your agent one core holds (the knee of latency
+          and event-loop lag, as sessions per core), measured in real time:
+            capacity [TRANSCRIPTS...] [--max-sessions N] [--min-sessions-per-core X]
 
 Voice fixtures: python -m pytest_agent_eval.synthesize_audio --help
 """
@@ -52,8 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .report._compare import main as compare_main
 
         return compare_main(rest)
+    if command == "capacity":
+        from ._capacity import main as capacity_main
+
+        return capacity_main(rest)
     print(
-        f"error: unknown command {command!r}; the commands are: init, import, merge, compare\n",
+        f"error: unknown command {command!r}; the commands are: init, import, merge, compare, capacity\n",
         file=sys.stderr,
     )
     print(USAGE, end="", file=sys.stderr)

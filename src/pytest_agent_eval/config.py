@@ -278,6 +278,8 @@ _KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "speed": ((str, int, float), "'max' (or 0), 'realtime' (or 1) or a number between 0 and 100"),
     "crashes_fail_gates": ((bool,), "true or false"),
     "attribute": ((bool,), "true or false"),
+    # Read by `agent-eval capacity` (pytest_agent_eval._capacity), which validates it.
+    "capacity": ((dict,), "a table of capacity settings ([tool.agent_eval.capacity])"),
 }
 
 _VOICE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
@@ -336,6 +338,7 @@ def parse_settings(
     warnings: list[str] = []
     _check_keys(source, table, _KEYS, warnings)
     values: dict[str, Any] = {k: v for k, v in table.items() if k in _KEYS}
+    values.pop("capacity", None)
 
     if "yaml_dirs" in values:
         dirs = values["yaml_dirs"]

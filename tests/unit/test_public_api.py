@@ -323,8 +323,23 @@ ALLOWED: dict[str, set[str]] = {
     # `import`: a real conversation becomes a transcript (validated by the loader before it is
     # written) with recording fixtures cut from the call and heard by offline Whisper.
     "_importers": {"errors", "config", "loader", "voice", "_text", "_atomic"},
-    # The `python -m pytest_agent_eval` dispatcher: init, import, merge (report._merge).
-    "__main__": {"_scaffold", "_importers", "report"},
+    # `capacity`: the project's transcripts (loader) and agent (its llm_eval_agent fixture,
+    # named in _fixture) run by K sessions over the adapter protocol, as the runner runs turns;
+    # the reports written atomically; Pipecat's clock shim (voice) before a conftest loads.
+    "_capacity": {
+        "errors",
+        "config",
+        "loader",
+        "models",
+        "adapters",
+        "runner",
+        "voice",
+        "_fixture",
+        "_atomic",
+    },
+    # The `python -m pytest_agent_eval` dispatcher: init, import, merge (report._merge),
+    # capacity.
+    "__main__": {"_scaffold", "_importers", "report", "_capacity"},
     # Simulated callers: a transcript part (loader, models) plus the caller and criteria judge
     # (models through _compat, the judges' retry and cache), run by the runner on a RunScript,
     # spoken with the offline voice (synthesize), and collected as transcript items.

@@ -42,6 +42,7 @@ from ...models import VoiceSettings
 from ...voice._heard import words_ended_by
 from ...voice._script import Rule, ScriptContext, check_offered, render, render_args
 from ...voice._sidecar import TimedWord
+from .._latency import LatencySpec, as_latency
 from ._record import flows_error
 
 __all__ = [
@@ -282,6 +283,9 @@ class ScriptedLLMService(LLMService):
         greeting: The opening line, and the answer to any instructed reply no ``instructions``
             rule matches.
         instructions: Tried in order against the instructions of an instructed reply.
+        latency: A provider's time to first token, waited (the loop free) before each answer:
+            seconds, ``(p50, p95)`` seconds (log-normal) or a ``ProviderLatency``; None: none.
+            For capacity runs (docs/capacity.md), where sessions wait on providers.
         **kwargs: Passed to Pipecat's ``LLMService`` (``run_in_parallel``,
             ``function_call_timeout_secs`` and so on).
     """
@@ -293,8 +297,10 @@ class ScriptedLLMService(LLMService):
         default_reply: str = "Sorry, I can't help with that.",
         greeting: str | None = None,
         instructions: Sequence[Rule] = (),
+        latency: LatencySpec = None,
         **kwargs: Any,
     ) -> None:
+        self.latency = as_latency(latency, "ScriptedLLMService(latency=...)")
         kwargs.setdefault(
             "settings",
             _complete(LLMSettings, model="scripted", use_provider_thinking_default=False),
@@ -416,6 +422,8 @@ class ScriptedLLMService(LLMService):
                 await self.push_error(error_msg=str(exc))
                 return
             await self.start_ttfb_metrics()
+            if self.latency is not None:
+                await self.latency.wait()
             first = True
             for word in re.findall(r"\S+\s*", text):
                 if first:

@@ -19,6 +19,7 @@ from livekit.agents.types import (
 )
 
 from ....voice._script import Rule, check_offered, parse_number, render, render_args
+from ..._latency import LatencySpec, as_latency
 
 __all__ = ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"]
 
@@ -134,6 +135,9 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
             ``default_reply``.
         instructions: Rules tried in order against the instructions of an instructed reply;
             they may call tools and use ``{user}`` like the others.
+        latency: A provider's time to first token, waited (the loop free) before each answer:
+            seconds, ``(p50, p95)`` seconds (log-normal) or a ``ProviderLatency``; None: none.
+            For capacity runs (docs/capacity.md), where sessions wait on providers.
 
     Example:
         ```python
@@ -152,8 +156,10 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         default_reply: str = "Sorry, I can't help with that.",
         greeting: str | None = None,
         instructions: Sequence[Rule] = (),
+        latency: LatencySpec = None,
     ) -> None:
         super().__init__()
+        self.latency = as_latency(latency, "ScriptedLLM(latency=...)")
         self.rules = list(rules)
         self.default_reply = default_reply
         self.greeting = greeting
@@ -329,6 +335,8 @@ class _ScriptedStream(llm.LLMStream):
         self._scripted = scripted
 
     async def _run(self) -> None:
+        if self._scripted.latency is not None:
+            await self._scripted.latency.wait()
         text, calls = self._scripted.respond_to(self.chat_ctx, self.tools)
         chunk_id = self._scripted.next_call_id().replace("call", "chunk")
         for word in re.findall(r"\S+\s*", text):

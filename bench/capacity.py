@@ -1,0 +1,98 @@
+"""Sessions per core of the example agents, with ``agent-eval capacity`` as a user runs it.
+
+Copies examples/voice-livekit (or examples/voice-pipecat with ``--pipecat``) to a temporary
+folder, synthesizes its voice fixtures offline, and runs the command there in a subprocess:
+K concurrent sessions in real time, K = 1, 2, 4, ... up to ``--max-sessions``, ``--repeats``
+times each. ``--latency P50,P95`` (seconds) gives the scripted LLM a provider's time to first
+token (a LiveKit factory module is written next to the agent and passed as ``--agent``).
+
+    .venv/bin/python bench/capacity.py [--max-sessions 64] [--repeats 3] [--latency 0.4,0.9]
+        [--pipecat] [--keep DIR]
+
+Prints the command's table and the knee, the interval, the machine and its load: the figure
+depends on what else the machine runs (docs/benchmarks.md says when it was measured under load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LATENCY_AGENT = '''\
+"""The example's agent, its scripted LLM waiting a provider's latency (bench/capacity.py)."""
+
+from booking_agent import RULES, VAD, RestaurantAgent
+from livekit.agents import AgentSession
+
+from pytest_agent_eval.adapters.livekit import (
+    FixtureTextSTT,
+    LiveKitAdapter,
+    ScriptedLLM,
+    eval_session_kwargs,
+)
+
+
+def make_session():
+    session = AgentSession(
+        stt=FixtureTextSTT(),
+        vad=VAD,
+        llm=ScriptedLLM(RULES, latency=({p50}, {p95})),
+        **eval_session_kwargs(),
+    )
+    return session, RestaurantAgent()
+
+
+def make_adapter():
+    return LiveKitAdapter(make_session, timeout_s=20.0)
+'''
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-sessions", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--latency", help="P50,P95 seconds of the scripted LLM (LiveKit only)")
+    parser.add_argument("--pipecat", action="store_true", help="the Pipecat example instead")
+    parser.add_argument("--keep", type=Path, help="run in this folder and keep it")
+    args = parser.parse_args()
+    example = ROOT / "examples" / ("voice-pipecat" if args.pipecat else "voice-livekit")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="capacity-bench-"))
+    shutil.copytree(example, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(
+        [sys.executable, "-m", "pytest_agent_eval.synthesize_audio", "evals"],
+        cwd=work, check=True, capture_output=True,
+    )  # fmt: skip
+    command = [
+        sys.executable, "-m", "pytest_agent_eval", "capacity",
+        "--max-sessions", str(args.max_sessions), "--repeats", str(args.repeats),
+        "--json", str(work / "capacity.json"), "--html", str(work / "capacity.html"),
+    ]  # fmt: skip
+    if args.latency:
+        if args.pipecat:
+            parser.error("--latency is for the LiveKit example")
+        p50, _, p95 = args.latency.partition(",")
+        (work / "latency_agent.py").write_text(LATENCY_AGENT.format(p50=float(p50), p95=float(p95)))
+        command += ["--agent", "latency_agent:make_adapter"]
+    print("load average before:", os.getloadavg(), flush=True)
+    done = subprocess.run(command, cwd=work, check=False)
+    data = json.loads((work / "capacity.json").read_text())
+    knee = data["knee"]
+    print(json.dumps({"knee": knee, "machine": data["machine"]}, indent=2))
+    print("load average after:", os.getloadavg())
+    if args.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"reports: {work}/capacity.json, {work}/capacity.html")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

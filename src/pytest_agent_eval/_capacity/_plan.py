@@ -1,0 +1,182 @@
+"""What a capacity run does: the steps of K, the budgets, the gate and where reports go.
+
+Values come from ``[tool.agent_eval.capacity]`` in pyproject.toml, then the command line wins.
+Every bad value is a `ConfigError` naming where it came from and what is accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..config import parse_speed
+from ..errors import ConfigError
+
+__all__ = [
+    "DEFAULT_MAX_SESSIONS",
+    "CapacityPlan",
+    "parse_plan_table",
+    "parse_steps",
+    "ramp_steps",
+]
+
+DEFAULT_MAX_SESSIONS = 16
+"""Where the doubling ramp (1, 2, 4, ...) stops when no bound or list is given."""
+
+MAX_SESSIONS_LIMIT = 1024
+"""No step may ask for more concurrent sessions than this: a typo should not fork a storm."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapacityPlan:
+    """One capacity run, validated."""
+
+    rootdir: Path
+    """The project: where pyproject.toml (and the conftest.py with ``llm_eval_agent``) live."""
+    transcripts: tuple[Path, ...] = ()
+    """Transcript files or folders; empty: ``[tool.agent_eval] yaml_dirs``."""
+    agent: str | None = None
+    """``module:attr`` of an adapter or a no-argument factory returning one; None: the
+    project's ``llm_eval_agent`` fixture."""
+    steps: tuple[int, ...] = (1, 2, 4, 8, 16)
+    """The values of K (concurrent sessions), ascending."""
+    repeats: int = 3
+    """How many times each step runs."""
+    p95_latency_ms: float = 2000.0
+    """Budget: p95 of end of speech to first agent audio (or reply text), per step."""
+    loop_lag_ms: float = 100.0
+    """Budget: p95 of the event loop's lag (how late a probe task wakes), per step."""
+    min_sessions_per_core: float | None = None
+    """The gate: exit 1 when the measured sessions per core is below it."""
+    step_timeout_s: float = 300.0
+    """A step (one repeat of K sessions) that runs longer is stopped and counted as over."""
+    speed: float = 1.0
+    """How fast fixtures are streamed: 1.0 real time (what capacity means)."""
+    stop_at_breach: bool = True
+    """Stop ramping after the first step over budget."""
+    refine: int = 2
+    """After the first step over budget, this many more steps halve the gap between it and
+    the last step within budget (16 ok, 32 over: 24, then 20 or 28)."""
+    json_path: Path | None = None
+    html_path: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.steps:
+            raise ConfigError("capacity: no steps to run")
+        if list(self.steps) != sorted(set(self.steps)):
+            raise ConfigError(f"capacity: steps must be ascending and distinct, got {self.steps}")
+        if self.steps[0] < 1 or self.steps[-1] > MAX_SESSIONS_LIMIT:
+            raise ConfigError(
+                f"capacity: steps must be between 1 and {MAX_SESSIONS_LIMIT} sessions, "
+                f"got {self.steps}"
+            )
+        if self.refine < 0:
+            raise ConfigError(f"capacity: refine must be >= 0, got {self.refine}")
+        if self.repeats < 1:
+            raise ConfigError(f"capacity: repeats must be >= 1, got {self.repeats}")
+        for name in ("p95_latency_ms", "loop_lag_ms", "step_timeout_s"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ConfigError(f"capacity: {name} must be > 0, got {value!r}")
+        if self.min_sessions_per_core is not None and self.min_sessions_per_core < 0:
+            raise ConfigError(
+                f"capacity: min_sessions_per_core must be >= 0, got {self.min_sessions_per_core}"
+            )
+        if self.speed <= 0:
+            raise ConfigError(
+                "capacity: speed must be above 0 (1.0 is real time); a capacity run at "
+                "'max' speed would measure nothing a caller waits for"
+            )
+
+    def with_changes(self, **changes: Any) -> CapacityPlan:
+        """This plan with some fields replaced (validated again)."""
+        return replace(self, **changes)
+
+
+def ramp_steps(max_sessions: int) -> tuple[int, ...]:
+    """1, 2, 4, ... up to ``max_sessions``, which is always the last step."""
+    if not 1 <= max_sessions <= MAX_SESSIONS_LIMIT:
+        raise ConfigError(
+            f"capacity: max_sessions must be between 1 and {MAX_SESSIONS_LIMIT}, "
+            f"got {max_sessions!r}"
+        )
+    steps: list[int] = []
+    k = 1
+    while k < max_sessions:
+        steps.append(k)
+        k *= 2
+    steps.append(max_sessions)
+    return tuple(steps)
+
+
+def parse_steps(value: str | list[Any], where: str) -> tuple[int, ...]:
+    """``"1,2,4,8"`` (or a TOML list of integers) -> ``(1, 2, 4, 8)``, sorted and distinct."""
+    items: list[Any] = value.split(",") if isinstance(value, str) else list(value)
+    steps: list[int] = []
+    for item in items:
+        text = item.strip() if isinstance(item, str) else item
+        if isinstance(text, bool):
+            raise ConfigError(f"{where}: steps must be whole numbers >= 1, got {text!r}")
+        try:
+            k = int(text)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"{where}: steps must be whole numbers >= 1, e.g. 1,2,4,8; got {item!r}"
+            ) from None
+        if isinstance(text, float) and k != text:
+            raise ConfigError(f"{where}: steps must be whole numbers >= 1, got {text!r}")
+        if k < 1:
+            raise ConfigError(f"{where}: steps must be whole numbers >= 1, got {k}")
+        steps.append(k)
+    if not steps:
+        raise ConfigError(f"{where}: no steps given; write them like 1,2,4,8")
+    return tuple(sorted(set(steps)))
+
+
+_NUMBER_KEYS = ("p95_latency_ms", "loop_lag_ms", "min_sessions_per_core", "step_timeout_s")
+_TABLE_KEYS = frozenset(
+    {"agent", "steps", "max_sessions", "repeats", "refine", "speed", "results_path", "html_path"}
+    | set(_NUMBER_KEYS)
+)
+
+
+def parse_plan_table(table: Mapping[str, Any], *, rootdir: Path, source: str) -> dict[str, Any]:
+    """``[tool.agent_eval.capacity]`` as `CapacityPlan` keyword arguments.
+
+    Raises:
+        ConfigError: For an unknown key or a value of the wrong type.
+    """
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        where = f"{source}: '{key}'"
+        if key not in _TABLE_KEYS:
+            raise ConfigError(
+                f"{source}: unknown key '{key}'; the keys are {', '.join(sorted(_TABLE_KEYS))}"
+            )
+        if key in _NUMBER_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{where} must be a number, got {value!r}")
+            out[key] = float(value)
+        elif key in ("repeats", "max_sessions", "refine"):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{where} must be a whole number, got {value!r}")
+            out[key] = value
+        elif key == "steps":
+            if not isinstance(value, list):
+                raise ConfigError(f"{where} must be a list of whole numbers, e.g. [1, 2, 4]")
+            out[key] = parse_steps(value, where)
+        elif key == "speed":
+            out[key] = parse_speed(value, where)
+        else:  # agent, results_path, html_path
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where} must be a non-empty string, got {value!r}")
+            out[key] = value if key == "agent" else rootdir / value
+    if "max_sessions" in out:
+        if "steps" in out:
+            raise ConfigError(f"{source}: give either 'steps' or 'max_sessions', not both")
+        out["steps"] = ramp_steps(out.pop("max_sessions"))
+    if "results_path" in out:
+        out["json_path"] = out.pop("results_path")
+    return out

@@ -1,0 +1,92 @@
+"""Provider latency for the scripted stand-ins (``adapters/_latency.py``): the distribution it
+draws from, its bad values, and the scripted LLMs waiting it before they answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pytest_agent_eval._capacity._measure import percentile
+from pytest_agent_eval.adapters._latency import ProviderLatency, as_latency
+
+
+def test_draws_have_the_median_and_95th_percentile_asked_for() -> None:
+    latency = ProviderLatency(0.4, 1.2, seed=7)
+    draws = [latency.draw() for _ in range(4001)]
+    p50, p95 = percentile(draws, 50), percentile(draws, 95)
+    assert p50 is not None and 0.36 < p50 < 0.44
+    assert p95 is not None and 1.05 < p95 < 1.35
+    assert min(draws) > 0
+
+
+def test_a_seed_repeats_the_sequence_and_a_single_value_is_fixed() -> None:
+    first = [ProviderLatency(0.2, 0.5, seed=1).draw() for _ in range(3)]
+    again = [ProviderLatency(0.2, 0.5, seed=1).draw() for _ in range(3)]
+    assert first == again
+    fixed = as_latency(0.25, "x")
+    assert fixed is not None and {fixed.draw() for _ in range(5)} == {0.25}
+    pair = as_latency((0.1, 0.3), "x")
+    assert pair is not None and (pair.p50_s, pair.p95_s) == (0.1, 0.3)
+    assert as_latency(None, "x") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (-1.0, "latency p50 must be a number of seconds >= 0"),
+        ((0.5, 0.1), "latency p95 must be a number of seconds >= its p50"),
+        ("fast", "latency must be seconds, \\(p50, p95\\) seconds or a ProviderLatency"),
+        (True, "latency must be seconds"),
+    ],
+)
+def test_bad_latency_names_where_it_was_given(value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=rf"^ScriptedLLM\(latency=\.\.\.\): {message}"):
+        as_latency(value, "ScriptedLLM(latency=...)")  # type: ignore[arg-type]
+
+
+class _Counted(ProviderLatency):
+    """A real latency that also counts its waits."""
+
+    def __init__(self) -> None:
+        super().__init__(0.001)
+        self.waits = 0
+
+    async def wait(self) -> float:
+        self.waits += 1
+        return await super().wait()
+
+
+def test_the_livekit_scripted_llm_waits_its_latency_before_answering() -> None:
+    pytest.importorskip("livekit.agents", reason="needs the livekit extra")
+    from livekit.agents import llm
+
+    from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM
+
+    latency = _Counted()
+    scripted = ScriptedLLM([Rule(r"hello", reply="Hi there")], latency=latency)
+    ctx = llm.ChatContext.empty()
+    ctx.add_message(role="user", content="hello")
+
+    async def answer() -> str:
+        words: list[str] = []
+        async with scripted.chat(chat_ctx=ctx) as stream:
+            async for chunk in stream:
+                if chunk.delta is not None and chunk.delta.content:
+                    words.append(chunk.delta.content)
+        return "".join(words)
+
+    assert asyncio.run(answer()) == "Hi there"
+    assert latency.waits == 1
+    with pytest.raises(ValueError, match=r"^ScriptedLLM\(latency=\.\.\.\)"):
+        ScriptedLLM([], latency=(1.0, 0.5))
+
+
+def test_the_pipecat_scripted_llm_takes_a_latency() -> None:
+    pytest.importorskip("pipecat", reason="needs the pipecat extra")
+    from pytest_agent_eval.adapters.pipecat import ScriptedLLMService
+
+    service = ScriptedLLMService([], latency=(0.3, 0.9))
+    assert service.latency is not None and service.latency.p95_s == 0.9
+    with pytest.raises(ValueError, match=r"^ScriptedLLMService\(latency=\.\.\.\)"):
+        ScriptedLLMService([], latency="slow")  # type: ignore[arg-type]

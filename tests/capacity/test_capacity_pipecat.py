@@ -1,0 +1,36 @@
+"""``agent-eval capacity`` on the Pipecat example: a real pipeline (Silero VAD, the bot's own
+processors) per session, its audio turns streamed in real time (voice and slow tiers)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat"
+
+
+def test_the_pipecat_bot_runs_k_real_pipelines_per_step(tmp_path: Path) -> None:
+    shutil.copytree(
+        EXAMPLE, tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_agent_eval", "capacity", "evals/booking.yaml",
+            "--steps", "1,2", "--repeats", "1", "--p95-latency-ms", "10000",
+            "--loop-lag-ms", "500", "--min-sessions-per-core", "1",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    data = json.loads((tmp_path / "agent-eval-capacity.json").read_text())
+    assert data["transcripts"] == ["booking_remembered"]
+    steps = data["steps"]
+    assert [s["k"] for s in steps] == [1, 2]
+    assert [s["turns"] for s in steps] == [3, 6]
+    assert all(s["failures"] == [] for s in steps)
+    assert data["knee"]["k"] == 2
+    assert data["gate"]["passed"] is True
+    assert (tmp_path / "agent-eval-capacity.html").is_file()
