@@ -115,6 +115,15 @@ def test_a_turn_with_keys_errors_when_the_adapter_pressed_none() -> None:
         ("Pressing 4, 5, 2, 1 and then pound.", ["4521#"]),
         ("I sent 9 then star.", ["9*"]),
         ("Sure, one moment, I pressed the button.", []),
+        ("I'll press 2 for billing now.", ["2"]),
+        ("Let me dial 5.", ["5"]),
+        ("Done. Pressing star now.", ["*"]),
+        # Instructions to the caller and ordinary sentences claim nothing.
+        ("Please press one for billing, or two for sales.", []),
+        ("Enter your PIN, then press pound.", []),
+        ("I have sent one email to you.", []),
+        ("Select one of the options below.", []),
+        ("Press 1 to hear your balance.", []),
     ],
 )
 def test_claims_are_read_from_the_reply(reply: str, claims: list[str]) -> None:

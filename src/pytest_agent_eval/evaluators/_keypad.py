@@ -44,27 +44,47 @@ _WORDS = {
     "octothorpe": "#",
 }
 _KEY = r"(?:[0-9*#]|" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")(?![a-z])"
-_PRESS = (
-    r"\b(?:press(?:ed|ing|es)?|dial(?:l?ed|l?ing|s)?|enter(?:ed|ing|s)?|key(?:ed|ing)?\s+in|"
+_VERB = (
+    r"(?:press(?:ed|ing|es)?|dial(?:l?ed|l?ing|s)?|enter(?:ed|ing|s)?|key(?:ed|ing)?\s+in|"
     r"punch(?:ed|ing)?\s+in|tap(?:ped|ping|s)?|hit(?:ting|s)?|select(?:ed|ing|s)?|"
     r"send(?:ing|s)?|sent|push(?:ed|ing|es)?)"
 )
+_ING = r"(?:pressing|dial(?:l)?ing|entering|keying\s+in|punching\s+in|tapping|sending|pushing)"
+# Who presses: the agent itself ("I'll press", "I have sent", "let me dial"), or an -ing at the
+# start of a sentence ("Pressing 2 now."). Not an instruction to the caller ("please press one
+# for sales", "enter your PIN, then press pound"): reading a menu aloud claims nothing.
+_WHO = (
+    r"(?:\bI(?:'ll|'ve|'m|'d|’ll|’ve|’m|’d)?"
+    r"(?:\s+(?:will|shall|have|am|just|now|already|also|then|can|going\s+to|gonna|"
+    r"went\s+ahead\s+and|need\s+to|want\s+to))*\s+"
+    + _VERB
+    + r"|\blet\s+me\s+"
+    + _VERB
+    + r"|(?:^|(?<=[.!?])\s+|\bnow\s+)"
+    + _ING
+    + r")"
+)
+# What follows the keys: the end of a clause, or a word that goes on about the press ("for
+# billing", "then pound", "now"); "I sent one email" names no key.
+_AFTER = r"(?=\s*(?:$|[.,;:!?)]|(?:for|to|and|then|now|on|again|as|please|at)\b))"
 _CLAIM = re.compile(
-    _PRESS
+    _WHO
     + r"\s+(?:the\s+)?(?:(?:number|digit|key|button|option)s?\s+)?"
     + r"(?P<keys>"
     + _KEY
     + r"(?:(?:\s*,?\s*(?:and\s+(?:then\s+)?|then\s+)?|\s*-\s*)"
     + _KEY
-    + r")*)",
+    + r")*)"
+    + _AFTER,
     re.IGNORECASE,
 )
 _ONE_KEY = re.compile(_KEY, re.IGNORECASE)
 
 
 def claimed_keys(reply: str) -> list[str]:
-    """The key presses ``reply`` claims, each as the keys it names in order ("I'll press one,
-    then pound" -> ``["1#"]``); words for digits count as digits."""
+    """The key presses ``reply`` claims the agent made, each as the keys it names in order
+    ("I'll press one, then pound" -> ``["1#"]``); words for digits count as digits. A menu read
+    to the caller ("press one for sales") is not a claim."""
     claims = []
     for match in _CLAIM.finditer(reply):
         keys = "".join(
