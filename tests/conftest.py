@@ -69,6 +69,10 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     # agent, with its Silero VAD, is imported at collection, on the main thread).
     "simulation/test_voice.py": ("voice",),
     "simulation/test_pipecat.py": ("voice",),
+    # The keypad on real LiveKit sessions and Pipecat pipelines.
+    "telephony/test_livekit_keypad.py": ("voice",),
+    "telephony/test_pipecat_keypad.py": ("voice",),
+    "telephony/test_keys_in_audio.py": ("voice",),
     # agent-eval capacity on the example agents, in real time.
     "capacity/test_capacity_livekit.py": ("voice",),
     "capacity/test_capacity_pipecat.py": ("voice", "slow"),

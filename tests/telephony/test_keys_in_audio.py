@@ -65,14 +65,13 @@ def _example_bot():  # type: ignore[no-untyped-def]
     return sys.modules[name]
 
 
-def test_a_pipeline_streams_the_tones_with_the_speech(fixture_wav: Path, tmp_path: Path) -> None:
-    pytest.importorskip("pipecat.frames.frames", reason="needs the pipecat extra")
+def _converse_with_keys(fixture_wav: Path, tmp_path: Path, at: str):  # type: ignore[no-untyped-def]
     from pytest_agent_eval.adapters.pipecat import PipecatAdapter
 
     turn = Turn(
         "Tell me about the menu.",
         audio=fixture_wav,
-        dtmf=DtmfInput("3*", at="before", in_audio=True),
+        dtmf=DtmfInput("3*", at=at, in_audio=True),  # type: ignore[arg-type]
     )
     script = Transcript(id="keys_in_audio", turns=[turn])
     adapter = PipecatAdapter(run_bot=_example_bot().run_bot, timeout_s=30.0, audio_in_dir=tmp_path)
@@ -87,9 +86,28 @@ def test_a_pipeline_streams_the_tones_with_the_speech(fixture_wav: Path, tmp_pat
         finally:
             await conversation.aclose()
 
-    reply = asyncio.run(converse())
+    return asyncio.run(converse())
+
+
+def test_a_pipeline_streams_the_tones_with_the_speech(fixture_wav: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pipecat.frames.frames", reason="needs the pipecat extra")
+    reply = _converse_with_keys(fixture_wav, tmp_path, "after")
     assert "mushroom risotto" in reply.reply
     assert reply.metadata["dtmf_pressed"] == "3*"  # as keypad events too
     assert reply.audio_in is not None
     streamed = decode_fixture(reply.audio_in, sample_rate=16000)
     assert _keys(streamed.pcm, 16000) == "3*"
+
+
+def test_tones_before_the_speech_are_refused_with_a_stt_that_does_not_listen(
+    fixture_wav: Path, tmp_path: Path
+) -> None:
+    # The example bot hears through FixtureTextSTTService, whose word timings count from the
+    # fixture's start: tones before the speech would have it hear words before they are said.
+    pytest.importorskip("pipecat.frames.frames", reason="needs the pipecat extra")
+    from pytest_agent_eval.errors import AdapterError
+
+    with pytest.raises(
+        AdapterError, match=r"turn 1: its keys sound in its audio before the speech"
+    ):
+        _converse_with_keys(fixture_wav, tmp_path, "before")

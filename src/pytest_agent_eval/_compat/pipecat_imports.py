@@ -81,11 +81,13 @@ def importing_pipecat() -> Iterator[None]:
             return
         kept.append((message, category, filename, lineno))
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        warnings.showwarning = hear
-        yield
-    _raise_again(kept)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.showwarning = hear
+            yield
+    finally:  # an import that failed still gives back what it warned
+        _raise_again(kept)
 
 
 def _raise_again(kept: Sequence[tuple[Warning | str, type[Warning], str, int]]) -> None:

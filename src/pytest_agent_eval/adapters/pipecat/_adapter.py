@@ -42,7 +42,7 @@ from ...voice._fixture_pcm import (
     save_reply_audio,
     save_streamed_audio,
 )
-from ...voice._heard import fixture_text_refusal
+from ...voice._heard import fixture_text_refusal, keys_before_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
 from .._crash import agent_packages
 from ..base import ConversationInfo, TurnInput
@@ -326,12 +326,11 @@ class PipecatConversation:
 
     def _refuse_fixture_text_under_conditions(self) -> None:
         """`FixtureTextSTTService` answers with the fixture's words without listening: under
-        audio conditions it would hear every word whatever the noise, and pass for the wrong
-        reason."""
+        audio conditions, or after keys sounding first, it would pass for the wrong reason."""
         stts = self.session.fixture_stts()
         if not stts:
             return
-        transcript = self.info.transcript
+        transcript, stt = self.info.transcript, type(stts[0]).__name__
         for index, conditions in enumerate(self.info.turn_conditions):
             if conditions:
                 raise AdapterError(
@@ -339,12 +338,14 @@ class PipecatConversation:
                         transcript,
                         index,
                         conditions,
-                        stt=type(stts[0]).__name__,
+                        stt=stt,
                         listener="bot",
                         owner="pipeline",
                         instead="WhisperSTTService()",
                     )
                 )
+        if keyed := keys_before_refusal(transcript, stt=stt, instead="WhisperSTTService()"):
+            raise AdapterError(keyed)
 
     def greeting(self) -> Greeting:
         """What the bot said and did once the pipeline started (``on_client_connected``),

@@ -15,6 +15,7 @@ from ....errors import AdapterError, AudioFixtureError
 from ....models import AudioCondition, Transcript
 from ....voice._fixture_pcm import resolve_audio
 from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
+from ....voice._heard import keys_before_refusal
 from ...base import ConversationInfo
 from ..offline._stt import FixtureTextSTT
 from ._realtime import realtime_model_of
@@ -45,11 +46,15 @@ def refuse_fixture_text_under_conditions(
     """`FixtureTextSTT` answers with the fixture's words without listening: under audio
     conditions it would hear perfectly whatever the noise, and pass for the wrong reason. The
     same holds for a scripted realtime model hearing with one."""
-    if not isinstance(hearing_stt(session), FixtureTextSTT):
+    stt_ = hearing_stt(session)
+    if not isinstance(stt_, FixtureTextSTT):
         return
     for index, conditions in enumerate(info.turn_conditions):
         if conditions:
             raise AdapterError(fixture_text_refusal(info.transcript, index, conditions))
+    keyed = keys_before_refusal(info.transcript, stt=type(stt_).__name__, instead="WhisperSTT()")
+    if keyed is not None:
+        raise AdapterError(keyed)
 
 
 async def prove_fixture_texts(session: AgentSession[Any], transcript: Transcript) -> None:
