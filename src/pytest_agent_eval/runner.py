@@ -56,6 +56,7 @@ from ._expectations import (
 )
 from ._problems import transcript_problems
 from ._sanitize import scrub
+from .adapters._turn_timeout import turn_timeout_message
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
 from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
 from .errors import (
@@ -560,6 +561,7 @@ async def _run_turn(
         history=history,
         interrupted_by=TurnInput.interrupting(transcript, turn_index, run_index),
     )
+    sent = dataclasses.replace(sent, timeout_s=timeout_s)
     described = describe_conditions(sent.conditions) or None
     started = time.perf_counter()
     deadline = asyncio.timeout(timeout_s)
@@ -580,11 +582,7 @@ async def _run_turn(
         if isinstance(exc, AgentCrashError):
             error, crash = str(exc), crash_of(exc)
         elif isinstance(exc, TimeoutError) and deadline.expired():
-            error = (
-                f"no reply within turn_timeout_s={timeout_s:g}s: the agent hung or is too slow "
-                "(raise turn_timeout_s in the transcript, the agent_eval marker or "
-                "[tool.agent_eval] if it is just slow)"
-            )
+            error = turn_timeout_message(timeout_s)
         elif not isinstance(exc, AgentEvalError):
             crash = crash_of(exc)
         return TurnResult(

@@ -13,6 +13,7 @@ process's compute: never more than real time's, and never less than the endpoint
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -278,3 +279,24 @@ def test_a_run_paced_on_the_wall_keeps_the_wall_clock() -> None:
 def test_a_clock_that_is_neither_is_refused() -> None:
     with pytest.raises(ValueError, match='clock must be "real" or "virtual"'):
         LiveKitAdapter(_receptionist(0.5), clock="fast")  # type: ignore[arg-type]
+
+
+# -- a turn past its turn_timeout_s fails on either clock ------------------------------------------
+
+
+@pytest.mark.parametrize("clock", ["virtual", "real"])
+def test_a_turn_past_its_timeout_fails_on_either_clock(clock: str) -> None:
+    """The warehouse lookup awaits 2 s; with turn_timeout_s = 1 the turn fails in real time.
+    On the virtual clock those 2 s pass in a fraction of the wall's, so the runner's own
+    deadline (wall time) alone would let it pass: the turn's timeout counts the session's
+    time there."""
+    from corpus_agents import OrderAgent
+
+    scenario = next(s for s in SCENARIOS if s.id == "tools_that_await")
+    assert scenario.agent is OrderAgent
+    script = dataclasses.replace(transcript(Turn(user="Check the warehouse.")), turn_timeout_s=1.0)
+    adapter = LiveKitAdapter(scenario.factory(), clock=clock)  # type: ignore[arg-type]
+    result = run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "failed", (turn.verdict, turn.error)
+    assert "no reply within turn_timeout_s=1s" in (turn.error or "")

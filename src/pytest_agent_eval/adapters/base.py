@@ -103,6 +103,10 @@ class TurnInput:
     """The next turn, as it will be sent, when it speaks over the agent's reply to this one
     (its ``interrupt:``, with audio): a voice adapter plays it into this turn's reply. None
     when the next turn does not interrupt (or is not known yet: a simulated caller's)."""
+    timeout_s: float | None = None
+    """The turn's ``turn_timeout_s``, as the runner enforces it in wall time: an adapter whose
+    agent runs on a clock of its own (LiveKit's virtual clock) enforces it in that clock's
+    time too, so the turn fails as it would in real time. None: not given."""
 
     @classmethod
     def of(

@@ -42,6 +42,7 @@ from ....errors import AdapterError, AgentTimeoutError
 from ....models import AgentReply, AgentSpeech, Greeting, ToolCall
 from ....voice._clock import PipelineClock, PipelineThread
 from ....voice._timeshim import install_time_shim, real_perf_counter
+from ..._turn_timeout import turn_timeout_message
 from ...base import ConversationInfo, TurnInput
 
 __all__ = ["Clock", "LiveKitRun", "VirtualConversation", "clock_setting", "start_virtual"]
@@ -248,7 +249,7 @@ class VirtualConversation:
         the session (``livekit.turn_session_s``)."""
         inner = self.inner
         wall, session = real_perf_counter(), self.clock.elapsed()
-        reply = await self.call(inner.respond(turn), label=f"turn {turn.index + 1}")
+        reply = await self.call(_within_turn_timeout(inner, turn), label=f"turn {turn.index + 1}")
         meta = reply.metadata
         meta["speed"] = 0.0
         meta["clock"] = "virtual"
@@ -300,3 +301,20 @@ class VirtualConversation:
                 f"(+{_WALL_GRACE_S:g} s) of wall time on the virtual clock; the session's loop "
                 "was busy (code computing without yielding, or blocking it)"
             ) from None
+
+
+async def _within_turn_timeout(inner: LiveKitRun, turn: TurnInput) -> AgentReply:
+    """``inner.respond(turn)`` bounded by the turn's ``turn_timeout_s`` in the session's time
+    (this runs on the clock's loop): the runner's own deadline counts wall time, which on the
+    virtual clock passes far slower than the turn's, and a turn that fails in real time must
+    fail here too, with the same words."""
+    if turn.timeout_s is None:
+        return await inner.respond(turn)
+    deadline = asyncio.timeout(turn.timeout_s)
+    try:
+        async with deadline:
+            return await inner.respond(turn)
+    except TimeoutError:
+        if deadline.expired():
+            raise AgentTimeoutError(turn_timeout_message(turn.timeout_s)) from None
+        raise
