@@ -113,12 +113,23 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
     assert verdict == "failed" and hearing["cause"] == "hearing"
     misheard = [e for e in hearing["evidence"] if e["counterfactual"] == "heard_words"]
     assert [(e["heard"], e["intended"], e["turn"]) for e in misheard] == [("fifty", "fifteen", 0)]
-    (rerun,) = [e for e in hearing["evidence"] if e["counterfactual"] == "text_rerun"]
+    # Rerun as audio with the agent's STT swapped for the fixture's words, and passed: no
+    # text rerun needed.
+    assert [e["counterfactual"] for e in hearing["evidence"]] == ["heard_words", "fixture_hearing"]
+    rerun = hearing["evidence"][1]
     assert rerun["verdict"] == "passed" and rerun["turn"] == 0
+    assert "with the fixture's words as its STT, turn 1 passes" in rerun["detail"]
 
     verdict, logic = found["logic_booking"]
     assert verdict == "failed" and logic["cause"] == "agent_logic"
-    assert [e["verdict"] for e in logic["evidence"]] == ["none", "failed"]  # heard right
+    # Heard right; its agent already hears with the stand-in, so there is no STT to swap:
+    # the evidence says so, and the text rerun decides.
+    assert [(e["counterfactual"], e["verdict"]) for e in logic["evidence"]] == [
+        ("heard_words", "none"),
+        ("fixture_hearing", "error"),
+        ("text_rerun", "failed"),
+    ]
+    assert "already hears with FixtureTextSTT" in logic["evidence"][1]["error"]
 
     verdict, tool = found["tool_menu"]
     assert verdict == "failed" and tool["cause"] == "tool"

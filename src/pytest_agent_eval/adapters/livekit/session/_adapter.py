@@ -59,6 +59,7 @@ from .._turn import (
 )
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
+from ._hearing import fixture_hearing_twin, refuses_conditions
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._keypad import has_keys, keypad_turn, phone_line, press_around
 from ._realtime import (
@@ -278,7 +279,7 @@ class LiveKitAdapter:
             raise
         return conversation
 
-    # -- fixture audio, cached per content ------------------------------------------------
+    with_fixture_hearing = fixture_hearing_twin  # attribution's hearing counterfactual
 
     def turn_audio(
         self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0, keys: Any = None
@@ -314,7 +315,7 @@ def _refuse_fixture_text_under_conditions(
 ) -> None:
     """`FixtureTextSTT` answers with the fixture's words without listening: under audio
     conditions it would hear perfectly whatever the noise, and pass for the wrong reason."""
-    if not isinstance(session.stt, FixtureTextSTT):
+    if not refuses_conditions(session.stt):
         return
     for index, conditions in enumerate(info.turn_conditions):
         if conditions:
@@ -381,10 +382,8 @@ def fixture_text_refusal(
 
 
 def _takes_info(factory: Callable[..., Any]) -> bool:
-    """True when ``factory``'s first positional parameter is required (it wants the info).
-
-    ``def make_session(stt=None)`` keeps being called with no argument.
-    """
+    """True when ``factory``'s first positional parameter is required (it wants the info):
+    ``def make_session(stt=None)`` keeps being called with no argument."""
     return takes_info(factory, star_args=False)
 
 
@@ -899,7 +898,7 @@ class LiveKitConversation:
                 "session has no audio input; start it with the transcript that has the audio"
             )
         path = Path(turn.audio)
-        if turn.conditions and isinstance(session.stt, FixtureTextSTT):
+        if turn.conditions and refuses_conditions(session.stt):
             raise AdapterError(
                 fixture_text_refusal(self.info.transcript, turn.index, turn.conditions)
             )
