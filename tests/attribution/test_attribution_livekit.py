@@ -106,7 +106,12 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
     pyproject.write_text(
         pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
     )
-    result, found = run_corpus(project, "--junitxml=junit.xml")
+    result, found = run_corpus(
+        project,
+        "--junitxml=junit.xml",
+        "--agent-eval-report=report.md",
+        "--agent-eval-html=report.html",
+    )
     result.assert_outcomes(**OUTCOMES)
 
     verdict, hearing = found["hearing_booking"]
@@ -176,3 +181,26 @@ def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pyte
     }
     assert all(attribution is None for _, attribution in found.values())
     assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()
+
+    # The markdown and HTML reports: the cause and its evidence on each failed run, and the
+    # per-cause table.
+    markdown = (project.path / "report.md").read_text()
+    assert '**Cause:** hearing — heard "fifty", intended "fifteen"' in markdown
+    assert (
+        "- fixture_hearing (passed): with the fixture's words as its STT, turn 1 passes" in markdown
+    )
+    assert "**Cause:** tool — tool 'check_menu' failed" in markdown
+    causes = markdown.split("## Failure causes", 1)[1].split("##", 1)[0]
+    assert [line for line in causes.splitlines() if line.startswith("| ")] == [
+        "| Cause | Failed runs |",
+        "| agent_logic | 1 |",
+        "| hearing | 1 |",
+        "| tool | 1 |",
+        "| undetermined | 1 |",
+        "| total | 4 |",
+    ]
+    html = (project.path / "report.html").read_text()
+    assert html.count('<div class="cause">') == 4
+    assert "<strong>Cause:</strong> hearing — heard &quot;fifty&quot;" in html
+    assert '<section id="causes"><h2>Failure causes</h2>' in html
+    assert '<td>total</td><td class="num">4</td>' in html

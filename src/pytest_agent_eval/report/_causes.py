@@ -6,13 +6,14 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .._records import EvalRecord
+from ..models._attribution import Attribution
 
-__all__ = ["cause_line"]
+__all__ = ["cause_counts", "cause_line", "cause_rows", "evidence_lines"]
 
 
-def cause_line(records: Sequence[EvalRecord]) -> str | None:
-    """``3 failed runs: 2 hearing, 1 tool``: the attributed runs of ``records`` counted by
-    cause, most first; None when no run was attributed."""
+def cause_counts(records: Sequence[EvalRecord]) -> list[tuple[str, int]]:
+    """The attributed runs of ``records`` counted by cause, most first (``[("hearing", 2),
+    ("tool", 1)]``); empty when no run was attributed."""
     causes = Counter(
         run.attribution.cause
         for record in records
@@ -20,11 +21,34 @@ def cause_line(records: Sequence[EvalRecord]) -> str | None:
         for run in record.result.runs
         if run.attribution is not None
     )
+    return sorted(causes.items(), key=_most_first)
+
+
+def cause_line(records: Sequence[EvalRecord]) -> str | None:
+    """``3 failed runs: 2 hearing, 1 tool``: the attributed runs of ``records`` counted by
+    cause, most first; None when no run was attributed."""
+    causes = cause_counts(records)
     if not causes:
         return None
-    total = sum(causes.values())
-    counted = ", ".join(f"{n} {cause}" for cause, n in sorted(causes.items(), key=_most_first))
+    total = sum(n for _, n in causes)
+    counted = ", ".join(f"{n} {cause}" for cause, n in causes)
     return f"{total} failed run{'s' if total != 1 else ''}: {counted}"
+
+
+def cause_rows(causes: Sequence[tuple[str, int]]) -> list[list[str]]:
+    """The rows of the per-cause table: one per cause (``["hearing", "2"]``), then the
+    total."""
+    total = sum(n for _, n in causes)
+    return [*([cause, str(n)] for cause, n in causes), ["total", str(total)]]
+
+
+def evidence_lines(attribution: Attribution) -> list[str]:
+    """Each piece of evidence in one line, in the order it was tried: ``fixture_hearing
+    (passed): with the fixture's words as its STT, turn 1 passes (...)``."""
+    return [
+        f"{e.counterfactual} ({e.verdict}): {e.detail or e.error or ''}".rstrip(": ")
+        for e in attribution.evidence
+    ]
 
 
 def _most_first(item: tuple[str, int]) -> tuple[int, str]:
