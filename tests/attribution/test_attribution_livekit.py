@@ -5,6 +5,7 @@ the terminal, and the verdicts the same with attribution on and off."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,62 @@ def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pyte
     assert "<strong>Cause:</strong> hearing — heard &quot;fifty&quot;" in html
     assert '<section id="causes"><h2>Failure causes</h2>' in html
     assert '<td>total</td><td class="num">4</td>' in html
+
+
+def _with_attribution(project: pytest.Pytester) -> None:
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
+    )
+
+
+def test_the_same_labels_on_every_rerun_and_at_both_speeds(project: pytest.Pytester) -> None:
+    _with_attribution(project)
+    labels = []
+    for speed in ("0", "0", "1"):  # two consecutive runs at max speed, then real time
+        result, found = run_corpus(project, f"--agent-eval-speed={speed}")
+        result.assert_outcomes(**OUTCOMES)
+        labels.append(found)
+    first = labels[0]
+    assert {k: (v, a and a["cause"]) for k, (v, a) in first.items()} == {
+        "hearing_booking": ("failed", "hearing"),
+        "logic_booking": ("failed", "agent_logic"),
+        "tool_menu": ("failed", "tool"),
+        "passing_booking": ("passed", None),
+        "crash_booking": (CRASH_VERDICT, None),
+        "latency_booking": ("failed", "undetermined"),
+    }
+    # The whole record, evidence and all, is the same every time and at both speeds.
+    assert labels[1] == first and labels[2] == first
+
+
+def test_compare_shows_how_the_causes_changed(project: pytest.Pytester) -> None:
+    result, _ = run_corpus(project)  # attribution off: no causes
+    (project.path / "r.json").rename(project.path / "off.json")
+    _with_attribution(project)
+    result, _ = run_corpus(project)
+    compared = project.run(
+        sys.executable,
+        "-m",
+        "pytest_agent_eval",
+        "compare",
+        "off.json",
+        "r.json",
+        "--markdown",
+        "compare.md",
+    )
+    assert compared.ret == 0
+    compared.stdout.fnmatch_lines(
+        [
+            "failure causes: none -> 1 agent_logic, 1 hearing, 1 tool, 1 undetermined",
+            "  hearing_booking: none -> 1 hearing",
+            "  latency_booking: none -> 1 undetermined",
+            "  logic_booking: none -> 1 agent_logic",
+            "  tool_menu: none -> 1 tool",
+        ]
+    )
+    changes = compared.stdout.str().split("failure causes:", 1)[1].split("markdown:", 1)[0]
+    assert "passing_booking" not in changes and "crash_booking" not in changes
+    markdown = (project.path / "compare.md").read_text()
+    assert "## Failure causes\n\n- failure causes: none -> 1 agent_logic" in markdown
+    assert "- hearing_booking: none -> 1 hearing" in markdown

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .._records import EvalRecord
 from ..models._attribution import Attribution
 
-__all__ = ["cause_counts", "cause_line", "cause_rows", "evidence_lines"]
+__all__ = ["cause_changes", "cause_counts", "cause_line", "cause_rows", "evidence_lines"]
 
 
 def cause_counts(records: Sequence[EvalRecord]) -> list[tuple[str, int]]:
@@ -53,3 +54,40 @@ def evidence_lines(attribution: Attribution) -> list[str]:
 
 def _most_first(item: tuple[str, int]) -> tuple[int, str]:
     return (-item[1], item[0])
+
+
+def _document_causes(document: Mapping[str, Any]) -> dict[str, Counter[str]]:
+    """Per eval of a results file (by its transcript id and variant), its runs' causes."""
+    found: dict[str, Counter[str]] = {}
+    for entry in document.get("evals", []):
+        if not isinstance(entry, dict):
+            continue
+        name = str(entry.get("transcript_id") or entry.get("nodeid") or "?")
+        causes: Counter[str] = Counter()
+        for capture in entry.get("captures") or []:
+            attribution = capture.get("attribution") if isinstance(capture, dict) else None
+            if isinstance(attribution, dict) and attribution.get("cause"):
+                causes[str(attribution["cause"])] += 1
+        found[name] = causes
+    return found
+
+
+def _counted(causes: Counter[str]) -> str:
+    return ", ".join(f"{n} {c}" for c, n in sorted(causes.items(), key=_most_first)) or "none"
+
+
+def cause_changes(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """How the failed runs' causes changed between two results files: the suite's counts,
+    then each eval whose causes changed (``booking: 1 hearing -> 1 agent_logic``); empty when
+    neither file has an attributed run."""
+    then, now = _document_causes(base), _document_causes(new)
+    total_then = sum(then.values(), Counter[str]())
+    total_now = sum(now.values(), Counter[str]())
+    if not total_then and not total_now:
+        return []
+    lines = [f"failure causes: {_counted(total_then)} -> {_counted(total_now)}"]
+    for name in sorted(set(then) | set(now)):
+        before, after = then.get(name, Counter()), now.get(name, Counter())
+        if before != after:
+            lines.append(f"  {name}: {_counted(before)} -> {_counted(after)}")
+    return lines
