@@ -236,9 +236,11 @@ def test_the_same_labels_on_every_rerun_and_at_both_speeds(project: pytest.Pytes
 
 def test_compare_shows_how_the_causes_changed(project: pytest.Pytester) -> None:
     result, _ = run_corpus(project)  # attribution off: no causes
+    result.assert_outcomes(**OUTCOMES)
     (project.path / "r.json").rename(project.path / "off.json")
     _with_attribution(project)
     result, _ = run_corpus(project)
+    result.assert_outcomes(**OUTCOMES)
     compared = project.run(
         sys.executable,
         "-m",
