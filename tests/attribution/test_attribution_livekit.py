@@ -168,21 +168,6 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
         ]
     )
 
-
-def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
-    result, found = run_corpus(project)
-    result.assert_outcomes(**OUTCOMES)
-    assert {k: v for k, (v, _) in found.items()} == {
-        "hearing_booking": "failed",
-        "logic_booking": "failed",
-        "tool_menu": "failed",
-        "passing_booking": "passed",
-        "crash_booking": CRASH_VERDICT,
-        "latency_booking": "failed",
-    }
-    assert all(attribution is None for _, attribution in found.values())
-    assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()
-
     # The markdown and HTML reports: the cause and its evidence on each failed run, and the
     # per-cause table.
     markdown = (project.path / "report.md").read_text()
@@ -205,6 +190,21 @@ def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pyte
     assert "<strong>Cause:</strong> hearing — heard &quot;fifty&quot;" in html
     assert '<section id="causes"><h2>Failure causes</h2>' in html
     assert '<td>total</td><td class="num">4</td>' in html
+
+
+def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
+    result, found = run_corpus(project)
+    result.assert_outcomes(**OUTCOMES)
+    assert {k: v for k, (v, _) in found.items()} == {
+        "hearing_booking": "failed",
+        "logic_booking": "failed",
+        "tool_menu": "failed",
+        "passing_booking": "passed",
+        "crash_booking": CRASH_VERDICT,
+        "latency_booking": "failed",
+    }
+    assert all(attribution is None for _, attribution in found.values())
+    assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()
 
 
 def _with_attribution(project: pytest.Pytester) -> None:
