@@ -5,6 +5,7 @@ the terminal, and the verdicts the same with attribution on and off."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,19 +107,35 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
     pyproject.write_text(
         pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
     )
-    result, found = run_corpus(project, "--junitxml=junit.xml")
+    result, found = run_corpus(
+        project,
+        "--junitxml=junit.xml",
+        "--agent-eval-report=report.md",
+        "--agent-eval-html=report.html",
+    )
     result.assert_outcomes(**OUTCOMES)
 
     verdict, hearing = found["hearing_booking"]
     assert verdict == "failed" and hearing["cause"] == "hearing"
     misheard = [e for e in hearing["evidence"] if e["counterfactual"] == "heard_words"]
     assert [(e["heard"], e["intended"], e["turn"]) for e in misheard] == [("fifty", "fifteen", 0)]
-    (rerun,) = [e for e in hearing["evidence"] if e["counterfactual"] == "text_rerun"]
+    # Rerun as audio with the agent's STT swapped for the fixture's words, and passed: no
+    # text rerun needed.
+    assert [e["counterfactual"] for e in hearing["evidence"]] == ["heard_words", "fixture_hearing"]
+    rerun = hearing["evidence"][1]
     assert rerun["verdict"] == "passed" and rerun["turn"] == 0
+    assert "with the fixture's words as its STT, turn 1 passes" in rerun["detail"]
 
     verdict, logic = found["logic_booking"]
     assert verdict == "failed" and logic["cause"] == "agent_logic"
-    assert [e["verdict"] for e in logic["evidence"]] == ["none", "failed"]  # heard right
+    # Heard right; its agent already hears with the stand-in, so there is no STT to swap:
+    # the evidence says so, and the text rerun decides.
+    assert [(e["counterfactual"], e["verdict"]) for e in logic["evidence"]] == [
+        ("heard_words", "none"),
+        ("fixture_hearing", "error"),
+        ("text_rerun", "failed"),
+    ]
+    assert "already hears with FixtureTextSTT" in logic["evidence"][1]["error"]
 
     verdict, tool = found["tool_menu"]
     assert verdict == "failed" and tool["cause"] == "tool"
@@ -151,6 +168,29 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
         ]
     )
 
+    # The markdown and HTML reports: the cause and its evidence on each failed run, and the
+    # per-cause table.
+    markdown = (project.path / "report.md").read_text()
+    assert '**Cause:** hearing — heard "fifty", intended "fifteen"' in markdown
+    assert (
+        "- fixture_hearing (passed): with the fixture's words as its STT, turn 1 passes" in markdown
+    )
+    assert "**Cause:** tool — tool 'check_menu' failed" in markdown
+    causes = markdown.split("## Failure causes", 1)[1].split("##", 1)[0]
+    assert [line for line in causes.splitlines() if line.startswith("| ")] == [
+        "| Cause | Failed runs |",
+        "| agent_logic | 1 |",
+        "| hearing | 1 |",
+        "| tool | 1 |",
+        "| undetermined | 1 |",
+        "| total | 4 |",
+    ]
+    html = (project.path / "report.html").read_text()
+    assert html.count('<div class="cause">') == 4
+    assert "<strong>Cause:</strong> hearing — heard &quot;fifty&quot;" in html
+    assert '<section id="causes"><h2>Failure causes</h2>' in html
+    assert '<td>total</td><td class="num">4</td>' in html
+
 
 def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
     result, found = run_corpus(project)
@@ -165,3 +205,64 @@ def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pyte
     }
     assert all(attribution is None for _, attribution in found.values())
     assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()
+
+
+def _with_attribution(project: pytest.Pytester) -> None:
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
+    )
+
+
+def test_the_same_labels_on_every_rerun_and_at_both_speeds(project: pytest.Pytester) -> None:
+    _with_attribution(project)
+    labels = []
+    for speed in ("0", "0", "1"):  # two consecutive runs at max speed, then real time
+        result, found = run_corpus(project, f"--agent-eval-speed={speed}")
+        result.assert_outcomes(**OUTCOMES)
+        labels.append(found)
+    first = labels[0]
+    assert {k: (v, a and a["cause"]) for k, (v, a) in first.items()} == {
+        "hearing_booking": ("failed", "hearing"),
+        "logic_booking": ("failed", "agent_logic"),
+        "tool_menu": ("failed", "tool"),
+        "passing_booking": ("passed", None),
+        "crash_booking": (CRASH_VERDICT, None),
+        "latency_booking": ("failed", "undetermined"),
+    }
+    # The whole record, evidence and all, is the same every time and at both speeds.
+    assert labels[1] == first and labels[2] == first
+
+
+def test_compare_shows_how_the_causes_changed(project: pytest.Pytester) -> None:
+    result, _ = run_corpus(project)  # attribution off: no causes
+    result.assert_outcomes(**OUTCOMES)
+    (project.path / "r.json").rename(project.path / "off.json")
+    _with_attribution(project)
+    result, _ = run_corpus(project)
+    result.assert_outcomes(**OUTCOMES)
+    compared = project.run(
+        sys.executable,
+        "-m",
+        "pytest_agent_eval",
+        "compare",
+        "off.json",
+        "r.json",
+        "--markdown",
+        "compare.md",
+    )
+    assert compared.ret == 0
+    compared.stdout.fnmatch_lines(
+        [
+            "failure causes: none -> 1 agent_logic, 1 hearing, 1 tool, 1 undetermined",
+            "  hearing_booking: none -> 1 hearing",
+            "  latency_booking: none -> 1 undetermined",
+            "  logic_booking: none -> 1 agent_logic",
+            "  tool_menu: none -> 1 tool",
+        ]
+    )
+    changes = compared.stdout.str().split("failure causes:", 1)[1].split("markdown:", 1)[0]
+    assert "passing_booking" not in changes and "crash_booking" not in changes
+    markdown = (project.path / "compare.md").read_text()
+    assert "## Failure causes\n\n- failure causes: none -> 1 agent_logic" in markdown
+    assert "- hearing_booking: none -> 1 hearing" in markdown

@@ -111,12 +111,15 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
     assert verdict == "failed" and hearing["cause"] == "hearing"
     misheard = [e for e in hearing["evidence"] if e["counterfactual"] == "heard_words"]
     assert [(e["heard"], e["intended"], e["turn"]) for e in misheard] == [("fifty", "fifteen", 0)]
+    # Pipecat's STT cannot be swapped yet: the evidence says so, and the text rerun stands in.
+    (swap,) = [e for e in hearing["evidence"] if e["counterfactual"] == "fixture_hearing"]
+    assert swap["verdict"] == "error" and "cannot swap" in swap["error"]
     (rerun,) = [e for e in hearing["evidence"] if e["counterfactual"] == "text_rerun"]
     assert rerun["verdict"] == "passed" and rerun["turn"] == 0
 
     verdict, logic = found["logic_booking"]
     assert verdict == "failed" and logic["cause"] == "agent_logic"
-    assert [e["verdict"] for e in logic["evidence"]] == ["none", "failed"]  # heard right
+    assert [e["verdict"] for e in logic["evidence"]] == ["none", "error", "failed"]  # heard right
 
     verdict, tool = found["tool_menu"]
     assert verdict == "failed" and tool["cause"] == "tool"

@@ -9,7 +9,12 @@ are here, above the runner, which they call again for a text rerun.
 from __future__ import annotations
 
 from ..models._attribution import Attribution, Cause, Counterfactual, Evidence, EvidenceVerdict
-from ._attribute import attribute_result, failing_turn, text_transcript
+from ._attribute import (
+    attribute_result,
+    failing_turn,
+    fixture_hearing_transcript,
+    text_transcript,
+)
 from ._words import misheard_spans
 
 __all__ = [
@@ -20,6 +25,7 @@ __all__ = [
     "EvidenceVerdict",
     "attribute_result",
     "failing_turn",
+    "fixture_hearing_transcript",
     "misheard_spans",
     "text_transcript",
 ]

@@ -1,4 +1,4 @@
-"""Counterfactuals that name why a failed voice run failed (issue 35, first slice).
+"""Counterfactuals that name why a failed voice run failed (issue 35).
 
 For each FAILed run of a voice transcript (never a passed, crashed or ERROR run), in order:
 
@@ -7,11 +7,16 @@ For each FAILed run of a voice transcript (never a passed, crashed or ERROR run)
    ``tool``.
 2. *heard words*: what the agent's speech recognizer heard on each audio turn up to the failing
    one, against the fixture's known words (the turn's WER over 0, and the words that differ).
-3. *text rerun*: the conversation up to the failing turn, run again once with every turn given
-   as text to the same agent (its voice-only checks left out). When the failing turn then
-   passes the checks that failed and a turn was misheard: ``hearing``. When it fails again:
-   ``agent_logic``. Otherwise (it passes, yet nothing was misheard; the rerun could not
-   evaluate the agent): ``undetermined``, saying what was tried.
+3. *perfect hearing*: the conversation up to the failing turn, run again as audio with the
+   agent's STT replaced by the stand-in that hears the fixture's known words (the adapter's
+   ``with_fixture_hearing()``), its VAD, turn detection, timing and audio conditions its own.
+   When the failing turn then passes and a turn was misheard: ``hearing``.
+4. *logic*: the same conversation given as text to the same agent (its voice-only checks left
+   out). When the failing turn fails again: ``agent_logic``. When it passes and a turn was
+   misheard, but perfect hearing could not be tried (the adapter cannot swap its agent's STT,
+   the agent already hears with the stand-in, a realtime model hears for itself): ``hearing``,
+   the text standing in for perfect hearing. Otherwise: ``undetermined``, saying what was
+   tried.
 
 A failing turn whose only failed checks are latency checks is ``undetermined`` without a
 rerun: a text turn's latency says nothing about a voice turn's.
@@ -26,13 +31,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .._sanitize import scrub
-from ..models import EvalResult, RunResult, Transcript, TranscriptResult, TurnResult
+from ..models import (
+    AudioCondition,
+    EvalResult,
+    RunResult,
+    Transcript,
+    TranscriptResult,
+    TurnResult,
+)
+from ..models import Turn as TranscriptTurn
 from ..models._attribution import Attribution, Cause, Evidence, EvidenceVerdict
 from ..runner import RunSettings, describe_exception, run_transcript
 from ..voice._speech import spoken_text
 from ._words import misheard_spans
 
-__all__ = ["attribute_result", "failing_turn", "text_transcript"]
+__all__ = ["attribute_result", "failing_turn", "fixture_hearing_transcript", "text_transcript"]
 
 _VOICE_ONLY_KEYS = ("heard_contains_any", "heard_contains_all", "heard_wer_max")
 """Checks of what the speech recognizer heard: a text turn has nothing to check them on."""
@@ -71,6 +84,24 @@ def _voice_only(evaluation: EvalResult) -> bool:
     return any(key in _check_id(evaluation) for key in _VOICE_ONLY_KEYS)
 
 
+def fixture_hearing_transcript(transcript: Transcript, upto: int) -> Transcript:
+    """``transcript``'s turns up to turn ``upto`` (zero-based, included) as they are, audio,
+    conditions and barge-ins kept (the last turn's barge-in, into a turn not rerun, dropped),
+    with no check of what was heard (the stand-in hears every word); one run, and none of the
+    checks of the greeting, the whole call or the latency over runs."""
+    turns = [
+        replace(
+            turn,
+            interrupt=turn.interrupt if index < upto else None,
+            expect=replace(
+                turn.expect, heard_contains_any=[], heard_contains_all=[], heard_wer_max=None
+            ),
+        )
+        for index, turn in enumerate(transcript.turns[: upto + 1])
+    ]
+    return _one_run(transcript, turns, conditions=transcript.conditions)
+
+
 def text_transcript(transcript: Transcript, upto: int) -> Transcript:
     """``transcript``'s turns up to turn ``upto`` (zero-based, included), each given as text:
     no audio, no audio conditions, no barge-in, and no check of what was heard; one run, and
@@ -87,12 +118,18 @@ def text_transcript(transcript: Transcript, upto: int) -> Transcript:
         )
         for turn in transcript.turns[: upto + 1]
     ]
+    return _one_run(transcript, turns, conditions=[])
+
+
+def _one_run(
+    transcript: Transcript, turns: list[TranscriptTurn], *, conditions: list[AudioCondition]
+) -> Transcript:
     return replace(
         transcript,
         turns=turns,
         runs=1,
         threshold=1.0,
-        conditions=[],
+        conditions=conditions,
         variants=[],
         cases=[],
         greeting=None,
@@ -112,7 +149,7 @@ async def attribute_result(
     ``transcript`` is the one ``result`` ran, ``agent`` the adapter it ran against (text reruns
     use it too), ``settings`` its run settings. Verdicts, scores and checks are left alone.
     """
-    reruns: dict[int, RunResult | str] = {}
+    reruns: dict[tuple[str, int], RunResult | str | None] = {}
     for run in result.runs:
         if run.verdict != "failed" or not any(t.audio is not None for t in run.turns):
             continue
@@ -138,7 +175,7 @@ async def _attribute_run(
     transcript: Transcript,
     agent: object,
     settings: RunSettings,
-    reruns: dict[int, RunResult | str],
+    reruns: dict[tuple[str, int], RunResult | str | None],
 ) -> Attribution:
     failing = failing_turn(run)
     if failing is None:
@@ -176,30 +213,68 @@ async def _attribute_run(
         )
     evidence = _heard_evidence(considered, upto)
     misheard = any(e.verdict == "found" for e in evidence)
-    if upto not in reruns:
-        reruns[upto] = await _text_rerun(transcript, upto, agent, settings)
-    rerun = reruns[upto]
-    verdict, detail = _judge_rerun(failing, rerun)
+    hearing = await _rerun(reruns, "audio", transcript, upto, agent, settings)
+    if hearing is not None:
+        verdict, detail = _judge_rerun(failing, hearing, "with the fixture's words as its STT")
+        evidence.append(
+            Evidence(
+                "fixture_hearing",
+                verdict,
+                turn=upto,
+                error=_why_not(hearing, verdict),
+                detail=detail,
+            )
+        )
+        if verdict == "passed" and misheard:
+            return Attribution("hearing", evidence, turn=upto)
+    else:
+        evidence.append(
+            Evidence(
+                "fixture_hearing",
+                "error",
+                turn=upto,
+                error="the adapter cannot swap its agent's STT",
+                detail=f"{type(agent).__name__} cannot replace its agent's STT with the "
+                "fixture's words; the turns given as text stand in for perfect hearing",
+            )
+        )
+    text = await _rerun(reruns, "text", transcript, upto, agent, settings)
+    assert text is not None
+    verdict, detail = _judge_rerun(failing, text, "given as text")
     evidence.append(
         Evidence(
             "text_rerun",
             verdict,
             turn=upto,
-            error=rerun if isinstance(rerun, str) else None,
+            error=_why_not(text, verdict),
             detail=detail,
         )
     )
+    swapped = evidence[-2].verdict in ("passed", "failed", "crashed")
     cause: Cause = "undetermined"
-    if verdict == "passed" and misheard:
-        cause = "hearing"
+    if verdict == "passed" and misheard and not swapped:
+        cause = "hearing"  # the text rerun stands in for perfect hearing
     elif verdict in ("failed", "crashed"):
         cause = "agent_logic"
     elif verdict == "passed":
         evidence[-1].detail += (
-            "; yet every word was heard as the fixture says it (turn-taking and the other "
-            "audio counterfactuals are not built yet)"
+            "; yet "
+            + (
+                "perfect hearing did not make it pass"
+                if swapped and misheard
+                else "every word was heard as the fixture says it"
+            )
+            + " (turn-taking and the other audio counterfactuals are not built yet)"
         )
     return Attribution(cause, evidence, turn=upto)
+
+
+def _why_not(rerun: RunResult | str, verdict: EvidenceVerdict) -> str | None:
+    """Why a rerun said nothing (its verdict ``error``): it could not run, or its run's
+    error (an agent whose STT could not be swapped)."""
+    if verdict != "error":
+        return None
+    return rerun if isinstance(rerun, str) else rerun.error
 
 
 def _tool_evidence(turns: Sequence[TurnResult]) -> list[Evidence]:
@@ -258,37 +333,61 @@ def _heard_evidence(turns: Sequence[TurnResult], upto: int) -> list[Evidence]:
     return found
 
 
-async def _text_rerun(
-    transcript: Transcript, upto: int, agent: object, settings: RunSettings
-) -> RunResult | str:
-    """The run of the conversation up to turn ``upto`` given as text, or why it could not
-    run."""
-    text = text_transcript(transcript, upto)
+async def _rerun(
+    reruns: dict[tuple[str, int], RunResult | str | None],
+    kind: str,
+    transcript: Transcript,
+    upto: int,
+    agent: object,
+    settings: RunSettings,
+) -> RunResult | str | None:
+    """The run of the conversation up to turn ``upto``, once per kind and turn: ``"audio"``
+    with the agent's STT replaced by the fixture's words (None when the adapter cannot swap
+    it), or ``"text"`` with every turn given as text; or why it could not run."""
+    key = (kind, upto)
+    if key in reruns:
+        return reruns[key]
+    if kind == "audio":
+        swap = getattr(agent, "with_fixture_hearing", None)
+        if swap is None:
+            reruns[key] = None
+            return None
+        try:
+            target, rerun_of = swap(), fixture_hearing_transcript(transcript, upto)
+        except Exception as exc:  # the rerun's own boundary: say why, never raise
+            reruns[key] = describe_exception(exc)
+            return reruns[key]
+    else:
+        target, rerun_of = agent, text_transcript(transcript, upto)
     quiet = replace(settings, concurrency=1, early_stop=False, save_audio_dir=None)
     try:
-        rerun = await run_transcript(text, agent, settings=quiet)
+        result = await run_transcript(rerun_of, target, settings=quiet)
     except Exception as exc:  # the rerun's own boundary: say why, never raise
-        return describe_exception(exc)
-    return rerun.runs[0] if rerun.runs else "the text rerun made no run"
+        reruns[key] = describe_exception(exc)
+    else:
+        reruns[key] = result.runs[0] if result.runs else f"the {kind} rerun made no run"
+    return reruns[key]
 
 
-def _judge_rerun(failing: TurnResult, rerun: RunResult | str) -> tuple[EvidenceVerdict, str]:
-    """How the failing turn did when given as text: passed (every check that failed in
-    the audio run passes, or with only checks of hearing failing, every check passes),
-    failed or crashed, or error; with a sentence saying so."""
+def _judge_rerun(
+    failing: TurnResult, rerun: RunResult | str, how: str
+) -> tuple[EvidenceVerdict, str]:
+    """How the failing turn did in a rerun (``how`` it was rerun: ``"given as text"``):
+    passed (every check that failed in the audio run passes, or with only checks of hearing
+    failing, every check passes), failed or crashed, or error; with a sentence saying so."""
     where = f"turn {failing.index + 1}"
     if isinstance(rerun, str):
-        return "error", f"the text rerun could not run: {rerun}"
+        return "error", f"the rerun {how} could not run: {rerun}"
     turn = next((t for t in rerun.turns if t.index == failing.index), None)
     if turn is None:
         reason = rerun.error or "it stopped before that turn"
-        return "error", f"the text rerun did not reach {where}: {reason}"
+        return "error", f"the rerun {how} did not reach {where}: {reason}"
     if turn.crash is not None:
-        return "crashed", f"given as text, {where} crashes too: {turn.crash.describe()}"
+        return "crashed", f"{how}, {where} crashes too: {turn.crash.describe()}"
     if turn.errored or any(e.errored for e in turn.evaluations):
-        return "error", f"the text rerun could not evaluate {where}: {turn.error or 'a check'}"
+        return "error", f"the rerun {how} could not evaluate {where}: {turn.error or 'a check'}"
     if turn.error is not None:
-        return "failed", f"given as text, {where} fails too: {turn.error}"
+        return "failed", f"{how}, {where} fails too: {turn.error}"
     failed = [_check_id(e) for e in failing.evaluations if _said_no(e) and not _voice_only(e)]
     checks = {_check_id(e): e for e in turn.evaluations}
     if failed:
@@ -297,6 +396,6 @@ def _judge_rerun(failing: TurnResult, rerun: RunResult | str) -> tuple[EvidenceV
         again = [e for e in turn.evaluations if not e.passed]
     if again:
         said = "; ".join(f"{_short_label(e)}: {e.reasoning}" for e in again)
-        return "failed", f"given as text, {where} fails the same check: {said}"
+        return "failed", f"{how}, {where} fails the same check: {said}"
     names = ", ".join(sorted({_short_label(e) for e in failing.evaluations if _said_no(e)}))
-    return "passed", f"given as text, {where} passes ({names or 'no check failed'})"
+    return "passed", f"{how}, {where} passes ({names or 'no check failed'})"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .._atomic import write_atomic
 from ._baseline import BaselineComparison, BaselineError, compare_results_files
+from ._causes import cause_changes
 from ._markdown import comparison_section
 from ._results_file import load_baseline
 from ._terminal import comparison_lines
@@ -46,9 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _markdown(comparison: BaselineComparison, new: Path) -> str:
+def _markdown(comparison: BaselineComparison, new: Path, causes: list[str]) -> str:
     lines = [f"# {new.name} against {Path(comparison.path).name}", ""]
     lines += comparison_section(comparison, "## Evals")
+    if causes:  # attribution ran in either file (docs/attribution.md)
+        lines += ["## Failure causes", "", *(f"- {line.strip()}" for line in causes), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -68,8 +71,11 @@ def main(argv: Sequence[str]) -> int:
     print(f"{args.new} against {args.base}")
     for line in comparison_lines(comparison):
         print(line.text)
+    causes = cause_changes(documents[0], documents[1])
+    for text in causes:
+        print(text)
     if args.markdown is not None:
-        write_atomic(args.markdown, _markdown(comparison, args.new))
+        write_atomic(args.markdown, _markdown(comparison, args.new, causes))
         print(f"markdown: {args.markdown}")
     if args.fail_on_regression and comparison.count("regressed"):
         return REGRESSED_EXIT

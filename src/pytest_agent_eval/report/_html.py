@@ -22,6 +22,7 @@ from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, Usage
 from ..voice._fixtures import decoded_audio_mime
+from ._causes import cause_counts, cause_rows, evidence_lines
 from ._format import (
     AGENT_SPEECH_LABEL,
     BASELINE_HEADER,
@@ -571,11 +572,37 @@ def _run_html(run: RunResult, audio: AudioStore) -> str:
     if run.crash is not None:
         error = f'<p class="error-text">Crashed: {_e(run.crash.describe())}</p>' + error
     turns = _greeting_html(run) + "".join(_turn_html(t, audio) for t in run.turns)
-    turns += _conversation_html(run)
+    turns += _conversation_html(run) + _cause_html(run)
     return (
         f'<details class="run {verdict}"{"" if run.passed else " open"}><summary>Run '
         f'{run.index + 1} <span class="badge {verdict}">{verdict}</span>'
         f'<span class="meta">{_e(" · ".join(facts))}</span></summary>{error}{turns}</details>'
+    )
+
+
+def _cause_html(run: RunResult) -> str:
+    """Why the run failed and the evidence, when attribution ran (docs/attribution.md)."""
+    if run.attribution is None:
+        return ""
+    items = "".join(f"<li>{_e(line)}</li>" for line in evidence_lines(run.attribution))
+    return (
+        f'<div class="cause"><p><strong>Cause:</strong> {_e(run.attribution.describe())}</p>'
+        f"<ul>{items}</ul></div>"
+    )
+
+
+def _causes_html(data: ReportData) -> str:
+    """The attributed runs counted by cause, when attribution ran."""
+    causes = cause_counts(data.ran)
+    if not causes:
+        return ""
+    rows = "".join(
+        f'<tr><td>{_e(cause)}</td><td class="num">{_e(n)}</td></tr>'
+        for cause, n in cause_rows(causes)
+    )
+    return (
+        '<section id="causes"><h2>Failure causes</h2><table><thead><tr><th>Cause</th>'
+        f"<th>Failed runs</th></tr></thead><tbody>{rows}</tbody></table></section>"
     )
 
 
@@ -681,6 +708,7 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
             + f'<figure class="chart-box">{render_chart_svg(ran)}</figure></section>'
             + _side_by_side_html(data)
             + _gates_section(data)
+            + _causes_html(data)
             + _baseline_html(data)
             + _cost_section(data)
             + f'<section id="transcripts"><h2>Transcripts</h2>{details}</section>'

@@ -19,6 +19,7 @@ from .._sanitize import strip_controls
 from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._baseline import BaselineComparison
+from ._causes import cause_counts, cause_rows, evidence_lines
 from ._format import (
     AGENT_SPEECH_LABEL,
     BASELINE_HEADER,
@@ -358,7 +359,20 @@ def _run_lines(run: RunResult, data: ReportData) -> list[str]:
     for turn in run.turns:
         lines += _turn_lines(turn, data)
     lines += _conversation_lines(run)
+    if run.attribution is not None:  # why it failed (docs/attribution.md)
+        lines += [f"**Cause:** {md_escape(run.attribution.describe())}", ""]
+        lines += [f"- {md_escape(line)}" for line in evidence_lines(run.attribution)]
+        lines.append("")
     return lines
+
+
+def _causes_section(data: ReportData) -> list[str]:
+    """``## Failure causes``: the attributed runs counted by cause, when attribution ran."""
+    causes = cause_counts(data.ran)
+    if not causes:
+        return []
+    lines = ["## Failure causes", "", *md_table(["Cause", "Failed runs"], cause_rows(causes))]
+    return [*lines, ""]
 
 
 def _conversation_lines(run: RunResult) -> list[str]:
@@ -442,6 +456,7 @@ def render_summary_markdown(data: ReportData) -> str:
     lines += _summary_section(data)
     lines += side_by_side_section(data)
     lines += _groups_section(data)
+    lines += _causes_section(data)
     lines += baseline_section(data)
     lines += _cost_section(data)
     return "\n".join(lines).rstrip("\n") + "\n\n"

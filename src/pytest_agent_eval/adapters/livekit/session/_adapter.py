@@ -64,6 +64,7 @@ from ._hearing import (
     prove_fixture_texts,
     refuse_fixture_text_under_conditions,
 )
+from ._hearing_twin import fixture_hearing_twin, refuses_conditions
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
 from ._keypad import has_keys, keypad_turn, phone_line, press_around, uses_phone_line
 from ._realtime import (
@@ -283,7 +284,7 @@ class LiveKitAdapter:
             raise
         return conversation
 
-    # -- fixture audio, cached per content ------------------------------------------------
+    with_fixture_hearing = fixture_hearing_twin  # attribution's hearing counterfactual
 
     def turn_audio(
         self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0, keys: Any = None
@@ -315,10 +316,8 @@ class LiveKitAdapter:
 
 
 def _takes_info(factory: Callable[..., Any]) -> bool:
-    """True when ``factory``'s first positional parameter is required (it wants the info).
-
-    ``def make_session(stt=None)`` keeps being called with no argument.
-    """
+    """True when ``factory``'s first positional parameter is required (it wants the info):
+    ``def make_session(stt=None)`` keeps being called with no argument."""
     return takes_info(factory, star_args=False)
 
 
@@ -838,7 +837,7 @@ class LiveKitConversation:
                 "session has no audio input; start it with the transcript that has the audio"
             )
         path = Path(turn.audio)
-        if turn.conditions and isinstance(session.stt, FixtureTextSTT):
+        if turn.conditions and refuses_conditions(session.stt):
             raise AdapterError(
                 fixture_text_refusal(self.info.transcript, turn.index, turn.conditions)
             )

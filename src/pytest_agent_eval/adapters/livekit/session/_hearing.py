@@ -18,6 +18,7 @@ from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
 from ....voice._heard import keys_before_refusal
 from ...base import ConversationInfo
 from ..offline._stt import FixtureTextSTT
+from ._hearing_twin import refuses_conditions
 from ._realtime import realtime_model_of
 
 __all__ = [
@@ -50,7 +51,7 @@ def refuse_fixture_text_under_conditions(
     if not isinstance(stt_, FixtureTextSTT):
         return
     for index, conditions in enumerate(info.turn_conditions):
-        if conditions:
+        if conditions and refuses_conditions(stt_):  # not attribution's perfect hearing
             raise AdapterError(fixture_text_refusal(info.transcript, index, conditions))
     keyed = keys_before_refusal(info.transcript, stt=type(stt_).__name__, instead="WhisperSTT()")
     if keyed is not None:
