@@ -26,6 +26,7 @@ An attribution only explains: it is written on the run and never changes a verdi
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -99,7 +100,7 @@ def fixture_hearing_transcript(transcript: Transcript, upto: int) -> Transcript:
         )
         for index, turn in enumerate(transcript.turns[: upto + 1])
     ]
-    return _one_run(transcript, turns, conditions=transcript.conditions)
+    return _one_run(transcript, turns, conditions=transcript.conditions, kind="audio")
 
 
 def text_transcript(transcript: Transcript, upto: int) -> Transcript:
@@ -118,14 +119,21 @@ def text_transcript(transcript: Transcript, upto: int) -> Transcript:
         )
         for turn in transcript.turns[: upto + 1]
     ]
-    return _one_run(transcript, turns, conditions=[])
+    return _one_run(transcript, turns, conditions=[], kind="text")
 
 
 def _one_run(
-    transcript: Transcript, turns: list[TranscriptTurn], *, conditions: list[AudioCondition]
+    transcript: Transcript,
+    turns: list[TranscriptTurn],
+    *,
+    conditions: list[AudioCondition],
+    kind: str,
 ) -> Transcript:
+    # An id of its own: what an adapter keeps per transcript (reply audio saved by id and run,
+    # a realtime recording's cassette) is the failed run's evidence, never the rerun's.
     return replace(
         transcript,
+        id=f"{transcript.id}~{kind}-rerun",
         turns=turns,
         runs=1,
         threshold=1.0,
@@ -362,7 +370,9 @@ async def _rerun(
     quiet = replace(settings, concurrency=1, early_stop=False, save_audio_dir=None)
     try:
         result = await run_transcript(rerun_of, target, settings=quiet)
-    except Exception as exc:  # the rerun's own boundary: say why, never raise
+    except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+        raise
+    except BaseException as exc:  # the rerun's own boundary (a pytest.skip too): say why
         reruns[key] = describe_exception(exc)
     else:
         reruns[key] = result.runs[0] if result.runs else f"the {kind} rerun made no run"
