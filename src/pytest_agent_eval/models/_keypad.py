@@ -6,13 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["KEYPAD_KEYS", "PRESSED_KEY", "DtmfInput", "keypad_problem"]
+__all__ = ["IN_BAND_KEY", "KEYPAD_KEYS", "PRESSED_KEY", "DtmfInput", "keypad_problem"]
 
 KEYPAD_KEYS = "0123456789*#ABCD"
 """The 16 keys of a phone's keypad (DTMF, ITU-T Q.23): digits, star, pound and A-D."""
 
 PRESSED_KEY = "dtmf_pressed"
 """The `AgentTurn.metadata` key where an adapter says which keys it pressed for the caller."""
+
+IN_BAND_KEY = "dtmf_in_band"
+"""The `AgentTurn.metadata` key where an adapter that captures the agent's reply audio says
+which keys it heard as tones in it (counted in ``dtmf_sent`` too)."""
 
 
 def keypad_problem(digits: Any) -> str | None:

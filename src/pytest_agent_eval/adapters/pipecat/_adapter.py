@@ -463,7 +463,9 @@ class PipecatConversation:
             self._failed = True
             raise
         self._raise_errors(log, label)
-        reply = keypad.stamp(self._reply(log, label=label, fixture=fixture))
+        reply = keypad.stamp(
+            self._reply(log, label=label, fixture=fixture), log.audio, log.audio_rate
+        )
         reply.audio_in = audio_in
         meta = reply.metadata["pipecat"]
         meta["turn_wall_s"] = round(time.perf_counter() - started, 4)
