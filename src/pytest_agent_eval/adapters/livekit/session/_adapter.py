@@ -715,7 +715,7 @@ class LiveKitConversation:
             raise AdapterError("this LiveKit conversation is closed")
         label = f"turn {turn.index + 1}"
         try:
-            reply = await keypad_turn(self.session, turn, self._respond)
+            reply = await keypad_turn(self.session, turn, self._respond, self._audio_out)
         except AgentCrashError:
             raise
         except Exception as exc:

@@ -9,6 +9,8 @@ and sends them with ``room.local_participant.publish_dtmf(code=..., digit=...)``
 fake_job_context``, a real ``JobContext``) around a `PhoneRoom`: the room emits
 ``sip_dtmf_received`` with a real ``rtc.SipDTMF`` for each key a turn's ``dtmf:`` presses,
 and its local participant records every ``publish_dtmf``. Such an agent runs unchanged.
+Keys the agent plays as tones in its own reply audio (in band) count as sent too, when the
+adapter captures that audio (a session with a TTS or a speaking realtime model).
 
 It is installed only when nothing else gave the session a job context, and everything it
 made goes with the conversation: the context variable is reset, the job's temporary folder
@@ -27,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 from livekit import rtc
 
 from ....models import AgentReply, DtmfInput
-from ....models._keypad import PRESSED_KEY
+from ....models._keypad import IN_BAND_KEY, PRESSED_KEY
+from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
 
 if TYPE_CHECKING:
@@ -121,17 +124,37 @@ async def keypad_turn(
     session: AgentSession[Any],
     turn: TurnInput,
     respond: Callable[[TurnInput], Awaitable[AgentReply]],
+    audio_out: Any = None,
 ) -> AgentReply:
-    """``respond(turn)``, with the keys the agent sent in it (and the keys pressed for it)."""
+    """``respond(turn)``, with the keys the agent sent in it (published, or played as tones
+    in the reply audio ``audio_out`` captured, if any) and the keys pressed for it."""
     room = _LINES.get(session)
     if room is None:
         return await respond(turn)
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
     reply = await respond(turn)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
+    if audio_out is not None:
+        heard = keys_in_pcm(*_pcm(audio_out.frames))
+        reply.metadata[IN_BAND_KEY] = heard
+        reply.dtmf_sent = merge_keys(reply.dtmf_sent, heard)
     if isinstance(turn.turn.dtmf, DtmfInput):
         reply.metadata[PRESSED_KEY] = "".join(room.keys_pressed[pressed_from:])
     return reply
+
+
+def _pcm(frames: list[rtc.AudioFrame]) -> tuple[bytes, int]:
+    """``frames`` (the turn's reply audio) as 16-bit mono PCM, and its rate."""
+    import numpy as np
+
+    if not frames:
+        return b"", 0
+    rate = frames[0].sample_rate
+    parts = []
+    for frame in frames:
+        samples = np.frombuffer(bytes(frame.data), dtype=np.int16)
+        parts.append(samples[:: max(1, frame.num_channels)])
+    return np.concatenate(parts).tobytes(), rate
 
 
 def has_keys(turn: TurnInput) -> bool:
