@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..models import EvalResult, TurnContext
-from ..models._keypad import PRESSED_KEY
-from .base import DeterministicEvaluator, unobserved
+from ..models import EvalResult, RunResult, TurnContext
+from ..models._keypad import PRESSED_KEY, SIP_CALLER_KEY
+from .base import DeterministicEvaluator, located, unobserved
 
-__all__ = ["DtmfPressedEvaluator", "DtmfSentEvaluator", "claimed_keys"]
+__all__ = ["DtmfPressedEvaluator", "DtmfSentEvaluator", "PhoneCallCheck", "claimed_keys"]
 
 _NO_KEYS = (
     "this adapter does not report the keys the agent sends; dtmf_sent needs a phone-capable "
@@ -141,3 +141,45 @@ class DtmfPressedEvaluator(DeterministicEvaluator):
                 False, f"pressed {pressed!r} of the turn's keys {self.keys!r}", name=self.name
             )
         return EvalResult(True, f"the caller pressed {pressed!r}", name=self.name)
+
+
+@dataclass
+class PhoneCallCheck:
+    """Passes when the adapter put the agent on the transcript's phone call (``phone:``): a
+    SIP participant with the caller's number in every turn. An adapter that gives the agent
+    no SIP participant makes it error, so an agent that reads the caller's number is never
+    judged without one.
+
+    Args:
+        caller_number: The caller's number the transcript gives.
+        name: Display name in results.
+    """
+
+    caller_number: str
+    name: str = "phone"
+
+    async def evaluate(self, run: RunResult) -> EvalResult:
+        """The verdict on the whole run, naming the key it checks."""
+        return located(self.check(run), self)
+
+    def check(self, run: RunResult) -> EvalResult:
+        """Look at the caller's number each turn's adapter reported."""
+        for turn in run.turns:
+            number = turn.metadata.get(SIP_CALLER_KEY)
+            if not isinstance(number, str):
+                return unobserved(
+                    self.name,
+                    f"turn {turn.index + 1}: this adapter gives the agent no SIP participant; "
+                    "phone needs LiveKitAdapter in process (a session with no job context of "
+                    "your own)",
+                )
+            if number != self.caller_number:
+                return EvalResult(
+                    False,
+                    f"turn {turn.index + 1}: the agent's caller was {number!r}, not "
+                    f"{self.caller_number!r}",
+                    name=self.name,
+                )
+        return EvalResult(
+            True, f"the agent was on a call from {self.caller_number}", name=self.name
+        )

@@ -600,7 +600,7 @@ class LiveKitConversation:
             speed=self.speed,
         )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
-        self._quiet.enter_context(phone_line(session, f"phone-{self.info.transcript.id}"))
+        self._quiet.enter_context(phone_line(session, self.info.transcript))
         # Before the session starts, so that every task of it inherits the sink: what the
         # agent's code raises in them is this conversation's crash.
         self._crash_token = crash_sink.set(recorder)

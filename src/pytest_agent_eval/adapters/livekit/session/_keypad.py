@@ -9,6 +9,11 @@ and sends them with ``room.local_participant.publish_dtmf(code=..., digit=...)``
 fake_job_context``, a real ``JobContext``) around a `PhoneRoom`: the room emits
 ``sip_dtmf_received`` with a real ``rtc.SipDTMF`` for each key a turn's ``dtmf:`` presses,
 and its local participant records every ``publish_dtmf``. Such an agent runs unchanged.
+The room has the caller in it, as LiveKit's SIP service puts one there: a remote participant
+of kind SIP, identity ``sip_<number>``, with LiveKit's documented SIP attributes
+(``sip.phoneNumber``, ``sip.trunkPhoneNumber``, ``sip.callStatus: active``, ``sip.callID``,
+...), the numbers from the transcript's ``phone:``; an agent that reads
+``ctx.room.remote_participants`` or waits for the participant runs unchanged.
 Keys the agent plays as tones in its own reply audio (in band) count as sent too, when the
 adapter captures that audio (a session with a TTS or a speaking realtime model).
 
@@ -28,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from livekit import rtc
 
-from ....models import AgentReply, DtmfInput
-from ....models._keypad import IN_BAND_KEY, PRESSED_KEY
+from ....models import AgentReply, DtmfInput, PhoneCall, Transcript
+from ....models._keypad import IN_BAND_KEY, PRESSED_KEY, SIP_CALLER_KEY
 from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
 
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
     from .._turn import Stage
     from ._turn_state import SentTurn
 
-__all__ = ["PhoneRoom", "keypad_turn", "phone_line", "press_around"]
+__all__ = ["PhoneRoom", "SipParticipant", "keypad_turn", "phone_line", "press_around"]
 
 _CODES = {**{str(d): d for d in range(10)}, "*": 10, "#": 11, "A": 12, "B": 13, "C": 14, "D": 15}
 """Each key's DTMF event code, as LiveKit numbers them (``dtmf_event_to_code``)."""
@@ -64,15 +69,48 @@ class PhoneParticipant:
         self.attributes.update(attributes)
 
 
-class PhoneRoom(rtc.EventEmitter[str]):
-    """The room of the in-process phone call: emits ``sip_dtmf_received`` for the caller's
-    keys; its local participant records the keys the agent sends."""
+class SipParticipant:
+    """The caller, as LiveKit's SIP service puts an inbound call in a room: what
+    ``room.remote_participants["sip_+15550100"]`` is (the read-only side of an
+    ``rtc.RemoteParticipant``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, phone: PhoneCall) -> None:
+        call_id = "SCL_" + "".join(c for c in phone.caller_number if c.isdigit())[-8:]
+        self.sid = "PA_" + call_id.removeprefix("SCL_")
+        self.identity = f"sip_{phone.caller_number}"
+        self.name = f"Phone {phone.caller_number}"
+        self.metadata = ""
+        self.kind = rtc.ParticipantKind.PARTICIPANT_KIND_SIP
+        self.kind_details: list[Any] = []
+        self.state = rtc.ParticipantState.PARTICIPANT_STATE_ACTIVE
+        self.disconnect_reason: Any = None
+        self.track_publications: dict[str, Any] = {}
+        self.permissions: Any = None
+        # LiveKit's documented SIP participant attributes, for an inbound call.
+        self.attributes: dict[str, str] = {
+            "sip.callID": call_id,
+            "sip.callIDFull": f"{call_id}@pytest-agent-eval.invalid",
+            "sip.callTag": call_id.lower(),
+            "sip.callStatus": "active",
+            "sip.phoneNumber": phone.caller_number,
+            "sip.trunkPhoneNumber": phone.trunk_number,
+            "sip.trunkID": "ST_pytest_agent_eval",
+            "sip.ruleID": "SDR_pytest_agent_eval",
+            "sip.hostname": "pytest-agent-eval.invalid",
+        }
+
+
+class PhoneRoom(rtc.EventEmitter[str]):
+    """The room of the in-process phone call: the caller in it (`SipParticipant`); emits
+    ``sip_dtmf_received`` for the caller's keys; its local participant records the keys the
+    agent sends."""
+
+    def __init__(self, name: str, phone: PhoneCall | None = None) -> None:
         super().__init__()
         self.name = name
         self.local_participant = PhoneParticipant()
-        self.remote_participants: dict[str, Any] = {}
+        self.caller = SipParticipant(phone or PhoneCall())
+        self.remote_participants: dict[str, Any] = {self.caller.identity: self.caller}
         self.keys_pressed: list[str] = []
 
     def isconnected(self) -> bool:
@@ -81,17 +119,20 @@ class PhoneRoom(rtc.EventEmitter[str]):
     def press(self, key: str) -> None:
         """The caller presses ``key``: the event a SIP participant's key makes."""
         self.keys_pressed.append(key)
-        self.emit("sip_dtmf_received", rtc.SipDTMF(code=_CODES[key], digit=key, participant=None))
+        self.emit(
+            "sip_dtmf_received",
+            rtc.SipDTMF(code=_CODES[key], digit=key, participant=self.caller),  # type: ignore[arg-type]
+        )
 
 
 _LINES: weakref.WeakKeyDictionary[Any, PhoneRoom] = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
-def phone_line(session: AgentSession[Any], name: str) -> Iterator[PhoneRoom | None]:
+def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[PhoneRoom | None]:
     """Give ``session`` (about to start, in this context) a fake job whose room is a
-    `PhoneRoom`, until the block ends; yields the room, or None when a job context was
-    already set (the caller's own) or this LiveKit has no fake job."""
+    `PhoneRoom` on ``transcript``'s phone call, until the block ends; yields the room, or None
+    when a job context was already set (the caller's own) or this LiveKit has no fake job."""
     from livekit.agents import get_job_context
 
     try:
@@ -103,7 +144,7 @@ def phone_line(session: AgentSession[Any], name: str) -> Iterator[PhoneRoom | No
     if get_job_context(required=False) is not None:
         yield None
         return
-    room = PhoneRoom(name)
+    room = PhoneRoom(f"phone-{transcript.id}", transcript.phone)
     made = fake_job_context(room=room)  # type: ignore[arg-type]
     job = made.__enter__()
     _LINES[session] = room
@@ -134,6 +175,8 @@ async def keypad_turn(
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
     reply = await respond(turn)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
+    if room.caller.identity in room.remote_participants:
+        reply.metadata[SIP_CALLER_KEY] = room.caller.attributes["sip.phoneNumber"]
     if audio_out is not None:
         heard = keys_in_pcm(*_pcm(audio_out.frames))
         reply.metadata[IN_BAND_KEY] = heard
