@@ -16,7 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..evaluators._keypad import DtmfPressedEvaluator, DtmfSentEvaluator, PhoneCallCheck
+from ..evaluators._keypad import (
+    CallEndedEvaluator,
+    DtmfPressedEvaluator,
+    DtmfSentEvaluator,
+    PhoneCallCheck,
+)
 from ..models import DtmfInput, Expect, Transcript, Turn
 from ..models._keypad import keypad_problem, phone_number_problem
 from ._base import Expectation, ExpectKey, Problem, keyed
@@ -140,9 +145,12 @@ def _turn_checks(turn: Turn) -> list[Any]:
 
 
 def _checks(expect: Expect) -> list[Any]:
-    if expect.dtmf_sent is None:
-        return []
-    return [keyed(DtmfSentEvaluator(expect.dtmf_sent), "dtmf_sent")]
+    checks: list[Any] = []
+    if expect.dtmf_sent is not None:
+        checks.append(keyed(DtmfSentEvaluator(expect.dtmf_sent), "dtmf_sent"))
+    if expect.call_ended is not None:
+        checks.append(keyed(CallEndedEvaluator(expect.call_ended), "call_ended"))
+    return checks
 
 
 EXPECTATION = Expectation(
@@ -156,6 +164,13 @@ EXPECTATION = Expectation(
             "press that was not sent. Errors with adapters that cannot see keys sent.",
             example="21",
             check=_check_sent,
+        ),
+        ExpectKey(
+            name="call_ended",
+            schema={"type": "boolean"},
+            description="Phone agents: the agent ended the call in this turn (true) or did "
+            "not (false). Errors with adapters that cannot see hang-ups.",
+            example=True,
         ),
     ),
     checks=_checks,

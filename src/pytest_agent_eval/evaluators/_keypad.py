@@ -17,7 +17,13 @@ from ..models import EvalResult, RunResult, TurnContext
 from ..models._keypad import PRESSED_KEY, SIP_CALLER_KEY
 from .base import DeterministicEvaluator, located, unobserved
 
-__all__ = ["DtmfPressedEvaluator", "DtmfSentEvaluator", "PhoneCallCheck", "claimed_keys"]
+__all__ = [
+    "CallEndedEvaluator",
+    "DtmfPressedEvaluator",
+    "DtmfSentEvaluator",
+    "PhoneCallCheck",
+    "claimed_keys",
+]
 
 _NO_KEYS = (
     "this adapter does not report the keys the agent sends; dtmf_sent needs a phone-capable "
@@ -183,3 +189,35 @@ class PhoneCallCheck:
         return EvalResult(
             True, f"the agent was on a call from {self.caller_number}", name=self.name
         )
+
+
+@dataclass
+class CallEndedEvaluator(DeterministicEvaluator):
+    """Passes when the agent ended the call in the turn (``ended``) or did not (``not
+    ended``). An adapter that cannot see hang-ups leaves ``call_ended`` None, and the check
+    errors instead of passing.
+
+    Args:
+        ended: Whether the agent must have ended the call in the turn.
+        name: Display name in results.
+    """
+
+    ended: bool
+    name: str = "call_ended"
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
+        """Compare the hang-up the adapter saw with ``ended``."""
+        if ctx.call_ended is None:
+            return unobserved(
+                self.name,
+                "this adapter does not report hang-ups; call_ended needs LiveKitAdapter in "
+                "process (the agent calling ctx.shutdown() or ctx.delete_room())",
+            )
+        if ctx.call_ended == self.ended:
+            said = "ended the call" if self.ended else "stayed on the call"
+            return EvalResult(True, f"the agent {said}", name=self.name)
+        if ctx.call_ended:
+            return EvalResult(
+                False, "the agent ended the call, expected it to stay on", name=self.name
+            )
+        return EvalResult(False, "the agent did not end the call", name=self.name)

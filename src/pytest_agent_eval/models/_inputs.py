@@ -283,6 +283,8 @@ class Expect:
             against the words the user spoke, must not exceed this.
         dtmf_sent: Phone agents: the keys the agent sent on the line in this turn, in order
             (``""``: none); fails too when the reply claims a key press that was not sent.
+        call_ended: Phone agents: the agent ended the call in this turn (True) or did not
+            (False).
 
     Each YAML key and its checks are defined in `pytest_agent_eval._expectations`.
     """
@@ -308,6 +310,7 @@ class Expect:
     handoff_from: str | None = None
     heard_wer_max: float | None = None
     dtmf_sent: str | None = None
+    call_ended: bool | None = None
 
     def __post_init__(self) -> None:
         # Values written the YAML way (a rubric string, dicts for tool_calls_args) become the

@@ -516,6 +516,8 @@ class AgentTurn(_AgentTurnFields):
             the adapter knows it: reports name it and price the turn's tokens by it.
         dtmf_sent: Phone adapters: the keys the agent sent on the line in this turn, in order
             (``""``: it sent none); None when the adapter cannot see keys sent.
+        call_ended: Phone adapters: whether the agent ended the call in this turn; None when
+            the adapter cannot see hang-ups.
     """
 
     heard: str | None = None
@@ -534,6 +536,7 @@ class AgentTurn(_AgentTurnFields):
     barge_in: BargeIn | None = None
     model: str | None = None
     dtmf_sent: str | None = None
+    call_ended: bool | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:

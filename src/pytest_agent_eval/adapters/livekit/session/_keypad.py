@@ -14,6 +14,9 @@ of kind SIP, identity ``sip_<number>``, with LiveKit's documented SIP attributes
 (``sip.phoneNumber``, ``sip.trunkPhoneNumber``, ``sip.callStatus: active``, ``sip.callID``,
 ...), the numbers from the transcript's ``phone:``; an agent that reads
 ``ctx.room.remote_participants`` or waits for the participant runs unchanged.
+The agent hanging up is recorded too: its ``ctx.shutdown()`` and ``ctx.delete_room()`` on the
+fake job (in a fake job LiveKit runs neither) end the call in the turn they ran in
+(``call_ended``).
 Keys the agent plays as tones in its own reply audio (in band) count as sent too, when the
 adapter captures that audio (a session with a TTS or a speaking realtime model).
 
@@ -112,6 +115,9 @@ class PhoneRoom(rtc.EventEmitter[str]):
         self.caller = SipParticipant(phone or PhoneCall())
         self.remote_participants: dict[str, Any] = {self.caller.identity: self.caller}
         self.keys_pressed: list[str] = []
+        self.hang_ups: list[str] = []
+        """How the agent ended the call, each time it did (``ctx.shutdown(...)``,
+        ``ctx.delete_room()``), oldest first."""
 
     def isconnected(self) -> bool:
         return True
@@ -147,6 +153,7 @@ def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[P
     room = PhoneRoom(f"phone-{transcript.id}", transcript.phone)
     made = fake_job_context(room=room)  # type: ignore[arg-type]
     job = made.__enter__()
+    _record_hang_ups(job, room)
     _LINES[session] = room
     try:
         yield room
@@ -161,6 +168,22 @@ def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[P
         job._tempdir.cleanup()
 
 
+def _record_hang_ups(job: Any, room: PhoneRoom) -> None:
+    """Note on ``room`` the agent's ``job.shutdown()`` and ``job.delete_room()``: the fake
+    job runs neither (its shutdown callback does nothing, and it does not delete rooms)."""
+    delete_room = job.delete_room
+
+    def on_shutdown(reason: str) -> None:
+        room.hang_ups.append(f"ctx.shutdown({reason!r})")
+
+    def deleting(room_name: str | None = None) -> Any:
+        room.hang_ups.append("ctx.delete_room()")
+        return delete_room(room_name)
+
+    job._on_shutdown = on_shutdown
+    job.delete_room = deleting
+
+
 async def keypad_turn(
     session: AgentSession[Any],
     turn: TurnInput,
@@ -173,8 +196,12 @@ async def keypad_turn(
     if room is None:
         return await respond(turn)
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
+    ended_from = len(room.hang_ups)
     reply = await respond(turn)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
+    reply.call_ended = len(room.hang_ups) > ended_from
+    if reply.call_ended:
+        reply.metadata["hang_up"] = room.hang_ups[ended_from]
     if room.caller.identity in room.remote_participants:
         reply.metadata[SIP_CALLER_KEY] = room.caller.attributes["sip.phoneNumber"]
     if audio_out is not None:
