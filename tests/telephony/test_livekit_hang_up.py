@@ -1,7 +1,8 @@
-"""Hang-ups on an in-process LiveKit phone call (``call_ended``): an agent that ends the call
-the way LiveKit's docs do it (``ctx.shutdown()``, ``ctx.delete_room()`` on its job context)
-ends it in that turn and not before; an adapter that cannot see hang-ups makes the check
-error, never pass."""
+"""Hang-ups and transfers on an in-process LiveKit phone call (``call_ended``): an agent that
+ends the call the way LiveKit's docs do it (``ctx.shutdown()``, ``ctx.delete_room()``,
+``ctx.api.room.delete_room(...)`` on its job context) ends it in that turn and not before; a
+cold transfer (``ctx.transfer_sip_participant``, ``ctx.api.sip.transfer_sip_participant``) is
+recorded with where it went; an adapter that cannot see hang-ups makes the check error."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 pytest.importorskip("livekit.agents", reason="needs the livekit extra")
 
+from livekit import api
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, get_job_context
 
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
@@ -41,18 +43,42 @@ class GoodbyeAgent(Agent):
             ctx.shutdown(reason="caller said goodbye")
         elif self.how == "delete_room":
             await ctx.delete_room()
+        elif self.how == "api":
+            await ctx.api.room.delete_room(api.DeleteRoomRequest(room=ctx.room.name))
         return "ended"
+
+    @function_tool()
+    async def transfer_to_pharmacist(self, context: RunContext) -> str:
+        """Transfer the caller to the pharmacist."""
+        ctx = get_job_context()
+        caller = next(iter(ctx.room.remote_participants.values()))
+        if self.how == "api":
+            await ctx.api.sip.transfer_sip_participant(
+                api.TransferSIPParticipantRequest(
+                    room_name=ctx.room.name,
+                    participant_identity=caller.identity,
+                    transfer_to="tel:+15550111",
+                    play_dialtone=True,
+                )
+            )
+        else:
+            await ctx.transfer_sip_participant(caller, "tel:+15550111")
+        return "transferred"
 
 
 def converse(how: str) -> list[AgentReply]:
     def make_session() -> tuple[AgentSession, Agent]:
         llm = ScriptedLLM(
-            [Rule(r"goodbye", tool="end_call", reply="Goodbye!")],
+            [
+                Rule(r"goodbye", tool="end_call", reply="Goodbye!"),
+                Rule(r"pharmacist", tool="transfer_to_pharmacist", reply="Transferring you."),
+            ],
             default_reply="Pharmacy, how can I help?",
         )
         return AgentSession(llm=llm, **eval_session_kwargs()), GoodbyeAgent(how)
 
-    script = Transcript(id="hang_up", turns=[Turn("Hello?"), Turn("Thanks, goodbye.")])
+    turns = [Turn("Hello?"), Turn("Thanks, goodbye."), Turn("The pharmacist, please.")]
+    script = Transcript(id="hang_up", turns=turns)
     adapter = LiveKitAdapter(make_session, timeout_s=30.0)
 
     async def run() -> list[AgentReply]:
@@ -61,7 +87,7 @@ def converse(how: str) -> list[AgentReply]:
             ConversationInfo(transcript=script, run_index=0)
         )
         try:
-            return [await conversation.respond(TurnInput.of(script, i, 0)) for i in range(2)]
+            return [await conversation.respond(TurnInput.of(script, i, 0)) for i in range(3)]
         finally:
             await conversation.aclose()
 
@@ -77,10 +103,15 @@ def verdict(reply: AgentReply, ended: bool) -> tuple[bool, bool]:
 
 
 @pytest.mark.parametrize(
-    ("how", "seen"), [("shutdown", "ctx.shutdown"), ("delete_room", "ctx.delete_room")]
+    ("how", "seen"),
+    [
+        ("shutdown", "ctx.shutdown"),
+        ("delete_room", "ctx.delete_room"),
+        ("api", "ctx.api.room.delete_room"),
+    ],
 )
 def test_the_agent_ends_the_call_in_the_turn_it_hangs_up(how: str, seen: str) -> None:
-    hello, goodbye = converse(how)
+    hello, goodbye, _ = converse(how)
     assert hello.call_ended is False and goodbye.call_ended is True
     assert goodbye.metadata["hang_up"].startswith(seen)
     assert verdict(hello, False) == (True, False) and verdict(goodbye, True) == (True, False)
@@ -88,9 +119,18 @@ def test_the_agent_ends_the_call_in_the_turn_it_hangs_up(how: str, seen: str) ->
 
 
 def test_an_agent_that_never_hangs_up_fails_call_ended() -> None:
-    _, goodbye = converse("never")
+    _, goodbye, _ = converse("never")
     assert goodbye.call_ended is False
     assert verdict(goodbye, True) == (False, False)
+
+
+@pytest.mark.parametrize("how", ["helper", "api"])
+def test_a_cold_transfer_is_recorded_with_where_it_went(how: str) -> None:
+    hello, _, transfer = converse(how)
+    assert hello.metadata["sip_transfers"] == []
+    (made,) = transfer.metadata["sip_transfers"]
+    assert made["to"] == "tel:+15550111" and made["participant"] == "sip_+15550100"
+    assert made["play_dialtone"] is (how == "api")
 
 
 def test_an_adapter_that_cannot_see_hang_ups_errors() -> None:

@@ -14,9 +14,12 @@ of kind SIP, identity ``sip_<number>``, with LiveKit's documented SIP attributes
 (``sip.phoneNumber``, ``sip.trunkPhoneNumber``, ``sip.callStatus: active``, ``sip.callID``,
 ...), the numbers from the transcript's ``phone:``; an agent that reads
 ``ctx.room.remote_participants`` or waits for the participant runs unchanged.
-The agent hanging up is recorded too: its ``ctx.shutdown()`` and ``ctx.delete_room()`` on the
-fake job (in a fake job LiveKit runs neither) end the call in the turn they ran in
-(``call_ended``).
+The agent hanging up is recorded too: its ``ctx.shutdown()``, ``ctx.delete_room()`` and
+``ctx.api.room.delete_room(...)`` on the fake job (in a fake job LiveKit runs none of them)
+end the call in the turn they ran in (``call_ended``). The fake job's ``ctx.api`` is the
+call's own (`PhoneAPI`): it records ``ctx.transfer_sip_participant(...)`` and ``ctx.api.sip.transfer_sip_participant(...)`` (to where,
+with a dial tone or not) in the turn's ``sip_transfers``, and refuses the rest of LiveKit's
+server API, which an in-process test must not reach.
 Keys the agent plays as tones in its own reply audio (in band) count as sent too, when the
 adapter captures that audio (a session with a TTS or a speaking realtime model).
 
@@ -47,7 +50,14 @@ if TYPE_CHECKING:
     from .._turn import Stage
     from ._turn_state import SentTurn
 
-__all__ = ["PhoneRoom", "SipParticipant", "keypad_turn", "phone_line", "press_around"]
+__all__ = [
+    "PhoneAPI",
+    "PhoneRoom",
+    "SipParticipant",
+    "keypad_turn",
+    "phone_line",
+    "press_around",
+]
 
 _CODES = {**{str(d): d for d in range(10)}, "*": 10, "#": 11, "A": 12, "B": 13, "C": 14, "D": 15}
 """Each key's DTMF event code, as LiveKit numbers them (``dtmf_event_to_code``)."""
@@ -115,6 +125,9 @@ class PhoneRoom(rtc.EventEmitter[str]):
         self.caller = SipParticipant(phone or PhoneCall())
         self.remote_participants: dict[str, Any] = {self.caller.identity: self.caller}
         self.keys_pressed: list[str] = []
+        self.transfers: list[dict[str, Any]] = []
+        """Each ``transfer_sip_participant`` request the agent made: to, participant,
+        play_dialtone, oldest first."""
         self.hang_ups: list[str] = []
         """How the agent ended the call, each time it did (``ctx.shutdown(...)``,
         ``ctx.delete_room()``), oldest first."""
@@ -129,6 +142,71 @@ class PhoneRoom(rtc.EventEmitter[str]):
             "sip_dtmf_received",
             rtc.SipDTMF(code=_CODES[key], digit=key, participant=self.caller),  # type: ignore[arg-type]
         )
+
+
+class _PhoneSip:
+    def __init__(self, room: PhoneRoom) -> None:
+        self._room = room
+
+    async def transfer_sip_participant(self, request: Any, *_: Any, **__: Any) -> Any:
+        """Transfer the caller (a cold transfer), as LiveKit's SIP service would: recorded."""
+        from livekit.protocol.sip import TransferSIPParticipantRequest
+
+        if not isinstance(request, TransferSIPParticipantRequest):
+            raise TypeError(
+                "transfer_sip_participant takes an api.TransferSIPParticipantRequest, got "
+                f"{type(request).__name__}"
+            )
+        self._room.transfers.append(
+            {
+                "to": request.transfer_to,
+                "participant": request.participant_identity,
+                "play_dialtone": request.play_dialtone,
+            }
+        )
+        from google.protobuf.empty_pb2 import Empty
+
+        return Empty()
+
+    def __getattr__(self, name: str) -> Any:
+        raise _refused(f"sip.{name}")
+
+
+class _PhoneRooms:
+    def __init__(self, room: PhoneRoom) -> None:
+        self._room = room
+
+    async def delete_room(self, request: Any, *_: Any, **__: Any) -> Any:
+        """End the call for everyone, as deleting the room does: recorded as a hang-up."""
+        from livekit.protocol.room import DeleteRoomResponse
+
+        self._room.hang_ups.append("ctx.api.room.delete_room()")
+        return DeleteRoomResponse()
+
+    def __getattr__(self, name: str) -> Any:
+        raise _refused(f"room.{name}")
+
+
+def _refused(name: str) -> AttributeError:
+    return AttributeError(
+        f"ctx.api.{name} is not available in process: the in-process phone call's API records "
+        "sip.transfer_sip_participant and room.delete_room, and reaches no LiveKit server"
+    )
+
+
+class PhoneAPI:
+    """What the fake job's ``ctx.api`` is: the parts of ``api.LiveKitAPI`` a phone agent uses
+    to transfer or hang up, recorded on the `PhoneRoom`."""
+
+    def __init__(self, room: PhoneRoom) -> None:
+        self.sip = _PhoneSip(room)
+        self.room = _PhoneRooms(room)
+
+    async def aclose(self) -> None:
+        """Nothing to close: no connection was made."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise _refused(name)
 
 
 _LINES: weakref.WeakKeyDictionary[Any, PhoneRoom] = weakref.WeakKeyDictionary()
@@ -180,8 +258,21 @@ def _record_hang_ups(job: Any, room: PhoneRoom) -> None:
         room.hang_ups.append("ctx.delete_room()")
         return delete_room(room_name)
 
+    transfer = job.transfer_sip_participant
+
+    def transferring(
+        participant: Any, transfer_to: str, play_dialtone: bool = False, **kwargs: Any
+    ) -> Any:
+        identity = participant if isinstance(participant, str) else participant.identity
+        room.transfers.append(
+            {"to": transfer_to, "participant": identity, "play_dialtone": play_dialtone}
+        )
+        return transfer(participant, transfer_to, play_dialtone=play_dialtone, **kwargs)
+
     job._on_shutdown = on_shutdown
     job.delete_room = deleting
+    job.transfer_sip_participant = transferring
+    job.__dict__["api"] = PhoneAPI(room)  # JobContext.api is a cached property
 
 
 async def keypad_turn(
@@ -196,12 +287,13 @@ async def keypad_turn(
     if room is None:
         return await respond(turn)
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
-    ended_from = len(room.hang_ups)
+    ended_from, transfers_from = len(room.hang_ups), len(room.transfers)
     reply = await respond(turn)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
     reply.call_ended = len(room.hang_ups) > ended_from
     if reply.call_ended:
         reply.metadata["hang_up"] = room.hang_ups[ended_from]
+    reply.metadata["sip_transfers"] = room.transfers[transfers_from:]
     if room.caller.identity in room.remote_participants:
         reply.metadata[SIP_CALLER_KEY] = room.caller.attributes["sip.phoneNumber"]
     if audio_out is not None:
