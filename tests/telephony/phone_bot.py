@@ -1,14 +1,17 @@
 """A Pipecat phone bot written the way Pipecat's docs write one (copied into each pytester
 project): the caller's keypad through Pipecat's `DTMFAggregator`, which hands the LLM
 "DTMF: 4521#" as the user's words, and a function that presses keys on the line by pushing an
-``OutputDTMFUrgentFrame``. ``BUGGY`` is the planted bug: the bot says it pressed the key and
-never sends it."""
+``OutputDTMFUrgentFrame`` (or, with ``PHONE_BOT_IN_BAND=1``, by playing the keys' tones in its
+own audio, in band). ``BUGGY`` is the planted bug: the bot says it pressed the key and never
+sends it."""
 
 from __future__ import annotations
 
 import os
 
-from pipecat.frames.frames import LLMRunFrame, OutputDTMFUrgentFrame
+from pipecat.audio.dtmf.types import KeypadEntry
+from pipecat.audio.dtmf.utils import load_dtmf_audio
+from pipecat.frames.frames import LLMRunFrame, OutputAudioRawFrame, OutputDTMFUrgentFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.dtmf_aggregator import DTMFAggregator
@@ -22,6 +25,7 @@ from pipecat.workers.runner import WorkerRunner
 from pytest_agent_eval.adapters.pipecat import Rule, ScriptedLLMService
 
 BUGGY = os.environ.get("PHONE_BOT_BUG") == "1"
+IN_BAND = os.environ.get("PHONE_BOT_IN_BAND") == "1"
 
 
 async def press_keys(params: FunctionCallParams, keys: str) -> None:
@@ -30,7 +34,13 @@ async def press_keys(params: FunctionCallParams, keys: str) -> None:
     Args:
         keys: The keys to press, e.g. "2".
     """
-    if not BUGGY:
+    if BUGGY:
+        pass
+    elif IN_BAND:  # the keys' tones in the bot's own audio, as a line without DTMF events needs
+        for key in keys:
+            tone = await load_dtmf_audio(KeypadEntry(key), sample_rate=8000)
+            await params.llm.push_frame(OutputAudioRawFrame(tone, sample_rate=8000, num_channels=1))
+    else:
         await params.llm.push_frame(OutputDTMFUrgentFrame.from_string(keys))
     await params.result_callback({"pressed": keys})
 

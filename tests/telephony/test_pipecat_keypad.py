@@ -82,6 +82,21 @@ def test_a_bot_that_says_it_pressed_a_key_and_sent_none_fails(
     )
 
 
+def test_keys_the_bot_plays_in_band_in_its_audio_count_as_sent(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No DTMF frame at all: the key is only a tone in the bot's reply audio, heard there.
+    monkeypatch.setenv("PHONE_BOT_IN_BAND", "1")
+    evals = project.path / "evals"
+    result = project.runpytest_subprocess(*FAST, "evals/billing.yaml")
+    result.assert_outcomes(passed=1)
+    # And the tone is what counted: expecting another key fails, naming the one heard.
+    (evals / "billing.yaml").write_text(BILLING.replace('dtmf_sent: "2"', 'dtmf_sent: "3"'))
+    result = project.runpytest_subprocess(*FAST, "evals/billing.yaml")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the agent sent '2', expected '3'*"])
+
+
 def test_without_the_keys_the_bot_does_not_answer_the_balance(project: pytest.Pytester) -> None:
     # The same turn with its keys taken away: the check of the balance fails, so it is the
     # keys, delivered, that made it pass.

@@ -286,6 +286,7 @@ PUBLIC: dict[str, list[str]] = {
         "MAX_RUNS",
         "MAX_TURN_TIMEOUT_S",
         "Message",
+        "PhoneCall",
         "RunResult",
         "SCORE_MAX_DECIMALS",
         "SimulatedCaller",

@@ -102,3 +102,24 @@ def test_a_character_that_is_not_a_key_is_named() -> None:
         keypad_tones("12x4")
     with pytest.raises(ValueError, match="at least 40 ms"):
         keypad_tones("1", tone_ms=30)
+
+
+def test_keys_sent_as_events_and_heard_as_tones_merge_once() -> None:
+    from pytest_agent_eval.voice._dtmf import merge_keys
+
+    assert merge_keys("2", "2") == "2"  # a DTMF frame the transport also played as a tone
+    assert merge_keys("", "21") == "21"  # only in band
+    assert merge_keys("21", "") == "21"  # only events
+    assert merge_keys("13", "123") == "123"  # the tone heard between two events
+    assert merge_keys("11", "1") == "11"  # a key pressed twice is two keys
+
+
+def test_keys_are_heard_in_reply_pcm() -> None:
+    import numpy as np
+
+    from pytest_agent_eval.voice._dtmf import keys_in_pcm
+
+    clip = keypad_tones("9#", sample_rate=24000)
+    pcm = (clip.samples * 32767).astype(np.int16).tobytes()
+    assert keys_in_pcm(pcm, 24000) == "9#"
+    assert keys_in_pcm(b"", 24000) == ""

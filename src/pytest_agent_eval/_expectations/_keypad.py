@@ -7,21 +7,29 @@ too. Its check passes once the adapter says it pressed them, so keys a text adap
 press make the turn error instead of passing without them. ``dtmf_sent`` checks the keys the agent sent in the turn
 (LiveKit's ``publish_dtmf``, Pipecat's ``OutputDTMFFrame``), in order, and fails when the
 reply claims a key press that was not sent. An adapter that cannot see keys sent makes it
-error, never pass.
+error, never pass. ``phone`` (top level) makes the conversation a phone call: the caller's
+number and the number dialled, given to an in-process LiveKit agent as a SIP participant;
+its check errors with adapters that give the agent none.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..evaluators._keypad import DtmfPressedEvaluator, DtmfSentEvaluator
+from ..evaluators._keypad import (
+    CallEndedEvaluator,
+    DtmfPressedEvaluator,
+    DtmfSentEvaluator,
+    PhoneCallCheck,
+)
 from ..models import DtmfInput, Expect, Transcript, Turn
-from ..models._keypad import keypad_problem
+from ..models._keypad import keypad_problem, phone_number_problem
 from ._base import Expectation, ExpectKey, Problem, keyed
 
 __all__ = [
     "DTMF_SCHEMA",
     "EXPECTATION",
+    "PHONE_SCHEMA",
     "DtmfPressedEvaluator",
     "DtmfSentEvaluator",
     "dtmf_problems",
@@ -63,6 +71,42 @@ DTMF_SCHEMA: dict[str, Any] = {
 }
 """``#/$defs/dtmf``."""
 
+PHONE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "caller_number": {
+            "type": "string",
+            "description": "The caller's number, E.164 ('+15550100', the default): the SIP "
+            "participant's sip.phoneNumber and identity (sip_+15550100).",
+        },
+        "trunk_number": {
+            "type": "string",
+            "description": "The number the caller dialled, E.164 ('+15550199', the default): "
+            "the SIP participant's sip.trunkPhoneNumber.",
+        },
+    },
+}
+"""``#/$defs/phone``."""
+
+
+def _check_phone(value: Any) -> list[Problem]:
+    if not isinstance(value, dict):
+        return []  # the schema says what is wrong
+    found: list[Problem] = []
+    for name in ("caller_number", "trunk_number"):
+        if name in value:
+            problem = phone_number_problem(value[name], name)
+            if problem:
+                found.append(((name,), problem))
+    return found
+
+
+def _call_checks(transcript: Transcript) -> list[Any]:
+    if transcript.phone is None:
+        return []
+    return [keyed(PhoneCallCheck(transcript.phone.caller_number), "phone", scope="transcript")]
+
 
 def _check_dtmf(value: Any) -> list[Problem]:
     digits = value.get("digits") if isinstance(value, dict) else value
@@ -101,9 +145,12 @@ def _turn_checks(turn: Turn) -> list[Any]:
 
 
 def _checks(expect: Expect) -> list[Any]:
-    if expect.dtmf_sent is None:
-        return []
-    return [keyed(DtmfSentEvaluator(expect.dtmf_sent), "dtmf_sent")]
+    checks: list[Any] = []
+    if expect.dtmf_sent is not None:
+        checks.append(keyed(DtmfSentEvaluator(expect.dtmf_sent), "dtmf_sent"))
+    if expect.call_ended is not None:
+        checks.append(keyed(CallEndedEvaluator(expect.call_ended), "call_ended"))
+    return checks
 
 
 EXPECTATION = Expectation(
@@ -117,6 +164,13 @@ EXPECTATION = Expectation(
             "press that was not sent. Errors with adapters that cannot see keys sent.",
             example="21",
             check=_check_sent,
+        ),
+        ExpectKey(
+            name="call_ended",
+            schema={"type": "boolean"},
+            description="Phone agents: the agent ended the call in this turn (true) or did "
+            "not (false). Errors with adapters that cannot see hang-ups.",
+            example=True,
         ),
     ),
     checks=_checks,
@@ -134,5 +188,18 @@ EXPECTATION = Expectation(
         ),
     ),
     turn_checks=_turn_checks,
-    defs={"dtmf": DTMF_SCHEMA},
+    transcript_keys=(
+        ExpectKey(
+            name="phone",
+            schema={"$ref": "#/$defs/phone"},
+            description="Top level: the conversation is a phone call, {caller_number, "
+            "trunk_number}; an in-process LiveKit agent gets a SIP participant with them "
+            "(sip.phoneNumber, sip.trunkPhoneNumber, sip.callStatus: active). Errors with "
+            "adapters that cannot give the agent one.",
+            example={"caller_number": "+15550123", "trunk_number": "+15550199"},
+            check=_check_phone,
+        ),
+    ),
+    call_checks=_call_checks,
+    defs={"dtmf": DTMF_SCHEMA, "phone": PHONE_SCHEMA},
 )

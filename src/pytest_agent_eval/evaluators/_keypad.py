@@ -13,11 +13,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..models import EvalResult, TurnContext
-from ..models._keypad import PRESSED_KEY
-from .base import DeterministicEvaluator, unobserved
+from ..models import EvalResult, RunResult, TurnContext
+from ..models._keypad import PRESSED_KEY, SIP_CALLER_KEY
+from .base import DeterministicEvaluator, located, unobserved
 
-__all__ = ["DtmfPressedEvaluator", "DtmfSentEvaluator", "claimed_keys"]
+__all__ = [
+    "CallEndedEvaluator",
+    "DtmfPressedEvaluator",
+    "DtmfSentEvaluator",
+    "PhoneCallCheck",
+    "claimed_keys",
+]
 
 _NO_KEYS = (
     "this adapter does not report the keys the agent sends; dtmf_sent needs a phone-capable "
@@ -161,3 +167,77 @@ class DtmfPressedEvaluator(DeterministicEvaluator):
                 False, f"pressed {pressed!r} of the turn's keys {self.keys!r}", name=self.name
             )
         return EvalResult(True, f"the caller pressed {pressed!r}", name=self.name)
+
+
+@dataclass
+class PhoneCallCheck:
+    """Passes when the adapter put the agent on the transcript's phone call (``phone:``): a
+    SIP participant with the caller's number in every turn. An adapter that gives the agent
+    no SIP participant makes it error, so an agent that reads the caller's number is never
+    judged without one.
+
+    Args:
+        caller_number: The caller's number the transcript gives.
+        name: Display name in results.
+    """
+
+    caller_number: str
+    name: str = "phone"
+
+    async def evaluate(self, run: RunResult) -> EvalResult:
+        """The verdict on the whole run, naming the key it checks."""
+        return located(self.check(run), self)
+
+    def check(self, run: RunResult) -> EvalResult:
+        """Look at the caller's number each turn's adapter reported."""
+        for turn in run.turns:
+            number = turn.metadata.get(SIP_CALLER_KEY)
+            if not isinstance(number, str):
+                return unobserved(
+                    self.name,
+                    f"turn {turn.index + 1}: this adapter gives the agent no SIP participant; "
+                    "phone needs LiveKitAdapter in process (a session with no job context of "
+                    "your own)",
+                )
+            if number != self.caller_number:
+                return EvalResult(
+                    False,
+                    f"turn {turn.index + 1}: the agent's caller was {number!r}, not "
+                    f"{self.caller_number!r}",
+                    name=self.name,
+                )
+        return EvalResult(
+            True, f"the agent was on a call from {self.caller_number}", name=self.name
+        )
+
+
+@dataclass
+class CallEndedEvaluator(DeterministicEvaluator):
+    """Passes when the agent ended the call in the turn (``ended``) or did not (``not
+    ended``). An adapter that cannot see hang-ups leaves ``call_ended`` None, and the check
+    errors instead of passing.
+
+    Args:
+        ended: Whether the agent must have ended the call in the turn.
+        name: Display name in results.
+    """
+
+    ended: bool
+    name: str = "call_ended"
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
+        """Compare the hang-up the adapter saw with ``ended``."""
+        if ctx.call_ended is None:
+            return unobserved(
+                self.name,
+                "this adapter does not report hang-ups; call_ended needs LiveKitAdapter in "
+                "process (the agent calling ctx.shutdown() or ctx.delete_room())",
+            )
+        if ctx.call_ended == self.ended:
+            said = "ended the call" if self.ended else "stayed on the call"
+            return EvalResult(True, f"the agent {said}", name=self.name)
+        if ctx.call_ended:
+            return EvalResult(
+                False, "the agent ended the call, expected it to stay on", name=self.name
+            )
+        return EvalResult(False, "the agent did not end the call", name=self.name)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from .._serialize import from_json
-from ._keypad import DtmfInput
+from ._keypad import DtmfInput, PhoneCall
 
 __all__ = [
     "MAX_RUNS",
@@ -23,6 +23,7 @@ __all__ = [
     "GreetingExpect",
     "InterruptConfig",
     "JudgeConfig",
+    "PhoneCall",
     "ToolCallArgsConfig",
     "ToolCallOutcomeConfig",
     "ToolCalledConfig",
@@ -282,6 +283,8 @@ class Expect:
             against the words the user spoke, must not exceed this.
         dtmf_sent: Phone agents: the keys the agent sent on the line in this turn, in order
             (``""``: none); fails too when the reply claims a key press that was not sent.
+        call_ended: Phone agents: the agent ended the call in this turn (True) or did not
+            (False).
 
     Each YAML key and its checks are defined in `pytest_agent_eval._expectations`.
     """
@@ -307,6 +310,7 @@ class Expect:
     handoff_from: str | None = None
     heard_wer_max: float | None = None
     dtmf_sent: str | None = None
+    call_ended: bool | None = None
 
     def __post_init__(self) -> None:
         # Values written the YAML way (a rubric string, dicts for tool_calls_args) become the
@@ -614,6 +618,8 @@ class Transcript:
         locations: Where each top-level check key is written (``{"greeting": "a.yaml:3"}``),
             when loaded from YAML; see `Turn.locations`.
         call_expect: Checks over the whole call, once it is over, or None (see `CallExpect`).
+        phone: The phone call this conversation is (its ``phone:``: the caller's number and
+            the number dialled), or None (see `PhoneCall`).
     """
 
     id: str
@@ -639,6 +645,7 @@ class Transcript:
     userdata: dict[str, Any] = field(default_factory=dict)
     locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     call_expect: CallExpect | None = None
+    phone: PhoneCall | None = None
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up

@@ -6,13 +6,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["KEYPAD_KEYS", "PRESSED_KEY", "DtmfInput", "keypad_problem"]
+__all__ = [
+    "IN_BAND_KEY",
+    "KEYPAD_KEYS",
+    "PRESSED_KEY",
+    "SIP_CALLER_KEY",
+    "DtmfInput",
+    "PhoneCall",
+    "keypad_problem",
+    "phone_number_problem",
+]
 
 KEYPAD_KEYS = "0123456789*#ABCD"
 """The 16 keys of a phone's keypad (DTMF, ITU-T Q.23): digits, star, pound and A-D."""
 
 PRESSED_KEY = "dtmf_pressed"
 """The `AgentTurn.metadata` key where an adapter says which keys it pressed for the caller."""
+
+SIP_CALLER_KEY = "sip_caller"
+"""The `AgentTurn.metadata` key where an adapter says which caller's number the agent's SIP
+participant had (a transcript's ``phone: caller_number``)."""
+
+IN_BAND_KEY = "dtmf_in_band"
+"""The `AgentTurn.metadata` key where an adapter that captures the agent's reply audio says
+which keys it heard as tones in it (counted in ``dtmf_sent`` too)."""
 
 
 def keypad_problem(digits: Any) -> str | None:
@@ -32,6 +49,40 @@ def keypad_problem(digits: Any) -> str | None:
                 "and A-D"
             )
     return None
+
+
+def phone_number_problem(number: Any, field_name: str) -> str | None:
+    """What is wrong with ``number`` as a phone number (E.164: ``+`` and up to 15 digits),
+    with the fix; None when nothing is."""
+    if not isinstance(number, str):
+        return (
+            f"{field_name} must be a quoted phone number such as '+15550100', got "
+            f"{type(number).__name__} {number!r}"
+        )
+    digits = number.removeprefix("+")
+    if not (digits.isascii() and digits.isdigit() and 3 <= len(digits) <= 15):
+        return (
+            f"{field_name} {number!r} is not a phone number; write it as LiveKit's SIP service "
+            "reports one: '+' and 3 to 15 digits, no spaces or dashes, e.g. '+15550100'"
+        )
+    return None
+
+
+@dataclass
+class PhoneCall:
+    """The phone call a transcript is (its ``phone:``): who calls, and which number they
+    dialled. An in-process LiveKit session gets a SIP participant with these numbers in its
+    attributes (``sip.phoneNumber``, ``sip.trunkPhoneNumber``).
+
+    Args:
+        caller_number: The caller's number (E.164, ``"+15550100"``).
+        trunk_number: The number the caller dialled (the agent's SIP trunk).
+
+    A number that is not one is refused before anything runs (`phone_number_problem`).
+    """
+
+    caller_number: str = "+15550100"
+    trunk_number: str = "+15550199"
 
 
 @dataclass

@@ -520,6 +520,8 @@ class AgentTurn(_AgentTurnFields):
         timeline: Voice adapters: the turn on one time axis (user audio, the agent's VAD and
             end-of-turn decisions, its audio out, interruptions, tool calls, handoffs), the same
             shape from every adapter; None for a text turn or an adapter that keeps none.
+        call_ended: Phone adapters: whether the agent ended the call in this turn; None when
+            the adapter cannot see hang-ups.
     """
 
     heard: str | None = None
@@ -539,6 +541,7 @@ class AgentTurn(_AgentTurnFields):
     model: str | None = None
     dtmf_sent: str | None = None
     timeline: Timeline | None = None
+    call_ended: bool | None = None
 
     def __post_init__(self) -> None:
         if type(self) is AgentTurn:

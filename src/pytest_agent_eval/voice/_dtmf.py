@@ -38,6 +38,8 @@ __all__ = [
     "detect_keys",
     "in_band",
     "keypad_tones",
+    "keys_in_pcm",
+    "merge_keys",
     "with_keypad",
 ]
 
@@ -250,3 +252,45 @@ def detect_keys(clip: AudioClip) -> list[HeardKey]:
                 current, run, misses = None, 0, 0
     close()
     return heard
+
+
+def keys_in_pcm(pcm: bytes, sample_rate: int) -> str:
+    """The keys heard in 16-bit mono PCM (an agent's reply audio), in order."""
+    np = _numpy()
+    if not pcm or sample_rate <= 0:
+        return ""
+    samples = np.frombuffer(pcm[: len(pcm) // 2 * 2], dtype=np.int16).astype(np.float32)
+    return "".join(k.key for k in detect_keys(AudioClip(samples / 32768.0, sample_rate)))
+
+
+def merge_keys(events: str, heard: str) -> str:
+    """The keys an agent put on the line: those it sent as events (``events``) and those heard
+    in its audio (``heard``), as the shortest sequence holding both in order.
+
+    A key sent as an event that the transport also plays as a tone (Pipecat's output without
+    native DTMF does) is one key, not two; a key only played in band (tones in the agent's
+    own audio) is added where the audio has it.
+    """
+    n, m = len(events), len(heard)
+    # Longest common subsequence table, then walk it back to the shortest supersequence.
+    table = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            table[i][j] = (
+                table[i + 1][j + 1] + 1
+                if events[i] == heard[j]
+                else max(table[i + 1][j], table[i][j + 1])
+            )
+    out: list[str] = []
+    i = j = 0
+    while i < n and j < m:
+        if events[i] == heard[j]:
+            out.append(events[i])
+            i, j = i + 1, j + 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            out.append(events[i])
+            i += 1
+        else:
+            out.append(heard[j])
+            j += 1
+    return "".join(out) + events[i:] + heard[j:]

@@ -15,12 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._text import safe_name
-from ...errors import (
-    AdapterError,
-    AgentEvalError,
-    AgentTimeoutError,
-    AudioFixtureError,
-)
+from ...errors import AdapterError, AgentEvalError, AgentTimeoutError, AudioFixtureError
 from ...models import (
     AgentReply,
     AgentSpeech,
@@ -464,7 +459,8 @@ class PipecatConversation:
             self._failed = True
             raise
         self._raise_errors(log, label)
-        reply = keypad.stamp(self._reply(log, label=label, fixture=fixture))
+        reply = self._reply(log, label=label, fixture=fixture)
+        reply = keypad.stamp(reply, log.audio, log.audio_rate)
         reply.audio_in = audio_in
         meta = reply.metadata["pipecat"]
         meta["turn_wall_s"] = round(time.perf_counter() - started, 4)

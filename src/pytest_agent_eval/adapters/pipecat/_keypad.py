@@ -4,7 +4,9 @@ A turn's ``dtmf:`` keys go into the pipeline as a telephony transport delivers t
 ``InputDTMFFrame`` per key from the transport's input, ``interval_ms`` apart on the
 pipeline's clock, before or after the turn's speech (or text). The keys the bot sends are its
 ``OutputDTMFFrame`` and ``OutputDTMFUrgentFrame`` buttons, which the recorder notes as they
-are first pushed (`Recorder.keys_sent`); a turn's are the ones noted while it ran. Every turn
+are first pushed (`Recorder.keys_sent`), and the keys heard as tones in the turn's reply
+audio (a bot that plays them in band, in its own audio; Pipecat's output transport also plays
+its DTMF frames as tones, so those are one key each, not two: `merge_keys`). Every turn
 reports them (``""`` when it sent none), so ``dtmf_sent`` can check any turn.
 """
 
@@ -18,7 +20,8 @@ from pipecat.frames.frames import InputDTMFFrame
 
 from ...errors import AdapterError
 from ...models import AgentReply, DtmfInput
-from ...models._keypad import PRESSED_KEY
+from ...models._keypad import IN_BAND_KEY, PRESSED_KEY
+from ...voice._dtmf import keys_in_pcm, merge_keys
 from ..base import TurnInput
 from ._record import TurnLog
 from ._session import BotSession
@@ -73,9 +76,13 @@ class Keypad:
             await mic.push_frame(InputDTMFFrame(KeypadEntry(key)))
             self.pressed += key
 
-    def stamp(self, reply: AgentReply) -> AgentReply:
-        """``reply`` with the keys the bot sent in the turn, and the keys pressed for it."""
-        reply.dtmf_sent = "".join(key for _, key in self.session.recorder.keys_sent[self._from :])
+    def stamp(self, reply: AgentReply, audio: bytes, sample_rate: int) -> AgentReply:
+        """``reply`` with the keys the bot sent in the turn (as frames, or as tones in its
+        reply ``audio``), and the keys pressed for it."""
+        frames = "".join(key for _, key in self.session.recorder.keys_sent[self._from :])
+        heard = keys_in_pcm(bytes(audio), sample_rate)
+        reply.metadata[IN_BAND_KEY] = heard
+        reply.dtmf_sent = merge_keys(frames, heard)
         if self.keys is not None:
             reply.metadata[PRESSED_KEY] = self.pressed
         return reply

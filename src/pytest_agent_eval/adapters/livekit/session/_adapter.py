@@ -536,7 +536,7 @@ class LiveKitConversation:
         )
         self._quiet.enter_context(hold_livekit_logs(recorder, self.adapter.log_level))
         if uses_phone_line(self.info.transcript):
-            self._quiet.enter_context(phone_line(session, f"phone-{self.info.transcript.id}"))
+            self._quiet.enter_context(phone_line(session, self.info.transcript))
         # Before the session starts, so that every task of it inherits the sink: what the
         # agent's code raises in them is this conversation's crash.
         self._crash_token = crash_sink.set(recorder)
@@ -651,7 +651,7 @@ class LiveKitConversation:
             raise AdapterError("this LiveKit conversation is closed")
         label = f"turn {turn.index + 1}"
         try:
-            reply = await keypad_turn(self.session, turn, self._respond)
+            reply = await keypad_turn(self.session, turn, self._respond, self._audio_out)
         except AgentCrashError:
             raise
         except Exception as exc:

@@ -9,6 +9,19 @@ and sends them with ``room.local_participant.publish_dtmf(code=..., digit=...)``
 fake_job_context``, a real ``JobContext``) around a `PhoneRoom`: the room emits
 ``sip_dtmf_received`` with a real ``rtc.SipDTMF`` for each key a turn's ``dtmf:`` presses,
 and its local participant records every ``publish_dtmf``. Such an agent runs unchanged.
+The room has the caller in it, as LiveKit's SIP service puts one there: a remote participant
+of kind SIP, identity ``sip_<number>``, with LiveKit's documented SIP attributes
+(``sip.phoneNumber``, ``sip.trunkPhoneNumber``, ``sip.callStatus: active``, ``sip.callID``,
+...), the numbers from the transcript's ``phone:``; an agent that reads
+``ctx.room.remote_participants`` or waits for the participant runs unchanged.
+The agent hanging up is recorded too: its ``ctx.shutdown()``, ``ctx.delete_room()`` and
+``ctx.api.room.delete_room(...)`` on the fake job (in a fake job LiveKit runs none of them)
+end the call in the turn they ran in (``call_ended``). The fake job's ``ctx.api`` is the
+call's own (`PhoneAPI`): it records ``ctx.transfer_sip_participant(...)`` and ``ctx.api.sip.transfer_sip_participant(...)`` (to where,
+with a dial tone or not) in the turn's ``sip_transfers``, and refuses the rest of LiveKit's
+server API, which an in-process test must not reach.
+Keys the agent plays as tones in its own reply audio (in band) count as sent too, when the
+adapter captures that audio (a session with a TTS or a speaking realtime model).
 
 It is installed only when nothing else gave the session a job context, and everything it
 made goes with the conversation: the context variable is reset, the job's temporary folder
@@ -26,8 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from livekit import rtc
 
-from ....models import AgentReply, DtmfInput, Transcript
-from ....models._keypad import PRESSED_KEY
+from ....models import AgentReply, DtmfInput, PhoneCall, Transcript
+from ....models._keypad import IN_BAND_KEY, PRESSED_KEY, SIP_CALLER_KEY
+from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
 
 if TYPE_CHECKING:
@@ -36,7 +50,15 @@ if TYPE_CHECKING:
     from .._turn import Stage
     from ._turn_state import SentTurn
 
-__all__ = ["PhoneRoom", "keypad_turn", "phone_line", "press_around", "uses_phone_line"]
+__all__ = [
+    "PhoneAPI",
+    "PhoneRoom",
+    "SipParticipant",
+    "keypad_turn",
+    "phone_line",
+    "press_around",
+    "uses_phone_line",
+]
 
 _CODES = {**{str(d): d for d in range(10)}, "*": 10, "#": 11, "A": 12, "B": 13, "C": 14, "D": 15}
 """Each key's DTMF event code, as LiveKit numbers them (``dtmf_event_to_code``)."""
@@ -61,16 +83,55 @@ class PhoneParticipant:
         self.attributes.update(attributes)
 
 
-class PhoneRoom(rtc.EventEmitter[str]):
-    """The room of the in-process phone call: emits ``sip_dtmf_received`` for the caller's
-    keys; its local participant records the keys the agent sends."""
+class SipParticipant:
+    """The caller, as LiveKit's SIP service puts an inbound call in a room: what
+    ``room.remote_participants["sip_+15550100"]`` is (the read-only side of an
+    ``rtc.RemoteParticipant``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, phone: PhoneCall) -> None:
+        call_id = "SCL_" + "".join(c for c in phone.caller_number if c.isdigit())[-8:]
+        self.sid = "PA_" + call_id.removeprefix("SCL_")
+        self.identity = f"sip_{phone.caller_number}"
+        self.name = f"Phone {phone.caller_number}"
+        self.metadata = ""
+        self.kind = rtc.ParticipantKind.PARTICIPANT_KIND_SIP
+        self.kind_details: list[Any] = []
+        self.state = rtc.ParticipantState.PARTICIPANT_STATE_ACTIVE
+        self.disconnect_reason: Any = None
+        self.track_publications: dict[str, Any] = {}
+        self.permissions: Any = None
+        # LiveKit's documented SIP participant attributes, for an inbound call.
+        self.attributes: dict[str, str] = {
+            "sip.callID": call_id,
+            "sip.callIDFull": f"{call_id}@pytest-agent-eval.invalid",
+            "sip.callTag": call_id.lower(),
+            "sip.callStatus": "active",
+            "sip.phoneNumber": phone.caller_number,
+            "sip.trunkPhoneNumber": phone.trunk_number,
+            "sip.trunkID": "ST_pytest_agent_eval",
+            "sip.ruleID": "SDR_pytest_agent_eval",
+            "sip.hostname": "pytest-agent-eval.invalid",
+        }
+
+
+class PhoneRoom(rtc.EventEmitter[str]):
+    """The room of the in-process phone call: the caller in it (`SipParticipant`); emits
+    ``sip_dtmf_received`` for the caller's keys; its local participant records the keys the
+    agent sends."""
+
+    def __init__(self, name: str, phone: PhoneCall | None = None) -> None:
         super().__init__()
         self.name = name
         self.local_participant = PhoneParticipant()
-        self.remote_participants: dict[str, Any] = {}
+        self.caller = SipParticipant(phone or PhoneCall())
+        self.remote_participants: dict[str, Any] = {self.caller.identity: self.caller}
         self.keys_pressed: list[str] = []
+        self.transfers: list[dict[str, Any]] = []
+        """Each ``transfer_sip_participant`` request the agent made: to, participant,
+        play_dialtone, oldest first."""
+        self.hang_ups: list[str] = []
+        """How the agent ended the call, each time it did (``ctx.shutdown(...)``,
+        ``ctx.delete_room()``), oldest first."""
 
     def isconnected(self) -> bool:
         return True
@@ -78,26 +139,98 @@ class PhoneRoom(rtc.EventEmitter[str]):
     def press(self, key: str) -> None:
         """The caller presses ``key``: the event a SIP participant's key makes."""
         self.keys_pressed.append(key)
-        self.emit("sip_dtmf_received", rtc.SipDTMF(code=_CODES[key], digit=key, participant=None))
+        self.emit(
+            "sip_dtmf_received",
+            rtc.SipDTMF(code=_CODES[key], digit=key, participant=self.caller),  # type: ignore[arg-type]
+        )
+
+
+class _PhoneSip:
+    def __init__(self, room: PhoneRoom) -> None:
+        self._room = room
+
+    async def transfer_sip_participant(self, request: Any, *_: Any, **__: Any) -> Any:
+        """Transfer the caller (a cold transfer), as LiveKit's SIP service would: recorded."""
+        from livekit.protocol.sip import TransferSIPParticipantRequest
+
+        if not isinstance(request, TransferSIPParticipantRequest):
+            raise TypeError(
+                "transfer_sip_participant takes an api.TransferSIPParticipantRequest, got "
+                f"{type(request).__name__}"
+            )
+        self._room.transfers.append(
+            {
+                "to": request.transfer_to,
+                "participant": request.participant_identity,
+                "play_dialtone": request.play_dialtone,
+            }
+        )
+        from google.protobuf.empty_pb2 import Empty
+
+        return Empty()
+
+    def __getattr__(self, name: str) -> Any:
+        raise _refused(f"sip.{name}")
+
+
+class _PhoneRooms:
+    def __init__(self, room: PhoneRoom) -> None:
+        self._room = room
+
+    async def delete_room(self, request: Any, *_: Any, **__: Any) -> Any:
+        """End the call for everyone, as deleting the room does: recorded as a hang-up."""
+        from livekit.protocol.room import DeleteRoomResponse
+
+        self._room.hang_ups.append("ctx.api.room.delete_room()")
+        return DeleteRoomResponse()
+
+    def __getattr__(self, name: str) -> Any:
+        raise _refused(f"room.{name}")
+
+
+def _refused(name: str) -> AttributeError:
+    return AttributeError(
+        f"ctx.api.{name} is not available in process: the in-process phone call's API records "
+        "sip.transfer_sip_participant and room.delete_room, and reaches no LiveKit server"
+    )
+
+
+class PhoneAPI:
+    """What the fake job's ``ctx.api`` is: the parts of ``api.LiveKitAPI`` a phone agent uses
+    to transfer or hang up, recorded on the `PhoneRoom`."""
+
+    def __init__(self, room: PhoneRoom) -> None:
+        self.sip = _PhoneSip(room)
+        self.room = _PhoneRooms(room)
+
+    async def aclose(self) -> None:
+        """Nothing to close: no connection was made."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise _refused(name)
 
 
 _LINES: weakref.WeakKeyDictionary[Any, PhoneRoom] = weakref.WeakKeyDictionary()
 
 
 def uses_phone_line(transcript: Transcript) -> bool:
-    """Whether ``transcript`` presses keys or checks keys sent: only then does a conversation
-    get the fake job, so an agent tested without keys sees the same job context (none) as
-    before, and LiveKit's job-only paths of the session start (IVR detection) stay off."""
-    return any(
-        turn.dtmf is not None or turn.expect.dtmf_sent is not None for turn in transcript.turns
+    """Whether ``transcript`` is a phone call: it sets ``phone:``, presses keys, or checks
+    keys sent or a hang-up. Only then does a conversation get the fake job, so an agent tested
+    otherwise sees the same job context (none) as before, and LiveKit's job-only paths of the
+    session start (IVR detection) stay off."""
+    return transcript.phone is not None or any(
+        turn.dtmf is not None
+        or turn.expect.dtmf_sent is not None
+        or turn.expect.call_ended is not None
+        for turn in transcript.turns
     )
 
 
 @contextlib.contextmanager
-def phone_line(session: AgentSession[Any], name: str) -> Iterator[PhoneRoom | None]:
+def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[PhoneRoom | None]:
     """Give ``session`` (about to start, in this context) a fake job whose room is a
-    `PhoneRoom`, until the block ends; yields the room, or None when a job context was
-    already set (the caller's own) or this LiveKit has no fake job."""
+    `PhoneRoom` on ``transcript``'s phone call, until the block ends; yields the room, or None
+    when a job context was already set (the caller's own) or this LiveKit has no fake job."""
     from livekit.agents import get_job_context
 
     try:
@@ -109,9 +242,10 @@ def phone_line(session: AgentSession[Any], name: str) -> Iterator[PhoneRoom | No
     if get_job_context(required=False) is not None:
         yield None
         return
-    room = PhoneRoom(name)
+    room = PhoneRoom(f"phone-{transcript.id}", transcript.phone)
     made = fake_job_context(room=room)  # type: ignore[arg-type]
     job = made.__enter__()
+    _record_hang_ups(job, room)
     _LINES[session] = room
     try:
         yield room
@@ -126,21 +260,77 @@ def phone_line(session: AgentSession[Any], name: str) -> Iterator[PhoneRoom | No
         job._tempdir.cleanup()
 
 
+def _record_hang_ups(job: Any, room: PhoneRoom) -> None:
+    """Note on ``room`` the agent's ``job.shutdown()`` and ``job.delete_room()``: the fake
+    job runs neither (its shutdown callback does nothing, and it does not delete rooms)."""
+    delete_room = job.delete_room
+
+    def on_shutdown(reason: str) -> None:
+        room.hang_ups.append(f"ctx.shutdown({reason!r})")
+
+    def deleting(room_name: str | None = None) -> Any:
+        room.hang_ups.append("ctx.delete_room()")
+        return delete_room(room_name)
+
+    transfer = job.transfer_sip_participant
+
+    def transferring(
+        participant: Any, transfer_to: str, play_dialtone: bool = False, **kwargs: Any
+    ) -> Any:
+        identity = participant if isinstance(participant, str) else participant.identity
+        room.transfers.append(
+            {"to": transfer_to, "participant": identity, "play_dialtone": play_dialtone}
+        )
+        return transfer(participant, transfer_to, play_dialtone=play_dialtone, **kwargs)
+
+    job._on_shutdown = on_shutdown
+    job.delete_room = deleting
+    job.transfer_sip_participant = transferring
+    job.__dict__["api"] = PhoneAPI(room)  # JobContext.api is a cached property
+
+
 async def keypad_turn(
     session: AgentSession[Any],
     turn: TurnInput,
     respond: Callable[[TurnInput], Awaitable[AgentReply]],
+    audio_out: Any = None,
 ) -> AgentReply:
-    """``respond(turn)``, with the keys the agent sent in it (and the keys pressed for it)."""
+    """``respond(turn)``, with the keys the agent sent in it (published, or played as tones
+    in the reply audio ``audio_out`` captured, if any) and the keys pressed for it."""
     room = _LINES.get(session)
     if room is None:
         return await respond(turn)
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
+    ended_from, transfers_from = len(room.hang_ups), len(room.transfers)
     reply = await respond(turn)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
+    reply.call_ended = len(room.hang_ups) > ended_from
+    if reply.call_ended:
+        reply.metadata["hang_up"] = room.hang_ups[ended_from]
+    reply.metadata["sip_transfers"] = room.transfers[transfers_from:]
+    if room.caller.identity in room.remote_participants:
+        reply.metadata[SIP_CALLER_KEY] = room.caller.attributes["sip.phoneNumber"]
+    if audio_out is not None:
+        heard = keys_in_pcm(*_pcm(audio_out.frames))
+        reply.metadata[IN_BAND_KEY] = heard
+        reply.dtmf_sent = merge_keys(reply.dtmf_sent, heard)
     if isinstance(turn.turn.dtmf, DtmfInput):
         reply.metadata[PRESSED_KEY] = "".join(room.keys_pressed[pressed_from:])
     return reply
+
+
+def _pcm(frames: list[rtc.AudioFrame]) -> tuple[bytes, int]:
+    """``frames`` (the turn's reply audio) as 16-bit mono PCM, and its rate."""
+    import numpy as np
+
+    if not frames:
+        return b"", 0
+    rate = frames[0].sample_rate
+    parts = []
+    for frame in frames:
+        samples = np.frombuffer(bytes(frame.data), dtype=np.int16)
+        parts.append(samples[:: max(1, frame.num_channels)])
+    return np.concatenate(parts).tobytes(), rate
 
 
 def has_keys(turn: TurnInput) -> bool:
