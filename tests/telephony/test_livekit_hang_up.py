@@ -27,7 +27,7 @@ from pytest_agent_eval.adapters.livekit import (
 from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.evaluators._keypad import CallEndedEvaluator
 from pytest_agent_eval.loader import load_transcript_text
-from pytest_agent_eval.models import AgentReply, Transcript, Turn, TurnContext
+from pytest_agent_eval.models import AgentReply, PhoneCall, Transcript, Turn, TurnContext
 
 
 class GoodbyeAgent(Agent):
@@ -78,7 +78,7 @@ def converse(how: str) -> list[AgentReply]:
         return AgentSession(llm=llm, **eval_session_kwargs()), GoodbyeAgent(how)
 
     turns = [Turn("Hello?"), Turn("Thanks, goodbye."), Turn("The pharmacist, please.")]
-    script = Transcript(id="hang_up", turns=turns)
+    script = Transcript(id="hang_up", turns=turns, phone=PhoneCall())  # a phone call
     adapter = LiveKitAdapter(make_session, timeout_s=30.0)
 
     async def run() -> list[AgentReply]:

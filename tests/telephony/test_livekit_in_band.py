@@ -23,7 +23,7 @@ from pytest_agent_eval.adapters.livekit import (
     SynthesizerTTS,
     eval_session_kwargs,
 )
-from pytest_agent_eval.models import AgentReply, Expect, Transcript, Turn
+from pytest_agent_eval.models import AgentReply, Expect, PhoneCall, Transcript, Turn
 from pytest_agent_eval.voice._dtmf import keypad_tones
 
 
@@ -67,7 +67,7 @@ def make_session() -> tuple[AgentSession, Agent]:
 
 
 def converse(*turns: Turn) -> list[AgentReply]:
-    script = Transcript(id="in_band", turns=list(turns))
+    script = Transcript(id="in_band", turns=list(turns), phone=PhoneCall())  # a phone call
     adapter = LiveKitAdapter(make_session, timeout_s=30.0)
 
     async def run() -> list[AgentReply]:

@@ -74,9 +74,11 @@ def test_the_agent_reads_the_callers_number_from_the_sip_participant(
     result = project.runpytest_subprocess(*FAST)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*calling from +442071838750*"])
-    # And without phone: the default caller, +15550100.
+    # And a phone call with no number given: the default caller, +15550100.
     (evals / "caller.yaml").write_text(
-        CALLER.replace('phone:\n  caller_number: "+15550123"\n', "").replace("0123", "0100")
+        CALLER.replace('phone:\n  caller_number: "+15550123"\n', "phone: {}\n").replace(
+            "0123", "0100"
+        )
     )
     result = project.runpytest_subprocess(*FAST)
     result.assert_outcomes(passed=1)

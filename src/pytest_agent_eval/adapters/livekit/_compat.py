@@ -60,6 +60,7 @@ __all__ = [
     "agent_switch_lock",
     "agent_switch_task",
     "divert_vad_stream_input",
+    "end_fake_job",
     "realtime_session_owner",
     "recognition_vad_backlog",
     "recognition_vad_stream",
@@ -128,7 +129,33 @@ def _context_var(name: str, why: str) -> contextvars.ContextVar[Any]:
     return var
 
 
+# -- a fake job (an in-process phone call) ---------------------------------------------------
+
+_JOB = "give an in-process phone call LiveKit's fake job"
+
+
+def end_fake_job(job: Any, room: Any) -> None:
+    """What LiveKit's ``fake_job_context`` leaves behind once its block ended: the job context
+    variable when the block ended in another context than it began in, the room listener and
+    the job's temporary folder."""
+    var = _module_attr("livekit.agents.job", "_JobContextVar", _JOB)
+    if isinstance(var, contextvars.ContextVar) and var.get(None) is job:
+        var.set(None)
+    room.off("participant_connected", _read(job, "_participant_available", _JOB))
+    _read(job, "_tempdir", _JOB).cleanup()
+
+
 # -- the session ----------------------------------------------------------------------------
+
+_SWAP_STT = "replace an agent's STT for attribution's hearing counterfactual"
+
+
+def replace_session_stt(session: Any, stt: Any) -> None:
+    """Give a session that has not started ``stt`` in place of its own: `AgentSession` keeps
+    its STT in ``_stt`` and has no setter."""
+    _read(session, "_stt", _SWAP_STT)
+    session._stt = stt
+
 
 _DONE = "know when the agent is done with a turn"
 

@@ -112,6 +112,7 @@ tells a room nothing about a dispatch it could not place."""
 _RPC_S = 10.0
 """Longest the agent's helper may take to answer a request (they answer at once; a busy agent
 process is slow)."""
+_GONE_S = 2.0  # after a failed request, how long the room may take to say the agent left
 
 _scan_vads: dict[tuple[tuple[str, Any], ...], Any] = {}
 """Silero VADs built with agents' settings, to find a fixture's speech as the agent's VAD
@@ -1253,8 +1254,7 @@ class LiveKitRoomConversation:
             why = await self._why_no_agent() if agent_missing and self._dispatch_id else ""
             seen = f" ({observer.describe()})" if observer and not agent_missing else ""
             knob = "join_timeout_s" if label == "the start of the run" else "timeout_s"
-            # The agent is in the room, listening, and says nothing: the agent failed the turn
-            # (as in process and on Pipecat). No agent to wait for: the run could not happen.
+            # An agent in the room that says nothing failed the turn; no agent: an ERROR.
             silent = label.startswith("turn ") and not agent_missing and self._stage.waits_on_agent
             error = AgentTimeoutError if silent else AdapterError
             raise error(
@@ -1263,10 +1263,12 @@ class LiveKitRoomConversation:
                 f"LiveKitRoomAdapter({knob}=...)"
             ) from exc
         except rtc.RpcError as exc:
-            raise AdapterError(
-                f"{label}: the agent's eval helper did not answer while waiting for "
-                f"{self._stage.text}: {exc.message} ({exc.code})"
-            ) from None
+            gone = await self._observer.gone_reason(_GONE_S) if self._observer else None
+            unanswered = (
+                f"the agent's eval helper did not answer while waiting for {self._stage.text}"
+            )
+            why = gone or f"{unanswered}: {exc.message} ({exc.code})"
+            raise AdapterError(f"{label}: {why}") from None
         except AgentEvalError as exc:
             if str(exc).startswith(f"{label}:"):
                 raise

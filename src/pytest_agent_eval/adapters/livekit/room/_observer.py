@@ -126,6 +126,19 @@ class RoomObserver:
         """Wake every waiter to re-check its condition."""
         self._changed.set()
 
+    async def gone_reason(self, within_s: float) -> str | None:
+        """Why the agent or the room went away, if it shows within ``within_s``; else None. An
+        RPC to an agent that is hanging up fails ("Failed to send") before the room says it
+        left: the reason is its leaving, not its helper."""
+        try:
+            async with asyncio.timeout(within_s):
+                await self.until(lambda: False)
+        except AdapterError as exc:
+            return str(exc)
+        except TimeoutError:
+            return None
+        return None
+
     async def until(self, predicate: Callable[[], bool]) -> None:
         """Return once ``predicate()`` holds; raise if the agent or the room went away."""
         while True:

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from livekit.agents import Agent, AgentSession
 
 from ....errors import AdapterError
+from .._compat import replace_session_stt
 from ..offline._stt import FixtureTextSTT
 
 __all__ = ["PerfectHearingSTT", "fixture_hearing_twin", "refuses_conditions"]
@@ -83,9 +84,8 @@ def _swap_stt(session: AgentSession[Any], agent: object) -> None:
             f"the agent ({type(agent).__name__}) brings an STT of its own, which the session's "
             "cannot replace"
         )
-    # AgentSession keeps its STT here and has no setter: the session is not started yet, so
-    # every stream it opens is the stand-in's.
-    session._stt = PerfectHearingSTT()
+    # The session is not started yet, so every stream it opens is the stand-in's.
+    replace_session_stt(session, PerfectHearingSTT())
 
 
 def _given(value: object) -> bool:

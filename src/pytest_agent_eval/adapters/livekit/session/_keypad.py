@@ -43,6 +43,7 @@ from ....models import AgentReply, DtmfInput, PhoneCall, Transcript
 from ....models._keypad import IN_BAND_KEY, PRESSED_KEY, SIP_CALLER_KEY
 from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
+from .._compat import end_fake_job
 
 if TYPE_CHECKING:
     from livekit.agents import AgentSession
@@ -234,7 +235,6 @@ def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[P
     from livekit.agents import get_job_context
 
     try:
-        from livekit.agents.job import _JobContextVar
         from livekit.agents.testing import fake_job_context
     except ImportError:  # a livekit-agents without fake jobs: no phone line
         yield None
@@ -251,13 +251,9 @@ def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[P
         yield room
     finally:
         _LINES.pop(session, None)
-        try:
+        with contextlib.suppress(ValueError):  # ended in another context than it began in
             made.__exit__(None, None, None)
-        except ValueError:  # ended from another context than it started in
-            if _JobContextVar.get(None) is job:
-                _JobContextVar.set(None)  # type: ignore[arg-type]
-        room.off("participant_connected", job._participant_available)
-        job._tempdir.cleanup()
+        end_fake_job(job, room)
 
 
 def _record_hang_ups(job: Any, room: PhoneRoom) -> None:
