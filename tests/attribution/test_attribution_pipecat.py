@@ -131,7 +131,7 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
     verdict, latency = found["latency_booking"]
     assert verdict == "failed" and latency["cause"] == "undetermined"
     (only,) = latency["evidence"]  # nothing rerun: a text turn's latency says nothing
-    assert "failed only its latency (max_latency_ms (line 10))" in only["detail"]
+    assert "failed only its timing or turn-taking (max_latency_ms (line 10))" in only["detail"]
     verdict, crashed = found["crash_booking"]
     assert verdict == CRASH_VERDICT and crashed is None  # a crash or an ERROR is not explained
 

@@ -300,3 +300,15 @@ def test_a_turn_past_its_timeout_fails_on_either_clock(clock: str) -> None:
     (turn,) = result.runs[0].turns
     assert turn.verdict == "failed", (turn.verdict, turn.error)
     assert "no reply within turn_timeout_s=1s" in (turn.error or "")
+
+
+def test_a_turns_timeline_names_the_virtual_clock(corpus_audio: dict[str, Path]) -> None:
+    """The timeline's times on the virtual clock are the session's: the record says so, as
+    the reply's metadata does."""
+    scenario = next(s for s in SCENARIOS if s.id == "tools_that_await")
+    adapter = LiveKitAdapter(scenario.factory(), tail_silence_s=TAIL_S, clock="virtual")
+    script = scenario_script(scenario, corpus_audio)
+    result = run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
+    turns = result.runs[0].turns
+    assert turns and all(t.metadata["clock"] == "virtual" for t in turns)
+    assert all(t.timeline is not None and t.timeline.clock == "virtual" for t in turns)

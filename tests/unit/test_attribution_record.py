@@ -53,3 +53,22 @@ def test_a_run_keeps_its_attribution_through_the_serializer() -> None:
     again = RunResult.from_dict(run.to_dict())
     assert again.attribution == run.attribution
     assert RunResult.from_dict(RunResult(index=1).to_dict()).attribution is None
+
+
+def test_a_failed_check_the_rerun_could_not_hold_is_never_taken_for_a_pass() -> None:
+    # The audio run failed turn 2's barge-in check; a rerun without that check (a text turn
+    # cannot barge in) says nothing of it: an error of the rerun, never "passes".
+    from pytest_agent_eval._attribution._attribute import _judge_rerun
+    from pytest_agent_eval.models import EvalResult
+
+    failed = EvalResult(False, "kept talking", name="interrupt", key="turns[1].interrupt")
+    failing = TurnResult(index=1, user="wait", evaluations=[failed])
+    replied = EvalResult(True, "ok", name="reply_contains_any", key="turns[1].expect.x")
+    rerun = RunResult(index=0, turns=[TurnResult(index=1, user="wait", evaluations=[replied])])
+    verdict, said = _judge_rerun(failing, rerun, "given as text")
+    assert verdict == "error"
+    assert "could not check turn 2's turns[1].interrupt" in said
+    # The same rerun holding the check and passing it is a pass.
+    held = EvalResult(True, "stopped", name="interrupt", key="turns[1].interrupt")
+    rerun = RunResult(index=0, turns=[TurnResult(index=1, user="wait", evaluations=[held])])
+    assert _judge_rerun(failing, rerun, "given as text")[0] == "passed"

@@ -78,7 +78,10 @@ def _short_label(evaluation: EvalResult) -> str:
 
 
 def _is_latency(evaluation: EvalResult) -> bool:
-    return "max_latency_ms" in _check_id(evaluation)
+    """A check of timing or turn-taking (a turn's latency, its barge-in): no counterfactual of
+    this version makes those perfect, and a text rerun has none of them to check."""
+    check = _check_id(evaluation)
+    return "max_latency_ms" in check or "interrupt" in check
 
 
 def _voice_only(evaluation: EvalResult) -> bool:
@@ -87,18 +90,18 @@ def _voice_only(evaluation: EvalResult) -> bool:
 
 def fixture_hearing_transcript(transcript: Transcript, upto: int) -> Transcript:
     """``transcript``'s turns up to turn ``upto`` (zero-based, included) as they are, audio,
-    conditions and barge-ins kept (the last turn's barge-in, into a turn not rerun, dropped),
+    conditions and barge-ins kept (a turn's ``interrupt`` is its own speaking over the reply
+    before it, so the failing turn keeps its own),
     with no check of what was heard (the stand-in hears every word); one run, and none of the
     checks of the greeting, the whole call or the latency over runs."""
     turns = [
         replace(
             turn,
-            interrupt=turn.interrupt if index < upto else None,
             expect=replace(
                 turn.expect, heard_contains_any=[], heard_contains_all=[], heard_wer_max=None
             ),
         )
-        for index, turn in enumerate(transcript.turns[: upto + 1])
+        for turn in transcript.turns[: upto + 1]
     ]
     return _one_run(transcript, turns, conditions=transcript.conditions, kind="audio")
 
@@ -212,7 +215,7 @@ async def _attribute_run(
                     "tool_record",
                     "none",
                     turn=upto,
-                    detail=f"turn {upto + 1} failed only its latency "
+                    detail=f"turn {upto + 1} failed only its timing or turn-taking "
                     f"({', '.join(_short_label(e) for e in said_no)}), which no counterfactual "
                     "of this version explains",
                 )
@@ -401,7 +404,10 @@ def _judge_rerun(
     failed = [_check_id(e) for e in failing.evaluations if _said_no(e) and not _voice_only(e)]
     checks = {_check_id(e): e for e in turn.evaluations}
     if failed:
-        again = [checks[c] for c in failed if c in checks and not checks[c].passed]
+        missing = [c for c in failed if c not in checks]
+        if missing:  # a check the rerun could not hold is never taken for a pass
+            return "error", f"the rerun {how} could not check {where}'s {', '.join(missing)}"
+        again = [checks[c] for c in failed if not checks[c].passed]
     else:
         again = [e for e in turn.evaluations if not e.passed]
     if again:

@@ -191,6 +191,10 @@ class OpenAIRealtimeReplay:
         self._recorded: dict[str, dict[int, list[Connection]]] = {}
         self._writing = threading.Lock()
 
+    with_fixture_hearing = None
+    """Not the wrapped adapter's: a twin of it would run without the recording (and, with a
+    key set, reach the provider); attribution then says it cannot swap the hearing."""
+
     def __getattr__(self, name: str) -> Any:
         # consumes_audio, turn_audio, fixture_audio...: what the runner asks of the adapter.
         adapter = self.__dict__.get("adapter")

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from livekit.agents import Agent, AgentSession
+from livekit.agents import Agent, AgentSession, llm
 
 from ....errors import AdapterError
 from .._compat import replace_session_stt
@@ -69,6 +69,11 @@ def fixture_hearing_twin(adapter: _Adapter) -> _Adapter:
 
 def _swap_stt(session: AgentSession[Any], agent: object) -> None:
     own = session.stt
+    if isinstance(session.llm, llm.RealtimeModel):
+        raise AdapterError(
+            "the agent runs on a realtime model, which hears the caller's audio itself whatever "
+            "the session's STT, so its hearing cannot be replaced by the fixture's words"
+        )
     if own is None:
         raise AdapterError(
             "the agent has no STT: its realtime model hears the caller itself, so its hearing "

@@ -253,6 +253,8 @@ class VirtualConversation:
         meta = reply.metadata
         meta["speed"] = 0.0
         meta["clock"] = "virtual"
+        if reply.timeline is not None:  # its times are the session's, as the clock's
+            reply.timeline = dataclasses.replace(reply.timeline, clock="virtual")
         livekit = meta.get("livekit")
         if isinstance(livekit, dict):
             livekit["turn_wall_s"] = real_perf_counter() - wall
