@@ -72,3 +72,24 @@ def test_a_failed_check_the_rerun_could_not_hold_is_never_taken_for_a_pass() -> 
     held = EvalResult(True, "stopped", name="interrupt", key="turns[1].interrupt")
     rerun = RunResult(index=0, turns=[TurnResult(index=1, user="wait", evaluations=[held])])
     assert _judge_rerun(failing, rerun, "given as text")[0] == "passed"
+
+
+def test_compare_counts_every_eval_of_one_transcript() -> None:
+    # One transcript run as two evals (a parametrized agent): both runs' causes count.
+    from pytest_agent_eval.report._causes import cause_changes
+
+    def entry(param: str, cause: str) -> dict[str, object]:
+        return {
+            "transcript_id": "t",
+            "param": param,
+            "captures": [{"attribution": {"cause": cause}}],
+        }
+
+    new = {"evals": [entry("a", "hearing"), entry("b", "tool")]}
+    assert cause_changes({"evals": []}, new) == [
+        "failure causes: none -> 1 hearing, 1 tool",
+        "  t[a]: none -> 1 hearing",
+        "  t[b]: none -> 1 tool",
+    ]
+    same = {"evals": [entry("", "hearing"), entry("", "tool")]}
+    assert cause_changes({"evals": []}, same)[0] == "failure causes: none -> 1 hearing, 1 tool"

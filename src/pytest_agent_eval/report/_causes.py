@@ -62,13 +62,16 @@ def _document_causes(document: Mapping[str, Any]) -> dict[str, Counter[str]]:
     for entry in document.get("evals", []):
         if not isinstance(entry, dict):
             continue
+        # One transcript may run as several evals (a parametrized agent): each its own name,
+        # and evals that still share one add up rather than replace each other.
         name = str(entry.get("transcript_id") or entry.get("nodeid") or "?")
-        causes: Counter[str] = Counter()
+        if entry.get("param"):
+            name += f"[{entry['param']}]"
+        causes = found.setdefault(name, Counter())
         for capture in entry.get("captures") or []:
             attribution = capture.get("attribution") if isinstance(capture, dict) else None
             if isinstance(attribution, dict) and attribution.get("cause"):
                 causes[str(attribution["cause"])] += 1
-        found[name] = causes
     return found
 
 
