@@ -56,6 +56,18 @@ class ThreeLines:
         return Line()
 
 
+class Unprepared:
+    """An adapter whose own prepare raises: the user's code, not ours."""
+
+    consumes_audio = False
+
+    async def prepare(self, transcript):
+        raise OSError("the agent's database is not reachable")
+
+    async def start_conversation(self, info):
+        return Line()
+
+
 class Line:
     async def respond(self, turn):
         await asyncio.sleep(0.01)
@@ -267,3 +279,38 @@ def test_without_psutil_the_command_names_the_extra(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "pip install 'pytest-agent-eval[capacity]'" in done.stderr
     assert not (project / "agent-eval-capacity.json").exists()
+
+
+def test_an_adapter_that_cannot_prepare_exits_2_naming_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, module = _project(tmp_path)
+    assert _run(project, "--agent", f"{module}:Unprepared", "--steps", "1") == 2
+    err = capsys.readouterr().err
+    assert (
+        "error: the agent could not be run: OSError: the agent's database is not reachable" in err
+    )
+    assert "Traceback" not in err
+
+
+def test_a_folder_for_the_results_file_is_refused_before_the_ramp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project, module = _project(tmp_path)
+    folder = project / "reports"
+    folder.mkdir()
+    code = main(
+        [
+            "capacity",
+            "--rootdir",
+            str(project),
+            "--json",
+            str(folder),
+            "--agent",
+            f"{module}:waiting",
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--json {folder} is a folder; give a file path" in err
+    assert "K=1" not in err  # nothing ran

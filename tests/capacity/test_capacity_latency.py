@@ -36,6 +36,7 @@ def test_a_seed_repeats_the_sequence_and_a_single_value_is_fixed() -> None:
     [
         (-1.0, "latency p50 must be a number of seconds >= 0"),
         ((0.5, 0.1), "latency p95 must be a number of seconds >= its p50"),
+        ((0, 0.5), "latency p50 of 0 with a p95 of 0.5: a log-normal delay needs a median"),
         ("fast", "latency must be seconds, \\(p50, p95\\) seconds or a ProviderLatency"),
         (True, "latency must be seconds"),
     ],

@@ -132,6 +132,9 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
         values["html_path"] = args.html
     values.setdefault("json_path", rootdir / DEFAULT_JSON)
     values.setdefault("html_path", rootdir / DEFAULT_HTML)
+    for option, key in (("--json", "json_path"), ("--html", "html_path")):
+        if Path(values[key]).is_dir():  # found now, not after the whole ramp has run
+            raise ConfigError(f"{option} {values[key]} is a folder; give a file path")
     return CapacityPlan(
         rootdir=rootdir,
         transcripts=tuple(p.resolve() for p in args.transcripts),
@@ -181,6 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupted = True
     except AgentEvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit:
+        raise
+    except BaseException as exc:  # the user's adapter (its prepare), a pytest.skip
+        print(f"error: the agent could not be run: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     finally:
         loaded.close()

@@ -36,6 +36,11 @@ class ProviderLatency:
             raise ValueError(
                 f"latency p95 must be a number of seconds >= its p50 ({p50_s!r}), got {p95_s!r}"
             )
+        if p50_s == 0 and p95_s:
+            raise ValueError(
+                f"latency p50 of 0 with a p95 of {p95_s!r}: a log-normal delay needs a median "
+                "above 0; give the median (e.g. latency=(0.4, 0.9)) or a fixed delay"
+            )
         self.p50_s = float(p50_s)
         self.p95_s = float(p95_s) if p95_s is not None else None
         self._random = random.Random(seed)
