@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, install_command
 
 __all__ = [
     "LogWarnings",
@@ -38,7 +38,7 @@ def process_handle() -> Any:
     except ImportError:
         raise ConfigError(
             "agent-eval capacity measures CPU and memory with psutil, which is not installed: "
-            "pip install 'pytest-agent-eval[capacity]'"
+            f"{install_command('capacity')}"
         ) from None
     return psutil.Process()
 
