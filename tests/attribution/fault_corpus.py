@@ -143,3 +143,55 @@ def run_corpus(project: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, 
         "--agent-eval-live", "-p", "no:cacheprovider", "--agent-eval-results=r.json", *args
     )
     return result, attributions(project.path / "r.json")
+
+
+def check_shared_causes(
+    result: pytest.RunResult, found: dict[str, Any], junit: Path, crash_verdict: str
+) -> None:
+    """What every framework's corpus gives alike: the tool, passing, latency and crash cases,
+    the JUnit properties and the terminal lines (the hearing and logic cases differ by how
+    each framework's hearing can be swapped)."""
+    verdict, tool = found["tool_menu"]
+    assert verdict == "failed" and tool["cause"] == "tool"
+    (call,) = tool["evidence"]
+    assert call["tool"] == "check_menu" and "kosher" in call["error"]
+    verdict, passing = found["passing_booking"]
+    assert verdict == "passed" and passing is None
+    verdict, latency = found["latency_booking"]
+    assert verdict == "failed" and latency["cause"] == "undetermined"
+    (only,) = latency["evidence"]  # nothing rerun: a text turn's latency says nothing
+    assert "failed only its timing or turn-taking (max_latency_ms (line 10))" in only["detail"]
+    verdict, crashed = found["crash_booking"]
+    assert verdict == crash_verdict and crashed is None  # a crash or an ERROR is not explained
+    assert junit_causes(junit) == {
+        "hearing_booking": "hearing=1",
+        "logic_booking": "agent_logic=1",
+        "tool_menu": "tool=1",
+        "passing_booking": None,
+        "crash_booking": None,
+        "latency_booking": "undetermined=1",
+    }
+    result.stdout.fnmatch_lines(
+        [
+            '*cause: hearing — heard "fifty", intended "fifteen"*',
+            "*cause: agent_logic — given as text, turn 1 fails the same check*",
+            "*cause: tool — tool 'check_menu' failed: *kosher*",
+            "*4 failed runs: 1 agent_logic, 1 hearing, 1 tool, 1 undetermined*",
+        ]
+    )
+
+
+def check_attribution_off(
+    result: pytest.RunResult, found: dict[str, Any], crash_verdict: str
+) -> None:
+    """With attribution off: the same verdicts, and no cause written anywhere."""
+    assert {k: v for k, (v, _) in found.items()} == {
+        "hearing_booking": "failed",
+        "logic_booking": "failed",
+        "tool_menu": "failed",
+        "passing_booking": "passed",
+        "crash_booking": crash_verdict,
+        "latency_booking": "failed",
+    }
+    assert all(attribution is None for _, attribution in found.values())
+    assert "cause:" not in result.stdout.str() and "failed runs:" not in result.stdout.str()
