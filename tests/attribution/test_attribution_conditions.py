@@ -61,11 +61,19 @@ turns:
 """
 
 
-@pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+@pytest.fixture(scope="module")
+def frameworks() -> None:
+    """Imported before `pytester` snapshots the loaded modules: what a test imports first is
+    unloaded again when pytester restores them, and numpy's extension cannot load twice in one
+    process (every later test of the worker would fail to import it)."""
     pytest.importorskip("livekit.plugins.silero", reason="needs the livekit extra")
     pytest.importorskip("faster_whisper", reason="needs the livekit extra (offline Whisper)")
     pytest.importorskip("pedalboard", reason="needs the conditions extra")
+    import pytest_agent_eval.synthesize  # noqa: F401  (numpy, soundfile, the TTS)
+
+
+@pytest.fixture
+def project(frameworks: None, pytester: pytest.Pytester) -> pytest.Pytester:
     from pytest_agent_eval.loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
