@@ -81,7 +81,8 @@ class Keypad:
         reply ``audio``), and the keys pressed for it."""
         frames = "".join(key for _, key in self.session.recorder.keys_sent[self._from :])
         heard = keys_in_pcm(bytes(audio), sample_rate)
-        reply.metadata[IN_BAND_KEY] = heard
+        if heard:  # only keys heard: a turn without tones has no such key, in every adapter
+            reply.metadata[IN_BAND_KEY] = heard
         reply.dtmf_sent = merge_keys(frames, heard)
         if self.keys is not None:
             reply.metadata[PRESSED_KEY] = self.pressed

@@ -308,7 +308,8 @@ async def keypad_turn(
         reply.metadata[SIP_CALLER_KEY] = room.caller.attributes["sip.phoneNumber"]
     if audio_out is not None:
         heard = keys_in_pcm(*_pcm(audio_out.frames))
-        reply.metadata[IN_BAND_KEY] = heard
+        if heard:  # only keys heard: a turn without tones has no such key, in every adapter
+            reply.metadata[IN_BAND_KEY] = heard
         reply.dtmf_sent = merge_keys(reply.dtmf_sent, heard)
     if isinstance(turn.turn.dtmf, DtmfInput):
         reply.metadata[PRESSED_KEY] = "".join(room.keys_pressed[pressed_from:])
