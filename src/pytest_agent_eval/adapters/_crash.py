@@ -17,13 +17,14 @@ from __future__ import annotations
 import inspect
 import sys
 import sysconfig
+from collections.abc import Iterable
 from pathlib import Path
 
 from .._retry import http_status
 from ..errors import AdapterError, AgentCrashError, AgentEvalError
 from ..models import Crash
 
-__all__ = ["agent_crashed", "agent_packages"]
+__all__ = ["agent_crashed", "agent_packages", "crash_through"]
 
 _FRAMEWORKS = frozenset(
     {
@@ -72,6 +73,22 @@ def agent_crashed(message: str, exc: BaseException) -> AgentEvalError:
         )
     crash = Crash.of(exc)
     return AgentCrashError(message, kind=crash.type, detail=crash.message, where=crash.where)
+
+
+def crash_through(
+    error: BaseException, message: str, *, elsewhere: str, own: Iterable[str] = ()
+) -> AgentCrashError:
+    """``message: Type: text`` as an `AgentCrashError` carrying ``error``'s type and message,
+    its place the innermost frame of the user's code ``error`` came through (`Crash.
+    from_agent_code`: a scripted model's rule callback that raised, though our model called
+    it), else ``elsewhere`` (the part of the framework that reported it)."""
+    crash = Crash.from_agent_code(error, own=own)
+    return AgentCrashError(
+        f"{message}: {type(error).__name__}: {error}",
+        kind=type(error).__name__,
+        detail=str(error),
+        where=(crash.where if crash is not None else None) or elsewhere,
+    )
 
 
 def agent_packages(*objects: object) -> tuple[str, ...]:
