@@ -177,6 +177,16 @@ def test_a_rule_callback_that_raises_is_a_crash_at_the_callback(
     assert crash.where == where
 
 
+def test_our_scripted_model_failing_in_its_own_code_stays_an_error() -> None:
+    """A reply template naming a group its pattern lacks fails in our code (no function of the
+    user's ran): an ERROR naming the model, not a crash of the agent."""
+    scripted = ScriptedLLM([Rule(r"hello", reply="Hello {nobody}!"), *RULES])
+    result = _run(Receptionist, Turn(user="hello"), llm_=scripted)
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "error" and turn.crash is None, turn.error
+    assert turn.error is not None and "ScriptedLLM failed answering from its rules" in turn.error
+
+
 class WarehouseNeverAnswers(OrderAgent):
     @function_tool
     async def check_warehouse(self, ctx: RunContext) -> str:

@@ -128,7 +128,7 @@ def _broken_reply(ctx: Any) -> str:
     raise RuntimeError("the greeting broke")
 
 
-def _bot_with_rules(*rules: Rule) -> Any:
+def bot_with_rules(*rules: Rule) -> Any:
     """The corpus's voice bot, its ScriptedLLMService answering from ``rules`` first."""
     from corpus_bots import RULES, voice_bot
 
@@ -159,7 +159,7 @@ def test_a_rule_callback_that_raises_is_a_crash_at_the_callback(
     """The rule's callback is the user's code, though our ScriptedLLMService calls it: CRASHED
     with its file and line, as on LiveKit (tests/livekit/test_livekit_crash.py)."""
     result = run(
-        run_transcript(transcript(spoken(phrase, phrases)), PipecatAdapter(_bot_with_rules(rule)))
+        run_transcript(transcript(spoken(phrase, phrases)), PipecatAdapter(bot_with_rules(rule)))
     )
     assert result.errored_run_count == 0
     (turn,) = result.runs[0].turns
@@ -179,7 +179,7 @@ def test_our_scripted_service_failing_in_its_own_code_stays_an_error(
     user's ran): an ERROR, not a crash of the bot."""
     rule = Rule(r"\bhello\b", reply="Hello {nobody}!")
     result = run(
-        run_transcript(transcript(spoken("hello", phrases)), PipecatAdapter(_bot_with_rules(rule)))
+        run_transcript(transcript(spoken("hello", phrases)), PipecatAdapter(bot_with_rules(rule)))
     )
     (turn,) = result.runs[0].turns
     assert turn.verdict == "error" and turn.crash is None, turn.error
