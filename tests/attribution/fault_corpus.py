@@ -8,7 +8,8 @@ TTS; what differs is the one component made to fail:
 - ``logic``: the scripted LLM reads a correct "fifteen" as 50 guests (a wrong tool argument);
 - ``tool``: the menu tool raises for the diet asked about;
 - ``passing``: nothing fails;
-- ``crash``: the model breaks on the booking (a CRASHED or ERROR run, never attributed);
+- ``crash``: the model breaks on the booking, in the rule callback the user gave it
+  (``_broken``): a CRASHED run on every framework, at that callback, never attributed;
 - ``latency``: a right booking, slower than an impossible latency bound (undetermined).
 """
 
@@ -162,7 +163,8 @@ def check_shared_causes(
     (only,) = latency["evidence"]  # nothing rerun: a text turn's latency says nothing
     assert "failed only its timing or turn-taking (max_latency_ms (line 10))" in only["detail"]
     verdict, crashed = found["crash_booking"]
-    assert verdict == crash_verdict and crashed is None  # a crash or an ERROR is not explained
+    assert verdict == crash_verdict and crashed is None  # a crash is not explained
+    check_crash_at_callback(junit.parent / "r.json")
     assert junit_causes(junit) == {
         "hearing_booking": "hearing=1",
         "logic_booking": "agent_logic=1",
@@ -179,6 +181,17 @@ def check_shared_causes(
             "*4 failed runs: 1 agent_logic, 1 hearing, 1 tool, 1 undetermined*",
         ]
     )
+
+
+def check_crash_at_callback(results: Path) -> None:
+    """The crash case's crash, as the results file (`run_corpus`'s) has it: the rule callback's
+    exception, at the callback (``_broken`` in ``fault_agents.py``), on every framework."""
+    document = json.loads(results.read_text())
+    (entry,) = [e for e in document["evals"] if e["transcript_id"] == "crash_booking"]
+    (turn,) = entry["captures"][0]["turns"]
+    crash = turn["crash"]
+    assert (crash["type"], crash["message"]) == ("RuntimeError", "the model broke"), turn
+    assert crash["where"].startswith("fault_agents.py:") and crash["where"].endswith(" in _broken")
 
 
 def check_attribution_off(

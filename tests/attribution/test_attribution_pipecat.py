@@ -19,10 +19,11 @@ from fault_corpus import (
 
 EXAMPLE_BOT = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat" / "bot.py"
 
-CRASH_VERDICT = "error"
-"""A broken ScriptedLLMService is our service failing: an ERROR run, which attribution leaves
+CRASH_VERDICT = "crashed"
+"""A model that breaks in the user's rule callback (``_broken``, called by our
+ScriptedLLMService) is the bot crashing, as on LiveKit: a CRASHED run, which attribution leaves
 alone."""
-OUTCOMES = dict(passed=1, failed=4, errors=1)
+OUTCOMES = dict(passed=1, failed=5)
 
 FAULT_AGENTS = '''
 """The example's restaurant bot, with one fault seeded per case (its module globals swapped

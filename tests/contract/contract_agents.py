@@ -1,6 +1,6 @@
 """Agents the contract corpus needs that the adapters' own corpora do not have: a LiveKit agent
 on a realtime model with the classic corpus's tools (a quick, a slow and a failing one), its
-silent and crashing twins, and a classic LiveKit agent with a voice to barge in on.
+silent and crashing twins, a model whose rule callback raises, and a classic LiveKit agent with a voice to barge in on.
 
 Built the way users build them, on the package's scripted models. Imported at collection.
 """
@@ -8,7 +8,7 @@ Built the way users build them, on the package's scripted models. Imported at co
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,17 +81,30 @@ class SilentRealtimeDesk(RealtimeDesk):
         return "never"
 
 
+def broken_reply(ctx: Any) -> str:
+    """A rule's reply function of the user's that raises: the model the agent is given breaks
+    in the user's code, though our scripted model calls it."""
+    raise RuntimeError("the model broke")
+
+
+BROKEN_MODEL_RULES = [Rule(r"\bhello\b", reply=broken_reply)]
+"""Ahead of an agent's rules: its model breaks on "hello" (`broken_reply`)."""
+
+
 class BrokenRealtimeDesk(RealtimeDesk):
     async def on_user_turn_completed(self, turn_ctx: Any, new_message: Any) -> None:
         raise ValueError("CRM lookup failed")
 
 
-def realtime_factory(agent: type[Agent] = RealtimeDesk) -> Callable[[], tuple[Any, Agent]]:
-    """Sessions on a scripted realtime model whose turns the session's VAD takes."""
+def realtime_factory(
+    agent: type[Agent] = RealtimeDesk, rules: Sequence[Rule] = ()
+) -> Callable[[], tuple[Any, Agent]]:
+    """Sessions on a scripted realtime model whose turns the session's VAD takes; ``rules``
+    come first."""
 
     def make() -> tuple[AgentSession[Any], Agent]:
         model = ScriptedRealtimeModel(
-            DESK_RULES + FRONT_DESK_RULES + BILLING_RULES,
+            [*rules, *DESK_RULES, *FRONT_DESK_RULES, *BILLING_RULES],
             greeting=DESK_GREETING,
             instructions=INSTRUCTIONS,
         )

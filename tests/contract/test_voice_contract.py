@@ -47,11 +47,20 @@ BEHAVIOURS = (
     "barge_in",
     "silent",
     "crash",
+    "broken_model",
     "audio_condition",
 )
 
-VERDICT = {"silent": "failed", "crash": "crashed", "audio_condition": "error"}
+VERDICT = {
+    "silent": "failed",
+    "crash": "crashed",
+    "broken_model": "crashed",
+    "audio_condition": "error",
+}
 """The run's verdict for each behaviour; ``passed`` for the others.
+
+``broken_model``: the scripted model's rule callback (the user's function, though our model
+calls it) raises: a crash of the agent at the callback's line on every adapter, not an ERROR.
 
 ``audio_condition``: a turn under an audio condition, heard by an STT that knows a fixture's
 text rather than recognizing it (the corpus's agents): such a hearing cannot say what the
@@ -111,12 +120,12 @@ def _livekit_audio(folder: Path) -> dict[str, Path]:
 
 
 def _livekit_cases(audio: dict[str, Path]) -> dict[str, Case]:
-    from contract_agents import remembering_factory, speaking_factory
-    from corpus_agents import PHRASES, SCENARIOS
+    from contract_agents import BROKEN_MODEL_RULES, remembering_factory, speaking_factory
+    from corpus_agents import INSTRUCTIONS, PHRASES, RULES, SCENARIOS, Receptionist
     from pipecat_support import PHRASES as VOICE_PHRASES
     from test_livekit_crash import BrokenBriefing, WarehouseNeverAnswers, _factory
 
-    from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+    from pytest_agent_eval.adapters.livekit import LiveKitAdapter, ScriptedLLM
 
     def scenario(id_: str) -> Any:
         found = next(s for s in SCENARIOS if s.id == id_)
@@ -142,6 +151,15 @@ def _livekit_cases(audio: dict[str, Path]) -> dict[str, Case]:
         ),
         "silent": (LiveKitAdapter(_factory(WarehouseNeverAnswers), timeout_s=3), said("warehouse")),
         "crash": (LiveKitAdapter(_factory(BrokenBriefing)), said("hello")),
+        "broken_model": (
+            LiveKitAdapter(
+                _factory(
+                    Receptionist,
+                    ScriptedLLM([*BROKEN_MODEL_RULES, *RULES], instructions=INSTRUCTIONS),
+                )
+            ),
+            said("hello"),
+        ),
         "audio_condition": (scenario("tools_that_await"), conditioned(said("order"))),
     }
 
@@ -161,6 +179,7 @@ def _realtime_audio(folder: Path) -> dict[str, Path]:
 
 def _realtime_cases(audio: dict[str, Path]) -> dict[str, Case]:
     from contract_agents import (
+        BROKEN_MODEL_RULES,
         BrokenRealtimeDesk,
         SilentRealtimeDesk,
         realtime_factory,
@@ -198,6 +217,10 @@ def _realtime_cases(audio: dict[str, Path]) -> dict[str, Case]:
         ),
         "silent": (desk(SilentRealtimeDesk, timeout_s=3), said("warehouse")),
         "crash": (desk(BrokenRealtimeDesk), said("hello")),
+        "broken_model": (
+            LiveKitAdapter(realtime_factory(rules=BROKEN_MODEL_RULES), tail_silence_s=0.7),
+            said("hello"),
+        ),
         "audio_condition": (desk(), conditioned(said("order"))),
     }
 
@@ -213,10 +236,10 @@ def _pipecat_audio(folder: Path) -> dict[str, Path]:
 
 
 def _pipecat_cases(audio: dict[str, Path]) -> dict[str, Case]:
-    from contract_agents import remembering_bot
+    from contract_agents import BROKEN_MODEL_RULES, remembering_bot
     from corpus_bots import SCENARIOS, voice_bot
     from pipecat_support import PHRASES
-    from test_pipecat_crash import crashing_bot
+    from test_pipecat_crash import bot_with_rules, crashing_bot
 
     from pytest_agent_eval.adapters.pipecat import PipecatAdapter
 
@@ -248,6 +271,7 @@ def _pipecat_cases(audio: dict[str, Path]) -> dict[str, Case]:
         "silent": (PipecatAdapter(silent_bot, timeout_s=3), said("forecast")),
         # The crashing bot's processor breaks on the second user turn.
         "crash": (PipecatAdapter(crashing_bot), said("hello", "hello")),
+        "broken_model": (PipecatAdapter(bot_with_rules(*BROKEN_MODEL_RULES)), said("hello")),
         "audio_condition": (bot("functions_that_await"), said("weather", conditions=[CONDITION])),
     }
 
@@ -394,8 +418,17 @@ def test_each_adapter_plays_the_behaviour_as_the_contract_says(
         assert second.barge_in is not None and second.barge_in.stopped
         assert second.timeline is not None
         assert [e.detail["kind"] for e in second.timeline.of("interruption")] == ["real"]
-    elif behaviour in ("silent", "crash"):
+    elif behaviour in ("silent", "crash", "broken_model"):
         assert run.turns[-1].timeline is None  # no reply, no record of one
+    if behaviour == "broken_model":
+        # At the user's callback, the same on every adapter.
+        crash = run.turns[-1].crash
+        assert crash is not None and (crash.type, crash.message) == (
+            "RuntimeError",
+            "the model broke",
+        )
+        assert crash.where is not None and crash.where.startswith("contract_agents.py:")
+        assert crash.where.endswith(" in broken_reply")
     elif behaviour == "audio_condition":
         why = run.error or run.turns[-1].error or ""
         assert "condition" in why, why

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from corpus_agents import INSTRUCTIONS, RULES, OrderAgent, Receptionist
 from livekit.agents import Agent, AgentSession, APIStatusError, RunContext, function_tool, llm
 from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
@@ -16,6 +17,7 @@ from livekit_support import HELLO_TEXT, Fixtures, booking, run, transcript
 from pytest_agent_eval.adapters.livekit import (
     FixtureTextSTT,
     LiveKitAdapter,
+    Rule,
     ScriptedLLM,
     eval_session_kwargs,
 )
@@ -135,6 +137,54 @@ def test_a_model_the_session_cannot_recover_from_is_a_crash() -> None:
     assert turn.verdict == "crashed", turn.error
     assert turn.crash is not None and turn.crash.type == "APIStatusError"
     assert "model exploded" in turn.crash.message
+
+
+def _broken_args(ctx: Any) -> dict[str, Any]:
+    raise RuntimeError("the order lookup broke")
+
+
+def _broken_reply(ctx: Any) -> str:
+    raise RuntimeError("the greeting broke")
+
+
+@pytest.mark.parametrize(
+    ("rule", "message", "function"),
+    [
+        (
+            Rule(r"hello", tool="transfer_to_billing", args=_broken_args),
+            "the order lookup broke",
+            "_broken_args",
+        ),
+        (Rule(r"hello", reply=_broken_reply), "the greeting broke", "_broken_reply"),
+    ],
+    ids=["args", "reply"],
+)
+def test_a_rule_callback_that_raises_is_a_crash_at_the_callback(
+    rule: Rule, message: str, function: str
+) -> None:
+    """The rule's callback is the user's code, though our ScriptedLLM calls it: CRASHED with
+    its file and line, as on Pipecat (tests/pipecat/test_pipecat_crash.py)."""
+    scripted = ScriptedLLM([rule, *RULES], instructions=INSTRUCTIONS)
+    result = _run(Receptionist, Turn(user="hello"), llm_=scripted)
+    assert result.errored_run_count == 0
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "crashed", turn.error
+    crash = turn.crash
+    assert crash is not None
+    assert (crash.type, crash.message) == ("RuntimeError", message)
+    line = {"_broken_args": _broken_args, "_broken_reply": _broken_reply}[function]
+    where = f"test_livekit_crash.py:{line.__code__.co_firstlineno + 1} in {function}"
+    assert crash.where == where
+
+
+def test_our_scripted_model_failing_in_its_own_code_stays_an_error() -> None:
+    """A reply template naming a group its pattern lacks fails in our code (no function of the
+    user's ran): an ERROR naming the model, not a crash of the agent."""
+    scripted = ScriptedLLM([Rule(r"hello", reply="Hello {nobody}!"), *RULES])
+    result = _run(Receptionist, Turn(user="hello"), llm_=scripted)
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "error" and turn.crash is None, turn.error
+    assert turn.error is not None and "ScriptedLLM failed answering from its rules" in turn.error
 
 
 class WarehouseNeverAnswers(OrderAgent):

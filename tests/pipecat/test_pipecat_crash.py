@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from corpus_bots import voice_pipeline
 from pipecat.frames.frames import Frame, LLMContextFrame
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat_support import run, spoken, transcript
 
-from pytest_agent_eval.adapters.pipecat import InProcessTransport, PipecatAdapter
+from pytest_agent_eval.adapters.pipecat import InProcessTransport, PipecatAdapter, Rule
 from pytest_agent_eval.models import Turn
 from pytest_agent_eval.runner import run_transcript
 
@@ -95,8 +96,6 @@ def test_a_variant_the_bot_cannot_hear_fails_naming_the_condition(
 ) -> None:
     """As in process and in a room: under noise the bot cannot hear through (its VAD takes the
     noise for speech that never ends), the bot failed that condition, a FAIL naming it."""
-    import pytest
-
     pytest.importorskip("faster_whisper")
     from corpus_bots import voice_bot
 
@@ -119,3 +118,69 @@ def test_a_variant_the_bot_cannot_hear_fails_naming_the_condition(
         "AgentTimeoutError: turn 1: under the audio conditions noise(color=white, snr_db=-12, "
         "talkers=4): no end within timeout_s="
     )
+
+
+def _broken_args(ctx: Any) -> dict[str, Any]:
+    raise RuntimeError("the weather lookup broke")
+
+
+def _broken_reply(ctx: Any) -> str:
+    raise RuntimeError("the greeting broke")
+
+
+def bot_with_rules(*rules: Rule) -> Any:
+    """The corpus's voice bot, its ScriptedLLMService answering from ``rules`` first."""
+    from corpus_bots import RULES, voice_bot
+
+    def bot(transport: InProcessTransport) -> Any:
+        worker, _, llm, _ = voice_bot(transport)
+        llm.rules = [*rules, *RULES]
+        return worker
+
+    return bot
+
+
+@pytest.mark.parametrize(
+    ("phrase", "rule", "message", "function"),
+    [
+        (
+            "weather",
+            Rule(r"weather in (?P<city>\w+)", tool="get_weather", args=_broken_args),
+            "the weather lookup broke",
+            "_broken_args",
+        ),
+        ("hello", Rule(r"\bhello\b", reply=_broken_reply), "the greeting broke", "_broken_reply"),
+    ],
+    ids=["args", "reply"],
+)
+def test_a_rule_callback_that_raises_is_a_crash_at_the_callback(
+    phrases: dict[str, Path], phrase: str, rule: Rule, message: str, function: str
+) -> None:
+    """The rule's callback is the user's code, though our ScriptedLLMService calls it: CRASHED
+    with its file and line, as on LiveKit (tests/livekit/test_livekit_crash.py)."""
+    result = run(
+        run_transcript(transcript(spoken(phrase, phrases)), PipecatAdapter(bot_with_rules(rule)))
+    )
+    assert result.errored_run_count == 0
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "crashed", turn.error
+    crash = turn.crash
+    assert crash is not None
+    assert (crash.type, crash.message) == ("RuntimeError", message)
+    lines = {"_broken_args": _broken_args, "_broken_reply": _broken_reply}
+    line = lines[function].__code__.co_firstlineno + 1
+    assert crash.where == f"test_pipecat_crash.py:{line} in {function}"
+
+
+def test_our_scripted_service_failing_in_its_own_code_stays_an_error(
+    phrases: dict[str, Path],
+) -> None:
+    """A reply template naming a group its pattern lacks fails in our code (no function of the
+    user's ran): an ERROR, not a crash of the bot."""
+    rule = Rule(r"\bhello\b", reply="Hello {nobody}!")
+    result = run(
+        run_transcript(transcript(spoken("hello", phrases)), PipecatAdapter(bot_with_rules(rule)))
+    )
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "error" and turn.crash is None, turn.error
+    assert result.errored_run_count == 1

@@ -17,13 +17,14 @@ from __future__ import annotations
 import inspect
 import sys
 import sysconfig
+from collections.abc import Iterable
 from pathlib import Path
 
 from .._retry import http_status
 from ..errors import AdapterError, AgentCrashError, AgentEvalError
 from ..models import Crash
 
-__all__ = ["agent_crashed", "agent_packages"]
+__all__ = ["agent_crashed", "agent_packages", "crash_through", "script_failure"]
 
 _FRAMEWORKS = frozenset(
     {
@@ -72,6 +73,35 @@ def agent_crashed(message: str, exc: BaseException) -> AgentEvalError:
         )
     crash = Crash.of(exc)
     return AgentCrashError(message, kind=crash.type, detail=crash.message, where=crash.where)
+
+
+def crash_through(
+    error: object, message: str, *, elsewhere: str, own: Iterable[str] = ()
+) -> AgentCrashError:
+    """``message: Type: text`` as an `AgentCrashError` carrying ``error``'s type and message,
+    its place the innermost frame of the user's code ``error`` came through (`Crash.
+    from_agent_code`: a scripted model's rule callback that raised, though our model called
+    it), else ``elsewhere`` (the part of the framework that reported it)."""
+    exc = error if isinstance(error, BaseException) else None
+    crash = Crash.from_agent_code(exc, own=own) if exc is not None else None
+    return AgentCrashError(
+        f"{message}: {type(error).__name__}: {error}",
+        kind=type(error).__name__,
+        detail=str(error),
+        where=(crash.where if crash is not None else None) or elsewhere,
+    )
+
+
+def script_failure(exc: Exception, callbacks: Iterable[object], model: str) -> Exception:
+    """What a scripted model raises when answering from its rules raised ``exc``: ``exc``
+    itself when it came through the user's code (a rule's callback among ``callbacks``, the
+    rules' functions, installed or not: the agent's crash), else an `AdapterError` naming
+    ``model`` (our code failing: an ERROR, no crash of the agent)."""
+    if isinstance(exc, AgentEvalError):
+        return exc
+    if Crash.from_agent_code(exc, own=agent_packages(*callbacks)) is not None:
+        return exc
+    return AdapterError(f"{model} failed answering from its rules: {type(exc).__name__}: {exc}")
 
 
 def agent_packages(*objects: object) -> tuple[str, ...]:

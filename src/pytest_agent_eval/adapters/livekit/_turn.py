@@ -35,7 +35,7 @@ from livekit.agents.voice.events import (
 from ..._compat.livekit_openai import provider_close, watch_provider_closes
 from ...errors import AdapterError, AgentCrashError, AgentEvalError
 from ...models import AgentSpeech, Crash, Handoff, ToolCall, Usage
-from .._crash import agent_packages
+from .._crash import agent_packages, crash_through
 from ._compat import (
     activity_agent,
     activity_current_speech,
@@ -1012,17 +1012,13 @@ class TurnRecorder:
         if not recoverable:
             self.unrecoverable += 1
         if not recoverable and not isinstance(error, AgentEvalError):
-            # The session gives up on it: the agent's provider or pipeline broke (one of our
-            # offline services refusing, an AgentEvalError, is ours: no crash of the agent).
-            self.crashes.append(
-                AgentCrashError(
-                    f"the session could not recover from an error of its {source}: "
-                    f"{type(error).__name__}: {error}",
-                    kind=type(error).__name__,
-                    detail=str(error),
-                    where=f"{source} (an unrecoverable error event of the AgentSession)",
-                )
-            )
+            # The session gives up on it: the agent's provider or pipeline broke, or the
+            # user's code it called (a scripted model's rule callback) raised; one of our
+            # offline services refusing, an AgentEvalError, is ours: no crash of the agent.
+            said = f"the session could not recover from an error of its {source}"
+            own = agent_packages(session_target_agent(self._session))
+            elsewhere = f"{source} (an unrecoverable error event of the AgentSession)"
+            self.crashes.append(crash_through(error, said, elsewhere=elsewhere, own=own))
         self.errors.append(f"{source} ({kind}): {type(error).__name__}: {error}")
         if isinstance(ev.source, llm.RealtimeModel) and isinstance(error, APIConnectionError):
             lost = _connection_lost(ev.source, error)

@@ -551,15 +551,16 @@ class Recorder(BaseObserver, TransportListener):
         self.log.errors.append(f"{where}{message}{detail}")
         processor = frame.processor
         ours = processor is not None and type(processor).__module__.startswith("pytest_agent_eval.")
-        if ours or isinstance(exception, AgentEvalError):
-            return  # one of our offline services failed, or our code: the bot did not break
+        if isinstance(exception, AgentEvalError):
+            return  # our code refused (a rule naming a function not offered): no crash
         # The bot crashed when the exception came through its own code (a processor of the
-        # user's that raised), or the error is fatal (the pipeline cannot go on), as LiveKit's
-        # unrecoverable errors are. A service's error the pipeline goes on from stays in
-        # `errors`: the turn is an ERROR, as for LiveKit's recoverable ones.
+        # user's that raised, or a function of the user's that one of our services called: a
+        # ScriptedLLMService rule's callback), or the error is fatal (the pipeline cannot go
+        # on), as LiveKit's unrecoverable errors are. A service's error the pipeline goes on
+        # from stays in `errors`: the turn is an ERROR, as for LiveKit's recoverable ones.
         own = Crash.from_agent_code(exception, own=self._own) if exception is not None else None
-        if own is None and not getattr(frame, "fatal", False):
-            return
+        if own is None and (ours or not getattr(frame, "fatal", False)):
+            return  # one of our offline services failed in our own code: the bot did not break
         source = f"processor {processor}" if processor is not None else "the pipeline"
         self.log.crashes.append(
             AgentCrashError(

@@ -19,6 +19,7 @@ from livekit.agents.types import (
 )
 
 from ....voice._script import Rule, check_offered, parse_number, render, render_args
+from ..._crash import script_failure
 from ..._latency import LatencySpec, as_latency
 
 __all__ = ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"]
@@ -195,6 +196,21 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         """A fresh tool-call id."""
         return f"scripted_call_{next(self._call_ids)}"
 
+    def _respond(
+        self, chat_ctx: llm.ChatContext, tools: Sequence[Any] | None
+    ) -> tuple[str, list[llm.FunctionToolCall]]:
+        """`respond_to`, where an exception through a rule's callback (the user's code) is
+        raised as it is, the agent's crash, and one of our own code as an `AdapterError`."""
+        try:
+            return self.respond_to(chat_ctx, tools)
+        except Exception as exc:
+            rules = [*self.rules, *self.instructions]
+            callbacks = [f for r in rules for f in (r.args, r.reply, r.preamble) if callable(f)]
+            failure = script_failure(exc, callbacks, type(self).__name__)
+            if failure is exc:
+                raise
+            raise failure from exc
+
     def respond_to(
         self, chat_ctx: llm.ChatContext, tools: Sequence[Any] | None = None
     ) -> tuple[str, list[llm.FunctionToolCall]]:
@@ -337,7 +353,7 @@ class _ScriptedStream(llm.LLMStream):
     async def _run(self) -> None:
         if self._scripted.latency is not None:
             await self._scripted.latency.wait()
-        text, calls = self._scripted.respond_to(self.chat_ctx, self.tools)
+        text, calls = self._scripted._respond(self.chat_ctx, self.tools)
         chunk_id = self._scripted.next_call_id().replace("call", "chunk")
         for word in re.findall(r"\S+\s*", text):
             self._event_ch.send_nowait(

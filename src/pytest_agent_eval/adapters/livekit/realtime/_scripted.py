@@ -512,10 +512,12 @@ class ScriptedRealtimeSession(llm.RealtimeSession):  # type: ignore[type-arg]  #
         tools = list(self._tools.flatten())
         self._model.script.requests.append(ctx.copy())
         try:
-            text, calls = self._model.script.respond_to(ctx, tools)
-        except AdapterError as exc:
-            # A rule calls a tool the session does not offer now: no real model could, so the
-            # run errors (an unrecoverable model error) and this response says nothing.
+            text, calls = self._model.script._respond(ctx, tools)
+        except Exception as exc:
+            # A rule calls a tool the session does not offer now (no real model could: the run
+            # errors), our code failed (an AdapterError too), or a rule's callback raised (the
+            # agent's crash, at the callback): an unrecoverable model error, and this
+            # response says nothing.
             self._fail(exc)
             text, calls = "", []
         response_id = f"scripted_rt_resp_{next(self._ids)}"
