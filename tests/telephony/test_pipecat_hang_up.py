@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -104,3 +105,65 @@ def test_a_bot_that_says_goodbye_and_stays_on_fails_call_ended(
     assert "hang_up" not in goodbye.metadata
     assert verdict(goodbye, True) == (False, False)
     assert isinstance(after, AgentReply) and after.call_ended is False
+
+
+CONFTEST = """
+import pytest
+
+from pytest_agent_eval.adapters.pipecat import PipecatAdapter
+
+
+@pytest.fixture
+def llm_eval_agent():
+    from hang_up_bot import run_bot
+
+    return PipecatAdapter(run_bot=run_bot, timeout_s=20.0)
+"""
+
+GOODBYE = """
+id: goodbye
+turns:
+  - user: "Hello?"
+    expect:
+      call_ended: false
+  - user: "Thanks, goodbye."
+    expect:
+      reply_contains_all: ["Goodbye"]
+      call_ended: true
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    shutil.copy(HERE / "hang_up_bot.py", pytester.path / "hang_up_bot.py")
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "pyproject.toml").write_text(
+        '[tool.agent_eval]\nyaml_dirs = ["evals"]\nruns = 1\nthreshold = 1.0\n'
+    )
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "goodbye.yaml").write_text(GOODBYE)
+    return pytester
+
+
+FAST = ("--agent-eval-live", "-p", "no:cacheprovider")
+
+
+def test_a_transcript_ending_in_a_hang_up_passes(project: pytest.Pytester) -> None:
+    project.runpytest_subprocess(*FAST).assert_outcomes(passed=1)
+
+
+def test_a_bot_that_says_goodbye_and_stays_on_fails_the_transcript(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HANG_UP_BOT_BUG", "1")
+    result = project.runpytest_subprocess(*FAST)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the agent did not end the call*"])
+
+
+def test_a_turn_after_the_hang_up_is_an_error_saying_so(project: pytest.Pytester) -> None:
+    evals = project.path / "evals"
+    (evals / "goodbye.yaml").write_text(GOODBYE + '  - user: "Hello again?"\n')
+    result = project.runpytest_subprocess(*FAST)
+    result.stdout.fnmatch_lines(["*the bot hung up in turn 2 (it pushed EndTaskFrame)*"])
+    result.assert_outcomes(errors=1)
