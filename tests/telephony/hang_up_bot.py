@@ -1,10 +1,10 @@
 """A Pipecat bot that ends the call, written the way Pipecat's docs end one: an ``end_call``
 function, called after the bot said goodbye, pushes an ``EndTaskFrame`` upstream
 (``HANG_UP_BOT_FRAME=end_worker``: its newer name, ``EndWorkerFrame``) and the worker runs
-the pipeline down. The
-scripted LLM stands in for a real model. ``HANG_UP_BOT_BUG=1`` plants the bug: the bot says
-goodbye and never ends the call; ``HANG_UP_BOT_FRAME=end`` or ``cancel`` has the function
-queue an ``EndFrame`` or ``CancelFrame`` on the worker instead."""
+the pipeline down. The scripted LLM stands in for a real model. ``HANG_UP_BOT_BUG=1`` plants
+the bug: the bot says goodbye and never ends the call. ``HANG_UP_BOT_FRAME=end`` has the
+function queue an ``EndFrame`` on the worker instead, and ``cancel`` a ``CancelFrame`` before
+it returns (the pipeline is cut with the function still running)."""
 
 from __future__ import annotations
 
@@ -37,13 +37,14 @@ WORKERS: list[PipelineWorker] = []
 
 async def end_call(params: FunctionCallParams) -> None:
     """End the call when the caller says goodbye."""
+    if FRAME == "cancel" and not BUGGY:  # cut at once: the function never returns
+        await WORKERS[-1].queue_frame(CancelFrame())
+        return
     await params.result_callback({"status": "call ended"})
     if BUGGY:
         return
     if FRAME == "end":
         await WORKERS[-1].queue_frame(EndFrame())
-    elif FRAME == "cancel":
-        await WORKERS[-1].queue_frame(CancelFrame())
     elif FRAME == "end_worker":  # EndTaskFrame's name since Pipecat 1.4
         await params.llm.push_frame(EndWorkerFrame(), FrameDirection.UPSTREAM)
     else:
