@@ -1,8 +1,10 @@
 """Hang-ups and transfers on an in-process LiveKit phone call (``call_ended``): an agent that
 ends the call the way LiveKit's docs do it (``ctx.shutdown()``, ``ctx.delete_room()``,
-``ctx.api.room.delete_room(...)`` on its job context) ends it in that turn and not before; a
-cold transfer (``ctx.transfer_sip_participant``, ``ctx.api.sip.transfer_sip_participant``) is
-recorded with where it went; an adapter that cannot see hang-ups makes the check error."""
+``ctx.api.room.delete_room(...)`` on its job context, ``session.shutdown()``, LiveKit's
+``EndCallTool``) ends it in that turn and not before, with its goodbye, and a turn after it
+errors saying the agent hung up; a cold transfer (``ctx.transfer_sip_participant``,
+``ctx.api.sip.transfer_sip_participant``) is recorded with where it went; an adapter that
+cannot see hang-ups makes the check error."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ pytest.importorskip("livekit.agents", reason="needs the livekit extra")
 
 from livekit import api
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, get_job_context
+from livekit.agents.beta.tools import EndCallTool
 
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.adapters.livekit import (
@@ -24,7 +27,7 @@ from pytest_agent_eval.adapters.livekit import (
     ScriptedLLM,
     eval_session_kwargs,
 )
-from pytest_agent_eval.errors import TranscriptError
+from pytest_agent_eval.errors import AdapterError, TranscriptError
 from pytest_agent_eval.evaluators._keypad import CallEndedEvaluator
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import AgentReply, PhoneCall, Transcript, Turn, TurnContext
@@ -39,7 +42,9 @@ class GoodbyeAgent(Agent):
     async def end_call(self, context: RunContext) -> str:
         """End the call when the caller says goodbye."""
         ctx = get_job_context()
-        if self.how == "shutdown":
+        if self.how == "session":
+            context.session.shutdown()
+        elif self.how == "shutdown":
             ctx.shutdown(reason="caller said goodbye")
         elif self.how == "delete_room":
             await ctx.delete_room()
@@ -66,7 +71,24 @@ class GoodbyeAgent(Agent):
         return "transferred"
 
 
-def converse(how: str) -> list[AgentReply]:
+class EndCallAgent(Agent):
+    """Hangs up with LiveKit's own ``EndCallTool`` (it closes the session after its goodbye)."""
+
+    def __init__(self) -> None:
+        super().__init__(instructions="You answer a pharmacy's phone line.", tools=[EndCallTool()])
+
+    @function_tool()
+    async def transfer_to_pharmacist(self, context: RunContext) -> str:
+        """Transfer the caller to the pharmacist."""
+        ctx = get_job_context()
+        caller = next(iter(ctx.room.remote_participants.values()))
+        await ctx.transfer_sip_participant(caller, "tel:+15550111")
+        return "transferred"
+
+
+def converse(how: str) -> list[AgentReply | AdapterError]:
+    """Hello, the pharmacist, goodbye, hello again: each turn's reply, or its error."""
+
     def make_session() -> tuple[AgentSession, Agent]:
         llm = ScriptedLLM(
             [
@@ -75,26 +97,39 @@ def converse(how: str) -> list[AgentReply]:
             ],
             default_reply="Pharmacy, how can I help?",
         )
-        return AgentSession(llm=llm, **eval_session_kwargs()), GoodbyeAgent(how)
+        agent = EndCallAgent() if how == "end_call_tool" else GoodbyeAgent(how)
+        return AgentSession(llm=llm, **eval_session_kwargs()), agent
 
-    turns = [Turn("Hello?"), Turn("Thanks, goodbye."), Turn("The pharmacist, please.")]
+    turns = [
+        Turn("Hello?"),
+        Turn("The pharmacist, please."),
+        Turn("Thanks, goodbye."),
+        Turn("Hello again?"),
+    ]
     script = Transcript(id="hang_up", turns=turns, phone=PhoneCall())  # a phone call
     adapter = LiveKitAdapter(make_session, timeout_s=30.0)
 
-    async def run() -> list[AgentReply]:
+    async def run() -> list[AgentReply | AdapterError]:
         await adapter.prepare(script)
         conversation: Any = await adapter.start_conversation(
             ConversationInfo(transcript=script, run_index=0)
         )
+        replies: list[AgentReply | AdapterError] = []
         try:
-            return [await conversation.respond(TurnInput.of(script, i, 0)) for i in range(3)]
+            for index in range(len(turns)):
+                try:
+                    replies.append(await conversation.respond(TurnInput.of(script, index, 0)))
+                except AdapterError as exc:
+                    replies.append(exc)
         finally:
             await conversation.aclose()
+        return replies
 
     return asyncio.run(run())
 
 
-def verdict(reply: AgentReply, ended: bool) -> tuple[bool, bool]:
+def verdict(reply: AgentReply | AdapterError, ended: bool) -> tuple[bool, bool]:
+    assert isinstance(reply, AgentReply), reply
     ctx = TurnContext(
         user="", reply=reply.reply, tool_calls=[], history=[], call_ended=reply.call_ended
     )
@@ -108,25 +143,34 @@ def verdict(reply: AgentReply, ended: bool) -> tuple[bool, bool]:
         ("shutdown", "ctx.shutdown"),
         ("delete_room", "ctx.delete_room"),
         ("api", "ctx.api.room.delete_room"),
+        ("session", "session.shutdown()"),
+        ("end_call_tool", "session.shutdown()"),
     ],
 )
 def test_the_agent_ends_the_call_in_the_turn_it_hangs_up(how: str, seen: str) -> None:
-    hello, goodbye, _ = converse(how)
+    hello, transfer, goodbye, after = converse(how)
+    assert isinstance(hello, AgentReply) and isinstance(goodbye, AgentReply)
+    assert isinstance(transfer, AgentReply) and transfer.call_ended is False
     assert hello.call_ended is False and goodbye.call_ended is True
     assert goodbye.metadata["hang_up"].startswith(seen)
+    assert goodbye.reply == "Goodbye!"
     assert verdict(hello, False) == (True, False) and verdict(goodbye, True) == (True, False)
-    assert verdict(hello, True) == (False, False)
+    assert verdict(hello, True) == (False, False) and verdict(goodbye, False) == (False, False)
+    assert isinstance(after, AdapterError)
+    assert "turn 4: the agent hung up in turn 3 (" in str(after)
 
 
 def test_an_agent_that_never_hangs_up_fails_call_ended() -> None:
-    _, goodbye, _ = converse("never")
-    assert goodbye.call_ended is False
+    *_, goodbye, after = converse("never")
+    assert isinstance(goodbye, AgentReply) and goodbye.call_ended is False
     assert verdict(goodbye, True) == (False, False)
+    assert isinstance(after, AgentReply) and after.call_ended is False
 
 
 @pytest.mark.parametrize("how", ["helper", "api"])
 def test_a_cold_transfer_is_recorded_with_where_it_went(how: str) -> None:
-    hello, _, transfer = converse(how)
+    hello, transfer, *_ = converse(how)
+    assert isinstance(hello, AgentReply) and isinstance(transfer, AgentReply)
     assert hello.metadata["sip_transfers"] == []
     (made,) = transfer.metadata["sip_transfers"]
     assert made["to"] == "tel:+15550111" and made["participant"] == "sip_+15550100"

@@ -307,7 +307,8 @@ def test_the_offline_services_need_no_key_or_network() -> None:
 
 def test_a_bot_that_hangs_up_ends_the_conversation_with_a_clear_error() -> None:
     """A function that ends the call (pushes EndWorkerFrame): its turn is answered, and the next
-    turn errors saying the bot ended the conversation, instead of waiting for its timeout."""
+    turn errors saying the bot hung up, in which turn and how, instead of waiting for its
+    timeout."""
     from pipecat.frames.frames import EndWorkerFrame
     from pipecat.processors.frame_processor import FrameDirection
     from pipecat.services.llm_service import FunctionCallParams
@@ -329,4 +330,7 @@ def test_a_bot_that_hangs_up_ends_the_conversation_with_a_clear_error() -> None:
     with pytest.raises(AdapterError) as info:
         run(converse(PipecatAdapter(make), script))
     message = str(info.value)
-    assert message.startswith("turn 2: the pipeline ended before this turn: the bot ended")
+    assert message.startswith(
+        "turn 2: the pipeline ended before this turn: the bot hung up in turn 1 (it pushed "
+        "EndWorkerFrame)"
+    )

@@ -231,7 +231,8 @@ class CallEndedEvaluator(DeterministicEvaluator):
             return unobserved(
                 self.name,
                 "this adapter does not report hang-ups; call_ended needs LiveKitAdapter in "
-                "process (the agent calling ctx.shutdown() or ctx.delete_room())",
+                "process (the agent calling ctx.shutdown() or ctx.delete_room()) or "
+                "PipecatAdapter (the bot pushing an EndFrame, EndTaskFrame or CancelFrame)",
             )
         if ctx.call_ended == self.ended:
             said = "ended the call" if self.ended else "stayed on the call"

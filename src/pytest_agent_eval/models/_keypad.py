@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "HANG_UP_KEY",
     "IN_BAND_KEY",
     "KEYPAD_KEYS",
     "PRESSED_KEY",
@@ -26,6 +27,10 @@ PRESSED_KEY = "dtmf_pressed"
 SIP_CALLER_KEY = "sip_caller"
 """The `AgentTurn.metadata` key where an adapter says which caller's number the agent's SIP
 participant had (a transcript's ``phone: caller_number``)."""
+
+HANG_UP_KEY = "hang_up"
+"""The `AgentTurn.metadata` key where an adapter that saw the agent end the call in a turn
+(``call_ended``) says how it did (``ctx.shutdown('...')``, ``EndTaskFrame``)."""
 
 IN_BAND_KEY = "dtmf_in_band"
 """The `AgentTurn.metadata` key where an adapter that captures the agent's reply audio says

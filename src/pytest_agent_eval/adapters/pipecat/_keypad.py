@@ -20,7 +20,7 @@ from pipecat.frames.frames import InputDTMFFrame
 
 from ...errors import AdapterError
 from ...models import AgentReply, DtmfInput
-from ...models._keypad import IN_BAND_KEY, PRESSED_KEY
+from ...models._keypad import HANG_UP_KEY, IN_BAND_KEY, PRESSED_KEY
 from ...voice._dtmf import keys_in_pcm, merge_keys
 from ..base import TurnInput
 from ._record import TurnLog
@@ -39,6 +39,7 @@ class Keypad:
         self.keys = turn.turn.dtmf if isinstance(turn.turn.dtmf, DtmfInput) else None
         self.label = f"turn {turn.index + 1}"
         self._from = len(session.recorder.keys_sent)
+        self._ended_from = len(session.recorder.hang_ups.seen)
         self.pressed = ""
         if self.keys is not None:
             missing = sorted({k for k in self.keys.keys if k not in _PIPECAT_KEYS})
@@ -84,6 +85,10 @@ class Keypad:
         if heard:  # only keys heard: a turn without tones has no such key, in every adapter
             reply.metadata[IN_BAND_KEY] = heard
         reply.dtmf_sent = merge_keys(frames, heard)
+        hang_up = self.session.recorder.hang_ups.since(self._ended_from)
+        reply.call_ended = hang_up is not None
+        if hang_up is not None:
+            reply.metadata[HANG_UP_KEY] = hang_up.frame
         if self.keys is not None:
             reply.metadata[PRESSED_KEY] = self.pressed
         return reply

@@ -61,6 +61,7 @@ from ...errors import AgentCrashError, AgentEvalError
 from ...models import Crash, Handoff
 from ...models._timeline import TimelineClock
 from ._compat import tap_observer
+from ._hang_up import HangUps
 from ._timeline import FrameTimeline
 from ._transport import TransportListener
 
@@ -228,6 +229,8 @@ class Recorder(BaseObserver, TransportListener):
         self.keys_sent: list[tuple[float, str]] = []
         """Every key the bot sent on the line (its ``OutputDTMFFrame`` and
         ``OutputDTMFUrgentFrame`` buttons), with when, oldest first."""
+        self.hang_ups = HangUps()
+        """The frames the bot pushed to end its pipeline (it hung up)."""
         self.timeline_clock: TimelineClock = "real"
         """The clock the pipeline runs on, as timelines name it."""
         self.changed: Any = None
@@ -406,6 +409,8 @@ class Recorder(BaseObserver, TransportListener):
             self._speak(frame, self._at(data))
         elif isinstance(frame, OutputDTMFFrame | OutputDTMFUrgentFrame):
             self.keys_sent += [(self._at(data), str(b.value)) for b in frame.buttons or ()]
+        elif self.hang_ups.note(frame, self._at(data), self.log.index):
+            self._changed()
         elif (
             isinstance(frame, LLMTextFrame | TTSTextFrame)
             and self.log.first_text_at is None

@@ -136,7 +136,7 @@ class BotSession:
                 timer.cancel()
             if ended is not None and not ended.done():
                 ended.cancel()
-        if runner is not None and runner.done() and not done():
+        if runner is not None and runner.done() and not done() and not self._hung_up(runner):
             raise self._ended(f"while waiting for {what()}")
 
     # -- start ------------------------------------------------------------------------------------
@@ -272,6 +272,11 @@ class BotSession:
 
     # -- turns ------------------------------------------------------------------------------------
 
+    def _hung_up(self, runner: asyncio.Task[Any]) -> bool:
+        """Whether the pipeline ended because the bot hung up (and did not fail)."""
+        failed = not runner.cancelled() and runner.exception() is not None
+        return bool(self.recorder.hang_ups.seen) and not failed
+
     def _ended(self, when: str) -> AdapterError:
         """The error for a pipeline that is no longer running."""
         runner = self._runner_task
@@ -280,6 +285,12 @@ class BotSession:
             error = runner.exception()
         if error is not None:
             return AdapterError(f"the pipeline failed {when}: {type(error).__name__}: {error}")
+        hung_up = self.recorder.hang_ups.describe()
+        if hung_up is not None:
+            return AdapterError(
+                f"the pipeline ended {when}: {hung_up}, so it can take no further turn; end "
+                "the transcript where the bot hangs up"
+            )
         return AdapterError(
             f"the pipeline ended {when}: the bot ended the conversation (an EndFrame, an "
             "EndWorkerFrame or its runner cancelled), so it can take no further turn; end "
@@ -517,6 +528,7 @@ class BotSession:
         if self.closed:
             return
         self.closed = True
+        self.recorder.hang_ups.closing = True  # our own EndFrame is no hang-up
         self.clock.remove_idle_hook(self._on_idle)
         self.clock.release()
         self.transport.input().live(False)

@@ -40,10 +40,11 @@ from typing import TYPE_CHECKING, Any
 from livekit import rtc
 
 from ....models import AgentReply, DtmfInput, PhoneCall, Transcript
-from ....models._keypad import IN_BAND_KEY, PRESSED_KEY, SIP_CALLER_KEY
+from ....models._keypad import HANG_UP_KEY, IN_BAND_KEY, PRESSED_KEY, SIP_CALLER_KEY
 from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
 from .._compat import end_fake_job
+from ._hang_up import record_session_shutdown, refuse_after_hang_up
 
 if TYPE_CHECKING:
     from livekit.agents import AgentSession
@@ -132,7 +133,9 @@ class PhoneRoom(rtc.EventEmitter[str]):
         play_dialtone, oldest first."""
         self.hang_ups: list[str] = []
         """How the agent ended the call, each time it did (``ctx.shutdown(...)``,
-        ``ctx.delete_room()``), oldest first."""
+        ``ctx.delete_room()``, ``session.shutdown()``), oldest first."""
+        self.hung_up_in: tuple[int, str] | None = None
+        """The turn (index) in which the agent first hung up, and how."""
 
     def isconnected(self) -> bool:
         return True
@@ -246,10 +249,12 @@ def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[P
     made = fake_job_context(room=room)  # type: ignore[arg-type]
     job = made.__enter__()
     _record_hang_ups(job, room)
+    undo_shutdown = record_session_shutdown(session, room)
     _LINES[session] = room
     try:
         yield room
     finally:
+        undo_shutdown()
         _LINES.pop(session, None)
         with contextlib.suppress(ValueError):  # ended in another context than it began in
             made.__exit__(None, None, None)
@@ -296,13 +301,15 @@ async def keypad_turn(
     room = _LINES.get(session)
     if room is None:
         return await respond(turn)
+    refuse_after_hang_up(room, f"turn {turn.index + 1}")
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
     ended_from, transfers_from = len(room.hang_ups), len(room.transfers)
     reply = await respond(turn)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
     reply.call_ended = len(room.hang_ups) > ended_from
     if reply.call_ended:
-        reply.metadata["hang_up"] = room.hang_ups[ended_from]
+        reply.metadata[HANG_UP_KEY] = room.hang_ups[ended_from]
+        room.hung_up_in = (turn.index, room.hang_ups[ended_from])
     reply.metadata["sip_transfers"] = room.transfers[transfers_from:]
     if room.caller.identity in room.remote_participants:
         reply.metadata[SIP_CALLER_KEY] = room.caller.attributes["sip.phoneNumber"]
