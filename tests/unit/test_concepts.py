@@ -299,7 +299,6 @@ KNOWN_TWINS: dict[str, str] = {
     # into one home, or rename one when they are different things.
     "Handoff": "models' record; the LiveKit turn's own (adapters/livekit/_turn.py)",
     "Microphone": "the Pipecat transport's; the room caller's (livekit/room/_adapter.py)",
-    "ScriptContext": "the scripted LLM's rules (voice/_script.py); LiveKit offline's copy",
     "Stage": "what a LiveKit turn waits on (_turn.py); the room's (room/_adapter.py)",
 }
 

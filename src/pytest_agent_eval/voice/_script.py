@@ -11,6 +11,7 @@ user messages and the framework's context as ``context``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -73,6 +74,17 @@ def parse_number(text: str | None) -> int | None:
     return _NUMBER_WORDS.get(word)
 
 
+def decoded_output(output: str | None) -> Any:
+    """A tool's output as a rule's `ScriptContext.tool_result` holds it: decoded when it is
+    JSON (a dict the tool returned, say), else the text as given."""
+    if output is None:
+        return None
+    try:
+        return json.loads(output)
+    except (TypeError, ValueError):
+        return output
+
+
 @dataclass(frozen=True, slots=True)
 class ScriptContext:
     """What a rule's callables see when the scripted LLM answers."""
@@ -93,7 +105,14 @@ class ScriptContext:
     """The instructions of an instructed reply (a developer or system message after the last
     user message), if any."""
     context: Any = None
-    """The framework's own context object the LLM was given (Pipecat: the ``LLMContext``)."""
+    """The framework's own context object the LLM was given (Pipecat: the ``LLMContext``;
+    LiveKit: the ``llm.ChatContext``)."""
+
+    @property
+    def chat_ctx(self) -> Any:
+        """`context` under LiveKit's name: everything the LLM was given (instructions, earlier
+        turns, tool calls and results)."""
+        return self.context
 
     def group(self, name: str | int, default: str | None = None) -> str | None:
         """A group of the match, or ``default`` when it did not take part."""
@@ -113,8 +132,7 @@ class ScriptContext:
         return None
 
 
-# A callable template gets the adapter's script context (this module's `ScriptContext`, or
-# LiveKit's, which has the same fields a template reads).
+# A callable template gets the script context (`ScriptContext`), whichever model answers.
 Template = str | Callable[[Any], str]
 ArgsTemplate = Mapping[str, Any] | Callable[[Any], Mapping[str, Any]]
 

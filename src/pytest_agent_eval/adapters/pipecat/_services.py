@@ -40,7 +40,14 @@ from pipecat.utils.time import time_now_iso8601
 from ...errors import AdapterError
 from ...models import VoiceSettings
 from ...voice._heard import words_ended_by
-from ...voice._script import Rule, ScriptContext, check_offered, render, render_args
+from ...voice._script import (
+    Rule,
+    ScriptContext,
+    check_offered,
+    decoded_output,
+    render,
+    render_args,
+)
 from ...voice._sidecar import TimedWord
 from .._latency import LatencySpec, as_latency
 from ._record import flows_error
@@ -247,13 +254,6 @@ def _text_of(message: Mapping[str, Any]) -> str:
     return ""
 
 
-def _decoded(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return text
-
-
 class ScriptedLLMService(LLMService):
     """A Pipecat LLM that answers from rules instead of a model: offline, free, repeatable.
 
@@ -379,7 +379,7 @@ class ScriptedLLMService(LLMService):
         tools: Any,
     ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
         last = _text_of(outputs[-1]) if outputs else None
-        result = _decoded(last) if last is not None else None
+        result = decoded_output(last) if last is not None else None
         output = result if isinstance(result, str) else last
         ctx = ScriptContext(
             match=match,

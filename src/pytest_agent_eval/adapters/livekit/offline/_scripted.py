@@ -7,7 +7,6 @@ import itertools
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from livekit.agents import llm
@@ -18,56 +17,19 @@ from livekit.agents.types import (
     NotGivenOr,
 )
 
-from ....voice._script import Rule, check_offered, parse_number, render, render_args
+from ....voice._script import (
+    Rule,
+    ScriptContext,
+    check_offered,
+    decoded_output,
+    parse_number,
+    render,
+    render_args,
+)
 from ..._crash import script_failure
 from ..._latency import LatencySpec, as_latency
 
 __all__ = ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"]
-
-
-@dataclass(frozen=True, slots=True)
-class ScriptContext:
-    """What a rule's callables see when the scripted LLM answers."""
-
-    match: re.Match[str]
-    """The rule's pattern matched against the last user message."""
-    user: str
-    """The last user message."""
-    chat_ctx: llm.ChatContext
-    """Everything the LLM was given (instructions, earlier turns, tool calls and results)."""
-    tool_output: str | None = None
-    """The output of this turn's tool call, once it has run."""
-    tool_error: bool = False
-    """True when this turn's tool call failed (bad arguments, unknown tool, exception)."""
-    instructions: str | None = None
-    """The instructions of this reply (``generate_reply(instructions=...)``), if any."""
-
-    def group(self, name: str | int, default: str | None = None) -> str | None:
-        """A group of the match, or ``default`` when it did not take part."""
-        value = self.match.group(name)
-        return default if value is None else value
-
-    @property
-    def earlier_user_messages(self) -> list[str]:
-        """Text of the user messages before the current one, oldest first."""
-        texts = [
-            item.text_content or ""
-            for item in self.chat_ctx.items
-            if item.type == "message" and item.role == "user"
-        ]
-        return texts[:-1]
-
-    def recall(self, pattern: str, group: str | int = 1) -> str | None:
-        """Search earlier user messages, newest first, for ``pattern``; the group or None.
-
-        This is how a scripted agent "remembers": it only finds what the session kept in the
-        context it handed to the LLM.
-        """
-        regex = re.compile(pattern, re.IGNORECASE)
-        for text in reversed(self.earlier_user_messages):
-            if m := regex.search(text):
-                return m.group(group)
-        return None
 
 
 def declared_arg_types(tools: Sequence[Any], name: str) -> dict[str, Any]:
@@ -280,13 +242,16 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         tools: Sequence[Any] | None = None,
     ) -> tuple[str, list[llm.FunctionToolCall]]:
         last = outputs[-1] if outputs else None
+        output = last.output if last else None
         ctx = ScriptContext(
             match=match,
             user=user,
-            chat_ctx=chat_ctx,
-            tool_output=last.output if last else None,
+            earlier_user_messages=_earlier_user_messages(chat_ctx),
+            tool_output=output,
+            tool_result=decoded_output(output),
             tool_error=bool(last and last.is_error),
             instructions=instructions,
+            context=chat_ctx,
         )
         if rule.tool is not None and last is None:
             if tools is not None:
@@ -383,3 +348,14 @@ class _ScriptedStream(llm.LLMStream):
                 ),
             )
         )
+
+
+def _earlier_user_messages(chat_ctx: llm.ChatContext) -> tuple[str, ...]:
+    """The text of the user messages before the current one, oldest first: what a rule's
+    `ScriptContext.recall` searches, so a scripted agent remembers only what the session kept."""
+    texts = [
+        item.text_content or ""
+        for item in chat_ctx.items
+        if item.type == "message" and item.role == "user"
+    ]
+    return tuple(texts[:-1])
