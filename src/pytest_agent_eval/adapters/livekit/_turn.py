@@ -846,7 +846,7 @@ class TurnRecorder:
                 self._handoffs.append(Handoff(self._agent or None, new))
                 self._handoff_at[new] = time.perf_counter()
                 self._items.append(
-                    _Handoff(
+                    _HandoffItem(
                         item=item,
                         old=self._agent,
                         new=new,
@@ -1063,7 +1063,7 @@ class TurnRecorder:
 
 
 @dataclass
-class _Handoff:
+class _HandoffItem:
     """A handoff among a turn's items (for reports and LiveKit's ``RunAssert``)."""
 
     item: Any
@@ -1128,7 +1128,7 @@ def _events(items: list[Any]) -> list[dict[str, Any]]:
                     "is_error": item.is_error,
                 }
             )
-        elif isinstance(item, _Handoff):
+        elif isinstance(item, _HandoffItem):
             out.append({"type": "agent_handoff", "from": item.old, "to": item.new})
     return out
 
