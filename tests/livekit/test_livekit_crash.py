@@ -206,3 +206,47 @@ def test_a_silent_agent_is_a_fail_naming_what_it_last_did() -> None:
     assert turn.error is not None
     assert turn.error.startswith("AgentTimeoutError: turn 1: no result within timeout_s=3 s")
     assert "last it ran tool 'check_warehouse' (still running)" in turn.error
+
+
+class IgnoresTheCaller(Receptionist):
+    """Decides not to answer, LiveKit's documented way: ``StopResponse`` from the hook."""
+
+    async def on_user_turn_completed(self, turn_ctx: Any, new_message: Any) -> None:
+        from livekit.agents import StopResponse
+
+        raise StopResponse()
+
+
+class ModelSaysNothing(Receptionist):
+    """An ``llm_node`` that produces nothing: the session has no reply to speak."""
+
+    async def llm_node(self, chat_ctx: Any, tools: Any, model_settings: Any) -> None:
+        return None
+
+
+def test_an_agent_that_ignores_a_spoken_turn_fails_as_on_pipecat(fixtures: Fixtures) -> None:
+    """An agent that heard the caller and went back to listening without a word, a tool or a
+    handoff is a FAIL, as the same agent is on Pipecat and in room mode (where it is waited
+    for until the timeout). Before, the turn ended at once with an empty reply, and a turn
+    with no reply check passed."""
+    result = _run(IgnoresTheCaller, Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "failed" and turn.crash is None and result.errored_run_count == 0
+    assert turn.error is not None and turn.error.startswith("AgentFailedError: turn 1: ")
+    assert "the agent (IgnoresTheCaller) said nothing: it heard 'Hello" in turn.error
+    assert "StopResponse" in turn.error
+
+
+def test_an_agent_whose_model_says_nothing_to_a_text_turn_fails() -> None:
+    result = _run(ModelSaysNothing, Turn(user="What are your opening hours?"))
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "failed" and result.errored_run_count == 0
+    assert turn.error is not None
+    assert "said nothing: it was sent 'What are your opening hours?'" in turn.error
+
+
+def test_an_agent_that_answers_is_not_taken_for_silent(fixtures: Fixtures) -> None:
+    result = _run(Receptionist, Turn(user=HELLO_TEXT, audio=fixtures.hello_44k))
+    (turn,) = result.runs[0].turns
+    assert turn.verdict == "passed", turn.error
+    assert turn.reply.strip()

@@ -73,6 +73,7 @@ from ._realtime import (
     realtime_model_of,
     warn_switched_turn_detection,
 )
+from ._silence import refuse_silence
 from ._streamer import AudioStreamer
 from ._turn_state import OpenedTurn, SentTurn
 from ._virtual import Clock, LiveKitRun, clock_setting, runs_virtual, start_virtual
@@ -665,6 +666,7 @@ class LiveKitConversation:
         if crashed is not None:
             self._turn_failed = True
             raise crashed
+        refuse_silence(turn, reply, label=label, agent=self._agent_name())
         return reply
 
     def _crashed(self, label: str) -> AgentCrashError | None:
@@ -825,7 +827,7 @@ class LiveKitConversation:
         # the run's own result: session.run raises what made the reply fail.
         await recorder.settle(stage.set)
         stage.set("the result of the text turn (session.run)")
-        await recorder.guard(_await(result))
+        await recorder.guard(result)
         return SentTurn([sent_at], None, {"input": "text"})
 
     async def _audio_turn(self, turn: TurnInput, stage: Stage, *, settle: bool) -> SentTurn:
@@ -1020,10 +1022,6 @@ class LiveKitConversation:
             return type(self.session.current_agent).__name__
         except RuntimeError:
             return type(self.agent).__name__
-
-
-async def _await(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
 
 
 def _frames_to(stt_: SegmentSTT) -> Callable[[Any], None]:

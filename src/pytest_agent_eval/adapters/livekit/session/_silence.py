@@ -1,0 +1,47 @@
+"""A LiveKit agent that heard the caller and did nothing: a FAIL, as on Pipecat and in a room.
+
+LiveKit lets an agent end a turn without answering (``StopResponse`` from
+``on_user_turn_completed``, an ``llm_node`` that yields nothing), and the session then goes back
+to listening: the turn is over at once, with an empty reply. On Pipecat and in room mode the
+same agent is waited for until the turn's timeout and FAILs ("still waiting for the bot to
+respond"); in process it read as a turn with an empty reply, which passed when the turn had no
+reply check. One behaviour, one verdict: a turn the caller spoke in, after which the agent said
+nothing, called no tool, handed off to no one and did not hang up, fails here too, naming what
+the agent heard and which agent it was.
+"""
+
+from __future__ import annotations
+
+from ....errors import AgentFailedError
+from ....models import AgentReply
+from ...base import TurnInput
+
+__all__ = ["refuse_silence"]
+
+
+def refuse_silence(turn: TurnInput, reply: AgentReply, *, label: str, agent: str) -> None:
+    """Raise when ``reply`` shows the agent did nothing in answer to ``turn``.
+
+    A turn that presses keys is left alone: an agent collecting digits may rightly wait for
+    more of them without a word.
+
+    Raises:
+        AgentFailedError: The agent said nothing and did nothing (a FAIL of the agent).
+    """
+    if turn.turn.dtmf is not None:
+        return
+    if reply.reply.strip() or reply.agent_speech or reply.tool_calls or reply.handoffs:
+        return
+    if reply.call_ended or reply.dtmf_sent:
+        return
+    if turn.audio is not None:
+        heard = (reply.heard or "").strip()
+        what = f"heard {heard!r}" if heard else "was sent the audio"
+    else:
+        what = f"was sent {turn.text!r}"
+    raise AgentFailedError(
+        f"{label}: the agent ({agent}) said nothing: it {what} and went back to listening "
+        "with no reply, no tool call and no handoff (an on_user_turn_completed that raised "
+        "StopResponse, or an llm_node that produced no text). An agent that ignores the "
+        "caller fails the turn, as on Pipecat and in room mode."
+    )
