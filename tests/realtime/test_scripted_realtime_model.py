@@ -284,3 +284,6 @@ def test_a_rule_calling_a_tool_the_agent_does_not_offer_errors_naming_it() -> No
     message = str(info.value)
     assert "the rule 'balance' calls the tool 'get_balance'" in message
     assert "(offered: book_table, get_weather, transfer_to_billing)" in message
+    # Named as the model the user wrote, said as ours, not inside LiveKit's error's repr.
+    assert message.startswith("turn 1: ScriptedRealtimeModel: the rule 'balance'"), message
+    assert "realtime_model_error" not in message

@@ -664,6 +664,8 @@ class TurnRecorder:
             return task.result()
         task.cancel()
         ev = self._closed.result()
+        if isinstance(ours := getattr(ev.error, "error", None), AgentEvalError):
+            raise ours  # ours, inside LiveKit's model error (a scripted model's refusal)
         cause = f": {ev.error}" if ev.error is not None else ""
         raise SessionClosedError(f"the session closed during the turn ({ev.reason}){cause}")
 
@@ -1091,11 +1093,8 @@ def _speech_latency(speech: _Speech, first: float | None, anchors: Sequence[floa
 
 
 async def _first_of(awaitables: Iterable[Awaitable[Any]]) -> None:
-    """Return when the first of ``awaitables`` finishes.
-
-    LiveKit's own tasks are only watched; coroutines (our helpers) become tasks here and are
-    cancelled on the way out.
-    """
+    """Return when the first of ``awaitables`` finishes: LiveKit's own tasks are only watched;
+    coroutines (our helpers) become tasks here and are cancelled on the way out."""
     own: list[asyncio.Future[Any]] = []
     theirs: list[asyncio.Future[Any]] = []
     for awaitable in awaitables:

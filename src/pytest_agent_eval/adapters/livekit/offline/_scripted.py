@@ -130,6 +130,9 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         self.requests: list[llm.ChatContext] = []
         """A copy of the context of every request, oldest first (for assertions)."""
         self._call_ids = itertools.count(1)
+        self.speaks_for = type(self).__name__
+        """The model the user wrote, as errors name it (`ScriptedRealtimeModel` answers with a
+        `ScriptedLLM` of its own)."""
 
     @property
     def model(self) -> str:
@@ -168,7 +171,7 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         except Exception as exc:
             rules = [*self.rules, *self.instructions]
             callbacks = [f for r in rules for f in (r.args, r.reply, r.preamble) if callable(f)]
-            failure = script_failure(exc, callbacks, type(self).__name__)
+            failure = script_failure(exc, callbacks, self.speaks_for)
             if failure is exc:
                 raise
             raise failure from exc
@@ -258,7 +261,7 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
                 check_offered(
                     rule,
                     offered_tool_names(tools),
-                    model=type(self).__name__,
+                    model=self.speaks_for,
                     how_to_offer="give the agent active then that tool (Agent(tools=[...]) or a "
                     "@function_tool method).",
                 )

@@ -163,6 +163,7 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
             rules, default_reply=default_reply, greeting=greeting, instructions=instructions
         )
         """The rules, as the `ScriptedLLM` that answers for this model."""
+        self.script.speaks_for = type(self).__name__
         self.hearing: SegmentSTT | None = FixtureTextSTT() if hearing == "provenance" else hearing
         """The STT the model hears with (None: it cannot hear)."""
         self.server_turn_detection = server
