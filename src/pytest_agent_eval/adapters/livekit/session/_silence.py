@@ -22,13 +22,17 @@ __all__ = ["refuse_silence"]
 def refuse_silence(turn: TurnInput, reply: AgentReply, *, label: str, agent: str) -> None:
     """Raise when ``reply`` shows the agent did nothing in answer to ``turn``.
 
-    A turn that presses keys is left alone: an agent collecting digits may rightly wait for
-    more of them without a word.
+    Left alone: a turn that presses keys (an agent collecting digits may rightly wait for
+    more of them without a word), a turn that interrupts the agent (its barge-in check says
+    what the agent did), and a turn during which the agent was still saying an earlier turn's
+    answer (busy, not silent: a reply that could not be interrupted, a tool's late answer).
 
     Raises:
         AgentFailedError: The agent said nothing and did nothing (a FAIL of the agent).
     """
-    if turn.turn.dtmf is not None:
+    if turn.turn.dtmf is not None or turn.turn.interrupt is not None:
+        return
+    if reply.metadata.get("livekit", {}).get("late_speech"):
         return
     if reply.reply.strip() or reply.agent_speech or reply.tool_calls or reply.handoffs:
         return
