@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from .._serialize import from_json
+from ._far_end import FarEnd
 from ._keypad import DtmfInput, PhoneCall
 
 __all__ = [
@@ -620,6 +621,8 @@ class Transcript:
         call_expect: Checks over the whole call, once it is over, or None (see `CallExpect`).
         phone: The phone call this conversation is (its ``phone:``: the caller's number and
             the number dialled), or None (see `PhoneCall`).
+        far_end: Who answers an outbound agent's call (its ``far_end:``), which then drives
+            the conversation, or None (see `FarEnd`).
     """
 
     id: str
@@ -646,6 +649,7 @@ class Transcript:
     locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     call_expect: CallExpect | None = None
     phone: PhoneCall | None = None
+    far_end: FarEnd | None = None
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up
