@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_agent_eval._far_end import BUSY_WORDS, HOLD_WORDS, RING_WORDS
 from pytest_agent_eval.loader import load_transcript_text
-from pytest_agent_eval.models import TranscriptResult
+from pytest_agent_eval.models import AgentReply, TranscriptResult
 from pytest_agent_eval.models._far_end import BEEP_WORDS
 from pytest_agent_eval.runner import run_transcript
 
@@ -115,3 +116,92 @@ far_end:
     run = result.runs[0]
     assert not result.passed and run.verdict == "error"
     assert run.error is not None and "does not report them" in run.error
+
+
+MENU = """
+id: reach_pharmacy
+far_end:
+  kind: ivr
+  retries: 1
+  menu:
+    main:
+      prompt: "For the pharmacy, press 3."
+      keys: {"3": pharmacy}
+    pharmacy: {prompt: "Pharmacy, how can I help?"}
+  expect: {reached: pharmacy}
+"""
+
+
+def _keys_agent(keys: list[str]) -> Any:
+    """An agent that sends the next keys of ``keys`` in each turn (as an app that sends
+    digits through its telephony provider's API reports them: `AgentReply.dtmf_sent`)."""
+    left = list(keys)
+
+    def agent(history: Sequence[Any]) -> AgentReply:
+        return AgentReply("", dtmf_sent=left.pop(0) if left else "")
+
+    return agent
+
+
+def test_an_ivr_says_its_menu_again_on_a_wrong_key_and_on_no_key_then_moves_on() -> None:
+    result = _run(MENU.replace("retries: 1", "retries: 3"), _keys_agent(["9", "", "3"]))
+    run = result.runs[0]
+    assert [t.user for t in run.turns] == [
+        "For the pharmacy, press 3.",
+        "Sorry, that is not a valid option. For the pharmacy, press 3.",
+        "Sorry, I did not get your selection. For the pharmacy, press 3.",
+        "Pharmacy, how can I help?",
+    ]
+    assert result.passed
+    assert "path: main -> main -> main -> pharmacy" in run.evaluations[0].reasoning
+
+
+def test_an_ivr_hangs_up_after_its_retries_and_the_node_is_not_reached() -> None:
+    result = _run(MENU, _keys_agent(["1", "2", "3"]))
+    run = result.runs[0]
+    assert len(run.turns) == 2  # the menu, said again once, then the IVR hung up
+    (check,) = run.evaluations
+    assert not result.passed and not check.errored
+    assert "reached 'main', not 'pharmacy'" in check.reasoning
+    assert "keys the menus did not take: '12'" in check.reasoning
+
+
+def test_the_lines_that_never_answer_are_one_turn_of_their_sound() -> None:
+    seen: list[str] = []
+
+    def agent(history: Sequence[Any]) -> str:
+        seen.append(_last(history))
+        return ""
+
+    assert _run("id: ring\nfar_end: no_answer\n", agent).passed
+    assert _run("id: busy\nfar_end: busy\n", agent).passed
+    assert seen == [RING_WORDS, BUSY_WORDS]
+
+
+def test_hold_music_plays_then_a_person_picks_up_before_the_turns() -> None:
+    text = """
+id: on_hold
+far_end: {kind: hold_music, greeting: "Your call is important to us.", holds: 2, hello: "Hi, Dana here."}
+turns:
+  - user: "What can I do for you?"
+"""
+    seen: list[str] = []
+
+    def agent(history: Sequence[Any]) -> str:
+        seen.append(_last(history))
+        return "Hello."
+
+    assert _run(text, agent).passed
+    assert seen == [
+        f"Your call is important to us. {HOLD_WORDS}",
+        HOLD_WORDS,
+        "Hi, Dana here.",
+        "What can I do for you?",
+    ]
+
+
+def test_a_hang_up_check_errors_with_an_adapter_that_cannot_see_hang_ups() -> None:
+    result = _run("id: busy\nfar_end: {kind: busy, expect: {call_ended: true}}\n", _keys_agent([]))
+    (check,) = result.runs[0].evaluations
+    assert check.errored and "does not report hang-ups" in check.reasoning
+    assert result.runs[0].verdict == "error"
