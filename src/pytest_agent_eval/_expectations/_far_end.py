@@ -139,14 +139,7 @@ EXPECTATION = Expectation(
             "conversation: human (hello, then the turns), voicemail (greeting, beep), ivr "
             "(a menu that moves on the keys the agent sends), no_answer, busy, hold_music; "
             "with expect: {voicemail: {starts_after_beep, says}, reached, call_ended}.",
-            example={
-                "kind": "ivr",
-                "menu": {
-                    "main": {"prompt": "For billing, press 2.", "keys": {"2": "billing"}},
-                    "billing": {"prompt": "Billing, how can I help?"},
-                },
-                "expect": {"reached": "billing"},
-            },
+            example={"kind": "human", "hello": "Hello?", "expect": {"call_ended": True}},
             check=_check,
         ),
     ),

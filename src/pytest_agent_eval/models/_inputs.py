@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from .._serialize import from_json
 from ._far_end import FarEnd
-from ._keypad import DtmfInput, PhoneCall
+from ._keypad import DtmfInput, PhoneCall, TransferExpect
 
 __all__ = [
     "MAX_RUNS",
@@ -286,6 +286,8 @@ class Expect:
             (``""``: none); fails too when the reply claims a key press that was not sent.
         call_ended: Phone agents: the agent ended the call in this turn (True) or did not
             (False).
+        transferred_to: Phone agents: the agent transferred the call in this turn, there
+            (`TransferExpect`; a string is its ``to``).
 
     Each YAML key and its checks are defined in `pytest_agent_eval._expectations`.
     """
@@ -312,8 +314,10 @@ class Expect:
     heard_wer_max: float | None = None
     dtmf_sent: str | None = None
     call_ended: bool | None = None
+    transferred_to: TransferExpect | None = None
 
     def __post_init__(self) -> None:
+        self.transferred_to = TransferExpect.coerce(self.transferred_to)
         # Values written the YAML way (a rubric string, dicts for tool_calls_args) become the
         # typed records, through the serializer the loader uses; a bad one is a TranscriptError
         # naming the field, never an AttributeError deep inside an evaluator.
