@@ -14,12 +14,6 @@ pytest.importorskip("livekit.agents", reason="needs the livekit extra")
 
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, get_job_context
 
-from pytest_agent_eval.adapters.livekit import (
-    LiveKitAdapter,
-    Rule,
-    ScriptedLLM,
-    eval_session_kwargs,
-)
 from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import TranscriptResult
 from pytest_agent_eval.runner import run_transcript
@@ -40,6 +34,14 @@ class PharmacyAgent(Agent):
 
 
 def _run(expect: str, number: str) -> TranscriptResult:
+    # Imported here: the adapter loads Silero, which collecting this folder must not.
+    from pytest_agent_eval.adapters.livekit import (
+        LiveKitAdapter,
+        Rule,
+        ScriptedLLM,
+        eval_session_kwargs,
+    )
+
     def make_session() -> tuple[AgentSession, Agent]:
         llm = ScriptedLLM(
             [Rule(r"pharmacist", tool="transfer_to_pharmacist", reply="Transferring you.")],
