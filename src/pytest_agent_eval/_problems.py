@@ -112,7 +112,7 @@ def transcript_problems(
         found.append(
             TranscriptProblem(
                 ("far_end",),
-                f"a {far_end.kind} far end says everything on the call, so the transcript's "
+                f"the far end ({far_end.kind}) says everything on the call, so the transcript's "
                 "turns would never run; remove turns, or use kind human",
             )
         )

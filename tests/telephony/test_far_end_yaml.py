@@ -97,7 +97,7 @@ far_end:
         ),
         (
             '{kind: voicemail, greeting: "Leave a message.", menu: {a: {prompt: "A"}}}',
-            r"far_end\.menu: a voicemail far end has no 'menu'; it takes greeting",
+            r"far_end\.menu: the far end \(voicemail\) has no 'menu'; it takes greeting",
         ),
         ("{kind: voicemail}", r"far_end\.greeting: a voicemail far end needs a greeting"),
         (
@@ -119,7 +119,9 @@ def test_an_unknown_key_is_refused() -> None:
 
 
 def test_turns_a_far_end_would_never_run_are_refused() -> None:
-    with pytest.raises(TranscriptError, match=r"call\.yaml:2.*a voicemail far end says everything"):
+    with pytest.raises(
+        TranscriptError, match=r"call\.yaml:2.*the far end \(voicemail\) says everything"
+    ):
         _load(
             'id: x\nfar_end: {kind: voicemail, greeting: "Leave a message."}\n'
             'turns:\n  - user: "Hello?"\n'

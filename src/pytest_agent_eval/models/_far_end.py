@@ -168,7 +168,7 @@ def far_end_problems(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
     for name in ("hello", "greeting", "menu", "start", "retries", "holds"):
         if name in data and data[name] != _DEFAULTS[name] and name not in allowed:
             takes = ", ".join(allowed) if allowed else "nothing but expect"
-            found.append(((name,), f"a {kind} far end has no {name!r}; it takes {takes}"))
+            found.append(((name,), f"the far end ({kind}) has no {name!r}; it takes {takes}"))
     expect = data.get("expect") or {}
     for name, set_value in expect.items():
         if set_value is not None and name not in _EXPECT_OF[kind]:
