@@ -74,6 +74,9 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "telephony/test_pipecat_keypad.py": ("voice",),
     "telephony/test_keys_in_audio.py": ("voice",),
     "telephony/test_pipecat_hang_up.py": ("voice",),
+    "telephony/test_far_end_voice.py": ("voice",),
+    "telephony/test_amd_bench.py": ("voice",),
+    "telephony/test_livekit_transfer.py": ("voice",),
     # agent-eval capacity on the example agents, in real time.
     "capacity/test_capacity_livekit.py": ("voice",),
     "capacity/test_capacity_pipecat.py": ("voice", "slow"),

@@ -107,6 +107,15 @@ def transcript_problems(
         found.append(TranscriptProblem(("turns", turn_index, "interrupt"), problem))
     for turn_index, problem in dtmf_problems(transcript):
         found.append(TranscriptProblem(("turns", turn_index, "dtmf"), problem))
+    far_end = transcript.far_end
+    if far_end is not None and far_end.drives_alone and transcript.turns:
+        found.append(
+            TranscriptProblem(
+                ("far_end",),
+                f"the far end ({far_end.kind}) says everything on the call, so the transcript's "
+                "turns would never run; remove turns, or use kind human",
+            )
+        )
     return found
 
 

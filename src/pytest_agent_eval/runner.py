@@ -54,6 +54,7 @@ from ._expectations import (
     build_greeting_checks,
     build_result_checks,
 )
+from ._far_end import FarEndScript
 from ._problems import transcript_problems
 from ._sanitize import scrub
 from .adapters._turn_timeout import turn_timeout_message
@@ -237,7 +238,7 @@ async def run_transcript(
             touched).
     """
     settings = settings or RunSettings()
-    if not transcript.turns and scripts is None:
+    if not transcript.turns and scripts is None and transcript.far_end is None:
         raise TranscriptError(
             f"transcript {transcript.id!r} has no turns, so there is nothing to run; add at "
             "least one Turn(...) to its turns"
@@ -252,8 +253,12 @@ async def run_transcript(
         ]
 
         call_checks = build_call_checks(transcript)
+        far_end = transcript.far_end
 
         def scripts(index: int) -> RunScript:
+            if far_end is not None:  # the far end drives the call (an outbound agent)
+                scripted = list(zip(transcript.turns, evaluators, strict=True))
+                return FarEndScript.of(transcript, far_end, scripted, call_checks)
             return _TranscriptScript(transcript, evaluators, call_checks)
 
     script_for = scripts

@@ -26,8 +26,8 @@ BAD_INPUTS = {
         """,
         "*/tests/evals/bad.yaml:2, transcript 'typo_top', threshhold: unknown field 'threshhold'"
         " (Did you mean 'threshold'?). Allowed here: call_expect, cases, conditions, description,"
-        " greeting, id, latency_p95_ms_max, phone, runs, seed, tags, threshold, turn_timeout_s,"
-        " turns, userdata, variants, voice",
+        " far_end, greeting, id, latency_p95_ms_max, phone, runs, seed, tags, threshold,"
+        " turn_timeout_s, turns, userdata, variants, voice",
     ),
     "unknown_expect_field": (
         """\

@@ -201,7 +201,11 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
         "_turn_taking",  # the LiveKit turn-taking runner plays the pack's stimuli
     },
+    # The far end of an outbound call (issue 37), the runner's script of such a run: it says
+    # what the far end says next from what the agent did, and judges the call at the end.
+    "_far_end": {"models", "errors", "evaluators"},
     "runner": {
+        "_far_end",
         "_problems",
         "models",
         "errors",

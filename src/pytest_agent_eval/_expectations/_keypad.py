@@ -21,6 +21,7 @@ from ..evaluators._keypad import (
     DtmfPressedEvaluator,
     DtmfSentEvaluator,
     PhoneCallCheck,
+    TransferredToEvaluator,
 )
 from ..models import DtmfInput, Expect, Transcript, Turn
 from ..models._keypad import keypad_problem, phone_number_problem
@@ -150,7 +151,17 @@ def _checks(expect: Expect) -> list[Any]:
         checks.append(keyed(DtmfSentEvaluator(expect.dtmf_sent), "dtmf_sent"))
     if expect.call_ended is not None:
         checks.append(keyed(CallEndedEvaluator(expect.call_ended), "call_ended"))
+    if expect.transferred_to is not None:
+        checks.append(keyed(TransferredToEvaluator(expect.transferred_to), "transferred_to"))
     return checks
+
+
+def _check_transfer(value: Any) -> list[Problem]:
+    to = value.get("to") if isinstance(value, dict) else value
+    if isinstance(to, str) and to.strip():
+        return []
+    at: tuple[str, ...] = ("to",) if isinstance(value, dict) else ()
+    return [(at, "give where the call goes: a tel: or sip: URI, e.g. 'tel:+15550111'")]
 
 
 EXPECTATION = Expectation(
@@ -171,6 +182,29 @@ EXPECTATION = Expectation(
             description="Phone agents: the agent ended the call in this turn (true) or did "
             "not (false). Errors with adapters that cannot see hang-ups.",
             example=True,
+        ),
+        ExpectKey(
+            name="transferred_to",
+            schema={
+                "anyOf": [
+                    {"type": "string"},
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["to"],
+                        "properties": {
+                            "to": {"type": "string"},
+                            "kind": {"enum": ["cold", "warm"]},
+                        },
+                    },
+                ]
+            },
+            description="Phone agents: the agent transferred the call in this turn to this "
+            "tel: or sip: URI (a bare number matches its tel: URI), or {to, kind: cold|warm}. "
+            "Errors with adapters that cannot see transfers, and for warm transfers (not "
+            "observed yet).",
+            example={"to": "tel:+15550111", "kind": "cold"},
+            check=_check_transfer,
         ),
     ),
     checks=_checks,

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from ..models import EvalResult, RunResult, TurnContext
-from ..models._keypad import PRESSED_KEY, SIP_CALLER_KEY
+from ..models._keypad import PRESSED_KEY, SIP_CALLER_KEY, TRANSFERS_KEY, TransferExpect
 from .base import DeterministicEvaluator, located, unobserved
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "DtmfPressedEvaluator",
     "DtmfSentEvaluator",
     "PhoneCallCheck",
+    "TransferredToEvaluator",
     "claimed_keys",
 ]
 
@@ -242,3 +243,46 @@ class CallEndedEvaluator(DeterministicEvaluator):
                 False, "the agent ended the call, expected it to stay on", name=self.name
             )
         return EvalResult(False, "the agent did not end the call", name=self.name)
+
+
+@dataclass
+class TransferredToEvaluator(DeterministicEvaluator):
+    """Passes when the agent transferred the call in the turn to where ``expect`` says, as a
+    cold transfer. An adapter that does not see SIP transfers, and a warm transfer (not
+    observed yet), make it error instead of passing.
+
+    Args:
+        expect: Where the call must go, and how.
+        name: Display name in results.
+    """
+
+    expect: TransferExpect
+    name: str = "transferred_to"
+
+    def _check(self, ctx: TurnContext) -> EvalResult:
+        """Compare the turn's recorded transfers with ``expect``."""
+        if self.expect.kind == "warm":
+            return unobserved(
+                self.name,
+                "warm transfers (LiveKit's WarmTransferTask, which dials a second SIP "
+                "participant) are not observed yet; check a cold transfer, or the tool call "
+                "that starts the warm one (tool_calls_include)",
+            )
+        transfers = ctx.metadata.get(TRANSFERS_KEY)
+        if not isinstance(transfers, list):
+            return unobserved(
+                self.name,
+                "this adapter does not see SIP transfers; transferred_to needs LiveKitAdapter "
+                "in process",
+            )
+        went = [str(t.get("to")) for t in transfers if isinstance(t, dict)]
+        if any(self.expect.matches(to) for to in went):
+            return EvalResult(
+                True, f"the agent transferred the call to {self.expect.to}", name=self.name
+            )
+        shown = ", ".join(went) if went else "nowhere (no transfer in the turn)"
+        return EvalResult(
+            False,
+            f"the agent transferred the call to {shown}, expected {self.expect.to}",
+            name=self.name,
+        )

@@ -20,6 +20,7 @@ from .._problems import transcript_problems
 from .._serialize import from_json
 from ..errors import TranscriptError
 from ..models import AudioCondition, DtmfInput, Expect, Transcript, Turn, Variant, VoiceSettings
+from ..models._far_end import FarEnd
 from ._messages import validate_schema
 from ._yaml import FieldPath, LineIndex, field_where, format_path
 
@@ -129,8 +130,9 @@ def _build(
     audio_roots: Sequence[Path],
 ) -> Transcript:
     base = path.parent
-    turns = [_build_turn(t, i, base, lines, audio.turns[i]) for i, t in enumerate(data["turns"])]
-    for index, (turn, raw) in enumerate(zip(turns, data["turns"], strict=True)):
+    raw_turns = data.get("turns", [])  # a far end that drives the call alone has none
+    turns = [_build_turn(t, i, base, lines, audio.turns[i]) for i, t in enumerate(raw_turns)]
+    for index, (turn, raw) in enumerate(zip(turns, raw_turns, strict=True)):
         turn.locations = _turn_locations(raw, index, lines, path.name)
     for index, turn in enumerate(turns):
         if turn.audio is not None:
@@ -149,7 +151,7 @@ def _build(
         variants=audio.variants,
         seed=int(data.get("seed", 0)),
         userdata=dict(data.get("userdata") or {}),
-        **_key_values(Transcript, transcript_keys(), data),
+        **_key_values(Transcript, transcript_keys(), _long_far_end(data)),
         turn_timeout_s=data.get("turn_timeout_s"),
         locations={
             key.name: f"{path.name}:{lines.line((key.name,))}"
@@ -219,6 +221,12 @@ def _build_turn(
         # A turn's keys may be written as a string: ``dtmf: "4521#"`` is its digits.
         **_key_values(Turn, turn_keys(), _long_dtmf(raw), path=f"turns[{index}]."),
     )
+
+
+def _long_far_end(raw: dict[str, Any]) -> dict[str, Any]:
+    if "far_end" not in raw:
+        return raw
+    return {**raw, "far_end": FarEnd.coerce(raw["far_end"])}
 
 
 def _long_dtmf(raw: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from .._serialize import from_json
-from ._keypad import DtmfInput, PhoneCall
+from ._far_end import FarEnd
+from ._keypad import DtmfInput, PhoneCall, TransferExpect
 
 __all__ = [
     "MAX_RUNS",
@@ -285,6 +286,8 @@ class Expect:
             (``""``: none); fails too when the reply claims a key press that was not sent.
         call_ended: Phone agents: the agent ended the call in this turn (True) or did not
             (False).
+        transferred_to: Phone agents: the agent transferred the call in this turn, there
+            (`TransferExpect`; a string is its ``to``).
 
     Each YAML key and its checks are defined in `pytest_agent_eval._expectations`.
     """
@@ -311,8 +314,10 @@ class Expect:
     heard_wer_max: float | None = None
     dtmf_sent: str | None = None
     call_ended: bool | None = None
+    transferred_to: TransferExpect | None = None
 
     def __post_init__(self) -> None:
+        self.transferred_to = TransferExpect.coerce(self.transferred_to)
         # Values written the YAML way (a rubric string, dicts for tool_calls_args) become the
         # typed records, through the serializer the loader uses; a bad one is a TranscriptError
         # naming the field, never an AttributeError deep inside an evaluator.
@@ -620,6 +625,8 @@ class Transcript:
         call_expect: Checks over the whole call, once it is over, or None (see `CallExpect`).
         phone: The phone call this conversation is (its ``phone:``: the caller's number and
             the number dialled), or None (see `PhoneCall`).
+        far_end: Who answers an outbound agent's call (its ``far_end:``), which then drives
+            the conversation, or None (see `FarEnd`).
     """
 
     id: str
@@ -646,6 +653,7 @@ class Transcript:
     locations: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     call_expect: CallExpect | None = None
     phone: PhoneCall | None = None
+    far_end: FarEnd | None = None
 
     def __post_init__(self) -> None:
         # An empty ``turns`` is allowed here, as in the earlier package (a transcript built up

@@ -12,8 +12,10 @@ __all__ = [
     "KEYPAD_KEYS",
     "PRESSED_KEY",
     "SIP_CALLER_KEY",
+    "TRANSFERS_KEY",
     "DtmfInput",
     "PhoneCall",
+    "TransferExpect",
     "keypad_problem",
     "phone_number_problem",
 ]
@@ -31,6 +33,10 @@ participant had (a transcript's ``phone: caller_number``)."""
 HANG_UP_KEY = "hang_up"
 """The `AgentTurn.metadata` key where an adapter that saw the agent end the call in a turn
 (``call_ended``) says how it did (``ctx.shutdown('...')``, ``EndTaskFrame``)."""
+
+TRANSFERS_KEY = "sip_transfers"
+"""The `AgentTurn.metadata` key where an adapter that sees SIP transfers lists the turn's:
+``{to, participant, play_dialtone}`` each (``[]``: none)."""
 
 IN_BAND_KEY = "dtmf_in_band"
 """The `AgentTurn.metadata` key where an adapter that captures the agent's reply audio says
@@ -123,3 +129,32 @@ class DtmfInput:
         if isinstance(value, Mapping):
             return dict(value)
         return value
+
+
+@dataclass
+class TransferExpect:
+    """A transfer the agent must make in a turn (``transferred_to:``).
+
+    Args:
+        to: Where the call goes: a SIP URI or ``tel:`` URI (``"tel:+15550111"``), or a bare
+            number, which matches its ``tel:`` URI.
+        kind: ``cold`` (the caller is handed over: LiveKit's ``transfer_sip_participant``) or
+            ``warm`` (the agent briefs the person first: LiveKit's ``WarmTransferTask``, not
+            observed yet, so such a check errors).
+    """
+
+    to: str
+    kind: Literal["cold", "warm"] = "cold"
+
+    @classmethod
+    def coerce(cls, value: Any) -> Any:
+        """A YAML ``transferred_to:`` value in its long form: ``"tel:+1..."`` is ``{"to": ...}``."""
+        if isinstance(value, str):
+            return {"to": value}
+        if isinstance(value, Mapping):
+            return dict(value)
+        return value
+
+    def matches(self, to: str) -> bool:
+        """Whether a transfer to ``to`` is the one expected."""
+        return to == self.to or to == f"tel:{self.to}" or f"tel:{to}" == self.to

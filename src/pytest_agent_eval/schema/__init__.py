@@ -150,7 +150,9 @@ _TRANSCRIPT: dict[str, Any] = {
     "the fraction of passing runs reaches the threshold.",
     "type": "object",
     "additionalProperties": False,
-    "required": ["id", "turns"],
+    "required": ["id"],
+    "if": {"not": {"required": ["far_end"]}},
+    "then": {"required": ["turns"]},
     "properties": {
         "id": {
             "type": "string",

@@ -46,10 +46,12 @@ _MODEL_ID = {
 
 def build_simulation_schema() -> dict[str, Any]:
     """The simulation JSON Schema (draft 2020-12): the transcript schema's fields and
-    definitions, minus ``cases``, plus the simulation's own."""
+    definitions, minus ``cases`` and ``far_end`` (the simulated caller is the far end), plus
+    the simulation's own."""
     base = build_schema()
     transcript = dict(base["properties"])
     transcript.pop("cases", None)
+    transcript.pop("far_end", None)
     turns = dict(transcript.pop("turns"))
     turns["description"] = (
         "Scripted opening turns, ordinary transcript turns with their own expectations, run "
@@ -99,6 +101,7 @@ def build_simulation_schema() -> dict[str, Any]:
     properties |= transcript
     properties["turns"] = turns
     defs = dict(base["$defs"])
+    defs.pop("far_end", None)
     defs["caller"] = {
         "type": "object",
         "additionalProperties": False,

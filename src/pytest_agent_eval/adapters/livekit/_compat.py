@@ -59,6 +59,7 @@ __all__ = [
     "agent_in_a_session",
     "agent_switch_lock",
     "agent_switch_task",
+    "amd_classifier_class",
     "divert_vad_stream_input",
     "end_fake_job",
     "realtime_session_owner",
@@ -127,6 +128,17 @@ def _context_var(name: str, why: str) -> contextvars.ContextVar[Any]:
     if not isinstance(var, contextvars.ContextVar):
         raise _gone(f"livekit.agents.voice.agent_activity.{name} as a ContextVar", why)
     return var
+
+
+def amd_classifier_class() -> Any:
+    """LiveKit's answering-machine classifier (``voice.amd.classifier._AMDClassifier``), the
+    part of its `AMD` that decides from speech timing and words, for bench/amd_far_ends.py,
+    which feeds it far ends without a room (`AMD` itself needs a job's room and tracks)."""
+    return _module_attr(
+        "livekit.agents.voice.amd.classifier",
+        "_AMDClassifier",
+        "run LiveKit's answering-machine detection on far ends in process",
+    )
 
 
 # -- a fake job (an in-process phone call) ---------------------------------------------------

@@ -218,15 +218,20 @@ _LINES: weakref.WeakKeyDictionary[Any, PhoneRoom] = weakref.WeakKeyDictionary()
 
 
 def uses_phone_line(transcript: Transcript) -> bool:
-    """Whether ``transcript`` is a phone call: it sets ``phone:``, presses keys, or checks
-    keys sent or a hang-up. Only then does a conversation get the fake job, so an agent tested
+    """Whether ``transcript`` is a phone call: it sets ``phone:`` or ``far_end:``, presses
+    keys, or checks keys sent, a hang-up or a transfer. Only then does a conversation get the fake job, so an agent tested
     otherwise sees the same job context (none) as before, and LiveKit's job-only paths of the
     session start (IVR detection) stay off."""
-    return transcript.phone is not None or any(
-        turn.dtmf is not None
-        or turn.expect.dtmf_sent is not None
-        or turn.expect.call_ended is not None
-        for turn in transcript.turns
+    return (
+        transcript.phone is not None
+        or transcript.far_end is not None
+        or any(
+            turn.dtmf is not None
+            or turn.expect.dtmf_sent is not None
+            or turn.expect.call_ended is not None
+            or turn.expect.transferred_to is not None
+            for turn in transcript.turns
+        )
     )
 
 

@@ -1,0 +1,61 @@
+"""A LiveKit outbound agent written from LiveKit's telephony docs: it calls a patient to
+remind them of an appointment. It waits for whoever answers to speak first; on a voicemail box
+it waits for the beep before leaving its message; in a phone tree it presses the key of the
+appointments desk with LiveKit's ``send_dtmf_events`` tool (``publish_dtmf`` on the job room's
+local participant). The scripted LLM stands in for a real model.
+
+Two planted bugs, each turning one eval red: ``REMINDER_BUG=1``, the agent starts its message
+as soon as the greeting plays (over it, before the beep); ``IVR_BUG=1``, it presses the first
+key it hears in a menu."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from livekit.agents import Agent, AgentSession
+from livekit.agents.beta.tools import send_dtmf_events
+
+from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM, eval_session_kwargs
+
+REMINDER_BUG = os.environ.get("REMINDER_BUG") == "1"
+IVR_BUG = os.environ.get("IVR_BUG") == "1"
+
+MESSAGE = (
+    "Hi, this is Doctor Lee's office with a reminder of your appointment on Tuesday at 3. "
+    "Call us back if you cannot make it. Goodbye."
+)
+
+
+def _menu_key(ctx: Any) -> dict[str, Any]:
+    return {"events": [ctx.group("key")]}
+
+
+RULES = [
+    # A voicemail greeting: wait for the beep (say nothing) before leaving the message.
+    Rule(r"leave (?:me )?a message", reply=MESSAGE if REMINDER_BUG else ""),
+    Rule(r"\(beep\)", reply=MESSAGE),
+    # A phone tree: press the key for appointments (the buggy agent: the first key it hears).
+    Rule(
+        r"press (?P<key>\d)" if IVR_BUG else r"appointments?,? press (?P<key>\d)",
+        tool="send_dtmf_events",
+        args=_menu_key,
+        reply="",
+    ),
+    Rule(r"appointments desk", reply="Hi, I am calling to confirm an appointment."),
+    Rule(r"works for me", reply="Great, we will see you on Tuesday at 3. Goodbye."),
+    Rule(r"hello", reply="Hi, this is Doctor Lee's office. Can you make Tuesday at 3?"),
+]
+
+
+class ReminderAgent(Agent):
+    def __init__(self) -> None:
+        super().__init__(
+            instructions="You call patients to remind them of appointments.",
+            tools=[send_dtmf_events],
+        )
+
+
+def make_session() -> tuple[AgentSession, Agent]:
+    llm = ScriptedLLM(RULES, default_reply="Sorry, could you repeat that?")
+    return AgentSession(llm=llm, **eval_session_kwargs()), ReminderAgent()

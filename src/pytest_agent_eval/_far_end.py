@@ -1,0 +1,137 @@
+"""The far end of an outbound call (a transcript's ``far_end:``), as the runner's script of a
+run: what it says next depends on what the agent did.
+
+A ``human`` says hello, then the transcript's turns follow; a ``voicemail`` box plays its
+greeting (the agent should stay quiet), then its beep (the agent leaves its message); an
+``ivr`` reads the current menu and moves on the keys the agent sent in its reply (a wrong key
+or no key: it says the menu again, up to ``retries`` times, then hangs up); ``no_answer`` and
+``busy`` are one turn of the line's sound; ``hold_music`` plays its announcement and music,
+then a person picks up. Every adapter runs the same turns, so the records and verdicts are the
+same wherever the agent runs; what an adapter cannot observe (keys sent) makes the run an
+ERROR, never a FAIL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import AdapterError
+from .evaluators._call import evaluate_call
+from .models import Message, RunResult, Transcript, Turn
+from .models._far_end import BEEP_WORDS, FarEnd, IvrWalk, ivr_prompt
+
+__all__ = [
+    "BUSY_WORDS",
+    "HOLD_WORDS",
+    "RING_WORDS",
+    "FarEndScript",
+]
+
+RING_WORDS = "(the line rings, and nobody answers)"
+"""A line that rings out, as words."""
+BUSY_WORDS = "(busy tone)"
+"""A busy line, as words."""
+HOLD_WORDS = "(hold music)"
+"""A hold queue's music, as words."""
+
+
+@dataclass
+class FarEndScript:
+    """The runner's script (`pytest_agent_eval.runner.RunScript`) of one run against a far
+    end: the far end's turns, in between (``human``, ``hold_music``) the transcript's own
+    turns with their evaluators, and at the end the call's checks.
+
+    Args:
+        transcript: This run's transcript (its own copy: its turns grow as the call goes).
+        far_end: Who answers.
+        scripted: The transcript's own turns, each with its evaluators.
+        call_checks: Checks of the whole call (``far_end: expect:``, ``call_expect``).
+    """
+
+    transcript: Transcript
+    far_end: FarEnd
+    scripted: Sequence[tuple[Turn, Sequence[Any]]] = ()
+    call_checks: Sequence[Any] = ()
+    _opening: list[str] = field(default_factory=list)
+    _walk: IvrWalk | None = None
+
+    @classmethod
+    def of(
+        cls,
+        transcript: Transcript,
+        far_end: FarEnd,
+        scripted: Sequence[tuple[Turn, Sequence[Any]]],
+        call_checks: Sequence[Any],
+    ) -> FarEndScript:
+        """The script of one run: a copy of ``transcript`` with no turns yet."""
+        own = dataclasses.replace(transcript, turns=[], locations=dict(transcript.locations))
+        script = cls(own, far_end, scripted, call_checks)
+        script._opening = script._opening_words()
+        return script
+
+    def _opening_words(self) -> list[str]:
+        far = self.far_end
+        if far.kind == "human":
+            return [far.hello]
+        if far.kind == "voicemail":
+            return [far.greeting, BEEP_WORDS]
+        if far.kind == "no_answer":
+            return [RING_WORDS]
+        if far.kind == "busy":
+            return [BUSY_WORDS]
+        if far.kind == "hold_music":
+            first = f"{far.greeting} {HOLD_WORDS}".strip()
+            return [first, *[HOLD_WORDS] * (far.holds - 1), far.hello]
+        return []
+
+    async def next_turn(self, run: RunResult, history: Sequence[Message]) -> Sequence[Any] | None:
+        """The next far-end turn (or scripted turn) and its evaluators; None once the call is
+        over: the agent hung up, the far end has nothing more to say, the IVR hung up."""
+        if run.turns and run.turns[-1].call_ended:
+            return None
+        done = len(run.turns)
+        if self.far_end.kind == "ivr":
+            words = self._ivr_words(run)
+            if words is None:
+                return None
+            return self._add(Turn(words), [])
+        if done < len(self._opening):
+            return self._add(Turn(self._opening[done]), [])
+        scripted = done - len(self._opening)
+        if self.far_end.drives_alone or scripted >= len(self.scripted):
+            return None
+        turn, evaluators = self.scripted[scripted]
+        return self._add(turn, evaluators)
+
+    def _ivr_words(self, run: RunResult) -> str | None:
+        far = self.far_end
+        if self._walk is None:
+            self._walk = IvrWalk(node=far.first_node)
+            self._walk.nodes.append(self._walk.node)
+            return far.menu[self._walk.node].prompt
+        walk = self._walk
+        if walk.at_end(far):
+            return None  # put through: the department's prompt was the last turn
+        sent = run.turns[-1].dtmf_sent
+        if sent is None:
+            raise AdapterError(
+                f"turn {len(run.turns)}: the IVR far end moves on the keys the agent sends, "
+                "and this adapter does not report them; run it with LiveKitAdapter in process "
+                "or PipecatAdapter"
+            )
+        walk.step(far, sent)
+        if walk.gave_up(far):
+            return None
+        walk.nodes.append(walk.node)
+        return ivr_prompt(far.menu[walk.node], walk)
+
+    def _add(self, turn: Turn, evaluators: Sequence[Any]) -> Sequence[Any]:
+        self.transcript.turns.append(turn)
+        return evaluators
+
+    async def finish(self, run: RunResult) -> None:
+        """Judge the whole call (``far_end: expect:``, ``call_expect``)."""
+        run.evaluations += await evaluate_call(self.call_checks, run)

@@ -1,0 +1,80 @@
+"""A Pipecat outbound bot written the way Pipecat's docs write one (copied into each pytester
+project), the twin of examples/phone-outbound-livekit/outbound_agent.py: it calls a patient to remind them of an
+appointment, waits for the beep on a voicemail box, and presses keys in a phone tree by
+pushing an ``OutputDTMFUrgentFrame``. It does not speak first: the far end does.
+``REMINDER_BUG=1`` and ``IVR_BUG=1`` plant the same bugs as the LiveKit agent's."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pipecat.frames.frames import OutputDTMFUrgentFrame
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.runner.types import RunnerArguments
+from pipecat.services.llm_service import FunctionCallParams
+from pipecat.transports.base_transport import BaseTransport
+from pipecat.workers.runner import WorkerRunner
+
+from pytest_agent_eval.adapters.pipecat import Rule, ScriptedLLMService
+
+REMINDER_BUG = os.environ.get("REMINDER_BUG") == "1"
+IVR_BUG = os.environ.get("IVR_BUG") == "1"
+
+MESSAGE = (
+    "Hi, this is Doctor Lee's office with a reminder of your appointment on Tuesday at 3. "
+    "Call us back if you cannot make it. Goodbye."
+)
+
+
+async def press_keys(params: FunctionCallParams, keys: str) -> None:
+    """Press keys on the phone line (a phone tree's menu).
+
+    Args:
+        keys: The keys to press, e.g. "2".
+    """
+    await params.llm.push_frame(OutputDTMFUrgentFrame.from_string(keys))
+    await params.result_callback({"pressed": keys})
+
+
+def _menu_key(ctx: Any) -> dict[str, Any]:
+    return {"keys": ctx.group("key")}
+
+
+RULES = [
+    Rule(r"leave (?:me )?a message", reply=MESSAGE if REMINDER_BUG else ""),
+    Rule(r"\(beep\)", reply=MESSAGE),
+    Rule(
+        r"press (?P<key>\d)" if IVR_BUG else r"appointments?,? press (?P<key>\d)",
+        tool="press_keys",
+        args=_menu_key,
+        reply="",
+    ),
+    Rule(r"appointments desk", reply="Hi, I am calling to confirm an appointment."),
+    Rule(r"works for me", reply="Great, we will see you on Tuesday at 3. Goodbye."),
+    Rule(r"hello", reply="Hi, this is Doctor Lee's office. Can you make Tuesday at 3?"),
+]
+
+
+async def run_bot(transport: BaseTransport, runner_args: RunnerArguments) -> None:
+    llm = ScriptedLLMService(RULES, default_reply="Sorry, could you repeat that?")
+    context = LLMContext(
+        [{"role": "system", "content": "You call patients to remind them of appointments."}]
+    )
+    context.set_tools([press_keys])  # type: ignore[list-item]
+    user_aggregator, assistant_aggregator = LLMContextAggregatorPair(context)
+    pipeline = Pipeline(
+        [transport.input(), user_aggregator, llm, transport.output(), assistant_aggregator]
+    )
+    worker = PipelineWorker(pipeline, params=PipelineParams())
+    runner = WorkerRunner(handle_sigint=runner_args.handle_sigint)
+    await runner.add_workers(worker)
+
+    @transport.event_handler("on_client_disconnected")
+    async def on_client_disconnected(transport: BaseTransport, client: object) -> None:
+        await runner.cancel()
+
+    await runner.run()

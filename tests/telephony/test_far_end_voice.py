@@ -1,0 +1,105 @@
+"""The far end of an outbound call on real in-process LiveKit sessions and real Pipecat
+pipelines, through pytest itself (pytester subprocesses), with the evals of
+examples/phone-outbound-livekit: the same outbound agent, written for each framework from its
+docs (the example's LiveKit agent, and its Pipecat twin), leaves its message after a voicemail's beep, presses its way
+through an IVR (LiveKit's ``send_dtmf_events`` -> ``publish_dtmf``; Pipecat's
+``OutputDTMFUrgentFrame``) and talks to the person who answers, with the same verdicts on
+both; the planted bugs (talking over the greeting, pressing the wrong key) fail on both, with
+the same reasons."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+FAST = ("--agent-eval-live", "-p", "no:cacheprovider")
+
+CONFTESTS = {
+    "livekit": """
+import pytest
+
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+
+
+@pytest.fixture
+def llm_eval_agent():
+    from outbound_agent import make_session
+
+    return LiveKitAdapter(make_session, timeout_s=20.0)
+""",
+    "pipecat": """
+import pytest
+
+from pytest_agent_eval.adapters.pipecat import PipecatAdapter
+
+
+@pytest.fixture
+def llm_eval_agent():
+    from outbound_bot import run_bot
+
+    return PipecatAdapter(run_bot=run_bot, timeout_s=20.0)
+""",
+}
+EXAMPLE = HERE.parents[1] / "examples" / "phone-outbound-livekit"
+AGENTS = {
+    "livekit": EXAMPLE / "outbound_agent.py",
+    "pipecat": HERE / "outbound_bot.py",
+}
+NEEDS = {"livekit": "livekit.agents", "pipecat": "pipecat"}
+
+PYPROJECT = """
+[tool.agent_eval]
+yaml_dirs = ["evals"]
+runs = 1
+threshold = 1.0
+"""
+
+
+@pytest.fixture(params=["livekit", "pipecat"])
+def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> pytest.Pytester:
+    framework = request.param
+    # Looked up, not imported: the agents run in pytester's subprocesses, and importing both
+    # frameworks into this one process is what the subprocesses are there to avoid.
+    if importlib.util.find_spec(NEEDS[framework]) is None:
+        pytest.skip(f"needs the {framework} extra")
+    shutil.copy(AGENTS[framework], pytester.path / AGENTS[framework].name)
+    pytester.makeconftest(CONFTESTS[framework])
+    (pytester.path / "pyproject.toml").write_text(PYPROJECT)
+    shutil.copytree(EXAMPLE / "evals", pytester.path / "evals")
+    return pytester
+
+
+def test_the_agent_waits_for_the_beep_reaches_the_desk_and_talks_to_the_patient(
+    project: pytest.Pytester,
+) -> None:
+    result = project.runpytest_subprocess(*FAST)
+    result.assert_outcomes(passed=3)
+
+
+def test_talking_over_the_greeting_fails_the_voicemail(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMINDER_BUG", "1")
+    result = project.runpytest_subprocess(*FAST)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the agent talked over the voicemail's greeting, before the beep*",
+            "FAILED evals/voicemail.yaml::reminder_voicemail*",
+        ]
+    )
+
+
+def test_pressing_the_first_key_heard_fails_the_ivr(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IVR_BUG", "1")
+    result = project.runpytest_subprocess(*FAST)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*the call reached 'billing', not 'appointments' (path: main -> billing)*"]
+    )
