@@ -21,7 +21,7 @@ from typing import Any
 
 from ..config import load_settings, parse_speed
 from ..errors import AgentEvalError, ConfigError
-from ._knee import RepeatResult, find_knee
+from ._knee import RepeatResult, StepSummary, find_knee, onsets
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps
 from ._ramp import StepEvent, run_ramp
 from ._report import (
@@ -80,6 +80,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--min-sessions-per-core", type=float, help="gate: exit 1 below this")
     parser.add_argument("--step-timeout-s", type=float, help="time bound of one step (default 300)")
+    parser.add_argument(
+        "--answer-timeout-s",
+        type=float,
+        help="a turn unanswered this long: the conversation stopped answering (default 30)",
+    )
+    parser.add_argument(
+        "--fault-rate",
+        type=float,
+        help="share of the scripted stand-ins' provider requests failing with a 429 or a "
+        "timeout, e.g. 0.05 (default 0)",
+    )
+    parser.add_argument(
+        "--fault-timeout-s", type=float, help="how long an injected timeout hangs (default 10)"
+    )
     parser.add_argument("--speed", help="streaming speed: realtime (default) or a factor")
     parser.add_argument(
         "--all-steps", action="store_true", help="go on past the first step over budget"
@@ -120,6 +134,9 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
         "loop_lag_ms",
         "min_sessions_per_core",
         "step_timeout_s",
+        "answer_timeout_s",
+        "fault_rate",
+        "fault_timeout_s",
         "agent",
     ):
         if getattr(args, name) is not None:
@@ -154,7 +171,8 @@ def _progress(event: StepEvent) -> None:
     r = event.result
     print(
         f"capacity: K={r.k} repeat {r.repeat + 1}/{event.repeats}: {len(r.latencies_s)} turns, "
-        f"{len(r.failures)} failures, {r.measure.cores_used:.2f} cores",
+        f"{len(r.failures)} failures, {len(r.unanswered)} stopped answering, "
+        f"{sum(r.faults_injected.values())} faults injected, {r.measure.cores_used:.2f} cores",
         file=sys.stderr,
         flush=True,
     )
@@ -195,6 +213,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _report(plan, results, loaded.source, [t.id for t in transcripts], host, interrupted)
 
 
+def _only_faults(step: StepSummary) -> bool:
+    """No turn answered at this step, and only injected faults ended its conversations."""
+    return (
+        step.p95_latency_ms is None
+        and bool(step.fault_failures)
+        and not step.failures
+        and not step.unanswered
+        and not step.timed_out
+    )
+
+
 def _report(
     plan: CapacityPlan,
     results: list[RepeatResult],
@@ -226,9 +255,18 @@ def _report(
     write_html(plan.html_path, render_html(data, steps, plan, knee))
     console = Console(stderr=False)
     console.print(render_table(steps, knee, plan))
+    for what, k in onsets(steps).items():
+        if k is not None:
+            console.print(f"{what.replace('_', ' ')} began at K={k}", markup=False)
     for step in steps:
         if step.failures:
             console.print(f"K={step.k}: first failure: {step.failures[0]}", markup=False)
+        if step.unanswered:
+            console.print(f"K={step.k}: stopped answering: {step.unanswered[0]}", markup=False)
+        if step.fault_failures:
+            console.print(
+                f"K={step.k}: ended by an injected fault: {step.fault_failures[0]}", markup=False
+            )
         if step.log_warnings:
             message, count = next(iter(step.log_warnings.items()))
             console.print(f"K={step.k}: logged {count}x: {message}", markup=False)
@@ -236,6 +274,15 @@ def _report(
     if interrupted:
         print("capacity: interrupted; the reports hold the steps that finished", file=sys.stderr)
         return 130
+    blocked = next((s for s in steps if s.k == knee.first_over), None)
+    if blocked is not None and _only_faults(blocked):
+        # Nothing was evaluated at this K: an error of the run, never a verdict on the agent.
+        print(
+            f"error: capacity could not evaluate the agent at K={blocked.k}: injected faults "
+            f"ended every conversation ({len(blocked.fault_failures)}); lower --fault-rate",
+            file=sys.stderr,
+        )
+        return 2
     if gate_failed:
         print(
             f"capacity gate failed: {knee.sessions_per_core:.2f} sessions per core < "

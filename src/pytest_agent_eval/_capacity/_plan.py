@@ -59,6 +59,14 @@ class CapacityPlan:
     refine: int = 2
     """After the first step over budget, this many more steps halve the gap between it and
     the last step within budget (16 ok, 32 over: 24, then 20 or 28)."""
+    fault_rate: float = 0.0
+    """Share of the scripted stand-ins' provider requests that fail (0 to 1): half with a 429,
+    half with a timeout after ``fault_timeout_s``."""
+    fault_timeout_s: float = 10.0
+    """How long an injected timeout hangs before its error (a provider client's timeout)."""
+    answer_timeout_s: float = 30.0
+    """A turn with no answer (first audio or reply) within this many seconds: the
+    conversation stopped answering, and is counted so in its step."""
     json_path: Path | None = None
     html_path: Path | None = None
 
@@ -76,7 +84,14 @@ class CapacityPlan:
             raise ConfigError(f"capacity: refine must be >= 0, got {self.refine}")
         if self.repeats < 1:
             raise ConfigError(f"capacity: repeats must be >= 1, got {self.repeats}")
-        for name in ("p95_latency_ms", "loop_lag_ms", "step_timeout_s"):
+        if not 0 <= self.fault_rate <= 1:
+            raise ConfigError(
+                f"capacity: fault_rate must be between 0 and 1 (0.05: 5% of provider requests "
+                f"fail), got {self.fault_rate!r}"
+            )
+        if self.fault_timeout_s < 0:
+            raise ConfigError(f"capacity: fault_timeout_s must be >= 0, got {self.fault_timeout_s}")
+        for name in ("p95_latency_ms", "loop_lag_ms", "step_timeout_s", "answer_timeout_s"):
             value = getattr(self, name)
             if not value > 0:
                 raise ConfigError(f"capacity: {name} must be > 0, got {value!r}")
@@ -135,7 +150,15 @@ def parse_steps(value: str | list[Any], where: str) -> tuple[int, ...]:
     return tuple(sorted(set(steps)))
 
 
-_NUMBER_KEYS = ("p95_latency_ms", "loop_lag_ms", "min_sessions_per_core", "step_timeout_s")
+_NUMBER_KEYS = (
+    "p95_latency_ms",
+    "loop_lag_ms",
+    "min_sessions_per_core",
+    "step_timeout_s",
+    "fault_rate",
+    "fault_timeout_s",
+    "answer_timeout_s",
+)
 _TABLE_KEYS = frozenset(
     {"agent", "steps", "max_sessions", "repeats", "refine", "speed", "results_path", "html_path"}
     | set(_NUMBER_KEYS)

@@ -6,6 +6,10 @@ speed; the sessions' starts are spread over one second, as calls do not arrive o
 frame. A `LoopProbe` samples the loop lag, CPU and memory while the K sessions run. Results
 are appended to the list the caller passes as they finish, so a run stopped by Ctrl-C still
 has every repeat that completed.
+
+A conversation that ends early is filed under one of three causes: an injected provider fault
+(``--fault-rate``; the fault hit that conversation, or its error is the fault's), no answer
+within ``answer_timeout_s`` (it stopped answering), or anything else (the agent failed).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..adapters._latency import FAULT_LOG, INJECTED, ProviderFaults, install_faults
 from ..adapters.base import AgentAdapter, ConversationInfo, TurnInput, coerce_reply
+from ..errors import AgentTimeoutError
 from ..models import AgentReply, Message, Transcript
 from ..runner import assistant_messages, describe_exception
 from ..voice._speech import spoken_text
@@ -59,6 +65,18 @@ def transcript_audio_s(transcript: Transcript) -> float:
 class _Session:
     latencies_s: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    fault_failures: list[str] = field(default_factory=list)
+    unanswered: list[str] = field(default_factory=list)
+
+    def failed(self, line: str, faults: list[str], exc: BaseException) -> None:
+        """File a conversation's end under its cause (see the module docstring)."""
+        if faults or INJECTED in line:
+            hit = f" (injected: {', '.join(faults)})" if faults else ""
+            self.fault_failures.append(line + hit)
+        elif isinstance(exc, TimeoutError | AgentTimeoutError):
+            self.unanswered.append(line)
+        else:
+            self.failures.append(line)
 
 
 def _latency(reply: AgentReply, wall_s: float) -> float:
@@ -78,15 +96,21 @@ async def _greet(conversation: object) -> None:
 
 
 async def _conversation(
-    adapter: AgentAdapter, transcript: Transcript, index: int, speed: float, out: _Session
+    adapter: AgentAdapter,
+    transcript: Transcript,
+    index: int,
+    plan: CapacityPlan,
+    out: _Session,
 ) -> None:
     where = f"session {index + 1}, {transcript.id}"
+    faults: list[str] = []
+    FAULT_LOG.set(faults)  # this task's context; the agent's tasks started here inherit it
     try:
         conversation = await adapter.start_conversation(
-            ConversationInfo(transcript=transcript, run_index=index, speed=speed)
+            ConversationInfo(transcript=transcript, run_index=index, speed=plan.speed)
         )
     except Exception as exc:  # the agent never answered: a failure of this conversation
-        out.failures.append(f"{where}: starting failed: {describe_exception(exc, 1)}")
+        out.failed(f"{where}: starting failed: {describe_exception(exc, 1)}", faults, exc)
         return
     history: list[Message] = []
     turn_index = 0
@@ -103,14 +127,19 @@ async def _conversation(
                 interrupted_by=TurnInput.interrupting(transcript, turn_index, index),
             )
             started = time.perf_counter()
-            reply = await conversation.respond(sent)
+            try:
+                async with asyncio.timeout(plan.answer_timeout_s):
+                    reply = await conversation.respond(sent)
+            except TimeoutError as exc:
+                raise TimeoutError(f"no answer within {plan.answer_timeout_s:g} s") from exc
             wall = time.perf_counter() - started
             if not isinstance(reply, AgentReply):
                 reply = coerce_reply(reply)
             out.latencies_s.append(_latency(reply, wall))
             history.extend(assistant_messages(reply.reply, reply.calls, turn_index))
     except Exception as exc:  # the run boundary: this conversation stopped answering
-        out.failures.append(f"{where} turn {turn_index + 1}: {describe_exception(exc, 1)}")
+        line = f"{where} turn {turn_index + 1}: {describe_exception(exc, 1)}"
+        out.failed(line, faults, exc)
     finally:
         try:
             await conversation.aclose()
@@ -123,12 +152,12 @@ async def _session(
     transcripts: Sequence[Transcript],
     index: int,
     k: int,
-    speed: float,
+    plan: CapacityPlan,
     out: _Session,
 ) -> None:
     await asyncio.sleep(START_SPREAD_S * index / k)
     for transcript in transcripts:
-        await _conversation(adapter, transcript, index, speed, out)
+        await _conversation(adapter, transcript, index, plan, out)
 
 
 async def _repeat(
@@ -139,11 +168,17 @@ async def _repeat(
     repeat: int,
 ) -> RepeatResult:
     sessions = [_Session() for _ in range(k)]
+    faults = (
+        ProviderFaults(plan.fault_rate, timeout_s=plan.fault_timeout_s, seed=1000 * k + repeat)
+        if plan.fault_rate > 0
+        else None
+    )
+    install_faults(faults)
     probe = LoopProbe()
     probe.start()
     timed_out = False
     tasks = [
-        asyncio.create_task(_session(adapter, transcripts, i, k, plan.speed, sessions[i]))
+        asyncio.create_task(_session(adapter, transcripts, i, k, plan, sessions[i]))
         for i in range(k)
     ]
     try:
@@ -158,12 +193,17 @@ async def _repeat(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         measure = await probe.stop()
+        install_faults(None)
     audio = sum(transcript_audio_s(t) for t in transcripts) * k
     return RepeatResult(
         k=k,
         repeat=repeat,
         latencies_s=tuple(lat for s in sessions for lat in s.latencies_s),
         failures=tuple(f for s in sessions for f in s.failures),
+        fault_failures=tuple(f for s in sessions for f in s.fault_failures),
+        unanswered=tuple(f for s in sessions for f in s.unanswered),
+        faults_injected=dict(faults.injected) if faults is not None else {},
+        provider_requests=faults.requests if faults is not None else None,
         measure=measure,
         timed_out=timed_out,
         audio_s=audio,
@@ -188,7 +228,7 @@ async def run_ramp(
     the plan says so, then halves the gap to the last step within budget ``refine`` times.
     One unmeasured conversation first warms the agent up (model loads, caches)."""
     await _prepare(adapter, transcripts)
-    await _conversation(adapter, transcripts[0], 0, plan.speed, _Session())
+    await _conversation(adapter, transcripts[0], 0, plan, _Session())
     good, over = 0, None
     for k in plan.steps:
         if await _step(plan, adapter, transcripts, k, results, on_event):
