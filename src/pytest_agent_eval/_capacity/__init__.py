@@ -17,10 +17,13 @@ import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import load_settings, parse_speed
 from ..errors import AgentEvalError, ConfigError
+
+if TYPE_CHECKING:
+    from ._agent import LoadedAgent as LoadedAgent
 from ._knee import RepeatResult, StepSummary, find_knee, onsets
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps
 from ._ramp import StepEvent, run_ramp
@@ -59,6 +62,13 @@ def _parser() -> argparse.ArgumentParser:
         "--agent",
         help="MODULE:ATTR of an adapter or a factory (default: the llm_eval_agent fixture)",
     )
+    parser.add_argument(
+        "--worker",
+        type=Path,
+        help="worker mode: your LiveKit worker file, run as `python FILE start` behind a "
+        "livekit-server on loopback, K callers in K rooms",
+    )
+    parser.add_argument("--agent-name", help="worker mode: the agent_name the worker registers")
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument("--steps", help="the values of K, e.g. 1,2,4,8")
     steps.add_argument(
@@ -138,9 +148,12 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
         "fault_rate",
         "fault_timeout_s",
         "agent",
+        "agent_name",
     ):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
+    if args.worker is not None:
+        values["worker"] = args.worker.resolve()
     if args.speed is not None:
         values["speed"] = parse_speed(args.speed, "--speed")
     if args.json is not None:
@@ -189,15 +202,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         process_handle()  # psutil present, before any agent loads
         settings, _ = load_settings(plan.rootdir)
         transcripts = load_plan_transcripts(plan.transcripts, settings)
-        loaded = load_agent(plan.rootdir, transcripts, plan.agent)
+        watch: int | None = None
+        if plan.worker is not None:
+            loaded, watch = _start_worker(plan)
+        else:
+            loaded = load_agent(plan.rootdir, transcripts, plan.agent)
     except AgentEvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # while the worker started: it is stopped already
+        print("capacity: interrupted before the first step", file=sys.stderr)
+        return 130
     host = machine()
     results: list[RepeatResult] = []
     interrupted = False
     try:
-        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, _progress))
+        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, _progress, watch))
     except KeyboardInterrupt:
         interrupted = True
     except AgentEvalError as exc:
@@ -213,6 +233,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _report(plan, results, loaded.source, [t.id for t in transcripts], host, interrupted)
 
 
+def _start_worker(plan: CapacityPlan) -> tuple[LoadedAgent, int | None]:
+    """Worker mode: our livekit-server and the user's worker, and rooms to call it through."""
+    import shutil
+    import tempfile
+
+    from ..adapters.livekit import LiveKitRoomAdapter
+    from ._agent import LoadedAgent
+    from ._worker import WorkerLab
+
+    assert plan.worker is not None and plan.agent_name is not None
+    workdir = Path(tempfile.mkdtemp(prefix="agent-eval-capacity-"))
+    lab = WorkerLab(plan.worker, workdir=workdir)
+
+    def stop() -> None:
+        lab.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print(f"capacity: starting livekit-server and {plan.worker.name} ...", file=sys.stderr)
+    try:
+        lab.start()
+        adapter = LiveKitRoomAdapter(
+            plan.agent_name,
+            url=lab.url,
+            api_key=lab.api_key,
+            api_secret=lab.api_secret,
+            timeout_s=plan.answer_timeout_s,
+        )
+    except BaseException:
+        stop()
+        raise
+    source = f"worker {plan.worker} (agent_name {plan.agent_name!r})"
+    return LoadedAgent(adapter, source, stop), lab.worker_pid
+
+
 def _only_faults(step: StepSummary) -> bool:
     """No turn answered at this step, and only injected faults ended its conversations."""
     return (
@@ -220,6 +274,7 @@ def _only_faults(step: StepSummary) -> bool:
         and bool(step.fault_failures)
         and not step.failures
         and not step.unanswered
+        and not step.refused
         and not step.timed_out
     )
 
@@ -261,6 +316,8 @@ def _report(
     for step in steps:
         if step.failures:
             console.print(f"K={step.k}: first failure: {step.failures[0]}", markup=False)
+        if step.refused:
+            console.print(f"K={step.k}: refused: {step.refused[0]}", markup=False)
         if step.unanswered:
             console.print(f"K={step.k}: stopped answering: {step.unanswered[0]}", markup=False)
         if step.fault_failures:

@@ -37,6 +37,8 @@ class RepeatResult:
     """Conversations that ended after an injected provider fault: the fault's, not the agent's."""
     unanswered: tuple[str, ...] = ()
     """Conversations that stopped answering: a turn with no answer within the bound."""
+    refused: tuple[str, ...] = ()
+    """Worker mode: calls no worker took (refused at its load_threshold, or none free)."""
     faults_injected: dict[str, int] = field(default_factory=dict)
     """Injected provider faults by kind ("429", "timeout")."""
     provider_requests: int | None = None
@@ -69,6 +71,10 @@ class StepSummary:
     timed_out: bool
     unanswered: tuple[str, ...] = ()
     """Conversations that stopped answering (no answer within the bound)."""
+    refused: tuple[str, ...] = ()
+    """Worker mode: calls no worker took."""
+    processes_peak: int | None = None
+    """Worker mode: the most processes the worker's tree had (the worker and its jobs)."""
     fault_failures: tuple[str, ...] = ()
     """Conversations ended by an injected provider fault (not held against the agent)."""
     faults_injected: dict[str, int] = field(default_factory=dict)
@@ -109,6 +115,8 @@ def summarize(
     lags = [lag for r in repeats for lag in r.measure.lags_s]
     failures = tuple(f for r in repeats for f in r.failures)
     unanswered = tuple(f for r in repeats for f in r.unanswered)
+    refused = tuple(f for r in repeats for f in r.refused)
+    peaks = [r.measure.processes_peak for r in repeats if r.measure.processes_peak is not None]
     fault_failures = tuple(f for r in repeats for f in r.fault_failures)
     injected: Counter[str] = Counter()
     for r in repeats:
@@ -131,6 +139,8 @@ def summarize(
         over.append("ran past its time bound")
     if failures:
         over.append(f"{len(failures)} conversation(s) failed")
+    if refused:
+        over.append(f"{len(refused)} call(s) refused by the worker")
     if unanswered:
         over.append(f"{len(unanswered)} conversation(s) stopped answering")
     if p95 is None:
@@ -157,6 +167,8 @@ def summarize(
         failures=failures,
         timed_out=timed_out,
         unanswered=unanswered,
+        refused=refused,
+        processes_peak=max(peaks) if peaks else None,
         fault_failures=fault_failures,
         faults_injected=dict(injected),
         provider_requests=sum(asked) if asked else None,
@@ -225,5 +237,6 @@ def onsets(steps: Sequence[StepSummary]) -> dict[str, int | None]:
     return {
         "failures": first("failures"),
         "stopped_answering": first("unanswered"),
+        "refused": first("refused"),
         "fault_failures": first("fault_failures"),
     }

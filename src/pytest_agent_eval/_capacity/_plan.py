@@ -40,6 +40,11 @@ class CapacityPlan:
     agent: str | None = None
     """``module:attr`` of an adapter or a no-argument factory returning one; None: the
     project's ``llm_eval_agent`` fixture."""
+    worker: Path | None = None
+    """Worker mode: the user's LiveKit worker file, run as ``python FILE start`` behind a
+    livekit-server on loopback and called through rooms (instead of ``agent``)."""
+    agent_name: str | None = None
+    """The agent name the worker registers (``rtc_session(agent_name=...)``): worker mode."""
     steps: tuple[int, ...] = (1, 2, 4, 8, 16)
     """The values of K (concurrent sessions), ascending."""
     repeats: int = 3
@@ -79,6 +84,16 @@ class CapacityPlan:
             raise ConfigError(
                 f"capacity: steps must be between 1 and {MAX_SESSIONS_LIMIT} sessions, "
                 f"got {self.steps}"
+            )
+        if self.worker is not None and self.agent is not None:
+            raise ConfigError(
+                "capacity: give either --worker (a LiveKit worker file, run as in production) "
+                "or --agent (an adapter in this process), not both"
+            )
+        if (self.worker is None) != (self.agent_name is None):
+            raise ConfigError(
+                "capacity: worker mode needs both --worker FILE and --agent-name NAME (the "
+                "agent_name the worker registers with @server.rtc_session(agent_name=...))"
             )
         if self.refine < 0:
             raise ConfigError(f"capacity: refine must be >= 0, got {self.refine}")
@@ -160,7 +175,18 @@ _NUMBER_KEYS = (
     "answer_timeout_s",
 )
 _TABLE_KEYS = frozenset(
-    {"agent", "steps", "max_sessions", "repeats", "refine", "speed", "results_path", "html_path"}
+    {
+        "agent",
+        "worker",
+        "agent_name",
+        "steps",
+        "max_sessions",
+        "repeats",
+        "refine",
+        "speed",
+        "results_path",
+        "html_path",
+    }
     | set(_NUMBER_KEYS)
 )
 
@@ -192,10 +218,10 @@ def parse_plan_table(table: Mapping[str, Any], *, rootdir: Path, source: str) ->
             out[key] = parse_steps(value, where)
         elif key == "speed":
             out[key] = parse_speed(value, where)
-        else:  # agent, results_path, html_path
+        else:  # agent, agent_name, worker, results_path, html_path
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where} must be a non-empty string, got {value!r}")
-            out[key] = value if key == "agent" else rootdir / value
+            out[key] = value if key in ("agent", "agent_name") else rootdir / value
     if "max_sessions" in out:
         if "steps" in out:
             raise ConfigError(f"{source}: give either 'steps' or 'max_sessions', not both")

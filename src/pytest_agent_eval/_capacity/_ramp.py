@@ -34,6 +34,10 @@ from ._plan import CapacityPlan
 
 __all__ = ["StepEvent", "run_ramp", "transcript_audio_s"]
 
+REFUSED = "no worker took"
+"""How the room adapter says the server placed a dispatch with no worker: the worker refused
+the job (its load at or past ``load_threshold``) or had none free."""
+
 START_SPREAD_S = 1.0
 """The K sessions of a step start spread over this many seconds."""
 
@@ -67,12 +71,15 @@ class _Session:
     failures: list[str] = field(default_factory=list)
     fault_failures: list[str] = field(default_factory=list)
     unanswered: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
 
     def failed(self, line: str, faults: list[str], exc: BaseException) -> None:
         """File a conversation's end under its cause (see the module docstring)."""
         if faults or INJECTED in line:
             hit = f" (injected: {', '.join(faults)})" if faults else ""
             self.fault_failures.append(line + hit)
+        elif REFUSED in line:
+            self.refused.append(line)
         elif isinstance(exc, TimeoutError | AgentTimeoutError):
             self.unanswered.append(line)
         else:
@@ -166,6 +173,7 @@ async def _repeat(
     transcripts: Sequence[Transcript],
     k: int,
     repeat: int,
+    watch_pid: int | None = None,
 ) -> RepeatResult:
     sessions = [_Session() for _ in range(k)]
     faults = (
@@ -174,7 +182,7 @@ async def _repeat(
         else None
     )
     install_faults(faults)
-    probe = LoopProbe()
+    probe = LoopProbe(watch_pid=watch_pid)
     probe.start()
     timed_out = False
     tasks = [
@@ -202,6 +210,7 @@ async def _repeat(
         failures=tuple(f for s in sessions for f in s.failures),
         fault_failures=tuple(f for s in sessions for f in s.fault_failures),
         unanswered=tuple(f for s in sessions for f in s.unanswered),
+        refused=tuple(f for s in sessions for f in s.refused),
         faults_injected=dict(faults.injected) if faults is not None else {},
         provider_requests=faults.requests if faults is not None else None,
         measure=measure,
@@ -223,15 +232,17 @@ async def run_ramp(
     transcripts: Sequence[Transcript],
     results: list[RepeatResult],
     on_event: Callable[[StepEvent], None] = lambda event: None,
+    watch_pid: int | None = None,
 ) -> None:
     """Run the plan's steps into ``results``. After the first step over budget it stops, when
     the plan says so, then halves the gap to the last step within budget ``refine`` times.
-    One unmeasured conversation first warms the agent up (model loads, caches)."""
+    One unmeasured conversation first warms the agent up (model loads, caches). With
+    ``watch_pid`` (worker mode) CPU and memory are that process tree's."""
     await _prepare(adapter, transcripts)
     await _conversation(adapter, transcripts[0], 0, plan, _Session())
     good, over = 0, None
     for k in plan.steps:
-        if await _step(plan, adapter, transcripts, k, results, on_event):
+        if await _step(plan, adapter, transcripts, k, results, on_event, watch_pid):
             good = k
         elif over is None:
             over = k
@@ -243,7 +254,7 @@ async def run_ramp(
         k = (good + over) // 2
         if k <= good:
             return
-        if await _step(plan, adapter, transcripts, k, results, on_event):
+        if await _step(plan, adapter, transcripts, k, results, on_event, watch_pid):
             good = k
         else:
             over = k
@@ -256,12 +267,13 @@ async def _step(
     k: int,
     results: list[RepeatResult],
     on_event: Callable[[StepEvent], None],
+    watch_pid: int | None,
 ) -> bool:
     """Run step ``k`` ``repeats`` times into ``results``; True when it is within budget."""
     step: list[RepeatResult] = []
     for repeat in range(plan.repeats):
         on_event(StepEvent(k, repeat, plan.repeats))
-        result = await _repeat(plan, adapter, transcripts, k, repeat)
+        result = await _repeat(plan, adapter, transcripts, k, repeat, watch_pid)
         step.append(result)
         results.append(result)
         on_event(StepEvent(k, repeat, plan.repeats, result))
