@@ -35,6 +35,7 @@ server = AgentServer(
     load_fnc=two_calls,
     load_threshold=THRESHOLD,
     num_idle_processes=2,
+    port=0,  # its health server on a free port: two test workers may run at once
     initialize_process_timeout=120.0,
 )
 

@@ -69,6 +69,13 @@ def _parser() -> argparse.ArgumentParser:
         "livekit-server on loopback, K callers in K rooms",
     )
     parser.add_argument("--agent-name", help="worker mode: the agent_name the worker registers")
+    parser.add_argument(
+        "--process-per-session",
+        action="store_true",
+        default=None,
+        help="each conversation in a process of its own (a bot per call, as Pipecat "
+        "deployments run), CPU and memory over all of them",
+    )
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument("--steps", help="the values of K, e.g. 1,2,4,8")
     steps.add_argument(
@@ -154,6 +161,8 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
             values[name] = getattr(args, name)
     if args.worker is not None:
         values["worker"] = args.worker.resolve()
+    if args.process_per_session:
+        values["process_per_session"] = True
     if args.speed is not None:
         values["speed"] = parse_speed(args.speed, "--speed")
     if args.json is not None:

@@ -74,7 +74,10 @@ class StepSummary:
     refused: tuple[str, ...] = ()
     """Worker mode: calls no worker took."""
     processes_peak: int | None = None
-    """Worker mode: the most processes the worker's tree had (the worker and its jobs)."""
+    """Worker or process-per-session mode: the most processes measured at once (the worker
+    and its job processes; the sessions' processes)."""
+    cores_per_process: float | None = None
+    """``cores_used`` over ``processes_peak``: what one process costs."""
     fault_failures: tuple[str, ...] = ()
     """Conversations ended by an injected provider fault (not held against the agent)."""
     faults_injected: dict[str, int] = field(default_factory=dict)
@@ -117,6 +120,7 @@ def summarize(
     unanswered = tuple(f for r in repeats for f in r.unanswered)
     refused = tuple(f for r in repeats for f in r.refused)
     peaks = [r.measure.processes_peak for r in repeats if r.measure.processes_peak is not None]
+    processes = max(peaks) if peaks else None
     fault_failures = tuple(f for r in repeats for f in r.fault_failures)
     injected: Counter[str] = Counter()
     for r in repeats:
@@ -168,7 +172,8 @@ def summarize(
         timed_out=timed_out,
         unanswered=unanswered,
         refused=refused,
-        processes_peak=max(peaks) if peaks else None,
+        processes_peak=processes,
+        cores_per_process=cores / processes if processes else None,
         fault_failures=fault_failures,
         faults_injected=dict(injected),
         provider_requests=sum(asked) if asked else None,

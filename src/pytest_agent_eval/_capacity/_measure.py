@@ -120,9 +120,10 @@ class ProcessTree:
     that ends between two samples loses what it used since the last one (samples are 0.2 s
     apart)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, *, children_only: bool = False) -> None:
         import psutil
 
+        self._children_only = children_only
         self._psutil = psutil
         self._root = psutil.Process(pid)
         self._first: dict[tuple[int, float], float] = {}
@@ -135,7 +136,8 @@ class ProcessTree:
         """Read every process of the tree once; returns the tree's RSS now."""
         psutil = self._psutil
         try:
-            processes = [self._root, *self._root.children(recursive=True)]
+            children = self._root.children(recursive=True)
+            processes = children if self._children_only else [self._root, *children]
         except psutil.Error:
             processes = []
         rss = 0
@@ -165,8 +167,13 @@ class LoopProbe:
     a step runs (a task on its loop)."""
 
     def __init__(
-        self, interval_s: float = 0.02, rss_every: int = 10, watch_pid: int | None = None
+        self,
+        interval_s: float = 0.02,
+        rss_every: int = 10,
+        watch_pid: int | None = None,
+        children_only: bool = False,
     ) -> None:
+        self._children_only = children_only
         self.interval_s = interval_s
         self.rss_every = rss_every
         self._process = process_handle()
@@ -212,7 +219,11 @@ class LoopProbe:
         """Start sampling (on the running loop)."""
         self._lags = []
         self._rss_peak = 0
-        self._tree = ProcessTree(self._watch_pid) if self._watch_pid is not None else None
+        self._tree = (
+            ProcessTree(self._watch_pid, children_only=self._children_only)
+            if self._watch_pid is not None
+            else None
+        )
         self._rss_start = self._rss()
         self._cpu_start = self._cpu()
         self._started = time.perf_counter()

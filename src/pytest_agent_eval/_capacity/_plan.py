@@ -45,6 +45,9 @@ class CapacityPlan:
     livekit-server on loopback and called through rooms (instead of ``agent``)."""
     agent_name: str | None = None
     """The agent name the worker registers (``rtc_session(agent_name=...)``): worker mode."""
+    process_per_session: bool = False
+    """Each conversation in a process of its own (a bot per call, as Pipecat deployments
+    run), instead of K sessions in this one."""
     steps: tuple[int, ...] = (1, 2, 4, 8, 16)
     """The values of K (concurrent sessions), ascending."""
     repeats: int = 3
@@ -89,6 +92,11 @@ class CapacityPlan:
             raise ConfigError(
                 "capacity: give either --worker (a LiveKit worker file, run as in production) "
                 "or --agent (an adapter in this process), not both"
+            )
+        if self.worker is not None and self.process_per_session:
+            raise ConfigError(
+                "capacity: --worker runs the worker's own job processes; "
+                "--process-per-session is for an adapter in this process"
             )
         if (self.worker is None) != (self.agent_name is None):
             raise ConfigError(
@@ -179,6 +187,7 @@ _TABLE_KEYS = frozenset(
         "agent",
         "worker",
         "agent_name",
+        "process_per_session",
         "steps",
         "max_sessions",
         "repeats",
@@ -216,6 +225,10 @@ def parse_plan_table(table: Mapping[str, Any], *, rootdir: Path, source: str) ->
             if not isinstance(value, list):
                 raise ConfigError(f"{where} must be a list of whole numbers, e.g. [1, 2, 4]")
             out[key] = parse_steps(value, where)
+        elif key == "process_per_session":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false, got {value!r}")
+            out[key] = value
         elif key == "speed":
             out[key] = parse_speed(value, where)
         else:  # agent, agent_name, worker, results_path, html_path

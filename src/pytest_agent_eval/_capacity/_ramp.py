@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import time
 import wave
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..adapters._latency import FAULT_LOG, INJECTED, ProviderFaults, install_faults
 from ..adapters.base import AgentAdapter, ConversationInfo, TurnInput, coerce_reply
@@ -28,11 +30,12 @@ from ..errors import AgentTimeoutError
 from ..models import AgentReply, Message, Transcript
 from ..runner import assistant_messages, describe_exception
 from ..voice._speech import spoken_text
+from ._children import run_children
 from ._knee import RepeatResult, summarize
 from ._measure import LoopProbe
 from ._plan import CapacityPlan
 
-__all__ = ["StepEvent", "run_ramp", "transcript_audio_s"]
+__all__ = ["Session", "StepEvent", "run_conversation", "run_ramp", "transcript_audio_s"]
 
 REFUSED = "no worker took"
 """How the room adapter says the server placed a dispatch with no worker: the worker refused
@@ -66,7 +69,9 @@ def transcript_audio_s(transcript: Transcript) -> float:
 
 
 @dataclass(slots=True)
-class _Session:
+class Session:
+    """What one session's conversations measured, each ending filed under its cause."""
+
     latencies_s: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     fault_failures: list[str] = field(default_factory=list)
@@ -102,12 +107,12 @@ async def _greet(conversation: object) -> None:
             await value
 
 
-async def _conversation(
+async def run_conversation(
     adapter: AgentAdapter,
     transcript: Transcript,
     index: int,
     plan: CapacityPlan,
-    out: _Session,
+    out: Session,
 ) -> None:
     where = f"session {index + 1}, {transcript.id}"
     faults: list[str] = []
@@ -160,11 +165,11 @@ async def _session(
     index: int,
     k: int,
     plan: CapacityPlan,
-    out: _Session,
+    out: Session,
 ) -> None:
     await asyncio.sleep(START_SPREAD_S * index / k)
     for transcript in transcripts:
-        await _conversation(adapter, transcript, index, plan, out)
+        await run_conversation(adapter, transcript, index, plan, out)
 
 
 async def _repeat(
@@ -175,33 +180,52 @@ async def _repeat(
     repeat: int,
     watch_pid: int | None = None,
 ) -> RepeatResult:
-    sessions = [_Session() for _ in range(k)]
+    sessions = [Session() for _ in range(k)]
     faults = (
         ProviderFaults(plan.fault_rate, timeout_s=plan.fault_timeout_s, seed=1000 * k + repeat)
-        if plan.fault_rate > 0
+        if plan.fault_rate > 0 and not plan.process_per_session
         else None
     )
     install_faults(faults)
-    probe = LoopProbe(watch_pid=watch_pid)
+    if plan.process_per_session:
+        watch_pid = os.getpid()  # its K children (not this process, which only waits)
+    probe = LoopProbe(watch_pid=watch_pid, children_only=plan.process_per_session)
     probe.start()
     timed_out = False
-    tasks = [
-        asyncio.create_task(_session(adapter, transcripts, i, k, plan, sessions[i]))
-        for i in range(k)
-    ]
+    counted: dict[str, int] = {}
+    asked: int | None = None
+    tasks: list[asyncio.Task[Any]]
+    if plan.process_per_session:
+        tasks = [asyncio.create_task(run_children(plan, k, repeat))]
+    else:
+        tasks = [
+            asyncio.create_task(_session(adapter, transcripts, i, k, plan, sessions[i]))
+            for i in range(k)
+        ]
     try:
         async with asyncio.timeout(plan.step_timeout_s):
             await asyncio.gather(*tasks)
     except TimeoutError:
         timed_out = True
     finally:
-        # Every session ends here, its conversations closed, whether the step finished, ran
-        # out of time or was interrupted (Ctrl-C cancels this task; that goes on upwards).
+        # Every session ends here, its conversations closed (its process killed), whether the
+        # step finished, ran out of time or was interrupted (Ctrl-C cancels this task; that
+        # goes on upwards).
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         measure = await probe.stop()
         install_faults(None)
+    if plan.process_per_session and not timed_out and not tasks[0].cancelled():
+        for session, child in zip(sessions, tasks[0].result(), strict=True):
+            for name in ("latencies_s", "failures", "fault_failures", "unanswered", "refused"):
+                getattr(session, name).extend(child.get(name, []))
+            for kind, count in child.get("faults_injected", {}).items():
+                counted[kind] = counted.get(kind, 0) + count
+            if "provider_requests" in child:
+                asked = (asked or 0) + child["provider_requests"]
+    if faults is not None:
+        counted, asked = dict(faults.injected), faults.requests
     audio = sum(transcript_audio_s(t) for t in transcripts) * k
     return RepeatResult(
         k=k,
@@ -211,8 +235,8 @@ async def _repeat(
         fault_failures=tuple(f for s in sessions for f in s.fault_failures),
         unanswered=tuple(f for s in sessions for f in s.unanswered),
         refused=tuple(f for s in sessions for f in s.refused),
-        faults_injected=dict(faults.injected) if faults is not None else {},
-        provider_requests=faults.requests if faults is not None else None,
+        faults_injected=counted,
+        provider_requests=asked,
         measure=measure,
         timed_out=timed_out,
         audio_s=audio,
@@ -238,8 +262,9 @@ async def run_ramp(
     the plan says so, then halves the gap to the last step within budget ``refine`` times.
     One unmeasured conversation first warms the agent up (model loads, caches). With
     ``watch_pid`` (worker mode) CPU and memory are that process tree's."""
-    await _prepare(adapter, transcripts)
-    await _conversation(adapter, transcripts[0], 0, plan, _Session())
+    if not plan.process_per_session:  # each process prepares and warms up its own agent
+        await _prepare(adapter, transcripts)
+        await run_conversation(adapter, transcripts[0], 0, plan, Session())
     good, over = 0, None
     for k in plan.steps:
         if await _step(plan, adapter, transcripts, k, results, on_event, watch_pid):
