@@ -139,6 +139,7 @@ def test_a_conversation_a_fault_ends_is_the_faults_not_the_agents(
     assert data["began_at_k"] == {
         "failures": None,
         "stopped_answering": None,
+        "refused": None,
         "fault_failures": 1,
     }
 
