@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ._plan import CapacityPlan
+from ._session import START_SPREAD_S, Session, run_conversation
 
 __all__ = ["child_main", "run_children"]
 
@@ -59,8 +60,6 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
 async def _one(
     plan: CapacityPlan, index: int, k: int, seed: int, started: list[asyncio.subprocess.Process]
 ) -> dict[str, Any]:
-    from ._ramp import START_SPREAD_S
-
     await asyncio.sleep(START_SPREAD_S * index / k)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -104,7 +103,6 @@ async def _child(spec: dict[str, Any]) -> dict[str, Any]:
     from ..adapters._latency import ProviderFaults, install_faults
     from ..config import load_settings
     from ._agent import load_agent, load_plan_transcripts
-    from ._ramp import Session, run_conversation
 
     rootdir = Path(spec["rootdir"])
     plan = CapacityPlan(

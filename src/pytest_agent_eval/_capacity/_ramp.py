@@ -7,42 +7,30 @@ frame. A `LoopProbe` samples the loop lag, CPU and memory while the K sessions r
 are appended to the list the caller passes as they finish, so a run stopped by Ctrl-C still
 has every repeat that completed.
 
-A conversation that ends early is filed under one of three causes: an injected provider fault
-(``--fault-rate``; the fault hit that conversation, or its error is the fault's), no answer
-within ``answer_timeout_s`` (it stopped answering), or anything else (the agent failed).
+With ``process_per_session`` each session is a process of its own instead (`_children`); a
+session's conversations, and the cause each early ending is filed under, are `_session`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
-import time
 import wave
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..adapters._latency import FAULT_LOG, INJECTED, ProviderFaults, install_faults
-from ..adapters.base import AgentAdapter, ConversationInfo, TurnInput, coerce_reply
-from ..errors import AgentTimeoutError
-from ..models import AgentReply, Message, Transcript
-from ..runner import assistant_messages, describe_exception
-from ..voice._speech import spoken_text
+from ..adapters._latency import ProviderFaults, install_faults
+from ..adapters.base import AgentAdapter
+from ..models import Transcript
 from ._children import run_children
 from ._knee import RepeatResult, summarize
 from ._measure import LoopProbe
 from ._plan import CapacityPlan
+from ._session import START_SPREAD_S, Session, run_conversation
 
-__all__ = ["Session", "StepEvent", "run_conversation", "run_ramp", "transcript_audio_s"]
-
-REFUSED = "no worker took"
-"""How the room adapter says the server placed a dispatch with no worker: the worker refused
-the job (its load at or past ``load_threshold``) or had none free."""
-
-START_SPREAD_S = 1.0
-"""The K sessions of a step start spread over this many seconds."""
+__all__ = ["StepEvent", "run_ramp", "transcript_audio_s"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,97 +54,6 @@ def _wav_seconds(path: Path) -> float:
 def transcript_audio_s(transcript: Transcript) -> float:
     """Seconds of user audio in ``transcript``'s turns (WAV fixtures)."""
     return sum(_wav_seconds(Path(t.audio)) for t in transcript.turns if t.audio is not None)
-
-
-@dataclass(slots=True)
-class Session:
-    """What one session's conversations measured, each ending filed under its cause."""
-
-    latencies_s: list[float] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-    fault_failures: list[str] = field(default_factory=list)
-    unanswered: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-
-    def failed(self, line: str, faults: list[str], exc: BaseException) -> None:
-        """File a conversation's end under its cause (see the module docstring)."""
-        if faults or INJECTED in line:
-            hit = f" (injected: {', '.join(faults)})" if faults else ""
-            self.fault_failures.append(line + hit)
-        elif REFUSED in line:
-            self.refused.append(line)
-        elif isinstance(exc, TimeoutError | AgentTimeoutError):
-            self.unanswered.append(line)
-        else:
-            self.failures.append(line)
-
-
-def _latency(reply: AgentReply, wall_s: float) -> float:
-    if reply.first_audio_latency_s is not None:
-        return reply.first_audio_latency_s
-    if reply.latency_s is not None:
-        return reply.latency_s
-    return wall_s
-
-
-async def _greet(conversation: object) -> None:
-    method = getattr(conversation, "greeting", None)
-    if callable(method):
-        value = method()
-        if inspect.isawaitable(value):
-            await value
-
-
-async def run_conversation(
-    adapter: AgentAdapter,
-    transcript: Transcript,
-    index: int,
-    plan: CapacityPlan,
-    out: Session,
-) -> None:
-    where = f"session {index + 1}, {transcript.id}"
-    faults: list[str] = []
-    FAULT_LOG.set(faults)  # this task's context; the agent's tasks started here inherit it
-    try:
-        conversation = await adapter.start_conversation(
-            ConversationInfo(transcript=transcript, run_index=index, speed=plan.speed)
-        )
-    except Exception as exc:  # the agent never answered: a failure of this conversation
-        out.failed(f"{where}: starting failed: {describe_exception(exc, 1)}", faults, exc)
-        return
-    history: list[Message] = []
-    turn_index = 0
-    try:
-        await _greet(conversation)
-        for turn_index, turn in enumerate(transcript.turns):
-            audio = Path(turn.audio) if turn.audio is not None else None
-            history.append(Message("user", spoken_text(turn.user), audio=audio))
-            sent = TurnInput.of(
-                transcript,
-                turn_index,
-                index,
-                history=history,
-                interrupted_by=TurnInput.interrupting(transcript, turn_index, index),
-            )
-            started = time.perf_counter()
-            try:
-                async with asyncio.timeout(plan.answer_timeout_s):
-                    reply = await conversation.respond(sent)
-            except TimeoutError as exc:
-                raise TimeoutError(f"no answer within {plan.answer_timeout_s:g} s") from exc
-            wall = time.perf_counter() - started
-            if not isinstance(reply, AgentReply):
-                reply = coerce_reply(reply)
-            out.latencies_s.append(_latency(reply, wall))
-            history.extend(assistant_messages(reply.reply, reply.calls, turn_index))
-    except Exception as exc:  # the run boundary: this conversation stopped answering
-        line = f"{where} turn {turn_index + 1}: {describe_exception(exc, 1)}"
-        out.failed(line, faults, exc)
-    finally:
-        try:
-            await conversation.aclose()
-        except Exception as exc:
-            out.failures.append(f"{where}: closing failed: {describe_exception(exc, 1)}")
 
 
 async def _session(

@@ -25,6 +25,8 @@ from collections import Counter
 from contextvars import ContextVar
 from typing import NoReturn, TypeAlias
 
+from ..errors import AgentEvalError
+
 __all__ = [
     "FAULT_KINDS",
     "FAULT_LOG",
@@ -115,7 +117,7 @@ where the conversation's context does not reach (a Pipecat pipeline's own thread
 FAULT_KINDS = ("429", "timeout")
 
 
-class InjectedFault(Exception):
+class InjectedFault(AgentEvalError):
     """A provider error a capacity run injected into a stand-in: a 429 or a timeout."""
 
     def __init__(self, kind: str) -> None:
