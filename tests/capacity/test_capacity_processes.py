@@ -38,7 +38,9 @@ def test_each_session_runs_in_its_own_process(tmp_path: Path) -> None:
         ]
     )  # fmt: skip
     assert code == 0
-    steps = json.loads((tmp_path / "out.json").read_text())["steps"]
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["mode"] == "process per session"
+    steps = data["steps"]
     assert [s["turns"] for s in steps] == [2, 6]
     assert all(s["failures"] == [] for s in steps)
     # Measured over the sessions' processes, not this one: three at once at K=3.

@@ -2,8 +2,10 @@
 
 The private parts, one concern each: `_plan` (steps, budgets, gate; the pyproject table),
 `_agent` (the agent and transcripts, loaded as the eval suite loads them), `_ramp` (K sessions
-in real time per step), `_measure` (psutil and the loop-lag probe), `_knee` (the steps judged,
-the knee as sessions per core) and `_report` (JSON, HTML, the terminal table).
+in real time per step), `_session` (one session's conversations, each ending filed under its
+cause), `_children` (a process per session), `_worker` (worker mode: livekit-server and the
+user's worker on loopback), `_measure` (psutil and the loop-lag probe), `_knee` (the steps
+judged, the knee as sessions per core) and `_report` (JSON, HTML, the terminal table).
 
 Exit codes: 0 done (and the gate, if any, passed), 1 below ``--min-sessions-per-core``,
 2 bad input, 130 interrupted (Ctrl-C; the partial report is written first).

@@ -18,9 +18,11 @@ from ._plan import CapacityPlan
 
 __all__ = [
     "NOT_SEEN",
+    "NOT_SEEN_WORKER",
     "SCHEMA",
     "headline",
     "machine",
+    "not_seen",
     "render_html",
     "render_table",
     "results_json",
@@ -30,9 +32,21 @@ SCHEMA = "agent-eval-capacity/1"
 
 NOT_SEEN = (
     "What this does not measure: the carrier and the network (loopback only), the providers' "
-    "own latency and rate limits (stand-ins replay latency and injected faults at most), other processes sharing "
-    "the machine, and a worker's job processes (one process, in-process sessions)."
+    "own latency and rate limits (stand-ins replay latency and injected faults at most), other "
+    "processes sharing the machine, and a worker's job processes (one process, in-process "
+    "sessions)."
 )
+
+NOT_SEEN_WORKER = (
+    "What this does not measure: the carrier and the network (loopback only), the providers' "
+    "own latency and rate limits (stand-ins replay latency and injected faults at most), other "
+    "processes sharing the machine, and calls the worker accepted past its load_threshold."
+)
+
+
+def not_seen(plan: CapacityPlan) -> str:
+    """What the run's mode cannot see."""
+    return NOT_SEEN_WORKER if plan.worker is not None else NOT_SEEN
 
 
 def machine() -> dict[str, Any]:
@@ -98,7 +112,10 @@ def results_json(
         if gate_failed is None
         else {"min_sessions_per_core": plan.min_sessions_per_core, "passed": not gate_failed},
         "steps": [{**asdict(s), "within_budget": s.within_budget} for s in steps],
-        "not_measured": NOT_SEEN,
+        "mode": "worker"
+        if plan.worker is not None
+        else ("process per session" if plan.process_per_session else "in process"),
+        "not_measured": not_seen(plan),
     }
 
 
@@ -250,7 +267,7 @@ sessions per core. Agent: {html.escape(data["agent"])}.</p>
 </tbody></table>
 <p>Machine: {html.escape(str(host["cpu_model"]))}, {host["usable_cores"]} usable cores,
 load {host["load_average_1m_at_start"]} at start.</p>
-<p>{html.escape(NOT_SEEN)}</p>
+<p>{html.escape(not_seen(plan))}</p>
 </body></html>
 """
 
