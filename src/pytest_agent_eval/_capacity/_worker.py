@@ -79,8 +79,8 @@ def server_binary() -> Path:
         return Path(found)
     raise ConfigError(
         "capacity: worker mode runs a livekit-server on loopback and none was found: install "
-        f"livekit-server {SERVER_VERSION} (`go install github.com/livekit/livekit-server/cmd/"
-        f"server@{SERVER_VERSION}`) and set ${SERVER_BIN_ENV} to it, or put it on PATH"
+        f"livekit-server {SERVER_VERSION} (LiveKit's open-source server, a single binary) and "
+        f"set ${SERVER_BIN_ENV} to it, or put it on PATH as livekit-server"
     )
 
 
