@@ -114,3 +114,35 @@ def test_ctrl_c_stops_the_worker_its_jobs_and_the_server(project: Path) -> None:
     assert process.returncode == 130, "".join(seen) + err[-3000:]
     assert json.loads((project / "out.json").read_text())["complete"] is False
     assert _left_running(project) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--agent-name", "a"], {"LIVEKIT_SERVER_BIN": "/nonexistent/server"}, "not an executable"),
+        ([], {}, "worker mode needs both --worker FILE and --agent-name NAME"),
+        (["--agent-name", "a", "--agent", "m:f"], {}, "either --worker"),
+    ],
+)
+def test_bad_worker_input_exits_2_before_anything_starts(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    env: dict[str, str],
+    message: str,
+) -> None:
+    from pytest_agent_eval.__main__ import main
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "hello.yaml").write_text(TRANSCRIPT)
+    (tmp_path / "pyproject.toml").write_text('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    shutil.copy(WORKER, tmp_path / "worker.py")
+    code = main(
+        ["capacity", "--rootdir", str(tmp_path), "--worker", str(tmp_path / "worker.py"), *args]
+    )
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "agent-eval-capacity.json").exists()
