@@ -7,7 +7,11 @@ times each. ``--latency P50,P95`` (seconds) gives the scripted LLM a provider's 
 token (a LiveKit factory module is written next to the agent and passed as ``--agent``).
 
     .venv/bin/python bench/capacity.py [--max-sessions 64] [--repeats 3] [--latency 0.4,0.9]
-        [--pipecat] [--keep DIR]
+        [--fault-rate 0.05] [--runs 3] [--pipecat] [--process-per-session] [--keep DIR]
+
+``--runs N`` runs the whole command N times and prints each run's knee and the spread of
+sessions per core over the runs ((max - min) / mean): the repeatability the figure has on this
+machine at its load.
 
 Prints the command's table and the knee, the interval, the machine and its load: the figure
 depends on what else the machine runs (docs/benchmarks.md says when it was measured under load).
@@ -60,7 +64,12 @@ def main() -> int:
     parser.add_argument("--max-sessions", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--latency", help="P50,P95 seconds of the scripted LLM (LiveKit only)")
+    parser.add_argument("--fault-rate", help="share of provider requests failing (429/timeout)")
+    parser.add_argument("--runs", type=int, default=1, help="whole runs, for the spread")
     parser.add_argument("--pipecat", action="store_true", help="the Pipecat example instead")
+    parser.add_argument(
+        "--process-per-session", action="store_true", help="each conversation in its own process"
+    )
     parser.add_argument("--keep", type=Path, help="run in this folder and keep it")
     args = parser.parse_args()
     example = ROOT / "examples" / ("voice-pipecat" if args.pipecat else "voice-livekit")
@@ -81,17 +90,32 @@ def main() -> int:
         p50, _, p95 = args.latency.partition(",")
         (work / "latency_agent.py").write_text(LATENCY_AGENT.format(p50=float(p50), p95=float(p95)))
         command += ["--agent", "latency_agent:make_adapter"]
-    print("load average before:", os.getloadavg(), flush=True)
-    done = subprocess.run(command, cwd=work, check=False)
-    data = json.loads((work / "capacity.json").read_text())
-    knee = data["knee"]
-    print(json.dumps({"knee": knee, "machine": data["machine"]}, indent=2))
-    print("load average after:", os.getloadavg())
+    if args.fault_rate:
+        command += ["--fault-rate", args.fault_rate]
+    if args.process_per_session:
+        command.append("--process-per-session")
+    knees: list[dict[str, object]] = []
+    code = 0
+    for run in range(args.runs):
+        print(f"run {run + 1}/{args.runs}: load average before:", os.getloadavg(), flush=True)
+        done = subprocess.run(command, cwd=work, check=False)
+        code = code or done.returncode
+        data = json.loads((work / "capacity.json").read_text())
+        knees.append(
+            {**data["knee"], "load_1m_at_start": data["machine"]["load_average_1m_at_start"]}
+        )
+        print(json.dumps({"knee": data["knee"], "machine": data["machine"]}, indent=2))
+        print("load average after:", os.getloadavg(), flush=True)
+    if args.runs > 1:
+        values = [float(k["sessions_per_core"]) for k in knees]  # type: ignore[arg-type]
+        mean = sum(values) / len(values)
+        spread = (max(values) - min(values)) / mean if mean else float("nan")
+        print(json.dumps({"runs": knees, "spread": round(spread, 3)}, indent=2))
     if args.keep is None:
         shutil.rmtree(work, ignore_errors=True)
     else:
         print(f"reports: {work}/capacity.json, {work}/capacity.html")
-    return done.returncode
+    return code
 
 
 if __name__ == "__main__":

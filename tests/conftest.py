@@ -80,6 +80,9 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     # agent-eval capacity on the example agents, in real time.
     "capacity/test_capacity_livekit.py": ("voice",),
     "capacity/test_capacity_pipecat.py": ("voice", "slow"),
+    # A LiveKit worker behind a real livekit-server; and LiveKit's LLM stream under faults.
+    "capacity/test_capacity_worker.py": ("room", "voice"),
+    "capacity/test_capacity_faults.py": ("slow",),
 }
 """Tiers of single files, by path under ``tests/``."""
 

@@ -34,3 +34,23 @@ def test_the_pipecat_bot_runs_k_real_pipelines_per_step(tmp_path: Path) -> None:
     assert data["knee"]["k"] == 2
     assert data["gate"]["passed"] is True
     assert (tmp_path / "agent-eval-capacity.html").is_file()
+
+
+def test_the_pipecat_bot_runs_one_process_per_call(tmp_path: Path) -> None:
+    shutil.copytree(
+        EXAMPLE, tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "pytest_agent_eval", "capacity", "evals/booking.yaml",
+            "--process-per-session", "--steps", "1", "--repeats", "1",
+            "--p95-latency-ms", "10000", "--loop-lag-ms", "500",
+        ],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (step,) = json.loads((tmp_path / "agent-eval-capacity.json").read_text())["steps"]
+    # The bot's process answered every turn; its CPU and memory are its own (psutil).
+    assert step["turns"] == 3 and step["failures"] == []
+    assert step["processes_peak"] == 1
+    assert step["cores_per_process"] > 0 and step["rss_peak_mb"] > 100  # Silero, the pipeline

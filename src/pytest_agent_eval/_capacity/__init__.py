@@ -2,8 +2,10 @@
 
 The private parts, one concern each: `_plan` (steps, budgets, gate; the pyproject table),
 `_agent` (the agent and transcripts, loaded as the eval suite loads them), `_ramp` (K sessions
-in real time per step), `_measure` (psutil and the loop-lag probe), `_knee` (the steps judged,
-the knee as sessions per core) and `_report` (JSON, HTML, the terminal table).
+in real time per step), `_session` (one session's conversations, each ending filed under its
+cause), `_children` (a process per session), `_worker` (worker mode: livekit-server and the
+user's worker on loopback), `_measure` (psutil and the loop-lag probe), `_knee` (the steps
+judged, the knee as sessions per core) and `_report` (JSON, HTML, the terminal table).
 
 Exit codes: 0 done (and the gate, if any, passed), 1 below ``--min-sessions-per-core``,
 2 bad input, 130 interrupted (Ctrl-C; the partial report is written first).
@@ -17,11 +19,14 @@ import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import load_settings, parse_speed
 from ..errors import AgentEvalError, ConfigError
-from ._knee import RepeatResult, find_knee
+
+if TYPE_CHECKING:
+    from ._agent import LoadedAgent as LoadedAgent
+from ._knee import RepeatResult, StepSummary, find_knee, onsets
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps
 from ._ramp import StepEvent, run_ramp
 from ._report import (
@@ -59,6 +64,20 @@ def _parser() -> argparse.ArgumentParser:
         "--agent",
         help="MODULE:ATTR of an adapter or a factory (default: the llm_eval_agent fixture)",
     )
+    parser.add_argument(
+        "--worker",
+        type=Path,
+        help="worker mode: your LiveKit worker file, run as `python FILE start` behind a "
+        "livekit-server on loopback, K callers in K rooms",
+    )
+    parser.add_argument("--agent-name", help="worker mode: the agent_name the worker registers")
+    parser.add_argument(
+        "--process-per-session",
+        action="store_true",
+        default=None,
+        help="each conversation in a process of its own (a bot per call, as Pipecat "
+        "deployments run), CPU and memory over all of them",
+    )
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument("--steps", help="the values of K, e.g. 1,2,4,8")
     steps.add_argument(
@@ -80,6 +99,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--min-sessions-per-core", type=float, help="gate: exit 1 below this")
     parser.add_argument("--step-timeout-s", type=float, help="time bound of one step (default 300)")
+    parser.add_argument(
+        "--answer-timeout-s",
+        type=float,
+        help="a turn unanswered this long: the conversation stopped answering (default 30)",
+    )
+    parser.add_argument(
+        "--fault-rate",
+        type=float,
+        help="share of the scripted stand-ins' provider requests failing with a 429 or a "
+        "timeout, e.g. 0.05 (default 0)",
+    )
+    parser.add_argument(
+        "--fault-timeout-s", type=float, help="how long an injected timeout hangs (default 10)"
+    )
     parser.add_argument("--speed", help="streaming speed: realtime (default) or a factor")
     parser.add_argument(
         "--all-steps", action="store_true", help="go on past the first step over budget"
@@ -120,10 +153,18 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
         "loop_lag_ms",
         "min_sessions_per_core",
         "step_timeout_s",
+        "answer_timeout_s",
+        "fault_rate",
+        "fault_timeout_s",
         "agent",
+        "agent_name",
     ):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
+    if args.worker is not None:
+        values["worker"] = args.worker.resolve()
+    if args.process_per_session:
+        values["process_per_session"] = True
     if args.speed is not None:
         values["speed"] = parse_speed(args.speed, "--speed")
     if args.json is not None:
@@ -154,7 +195,8 @@ def _progress(event: StepEvent) -> None:
     r = event.result
     print(
         f"capacity: K={r.k} repeat {r.repeat + 1}/{event.repeats}: {len(r.latencies_s)} turns, "
-        f"{len(r.failures)} failures, {r.measure.cores_used:.2f} cores",
+        f"{len(r.failures)} failures, {len(r.unanswered)} stopped answering, "
+        f"{sum(r.faults_injected.values())} faults injected, {r.measure.cores_used:.2f} cores",
         file=sys.stderr,
         flush=True,
     )
@@ -171,15 +213,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         process_handle()  # psutil present, before any agent loads
         settings, _ = load_settings(plan.rootdir)
         transcripts = load_plan_transcripts(plan.transcripts, settings)
-        loaded = load_agent(plan.rootdir, transcripts, plan.agent)
+        watch: int | None = None
+        if plan.worker is not None:
+            loaded, watch = _start_worker(plan)
+        else:
+            loaded = load_agent(plan.rootdir, transcripts, plan.agent)
     except AgentEvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # while the worker started: it is stopped already
+        print("capacity: interrupted before the first step", file=sys.stderr)
+        return 130
     host = machine()
     results: list[RepeatResult] = []
     interrupted = False
     try:
-        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, _progress))
+        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, _progress, watch))
     except KeyboardInterrupt:
         interrupted = True
     except AgentEvalError as exc:
@@ -193,6 +242,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         loaded.close()
     return _report(plan, results, loaded.source, [t.id for t in transcripts], host, interrupted)
+
+
+def _start_worker(plan: CapacityPlan) -> tuple[LoadedAgent, int | None]:
+    """Worker mode: our livekit-server and the user's worker, and rooms to call it through."""
+    import shutil
+    import tempfile
+
+    from ..adapters.livekit import LiveKitRoomAdapter
+    from ._agent import LoadedAgent
+    from ._worker import WorkerLab
+
+    assert plan.worker is not None and plan.agent_name is not None
+    workdir = Path(tempfile.mkdtemp(prefix="agent-eval-capacity-"))
+    lab = WorkerLab(plan.worker, workdir=workdir)
+
+    def stop() -> None:
+        lab.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    print(f"capacity: starting livekit-server and {plan.worker.name} ...", file=sys.stderr)
+    try:
+        lab.start()
+        adapter = LiveKitRoomAdapter(
+            plan.agent_name,
+            url=lab.url,
+            api_key=lab.api_key,
+            api_secret=lab.api_secret,
+            timeout_s=plan.answer_timeout_s,
+        )
+    except BaseException:
+        stop()
+        raise
+    source = f"worker {plan.worker} (agent_name {plan.agent_name!r})"
+    return LoadedAgent(adapter, source, stop), lab.worker_pid
+
+
+def _only_faults(step: StepSummary) -> bool:
+    """No turn answered at this step, and only injected faults ended its conversations."""
+    return (
+        step.p95_latency_ms is None
+        and bool(step.fault_failures)
+        and not step.failures
+        and not step.unanswered
+        and not step.refused
+        and not step.timed_out
+    )
 
 
 def _report(
@@ -226,9 +321,20 @@ def _report(
     write_html(plan.html_path, render_html(data, steps, plan, knee))
     console = Console(stderr=False)
     console.print(render_table(steps, knee, plan))
+    for what, k in onsets(steps).items():
+        if k is not None:
+            console.print(f"{what.replace('_', ' ')} began at K={k}", markup=False)
     for step in steps:
         if step.failures:
             console.print(f"K={step.k}: first failure: {step.failures[0]}", markup=False)
+        if step.refused:
+            console.print(f"K={step.k}: refused: {step.refused[0]}", markup=False)
+        if step.unanswered:
+            console.print(f"K={step.k}: stopped answering: {step.unanswered[0]}", markup=False)
+        if step.fault_failures:
+            console.print(
+                f"K={step.k}: ended by an injected fault: {step.fault_failures[0]}", markup=False
+            )
         if step.log_warnings:
             message, count = next(iter(step.log_warnings.items()))
             console.print(f"K={step.k}: logged {count}x: {message}", markup=False)
@@ -236,6 +342,15 @@ def _report(
     if interrupted:
         print("capacity: interrupted; the reports hold the steps that finished", file=sys.stderr)
         return 130
+    blocked = next((s for s in steps if s.k == knee.first_over), None)
+    if blocked is not None and _only_faults(blocked):
+        # Nothing was evaluated at this K: an error of the run, never a verdict on the agent.
+        print(
+            f"error: capacity could not evaluate the agent at K={blocked.k}: injected faults "
+            f"ended every conversation ({len(blocked.fault_failures)}); lower --fault-rate",
+            file=sys.stderr,
+        )
+        return 2
     if gate_failed:
         print(
             f"capacity gate failed: {knee.sessions_per_core:.2f} sessions per core < "

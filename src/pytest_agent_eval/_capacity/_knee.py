@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ._measure import StepMeasure, lag_percentile, percentile
 
-__all__ = ["Knee", "RepeatResult", "StepSummary", "find_knee", "summarize"]
+__all__ = ["Knee", "RepeatResult", "StepSummary", "find_knee", "onsets", "summarize"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,8 +31,18 @@ class RepeatResult:
     latencies_s: tuple[float, ...]
     """End of user speech to first agent audio (else first reply text), every turn."""
     failures: tuple[str, ...]
-    """Conversations that errored or stopped answering, one line each."""
+    """Conversations the agent failed (it raised, or refused), one line each."""
     measure: StepMeasure
+    fault_failures: tuple[str, ...] = ()
+    """Conversations that ended after an injected provider fault: the fault's, not the agent's."""
+    unanswered: tuple[str, ...] = ()
+    """Conversations that stopped answering: a turn with no answer within the bound."""
+    refused: tuple[str, ...] = ()
+    """Worker mode: calls no worker took (refused at its load_threshold, or none free)."""
+    faults_injected: dict[str, int] = field(default_factory=dict)
+    """Injected provider faults by kind ("429", "timeout")."""
+    provider_requests: int | None = None
+    """Requests the stand-ins got while faults were injected (None: none were)."""
     timed_out: bool = False
     """The step ran past its time bound and was stopped."""
     audio_s: float = 0.0
@@ -59,6 +69,19 @@ class StepSummary:
     """Growth of the resident set over the step, per session (an estimate)."""
     failures: tuple[str, ...]
     timed_out: bool
+    unanswered: tuple[str, ...] = ()
+    """Conversations that stopped answering (no answer within the bound)."""
+    refused: tuple[str, ...] = ()
+    """Worker mode: calls no worker took."""
+    processes_peak: int | None = None
+    """Worker or process-per-session mode: the most processes measured at once (the worker
+    and its job processes; the sessions' processes)."""
+    cores_per_process: float | None = None
+    """``cores_used`` over ``processes_peak``: what one process costs."""
+    fault_failures: tuple[str, ...] = ()
+    """Conversations ended by an injected provider fault (not held against the agent)."""
+    faults_injected: dict[str, int] = field(default_factory=dict)
+    provider_requests: int | None = None
     log_warnings: dict[str, int] = field(default_factory=dict)
     """Warnings and errors logged over the repeats, by message (the most frequent few)."""
     over_budget: tuple[str, ...] = field(default=())
@@ -94,6 +117,15 @@ def summarize(
     latencies = [lat for r in repeats for lat in r.latencies_s]
     lags = [lag for r in repeats for lag in r.measure.lags_s]
     failures = tuple(f for r in repeats for f in r.failures)
+    unanswered = tuple(f for r in repeats for f in r.unanswered)
+    refused = tuple(f for r in repeats for f in r.refused)
+    peaks = [r.measure.processes_peak for r in repeats if r.measure.processes_peak is not None]
+    processes = max(peaks) if peaks else None
+    fault_failures = tuple(f for r in repeats for f in r.fault_failures)
+    injected: Counter[str] = Counter()
+    for r in repeats:
+        injected.update(r.faults_injected)
+    asked = [r.provider_requests for r in repeats if r.provider_requests is not None]
     timed_out = any(r.timed_out for r in repeats)
     p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
     interval = repeats[0].measure.probe_interval_s if repeats else 0.02
@@ -111,8 +143,15 @@ def summarize(
         over.append("ran past its time bound")
     if failures:
         over.append(f"{len(failures)} conversation(s) failed")
+    if refused:
+        over.append(f"{len(refused)} call(s) refused by the worker")
+    if unanswered:
+        over.append(f"{len(unanswered)} conversation(s) stopped answering")
     if p95 is None:
-        over.append("no turn was answered")
+        over.append(
+            "no turn was answered"
+            + (": injected faults ended every conversation" if fault_failures else "")
+        )
     elif p95 * 1000 > p95_latency_ms:
         over.append(f"p95 latency {p95 * 1000:.0f} ms > {p95_latency_ms:g} ms")
     if lag95 is not None and lag95 * 1000 > loop_lag_ms:
@@ -131,6 +170,13 @@ def summarize(
         rss_per_session_mb=_mb(max(growth, 0)) / k,
         failures=failures,
         timed_out=timed_out,
+        unanswered=unanswered,
+        refused=refused,
+        processes_peak=processes,
+        cores_per_process=cores / processes if processes else None,
+        fault_failures=fault_failures,
+        faults_injected=dict(injected),
+        provider_requests=sum(asked) if asked else None,
         log_warnings=dict(logged.most_common(5)),
         over_budget=tuple(over),
     )
@@ -182,3 +228,20 @@ def find_knee(
         high=max(per_repeat),
         first_over=first_over,
     )
+
+
+def onsets(steps: Sequence[StepSummary]) -> dict[str, int | None]:
+    """The smallest K at which each kind of failure began (None: never), steps in any order:
+    the agent's failures, conversations that stopped answering, and those ended by an injected
+    fault."""
+    ordered = sorted(steps, key=lambda s: s.k)
+
+    def first(attr: str) -> int | None:
+        return next((s.k for s in ordered if getattr(s, attr)), None)
+
+    return {
+        "failures": first("failures"),
+        "stopped_answering": first("unanswered"),
+        "refused": first("refused"),
+        "fault_failures": first("fault_failures"),
+    }

@@ -24,6 +24,7 @@ from ..errors import ConfigError, install_command
 __all__ = [
     "LogWarnings",
     "LoopProbe",
+    "ProcessTree",
     "StepMeasure",
     "lag_percentile",
     "percentile",
@@ -103,6 +104,9 @@ class StepMeasure:
     """How long the probe slept between wake-ups."""
     log_warnings: tuple[tuple[str, int], ...] = ()
     """Warnings and errors logged during the step: (message, count), most frequent first."""
+    processes_peak: int | None = None
+    """In worker mode, the most processes the worker's tree had (itself, its job processes);
+    CPU and memory are then the tree's, not this process's."""
 
     @property
     def cores_used(self) -> float:
@@ -110,13 +114,71 @@ class StepMeasure:
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
 
 
-class LoopProbe:
-    """Samples loop lag, CPU and RSS of this process while a step runs (a task on its loop)."""
+class ProcessTree:
+    """CPU and memory of a process and all its descendants (a LiveKit worker and its job
+    processes), with psutil. A process that appears during the step counts all its CPU; one
+    that ends between two samples loses what it used since the last one (samples are 0.2 s
+    apart)."""
 
-    def __init__(self, interval_s: float = 0.02, rss_every: int = 10) -> None:
+    def __init__(self, pid: int, *, children_only: bool = False) -> None:
+        import psutil
+
+        self._children_only = children_only
+        self._psutil = psutil
+        self._root = psutil.Process(pid)
+        self._first: dict[tuple[int, float], float] = {}
+        self._last: dict[tuple[int, float], float] = {}
+        self.rss_peak = 0
+        self.processes_peak = 0
+        self._started = False
+
+    def sample(self) -> int:
+        """Read every process of the tree once; returns the tree's RSS now."""
+        psutil = self._psutil
+        try:
+            children = self._root.children(recursive=True)
+            processes = children if self._children_only else [self._root, *children]
+        except psutil.Error:
+            processes = []
+        rss = 0
+        for process in processes:
+            try:
+                with process.oneshot():
+                    times = process.cpu_times()
+                    key = (process.pid, process.create_time())
+                    rss += int(process.memory_info().rss)
+            except psutil.Error:
+                continue
+            cpu = float(times.user + times.system)
+            self._first.setdefault(key, cpu if not self._started else 0.0)
+            self._last[key] = cpu
+        self._started = True
+        self.rss_peak = max(self.rss_peak, rss)
+        self.processes_peak = max(self.processes_peak, len(processes))
+        return rss
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self._last[key] - self._first[key] for key in self._last)
+
+
+class LoopProbe:
+    """Samples loop lag, CPU and RSS of this process (or of ``watch_pid``'s process tree) while
+    a step runs (a task on its loop)."""
+
+    def __init__(
+        self,
+        interval_s: float = 0.02,
+        rss_every: int = 10,
+        watch_pid: int | None = None,
+        children_only: bool = False,
+    ) -> None:
+        self._children_only = children_only
         self.interval_s = interval_s
         self.rss_every = rss_every
         self._process = process_handle()
+        self._watch_pid = watch_pid
+        self._tree: ProcessTree | None = None
         self._task: asyncio.Task[None] | None = None
         self._warnings = LogWarnings()
         self._lags: list[float] = []
@@ -126,11 +188,16 @@ class LoopProbe:
         self._cpu_start = 0.0
 
     def _cpu(self) -> float:
+        if self._tree is not None:
+            return self._tree.cpu_s
         times = self._process.cpu_times()
         return float(times.user + times.system)
 
     def _rss(self) -> int:
-        rss = int(self._process.memory_info().rss)
+        if self._tree is not None:
+            rss = self._tree.sample()
+        else:
+            rss = int(self._process.memory_info().rss)
         self._rss_peak = max(self._rss_peak, rss)
         return rss
 
@@ -143,12 +210,20 @@ class LoopProbe:
             self._lags.append(max(0.0, loop.time() - before - self.interval_s))
             ticks += 1
             if ticks % self.rss_every == 0:
-                self._rss()
+                if self._tree is not None:  # many processes: off the loop it measures
+                    await asyncio.to_thread(self._rss)
+                else:
+                    self._rss()
 
     def start(self) -> None:
         """Start sampling (on the running loop)."""
         self._lags = []
         self._rss_peak = 0
+        self._tree = (
+            ProcessTree(self._watch_pid, children_only=self._children_only)
+            if self._watch_pid is not None
+            else None
+        )
         self._rss_start = self._rss()
         self._cpu_start = self._cpu()
         self._started = time.perf_counter()
@@ -158,8 +233,8 @@ class LoopProbe:
     async def stop(self) -> StepMeasure:
         """Stop sampling and return what was measured since `start`."""
         wall = time.perf_counter() - self._started
-        cpu = self._cpu() - self._cpu_start
         self._rss()
+        cpu = self._cpu() - self._cpu_start
         logging.getLogger().removeHandler(self._warnings)
         if self._task is not None:
             self._task.cancel()
@@ -174,4 +249,5 @@ class LoopProbe:
             lags_s=tuple(self._lags),
             probe_interval_s=self.interval_s,
             log_warnings=tuple(self._warnings.counts.most_common(5)),
+            processes_peak=self._tree.processes_peak if self._tree is not None else None,
         )

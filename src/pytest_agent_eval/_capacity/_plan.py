@@ -40,6 +40,14 @@ class CapacityPlan:
     agent: str | None = None
     """``module:attr`` of an adapter or a no-argument factory returning one; None: the
     project's ``llm_eval_agent`` fixture."""
+    worker: Path | None = None
+    """Worker mode: the user's LiveKit worker file, run as ``python FILE start`` behind a
+    livekit-server on loopback and called through rooms (instead of ``agent``)."""
+    agent_name: str | None = None
+    """The agent name the worker registers (``rtc_session(agent_name=...)``): worker mode."""
+    process_per_session: bool = False
+    """Each conversation in a process of its own (a bot per call, as Pipecat deployments
+    run), instead of K sessions in this one."""
     steps: tuple[int, ...] = (1, 2, 4, 8, 16)
     """The values of K (concurrent sessions), ascending."""
     repeats: int = 3
@@ -59,6 +67,14 @@ class CapacityPlan:
     refine: int = 2
     """After the first step over budget, this many more steps halve the gap between it and
     the last step within budget (16 ok, 32 over: 24, then 20 or 28)."""
+    fault_rate: float = 0.0
+    """Share of the scripted stand-ins' provider requests that fail (0 to 1): half with a 429,
+    half with a timeout after ``fault_timeout_s``."""
+    fault_timeout_s: float = 10.0
+    """How long an injected timeout hangs before its error (a provider client's timeout)."""
+    answer_timeout_s: float = 30.0
+    """A turn with no answer (first audio or reply) within this many seconds: the
+    conversation stopped answering, and is counted so in its step."""
     json_path: Path | None = None
     html_path: Path | None = None
 
@@ -72,11 +88,33 @@ class CapacityPlan:
                 f"capacity: steps must be between 1 and {MAX_SESSIONS_LIMIT} sessions, "
                 f"got {self.steps}"
             )
+        if self.worker is not None and self.agent is not None:
+            raise ConfigError(
+                "capacity: give either --worker (a LiveKit worker file, run as in production) "
+                "or --agent (an adapter in this process), not both"
+            )
+        if self.worker is not None and self.process_per_session:
+            raise ConfigError(
+                "capacity: --worker runs the worker's own job processes; "
+                "--process-per-session is for an adapter in this process"
+            )
+        if (self.worker is None) != (self.agent_name is None):
+            raise ConfigError(
+                "capacity: worker mode needs both --worker FILE and --agent-name NAME (the "
+                "agent_name the worker registers with @server.rtc_session(agent_name=...))"
+            )
         if self.refine < 0:
             raise ConfigError(f"capacity: refine must be >= 0, got {self.refine}")
         if self.repeats < 1:
             raise ConfigError(f"capacity: repeats must be >= 1, got {self.repeats}")
-        for name in ("p95_latency_ms", "loop_lag_ms", "step_timeout_s"):
+        if not 0 <= self.fault_rate <= 1:
+            raise ConfigError(
+                f"capacity: fault_rate must be between 0 and 1 (0.05: 5% of provider requests "
+                f"fail), got {self.fault_rate!r}"
+            )
+        if self.fault_timeout_s < 0:
+            raise ConfigError(f"capacity: fault_timeout_s must be >= 0, got {self.fault_timeout_s}")
+        for name in ("p95_latency_ms", "loop_lag_ms", "step_timeout_s", "answer_timeout_s"):
             value = getattr(self, name)
             if not value > 0:
                 raise ConfigError(f"capacity: {name} must be > 0, got {value!r}")
@@ -135,9 +173,29 @@ def parse_steps(value: str | list[Any], where: str) -> tuple[int, ...]:
     return tuple(sorted(set(steps)))
 
 
-_NUMBER_KEYS = ("p95_latency_ms", "loop_lag_ms", "min_sessions_per_core", "step_timeout_s")
+_NUMBER_KEYS = (
+    "p95_latency_ms",
+    "loop_lag_ms",
+    "min_sessions_per_core",
+    "step_timeout_s",
+    "fault_rate",
+    "fault_timeout_s",
+    "answer_timeout_s",
+)
 _TABLE_KEYS = frozenset(
-    {"agent", "steps", "max_sessions", "repeats", "refine", "speed", "results_path", "html_path"}
+    {
+        "agent",
+        "worker",
+        "agent_name",
+        "process_per_session",
+        "steps",
+        "max_sessions",
+        "repeats",
+        "refine",
+        "speed",
+        "results_path",
+        "html_path",
+    }
     | set(_NUMBER_KEYS)
 )
 
@@ -167,12 +225,16 @@ def parse_plan_table(table: Mapping[str, Any], *, rootdir: Path, source: str) ->
             if not isinstance(value, list):
                 raise ConfigError(f"{where} must be a list of whole numbers, e.g. [1, 2, 4]")
             out[key] = parse_steps(value, where)
+        elif key == "process_per_session":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false, got {value!r}")
+            out[key] = value
         elif key == "speed":
             out[key] = parse_speed(value, where)
-        else:  # agent, results_path, html_path
+        else:  # agent, agent_name, worker, results_path, html_path
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where} must be a non-empty string, got {value!r}")
-            out[key] = value if key == "agent" else rootdir / value
+            out[key] = value if key in ("agent", "agent_name") else rootdir / value
     if "max_sessions" in out:
         if "steps" in out:
             raise ConfigError(f"{source}: give either 'steps' or 'max_sessions', not both")

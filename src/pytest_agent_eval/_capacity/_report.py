@@ -13,14 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from .._atomic import write_atomic
-from ._knee import Knee, StepSummary
+from ._knee import Knee, StepSummary, onsets
 from ._plan import CapacityPlan
 
 __all__ = [
     "NOT_SEEN",
+    "NOT_SEEN_WORKER",
     "SCHEMA",
     "headline",
     "machine",
+    "not_seen",
     "render_html",
     "render_table",
     "results_json",
@@ -30,9 +32,21 @@ SCHEMA = "agent-eval-capacity/1"
 
 NOT_SEEN = (
     "What this does not measure: the carrier and the network (loopback only), the providers' "
-    "own latency and rate limits (stand-ins replay latency at most), other processes sharing "
-    "the machine, and a worker's job processes (one process, in-process sessions)."
+    "own latency and rate limits (stand-ins replay latency and injected faults at most), other "
+    "processes sharing the machine, and a worker's job processes (one process, in-process "
+    "sessions)."
 )
+
+NOT_SEEN_WORKER = (
+    "What this does not measure: the carrier and the network (loopback only), the providers' "
+    "own latency and rate limits (stand-ins replay latency and injected faults at most), other "
+    "processes sharing the machine, and calls the worker accepted past its load_threshold."
+)
+
+
+def not_seen(plan: CapacityPlan) -> str:
+    """What the run's mode cannot see."""
+    return NOT_SEEN_WORKER if plan.worker is not None else NOT_SEEN
 
 
 def machine() -> dict[str, Any]:
@@ -82,6 +96,9 @@ def results_json(
             "budget": {"p95_latency_ms": plan.p95_latency_ms, "loop_lag_ms": plan.loop_lag_ms},
             "min_sessions_per_core": plan.min_sessions_per_core,
             "step_timeout_s": plan.step_timeout_s,
+            "answer_timeout_s": plan.answer_timeout_s,
+            "fault_rate": plan.fault_rate,
+            "fault_timeout_s": plan.fault_timeout_s,
         },
         "knee": {
             "k": knee.k,
@@ -90,11 +107,15 @@ def results_json(
             "first_over_budget_k": knee.first_over,
             "bounded": knee.first_over is not None,
         },
+        "began_at_k": onsets(steps),
         "gate": None
         if gate_failed is None
         else {"min_sessions_per_core": plan.min_sessions_per_core, "passed": not gate_failed},
         "steps": [{**asdict(s), "within_budget": s.within_budget} for s in steps],
-        "not_measured": NOT_SEEN,
+        "mode": "worker"
+        if plan.worker is not None
+        else ("process per session" if plan.process_per_session else "in process"),
+        "not_measured": not_seen(plan),
     }
 
 
@@ -113,6 +134,13 @@ def headline(knee: Knee) -> str:
     ramp ended before the knee: raise --max-sessions to find it)."""
     bound = "" if knee.first_over is not None else "at least "
     return f"{bound}{knee.sessions_per_core:.2f} sessions per core"
+
+
+def _faults(step: StepSummary) -> str:
+    """``"3 (1)"``: faults injected, and conversations they ended; ``"-"`` without injection."""
+    if step.provider_requests is None:
+        return "-"
+    return f"{sum(step.faults_injected.values())} ({len(step.fault_failures)})"
 
 
 def _fmt(value: float | None, digits: int = 0) -> str:
@@ -210,6 +238,8 @@ def render_html(
                 _fmt(s.cores_used, 2),
                 _fmt(s.rss_peak_mb),
                 len(s.failures),
+                len(s.unanswered),
+                _faults(s),
                 "yes" if s.within_budget else "; ".join(s.over_budget),
             )
         )
@@ -230,13 +260,14 @@ loop lag p95 &le; {plan.loop_lag_ms:g} ms); over the repeats {knee.low:.2f} to {
 sessions per core. Agent: {html.escape(data["agent"])}.</p>
 {_chart(steps, plan, knee)}
 <table><thead><tr><th>K</th><th>p50 ms</th><th>p95 ms</th><th>loop lag p95 ms</th>
-<th>cores used</th><th>RSS peak MB</th><th>failures</th><th>within budget</th></tr></thead>
+<th>cores used</th><th>RSS peak MB</th><th>failures</th><th>stopped answering</th>
+<th>injected faults (conversations ended)</th><th>within budget</th></tr></thead>
 <tbody>
 {rows}
 </tbody></table>
 <p>Machine: {html.escape(str(host["cpu_model"]))}, {host["usable_cores"]} usable cores,
 load {host["load_average_1m_at_start"]} at start.</p>
-<p>{html.escape(NOT_SEEN)}</p>
+<p>{html.escape(not_seen(plan))}</p>
 </body></html>
 """
 
@@ -251,7 +282,8 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             + ("" if knee.first_over is not None else ": no step went over budget")
         )
     )
-    for column in ("K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "budget"):
+    columns = ("K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "stopped")
+    for column in (*columns, "faults", "budget"):
         table.add_column(column, justify="right" if column != "budget" else "left")
     for s in steps:
         table.add_row(
@@ -262,6 +294,8 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             _fmt(s.cores_used, 2),
             _fmt(s.rss_peak_mb),
             str(len(s.failures)),
+            str(len(s.unanswered)),
+            _faults(s),
             "ok" if s.within_budget else "over: " + "; ".join(s.over_budget),
         )
     return table

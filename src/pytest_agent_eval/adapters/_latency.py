@@ -6,6 +6,13 @@ providers and not only its own compute.
 with that median and 95th percentile, the usual shape of a provider's TTFT or TTFB), or as a
 `ProviderLatency` (with a seed, for a repeatable sequence). Waiting is ``asyncio.sleep``: the
 event loop stays free, as it does while a real request is in flight.
+
+`ProviderFaults` makes a share of the stand-ins' requests fail as a provider's do under load: a
+429 at once, or a timeout after hanging ``timeout_s``. ``agent-eval capacity --fault-rate``
+installs one for the whole process (`install_faults`); each stand-in asks `provider_wait`
+before answering, which waits its latency and then raises `InjectedFault` when a fault is
+drawn. The conversation a fault hit is told through `FAULT_LOG`, so the run counts a
+conversation that then fails as failed by the fault, not by the agent.
 """
 
 from __future__ import annotations
@@ -13,9 +20,25 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from typing import TypeAlias
+import threading
+from collections import Counter
+from contextvars import ContextVar
+from typing import NoReturn, TypeAlias
 
-__all__ = ["LatencySpec", "ProviderLatency", "as_latency"]
+from ..errors import AgentEvalError
+
+__all__ = [
+    "FAULT_KINDS",
+    "FAULT_LOG",
+    "INJECTED",
+    "InjectedFault",
+    "LatencySpec",
+    "ProviderFaults",
+    "ProviderLatency",
+    "as_latency",
+    "install_faults",
+    "provider_wait",
+]
 
 _Z95 = 1.6448536269514722
 """The standard normal's 95th percentile."""
@@ -85,3 +108,87 @@ def as_latency(value: LatencySpec, where: str) -> ProviderLatency | None:
     raise ValueError(
         f"{where}: latency must be seconds, (p50, p95) seconds or a ProviderLatency; got {value!r}"
     )
+
+
+INJECTED = "injected provider fault"
+"""Every injected fault's message starts with this, so a failure it caused is recognised even
+where the conversation's context does not reach (a Pipecat pipeline's own thread)."""
+
+FAULT_KINDS = ("429", "timeout")
+
+
+class InjectedFault(AgentEvalError):
+    """A provider error a capacity run injected into a stand-in: a 429 or a timeout."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        what = "429 Too Many Requests" if kind == "429" else "request timed out"
+        super().__init__(f"{INJECTED}: {what}")
+
+
+FAULT_LOG: ContextVar[list[str] | None] = ContextVar("agent_eval_fault_log", default=None)
+"""The faults injected into the current conversation (set by the capacity run per
+conversation; a LiveKit session's tasks inherit it)."""
+
+
+class ProviderFaults:
+    """Fails ``rate`` of the requests (0 to 1), half of them with a 429 and half with a
+    timeout after ``timeout_s``; counts requests and faults (thread-safe: Pipecat pipelines run
+    on threads of their own)."""
+
+    def __init__(self, rate: float, *, timeout_s: float = 10.0, seed: int | None = None) -> None:
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 1:
+            raise ValueError(f"fault rate must be between 0 and 1, got {rate!r}")
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or timeout_s < 0:
+            raise ValueError(f"fault timeout must be seconds >= 0, got {timeout_s!r}")
+        self.rate = float(rate)
+        self.timeout_s = float(timeout_s)
+        self.requests = 0
+        self.injected: Counter[str] = Counter()
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+
+    def draw(self) -> str | None:
+        """Count one request; the kind of fault it gets, or None."""
+        with self._lock:
+            self.requests += 1
+            if self._random.random() >= self.rate:
+                return None
+            kind = FAULT_KINDS[0] if self._random.random() < 0.5 else FAULT_KINDS[1]
+            self.injected[kind] += 1
+            return kind
+
+    async def fail(self, kind: str) -> NoReturn:
+        """Raise the fault, after hanging ``timeout_s`` for a timeout (the loop stays free)."""
+        if kind == "timeout" and self.timeout_s > 0:
+            await asyncio.sleep(self.timeout_s)
+        raise InjectedFault(kind)
+
+
+_installed: ProviderFaults | None = None
+
+
+def install_faults(faults: ProviderFaults | None) -> None:
+    """Make every stand-in in this process draw from ``faults`` (None: no faults)."""
+    global _installed
+    _installed = faults
+
+
+async def provider_wait(latency: ProviderLatency | None) -> None:
+    """What a stand-in does before it answers: wait its latency, then fail if a fault is drawn.
+
+    Raises:
+        InjectedFault: When the installed `ProviderFaults` draws a fault for this request.
+    """
+    if latency is not None:
+        await latency.wait()
+    faults = _installed
+    if faults is None:
+        return
+    kind = faults.draw()
+    if kind is None:
+        return
+    log = FAULT_LOG.get()
+    if log is not None:
+        log.append(kind)
+    await faults.fail(kind)

@@ -49,7 +49,7 @@ from ...voice._script import (
     render_args,
 )
 from ...voice._sidecar import TimedWord
-from .._latency import LatencySpec, as_latency
+from .._latency import InjectedFault, LatencySpec, as_latency, provider_wait
 from ._record import flows_error
 
 __all__ = [
@@ -422,8 +422,11 @@ class ScriptedLLMService(LLMService):
                 await self.push_error(error_msg=str(exc))
                 return
             await self.start_ttfb_metrics()
-            if self.latency is not None:
-                await self.latency.wait()
+            try:
+                await provider_wait(self.latency)
+            except InjectedFault as fault:  # as a Pipecat service reports a provider's error
+                await self.push_error(error_msg=str(fault))
+                return
             first = True
             for word in re.findall(r"\S+\s*", text):
                 if first:

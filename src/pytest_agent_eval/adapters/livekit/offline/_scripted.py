@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from livekit.agents import llm
+from livekit.agents import APIStatusError, APITimeoutError, llm
 from livekit.agents.types import (
     DEFAULT_API_CONNECT_OPTIONS,
     NOT_GIVEN,
@@ -27,7 +27,7 @@ from ....voice._script import (
     render_args,
 )
 from ..._crash import script_failure
-from ..._latency import LatencySpec, as_latency
+from ..._latency import InjectedFault, LatencySpec, as_latency, provider_wait
 
 __all__ = ["Rule", "ScriptContext", "ScriptedLLM", "parse_number"]
 
@@ -319,8 +319,12 @@ class _ScriptedStream(llm.LLMStream):
         self._scripted = scripted
 
     async def _run(self) -> None:
-        if self._scripted.latency is not None:
-            await self._scripted.latency.wait()
+        try:
+            await provider_wait(self._scripted.latency)
+        except InjectedFault as fault:  # as a provider's client raises it: LiveKit retries it
+            if fault.kind == "timeout":
+                raise APITimeoutError(str(fault)) from None
+            raise APIStatusError(str(fault), status_code=429, retryable=True) from None
         text, calls = self._scripted._respond(self.chat_ctx, self.tools)
         chunk_id = self._scripted.next_call_id().replace("call", "chunk")
         for word in re.findall(r"\S+\s*", text):
