@@ -22,7 +22,6 @@ from .._fixture import adapter_or_fail, record_result, refuse, session_key, sess
 from ..errors import AgentEvalError, TranscriptError
 from ..expansion import derive
 from ..models import Transcript
-from ._record import TurnTakingRecord
 from ._run import observer_for, prepare_stimuli, run_category
 from ._spec import TurnTakingSpec, is_turn_taking_file, load_turn_taking_file
 from ._stimulus import Category
@@ -32,14 +31,10 @@ __all__ = [
     "TurnTakingFile",
     "TurnTakingItem",
     "collect_turn_taking_file",
-    "turn_taking_key",
 ]
 
 CACHE_FOLDER = ".agent_eval_cache/turn_taking"
 """Under the rootdir: the rendered stimuli, one folder per seed, made on first use."""
-
-turn_taking_key = pytest.StashKey[TurnTakingRecord]()
-"""On ``item.stash``: what a turn-taking item measured (the results file's ``turn_taking``)."""
 
 
 def collect_turn_taking_file(path: Path, parent: pytest.Collector) -> TurnTakingFile | None:
@@ -109,8 +104,13 @@ class TurnTakingItem(TranscriptItem):
             failure = f"{self.transcript.id}: {exc}"
         if failure is not None:  # outside the except: no "during handling" second copy
             refuse(self, failure)
-        self.stash[turn_taking_key] = record
-        record_result(self, result, path=self.spec.path, description=self.spec.description)
+        record_result(
+            self,
+            result,
+            path=self.spec.path,
+            description=self.spec.description,
+            turn_taking=record,
+        )
         result.assert_threshold()
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
