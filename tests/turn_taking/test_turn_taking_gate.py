@@ -90,7 +90,14 @@ def test_a_configuration_that_takes_over_pauses_fails_and_one_that_waits_passes(
 ) -> None:
     fast, fast_doc = _run(project, 0.5)
     fast.assert_outcomes(failed=1)
-    fast.stdout.fnmatch_lines(["*pause_takeover_rate = *budget <= 0: over budget*"])
+    fast.stdout.fnmatch_lines(
+        [
+            "*pause_takeover_rate = *budget <= 0: over budget*",
+            "*turn-taking conformance*",
+            "eval*metric*value*95% interval*n*budget*verdict",
+            "turns?pause?*pause_takeover_rate*/4*<= 0*FAIL",
+        ]
+    )
     (entry,) = fast_doc["evals"]
     assert entry["verdict"] == "failed"
     took = entry["turn_taking"]
