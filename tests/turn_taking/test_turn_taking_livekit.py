@@ -74,7 +74,7 @@ def test_interruptions_off_yield_to_no_barge_in(pack: Path, vad: object) -> None
     assert (off.hits, off.count) == (0, 2)
 
 
-def test_a_session_without_a_vad_says_it_cannot_be_tested(pack: Path) -> None:
+def test_a_session_on_the_cloud_vad_says_it_cannot_be_tested(pack: Path) -> None:
     from livekit.agents import Agent, AgentSession
 
     from pytest_agent_eval._turn_taking._stimulus import Stimulus
@@ -90,6 +90,19 @@ def test_a_session_without_a_vad_says_it_cannot_be_tested(pack: Path) -> None:
     async def run() -> None:
         await observe_made(stimulus, read_wav(pack / f"{PAUSES[0]}.wav"), [], make)
 
-    with pytest.raises(AdapterError, match="the session has no VAD: turn-taking conformance"):
+    # AgentSession's default VAD is LiveKit's inference VAD, which runs in LiveKit Cloud.
+    with pytest.raises(AdapterError, match="the session's VAD is LiveKit's inference VAD"):
         asyncio.run(run())
     assert isinstance(stimulus, Stimulus)
+
+
+def test_a_vad_that_hears_nothing_is_an_error_not_a_patient_agent(pack: Path) -> None:
+    # A VAD that never hears speech would never take over a pause: a pause budget would pass
+    # for the wrong reason.
+    from livekit.plugins import silero
+
+    from pytest_agent_eval.errors import AdapterError
+
+    deaf = silero.VAD.load(min_speech_duration=60.0)
+    with pytest.raises(AdapterError, match="never heard the caller speak"):
+        _observe(pack, deaf, PAUSES[:1])

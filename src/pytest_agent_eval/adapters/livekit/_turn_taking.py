@@ -331,6 +331,13 @@ def _script(session: AgentSession[Any], agent: Agent, stimulus: Stimulus, stt: S
             "the session has no VAD: turn-taking conformance streams audio through the agent's "
             "own VAD (give AgentSession vad=silero.VAD.load())"
         )
+    vad_module = type(agent.vad if not _not_given(agent.vad) else session.vad).__module__
+    if vad_module.startswith("livekit.agents.inference"):
+        raise AdapterError(
+            "the session's VAD is LiveKit's inference VAD (AgentSession's default), which "
+            "runs in LiveKit Cloud; turn-taking conformance runs offline: give the session a "
+            "VAD that runs in process (vad=silero.VAD.load())"
+        )
     scripted = ScriptedLLM(
         [], default_reply=AGENT_REPLY, greeting=stimulus.agent_line or AGENT_REPLY
     )
@@ -384,6 +391,11 @@ async def _observe(
     turns: list[float] = []
     speaking: list[tuple[float, str]] = []
     session.on("agent_state_changed", lambda ev: speaking.append((now(), str(ev.new_state))))
+    heard: list[float] = []
+    session.on(
+        "user_state_changed",
+        lambda ev: heard.append(now()) if str(ev.new_state) == "speaking" else None,
+    )
     session.on(
         "conversation_item_added",
         lambda ev: turns.append(now()) if getattr(ev.item, "role", None) == "user" else None,
@@ -416,6 +428,7 @@ async def _observe(
         halts_before = len(audio_out.halts)
         turns.clear()
         speaking.clear()
+        heard.clear()
         perf_origin = time.perf_counter()
         start = loop.time()
         for index, frame in enumerate(frames + [silence] * round(tail_s * 50)):
@@ -429,6 +442,14 @@ async def _observe(
         seen_turns, seen_states = list(turns), list(speaking)
     finally:
         await session.aclose()
+    if not heard and any(e["kind"] == "speech" for e in events):
+        # Nothing the agent did (or did not do) can be put down to turn-taking then: a budget
+        # would pass on an agent that heard nothing.
+        raise AdapterError(
+            f"stimulus {stimulus.id}: the session's VAD ({type(session.vad).__name__}) never "
+            "heard the caller speak, so its turn-taking could not be observed; give the "
+            "session a VAD that runs in process (vad=silero.VAD.load())"
+        )
     return _observation(
         stimulus, events, turns=seen_turns, states=seen_states, halts=halts, resumes=resumes
     )
