@@ -176,3 +176,23 @@ def test_a_broken_file_is_a_collection_error_with_its_message(pytester: pytest.P
     )
     assert "Traceback" not in result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_a_text_agent_is_an_error_saying_what_to_run_instead(pytester: pytest.Pytester) -> None:
+    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    pytester.makeconftest(
+        "import pytest\n\n\n@pytest.fixture\ndef llm_eval_agent():\n"
+        "    async def agent(history):\n        return 'hello'\n    return agent\n"
+    )
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "turns.yaml").write_text(GOOD, encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--agent-eval-live", "-p", "no:cacheprovider", "-k", "pause"
+    )
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*turns[[]pause[]]: turn-taking conformance plays audio through the agent's own VAD*"
+            "Return a LiveKitAdapter from llm_eval_agent for this file*"
+        ]
+    )

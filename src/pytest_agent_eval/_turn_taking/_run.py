@@ -38,18 +38,23 @@ def observer_for(adapter: Any, transcript: Transcript, *, tail_s: float) -> Turn
     """The runner for ``adapter``'s framework, building each session as the adapter does.
 
     Raises:
-        AdapterError: The adapter is not an in-process voice adapter that runs the agent's own
-            turn-taking (LiveKitAdapter, PipecatAdapter).
+        AdapterError: The adapter is not one whose agent's own turn-taking runs here
+            (`LiveKitAdapter`, in process).
     """
     module = type(adapter).__module__
     if module.startswith("pytest_agent_eval.adapters.livekit.session"):
         from ..adapters.livekit._turn_taking import adapter_observer
 
         return adapter_observer(adapter, transcript, tail_s=tail_s)
+    if module.startswith("pytest_agent_eval.adapters.pipecat"):
+        raise AdapterError(
+            "turn-taking conformance does not run Pipecat pipelines yet (docs/turn-taking.md, "
+            "'Not built yet'); run this file against a LiveKitAdapter"
+        )
     raise AdapterError(
-        f"turn-taking conformance plays audio through the agent's own VAD, turn detection and "
-        f"interruption handling, in process; {type(adapter).__name__} does not run them here. "
-        "Return a LiveKitAdapter or a PipecatAdapter from llm_eval_agent for this file"
+        "turn-taking conformance plays audio through the agent's own VAD, turn detection and "
+        f"interruption handling, in process; {type(adapter).__name__} does not run them. "
+        "Return a LiveKitAdapter from llm_eval_agent for this file"
     )
 
 
