@@ -167,7 +167,7 @@ def _simulation_file(file_path: Path, parent: pytest.Collector) -> pytest.File |
 def _turn_taking_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
     """A ``turn_taking:`` file's collector (docs/turn-taking.md), imported only once a YAML
     file under ``yaml_dirs`` is collected."""
-    from ._turn_taking._collect import collect_turn_taking_file
+    from ._turn_gate._collect import collect_turn_taking_file
 
     return collect_turn_taking_file(file_path, parent)
 

@@ -73,7 +73,7 @@ class PageRun:
 
             load_simulation_file(target)
             return
-        from pytest_agent_eval._turn_taking._spec import (
+        from pytest_agent_eval._turn_gate._spec import (
             is_turn_taking_file,
             load_turn_taking_file,
         )

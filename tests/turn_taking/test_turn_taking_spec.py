@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval._turn_taking._judge import judge_budgets
-from pytest_agent_eval._turn_taking._metrics import Metric, Observation
-from pytest_agent_eval._turn_taking._pack import PACK_VOICES
-from pytest_agent_eval._turn_taking._spec import (
+from pytest_agent_eval._turn_gate._judge import judge_budgets
+from pytest_agent_eval._turn_gate._spec import (
     METRIC_CATEGORIES,
     is_turn_taking_file,
     load_turn_taking_file,
 )
+from pytest_agent_eval._turn_taking._metrics import Metric, Observation
+from pytest_agent_eval._turn_taking._pack import PACK_VOICES
 from pytest_agent_eval._turn_taking._stimulus import Category, Expected
 from pytest_agent_eval.errors import TranscriptError
 

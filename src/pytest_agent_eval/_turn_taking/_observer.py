@@ -1,5 +1,5 @@
 """What the turn-taking run hands an adapter's runner, and what the runner gives back: the one
-contract between `pytest_agent_eval._turn_taking._run` and each framework's runner
+contract between `pytest_agent_eval._turn_gate._run` and each framework's runner
 (``adapters/livekit/_turn_taking.py``, ``adapters/pipecat/_turn_taking.py``), so both record a
 stimulus the same way and the metrics never depend on which framework played it."""
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ._metrics import Metric, Observation
-from ._record import BudgetVerdict
-from ._spec import METRIC_CATEGORIES, Budget
-from ._stimulus import Category, Expected
+from .._turn_taking._metrics import Metric, Observation
+from .._turn_taking._record import BudgetVerdict
+from .._turn_taking._stimulus import Category, Expected
+from ._spec import METRIC_CATEGORIES, MetricBudget
 
 __all__ = ["judge_budgets", "unmeasured_reason"]
 
@@ -48,7 +48,7 @@ def unmeasured_reason(name: str, category: Category, observations: Sequence[Obse
 
 
 def judge_budgets(
-    budgets: Sequence[Budget],
+    budgets: Sequence[MetricBudget],
     metrics: Mapping[str, Metric],
     category: Category,
     observations: Sequence[Observation],

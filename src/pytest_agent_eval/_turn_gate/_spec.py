@@ -27,15 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._turn_taking._metrics import METRIC_NAMES
+from .._turn_taking._pack import PACK_VOICES, build_pack
+from .._turn_taking._stimulus import Category, Expected, Stimulus
 from ..errors import TranscriptError
 from ..loader import YamlDocument, read_yaml_document
-from ._metrics import METRIC_NAMES
-from ._pack import PACK_VOICES, build_pack
-from ._stimulus import Category, Expected, Stimulus
 
 __all__ = [
     "METRIC_CATEGORIES",
-    "Budget",
+    "MetricBudget",
     "TurnTakingSpec",
     "is_turn_taking_file",
     "load_turn_taking_file",
@@ -79,7 +79,7 @@ METRIC_CATEGORIES: Mapping[str, frozenset[Category]] = _metric_categories()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Budget:
+class MetricBudget:
     """One ``<metric>_max`` or ``<metric>_min`` of ``budgets:``."""
 
     key: str
@@ -113,7 +113,7 @@ class TurnTakingSpec:
     voices: int
     """The pack's stimuli spoken by its first ``voices`` voices (`PACK_VOICES`)."""
     seeds: tuple[int, ...]
-    budgets: tuple[Budget, ...]
+    budgets: tuple[MetricBudget, ...]
     tail_s: float = 3.0
     """Seconds of silence after each clip, for the agent's answer to come."""
 
@@ -127,7 +127,7 @@ class TurnTakingSpec:
             if s.category is category and s.voice in voices
         ]
 
-    def budgets_for(self, category: Category) -> list[Budget]:
+    def budgets_for(self, category: Category) -> list[MetricBudget]:
         """The budgets ``category``'s item checks: those of the metrics it feeds."""
         return [b for b in self.budgets if category in METRIC_CATEGORIES[b.metric]]
 
@@ -225,7 +225,7 @@ def load_turn_taking_file(path: Path) -> TurnTakingSpec:
     )
 
 
-def _budgets(doc: YamlDocument, raw: Any, categories: Sequence[Category]) -> list[Budget]:
+def _budgets(doc: YamlDocument, raw: Any, categories: Sequence[Category]) -> list[MetricBudget]:
     at = ("turn_taking", "budgets")
     if not isinstance(raw, Mapping):
         raise doc.error(at, "write a mapping of budgets: {pause_takeover_rate_max: 0.1}")
@@ -252,7 +252,7 @@ def _budgets(doc: YamlDocument, raw: Any, categories: Sequence[Category]) -> lis
             )
         line = doc.line((*at, key))
         out.append(
-            Budget(
+            MetricBudget(
                 key=key,
                 metric=metric,
                 bound="max" if bound == "max" else "min",

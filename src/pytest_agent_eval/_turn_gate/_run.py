@@ -15,17 +15,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._turn_taking._metrics import Observation, compute_metrics
+from .._turn_taking._observer import PlayedStimulus, TurnTakingObserver
+from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, write_pack
+from .._turn_taking._record import TurnTakingRecord
+from .._turn_taking._stimulus import Category, Stimulus
 from ..errors import AdapterError, AgentEvalError
 from ..models import RunResult, Transcript, TranscriptResult, TurnResult
 from ..voice._clip import read_wav
 from ..voice._sidecar import read_sidecar
 from ._judge import judge_budgets
-from ._metrics import Observation, compute_metrics
-from ._observer import PlayedStimulus, TurnTakingObserver
-from ._pack import PACK_FORMAT, PACK_VOICES, write_pack
-from ._record import TurnTakingRecord
 from ._spec import METRIC_CATEGORIES, TurnTakingSpec
-from ._stimulus import Category, Stimulus
 
 __all__ = [
     "observer_for",
