@@ -74,10 +74,9 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "telephony/test_pipecat_keypad.py": ("voice",),
     "telephony/test_keys_in_audio.py": ("voice",),
     "telephony/test_pipecat_hang_up.py": ("voice",),
-    # Turn-taking stimuli played to real LiveKit sessions and Pipecat pipelines.
+    # Turn-taking stimuli played to real LiveKit sessions.
     "turn_taking/test_turn_taking_gate.py": ("voice",),
     "turn_taking/test_turn_taking_livekit.py": ("voice",),
-    "turn_taking/test_turn_taking_pipecat.py": ("voice",),
     # agent-eval capacity on the example agents, in real time.
     "capacity/test_capacity_livekit.py": ("voice",),
     "capacity/test_capacity_pipecat.py": ("voice", "slow"),

@@ -17,7 +17,8 @@ from livekit.plugins import silero
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 
-VAD = silero.VAD.load()
+# TT_DEAF: a VAD that never hears speech (it needs a minute of it first).
+VAD = silero.VAD.load(min_speech_duration=60.0 if os.environ.get("TT_DEAF") else 0.05)
 DELAY = float(os.environ["TT_MIN_DELAY"])
 SEEN = []
 
@@ -76,8 +77,11 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def _run(project: pytest.Pytester, delay: float) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
+def _run(
+    project: pytest.Pytester, delay: float, *, deaf: bool = False
+) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
     project._monkeypatch.setenv("TT_MIN_DELAY", str(delay))  # type: ignore[attr-defined]
+    project._monkeypatch.setenv("TT_DEAF", "1" if deaf else "")  # type: ignore[attr-defined]
     result = project.runpytest_subprocess(
         "--agent-eval-live", "-p", "no:cacheprovider", "--agent-eval-results=r.json"
     )
@@ -115,3 +119,13 @@ def test_a_configuration_that_takes_over_pauses_fails_and_one_that_waits_passes(
     assert entry["verdict"] == "passed"
     rate = next(m for m in entry["turn_taking"]["metrics"] if m["name"] == "pause_takeover_rate")
     assert (rate["hits"], rate["count"]) == (0, 4)
+
+
+def test_an_agent_whose_vad_hears_nothing_is_an_error_not_a_pass(project: pytest.Pytester) -> None:
+    # Deaf, the agent would never take over a pause: pause_takeover_rate_max: 0.0 would pass.
+    result, document = _run(project, 0.5, deaf=True)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*never heard the caller speak*silero.VAD.load()*"])
+    (entry,) = document["evals"]
+    assert entry["verdict"] == "error"
+    assert entry["turn_taking"]["budgets"] == []
