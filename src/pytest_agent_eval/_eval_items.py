@@ -18,6 +18,7 @@ from ._fixture import records_key, refusal_key, session_key
 from ._records import EvalRecord, put_records
 from ._sanitize import redact_secrets, secret_values
 from ._text import did_you_mean
+from ._turn_taking._record import TurnTakingRecord
 from .models import TranscriptResult
 from .report._account import format_account
 
@@ -206,6 +207,7 @@ def eval_record(
     error: str | None = None,
     description: str = "",
     notes: tuple[str, ...] = (),
+    turn_taking: TurnTakingRecord | None = None,
 ) -> EvalRecord:
     """The record of one eval of ``item`` (``result`` None: it did not run; ``error`` says
     why, when it failed before a result)."""
@@ -236,6 +238,7 @@ def eval_record(
         threshold=threshold,
         planned_runs=planned,
         notes=tuple(notes),
+        turn_taking=turn_taking,
     )
 
 
@@ -316,7 +319,14 @@ def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
         put_records(
             report,
             [
-                eval_record(item, r.result, r.path, description=r.description, notes=r.notes)
+                eval_record(
+                    item,
+                    r.result,
+                    r.path,
+                    description=r.description,
+                    notes=r.notes,
+                    turn_taking=r.turn_taking,
+                )
                 for r in records
             ],
         )

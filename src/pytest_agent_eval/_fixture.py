@@ -21,6 +21,7 @@ from ._conditions import streamed_conditions
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
 from ._records import RecordedEval
+from ._turn_taking._record import TurnTakingRecord
 from .adapters.base import AgentAdapter, as_adapter
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
@@ -411,9 +412,13 @@ def record_result(
     path: Path | None,
     description: str = "",
     notes: tuple[str, ...] = (),
+    turn_taking: TurnTakingRecord | None = None,
 ) -> None:
-    """Keep ``result`` on the item for its report, and add JUnit properties."""
-    item.stash.setdefault(records_key, []).append(RecordedEval(result, path, description, notes))
+    """Keep ``result`` (and a turn-taking item's ``turn_taking`` record) on the item for its
+    report, and add JUnit properties."""
+    item.stash.setdefault(records_key, []).append(
+        RecordedEval(result, path, description, notes, turn_taking)
+    )
     low, high = result.interval
     properties: list[tuple[str, object]] = [
         ("agent_eval_score", round(result.score, 4)),

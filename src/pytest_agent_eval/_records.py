@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._serialize import from_json, to_json
+from ._turn_taking._record import TurnTakingRecord
 from .models import TranscriptResult, Verdict
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class RecordedEval(NamedTuple):
     """The transcript's ``description``."""
     notes: tuple[str, ...] = ()
     """Remarks on its inputs the reports show (a voice fixture made by the earlier package)."""
+    turn_taking: TurnTakingRecord | None = None
+    """What a turn-taking item measured (docs/turn-taking.md), or None."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +97,9 @@ class EvalRecord:
     notes: tuple[str, ...] = ()
     """Remarks on the eval's inputs worth showing, not failures (a voice fixture made by the
     earlier package, with the command that gives it full provenance)."""
+    turn_taking: TurnTakingRecord | None = None
+    """A turn-taking item's metrics and budgets (the results file's ``turn_taking``), or
+    None for any other eval."""
     duration_s: float | None = None
     """Seconds its test's call phase took (what balances shards); filled in by the collector.
     Fixture setup is left out: a session-scoped fixture would weigh on one test only."""

@@ -151,7 +151,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    return collect_transcript_file(file_path, parent, other_kinds=(_simulation_file,))
+    return collect_transcript_file(
+        file_path, parent, other_kinds=(_simulation_file, _turn_taking_file)
+    )
 
 
 def _simulation_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
@@ -160,6 +162,14 @@ def _simulation_file(file_path: Path, parent: pytest.Collector) -> pytest.File |
     from .simulation import collect_simulation_file
 
     return collect_simulation_file(file_path, parent)
+
+
+def _turn_taking_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
+    """A ``turn_taking:`` file's collector (docs/turn-taking.md), imported only once a YAML
+    file under ``yaml_dirs`` is collected."""
+    from ._turn_gate._collect import collect_turn_taking_file
+
+    return collect_turn_taking_file(file_path, parent)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

@@ -73,6 +73,14 @@ class PageRun:
 
             load_simulation_file(target)
             return
+        from pytest_agent_eval._turn_gate._spec import (
+            is_turn_taking_file,
+            load_turn_taking_file,
+        )
+
+        if is_turn_taking_file(target):  # a turn_taking: gate (docs/turn-taking.md)
+            load_turn_taking_file(target)
+            return
         load_transcript_file(target)
 
     def toml(self, step: dict[str, Any]) -> None:

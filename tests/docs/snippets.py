@@ -8,8 +8,9 @@ Rules (also in docs/contributing.md), by the block's language tag:
     below; top-level ``await`` works). A block whose first line is a path comment
     (``# tests/conftest.py``) is also that file of the page's scratch project.
 ``yaml``
-    A transcript (or a simulation, or LiveKit's scenarios.yaml): validated by the package's
-    loader. With a path comment it is also a file of the scratch project.
+    A transcript (or a simulation, LiveKit's scenarios.yaml, a ``turn_taking:`` file):
+    validated by the package's loader. With a path comment it is also a file of the scratch
+    project.
 ``toml``
     Parsed; a ``[tool.agent_eval]`` table is validated by the config parser (an unknown key
     fails too). With a path comment (``# pyproject.toml``) it is a file of the project.

@@ -149,7 +149,7 @@ ALLOWED: dict[str, set[str]] = {
     "_retry": {"_text"},
     "_compat": {"models", "errors"},
     "models": {"errors", "_serialize"},
-    "_records": {"models", "_serialize"},
+    "_records": {"models", "_serialize", "_turn_taking"},  # a turn-taking item's record
     # Pure settings, no pytest; builds the judges' JudgeSettings (evaluators._judge_settings).
     "config": {"errors", "models", "_text", "_conditions", "evaluators"},  # condition presets
     # The pytest side of the settings: options, which layer wins, config-time warnings.
@@ -234,6 +234,7 @@ ALLOWED: dict[str, set[str]] = {
         "_serialize",
         "_sanitize",
         "voice",
+        "_turn_taking",  # the conformance table, from a turn-taking item's record
     },
     "synthesize": {
         "_turn_taking",  # the pack command and the turn-taking markers' rendering
@@ -251,6 +252,20 @@ ALLOWED: dict[str, set[str]] = {
     # Turn-taking conformance (issue 34): stimuli, their sounds and rendering, the pack and the
     # metrics; data and audio only (the framework runners live in their adapters).
     "_turn_taking": {"errors", "models", "voice", "_atomic"},
+    # Turn-taking gates: a YAML file's turn_taking: block (read as the loader reads YAML),
+    # collected as transcript items, run against the agent fixture's adapter through its
+    # framework's turn-taking runner, scored with _turn_taking's metrics.
+    "_turn_gate": {
+        "_turn_taking",
+        "errors",
+        "models",
+        "loader",
+        "voice",
+        "expansion",
+        "_collection",
+        "_fixture",
+        "adapters",
+    },
     "schema": {"_expectations", "_conditions", "_atomic"},
     "_fixture": {
         "_records",  # what a test ran (RecordedEval), kept on its item
@@ -267,6 +282,7 @@ ALLOWED: dict[str, set[str]] = {
         "report",  # the live progress of a running eval, on the terminal (report.progress)
         "_async",
         "_compat",
+        "_turn_taking",  # a turn-taking item's record, kept with its result
     },
     "_collection": {
         "models",
@@ -287,6 +303,7 @@ ALLOWED: dict[str, set[str]] = {
         "report",
         "_sanitize",
         "_text",
+        "_turn_taking",  # a turn-taking item's record, onto its eval record
     },
     # Shards: the plan reads which items are evals and their transcripts, and hands itself to
     # the report side (which writes it to the results file), as _eval_items hands records.
@@ -304,6 +321,7 @@ ALLOWED: dict[str, set[str]] = {
         "loader",
         "_shard",
         "simulation",  # its files collected (lazily) beside transcripts, by collection
+        "_turn_gate",  # so are turn_taking: files
     },
     # The façade re-exports what the docs teach; the settings, loaders and expansion lazily.
     # _compat first of all, for its effect: it takes the package out of pytest's rewriting.

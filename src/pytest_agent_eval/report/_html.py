@@ -62,6 +62,7 @@ from ._format import (
 )
 from ._records import ReportData
 from ._timeline_svg import render_timeline_svg
+from ._turn_taking import conformance_html
 
 __all__ = [
     "AUDIO_EMBED_BUDGET_BYTES",
@@ -708,6 +709,7 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
             + f'<figure class="chart-box">{render_chart_svg(ran)}</figure></section>'
             + _side_by_side_html(data)
             + _gates_section(data)
+            + conformance_html(ran)
             + _causes_html(data)
             + _baseline_html(data)
             + _cost_section(data)

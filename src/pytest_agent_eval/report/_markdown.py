@@ -57,6 +57,7 @@ from ._format import (
     verdict_label,
 )
 from ._records import ReportData
+from ._turn_taking import CONFORMANCE_HEADER, conformance_rows
 
 __all__ = [
     "INTERRUPTED",
@@ -467,7 +468,16 @@ def render_markdown(data: ReportData) -> str:
     text = render_summary_markdown(data)
     if data.nothing_ran:
         return text
-    lines = ["## Transcripts", ""]
+    lines = _turn_taking_section(data)
+    lines += ["## Transcripts", ""]
     for record in data.ran:
         lines += _record_lines(record, data)
     return text + "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _turn_taking_section(data: ReportData) -> list[str]:
+    """The turn-taking conformance table (docs/turn-taking.md), when such an item ran."""
+    rows = conformance_rows(data.ran)
+    if not rows:
+        return []
+    return ["## Turn-taking conformance", "", *md_table(CONFORMANCE_HEADER, rows), ""]

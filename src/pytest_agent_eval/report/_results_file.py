@@ -96,6 +96,8 @@ def _eval_entry(record: EvalRecord) -> dict[str, Any]:
         if simulated:
             entry["simulation"] = _simulation_entry(res, simulated)
         entry["captures"] = [_run_capture(run) for run in res.runs]
+    if record.turn_taking is not None:  # docs/turn-taking.md, "In the reports"
+        entry["turn_taking"] = to_json(record.turn_taking)
     return entry
 
 

@@ -29,7 +29,7 @@ from ._markdown import render_markdown, render_summary_markdown
 from ._records import ReportData
 from ._results_file import load_baseline, results_document
 from ._shards import replayed_key, shard_deselected, shard_document
-from ._terminal import baseline_lines, group_summary_lines, summary_lines
+from ._terminal import baseline_lines, group_summary_lines, summary_lines, turn_taking_lines
 
 __all__ = [
     "AgentEvalReporter",
@@ -202,6 +202,7 @@ class AgentEvalReporter:
         for title, lines in (
             ("agent eval summary", summary_lines(self.data, width=width)),
             ("group summary", group_summary_lines(self.data)),
+            ("turn-taking conformance", turn_taking_lines(self.data)),
         ):
             if lines:
                 terminalreporter.write_sep("=", title)

@@ -37,6 +37,7 @@ from ._format import (
     verdict_label,
 )
 from ._records import ReportData
+from ._turn_taking import CONFORMANCE_HEADER, conformance_rows
 
 __all__ = [
     "TerminalLine",
@@ -46,6 +47,7 @@ __all__ = [
     "gate_lines",
     "group_summary_lines",
     "summary_lines",
+    "turn_taking_lines",
 ]
 
 _VERDICT_COLOR = {
@@ -296,3 +298,21 @@ def comparison_lines(comparison: BaselineComparison) -> list[TerminalLine]:
             TerminalLine("removed: " + ", ".join(strip_controls(n) for n in comparison.removed))
         )
     return lines
+
+
+def turn_taking_lines(data: ReportData) -> list[TerminalLine]:
+    """The turn-taking conformance table (docs/turn-taking.md); empty when no turn-taking item
+    ran. A row is coloured by its budget's verdict."""
+    rows = [[strip_controls(c) for c in row] for row in conformance_rows(data.ran)]
+    if not rows:
+        return []
+    table = format_table(CONFORMANCE_HEADER, rows)
+    colors = {"PASS": "green", "FAIL": "red", "ERROR": "red"}
+    return [
+        TerminalLine(table[0], bold=True),
+        TerminalLine(table[1]),
+        *(
+            TerminalLine(text, colors.get(row[-1].split(",")[0]))
+            for text, row in zip(table[2:], rows, strict=True)
+        ),
+    ]

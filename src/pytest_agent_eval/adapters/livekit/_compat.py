@@ -169,6 +169,23 @@ def replace_session_stt(session: Any, stt: Any) -> None:
     session._stt = stt
 
 
+_SCRIPT = "give an agent a scripted LLM, an offline TTS and a stimulus' STT for turn-taking"
+
+
+def replace_agent_parts(owner: Any, *, stt: Any, llm: Any, tts: Any) -> None:
+    """Give a session or agent that has not started ``stt``, ``llm`` and ``tts`` in place of
+    its own (turn-taking conformance keeps its VAD and turn handling): `AgentSession` and
+    `Agent` keep them in ``_stt``, ``_llm`` and ``_tts`` and have no setters. On an agent only
+    the parts it brings itself are replaced (the rest it takes from its session)."""
+    from livekit.agents import AgentSession
+    from livekit.agents.types import NotGiven
+
+    for name, part in (("_stt", stt), ("_llm", llm), ("_tts", tts)):
+        own = _read(owner, name, _SCRIPT)
+        if isinstance(owner, AgentSession) or not (isinstance(own, NotGiven) or own is None):
+            setattr(owner, name, part)
+
+
 _DONE = "know when the agent is done with a turn"
 
 

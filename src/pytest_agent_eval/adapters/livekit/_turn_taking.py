@@ -1,44 +1,59 @@
-"""A first runner: one stimulus through a real in-process LiveKit ``AgentSession`` (its VAD,
-endpointing and interruption handling), in real time, recorded as an `Observation`.
+"""Turn-taking stimuli through a real in-process LiveKit ``AgentSession`` (its VAD, turn
+detection, endpointing and interruption handling), each recorded as an `Observation`.
 
-The session gets the stimulus as its microphone (`FrameQueueInput`, 20 ms frames paced by the
-wall clock), a scripted LLM and an offline TTS, so only turn-taking is under test. Its STT is
-`_StimulusSTT`: for each speech segment the session's VAD cuts, it answers the words of the
-stimulus's events whose audio lies in that segment (found by its samples in the clip), and
-nothing for a segment of noise, as an STT that heard no words. Times are seconds on the clip's
-clock: 0 is the first frame pushed; for a clip that plays over the agent, the agent's speech
-starts first and the clip starts with it.
+The session is the agent's own (`observe_made` takes the factory the user's `LiveKitAdapter`
+builds sessions with: its VAD, turn detection, endpointing, interruption and false-interruption
+settings, its agent and that agent's ``on_user_turn_completed``), with three parts replaced so
+only turn-taking is under test: a scripted LLM, an offline TTS and `_StimulusSTT`, which for each
+speech segment the session's VAD cuts answers the words of the stimulus's events whose audio lies
+in that segment (found by its samples in the clip), and nothing for a segment of noise, as an STT
+that heard no words. Times are seconds on the clip's clock: 0 is the first frame pushed; for a
+clip that plays over the agent, the agent's speech starts first and the clip starts with it.
 
-Real time, not the virtual clock: LiveKit's endpointing and false-interruption timers read the
-wall clock (docs/turn-taking.md, "Not built yet"), so a stimulus takes its own length plus the
-wait for an answer. Private and experimental: not wired into collection, gates or reports.
+On the virtual clock (the default) the stimulus runs on a thread of its own whose clock jumps to
+the next timer whenever nothing is runnable (`pytest_agent_eval.voice._clock`), so LiveKit's own
+timers (the endpointing delay, the false-interruption timeout, the reply's playout) run in audio
+time, as in production, at whatever speed this machine computes; ``clock="real"`` streams on the
+wall clock instead (a stimulus then takes its own length plus the wait for an answer).
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from livekit import rtc
 from livekit.agents import Agent, AgentSession, llm
 
 from ..._turn_taking._metrics import Observation
+from ..._turn_taking._observer import PlayedStimulus, TurnTakingObserver
 from ..._turn_taking._stimulus import Expected, Stimulus
-from ...errors import ConfigError
+from ...errors import AdapterError, AgentTimeoutError, ConfigError
+from ...models import Transcript
 from ...voice._clip import AudioClip, _numpy
+from ...voice._clock import PipelineClock, PipelineThread
+from ...voice._factory import takes_info
+from ...voice._timeshim import install_time_shim
+from ._compat import replace_agent_parts, session_skip_aec_warmup
 from .offline._scripted import ScriptedLLM
 from .offline._stt import SegmentSTT
 from .offline._tts import SynthesizerTTS
 from .session._io import CaptureAudioOutput, FrameQueueInput
+from .session._virtual import _pure_work
 
 __all__ = [
     "DEFAULT_SESSION_KWARGS",
     "SAMPLE_RATE",
+    "MakeSession",
+    "TurnClock",
+    "adapter_observer",
     "observe_livekit",
+    "observe_made",
     "observe_pack",
     "session_arguments",
 ]
@@ -79,6 +94,7 @@ async def observe_pack(
     vad: Any,
     session_kwargs: Mapping[str, Any] | None = None,
     tail_s: float = 3.0,
+    clock: TurnClock = "virtual",
 ) -> list[Observation]:
     """`observe_livekit` for each stimulus of a written pack (``pack.json`` in ``folder``), in
     order; ``ids`` picks some.
@@ -108,6 +124,7 @@ async def observe_pack(
                 vad=vad,
                 session_kwargs=session_kwargs,
                 tail_s=tail_s,
+                clock=clock,
             )
         )
     return out
@@ -155,14 +172,187 @@ class _StimulusSTT(SegmentSTT):
         return " ".join(w for w in words if w)
 
 
-class _ObservingAgent(Agent):
-    def __init__(self, turns: list[float], clock: Any) -> None:
-        super().__init__(instructions="You answer the caller.")
-        self._turns = turns
-        self._clock = clock
+MakeSession = Callable[[], Awaitable[tuple[AgentSession[Any], Agent]]]
+"""Builds the fresh, not yet started ``(session, agent)`` one stimulus is played to."""
 
-    async def on_user_turn_completed(self, turn_ctx: llm.ChatContext, new_message: Any) -> None:
-        self._turns.append(self._clock())
+TurnClock = Literal["real", "virtual"]
+
+_SETTLE_S = 1.0
+"""Silence streamed after the session starts, before waiting for it to be quiet: an agent that
+greets in ``on_enter`` has begun by then, and the clip waits until it is done."""
+_READY_S = 30.0
+"""Most seconds (the session's) the agent may take to be quiet, or to start its line."""
+_WALL_S = 120.0
+"""Most wall seconds one stimulus may take on the virtual clock (a loop kept busy)."""
+
+
+def _default_session(vad: Any, session_kwargs: Mapping[str, Any] | None) -> MakeSession:
+    async def make() -> tuple[AgentSession[Any], Agent]:
+        session: AgentSession[Any] = AgentSession(vad=vad, **session_arguments(session_kwargs))
+        return session, Agent(instructions="You answer the caller.")
+
+    return make
+
+
+async def observe_livekit(
+    stimulus: Stimulus,
+    clip: AudioClip,
+    events: Sequence[Mapping[str, Any]],
+    *,
+    vad: Any,
+    session_kwargs: Mapping[str, Any] | None = None,
+    tail_s: float = 3.0,
+    clock: TurnClock = "virtual",
+) -> Observation:
+    """`observe_made` with a session of LiveKit's defaults (`DEFAULT_SESSION_KWARGS`, with
+    ``session_kwargs`` over them) and ``vad`` (``silero.VAD.load()``, loaded once by the
+    caller)."""
+    return await observe_made(
+        stimulus,
+        clip,
+        events,
+        _default_session(vad, session_kwargs),
+        tail_s=tail_s,
+        clock=clock,
+    )
+
+
+async def observe_made(
+    stimulus: Stimulus,
+    clip: AudioClip,
+    events: Sequence[Mapping[str, Any]],
+    make: MakeSession,
+    *,
+    tail_s: float = 3.0,
+    clock: TurnClock = "virtual",
+) -> Observation:
+    """Play ``stimulus`` (its rendered ``clip`` and ``events``) to the session ``make`` builds
+    and say what the agent did.
+
+    Args:
+        stimulus: The stimulus (its category, expectation and agent line).
+        clip: Its audio, 16 kHz mono.
+        events: Its sidecar's events.
+        make: Builds the session and agent (called on the loop the stimulus runs on).
+        tail_s: Seconds of silence streamed after the clip, for the answer to come.
+        clock: "virtual" (LiveKit's timers in audio time) or "real".
+
+    Raises:
+        ValueError: The clip is not at 16 kHz.
+        AdapterError: The session cannot be run this way (a realtime model, no VAD), or the
+            agent never went quiet or never started its line.
+        AgentTimeoutError: On the virtual clock, the stimulus took more than two minutes of
+            wall time (something kept the session's loop busy).
+    """
+    if clip.sample_rate != SAMPLE_RATE:
+        raise ValueError(f"the runner streams 16 kHz audio; the clip is at {clip.sample_rate} Hz")
+    work = _observe(stimulus, clip, events, make, tail_s=tail_s)
+    if clock == "real":
+        return await work
+    install_time_shim()
+    thread = PipelineThread(
+        PipelineClock(rate=None, perf=True),
+        name=f"turn-taking {stimulus.id}",
+        allow_network=False,
+        inline=_pure_work,
+    )
+    try:
+        return await asyncio.wait_for(thread.run(work), _WALL_S)
+    except TimeoutError:
+        raise AgentTimeoutError(
+            f"stimulus {stimulus.id}: no end within {_WALL_S:g} s of wall time on the virtual "
+            "clock; the session's loop was busy (code computing without yielding, or blocking it)"
+        ) from None
+    finally:
+        await asyncio.to_thread(thread.stop, 10.0)
+
+
+def adapter_observer(adapter: Any, transcript: Transcript, *, tail_s: float) -> TurnTakingObserver:
+    """The turn-taking runner of a `LiveKitAdapter`: each stimulus gets a fresh session from the
+    adapter's own ``session_factory`` (called with a `SessionInfo` when it asks for one), run
+    on the virtual clock whatever the adapter's ``clock``: LiveKit's timers then keep the
+    agent's production settings in audio time, and the verdict cannot depend on how fast this
+    machine streams."""
+    from .session._adapter import SessionInfo
+
+    factory = adapter.session_factory
+    wants_info = takes_info(factory, star_args=False)
+    runs = [0]
+
+    def maker() -> MakeSession:
+        index = runs[0]
+        runs[0] += 1
+
+        async def make() -> tuple[AgentSession[Any], Agent]:
+            made = (
+                factory(
+                    SessionInfo(transcript_id=transcript.id, run_index=index, transcript=transcript)
+                )
+                if wants_info
+                else factory()
+            )
+            if inspect.isawaitable(made):
+                made = await made
+            if not (
+                isinstance(made, tuple)
+                and len(made) == 2
+                and isinstance(made[0], AgentSession)
+                and isinstance(made[1], Agent)
+            ):
+                raise AdapterError(
+                    "the session factory must return (AgentSession, Agent), got "
+                    f"{type(made).__name__}"
+                )
+            return made[0], made[1]
+
+        return make
+
+    async def observe(played: PlayedStimulus) -> Observation:
+        return await observe_made(
+            played.stimulus, played.clip, played.events, maker(), tail_s=tail_s
+        )
+
+    return TurnTakingObserver(framework="livekit", clock="virtual", observe=observe)
+
+
+def _script(session: AgentSession[Any], agent: Agent, stimulus: Stimulus, stt: SegmentSTT) -> None:
+    """Replace what the session would say and hear with the stimulus's script, or say why the
+    session cannot be tested so."""
+    for owner in (session, agent):
+        if isinstance(owner.llm, llm.RealtimeModel):
+            raise AdapterError(
+                f"the agent runs on a realtime model ({type(owner.llm).__name__}), which hears "
+                "the caller and takes its turns itself; turn-taking conformance runs a pipeline "
+                "agent's own VAD and turn detection with a scripted LLM (give the session an "
+                "STT, an LLM and a TTS)"
+            )
+    if session.vad is None and _not_given(agent.vad):
+        raise AdapterError(
+            "the session has no VAD: turn-taking conformance streams audio through the agent's "
+            "own VAD (give AgentSession vad=silero.VAD.load())"
+        )
+    vad_module = type(agent.vad if not _not_given(agent.vad) else session.vad).__module__
+    if vad_module.startswith("livekit.agents.inference"):
+        raise AdapterError(
+            "the session's VAD is LiveKit's inference VAD (AgentSession's default), which "
+            "runs in LiveKit Cloud; turn-taking conformance runs offline: give the session a "
+            "VAD that runs in process (vad=silero.VAD.load())"
+        )
+    scripted = ScriptedLLM(
+        [], default_reply=AGENT_REPLY, greeting=stimulus.agent_line or AGENT_REPLY
+    )
+    tts = SynthesizerTTS(backend="espeak", sample_rate=SAMPLE_RATE)
+    replace_agent_parts(session, stt=stt, llm=scripted, tts=tts)
+    replace_agent_parts(agent, stt=stt, llm=scripted, tts=tts)
+    # The stimuli are clean audio, with no echo to cancel: LiveKit would otherwise ignore the
+    # caller during its first seconds of speech.
+    session_skip_aec_warmup(session)
+
+
+def _not_given(value: object) -> bool:
+    from livekit.agents.types import NotGiven
+
+    return value is None or isinstance(value, NotGiven)
 
 
 def _frames(clip: AudioClip) -> list[rtc.AudioFrame]:
@@ -176,32 +366,14 @@ def _frames(clip: AudioClip) -> list[rtc.AudioFrame]:
     ]
 
 
-async def observe_livekit(
+async def _observe(
     stimulus: Stimulus,
     clip: AudioClip,
     events: Sequence[Mapping[str, Any]],
+    make: MakeSession,
     *,
-    vad: Any,
-    session_kwargs: Mapping[str, Any] | None = None,
-    tail_s: float = 3.0,
+    tail_s: float,
 ) -> Observation:
-    """Play ``stimulus`` (its rendered ``clip`` and ``events``) to a fresh ``AgentSession``
-    and say what the agent did.
-
-    Args:
-        stimulus: The stimulus (its category, expectation and agent line).
-        clip: Its audio, 16 kHz mono.
-        events: Its sidecar's events.
-        vad: The VAD (``silero.VAD.load()``); loaded once by the caller.
-        session_kwargs: More ``AgentSession`` arguments, as the agent ships them (endpointing,
-            interruption, turn detection), over `DEFAULT_SESSION_KWARGS`.
-        tail_s: Seconds of silence streamed after the clip, for the answer to come.
-
-    Raises:
-        ValueError: The clip is not at 16 kHz.
-    """
-    if clip.sample_rate != SAMPLE_RATE:
-        raise ValueError(f"the runner streams 16 kHz audio; the clip is at {clip.sample_rate} Hz")
     loop = asyncio.get_running_loop()
     origin = [loop.time()]
 
@@ -210,39 +382,53 @@ async def observe_livekit(
 
     frames = _frames(clip)
     pcm = b"".join(bytes(f.data.cast("B")) for f in frames)
-    turns: list[float] = []
-    kwargs = session_arguments(session_kwargs)
-    session: AgentSession[Any] = AgentSession(
-        vad=vad,
-        stt=_StimulusSTT(pcm, events),
-        llm=ScriptedLLM([], default_reply=AGENT_REPLY, greeting=stimulus.agent_line or AGENT_REPLY),
-        tts=SynthesizerTTS(backend="espeak", sample_rate=SAMPLE_RATE),
-        **kwargs,
-    )
+    session, agent = await make()
+    _script(session, agent, stimulus, _StimulusSTT(pcm, events))
     audio_in = FrameQueueInput()
     audio_out = CaptureAudioOutput(speed=1.0)
     session.input.audio = audio_in
     session.output.audio = audio_out
+    turns: list[float] = []
     speaking: list[tuple[float, str]] = []
+    session.on("agent_state_changed", lambda ev: speaking.append((now(), str(ev.new_state))))
+    heard: list[float] = []
     session.on(
-        "agent_state_changed",
-        lambda ev: speaking.append((now(), str(ev.new_state))),
+        "user_state_changed",
+        lambda ev: heard.append(now()) if str(ev.new_state) == "speaking" else None,
     )
-    await session.start(_ObservingAgent(turns, now))
+    session.on(
+        "conversation_item_added",
+        lambda ev: turns.append(now()) if getattr(ev.item, "role", None) == "user" else None,
+    )
     silence = _frames(AudioClip(_numpy().zeros(_FRAME, dtype="float32"), SAMPLE_RATE))[0]
+
+    async def stream_until(done: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + _READY_S
+        while not done():
+            if time.monotonic() >= deadline:
+                raise AdapterError(f"stimulus {stimulus.id}: {what} within {_READY_S:g} s")
+            audio_in.push(silence)
+            await asyncio.sleep(0.02)
+
+    await session.start(agent)
     try:
+        settle_until = time.monotonic() + _SETTLE_S
+        await stream_until(
+            lambda: (
+                time.monotonic() >= settle_until
+                and str(session.agent_state) == "listening"
+                and not audio_out.playing
+            ),
+            "the agent never went quiet after it started (its greeting did not end)",
+        )
         if stimulus.agent_speaking:
             session.generate_reply(instructions="Say your line.")
-            deadline = time.monotonic() + 20.0
-            while not audio_out.playing and time.monotonic() < deadline:
-                audio_in.push(silence)
-                await asyncio.sleep(0.02)
-            if not audio_out.playing:
-                raise RuntimeError("the agent never started speaking its line")
+            await stream_until(lambda: audio_out.playing, "the agent never started its line")
         origin[0] = loop.time()
         halts_before = len(audio_out.halts)
         turns.clear()
         speaking.clear()
+        heard.clear()
         perf_origin = time.perf_counter()
         start = loop.time()
         for index, frame in enumerate(frames + [silence] * round(tail_s * 50)):
@@ -256,6 +442,14 @@ async def observe_livekit(
         seen_turns, seen_states = list(turns), list(speaking)
     finally:
         await session.aclose()
+    if not heard and any(e["kind"] == "speech" for e in events):
+        # Nothing the agent did (or did not do) can be put down to turn-taking then: a budget
+        # would pass on an agent that heard nothing.
+        raise AdapterError(
+            f"stimulus {stimulus.id}: the session's VAD ({type(session.vad).__name__}) never "
+            "heard the caller speak, so its turn-taking could not be observed; give the "
+            "session a VAD that runs in process (vad=silero.VAD.load())"
+        )
     return _observation(
         stimulus, events, turns=seen_turns, states=seen_states, halts=halts, resumes=resumes
     )

@@ -1,0 +1,75 @@
+"""The turn-taking pack through one LiveKit agent on the virtual clock (issue 34).
+
+Renders the default pack (seed 0, all 65 stimuli; rendering is timed apart and not counted),
+then plays every stimulus to a fresh in-process ``AgentSession`` of LiveKit's defaults (Silero
+VAD, VAD turn detection, 0.5 s endpointing, VAD interruptions) with the scripted LLM and the
+offline TTS, as a ``turn_taking:`` item does, on the virtual clock.
+
+    .venv/bin/python bench/turn_taking.py [--stimulus ID ...] [--repeat 2]
+
+Prints the seconds of audio played (each clip and its 3 s tail, plus what the agent said
+before a clip that plays over it is not counted), the wall and CPU time, the x-real-time ratio
+(audio seconds per wall second), every metric, and with ``--repeat`` whether every repeat gave
+identical observations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+TAIL_S = 3.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
+    parser.add_argument("--stimulus", action="append", help="only these ids (repeatable)")
+    parser.add_argument("--repeat", type=int, default=1, help="play the pack this many times")
+    args = parser.parse_args()
+
+    from livekit.plugins import silero
+
+    from pytest_agent_eval._turn_taking._metrics import compute_metrics
+    from pytest_agent_eval._turn_taking._pack import write_pack
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_pack
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        started = time.perf_counter()
+        summary = write_pack(folder, seed=0, only=args.stimulus)
+        print(f"rendered {len(summary.written)} stimuli in {time.perf_counter() - started:.1f} s")
+        listed = json.loads((folder / "pack.json").read_text(encoding="utf-8"))["stimuli"]
+        audio_s = sum(float(s["duration_s"]) + TAIL_S for s in listed)
+        vad = silero.VAD.load()
+        runs = []
+        for repeat in range(args.repeat):
+            wall, cpu = time.perf_counter(), os.times()
+            observations = asyncio.run(observe_pack(folder, vad=vad, tail_s=TAIL_S))
+            wall_s = time.perf_counter() - wall
+            after = os.times()
+            cpu_s = (after.user - cpu.user) + (after.system - cpu.system)
+            runs.append(observations)
+            print(
+                f"repeat {repeat + 1}: {len(observations)} stimuli, {audio_s:.1f} s of audio, "
+                f"wall {wall_s:.1f} s, CPU {cpu_s:.1f} s, {audio_s / wall_s:.1f}x real time"
+            )
+        for metric in compute_metrics(runs[0]).values():
+            interval = "" if metric.interval is None else f" [{metric.interval[0]:.3g}, "
+            interval += "" if metric.interval is None else f"{metric.interval[1]:.3g}]"
+            hits = f" ({metric.hits}/{metric.count})" if metric.hits is not None else ""
+            value = "unmeasured" if metric.value is None else f"{metric.value:.3g}"
+            print(f"  {metric.name}: {value}{hits}{interval}")
+        if args.repeat > 1:
+            same = all(r == runs[0] for r in runs[1:])
+            print(f"identical observations on every repeat: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""The ``turn_taking:`` gate through pytest itself, against a project's own LiveKit agent (its
+session factory, Silero VAD, endpointing and its ``on_user_turn_completed``): a configuration
+that takes over mid-sentence pauses fails the pause budget; one that waits passes it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+CONFTEST = """
+import os
+
+import pytest
+from livekit.agents import Agent, AgentSession
+from livekit.plugins import silero
+
+from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+
+# TT_DEAF: a VAD that never hears speech (it needs a minute of it first).
+VAD = silero.VAD.load(min_speech_duration=60.0 if os.environ.get("TT_DEAF") else 0.05)
+DELAY = float(os.environ["TT_MIN_DELAY"])
+SEEN = []
+
+
+class Booking(Agent):
+    def __init__(self):
+        super().__init__(instructions="You book tables.")
+
+    async def on_user_turn_completed(self, turn_ctx, new_message):
+        SEEN.append(new_message.text_content)
+
+
+def make_session():
+    session = AgentSession(
+        vad=VAD,
+        turn_handling={
+            "turn_detection": "vad",
+            "endpointing": {"min_delay": DELAY, "max_delay": max(DELAY, 3.0)},
+            "interruption": {"mode": "vad"},
+        },
+        user_away_timeout=None,
+    )
+    return session, Booking()
+
+
+@pytest.fixture
+def llm_eval_agent():
+    return LiveKitAdapter(make_session)
+
+
+def pytest_sessionfinish(session):
+    with open("heard.json", "w") as f:
+        import json
+        json.dump(SEEN, f)
+"""
+
+# The pack's first voice speaks four of the twelve pauses: 0.3, 0.9, 1.5 and 1.9 s.
+TURNS = """\
+id: turns
+tags: [gate:turns]
+turn_taking:
+  categories: [pause]
+  voices: 1
+  budgets:
+    pause_takeover_rate_max: 0.0
+    unanswered_rate_max: 0.0
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyprojecttoml('[tool.agent_eval]\nyaml_dirs = ["evals"]\n')
+    pytester.makeconftest(CONFTEST)
+    (pytester.path / "evals").mkdir()
+    (pytester.path / "evals" / "turns.yaml").write_text(TURNS, encoding="utf-8")
+    return pytester
+
+
+def _run(
+    project: pytest.Pytester, delay: float, *, deaf: bool = False
+) -> tuple[pytest.RunResult, dict]:  # type: ignore[type-arg]
+    project._monkeypatch.setenv("TT_MIN_DELAY", str(delay))  # type: ignore[attr-defined]
+    project._monkeypatch.setenv("TT_DEAF", "1" if deaf else "")  # type: ignore[attr-defined]
+    result = project.runpytest_subprocess(
+        "--agent-eval-live", "-p", "no:cacheprovider", "--agent-eval-results=r.json"
+    )
+    document = json.loads((project.path / "r.json").read_text(encoding="utf-8"))
+    return result, document
+
+
+def test_a_configuration_that_takes_over_pauses_fails_and_one_that_waits_passes(
+    project: pytest.Pytester,
+) -> None:
+    fast, fast_doc = _run(project, 0.5)
+    fast.assert_outcomes(failed=1)
+    fast.stdout.fnmatch_lines(
+        [
+            "*pause_takeover_rate = *budget <= 0: over budget*",
+            "*turn-taking conformance*",
+            "eval*metric*value*95% interval*n*budget*verdict",
+            "turns?pause?*pause_takeover_rate*/4*<= 0*FAIL",
+        ]
+    )
+    (entry,) = fast_doc["evals"]
+    assert entry["verdict"] == "failed"
+    took = entry["turn_taking"]
+    assert took["category"] == "pause" and took["framework"] == "livekit"
+    assert took["clock"] == "virtual" and took["stimuli"] == 4
+    rate = next(m for m in took["metrics"] if m["name"] == "pause_takeover_rate")
+    assert rate["hits"] >= 1 and rate["count"] == 4
+    # The agent's own on_user_turn_completed ran: it heard the caller's words.
+    heard = json.loads((project.path / "heard.json").read_text(encoding="utf-8"))
+    assert any("four people on Friday evening" in h or "please" in h for h in heard), heard
+
+    slow, slow_doc = _run(project, 2.5)
+    slow.assert_outcomes(passed=1)
+    (entry,) = slow_doc["evals"]
+    assert entry["verdict"] == "passed"
+    rate = next(m for m in entry["turn_taking"]["metrics"] if m["name"] == "pause_takeover_rate")
+    assert (rate["hits"], rate["count"]) == (0, 4)
+
+
+def test_an_agent_whose_vad_hears_nothing_is_an_error_not_a_pass(project: pytest.Pytester) -> None:
+    # Deaf, the agent would never take over a pause: pause_takeover_rate_max: 0.0 would pass.
+    result, document = _run(project, 0.5, deaf=True)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*never heard the caller speak*silero.VAD.load()*"])
+    (entry,) = document["evals"]
+    assert entry["verdict"] == "error"
+    assert entry["turn_taking"]["budgets"] == []

@@ -1,0 +1,108 @@
+"""Turn-taking on real in-process LiveKit sessions, on the virtual clock: the same stimuli give
+the same metrics on a rerun, and the metrics follow LiveKit's own settings (a longer endpointing
+delay takes over fewer pauses; interruptions off yield to no barge-in)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from pytest_agent_eval._turn_taking._metrics import compute_metrics
+from pytest_agent_eval._turn_taking._pack import build_pack, write_pack
+
+# The first voice's pauses (0.3, 0.9, 1.5 and 1.9 s mid-sentence) and two barge-ins.
+PAUSES = ("pause-01", "pause-04", "pause-07", "pause-10")
+BARGE_INS = ("barge_in-01", "barge_in-04")
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("pack")
+    write_pack(folder, seed=0, only=(*PAUSES, *BARGE_INS))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def vad() -> object:
+    from livekit.plugins import silero
+
+    return silero.VAD.load()
+
+
+def _observe(pack: Path, vad: object, ids: tuple[str, ...], **session: object) -> list:  # type: ignore[type-arg]
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_pack
+
+    return asyncio.run(observe_pack(pack, list(ids), vad=vad, session_kwargs=session))
+
+
+def test_the_stimuli_are_what_the_tests_say() -> None:
+    by_id = {s.id: s for s in build_pack(0)}
+    assert [by_id[i].category.value for i in PAUSES] == ["pause"] * 4
+    assert all(by_id[i].expect.value == "yield" for i in BARGE_INS)
+
+
+def test_a_rerun_gives_identical_metrics(pack: Path, vad: object) -> None:
+    first = _observe(pack, vad, (*PAUSES, *BARGE_INS))
+    second = _observe(pack, vad, (*PAUSES, *BARGE_INS))
+    assert first == second  # every time, to the sample: the virtual clock is audio time
+    assert compute_metrics(first) == compute_metrics(second)
+
+
+def test_a_longer_endpointing_delay_takes_over_fewer_pauses(pack: Path, vad: object) -> None:
+    quick = compute_metrics(_observe(pack, vad, PAUSES))["pause_takeover_rate"]
+    patient = compute_metrics(
+        _observe(
+            pack, vad, PAUSES, turn_handling={"endpointing": {"min_delay": 2.5, "max_delay": 3.0}}
+        )
+    )["pause_takeover_rate"]
+    assert quick.count == patient.count == 4
+    assert quick.hits is not None and patient.hits is not None
+    assert patient.hits < quick.hits
+    assert patient.hits == 0  # the longest pause is 1.9 s
+
+
+def test_interruptions_off_yield_to_no_barge_in(pack: Path, vad: object) -> None:
+    on = compute_metrics(_observe(pack, vad, BARGE_INS))["barge_in_yield_rate"]
+    off = compute_metrics(
+        _observe(
+            pack, vad, BARGE_INS, turn_handling={"interruption": {"enabled": False, "mode": "vad"}}
+        )
+    )["barge_in_yield_rate"]
+    assert (on.hits, on.count) == (2, 2)
+    assert (off.hits, off.count) == (0, 2)
+
+
+def test_a_session_on_the_cloud_vad_says_it_cannot_be_tested(pack: Path) -> None:
+    from livekit.agents import Agent, AgentSession
+
+    from pytest_agent_eval._turn_taking._stimulus import Stimulus
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_made
+    from pytest_agent_eval.errors import AdapterError
+    from pytest_agent_eval.voice._clip import read_wav
+
+    stimulus = next(s for s in build_pack(0) if s.id == PAUSES[0])
+
+    async def make() -> tuple[AgentSession, Agent]:  # type: ignore[type-arg]
+        return AgentSession(), Agent(instructions="x")
+
+    async def run() -> None:
+        await observe_made(stimulus, read_wav(pack / f"{PAUSES[0]}.wav"), [], make)
+
+    # AgentSession's default VAD is LiveKit's inference VAD, which runs in LiveKit Cloud.
+    with pytest.raises(AdapterError, match="the session's VAD is LiveKit's inference VAD"):
+        asyncio.run(run())
+    assert isinstance(stimulus, Stimulus)
+
+
+def test_a_vad_that_hears_nothing_is_an_error_not_a_patient_agent(pack: Path) -> None:
+    # A VAD that never hears speech would never take over a pause: a pause budget would pass
+    # for the wrong reason.
+    from livekit.plugins import silero
+
+    from pytest_agent_eval.errors import AdapterError
+
+    deaf = silero.VAD.load(min_speech_duration=60.0)
+    with pytest.raises(AdapterError, match="never heard the caller speak"):
+        _observe(pack, deaf, PAUSES[:1])
