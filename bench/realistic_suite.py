@@ -228,6 +228,7 @@ def _pytest(project: Path, runs: int, extra: list[str], py_spy: str | None) -> t
         "-m",
         "pytest",
         "-q",
+        "-rfE",
         "-p",
         "no:cacheprovider",
         "--agent-eval-live",
@@ -237,7 +238,7 @@ def _pytest(project: Path, runs: int, extra: list[str], py_spy: str | None) -> t
     ]
     if py_spy is not None:
         command = [
-            py_spy,
+            str(Path(py_spy).resolve()) if Path(py_spy).exists() else py_spy,
             *("record", "--format", "raw", "--threads", "--idle", "--subprocesses"),
             *("--rate", "200", "--output", str(project / "py-spy.txt"), "--"),
             *command,
@@ -246,7 +247,8 @@ def _pytest(project: Path, runs: int, extra: list[str], py_spy: str | None) -> t
     done = subprocess.run(command, cwd=project, capture_output=True, text=True)
     wall = time.perf_counter() - started
     lines = [line for line in done.stdout.splitlines() if line and not line.startswith("py-spy>")]
-    return wall, (lines[-1] if lines else done.stderr.strip()[-300:])
+    failed = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
+    return wall, "; ".join([*failed, lines[-1]] if lines else [done.stderr.strip()[-300:]])
 
 
 def _load() -> str:
