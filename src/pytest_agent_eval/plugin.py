@@ -31,6 +31,7 @@ from ._eval_items import (
     register_group_markers,
     start_records,
 )
+from ._file_kind import file_kind
 from ._fixture import AgentEval, call_async_test, close_session_loop, session_key
 from ._options import (
     add_options,
@@ -157,8 +158,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _simulation_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
-    """A simulation file's collector, the simulation package imported only once a YAML file
-    under ``yaml_dirs`` is collected (``import pytest_agent_eval.plugin`` stays light)."""
+    """A simulation file's collector, the simulation package imported only once a simulation
+    file is found: told apart by its text, a transcript does not import it (about a second of
+    imports where bytecode is not cached)."""
+    if file_kind(file_path) is None:
+        return None
     from .simulation import collect_simulation_file
 
     return collect_simulation_file(file_path, parent)

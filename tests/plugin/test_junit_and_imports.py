@@ -180,6 +180,41 @@ def test_pytest_does_not_rewrite_the_packages_own_modules(project: Project) -> N
     result.assert_outcomes(passed=2)
 
 
+def test_collecting_transcripts_does_not_import_the_simulation_package(project: Project) -> None:
+    """Collection tells a simulation file from a transcript by its text, so a run of
+    transcripts only never imports the simulation package; a simulation file still gets it."""
+    project.echo_agent("booked")
+    project.transcript(
+        "booking",
+        "id: booking\nturns:\n  - user: Book\n    expect: {reply_contains_any: [booked]}\n",
+    )
+    project.test_file(
+        "test_zz_simulation.py",
+        """
+        import sys
+
+
+        def test_not_imported():
+            assert "pytest_agent_eval.simulation" not in sys.modules
+        """,
+    )
+
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--agent-eval-live")
+
+    result.assert_outcomes(passed=2)
+
+    project.transcript(
+        "caller",
+        """\
+        id: caller
+        persona: A caller who wants a table.
+        criteria: [The agent books it.]
+        """,
+    )
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*caller*"])
+
+
 def test_plugin_works_when_no_optional_extra_is_installed(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:

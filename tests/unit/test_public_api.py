@@ -145,6 +145,8 @@ ALLOWED: dict[str, set[str]] = {
     # The JSON entries the judge's and the caller's caches keep on disk.
     "_json_store": {"_atomic"},
     "_async": set(),
+    # Which YAML file is which, from its text: collection asks before importing simulation.
+    "_file_kind": set(),
     "_text": {"models", "_sanitize"},  # models only for type checking
     "_retry": {"_text"},
     "_compat": {"models", "errors"},
@@ -322,6 +324,7 @@ ALLOWED: dict[str, set[str]] = {
         "_shard",
         "simulation",  # its files collected (lazily) beside transcripts, by collection
         "_turn_gate",  # so are turn_taking: files
+        "_file_kind",  # told apart from transcripts without importing simulation
     },
     # The façade re-exports what the docs teach; the settings, loaders and expansion lazily.
     # _compat first of all, for its effect: it takes the package out of pytest's rewriting.
@@ -387,6 +390,7 @@ ALLOWED: dict[str, set[str]] = {
         "_retry",
         "_serialize",
         "_text",
+        "_file_kind",
     },
 }
 

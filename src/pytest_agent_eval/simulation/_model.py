@@ -12,7 +12,6 @@ transcript schema), with the same file, line and field in every message.
 
 from __future__ import annotations
 
-import re
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from typing import Any, Literal
 
 from .._compat.pydantic_ai import model_id_problem
 from .._expectations import expect_keys
+from .._file_kind import FileKind, file_kind
 from .._serialize import from_json
 from ..errors import TranscriptError
 from ..loader import Presets, YamlDocument, read_yaml_document
@@ -72,9 +72,6 @@ SIMULATION_KEYS = (
     "judge",
 )
 """The top-level keys a simulation adds to a transcript's."""
-
-FileKind = Literal["simulation", "livekit"]
-"""A simulation file of ours, or LiveKit's ``scenarios.yaml``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,30 +254,6 @@ _HINTS = {
     "persona": "add `persona:`, who the caller is and how they behave",
     "criteria": "add `criteria:`, a list of what the agent must do (each judged on its own)",
 }
-
-
-# --------------------------------------------------------------------------------------------
-# Which file is which
-# --------------------------------------------------------------------------------------------
-
-_SIMULATION_KEY = re.compile(r"^(?:persona|criteria)[ \t]*:", re.MULTILINE)
-_SCENARIOS_KEY = re.compile(r"^scenarios[ \t]*:", re.MULTILINE)
-
-
-def file_kind(path: Path) -> FileKind | None:
-    """``simulation`` for a YAML file with a top-level ``persona:`` or ``criteria:``,
-    ``livekit`` for one with a top-level ``scenarios:`` (LiveKit's ``scenarios.yaml``), None
-    for anything else (a transcript). Read as text, without parsing: a top-level key of a
-    block mapping starts its line."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if _SIMULATION_KEY.search(text):
-        return "simulation"
-    if _SCENARIOS_KEY.search(text):
-        return "livekit"
-    return None
 
 
 # --------------------------------------------------------------------------------------------
