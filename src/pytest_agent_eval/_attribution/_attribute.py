@@ -45,6 +45,7 @@ from ..models._attribution import Attribution, Cause, Evidence, EvidenceVerdict
 from ..runner import RunSettings, describe_exception, run_transcript
 from ..voice._speech import spoken_text
 from ._judge import judged_only, rejudge
+from ._speech import speech_output_evidence
 from ._words import misheard_spans
 
 __all__ = ["attribute_result", "failing_turn", "fixture_hearing_transcript", "text_transcript"]
@@ -224,13 +225,16 @@ async def _attribute_run(
             turn=upto,
         )
     evidence = []
-    judged = [e for e in said_no if not _voice_only(e)]
-    if judged_only(failing, judged):
-        asked = await rejudge(run, failing, judged, transcript, settings)
+    checked = [e for e in said_no if not _voice_only(e)]
+    if judged_only(failing, checked):
+        asked = await rejudge(run, failing, checked, transcript, settings)
         if asked.verdict == "passed":
             return Attribution("judge", [asked], turn=upto)
         evidence.append(asked)
-    evidence += _heard_evidence(considered, upto)
+    spoken = await speech_output_evidence(failing, checked)
+    if any(e.verdict == "found" for e in spoken):
+        return Attribution("speech_output", evidence + spoken, turn=upto)
+    evidence += spoken + _heard_evidence(considered, upto)
     misheard = any(e.verdict == "found" for e in evidence)
     hearing = await _rerun(reruns, "audio", transcript, upto, agent, settings)
     if hearing is not None:

@@ -90,6 +90,12 @@ class Attribution:
             found = next((e for e in self.evidence if e.tool is not None), None)
             if found is not None:
                 return f"tool {found.tool!r} failed: {found.error or 'no error text'}"
+        if self.cause == "speech_output":
+            said = [e for e in self.evidence if e.counterfactual == "reply_audio" and e.heard]
+            if said:
+                return "; ".join(
+                    f'the reply audio says "{e.heard}", its text "{e.intended or ""}"' for e in said
+                )
         if self.cause == "hearing":
             misheard = [e for e in self.evidence if e.heard is not None or e.intended is not None]
             if misheard:
