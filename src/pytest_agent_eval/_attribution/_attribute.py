@@ -46,6 +46,7 @@ from ..runner import RunSettings, describe_exception, run_transcript
 from ..voice._speech import spoken_text
 from ._judge import judged_only, rejudge
 from ._speech import speech_output_evidence
+from ._turn_cut import turn_cut_evidence
 from ._words import misheard_spans
 
 __all__ = ["attribute_result", "failing_turn", "fixture_hearing_transcript", "text_transcript"]
@@ -235,7 +236,10 @@ async def _attribute_run(
     if any(e.verdict == "found" for e in spoken):
         return Attribution("speech_output", evidence + spoken, turn=upto)
     evidence += spoken + _heard_evidence(considered, upto)
-    misheard = any(e.verdict == "found" for e in evidence)
+    misheard = any(e.verdict == "found" and e.counterfactual == "heard_words" for e in evidence)
+    cut = turn_cut_evidence(failing)
+    if cut is not None:
+        evidence.append(cut)
     hearing = await _rerun(reruns, "audio", transcript, upto, agent, settings)
     if hearing is not None:
         verdict, detail = _judge_rerun(failing, hearing, "with the fixture's words as its STT")
@@ -275,7 +279,9 @@ async def _attribute_run(
     )
     swapped = evidence[-2].verdict in ("passed", "failed", "crashed")
     cause: Cause = "undetermined"
-    if verdict == "passed" and misheard and not swapped:
+    if verdict == "passed" and cut is not None:
+        cause = "turn_taking"  # given whole, committed once at its end, the turn passes
+    elif verdict == "passed" and misheard and not swapped:
         cause = "hearing"  # the text rerun stands in for perfect hearing
     elif verdict in ("failed", "crashed"):
         cause = "agent_logic"

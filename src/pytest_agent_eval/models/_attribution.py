@@ -96,8 +96,16 @@ class Attribution:
                 return "; ".join(
                     f'the reply audio says "{e.heard}", its text "{e.intended or ""}"' for e in said
                 )
+        if self.cause == "turn_taking":
+            cut = next((e for e in self.evidence if e.counterfactual == "turn_cut"), None)
+            if cut is not None:
+                return cut.detail
         if self.cause == "hearing":
-            misheard = [e for e in self.evidence if e.heard is not None or e.intended is not None]
+            misheard = [
+                e
+                for e in self.evidence
+                if e.counterfactual == "heard_words" and (e.heard or e.intended) is not None
+            ]
             if misheard:
                 return "; ".join(
                     f'heard "{e.heard or ""}", intended "{e.intended or ""}"' for e in misheard
