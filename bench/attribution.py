@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "attribution"))
 
-from fault_corpus import synthesize_corpus, write_corpus  # noqa: E402
+from fault_corpus import PYPROJECT, synthesize_corpus, write_corpus  # noqa: E402
 from test_attribution_livekit import EXAMPLE_AGENT, FAULT_AGENTS  # noqa: E402
 
 
@@ -37,8 +37,10 @@ def _session(project: Path, attribute: bool) -> dict[str, float]:
 
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
     args += ["--agent-eval-live", "--junitxml=junit.xml"]
-    if attribute:
-        args.append("--agent-eval-attribute")
+    # On by default: the pyproject says which, each session.
+    (project / "pyproject.toml").write_text(
+        PYPROJECT.replace("runs = 1\n", f"runs = 1\nattribute = {str(attribute).lower()}\n")
+    )
     subprocess.run(args, cwd=project, capture_output=True, check=False)
     return {
         case.get("name", ""): float(case.get("time", "0"))

@@ -14,6 +14,7 @@ from fault_corpus import (
     check_shared_causes,
     run_corpus,
     synthesize_corpus,
+    turn_attribution_off,
     write_corpus,
 )
 
@@ -140,6 +141,7 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
 
 
 def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
+    turn_attribution_off(project)
     result, found = run_corpus(project)
     result.assert_outcomes(**OUTCOMES)
     check_attribution_off(result, found, CRASH_VERDICT)

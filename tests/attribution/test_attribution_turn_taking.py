@@ -3,7 +3,9 @@ takes the pause for the end of the turn. The LiveKit example's restaurant agent 
 AgentSession (Silero VAD, the fixture's words as its STT) hears "a table for fifteen", pauses
 with the caller for two seconds and answers that half; the booking the check wants is never
 made. The turn's timeline shows the end of turn before the fixture's speech ends; given whole
-(committed once, at its end) the same agent books it: ``turn_taking``, the cut as evidence."""
+(committed once, at its end) the same agent books it: ``turn_taking``, the cut as evidence.
+The same on the Pipecat example's bot (Silero VAD and smart-turn in its user aggregator): one
+behaviour, one label, in every adapter."""
 
 from __future__ import annotations
 
@@ -13,9 +15,21 @@ from pathlib import Path
 import pytest
 from fault_corpus import PYPROJECT, attributions
 
-EXAMPLE_AGENT = (
-    Path(__file__).resolve().parents[2] / "examples" / "voice-livekit" / "booking_agent.py"
-)
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE_AGENT = EXAMPLES / "voice-livekit" / "booking_agent.py"
+EXAMPLE_BOT = EXAMPLES / "voice-pipecat" / "bot.py"
+
+PIPECAT_CONFTEST = """
+import pytest
+import bot
+
+from pytest_agent_eval.adapters.pipecat import PipecatAdapter
+
+
+@pytest.fixture
+def llm_eval_agent():
+    return PipecatAdapter(run_bot=bot.run_bot, timeout_s=20.0)
+"""
 
 CONFTEST = """
 import pytest
@@ -57,15 +71,23 @@ turns:
 def frameworks() -> None:
     """Imported before `pytester` snapshots the loaded modules (numpy cannot load twice)."""
     pytest.importorskip("livekit.plugins.silero", reason="needs the livekit extra")
+    pytest.importorskip("pipecat", reason="needs the pipecat extra")
     import pytest_agent_eval.synthesize  # noqa: F401  (numpy, soundfile, the TTS)
 
 
-def test_a_turn_cut_at_a_pause_is_turn_taking(frameworks: None, pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("framework", ["livekit", "pipecat"])
+def test_a_turn_cut_at_a_pause_is_turn_taking(
+    frameworks: None, pytester: pytest.Pytester, framework: str
+) -> None:
     from pytest_agent_eval.loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
-    shutil.copy(EXAMPLE_AGENT, pytester.path / "booking_agent.py")
-    pytester.makeconftest(CONFTEST)
+    if framework == "livekit":
+        shutil.copy(EXAMPLE_AGENT, pytester.path / "booking_agent.py")
+        pytester.makeconftest(CONFTEST)
+    else:
+        shutil.copy(EXAMPLE_BOT, pytester.path / "bot.py")
+        pytester.makeconftest(PIPECAT_CONFTEST)
     (pytester.path / "pyproject.toml").write_text(
         PYPROJECT.replace("runs = 1\n", "runs = 1\nattribute = true\n")
     )
