@@ -237,7 +237,10 @@ async def _attribute_run(
         return Attribution("speech_output", evidence + spoken, turn=upto)
     evidence += spoken + _heard_evidence(considered, upto)
     misheard = any(e.verdict == "found" and e.counterfactual == "heard_words" for e in evidence)
-    cut = turn_cut_evidence(failing)
+    following = transcript.turns[upto + 1] if upto + 1 < len(transcript.turns) else None
+    cut = turn_cut_evidence(
+        failing, barged_into=following is not None and bool(following.interrupt)
+    )
     if cut is not None:
         evidence.append(cut)
     hearing = await _rerun(reruns, "audio", transcript, upto, agent, settings)

@@ -3,7 +3,7 @@ turn detection ended the caller's turn while the caller still had speech to come
 
 The turn's timeline holds what the agent's VAD found (``vad_speech``) and when it decided the
 caller was done (``end_of_turn``), in order, on whatever clock the turn ran. An end of turn
-with more of the caller's speech found after it, in a turn nobody barged into, is a cut: the
+with more of the caller's speech found after it, in a turn the next one does not barge into, is a cut: the
 agent answered part of what the caller said (a pause mid-sentence taken for the end). The
 order is what counts, not the times, so the evidence is the same at max speed and in real
 time. Nothing is rerun here; the attribution pairs the cut with the conversation given whole,
@@ -19,16 +19,17 @@ from ..voice._speech import spoken_text
 __all__ = ["turn_cut_evidence"]
 
 
-def turn_cut_evidence(failing: TurnResult) -> Evidence | None:
+def turn_cut_evidence(failing: TurnResult, *, barged_into: bool) -> Evidence | None:
     """``found`` when the agent ended the failing audio turn before the caller's speech was
     over, with what its STT had heard by then when it reported its segments; None when it did
-    not, or when it cannot be told (a text turn, no timeline, a barge-in in the turn)."""
+    not, or when it cannot be told (a text turn, no timeline, or ``barged_into``: the next
+    turn speaks over this one's reply, so speech after its end of turn is that turn's). The
+    caller's own rest of the sentence may interrupt the reply to its first half: that is
+    still this turn's speech."""
     timeline = failing.timeline
-    if timeline is None or failing.audio is None:
+    if timeline is None or failing.audio is None or barged_into:
         return None
     events = timeline.events
-    if any(e.kind == "interruption" for e in events):
-        return None  # speech after an end of turn is then the next turn's, over the reply
     speech = [e.t_start for e in events if e.kind == "vad_speech"]
     ends = [e.t_start for e in events if e.kind == "end_of_turn"]
     cut = next((end for end in ends if any(start > end for start in speech)), None)
