@@ -5,18 +5,25 @@ For each FAILed run of a voice transcript (never a passed, crashed or ERROR run)
 1. *tool*: a tool call up to the first failing turn that ended in an error, or was still
    running when its turn ended, is named from the run's own record (nothing is rerun):
    ``tool``.
-2. *heard words*: what the agent's speech recognizer heard on each audio turn up to the failing
-   one, against the fixture's known words (the turn's WER over 0, and the words that differ).
-3. *perfect hearing*: the conversation up to the failing turn, run again as audio with the
+2. *judge*: when every no of the failing turn is a judge's, the judges are asked again on the
+   same reply, the cache off (`_judge`); all yes: ``judge``.
+3. *speech output*: the failing turn's saved reply audio, heard by offline Whisper, against
+   the reply text (`_speech`); a number, name or code the failed check is about, said
+   otherwise: ``speech_output``.
+4. *heard words*: what the agent's speech recognizer heard on each audio turn up to the failing
+   one, against the fixture's known words (the turn's WER over 0, and the words that differ);
+   and *turn cut*: an end of turn on the failing turn's timeline with more of the caller's
+   speech after it (`_turn_cut`).
+5. *perfect hearing*: the conversation up to the failing turn, run again as audio with the
    agent's STT replaced by the stand-in that hears the fixture's known words (the adapter's
    ``with_fixture_hearing()``), its VAD, turn detection, timing and audio conditions its own.
    When the failing turn then passes and a turn was misheard: ``hearing``.
-4. *logic*: the same conversation given as text to the same agent (its voice-only checks left
-   out). When the failing turn fails again: ``agent_logic``. When it passes and a turn was
-   misheard, but perfect hearing could not be tried (the adapter cannot swap its agent's STT,
-   the agent already hears with the stand-in, a realtime model hears for itself): ``hearing``,
-   the text standing in for perfect hearing. Otherwise: ``undetermined``, saying what was
-   tried.
+6. *logic*: the same conversation given as text to the same agent (its voice-only checks left
+   out), each turn whole. When the failing turn fails again: ``agent_logic``. When it passes
+   and the turn was cut: ``turn_taking``. When it passes and a turn was misheard, but perfect
+   hearing could not be tried (the adapter cannot swap its agent's STT, the agent already
+   hears with the stand-in, a realtime model hears for itself): ``hearing``, the text standing
+   in for perfect hearing. Otherwise: ``undetermined``, saying what was tried.
 
 A failing turn whose only failed checks are latency checks is ``undetermined`` without a
 rerun: a text turn's latency says nothing about a voice turn's.
@@ -289,14 +296,10 @@ async def _attribute_run(
     elif verdict in ("failed", "crashed"):
         cause = "agent_logic"
     elif verdict == "passed":
-        evidence[-1].detail += (
-            "; yet "
-            + (
-                "perfect hearing did not make it pass"
-                if swapped and misheard
-                else "every word was heard as the fixture says it"
-            )
-            + " (turn-taking and the other audio counterfactuals are not built yet)"
+        evidence[-1].detail += "; yet " + (
+            "perfect hearing did not make it pass"
+            if swapped and misheard
+            else "every word was heard as the fixture says it and no turn was cut"
         )
     return Attribution(cause, evidence, turn=upto)
 
