@@ -10,15 +10,13 @@ and the conversation the run recorded.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..evaluators.base import evaluate_safely, evaluator_name, source_of
 from ..models import EvalResult, Message, RunResult, Transcript, TurnContext, TurnResult
 from ..models._attribution import Evidence
-from ..runner import RunSettings, assistant_messages, turn_evaluators
+from ..runner import RunSettings, assistant_messages, check_again
 from ..voice._speech import spoken_text
 
 __all__ = ["judged_only", "rejudge"]
@@ -70,13 +68,9 @@ async def rejudge(
     ctx = turn_context(run, failing, transcript)
     fresh = replace(settings, judge=replace(settings.judge, cache_dir=None))
     wanted = {e.key or e.name for e in failed}
-    asked = [
-        e
-        for e in turn_evaluators(transcript, failing.index, fresh)
-        if ((source.path(ctx) if (source := source_of(e)) else evaluator_name(e)) in wanted)
-    ]
+    again = await check_again(transcript, ctx, wanted, fresh)
     where = f"turn {failing.index + 1}"
-    if len(asked) != len(wanted):
+    if len(again) != len(wanted):
         return Evidence(
             "judge_rerun",
             "error",
@@ -84,7 +78,6 @@ async def rejudge(
             error="a judged check could not be found again",
             detail=f"the judged checks of {where} could not all be asked again",
         )
-    again = await asyncio.gather(*(evaluate_safely(e, ctx) for e in asked))
     labels = ", ".join(sorted(wanted))
     if any(e.errored for e in again):
         why = "; ".join(e.reasoning for e in again if e.errored)

@@ -21,17 +21,23 @@ import contextlib
 import copy
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from ...errors import AdapterError
 from ._compat import processors_of, replace_processor
 from ._services import FixtureTextSTTService
 
-if TYPE_CHECKING:
-    from ._adapter import PipecatAdapter, PipecatConversation
-    from ._transport import InProcessTransport
+__all__ = ["PerfectHearingSTTService", "fixture_hearing_twin", "refuses_conditions"]
 
-__all__ = ["PerfectHearingSTTService", "fixture_hearing_twin"]
+
+class _Built(Protocol):
+    """An adapter that builds each pipeline with the bot's function (`PipecatAdapter`)."""
+
+    bot: Callable[..., Any] | None
+    run_bot: Callable[..., Any] | None
+
+
+_Adapter = TypeVar("_Adapter", bound=_Built)
 
 
 class PerfectHearingSTTService(FixtureTextSTTService):
@@ -56,7 +62,7 @@ def refuses_conditions(stt: object) -> bool:
     return isinstance(stt, FixtureTextSTTService) and not isinstance(stt, PerfectHearingSTTService)
 
 
-def fixture_hearing_twin(adapter: PipecatAdapter) -> PipecatAdapter:
+def fixture_hearing_twin(adapter: _Adapter) -> _Adapter:
     """A copy of ``adapter`` whose every pipeline hears with a `PerfectHearingSTTService` in
     place of the bot's STT service; the copy's conversation start raises `AdapterError` where
     that swap cannot be made (a speech-to-speech model hearing the caller itself, no STT or
@@ -69,7 +75,7 @@ def fixture_hearing_twin(adapter: PipecatAdapter) -> PipecatAdapter:
     assert made_by is not None
 
     @functools.wraps(made_by)  # the bot's module still names the code that is the user's
-    def build(transport: InProcessTransport, *rest: Any) -> Any:
+    def build(transport: Any, *rest: Any) -> Any:
         _swap_at_setup(transport, refused)
         return made_by(transport, *rest)
 
@@ -78,21 +84,21 @@ def fixture_hearing_twin(adapter: PipecatAdapter) -> PipecatAdapter:
     else:
         twin.bot = build
 
-    async def start_conversation(info: Any) -> PipecatConversation:
-        from ._adapter import PipecatAdapter
+    own_start = type(adapter).start_conversation  # type: ignore[attr-defined]
 
-        conversation = await PipecatAdapter.start_conversation(twin, info)
+    async def start_conversation(info: Any) -> Any:
+        conversation = await own_start(twin, info)
         why = refused.pop(id(conversation.session.transport), None)
         if why is not None:
             await conversation.aclose()
             raise AdapterError(why)
         return conversation
 
-    twin.start_conversation = start_conversation  # type: ignore[method-assign]
+    twin.start_conversation = start_conversation  # type: ignore[attr-defined]
     return twin
 
 
-def _swap_at_setup(transport: InProcessTransport, refused: dict[int, str]) -> None:
+def _swap_at_setup(transport: Any, refused: dict[int, str]) -> None:
     """Have ``transport``'s input replace the bot's STT when its pipeline sets it up, or note
     in ``refused`` why it could not."""
     mic = transport.input()
@@ -107,7 +113,7 @@ def _swap_at_setup(transport: InProcessTransport, refused: dict[int, str]) -> No
             await stand_in.setup(setup_)  # before the StartFrame: the input holds it till now
         await own_setup(setup_)
 
-    mic.setup = setup  # type: ignore[method-assign, assignment]
+    mic.setup = setup
 
 
 def _replace_stt(pipeline: Any) -> PerfectHearingSTTService:
