@@ -30,14 +30,14 @@ from ._services import FixtureTextSTTService
 __all__ = ["PerfectHearingSTTService", "fixture_hearing_twin", "refuses_conditions"]
 
 
-class _Built(Protocol):
+class _BuildsPipelines(Protocol):
     """An adapter that builds each pipeline with the bot's function (`PipecatAdapter`)."""
 
     bot: Callable[..., Any] | None
     run_bot: Callable[..., Any] | None
 
 
-_Adapter = TypeVar("_Adapter", bound=_Built)
+_Adapter = TypeVar("_Adapter", bound=_BuildsPipelines)
 
 
 class PerfectHearingSTTService(FixtureTextSTTService):
