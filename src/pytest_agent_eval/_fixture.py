@@ -250,7 +250,8 @@ class AgentEval:
                 progress.close()
         if failure is not None:  # outside the except: no "during handling" second copy
             refuse(self._request.node, failure)
-        if self._session.settings.attribute and consumes_audio:
+        failed = any(run.verdict == "failed" for run in result.runs)
+        if self._session.settings.attribute and consumes_audio and failed:
             from ._attribution import attribute_result
 
             # Explains each FAILed voice run (docs/attribution.md); no verdict changes.

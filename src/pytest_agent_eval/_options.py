@@ -163,9 +163,9 @@ def add_options(parser: pytest.Parser) -> None:
         "--agent-eval-attribute",
         action="store_true",
         default=None,
-        help="Explain each failed voice run: rerun it with its turns as text and name the "
-        "cause (hearing, agent_logic, tool) with its evidence; verdicts never change "
-        "(default: attribute in config, false).",
+        help="Explain each failed voice run: name the cause (tool, judge, speech_output, "
+        "hearing, turn_taking, agent_logic) with its evidence; verdicts never change "
+        "(default: attribute in config, true).",
     )
     group.addoption(
         "--agent-eval-stale-audio",

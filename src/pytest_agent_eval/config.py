@@ -179,9 +179,10 @@ class Settings:
     crashes_fail_gates: bool = True
     """A run in which the agent crashed fails its eval whatever the pass rate, and no group
     absorbs it; false makes a crash an ordinary FAIL, counted in the pass rate."""
-    attribute: bool = False
-    """Explain each failed voice run (``--agent-eval-attribute``): name the component it is put
-    down to, with the evidence (docs/attribution.md). Never changes a verdict."""
+    attribute: bool = True
+    """Explain each failed voice run: name the component it is put down to, with the evidence
+    (docs/attribution.md). Never changes a verdict, never runs for a passed run; false turns
+    it off."""
 
     @property
     def caller_cache_path(self) -> Path:

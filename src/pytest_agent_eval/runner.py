@@ -69,7 +69,7 @@ from .errors import (
     TranscriptError,
 )
 from .evaluators._call import evaluate_call
-from .evaluators.base import evaluate_safely
+from .evaluators.base import evaluate_safely, evaluator_name, source_of
 from .models import (
     AgentReply,
     Crash,
@@ -408,6 +408,23 @@ def turn_evaluators(transcript: Transcript, index: int, settings: RunSettings) -
             f"transcript {transcript.id!r}, turn {index + 1}: invalid regex '{exc.pattern!s}': {exc}"
         ) from exc
     return [_with_session_judge_settings(e, settings.judge) for e in built]
+
+
+async def check_again(
+    transcript: Transcript,
+    ctx: TurnContext,
+    checks: set[str],
+    settings: RunSettings,
+) -> list[EvalResult]:
+    """The verdicts, once more, of the checks of turn ``ctx.turn_index`` named in ``checks``
+    (a check's key, ``turns[0].expect.judge``, or a user evaluator's name) on ``ctx``: failure
+    attribution asks a judge again about the reply the run recorded."""
+    wanted = [
+        e
+        for e in turn_evaluators(transcript, ctx.turn_index, settings)
+        if ((source.path(ctx) if (source := source_of(e)) else evaluator_name(e)) in checks)
+    ]
+    return list(await asyncio.gather(*(evaluate_safely(e, ctx) for e in wanted)))
 
 
 def _with_session_judge_settings(evaluator: Any, judge: JudgeSettings) -> Any:

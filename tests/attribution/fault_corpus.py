@@ -194,6 +194,14 @@ def check_crash_at_callback(results: Path) -> None:
     assert crash["where"].startswith("fault_agents.py:") and crash["where"].endswith(" in _broken")
 
 
+def turn_attribution_off(project: pytest.Pytester) -> None:
+    """``attribute = false`` in the corpus's pyproject (attribution is on by default)."""
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = false\n")
+    )
+
+
 def check_attribution_off(
     result: pytest.RunResult, found: dict[str, Any], crash_verdict: str
 ) -> None:

@@ -14,6 +14,7 @@ from fault_corpus import (
     check_shared_causes,
     run_corpus,
     synthesize_corpus,
+    turn_attribution_off,
     write_corpus,
 )
 
@@ -108,11 +109,7 @@ def project(pytester: pytest.Pytester, corpus: Path) -> pytest.Pytester:
 
 
 def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) -> None:
-    # Turned on in pyproject.toml here (the Pipecat corpus turns it on by the option).
-    pyproject = project.path / "pyproject.toml"
-    pyproject.write_text(
-        pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
-    )
+    # On by default: nothing in pyproject.toml or on the command line turns it on.
     result, found = run_corpus(
         project,
         "--junitxml=junit.xml",
@@ -170,20 +167,13 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
 
 
 def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
+    turn_attribution_off(project)
     result, found = run_corpus(project)
     result.assert_outcomes(**OUTCOMES)
     check_attribution_off(result, found, CRASH_VERDICT)
 
 
-def _with_attribution(project: pytest.Pytester) -> None:
-    pyproject = project.path / "pyproject.toml"
-    pyproject.write_text(
-        pyproject.read_text().replace("runs = 1\n", "runs = 1\nattribute = true\n")
-    )
-
-
 def test_the_same_labels_on_every_rerun_and_at_both_speeds(project: pytest.Pytester) -> None:
-    _with_attribution(project)
     labels = []
     for speed in ("0", "0", "1"):  # two consecutive runs at max speed, then real time
         result, found = run_corpus(project, f"--agent-eval-speed={speed}")
@@ -203,10 +193,13 @@ def test_the_same_labels_on_every_rerun_and_at_both_speeds(project: pytest.Pytes
 
 
 def test_compare_shows_how_the_causes_changed(project: pytest.Pytester) -> None:
+    pyproject = project.path / "pyproject.toml"
+    default = pyproject.read_text()
+    turn_attribution_off(project)
     result, _ = run_corpus(project)  # attribution off: no causes
     result.assert_outcomes(**OUTCOMES)
     (project.path / "r.json").rename(project.path / "off.json")
-    _with_attribution(project)
+    pyproject.write_text(default)
     result, _ = run_corpus(project)
     result.assert_outcomes(**OUTCOMES)
     compared = project.run(

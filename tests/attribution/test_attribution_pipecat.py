@@ -14,6 +14,7 @@ from fault_corpus import (
     check_shared_causes,
     run_corpus,
     synthesize_corpus,
+    turn_attribution_off,
     write_corpus,
 )
 
@@ -118,20 +119,29 @@ def test_each_seeded_fault_is_attributed_to_its_cause(project: pytest.Pytester) 
     assert verdict == "failed" and hearing["cause"] == "hearing"
     misheard = [e for e in hearing["evidence"] if e["counterfactual"] == "heard_words"]
     assert [(e["heard"], e["intended"], e["turn"]) for e in misheard] == [("fifty", "fifteen", 0)]
-    # Pipecat's STT cannot be swapped yet: the evidence says so, and the text rerun stands in.
-    (swap,) = [e for e in hearing["evidence"] if e["counterfactual"] == "fixture_hearing"]
-    assert swap["verdict"] == "error" and "cannot swap" in swap["error"]
-    (rerun,) = [e for e in hearing["evidence"] if e["counterfactual"] == "text_rerun"]
-    assert rerun["verdict"] == "passed" and rerun["turn"] == 0
+    # Rerun as audio with the bot's STT service replaced by the fixture's words (its VAD and
+    # smart-turn its own), and passed: no text rerun needed.
+    assert [e["counterfactual"] for e in hearing["evidence"]] == ["heard_words", "fixture_hearing"]
+    swap = hearing["evidence"][1]
+    assert swap["verdict"] == "passed" and swap["turn"] == 0
+    assert "with the fixture's words as its STT, turn 1 passes" in swap["detail"]
 
     verdict, logic = found["logic_booking"]
     assert verdict == "failed" and logic["cause"] == "agent_logic"
-    assert [e["verdict"] for e in logic["evidence"]] == ["none", "error", "failed"]  # heard right
+    # Heard right; the bot already hears with the stand-in, so there is no STT to replace: the
+    # evidence says so, and the text rerun decides.
+    assert [(e["counterfactual"], e["verdict"]) for e in logic["evidence"]] == [
+        ("heard_words", "none"),
+        ("fixture_hearing", "error"),
+        ("text_rerun", "failed"),
+    ]
+    assert "already hears with FixtureTextSTTService" in logic["evidence"][1]["error"]
 
     check_shared_causes(result, found, project.path / "junit.xml", CRASH_VERDICT)
 
 
 def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pytester) -> None:
+    turn_attribution_off(project)
     result, found = run_corpus(project)
     result.assert_outcomes(**OUTCOMES)
     check_attribution_off(result, found, CRASH_VERDICT)

@@ -5,18 +5,25 @@ For each FAILed run of a voice transcript (never a passed, crashed or ERROR run)
 1. *tool*: a tool call up to the first failing turn that ended in an error, or was still
    running when its turn ended, is named from the run's own record (nothing is rerun):
    ``tool``.
-2. *heard words*: what the agent's speech recognizer heard on each audio turn up to the failing
-   one, against the fixture's known words (the turn's WER over 0, and the words that differ).
-3. *perfect hearing*: the conversation up to the failing turn, run again as audio with the
+2. *judge*: when every no of the failing turn is a judge's, the judges are asked again on the
+   same reply, the cache off (`_judge`); all yes: ``judge``.
+3. *speech output*: the failing turn's saved reply audio, heard by offline Whisper, against
+   the reply text (`_speech`); a number, name or code the failed check is about, said
+   otherwise: ``speech_output``.
+4. *heard words*: what the agent's speech recognizer heard on each audio turn up to the failing
+   one, against the fixture's known words (the turn's WER over 0, and the words that differ);
+   and *turn cut*: an end of turn on the failing turn's timeline with more of the caller's
+   speech after it (`_turn_cut`).
+5. *perfect hearing*: the conversation up to the failing turn, run again as audio with the
    agent's STT replaced by the stand-in that hears the fixture's known words (the adapter's
    ``with_fixture_hearing()``), its VAD, turn detection, timing and audio conditions its own.
    When the failing turn then passes and a turn was misheard: ``hearing``.
-4. *logic*: the same conversation given as text to the same agent (its voice-only checks left
-   out). When the failing turn fails again: ``agent_logic``. When it passes and a turn was
-   misheard, but perfect hearing could not be tried (the adapter cannot swap its agent's STT,
-   the agent already hears with the stand-in, a realtime model hears for itself): ``hearing``,
-   the text standing in for perfect hearing. Otherwise: ``undetermined``, saying what was
-   tried.
+6. *logic*: the same conversation given as text to the same agent (its voice-only checks left
+   out), each turn whole. When the failing turn fails again: ``agent_logic``. When it passes
+   and the turn was cut: ``turn_taking``. When it passes and a turn was misheard, but perfect
+   hearing could not be tried (the adapter cannot swap its agent's STT, the agent already
+   hears with the stand-in, a realtime model hears for itself): ``hearing``, the text standing
+   in for perfect hearing. Otherwise: ``undetermined``, saying what was tried.
 
 A failing turn whose only failed checks are latency checks is ``undetermined`` without a
 rerun: a text turn's latency says nothing about a voice turn's.
@@ -44,6 +51,9 @@ from ..models import Turn as TranscriptTurn
 from ..models._attribution import Attribution, Cause, Evidence, EvidenceVerdict
 from ..runner import RunSettings, describe_exception, run_transcript
 from ..voice._speech import spoken_text
+from ._judge import judged_only, rejudge
+from ._speech import speech_output_evidence
+from ._turn_cut import turn_cut_evidence
 from ._words import misheard_spans
 
 __all__ = ["attribute_result", "failing_turn", "fixture_hearing_transcript", "text_transcript"]
@@ -222,8 +232,24 @@ async def _attribute_run(
             ],
             turn=upto,
         )
-    evidence = _heard_evidence(considered, upto)
-    misheard = any(e.verdict == "found" for e in evidence)
+    evidence = []
+    checked = [e for e in said_no if not _voice_only(e)]
+    if judged_only(failing, checked):
+        asked = await rejudge(run, failing, checked, transcript, settings)
+        if asked.verdict == "passed":
+            return Attribution("judge", [asked], turn=upto)
+        evidence.append(asked)
+    spoken = await speech_output_evidence(failing, checked)
+    if any(e.verdict == "found" for e in spoken):
+        return Attribution("speech_output", evidence + spoken, turn=upto)
+    evidence += spoken + _heard_evidence(considered, upto)
+    misheard = any(e.verdict == "found" and e.counterfactual == "heard_words" for e in evidence)
+    following = transcript.turns[upto + 1] if upto + 1 < len(transcript.turns) else None
+    cut = turn_cut_evidence(
+        failing, barged_into=following is not None and bool(following.interrupt)
+    )
+    if cut is not None:
+        evidence.append(cut)
     hearing = await _rerun(reruns, "audio", transcript, upto, agent, settings)
     if hearing is not None:
         verdict, detail = _judge_rerun(failing, hearing, "with the fixture's words as its STT")
@@ -263,19 +289,17 @@ async def _attribute_run(
     )
     swapped = evidence[-2].verdict in ("passed", "failed", "crashed")
     cause: Cause = "undetermined"
-    if verdict == "passed" and misheard and not swapped:
+    if verdict == "passed" and cut is not None:
+        cause = "turn_taking"  # given whole, committed once at its end, the turn passes
+    elif verdict == "passed" and misheard and not swapped:
         cause = "hearing"  # the text rerun stands in for perfect hearing
     elif verdict in ("failed", "crashed"):
         cause = "agent_logic"
     elif verdict == "passed":
-        evidence[-1].detail += (
-            "; yet "
-            + (
-                "perfect hearing did not make it pass"
-                if swapped and misheard
-                else "every word was heard as the fixture says it"
-            )
-            + " (turn-taking and the other audio counterfactuals are not built yet)"
+        evidence[-1].detail += "; yet " + (
+            "perfect hearing did not make it pass"
+            if swapped and misheard
+            else "every word was heard as the fixture says it and no turn was cut"
         )
     return Attribution(cause, evidence, turn=upto)
 

@@ -17,12 +17,22 @@ Cause: TypeAlias = Literal[
 ]
 """The component a failed run is put down to (docs/attribution.md has what each means)."""
 
-Counterfactual: TypeAlias = Literal["tool_record", "heard_words", "fixture_hearing", "text_rerun"]
+Counterfactual: TypeAlias = Literal[
+    "tool_record",
+    "heard_words",
+    "fixture_hearing",
+    "text_rerun",
+    "judge_rerun",
+    "reply_audio",
+    "turn_cut",
+]
 """What one piece of evidence rests on: the run's record of its tool calls (nothing rerun),
 what the agent's speech recognizer heard against the fixture's known words (nothing rerun), the
 conversation rerun as audio with the agent's STT replaced by the stand-in that hears the
-fixture's known words (everything else the agent's own), or the conversation rerun with its
-turns given as text to the same agent."""
+fixture's known words (everything else the agent's own), the conversation rerun with its
+turns given as text to the same agent, a failed judged check asked again on the same reply,
+the agent's reply audio transcribed offline against its reply text, or where the agent's turn
+detection ended the caller's turn against where the fixture's speech ends."""
 
 EvidenceVerdict: TypeAlias = Literal["passed", "failed", "crashed", "error", "found", "none"]
 """A rerun's verdict (``passed``, ``failed``, ``crashed``, ``error``), or for a look at the
@@ -80,8 +90,22 @@ class Attribution:
             found = next((e for e in self.evidence if e.tool is not None), None)
             if found is not None:
                 return f"tool {found.tool!r} failed: {found.error or 'no error text'}"
+        if self.cause == "speech_output":
+            said = [e for e in self.evidence if e.counterfactual == "reply_audio" and e.heard]
+            if said:
+                return "; ".join(
+                    f'the reply audio says "{e.heard}", its text "{e.intended or ""}"' for e in said
+                )
+        if self.cause == "turn_taking":
+            cut = next((e for e in self.evidence if e.counterfactual == "turn_cut"), None)
+            if cut is not None:
+                return cut.detail
         if self.cause == "hearing":
-            misheard = [e for e in self.evidence if e.heard is not None or e.intended is not None]
+            misheard = [
+                e
+                for e in self.evidence
+                if e.counterfactual == "heard_words" and (e.heard or e.intended) is not None
+            ]
             if misheard:
                 return "; ".join(
                     f'heard "{e.heard or ""}", intended "{e.intended or ""}"' for e in misheard

@@ -42,6 +42,7 @@ from ...voice._latency import Unmeasured, reply_latency_s
 from .._crash import agent_packages
 from ..base import ConversationInfo, TurnInput
 from ._compat import check_pipecat, pure_work
+from ._hearing_twin import fixture_hearing_twin
 from ._keypad import Keypad
 from ._logs import hold_pipecat_logs, resolve_level
 from ._memo import share_model_sessions
@@ -53,8 +54,8 @@ __all__ = ["BotFactory", "BotInfo", "PipecatAdapter", "PipecatConversation"]
 
 _SLOW_BOT = "If the bot is only slow, raise PipecatAdapter(timeout_s=...)."
 _WALL_GRACE_S = 5.0
-"""The wall-clock bound of a wait is timeout_s plus this: the pipeline's own bound (in its
-time, which at max speed runs ahead of the wall) normally fires first and says more."""
+"""A wait's wall-clock bound is timeout_s plus this: the pipeline's own (in its time, ahead of
+the wall at max speed) normally fires first and says more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,7 @@ class PipecatAdapter:
     """
 
     consumes_audio = True
+    with_fixture_hearing = fixture_hearing_twin  # attribution's hearing counterfactual
 
     def __init__(
         self,
@@ -243,8 +245,7 @@ class PipecatConversation:
         self.info = info
         self.speed = adapter.speed if info.speed is None else info.speed
         """How fast this run's pipeline runs: the session's speed (``--agent-eval-speed``,
-        ``[tool.agent_eval] speed``) when it says one, else the adapter's; 0 is the virtual
-        clock."""
+        ``[tool.agent_eval] speed``) if it says one, else the adapter's; 0: the virtual clock."""
         self.clock = PipelineClock(rate=None if self.speed == 0 else self.speed)
         self._thread: PipelineThread | None = None
         self._session: BotSession | None = None
@@ -322,7 +323,7 @@ class PipecatConversation:
     def _refuse_fixture_text_under_conditions(self) -> None:
         """`FixtureTextSTTService` answers with the fixture's words without listening: under
         audio conditions, or after keys sounding first, it would pass for the wrong reason."""
-        stts = self.session.fixture_stts()
+        stts = self.session.fixture_stts(refusing=True)
         if not stts:
             return
         transcript, stt = self.info.transcript, type(stts[0]).__name__
@@ -396,9 +397,8 @@ class PipecatConversation:
         """Send one turn (audio when it has a fixture, else text) and collect the reply.
 
         Raises:
-            AdapterError: The turn timed out (the message says what was pending), a service
-                failed, the pipeline tried to reach the network, or the latency could not be
-                measured.
+            AdapterError: The turn timed out (saying what was pending), a service failed,
+                the pipeline tried to reach the network, or the latency was not measurable.
             AudioFixtureError: The fixture is unusable, or `FixtureTextSTTService` found
                 nothing proving what it says.
         """

@@ -27,6 +27,7 @@ __all__ = [
     "pipecat_version",
     "processors_of",
     "pure_work",
+    "replace_processor",
     "tap_observer",
     "watch_flows",
 ]
@@ -256,3 +257,40 @@ def _wrap_set_node(cls: type, where: str) -> None:
     _set_node._agent_eval_watched = True  # type: ignore[attr-defined]
     _set_node.__wrapped__ = original  # type: ignore[attr-defined]
     cls._set_node = _set_node  # type: ignore[attr-defined]
+
+
+# -- replacing a processor --------------------------------------------------------------------
+
+
+def replace_processor(root: Any, old: Any, new: Any) -> None:
+    """Put ``new`` in ``old``'s place in the `Pipeline` under ``root`` that holds it, linked to
+    the processors either side, before the StartFrame reaches it. Pipecat has no public way to
+    swap a processor of a built pipeline: this writes the pipeline's own list and links.
+
+    Raises:
+        AdapterError: ``old`` sits in something else than a plain pipeline (a parallel
+            pipeline, a service switcher), or this release keeps its processors elsewhere.
+    """
+    from pipecat.pipeline.pipeline import Pipeline
+
+    for node in processors_of(root):
+        children = getattr(node, "processors", None)
+        if not isinstance(children, list) or not any(c is old for c in children):
+            continue
+        if not isinstance(node, Pipeline):
+            raise AdapterError(
+                f"the STT service sits in a {type(node).__name__}, whose branches cannot be "
+                "rewired; only an STT of a plain Pipeline can be replaced"
+            )
+        held = getattr(node, "_processors", None)
+        if held is not children:
+            raise AdapterError(
+                f"pipecat-ai {pipecat_version()} keeps a pipeline's processors elsewhere than "
+                "Pipeline._processors; this release is not supported for the STT swap"
+            )
+        at = next(i for i, c in enumerate(held) if c is old)
+        held[at] = new
+        held[at - 1].link(new)  # a pipeline's own source and sink are always either side
+        new.link(held[at + 1])
+        return
+    raise AdapterError("the STT service is not in the pipeline the worker runs")

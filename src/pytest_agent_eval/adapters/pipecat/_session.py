@@ -505,12 +505,16 @@ class BotSession:
         mic.live(False)
         return run
 
-    def fixture_stts(self) -> list[FixtureTextSTTService]:
-        """The pipeline's `FixtureTextSTTService`s."""
+    def fixture_stts(self, *, refusing: bool = False) -> list[FixtureTextSTTService]:
+        """The pipeline's `FixtureTextSTTService`s; with ``refusing``, only those that must
+        refuse audio conditions (not attribution's stand-in, which hears through them)."""
+        from ._hearing_twin import refuses_conditions
+
         worker = self.worker or self.recorder.worker
         if worker is None:
             return []
-        return [p for p in processors_of(worker.pipeline) if isinstance(p, FixtureTextSTTService)]
+        found = [p for p in processors_of(worker.pipeline) if isinstance(p, FixtureTextSTTService)]
+        return [p for p in found if refuses_conditions(p)] if refusing else found
 
     def has_tts(self) -> bool:
         """True when the pipeline has a TTS service (the bot speaks audio)."""
