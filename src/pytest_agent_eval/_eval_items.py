@@ -18,8 +18,8 @@ from ._fixture import records_key, refusal_key, session_key
 from ._records import EvalRecord, put_records
 from ._sanitize import redact_secrets, secret_values
 from ._text import did_you_mean
-from ._turn_taking._record import TurnTakingRecord
 from .models import TranscriptResult
+from .models._turn_taking import TurnTakingRecord
 from .report._account import format_account
 
 __all__ = [

@@ -21,10 +21,10 @@ from ._conditions import streamed_conditions
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
 from ._records import RecordedEval
-from ._turn_taking._record import TurnTakingRecord
 from .adapters.base import AgentAdapter, as_adapter
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
+from .models._turn_taking import TurnTakingRecord
 from .report._progress import live_progress
 from .runner import RunSettings, run_transcript
 

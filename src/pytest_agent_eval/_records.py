@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ._serialize import from_json, to_json
-from ._turn_taking._record import TurnTakingRecord
 from .models import TranscriptResult, Verdict
+from .models._turn_taking import TurnTakingRecord
 
 if TYPE_CHECKING:
     import pytest

@@ -13,10 +13,11 @@ from pytest_agent_eval._turn_gate._spec import (
     is_turn_taking_file,
     load_turn_taking_file,
 )
-from pytest_agent_eval._turn_taking._metrics import Metric, Observation
+from pytest_agent_eval._turn_taking._metrics import Observation
 from pytest_agent_eval._turn_taking._pack import PACK_VOICES
 from pytest_agent_eval._turn_taking._stimulus import Category, Expected
 from pytest_agent_eval.errors import TranscriptError
+from pytest_agent_eval.models._turn_taking import Metric
 
 GOOD = """\
 id: turns

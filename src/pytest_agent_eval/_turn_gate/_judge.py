@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .._turn_taking._metrics import Metric, Observation
-from .._turn_taking._record import BudgetVerdict
+from .._turn_taking._metrics import Observation
 from .._turn_taking._stimulus import Category, Expected
+from ..models._turn_taking import BudgetVerdict, Metric
 from ._spec import METRIC_CATEGORIES, MetricBudget
 
 __all__ = ["judge_budgets", "unmeasured_reason"]

@@ -18,10 +18,10 @@ from typing import Any
 from .._turn_taking._metrics import Observation, compute_metrics
 from .._turn_taking._observer import PlayedStimulus, TurnTakingObserver
 from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, write_pack
-from .._turn_taking._record import TurnTakingRecord
 from .._turn_taking._stimulus import Category, Stimulus
 from ..errors import AdapterError, AgentEvalError
 from ..models import RunResult, Transcript, TranscriptResult, TurnResult
+from ..models._turn_taking import TurnTakingRecord
 from ..voice._clip import read_wav
 from ..voice._sidecar import read_sidecar
 from ._judge import judge_budgets

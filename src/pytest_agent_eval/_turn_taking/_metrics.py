@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..models import percentile, wilson_interval
+from ..models._turn_taking import Metric
 from ._stimulus import Category, Expected
 
 __all__ = [
@@ -64,36 +64,6 @@ class Observation:
     def reacted(self) -> bool:
         """While it was speaking, the agent stopped or began a new turn."""
         return self.agent_stopped_s is not None or self.agent_turn_start_s is not None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Metric:
-    """One turn-taking figure."""
-
-    name: str
-    value: float | None
-    """None when no stimulus could measure it."""
-    count: int
-    """How many observations it is computed over (the denominator, or the latencies)."""
-    hits: int | None = None
-    """The numerator, for a rate."""
-    interval: tuple[float, float] | None = None
-    """95% interval, when there is one."""
-    unit: str = ""
-
-    @property
-    def measured(self) -> bool:
-        return self.value is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "value": self.value,
-            "count": self.count,
-            "hits": self.hits,
-            "interval": list(self.interval) if self.interval is not None else None,
-            "unit": self.unit,
-        }
 
 
 def percentile_interval(values: Sequence[float], q: float) -> tuple[float, float] | None:

@@ -8,8 +8,7 @@ import html
 from collections.abc import Sequence
 
 from .._records import EvalRecord
-from .._turn_taking._metrics import Metric
-from .._turn_taking._record import BudgetVerdict
+from ..models._turn_taking import BudgetVerdict, Metric
 
 __all__ = ["CONFORMANCE_HEADER", "conformance_html", "conformance_rows"]
 

@@ -1,16 +1,46 @@
 """What one turn-taking item measured and how each budget fared: the record reports and the
 results file show (under ``turn_taking``), carried on the item's `EvalRecord` (so it travels
-with the report, through xdist too). Plain data on `Metric`: light enough for `_records`."""
+with the report, through xdist too). Plain data, in models: `_records` imports nothing above
+them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from ..models import EvalResult
-from ._metrics import Metric
+from ._results import EvalResult
 
-__all__ = ["BudgetVerdict", "TurnTakingRecord"]
+__all__ = ["BudgetVerdict", "Metric", "TurnTakingRecord"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Metric:
+    """One turn-taking figure."""
+
+    name: str
+    value: float | None
+    """None when no stimulus could measure it."""
+    count: int
+    """How many observations it is computed over (the denominator, or the latencies)."""
+    hits: int | None = None
+    """The numerator, for a rate."""
+    interval: tuple[float, float] | None = None
+    """95% interval, when there is one."""
+    unit: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return self.value is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "count": self.count,
+            "hits": self.hits,
+            "interval": list(self.interval) if self.interval is not None else None,
+            "unit": self.unit,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
