@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval.adapters.livekit._compat import vad_settings
-from pytest_agent_eval.adapters.livekit.room._events import HEARD_TOLERANCE_S, still_to_hear
+from pytest_agent_eval.adapters.livekit.room._hearing import HEARD_TOLERANCE_S, still_to_hear
 from pytest_agent_eval.adapters.livekit.room._logs import RoomShutdownLogs, quiet_room_shutdown
 from pytest_agent_eval.adapters.livekit.room._workers import find_worker_files, no_worker_advice
 

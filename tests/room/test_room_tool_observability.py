@@ -17,7 +17,7 @@ import pytest
 from pytest_agent_eval._expectations._agents import ActiveAgentEvaluator, HandoffEvaluator
 from pytest_agent_eval._expectations._tool_outcome import ToolOutcomeEvaluator
 from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
-from pytest_agent_eval.adapters.livekit.room._adapter import AGENTS_HINT, HELPER_HINT
+from pytest_agent_eval.adapters.livekit.room._needs_helper import AGENTS_HINT, HELPER_HINT
 from pytest_agent_eval.evaluators import ToolCallArgsEvaluator, ToolCallEvaluator
 from pytest_agent_eval.models import EvalResult, TurnContext
 
@@ -97,7 +97,7 @@ def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
 
 
 def test_only_the_helpers_events_are_read() -> None:
-    from pytest_agent_eval.adapters.livekit.room._events import (
+    from pytest_agent_eval.adapters.livekit.room._protocol import (
         EVAL_EVENTS_VERSION,
         parse_eval_event,
     )

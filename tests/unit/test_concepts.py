@@ -298,9 +298,9 @@ KNOWN_TWINS: dict[str, str] = {
     # concept written twice, or two concepts that share a name. May only shrink: merge them
     # into one home, or rename one when they are different things.
     "Handoff": "models' record; the LiveKit turn's own (adapters/livekit/_turn.py)",
-    "Microphone": "the Pipecat transport's; the room caller's (livekit/room/_adapter.py)",
+    "Microphone": "the Pipecat transport's; the room caller's (livekit/room/_microphone.py)",
     "ScriptContext": "the scripted LLM's rules (voice/_script.py); LiveKit offline's copy",
-    "Stage": "what a LiveKit turn waits on (_turn.py); the room's (room/_adapter.py)",
+    "Stage": "what a LiveKit turn waits on (_turn.py); the room's (room/_conversation.py)",
 }
 
 

@@ -26,7 +26,7 @@ from livekit import rtc
 from ....errors import AdapterError
 from ....models import Timeline
 from ....models._timeline import TIMELINE_KINDS
-from ._events import EVAL_EVENTS_TOPIC, EVAL_EVENTS_VERSION, parse_eval_event
+from ._protocol import EVAL_EVENTS_TOPIC, EVAL_EVENTS_VERSION, parse_eval_event
 
 __all__ = ["ReplyStream", "RoomObserver", "RoomTurnLog", "joined", "unobserved_timeline"]
 
