@@ -39,7 +39,8 @@ class LiveKitRoomAdapter:
     handoffs, the active agent, the greeting, the LLM tokens, and ``metadata["livekit"]`` with
     the same keys. The room adds what a caller experiences: the latencies from the end of the
     caller's input to the first reply text and to the first audible reply audio, and the reply
-    audio (saved with ``audio_out_dir``).
+    audio (saved with ``audio_out_dir``). An audio turn's ``timeline`` is the one the agent's
+    session kept in its process, with the caller's stream on the same axis (``real`` clock).
 
     A turn ends on events, never on a timer. For an audio turn, the agent has heard the whole
     fixture (its VAD ended speech where the fixture's speech ends), its STT transcribed every

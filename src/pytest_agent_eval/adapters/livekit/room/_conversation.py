@@ -419,6 +419,7 @@ class LiveKitRoomConversation:
                 if fixture is not None:
                     self._fixture_end_s = round(fixture["last_end_s"], 3)
                 self._stage.text = f"the agent ({observer.agent_identity}) to take the turn"
+                sent = time.perf_counter()
                 await self._request(
                     "begin",
                     turn=turn.index,
@@ -426,6 +427,9 @@ class LiveKitRoomConversation:
                     fixture=fixture,
                     **fields,
                 )
+                # The helper's timeline of the turn starts as it takes the request.
+                half = (time.perf_counter() - sent) / 2
+                log.agent_zero, log.agent_zero_error_s = sent + half, half
             if audio is not None and realtime is not None:
                 extra = await self._say_phrases(turn, audio, segments, log)
             elif audio is not None:
@@ -549,7 +553,8 @@ class LiveKitRoomConversation:
                 self._stage.text = (
                     f"the caller's microphone to finish saying phrase {k} of {n} of {path.name}"
                 )
-                await self._mic.say(audio.frames[pushed:upto])
+                said = await self._mic.say(audio.frames[pushed:upto])
+                log.stream = (log.stream[0] if log.stream else said.start, said.end)
                 self._stage.text = (
                     f"the agent ({observer.agent_identity}) to answer phrase {k} of {n} of "
                     f"{path.name} (publish_eval_events)"
@@ -565,8 +570,9 @@ class LiveKitRoomConversation:
             end = min(len(audio.frames), max(pushed, int(segment.end_s / audio.frame_s) + 1))
             speech = self._mic.say(audio.frames[pushed:end])
             tail = self._mic.say(audio.frames[end:])
-            log.anchor = await speech
-            await tail
+            said = await speech
+            log.anchor = said.end
+            log.stream = (log.stream[0] if log.stream else said.start, (await tail).end)
         return self._audio_extra(turn, audio)
 
     async def _say_audio(
@@ -575,7 +581,8 @@ class LiveKitRoomConversation:
         assert turn.audio is not None and self._mic is not None
         path = Path(turn.audio)
         self._stage.text = f"the caller's microphone to finish saying {path.name}"
-        log.anchor = await self._mic.say(audio.frames)
+        said = await self._mic.say(audio.frames)
+        log.anchor, log.stream = said.end, (said.start, said.end)
         return self._audio_extra(turn, audio)
 
     @staticmethod

@@ -44,7 +44,9 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from ...._serialize import to_json
 from .._logs import crash_sink, hold_livekit_logs
+from .._timeline import SessionTimeline
 from .._turn import agent_name, llm_usage
 from ..offline._stt import FixtureTextSTT, SegmentSTT
 from ._capture import RoomRecorder, SpeakingTimes, capture_fields, crash_fields
@@ -123,8 +125,9 @@ class EvalEventPublisher:
     ``handoffs`` (``from``, ``to``), ``agent``, ``metadata`` (`capture_metadata`),
     ``heard``, ``heard_segments``, ``speech_segments``, ``usage`` ([in, out] tokens of the
     turn), ``errors``, ``unrecoverable``, ``crash`` (how the agent crashed: ``message``,
-    ``kind``, ``detail``, ``where``; null when it did not); or ``error`` alone (with
-    ``crash``)."""
+    ``kind``, ``detail``, ``where``; null when it did not), ``timeline`` (an audio turn's
+    `Timeline` as the agent's session saw it, timed from the ``begin`` request; null for a
+    text turn); or ``error`` alone (with ``crash``)."""
 
     def __init__(self, session: AgentSession[Any], room: rtc.Room) -> None:
         self._session = session
@@ -152,6 +155,8 @@ class EvalEventPublisher:
         self._stage = ""
         self._realtime: RealtimeHeard | None = None
         """The realtime audio turn in progress (None: no such turn)."""
+        self._timeline: SessionTimeline | None = None
+        """The session's timeline, once a test caller is in the room (None: none yet)."""
         self._handlers: list[tuple[Any, Any]] = [
             ("conversation_item_added", self._on_item),
             ("user_input_transcribed", self._on_transcript),
@@ -200,6 +205,9 @@ class EvalEventPublisher:
             # No test caller: a production call. Record nothing, send nothing.
             self._retire()
             return
+        # The timeline `LiveKitAdapter` keeps, on the session's events in this process.
+        self._timeline = SessionTimeline()
+        self._timeline.attach(self._session)
         with contextlib.suppress(Exception):
             self._room.local_participant.register_rpc_method(EVAL_RPC_METHOD, self._on_rpc)
             self._registered = True
@@ -254,6 +262,9 @@ class EvalEventPublisher:
             self._registered = False
         if self._settling is not None:
             self._settling.cancel()
+        if self._timeline is not None:
+            self._timeline.detach()
+            self._timeline = None
         if self._recorder is not None:
             self._recorder.detach()
             self._recorder = None
@@ -308,6 +319,8 @@ class EvalEventPublisher:
             self._settling = None
         self._hearing.follow_recognition()
         recorder.begin_turn(int(turn))
+        if self._timeline is not None:
+            self._timeline.begin(int(turn))
         self._hearing.begin(fixture if isinstance(fixture, dict) else None)
         self._realtime = None
         if kind == "audio" and isinstance(realtime, dict):
@@ -362,6 +375,7 @@ class EvalEventPublisher:
             raise
         except Exception as exc:
             crash = crash_fields(recorder)
+            self._turn_timeline(turn)  # the turn is over: no record of it
             self._emit("capture", turn=turn, error=f"{type(exc).__name__}: {exc}", crash=crash)
             return
         self._emit("capture", **self._capture(turn))
@@ -453,6 +467,7 @@ class EvalEventPublisher:
         usage = [after[0] - self._tokens_before[0], after[1] - self._tokens_before[1]]
         heard = recorder.heard if self._turn_input == "audio" else None
         fields = capture_fields(int(turn), capture, recorder, heard=heard, usage=usage)
+        fields["timeline"] = self._turn_timeline(turn)
         realtime = self._realtime
         if realtime is not None:
             # As `LiveKitAdapter` reports a realtime turn (``RealtimeAudio.describe``).
@@ -468,6 +483,13 @@ class EvalEventPublisher:
         fields["speech_segments"] = len(self._hearing.heard.ends)
         fields["speech_ends_s"] = self._hearing.ends_in_fixture_time()
         return fields
+
+    def _turn_timeline(self, turn: Any) -> dict[str, Any] | None:
+        """Turn ``turn``'s timeline, closed (None for a text turn, or no turn)."""
+        if self._timeline is None or turn is None:
+            return None
+        timeline = self._timeline.take(int(turn), voice=self._turn_input == "audio")
+        return to_json(timeline) if timeline is not None else None
 
     # -- the session's STT and speech ------------------------------------------------------
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from typing import NamedTuple
 
 from livekit import rtc
 
 from ._observer import AUDIO_RATE
 
-__all__ = ["FRAME_MS", "REAL_TIME", "Microphone"]
+__all__ = ["FRAME_MS", "REAL_TIME", "Microphone", "Said"]
 
 FRAME_MS = 20
 """Length of each microphone frame sent."""
@@ -27,6 +28,13 @@ REAL_TIME = 1.0
 """The only streaming speed of room mode: a LiveKit server carries the audio as it is spoken."""
 
 
+class Said(NamedTuple):
+    """When what the caller said left it: its first sample and its last (``perf_counter``)."""
+
+    start: float
+    end: float
+
+
 class Microphone:
     """The caller's microphone: 20 ms frames at real-time pace, silence when nothing is said."""
 
@@ -39,13 +47,14 @@ class Microphone:
             num_channels=1,
             samples_per_channel=self._per_frame,
         )
-        self._queue: asyncio.Queue[tuple[tuple[rtc.AudioFrame, ...], asyncio.Future[float]]]
+        self._queue: asyncio.Queue[tuple[tuple[rtc.AudioFrame, ...], asyncio.Future[Said]]]
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._run(), name="agent-eval-microphone")
 
-    def say(self, frames: tuple[rtc.AudioFrame, ...]) -> asyncio.Future[float]:
-        """Queue ``frames``; the future gets the time their last sample leaves the caller."""
-        done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+    def say(self, frames: tuple[rtc.AudioFrame, ...]) -> asyncio.Future[Said]:
+        """Queue ``frames``; the future gets when their first and last sample leave the
+        caller."""
+        done: asyncio.Future[Said] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((frames, done))
         return done
 
@@ -60,6 +69,7 @@ class Microphone:
                 done = None
             else:
                 frames, done = self._queue.get_nowait()
+            first: float | None = None
             for frame in frames:
                 due = start + sent * frame_s - _MIC_LEAD_S
                 if (delay := due - loop.time()) > 0:
@@ -68,10 +78,14 @@ class Microphone:
                     # The loop fell far behind (a long pause); restart the clock rather than
                     # bursting a second of audio at once.
                     start, sent = loop.time() + _MIC_LEAD_S, 0
+                if first is None and done is not None:
+                    # It leaves once what is queued ahead of it has.
+                    first = time.perf_counter() + self._source.queued_duration
                 await self._source.capture_frame(frame)
                 sent += 1
             if done is not None and not done.done():
-                done.set_result(time.perf_counter() + self._source.queued_duration)
+                last = time.perf_counter() + self._source.queued_duration
+                done.set_result(Said(last if first is None else first, last))
 
     async def aclose(self) -> None:
         self._task.cancel()

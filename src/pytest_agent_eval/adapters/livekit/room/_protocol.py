@@ -75,8 +75,9 @@ EVAL_RPC_METHOD = "agent-eval.turn"
 EVAL_LISTENER_ATTRIBUTE = "agent-eval.listen"
 """A participant attribute; participants that carry it (``"1"``) receive the events."""
 
-EVAL_EVENTS_VERSION = 2
-"""Version 1 (pytest-agent-eval before the helper recorded turns) sent raw session events."""
+EVAL_EVENTS_VERSION = 3
+"""Version 1 (pytest-agent-eval before the helper recorded turns) sent raw session events;
+version 2 sent no turn timelines."""
 
 
 def parse_eval_event(text: str) -> dict[str, Any] | None:

@@ -19,7 +19,8 @@ from .._audio import FixtureAudio
 from .._turn import speech_dict
 from ._microphone import REAL_TIME
 from ._needs_helper import AGENTS_HINT, HELPER_HINT
-from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog, joined, unobserved_timeline
+from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog, joined
+from ._timeline import room_timeline
 
 __all__ = ["TurnReplies", "raise_crash", "speech"]
 
@@ -67,6 +68,8 @@ class TurnReplies:
             # says its speech ends (seconds into the fixture): how "heard it all" was decided.
             meta["speech_ends_s"] = capture.get("speech_ends_s")
             meta["fixture_speech_end_s"] = fixture_end_s
+            # How far the caller's stream may be off the agent's events on the timeline.
+            meta["timeline_alignment_s"] = log.agent_zero_error_s
         if capture.get("errors"):
             meta["errors"] = list(capture["errors"])
         if turn.index == 0 and greeting is not None:
@@ -91,7 +94,7 @@ class TurnReplies:
             active_agent=capture.get("agent"),
             handoffs=[Handoff(h.get("from"), str(h["to"])) for h in capture.get("handoffs") or []],
             audio_in=audio_in,
-            timeline=unobserved_timeline(turn.audio),
+            timeline=room_timeline(capture.get("timeline"), log),
         )
 
     def from_room(
@@ -127,7 +130,8 @@ class TurnReplies:
             # Only the helper sees agents; without it these stay unknown (None), never "none".
             active_agent=None,
             handoffs=None,
-            timeline=unobserved_timeline(turn.audio),
+            # Only a text turn runs without the helper: nothing to draw.
+            timeline=None,
         )
 
     def save_streamed_audio(self, turn: TurnInput, audio: FixtureAudio) -> Path | None:
