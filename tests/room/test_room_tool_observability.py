@@ -23,7 +23,6 @@ from pytest_agent_eval.models import EvalResult, TurnContext
 
 ROOM_METADATA_WITHOUT_HELPER: dict[str, Any] = {
     "livekit": {"mode": "room", "tool_calls_observed": False},
-    "tool_calls_observed": False,
     "tool_calls_unobserved_reason": HELPER_HINT,
     "agents_unobserved_reason": AGENTS_HINT,
 }
@@ -38,7 +37,7 @@ EXPECTATIONS = [
 
 
 def _context(metadata: dict[str, Any]) -> TurnContext:
-    observed = metadata.get("tool_calls_observed", True)
+    observed = metadata["livekit"]["tool_calls_observed"]
     return TurnContext(
         user="Do you have vegan dishes?",
         reply="Yes, we have mushroom risotto and lentil curry.",
@@ -91,7 +90,7 @@ def test_agent_expectations_error_naming_the_helper_when_agents_are_unobservable
 
 
 def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
-    observed = {"livekit": {"mode": "room"}, "tool_calls_observed": True}
+    observed = {"livekit": {"mode": "room", "tool_calls_observed": True}}
     result = _verdict(ToolCallEvaluator(exclude=["book_table"]), _context(observed))
     assert result.passed is True
 

@@ -88,7 +88,7 @@ class TurnReplies:
             first_audio_latency_s=audio_latency,
             usage=usage,
             audio_out=self._save_audio(turn, observer.reply_audio(log.began_at, end)),
-            metadata={"livekit": meta, "tool_calls_observed": True, "speed": REAL_TIME},
+            metadata={"livekit": meta, "speed": REAL_TIME},
             agent_speech=[speech(s) for s in capture.get("agent_speech") or []],
             heard_segments=list(capture.get("heard_segments") or []),
             active_agent=capture.get("agent"),
@@ -122,7 +122,6 @@ class TurnReplies:
             metadata={
                 "livekit": meta,
                 "speed": REAL_TIME,
-                "tool_calls_observed": False,
                 "tool_calls_unobserved_reason": HELPER_HINT,
                 "agents_unobserved_reason": AGENTS_HINT,
             },
