@@ -46,7 +46,8 @@ def test_a_conversation_through_a_room(
         ("check_menu", {"diet": "vegan"}, "mushroom risotto and lentil curry")
     ]
     assert third.calls == []
-    assert all(r.metadata["tool_calls_observed"] is True for r in out["replies"])
+    assert all(r.metadata["livekit"]["tool_calls_observed"] is True for r in out["replies"])
+    assert all(r.tool_calls_unobserved is None for r in out["replies"])
 
     # The replies, as the room's transcription streams carried them; turn 3 needs turn 1.
     answers = [
@@ -99,7 +100,7 @@ def test_without_the_helper_tool_calls_are_marked_unobservable(
     # no tool calls: the reply says they could not be observed, rather than "none were made".
     assert reply.reply == "Yes, we have mushroom risotto and lentil curry."
     assert reply.calls == []
-    assert reply.metadata["tool_calls_observed"] is False
+    assert reply.tool_calls_unobserved is not None
     assert reply.metadata["livekit"]["tool_calls_observed"] is False
 
 

@@ -127,7 +127,7 @@ def test_agent_joined_but_never_spoke(lab: RoomLab, lab_worker: str) -> None:
 def test_only_a_wait_on_the_agent_makes_a_timeout_the_agents_fail() -> None:
     """A turn's deadline covers our own work too (loading and scanning the fixture, the
     caller's microphone, sending text): only a wait on the agent itself makes it a FAIL."""
-    from pytest_agent_eval.adapters.livekit.room._adapter import _Stage
+    from pytest_agent_eval.adapters.livekit.room._conversation import _Stage
 
     for ours in (
         "the audio fixture evals/a.wav to load",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ def test_the_example_passes_in_room_mode(
                 # three); it also keeps real-time calls from running at once on 2 cores beside
                 # the rest of the suite, which starves the agent's Whisper and VAD.
                 *("--agent-eval-runs", "1"),
+                *("--agent-eval-results", "results.json", "--agent-eval-html", "report.html"),
             ]
         ),
         timeout=600,
@@ -41,3 +43,18 @@ def test_the_example_passes_in_room_mode(
     # Every turn's reply, where every voice adapter saves it: <dir>/<id>/run<N>-turn<M>-reply.wav
     saved = sorted((pytester.path / ".agent_eval_cache" / "reply-audio").glob("*/*-reply.wav"))
     assert len(saved) == 3 + 1  # every turn
+    # Every audio turn's timeline is in the results file, on the real clock, with what room
+    # mode observes (the caller's stream, the agent's VAD, end of turn and speech); a text
+    # turn has none. The HTML report draws them as it draws every voice adapter's.
+    results = json.loads((pytester.path / "results.json").read_text())
+    turns = [t for e in results["evals"] for run in e["captures"] for t in run["turns"]]
+    assert len(turns) == 3 + 1
+    drawn = [t["timeline"] for t in turns if t["timeline"] is not None]
+    assert len(drawn) == 2 + 1  # the audio turns
+    for timeline in drawn:
+        assert timeline["clock"] == "real" and timeline["unobserved"] == ["user_speech"]
+        kinds = {e["kind"] for e in timeline["events"]}
+        assert {"stream", "vad_speech", "end_of_turn", "agent_speech"} <= kinds, timeline
+    html = (pytester.path / "report.html").read_text()
+    assert html.count('<figure class="timeline-figure">') == len(drawn)
+    assert 'data-kind="stream"' in html and 'data-kind="tool_call"' in html

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval.adapters.livekit._compat import vad_settings
-from pytest_agent_eval.adapters.livekit.room._events import HEARD_TOLERANCE_S, still_to_hear
+from pytest_agent_eval.adapters.livekit.room._hearing import HEARD_TOLERANCE_S, still_to_hear
 from pytest_agent_eval.adapters.livekit.room._logs import RoomShutdownLogs, quiet_room_shutdown
 from pytest_agent_eval.adapters.livekit.room._workers import find_worker_files, no_worker_advice
 
@@ -120,3 +120,37 @@ def test_heard_to_the_end_counts_where_the_speech_ends_not_the_pieces() -> None:
     # A little early is the measuring (codec, jitter buffer); more is speech still to come.
     assert still_to_hear([(10.0, 13.0 - HEARD_TOLERANCE_S)], 0.5, 3.5) is None
     assert still_to_hear([(10.0, 12.7)], 0.5, 3.5) == pytest.approx(0.3)
+
+
+def test_a_room_turn_timeline_puts_the_callers_stream_on_the_agents_axis() -> None:
+    from pytest_agent_eval._serialize import to_json
+    from pytest_agent_eval.adapters.livekit.room._observer import RoomTurnLog
+    from pytest_agent_eval.adapters.livekit.room._timeline import room_timeline
+    from pytest_agent_eval.models import Timeline, TimelineEvent
+
+    # The helper's record, timed from when it took the turn's begin request (its zero).
+    recorded = Timeline(
+        events=[
+            TimelineEvent(kind="vad_speech", t_start=1.1, t_end=2.4),
+            TimelineEvent(kind="end_of_turn", t_start=2.9),
+            TimelineEvent(kind="agent_speech", t_start=3.2, t_end=4.0, detail={"text": "Hi."}),
+        ],
+        clock="real",
+        unobserved=["user_speech"],
+    )
+    # The caller took the request's round trip (0.008 s) for the agent's zero: 100.204.
+    log = RoomTurnLog(
+        began_at=99.0, stream=(100.9, 102.6), agent_zero=100.204, agent_zero_error_s=0.004
+    )
+    timeline = room_timeline(to_json(recorded), log)
+    assert timeline is not None and timeline.clock == "real"
+    assert timeline.unobserved == ["user_speech"]
+    assert [(e.kind, e.t_start, e.t_end) for e in timeline.events] == [
+        ("stream", 0.696, 2.396),
+        ("vad_speech", 1.1, 2.4),
+        ("end_of_turn", 2.9, None),
+        ("agent_speech", 3.2, 4.0),
+    ]
+    assert timeline.of("agent_speech")[0].detail == {"text": "Hi."}
+    # A text turn: the helper records no timeline, and none is drawn.
+    assert room_timeline(None, log) is None

@@ -106,6 +106,17 @@ def test_room_records_of_a_realtime_agent_are_the_in_process_records(
         assert theirs["realtime"]["transcripts"] == there.heard_segments, label
         # What the caller measured: from the end of the speech to the first reply.
         assert there.latency_s is not None and there.latency_s > 0, label
+        # The caller's stream and the agent's events on one axis: the agent's VAD heard the
+        # speech after the caller's microphone sent it, and ended it soon after it stopped.
+        timeline = there.timeline
+        assert timeline is not None and timeline.clock == "real", label
+        (stream,) = timeline.of("stream")
+        heard = timeline.of("vad_speech")
+        off = theirs["timeline_alignment_s"]
+        assert off is not None and 0 <= off < 0.5, label
+        assert stream.t_end is not None and heard and heard[-1].t_end is not None, label
+        assert stream.t_start - off <= heard[0].t_start, (label, timeline)
+        assert heard[-1].t_end <= stream.t_end + 2.0, (label, timeline)
         print(
             f"{behaviour} {label}: room turn wall {theirs['turn_wall_s']:.2f} s "
             f"(in process {mine['turn_wall_s']:.3f} s), latency {there.latency_s:.2f} s, "

@@ -4,9 +4,9 @@ The lab's agents are built by one function (`lab_agents.make_session`): the test
 transcript with `LiveKitAdapter` in this process and with `LiveKitRoomAdapter` against the lab
 worker running the same agent, and compares the results field by field: the greeting, every
 turn's reply, tool calls, the agent's own speech and its cause, handoffs, the active agent,
-tokens, check verdicts, and ``metadata["livekit"]`` key by key. Only measurements differ
-(latencies, wall time, reply audio length), and the room adds keys of its own (the room, the
-agent's identity and states).
+tokens, check verdicts, what its timeline shows, and ``metadata["livekit"]`` key by key. Only
+measurements differ (latencies, wall time, reply audio length, the timeline's times), and the
+room adds keys of its own (the room, the agent's identity and states).
 """
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ from room_lab import RoomLab
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 from pytest_agent_eval.loader import load_transcript_file
-from pytest_agent_eval.models import AgentSpeech, RunResult, TranscriptResult, TurnResult
+from pytest_agent_eval.models import (
+    AgentSpeech,
+    RunResult,
+    Timeline,
+    TranscriptResult,
+    TurnResult,
+)
 from pytest_agent_eval.runner import run_transcript
 
 TRANSCRIPTS = {
@@ -68,6 +74,19 @@ def _speech(speech: AgentSpeech) -> tuple[Any, ...]:
     )
 
 
+def _timeline(timeline: Timeline | None) -> tuple[Any, ...] | None:
+    # What it shows, not when: times are measurements.
+    if timeline is None:
+        return None
+    return (
+        timeline.clock,
+        sorted(timeline.kinds),
+        sorted(timeline.unobserved),
+        [e.detail.get("name") for e in timeline.of("tool_call")],
+        [(e.detail.get("from"), e.detail.get("to")) for e in timeline.of("handoff")],
+    )
+
+
 def _turn(turn: TurnResult) -> dict[str, Any]:
     return {
         "reply": turn.reply,
@@ -82,6 +101,7 @@ def _turn(turn: TurnResult) -> dict[str, Any]:
         "error": turn.error,
         "evaluations": [(e.name, e.passed, e.errored) for e in turn.evaluations],
         "latencies": (turn.latency_s is not None, turn.first_audio_latency_s is not None),
+        "timeline": _timeline(turn.timeline),
     }
 
 

@@ -17,13 +17,12 @@ import pytest
 from pytest_agent_eval._expectations._agents import ActiveAgentEvaluator, HandoffEvaluator
 from pytest_agent_eval._expectations._tool_outcome import ToolOutcomeEvaluator
 from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
-from pytest_agent_eval.adapters.livekit.room._adapter import AGENTS_HINT, HELPER_HINT
+from pytest_agent_eval.adapters.livekit.room._needs_helper import AGENTS_HINT, HELPER_HINT
 from pytest_agent_eval.evaluators import ToolCallArgsEvaluator, ToolCallEvaluator
 from pytest_agent_eval.models import EvalResult, TurnContext
 
 ROOM_METADATA_WITHOUT_HELPER: dict[str, Any] = {
     "livekit": {"mode": "room", "tool_calls_observed": False},
-    "tool_calls_observed": False,
     "tool_calls_unobserved_reason": HELPER_HINT,
     "agents_unobserved_reason": AGENTS_HINT,
 }
@@ -38,7 +37,7 @@ EXPECTATIONS = [
 
 
 def _context(metadata: dict[str, Any]) -> TurnContext:
-    observed = metadata.get("tool_calls_observed", True)
+    observed = metadata["livekit"]["tool_calls_observed"]
     return TurnContext(
         user="Do you have vegan dishes?",
         reply="Yes, we have mushroom risotto and lentil curry.",
@@ -91,13 +90,13 @@ def test_agent_expectations_error_naming_the_helper_when_agents_are_unobservable
 
 
 def test_observed_and_absent_tool_calls_still_pass_an_exclusion() -> None:
-    observed = {"livekit": {"mode": "room"}, "tool_calls_observed": True}
+    observed = {"livekit": {"mode": "room", "tool_calls_observed": True}}
     result = _verdict(ToolCallEvaluator(exclude=["book_table"]), _context(observed))
     assert result.passed is True
 
 
 def test_only_the_helpers_events_are_read() -> None:
-    from pytest_agent_eval.adapters.livekit.room._events import (
+    from pytest_agent_eval.adapters.livekit.room._protocol import (
         EVAL_EVENTS_VERSION,
         parse_eval_event,
     )

@@ -297,8 +297,8 @@ KNOWN_TWINS: dict[str, str] = {
     # A class name (leading underscores aside) defined in more than one module: the same
     # concept written twice, or two concepts that share a name. May only shrink: merge them
     # into one home, or rename one when they are different things.
-    "Microphone": "the Pipecat transport's; the room caller's (livekit/room/_adapter.py)",
-    "Stage": "what a LiveKit turn waits on (_turn.py); the room's (room/_adapter.py)",
+    "Microphone": "the Pipecat transport's; the room caller's (livekit/room/_microphone.py)",
+    "Stage": "what a LiveKit turn waits on (_turn.py); the room's (room/_conversation.py)",
 }
 
 

@@ -71,6 +71,7 @@ class SessionTimeline:
         """The user's speech ended since the last end of turn (a new agent's ``on_enter``
         reply also goes from listening to thinking: that is no end of the user's turn)."""
         self._session: AgentSession[Any] | None = None
+        self._handlers: dict[str, Any] = {}
         self._agent: str | None = None
 
     def attach(self, session: AgentSession[Any], audio_in: Any = None) -> None:
@@ -86,10 +87,17 @@ class SessionTimeline:
             "conversation_item_added": self._on_item,
         }
         self._session = session
+        self._handlers = handlers
         for event, handler in handlers.items():
             session.on(event, handler)  # type: ignore[arg-type]
         if audio_in is not None:
             audio_in.on_push = self._on_push
+
+    def detach(self) -> None:
+        """Stop listening to the session (it goes on without this timeline)."""
+        if self._session is not None:
+            for event, handler in self._handlers.items():
+                self._session.off(event, handler)  # type: ignore[arg-type]
 
     def begin(self, index: int) -> None:
         """Turn ``index`` starts now."""

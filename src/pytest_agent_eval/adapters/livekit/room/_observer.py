@@ -24,11 +24,9 @@ import numpy as np
 from livekit import rtc
 
 from ....errors import AdapterError
-from ....models import Timeline
-from ....models._timeline import TIMELINE_KINDS
-from ._events import EVAL_EVENTS_TOPIC, EVAL_EVENTS_VERSION, parse_eval_event
+from ._protocol import EVAL_EVENTS_TOPIC, EVAL_EVENTS_VERSION, parse_eval_event
 
-__all__ = ["ReplyStream", "RoomObserver", "RoomTurnLog", "joined", "unobserved_timeline"]
+__all__ = ["ReplyStream", "RoomObserver", "RoomTurnLog", "joined"]
 
 TOPIC_TRANSCRIPTION = "lk.transcription"
 ATTRIBUTE_AGENT_STATE = "lk.agent.state"
@@ -62,6 +60,13 @@ class RoomTurnLog:
     began_at: float
     anchor: float | None = None
     """End of the caller's input: the last audio frame sent, or the text sent."""
+    stream: tuple[float, float] | None = None
+    """When the first and the last frame of the turn's audio left the caller (its tail too)."""
+    agent_zero: float | None = None
+    """When the agent's own timeline of the turn starts (its helper took the ``begin``
+    request): the middle of that request's round trip."""
+    agent_zero_error_s: float | None = None
+    """How far ``agent_zero`` may be off: half the round trip."""
     ended_at: float | None = None
     heard: list[str] = field(default_factory=list)
     """Final transcripts of the caller, as the agent published them in the room."""
@@ -394,9 +399,3 @@ def _reason_name(reason: Any) -> str:
 def joined(texts: Any) -> str:
     """Texts space-joined, each stripped, empty ones left out."""
     return " ".join(t.strip() for t in texts if t and t.strip())
-
-
-def unobserved_timeline(audio: Any) -> Timeline | None:
-    """A room turn's timeline: room mode draws none yet, so an audio turn's record declares
-    every kind unobserved (claiming nothing it did not see); None for a text turn."""
-    return None if audio is None else Timeline(clock="real", unobserved=list(TIMELINE_KINDS))
