@@ -16,10 +16,10 @@ from ._collection import TranscriptItem
 from ._eval_plan import marker_plan
 from ._fixture import records_key, refusal_key, session_key
 from ._records import EvalRecord, put_records
+from ._report._account import format_account
 from ._sanitize import redact_secrets, secret_values
 from ._text import did_you_mean
 from .models import TranscriptResult
-from .report._account import format_account
 
 __all__ = [
     "FAILURE_TEXT_MAX_CHARS",
@@ -138,7 +138,7 @@ def deselect_by_tags(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def plan_evals(config: pytest.Config, nodeids: list[str]) -> None:
     """Tell the reporter which evals are about to run (absent on xdist workers)."""
-    from .report._session import reporter_key
+    from ._report._session import reporter_key
 
     reporter = config.stash.get(reporter_key, None)
     if reporter is not None:

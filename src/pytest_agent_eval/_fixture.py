@@ -21,11 +21,11 @@ from ._conditions import streamed_conditions
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
 from ._records import RecordedEval
+from ._report._progress import live_progress
+from ._runner import RunSettings, run_transcript
 from .adapters.base import AgentAdapter, as_adapter
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
-from .report._progress import live_progress
-from .runner import RunSettings, run_transcript
 
 __all__ = [
     "AGENT_FIXTURE",
@@ -166,7 +166,7 @@ class AgentEval:
             raise TranscriptError(
                 f"agent_eval marker: turn_timeout_s must be a number of seconds, got {value!r}"
             )
-        from .config import check_limit
+        from ._config import check_limit
         from .errors import ConfigError
 
         try:

@@ -4,7 +4,7 @@ collector that gathers them from pytest reports; the data both the gates and the
 A test keeps each eval it ran as a `RecordedEval` on its item; the plugin writes it onto each
 test report as an `EvalRecord` in serialized form (plain JSON, by the one typed serializer)
 and the `RecordCollector` reads it back on the controller, also across xdist workers; that is
-the only form in which results travel. Below `gates` and `report/` (which both import it), so
+the only form in which results travel. Below `_gates` and `_report/` (which both import it), so
 `gates` takes records without importing the report package. Nothing here renders.
 """
 

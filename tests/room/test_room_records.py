@@ -19,10 +19,10 @@ import pytest
 from lab_agents import make_session
 from room_lab import RoomLab
 
+from pytest_agent_eval._loader import load_transcript_file
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import AgentSpeech, RunResult, TranscriptResult, TurnResult
-from pytest_agent_eval.runner import run_transcript
 
 TRANSCRIPTS = {
     "greeter": """\

@@ -23,7 +23,7 @@ def test_every_record_class_is_defined_in_records_alone() -> None:
 
 def test_the_earlier_places_hand_back_the_same_classes() -> None:
     from pytest_agent_eval import _fixture, _records
-    from pytest_agent_eval.report import _records as records
+    from pytest_agent_eval._report import _records as records
 
     assert _fixture.RecordedEval is _records.RecordedEval
     for name in ("EvalRecord", "SessionRecords", "RecordCollector", "read_record", "iter_results"):

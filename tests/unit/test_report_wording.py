@@ -34,11 +34,11 @@ def test_no_renderer_imports_another_renderer() -> None:
 
 
 def test_the_shared_sentences_are_the_same_objects_in_every_renderer() -> None:
-    from pytest_agent_eval.report import _format
-    from pytest_agent_eval.report import _html as html
-    from pytest_agent_eval.report import _markdown as markdown
-    from pytest_agent_eval.report import _results_file as results_file
-    from pytest_agent_eval.report import _terminal as terminal
+    from pytest_agent_eval._report import _format
+    from pytest_agent_eval._report import _html as html
+    from pytest_agent_eval._report import _markdown as markdown
+    from pytest_agent_eval._report import _results_file as results_file
+    from pytest_agent_eval._report import _terminal as terminal
 
     assert markdown.NOTHING_RAN is html.NOTHING_RAN is _format.NOTHING_RAN
     assert terminal.interrupted_lines is markdown.interrupted_lines is _format.interrupted_lines

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import load_settings, parse_speed
+from .._config import load_settings, parse_speed
 from ..errors import AgentEvalError, ConfigError
 from ._knee import RepeatResult, find_knee
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._runner import assistant_messages, describe_exception
 from ..adapters.base import AgentAdapter, ConversationInfo, TurnInput, coerce_reply
 from ..models import AgentReply, Message, Transcript
-from ..runner import assistant_messages, describe_exception
 from ..voice._speech import spoken_text
 from ._knee import RepeatResult, summarize
 from ._measure import LoopProbe

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ._config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
 from ._expectations import (
     build_call_checks,
     build_evaluators,
@@ -58,7 +59,6 @@ from ._problems import transcript_problems
 from ._sanitize import scrub
 from .adapters._turn_timeout import turn_timeout_message
 from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
-from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
 from .errors import (
     AdapterError,
     AgentCrashError,
@@ -67,8 +67,8 @@ from .errors import (
     MissingExtraError,
     TranscriptError,
 )
+from .evaluators._base import evaluate_safely
 from .evaluators._call import evaluate_call
-from .evaluators.base import evaluate_safely
 from .models import (
     AgentReply,
     Crash,
@@ -382,7 +382,7 @@ def _check_transcript(transcript: Transcript) -> None:
         if made:
             raise TranscriptError(
                 f"transcript {transcript.id!r} has {what}, which make one test each; run each "
-                "of pytest_agent_eval.expansion.expand(transcript) instead"
+                "of pytest_agent_eval._expansion.expand(transcript) instead"
             )
     for found in transcript_problems(transcript):
         raise found.in_python(transcript.id)
