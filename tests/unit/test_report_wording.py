@@ -1,4 +1,4 @@
-"""The renderers take the text they share from one module (report/_format.py), never from each
+"""The renderers take the text they share from one module (_report/_format.py), never from each
 other: a sentence changed there changes in every report at once."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest_agent_eval
 
-REPORT = Path(pytest_agent_eval.__file__).parent / "report"
+REPORT = Path(pytest_agent_eval.__file__).parent / "_report"
 RENDERERS = {"_terminal", "_markdown", "_html", "_results_file", "_account"}
 """The modules that turn records into text: the terminal summary, markdown, HTML, the results
 file and the failure text (pytest's short summary and the JUnit properties)."""
