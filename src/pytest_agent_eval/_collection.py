@@ -35,7 +35,7 @@ from ._compat.pytest import (
     make_callspec,
 )
 from ._expansion import expand, id_suffix
-from ._fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
+from ._fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, kept_results, session_key
 from ._loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
 from ._report._account import failure_headline, format_account
 from ._text import safe_name
@@ -283,9 +283,9 @@ class TranscriptItem(pytest.Function):
         return self.path, line, f"transcript: {self.transcript.id}{param}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
-        records = self.stash.get(records_key, [])
-        if excinfo.errisinstance(AssertionError) and records:
-            result = records[-1].result
+        results = kept_results(self)
+        if excinfo.errisinstance(AssertionError) and results:
+            result = results[-1]
             # First the first failed check: pytest's short summary shows this line, cut to
             # the terminal's width. Then the earlier package's words and the account.
             head = failure_headline(result)

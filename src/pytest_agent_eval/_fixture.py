@@ -20,7 +20,7 @@ from ._compat.pytest import NO_PARAM_WORDS
 from ._conditions import streamed_conditions
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
-from ._records import RecordedEval
+from ._records import EvalRecord
 from ._report._progress import live_progress
 from ._runner import RunSettings, run_transcript
 from .adapters.base import AgentAdapter, as_adapter
@@ -32,11 +32,11 @@ __all__ = [
     "JUDGE_MODEL_FIXTURE",
     "MISSING_AGENT_MESSAGE",
     "AgentEval",
-    "RecordedEval",
     "adapter_or_fail",
     "call_async_test",
     "check_audio_fixtures",
     "close_session_loop",
+    "kept_results",
     "loop_key",
     "record_result",
     "records_key",
@@ -70,8 +70,9 @@ session_key = pytest.StashKey[SessionSettings]()
 """On ``config.stash``: the session's settings, set in ``pytest_configure``."""
 
 
-records_key = pytest.StashKey[list[RecordedEval]]()
-"""On ``item.stash``: every eval the test ran (one for a YAML transcript), with its file if any."""
+records_key = pytest.StashKey[list[EvalRecord]]()
+"""On ``item.stash``: every eval the test ran (one for a YAML transcript), as the record its
+report carries: its result, file, description and notes (`attach_records` adds the rest)."""
 refusal_key = pytest.StashKey[str]()
 """On ``item.stash``: why our code refused to run an eval of the test (bad input, a fixture
 not ready, an adapter that cannot start): the eval is an ERROR, the test a pytest error."""
@@ -404,6 +405,11 @@ def check_audio_fixtures(
     raise AssertionError("unreachable")  # refuse() raises
 
 
+def kept_results(item: pytest.Item) -> list[TranscriptResult]:
+    """The results of the evals ``item`` ran so far, in order (every kept record has one)."""
+    return [kept.result for kept in item.stash.get(records_key, []) if kept.result is not None]
+
+
 def record_result(
     item: pytest.Item,
     result: TranscriptResult,
@@ -413,7 +419,15 @@ def record_result(
     notes: tuple[str, ...] = (),
 ) -> None:
     """Keep ``result`` on the item for its report, and add JUnit properties."""
-    item.stash.setdefault(records_key, []).append(RecordedEval(result, path, description, notes))
+    kept = EvalRecord(
+        nodeid=item.nodeid,
+        transcript_id=result.transcript_id,
+        path=str(path) if path is not None else None,
+        result=result,
+        description=description,
+        notes=notes,
+    )
+    item.stash.setdefault(records_key, []).append(kept)
     low, high = result.interval
     properties: list[tuple[str, object]] = [
         ("agent_eval_score", round(result.score, 4)),

@@ -259,7 +259,7 @@ ALLOWED: dict[str, set[str]] = {
     "_turn_taking": {"errors", "models", "voice", "_atomic"},
     "_schema": {"_expectations", "_conditions", "_atomic"},
     "_fixture": {
-        "_records",  # what a test ran (RecordedEval), kept on its item
+        "_records",  # what a test ran (an EvalRecord), kept on its item
         "models",
         "errors",
         "_config",
