@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_agent_eval._report._html import render_html
+from pytest_agent_eval._report._records import EvalRecord, ReportData, SessionRecords
 from pytest_agent_eval.models import (
     EvalResult,
     RunResult,
@@ -31,8 +33,6 @@ from pytest_agent_eval.models import (
     TurnResult,
     Usage,
 )
-from pytest_agent_eval.report._html import render_html
-from pytest_agent_eval.report._records import EvalRecord, ReportData, SessionRecords
 
 CHROMIUM = os.environ.get("AGENT_EVAL_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]

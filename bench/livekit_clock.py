@@ -108,7 +108,7 @@ def _example_agent() -> ModuleType:
 
 
 def _suite(folder: Path, runs: int) -> list[Any]:
-    from pytest_agent_eval.loader import load_transcript_text
+    from pytest_agent_eval._loader import load_transcript_text
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     scripts = [
@@ -170,8 +170,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
     agent = _example_agent()
-    from pytest_agent_eval.loader import load_transcript_text
-    from pytest_agent_eval.runner import RunSettings, run_transcript
+    from pytest_agent_eval._loader import load_transcript_text
+    from pytest_agent_eval._runner import RunSettings, run_transcript
 
     settings = RunSettings(concurrency=1)
     with tempfile.TemporaryDirectory() as tmp:

@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     # LiveKit says so when the session asks for VAD turns the model keeps on its server.
     logging.getLogger("livekit.agents").setLevel(logging.ERROR)
 
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-    from pytest_agent_eval.loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = Path(tempfile.mkdtemp(prefix="bench-realtime-"))

@@ -199,9 +199,9 @@ def _adapter_child(folder: Path, runs: int, speed: float) -> list[dict[str, Any]
     sys.path.insert(0, str(EXAMPLE))
     import bot
 
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
     from pytest_agent_eval.adapters.pipecat import PipecatAdapter, WhisperSTTService
-    from pytest_agent_eval.loader import load_transcript_file
 
     made = bot.create_services
 

@@ -61,7 +61,7 @@ def _load() -> str:
 
 
 def _prepare(folder: Path) -> Path:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     path = folder / "bench.yaml"
@@ -116,9 +116,9 @@ def _conversation(
     sys.path.insert(0, str(EXAMPLE))
     import bot
 
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
     from pytest_agent_eval.adapters.pipecat import PipecatAdapter, WhisperSTTService
-    from pytest_agent_eval.loader import load_transcript_file
 
     if whisper:
         made = bot.create_services

@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from livekit.plugins import silero
 
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = Path(tempfile.mkdtemp(prefix="bench-realtime-stress-"))

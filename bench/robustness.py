@@ -57,7 +57,7 @@ class Row:
 
 def _fixtures(folder: Path) -> list[tuple[str, Path]]:
     """(user text, WAV) of every audio turn of the example suite, synthesized offline."""
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     shutil.copytree(EXAMPLE / "evals", folder / "evals", ignore=shutil.ignore_patterns("audio"))

@@ -33,7 +33,7 @@ EXAMPLE = REPO / "examples" / "voice-livekit-room"
 
 
 def _turns(folder: Path) -> list[dict[str, Any]]:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     shutil.copytree(EXAMPLE / "evals", folder / "evals", ignore=shutil.ignore_patterns("audio"))

@@ -38,8 +38,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pytest_agent_eval import Transcript
-from pytest_agent_eval.config import JudgeSettings
-from pytest_agent_eval.runner import RunSettings
+from pytest_agent_eval._config import JudgeSettings
+from pytest_agent_eval._runner import RunSettings
 from pytest_agent_eval.simulation import (
     CallerSettings,
     Simulation,

@@ -93,7 +93,7 @@ PHASES: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("evaluation", ("pytest_agent_eval/evaluators", "pytest_agent_eval/_expectations")),
-    ("reports", ("pytest_agent_eval/report",)),
+    ("reports", ("pytest_agent_eval/_report",)),
 )
 _FRAMEWORK = ("livekit/", "pipecat/", "pipecat_flows/", "onnxruntime")
 

@@ -65,7 +65,7 @@ def write_transcript(folder: Path, texts: list[str], audio_dir: str = "audio") -
 COLD_RUN = """
 import sys, time
 from pathlib import Path
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 if sys.argv[3] == "thread":
     from pytest_agent_eval.voice._tts._hibari import HibariBackend
@@ -89,7 +89,7 @@ def cold(texts: list[str], jobs: int, mode: str) -> tuple[int, float, float]:
 
 
 def warm_check(count: int) -> None:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import Planner, ensure_fixtures
     from pytest_agent_eval.synthesize._plan import sidecar_for
     from pytest_agent_eval.voice._fixtures import write_sidecar

@@ -60,7 +60,7 @@ def _example_agent() -> ModuleType:
 
 
 def _transcript(folder: Path) -> Any:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     shutil.copytree(EXAMPLE / "evals", folder / "evals", ignore=shutil.ignore_patterns("audio"))

@@ -73,12 +73,13 @@ from .models import (
 )
 
 if TYPE_CHECKING:
+    from ._config import Settings, load_settings
+    from ._expansion import expand
     from ._fixture import AgentEval
-    from .config import Settings, load_settings
+    from ._loader import load_transcript_file, load_transcripts
+    from ._runner import RunSettings
     from .evaluators._judge_settings import JudgeSettings
     from .evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
-    from .expansion import expand
-    from .loader import load_transcript_file, load_transcripts
 
 legacy.install()
 
@@ -119,6 +120,7 @@ __all__ = [
     "Message",
     "MissingExtraError",
     "RunResult",
+    "RunSettings",
     "Settings",
     "ToolCall",
     "ToolCallArgsConfig",
@@ -144,17 +146,19 @@ __all__ = [
 ]
 
 # Loaded on first use, not with the package: the judges' verdict machinery, the pytest-side
-# AgentEval (which pulls in the runner and pytest), the settings reader and the YAML loader.
+# AgentEval (which pulls in the runner and pytest), the runner's settings, the settings reader
+# and the YAML loader.
 _LAZY = {
     "JudgeEvaluator": "evaluators.judge",
     "ToolCallArgsJudgeEvaluator": "evaluators.judge",
     "AgentEval": "_fixture",
     "JudgeSettings": "evaluators._judge_settings",
-    "Settings": "config",
-    "load_settings": "config",
-    "expand": "expansion",
-    "load_transcript_file": "loader",
-    "load_transcripts": "loader",
+    "RunSettings": "_runner",
+    "Settings": "_config",
+    "load_settings": "_config",
+    "expand": "_expansion",
+    "load_transcript_file": "_loader",
+    "load_transcripts": "_loader",
 }
 
 

@@ -48,11 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return import_main(rest)
     if command == "merge":
-        from .report._merge import main as merge_main
+        from ._report._merge import main as merge_main
 
         return merge_main(rest)
     if command == "compare":
-        from .report._compare import main as compare_main
+        from ._report._compare import main as compare_main
 
         return compare_main(rest)
     if command == "capacity":

@@ -1,5 +1,5 @@
 """YAML transcripts as pytest tests: one `TranscriptFile` per file, one `TranscriptItem` per
-transcript it expands into (one per variant, see `pytest_agent_eval.expansion`), and one per
+transcript it expands into (one per variant, see `pytest_agent_eval._expansion`), and one per
 param of a parametrized ``llm_eval_agent``.
 
 Collection validates every transcript, also when evals are not live, so a broken transcript
@@ -34,13 +34,13 @@ from ._compat.pytest import (
     fixture_scope,
     make_callspec,
 )
-from ._fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, records_key, session_key
+from ._expansion import expand, id_suffix
+from ._fixture import AGENT_FIXTURE, MISSING_AGENT_MESSAGE, AgentEval, kept_results, session_key
+from ._loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
+from ._report._account import failure_headline, format_account
 from ._text import safe_name
 from .errors import TranscriptError
-from .expansion import expand, id_suffix
-from .loader import TRANSCRIPT_SUFFIXES, duplicate_id_error, is_ignored_file, load_transcript_file
 from .models import Transcript
-from .report._account import failure_headline, format_account
 
 __all__ = [
     "TranscriptFile",
@@ -283,9 +283,9 @@ class TranscriptItem(pytest.Function):
         return self.path, line, f"transcript: {self.transcript.id}{param}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
-        records = self.stash.get(records_key, [])
-        if excinfo.errisinstance(AssertionError) and records:
-            result = records[-1].result
+        results = kept_results(self)
+        if excinfo.errisinstance(AssertionError) and results:
+            result = results[-1]
             # First the first failed check: pytest's short summary shows this line, cut to
             # the terminal's width. Then the earlier package's words and the account.
             head = failure_headline(result)

@@ -14,13 +14,13 @@ import pytest
 
 from ._collection import TranscriptItem
 from ._eval_plan import marker_plan
-from ._fixture import records_key, refusal_key, session_key
+from ._fixture import kept_results, records_key, refusal_key, session_key
 from ._records import EvalRecord, put_records
+from ._report._account import format_account
 from ._sanitize import redact_secrets, secret_values
 from ._text import did_you_mean
 from .models import TranscriptResult
 from .models._turn_taking import TurnTakingRecord
-from .report._account import format_account
 
 __all__ = [
     "FAILURE_TEXT_MAX_CHARS",
@@ -139,7 +139,7 @@ def deselect_by_tags(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 def plan_evals(config: pytest.Config, nodeids: list[str]) -> None:
     """Tell the reporter which evals are about to run (absent on xdist workers)."""
-    from .report._session import reporter_key
+    from ._report._session import reporter_key
 
     reporter = config.stash.get(reporter_key, None)
     if reporter is not None:
@@ -201,7 +201,7 @@ def _planned(item: pytest.Item) -> tuple[float | None, int | None]:
 def eval_record(
     item: pytest.Item,
     result: TranscriptResult | None = None,
-    path: Path | None = None,
+    path: str | Path | None = None,
     *,
     not_live: bool = False,
     error: str | None = None,
@@ -331,12 +331,9 @@ def attach_records(item: pytest.Item, report: pytest.TestReport) -> None:
             ],
         )
         if report.failed and not isinstance(item, TranscriptItem):
-            for recorded in records:
+            for result in kept_results(item):
                 report.sections.append(
-                    (
-                        f"agent eval: {recorded.result.transcript_id}",
-                        format_account(recorded.result),
-                    )
+                    (f"agent eval: {result.transcript_id}", format_account(result))
                 )
     else:
         not_live = (
@@ -360,9 +357,9 @@ def error_reason(item: pytest.Item) -> str | None:
     refused = item.stash.get(refusal_key, None)
     if refused is not None:
         return refused
-    for recorded in item.stash.get(records_key, []):
-        if recorded.result.errored:
-            return recorded.result.error_reason
+    for result in kept_results(item):
+        if result.errored:
+            return result.error_reason
     return None
 
 
@@ -401,16 +398,15 @@ def assert_unasserted_results(item: pytest.Item) -> None:
     its results itself (one that checks a bad agent fails, say).
     """
     __tracebackhide__ = True
-    records = item.stash.get(records_key, [])
-    for recorded in records:
+    results = kept_results(item)
+    for result in results:
         # Whatever the test does with a result that could not evaluate the agent (judge it
         # itself, catch the assertion), it must not pass on it.
-        if recorded.result.errored:
-            pytest.fail(recorded.result.threshold_message(), pytrace=False)
+        if result.errored:
+            pytest.fail(result.threshold_message(), pytrace=False)
     marker = item.get_closest_marker("agent_eval")
     if marker is not None and marker.kwargs.get("assert_threshold", True) is False:
         return
-    for recorded in records:
-        result = recorded.result
+    for result in results:
         if not result.passed and not result.threshold_asserted:
             pytest.fail(f"{result.threshold_message()}\n{UNASSERTED_NOTE}", pytrace=False)

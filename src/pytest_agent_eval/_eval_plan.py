@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from ._config import Settings
 
 __all__ = ["EvalPlan", "marker_plan"]
 

@@ -40,7 +40,7 @@ HOLD_WORDS = "(hold music)"
 
 @dataclass
 class FarEndScript:
-    """The runner's script (`pytest_agent_eval.runner.RunScript`) of one run against a far
+    """The runner's script (`pytest_agent_eval._runner.RunScript`) of one run against a far
     end: the far end's turns, in between (``human``, ``hold_music``) the transcript's own
     turns with their evaluators, and at the end the call's checks.
 

@@ -20,24 +20,24 @@ from ._compat.pytest import NO_PARAM_WORDS
 from ._conditions import streamed_conditions
 from ._eval_plan import marker_plan
 from ._options import SessionSettings
-from ._records import RecordedEval
+from ._records import EvalRecord
+from ._report._progress import live_progress
+from ._runner import RunSettings, run_transcript
 from .adapters.base import AgentAdapter, as_adapter
 from .errors import AgentEvalError, TranscriptError
 from .models import Transcript, TranscriptResult, Turn, describe_conditions
 from .models._turn_taking import TurnTakingRecord
-from .report._progress import live_progress
-from .runner import RunSettings, run_transcript
 
 __all__ = [
     "AGENT_FIXTURE",
     "JUDGE_MODEL_FIXTURE",
     "MISSING_AGENT_MESSAGE",
     "AgentEval",
-    "RecordedEval",
     "adapter_or_fail",
     "call_async_test",
     "check_audio_fixtures",
     "close_session_loop",
+    "kept_results",
     "loop_key",
     "record_result",
     "records_key",
@@ -71,8 +71,9 @@ session_key = pytest.StashKey[SessionSettings]()
 """On ``config.stash``: the session's settings, set in ``pytest_configure``."""
 
 
-records_key = pytest.StashKey[list[RecordedEval]]()
-"""On ``item.stash``: every eval the test ran (one for a YAML transcript), with its file if any."""
+records_key = pytest.StashKey[list[EvalRecord]]()
+"""On ``item.stash``: every eval the test ran (one for a YAML transcript), as the record its
+report carries: its result, file, description and notes (`attach_records` adds the rest)."""
 refusal_key = pytest.StashKey[str]()
 """On ``item.stash``: why our code refused to run an eval of the test (bad input, a fixture
 not ready, an adapter that cannot start): the eval is an ERROR, the test a pytest error."""
@@ -167,7 +168,7 @@ class AgentEval:
             raise TranscriptError(
                 f"agent_eval marker: turn_timeout_s must be a number of seconds, got {value!r}"
             )
-        from .config import check_limit
+        from ._config import check_limit
         from .errors import ConfigError
 
         try:
@@ -406,6 +407,11 @@ def check_audio_fixtures(
     raise AssertionError("unreachable")  # refuse() raises
 
 
+def kept_results(item: pytest.Item) -> list[TranscriptResult]:
+    """The results of the evals ``item`` ran so far, in order (every kept record has one)."""
+    return [kept.result for kept in item.stash.get(records_key, []) if kept.result is not None]
+
+
 def record_result(
     item: pytest.Item,
     result: TranscriptResult,
@@ -417,9 +423,16 @@ def record_result(
 ) -> None:
     """Keep ``result`` (and a turn-taking item's ``turn_taking`` record) on the item for its
     report, and add JUnit properties."""
-    item.stash.setdefault(records_key, []).append(
-        RecordedEval(result, path, description, notes, turn_taking)
+    kept = EvalRecord(
+        nodeid=item.nodeid,
+        transcript_id=result.transcript_id,
+        path=str(path) if path is not None else None,
+        result=result,
+        description=description,
+        notes=notes,
+        turn_taking=turn_taking,
     )
+    item.stash.setdefault(records_key, []).append(kept)
     low, high = result.interval
     properties: list[tuple[str, object]] = [
         ("agent_eval_score", round(result.score, 4)),

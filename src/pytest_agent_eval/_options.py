@@ -2,7 +2,7 @@
 config-time warnings shown the way pytest shows its own.
 
 The settings themselves (``[tool.agent_eval]`` parsed, typed and checked) are in
-`pytest_agent_eval.config`, which imports no pytest: the runner, the gates and the reports read
+`pytest_agent_eval._config`, which imports no pytest: the runner, the gates and the reports read
 them without the plugin. This module is the one that knows pytest's ``Config`` and ``Parser``.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .config import (
+from ._config import (
     SUBSET_GATES_CHOICES,
     ConfigWarning,
     Settings,

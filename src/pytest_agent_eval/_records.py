@@ -1,10 +1,11 @@
 """Records, in one home: what a test ran, one eval's record, the session's records, and the
 collector that gathers them from pytest reports; the data both the gates and the reports read.
 
-A test keeps each eval it ran as a `RecordedEval` on its item; the plugin writes it onto each
-test report as an `EvalRecord` in serialized form (plain JSON, by the one typed serializer)
-and the `RecordCollector` reads it back on the controller, also across xdist workers; that is
-the only form in which results travel. Below `gates` and `report/` (which both import it), so
+A test keeps each eval it ran as an `EvalRecord` on its item (the result, its file, description
+and notes; the item's own fields are filled in when its report is made); the plugin writes it
+onto each test report in serialized form (plain JSON, by the one typed serializer) and the
+`RecordCollector` reads it back on the controller, also across xdist workers; that is
+the only form in which results travel. Below `_gates` and `_report/` (which both import it), so
 `gates` takes records without importing the report package. Nothing here renders.
 """
 
@@ -12,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._serialize import from_json, to_json
 from .models import TranscriptResult, Verdict
@@ -26,7 +26,6 @@ __all__ = [
     "EvalRecord",
     "EvalVerdict",
     "RecordCollector",
-    "RecordedEval",
     "SessionRecords",
     "TestOutcome",
     "iter_results",
@@ -41,20 +40,6 @@ crashed in a run, a FAIL no gate absorbs, or it could not run), or it was skippe
 
 TestOutcome = Literal["passed", "failed", "error", "skipped"]
 """The pytest outcome of a whole test: ``failed`` in the call phase, ``error`` in setup/teardown."""
-
-
-class RecordedEval(NamedTuple):
-    """One eval a test ran, as kept on its item until the report is made."""
-
-    result: TranscriptResult
-    path: Path | None = None
-    """The file the transcript came from, if any."""
-    description: str = ""
-    """The transcript's ``description``."""
-    notes: tuple[str, ...] = ()
-    """Remarks on its inputs the reports show (a voice fixture made by the earlier package)."""
-    turn_taking: TurnTakingRecord | None = None
-    """What a turn-taking item measured (docs/turn-taking.md), or None."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

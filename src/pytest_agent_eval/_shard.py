@@ -31,7 +31,7 @@ import pytest
 from ._collection import TranscriptItem
 from ._eval_items import is_eval_item
 from ._fixture import session_key
-from .report._shards import note_plan
+from ._report._shards import note_plan
 
 __all__ = [
     "ShardPlan",

@@ -127,6 +127,110 @@ MOVED: dict[str, dict[str, str]] = {
         "main": f"{_PACKAGE}.synthesize_audio:main",
         "build_parser": f"{_PACKAGE}.synthesize._cli:build_parser",
     },
+    # Plumbing made private (issue 33: a public surface of at most 25 modules). The names the
+    # docs teach resolve to their public homes (the package, `evaluators`); the rest to the
+    # private module, with a warning that says so. `report` exported nothing and is not here;
+    # `python -m pytest_agent_eval.schema` is `python -m pytest_agent_eval._schema` now (a
+    # contributor's command: no module path can serve it). The earlier package's shims
+    # `evaluators.contains` and `evaluators.tool_call` are old paths like any other.
+    f"{_PACKAGE}.runner": {
+        "RunScript": f"{_PACKAGE}._runner:RunScript",
+        "RunSettings": f"{_PACKAGE}:RunSettings",
+        "assistant_messages": f"{_PACKAGE}._runner:assistant_messages",
+        "crash_of": f"{_PACKAGE}._runner:crash_of",
+        "describe_exception": f"{_PACKAGE}._runner:describe_exception",
+        "heard_wer": f"{_PACKAGE}._runner:heard_wer",
+        "passes_needed": f"{_PACKAGE}._runner:passes_needed",
+        "run_transcript": f"{_PACKAGE}._runner:run_transcript",
+        "turn_evaluators": f"{_PACKAGE}._runner:turn_evaluators",
+    },
+    f"{_PACKAGE}.config": {
+        "ConfigWarning": f"{_PACKAGE}._config:ConfigWarning",
+        "DEFAULT_CONCURRENCY": f"{_PACKAGE}._config:DEFAULT_CONCURRENCY",
+        "DEFAULT_JUDGE_MAX_CHARS": f"{_PACKAGE}._config:DEFAULT_JUDGE_MAX_CHARS",
+        "DEFAULT_JUDGE_MODEL": f"{_PACKAGE}._config:DEFAULT_JUDGE_MODEL",
+        "DEFAULT_TURN_TIMEOUT_S": f"{_PACKAGE}._config:DEFAULT_TURN_TIMEOUT_S",
+        "GateConfig": f"{_PACKAGE}._config:GateConfig",
+        "JudgeSettings": f"{_PACKAGE}:JudgeSettings",
+        "LIMITS": f"{_PACKAGE}._config:LIMITS",
+        "SPEED_NAMES": f"{_PACKAGE}._config:SPEED_NAMES",
+        "SUBSET_GATES_CHOICES": f"{_PACKAGE}._config:SUBSET_GATES_CHOICES",
+        "Settings": f"{_PACKAGE}:Settings",
+        "check_limit": f"{_PACKAGE}._config:check_limit",
+        "find_pyproject": f"{_PACKAGE}._config:find_pyproject",
+        "load_settings": f"{_PACKAGE}:load_settings",
+        "parse_bool_env": f"{_PACKAGE}._config:parse_bool_env",
+        "parse_settings": f"{_PACKAGE}._config:parse_settings",
+        "parse_shard": f"{_PACKAGE}._config:parse_shard",
+        "parse_speed": f"{_PACKAGE}._config:parse_speed",
+    },
+    f"{_PACKAGE}.gates": {
+        "ExitDecision": f"{_PACKAGE}._gates:ExitDecision",
+        "GateLine": f"{_PACKAGE}._gates:GateLine",
+        "GateResult": f"{_PACKAGE}._gates:GateResult",
+        "decide_exit": f"{_PACKAGE}._gates:decide_exit",
+        "evaluate_gate": f"{_PACKAGE}._gates:evaluate_gate",
+        "evaluate_gates": f"{_PACKAGE}._gates:evaluate_gates",
+        "is_member": f"{_PACKAGE}._gates:is_member",
+    },
+    f"{_PACKAGE}.loader": {
+        "MAX_YAML_NODES": f"{_PACKAGE}._loader:MAX_YAML_NODES",
+        "Presets": f"{_PACKAGE}._loader:Presets",
+        "Subject": f"{_PACKAGE}._loader:Subject",
+        "TRANSCRIPT_SUFFIXES": f"{_PACKAGE}._loader:TRANSCRIPT_SUFFIXES",
+        "YamlDocument": f"{_PACKAGE}._loader:YamlDocument",
+        "find_transcript_files": f"{_PACKAGE}._loader:find_transcript_files",
+        "is_ignored_file": f"{_PACKAGE}._loader:is_ignored_file",
+        "iter_audio_paths": f"{_PACKAGE}._loader:iter_audio_paths",
+        "load_transcript_file": f"{_PACKAGE}:load_transcript_file",
+        "load_transcript_text": f"{_PACKAGE}._loader:load_transcript_text",
+        "load_transcripts": f"{_PACKAGE}:load_transcripts",
+        "read_yaml_document": f"{_PACKAGE}._loader:read_yaml_document",
+        "transcript_schema": f"{_PACKAGE}._loader:transcript_schema",
+    },
+    f"{_PACKAGE}.schema": {
+        "PACKAGED_SCHEMA": f"{_PACKAGE}._schema:PACKAGED_SCHEMA",
+        "TABLE_END": f"{_PACKAGE}._schema:TABLE_END",
+        "TABLE_START": f"{_PACKAGE}._schema:TABLE_START",
+        "build_schema": f"{_PACKAGE}._schema:build_schema",
+        "expectations_table": f"{_PACKAGE}._schema:expectations_table",
+        "reference_page": f"{_PACKAGE}._schema:reference_page",
+        "render_schema": f"{_PACKAGE}._schema:render_schema",
+        "replace_table": f"{_PACKAGE}._schema:replace_table",
+        "schema_reference": f"{_PACKAGE}._schema:schema_reference",
+    },
+    f"{_PACKAGE}.expansion": {
+        "SUFFIX_PATTERN": f"{_PACKAGE}._expansion:SUFFIX_PATTERN",
+        "derive": f"{_PACKAGE}._expansion:derive",
+        "expand": f"{_PACKAGE}:expand",
+        "expand_cases": f"{_PACKAGE}._expansion:expand_cases",
+        "expand_variants": f"{_PACKAGE}._expansion:expand_variants",
+        "id_suffix": f"{_PACKAGE}._expansion:id_suffix",
+    },
+    f"{_PACKAGE}.evaluators.base": {
+        "CheckSource": f"{_PACKAGE}.evaluators._base:CheckSource",
+        "DeterministicEvaluator": f"{_PACKAGE}.evaluators._base:DeterministicEvaluator",
+        "Evaluator": f"{_PACKAGE}.evaluators:Evaluator",
+        "evaluate_safely": f"{_PACKAGE}.evaluators:evaluate_safely",
+        "evaluator_name": f"{_PACKAGE}.evaluators:evaluator_name",
+        "located": f"{_PACKAGE}.evaluators._base:located",
+        "shorten": f"{_PACKAGE}.evaluators._base:shorten",
+        "source_of": f"{_PACKAGE}.evaluators._base:source_of",
+        "text_problems": f"{_PACKAGE}.evaluators._base:text_problems",
+        "unobserved": f"{_PACKAGE}.evaluators._base:unobserved",
+        "with_source": f"{_PACKAGE}.evaluators._base:with_source",
+    },
+    f"{_PACKAGE}.evaluators.contains": {
+        "ContainsEvaluator": f"{_PACKAGE}.evaluators:ContainsEvaluator",
+        "EvalResult": f"{_PACKAGE}.evaluators:EvalResult",
+        "TurnContext": f"{_PACKAGE}:TurnContext",
+    },
+    f"{_PACKAGE}.evaluators.tool_call": {
+        "EvalResult": f"{_PACKAGE}.evaluators:EvalResult",
+        "ToolCallArgsEvaluator": f"{_PACKAGE}.evaluators:ToolCallArgsEvaluator",
+        "ToolCallEvaluator": f"{_PACKAGE}.evaluators:ToolCallEvaluator",
+        "TurnContext": f"{_PACKAGE}:TurnContext",
+    },
     # Names public modules lost (served by the module's own __getattr__ through moved_attr).
     f"{_PACKAGE}.evaluators": {
         "build_evaluators": f"{_PACKAGE}.legacy:build_evaluators",
@@ -255,7 +359,7 @@ def load_transcript(
     Raises:
         TranscriptError: With file, line, field path and a hint; a YAML syntax error too.
     """
-    from .loader import load_transcript_file
+    from ._loader import load_transcript_file
 
     return load_transcript_file(
         Path(path), default_threshold=default_threshold, default_runs=default_runs

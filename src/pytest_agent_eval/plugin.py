@@ -33,17 +33,17 @@ from ._eval_items import (
 )
 from ._file_kind import file_kind
 from ._fixture import AgentEval, call_async_test, close_session_loop, session_key
+from ._loader import TRANSCRIPT_SUFFIXES
 from ._options import (
     add_options,
     session_settings,
     warn_about_config,
     warn_about_unread_pyprojects,
 )
+from ._report._not_live import NotLiveSummary
+from ._report._shards import register_shard_recorder
 from ._shard import select_shard
 from .errors import ConfigError
-from .loader import TRANSCRIPT_SUFFIXES
-from .report._not_live import NotLiveSummary
-from .report._shards import register_shard_recorder
 
 # -- The voice frameworks' clock -----------------------------------------------------------------
 # Pipecat keeps a reference to time.time when it is imported (to stamp VAD frames), and a
@@ -131,7 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
         warn_about_config(config, warning)  # at the pyproject line it is about
     # Prevent reporting on worker nodes (xdist): the controller sees every report.
     if not hasattr(config, "workerinput"):
-        from .report._session import AgentEvalReporter
+        from ._report._session import AgentEvalReporter
 
         config.pluginmanager.register(NotLiveSummary(), "agent-eval-not-live")
         register_shard_recorder(config)

@@ -21,10 +21,10 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.langchain import LangChainAdapter, tool_calls_from_messages
 from pytest_agent_eval.errors import MissingExtraError, install_command
 from pytest_agent_eval.models import Expect, ToolCallArgsConfig, Transcript, Turn
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 
 class ScriptedChatModel(BaseChatModel):

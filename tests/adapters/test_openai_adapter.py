@@ -14,11 +14,11 @@ import pytest
 from loopback_chat import ChatServer, error_body, text_completion, tool_call_completion
 from openai import AsyncOpenAI, OpenAI
 
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.adapters.openai import OpenAIAdapter, Tool
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.models import AgentReply, Expect, Message, Transcript, Turn
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 
 def booking_llm(body: dict[str, Any]) -> Any:

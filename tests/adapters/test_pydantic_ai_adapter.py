@@ -25,11 +25,11 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.adapters.pydantic_ai import PydanticAIAdapter
 from pytest_agent_eval.errors import AgentCrashError
 from pytest_agent_eval.models import AgentReply, Expect, Transcript, Turn
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 
 @dataclass

@@ -20,10 +20,10 @@ from smolagents.models import (
 )
 from smolagents.monitoring import LogLevel, TokenUsage
 
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.smolagents import SmolagentsAdapter
 from pytest_agent_eval.errors import MissingExtraError, install_command
 from pytest_agent_eval.models import Expect, ToolCallArgsConfig, Transcript, Turn
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 
 def text_of(message: Any) -> str:

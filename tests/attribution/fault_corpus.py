@@ -107,7 +107,7 @@ def write_corpus(root: Path, fault_agents: str) -> None:
 
 def synthesize_corpus(root: Path) -> None:
     """Make the corpus's WAV fixtures (with their word timings) with the offline TTS."""
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     transcripts = [load_transcript_file(p) for p in sorted((root / "evals").rglob("*.yaml"))]

@@ -74,7 +74,7 @@ def frameworks() -> None:
 
 @pytest.fixture
 def project(frameworks: None, pytester: pytest.Pytester) -> pytest.Pytester:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     shutil.copy(EXAMPLE_AGENT, pytester.path / "booking_agent.py")

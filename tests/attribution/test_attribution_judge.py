@@ -76,7 +76,7 @@ turns:
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("livekit.agents", reason="needs the livekit extra")
     pytest.importorskip("livekit.plugins.silero", reason="needs the livekit extra")
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     root = tmp_path_factory.mktemp("judge_corpus")

@@ -98,7 +98,7 @@ def frameworks() -> None:
 def test_a_voice_that_says_another_number_than_the_text_is_speech_output(
     frameworks: None, pytester: pytest.Pytester
 ) -> None:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     shutil.copy(EXAMPLE_AGENT, pytester.path / "booking_agent.py")

@@ -79,7 +79,7 @@ def frameworks() -> None:
 def test_a_turn_cut_at_a_pause_is_turn_taking(
     frameworks: None, pytester: pytest.Pytester, framework: str
 ) -> None:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     if framework == "livekit":

@@ -13,7 +13,7 @@ from pytest_agent_eval._capacity._plan import (
     parse_steps,
     ramp_steps,
 )
-from pytest_agent_eval.config import parse_settings
+from pytest_agent_eval._config import parse_settings
 from pytest_agent_eval.errors import ConfigError
 
 

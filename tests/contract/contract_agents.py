@@ -161,7 +161,7 @@ MEMORY_RULES = [
 
 def synthesize_memory(folder: Path) -> dict[str, Path]:
     """The memory phrases' WAVs, made with the offline default voice; key -> path."""
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     lines = ["id: memory_fixtures", "turns:"]

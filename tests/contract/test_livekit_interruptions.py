@@ -14,8 +14,8 @@ for _folder in ("livekit", "pipecat", "realtime", "contract"):
     if str(TESTS / _folder) not in sys.path:
         sys.path.insert(0, str(TESTS / _folder))
 
+from pytest_agent_eval._runner import RunSettings, run_transcript  # noqa: E402
 from pytest_agent_eval.models import InterruptConfig, Transcript, Turn  # noqa: E402
-from pytest_agent_eval.runner import RunSettings, run_transcript  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ for _folder in ("livekit", "pipecat", "realtime", "contract"):
     if str(TESTS / _folder) not in sys.path:
         sys.path.insert(0, str(TESTS / _folder))
 
+from pytest_agent_eval._runner import RunSettings, run_transcript  # noqa: E402
 from pytest_agent_eval.models import (  # noqa: E402
     AudioCondition,
     InterruptConfig,
@@ -34,7 +35,6 @@ from pytest_agent_eval.models import (  # noqa: E402
     Turn,
     TurnResult,
 )
-from pytest_agent_eval.runner import RunSettings, run_transcript  # noqa: E402
 
 BEHAVIOURS = (
     "greeting",

@@ -60,7 +60,7 @@ class PageRun:
             self.loop.run_until_complete(result)
 
     def yaml(self, step: dict[str, Any]) -> None:
-        from pytest_agent_eval.loader import load_transcript_file
+        from pytest_agent_eval._loader import load_transcript_file
 
         path = step["path"] or f"_snippet_{Path(step['page']).stem}_{step['line']}.yaml"
         target = self.project / path
@@ -84,7 +84,7 @@ class PageRun:
         load_transcript_file(target)
 
     def toml(self, step: dict[str, Any]) -> None:
-        from pytest_agent_eval.config import parse_settings
+        from pytest_agent_eval._config import parse_settings
 
         data = tomllib.loads(step["text"])
         table = data.get("tool", {}).get("agent_eval")

@@ -15,8 +15,8 @@ import pytest
 
 import pytest_agent_eval
 from pytest_agent_eval._expectations import expect_keys, transcript_keys
-from pytest_agent_eval.loader import load_transcript_text
-from pytest_agent_eval.schema import build_schema
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._schema import build_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 LLMS = ROOT / "docs" / "llms.txt"

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import pytest_agent_eval
-from pytest_agent_eval.schema import PACKAGED_SCHEMA
+from pytest_agent_eval._schema import PACKAGED_SCHEMA
 
 pytest.importorskip("mkdocs", reason="the docs extra is not installed")
 pytest.importorskip("mkdocstrings", reason="the docs extra is not installed")

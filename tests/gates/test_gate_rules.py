@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agent_eval.config import GateConfig
-from pytest_agent_eval.gates import decide_exit, evaluate_gate, evaluate_gates, is_member
+from pytest_agent_eval._config import GateConfig
+from pytest_agent_eval._gates import decide_exit, evaluate_gate, evaluate_gates, is_member
+from pytest_agent_eval._report._records import EvalRecord, SessionRecords
 from pytest_agent_eval.models import RunResult, TranscriptResult, TurnResult
-from pytest_agent_eval.report._records import EvalRecord, SessionRecords
 
 OK = int(pytest.ExitCode.OK)
 FAILED = int(pytest.ExitCode.TESTS_FAILED)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.config import GateConfig
-from pytest_agent_eval.gates import ExitDecision, GateResult, decide_exit, evaluate_gate
+from pytest_agent_eval._config import GateConfig
+from pytest_agent_eval._gates import ExitDecision, GateResult, decide_exit, evaluate_gate
+from pytest_agent_eval._report._records import EvalRecord, SessionRecords
+from pytest_agent_eval._report._session import _gates_note
 from pytest_agent_eval.models import Crash, RunResult, TranscriptResult, TurnResult
-from pytest_agent_eval.report._records import EvalRecord, SessionRecords
-from pytest_agent_eval.report._session import _gates_note
 
 MIGRATION = Path(__file__).resolve().parents[2] / "docs" / "migration.md"
 

@@ -28,7 +28,7 @@ def _needs_livekit() -> None:
 def caller_audio(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The caller's lines as WAVs, made by the project's offline synthesizer."""
     pytest.importorskip("soundfile", reason="needs the voice extra")
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = tmp_path_factory.mktemp("caller")

@@ -10,7 +10,7 @@ import pytest
 from pytest_agent_eval._importers._build import ImportRequest, plan_import
 from pytest_agent_eval._importers._call import ImportedCall, UserTurn, Utterance, tool_use
 from pytest_agent_eval._importers._draft import agent_class_name, key_terms
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from call_support import RecordedCall
 
 from pytest_agent_eval.__main__ import main
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.voice._fixtures import Origin, judge_fixture, read_wav
 
 

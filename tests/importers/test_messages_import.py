@@ -12,7 +12,7 @@ import pytest
 from call_support import HERE
 
 from pytest_agent_eval.__main__ import main
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 
 REPLAY_CONFTEST = """
 import sys

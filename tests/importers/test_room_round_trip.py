@@ -18,7 +18,7 @@ import pytest
 from call_support import CALLER_LINES, HERE
 
 from pytest_agent_eval.__main__ import main
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 
 pytest.importorskip("livekit.agents", reason="needs the livekit extra")
 

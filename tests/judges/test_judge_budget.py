@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from pytest_agent_eval.config import JudgeSettings
+from pytest_agent_eval._config import JudgeSettings
 from pytest_agent_eval.evaluators.judge import JudgeEvaluator
 from pytest_agent_eval.models import EvalResult, ToolCall, TurnContext
 

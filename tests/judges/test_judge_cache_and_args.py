@@ -10,7 +10,7 @@ from types import ModuleType
 from judge_models import JudgeCall, ScriptedJudge
 from pydantic_ai.exceptions import ModelHTTPError
 
-from pytest_agent_eval.config import JudgeSettings
+from pytest_agent_eval._config import JudgeSettings
 from pytest_agent_eval.evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
 from pytest_agent_eval.models import EvalResult, ToolCall, TurnContext
 

@@ -12,7 +12,7 @@ import pytest
 from judge_models import JudgeCall, ScriptedJudge
 from pydantic_ai.exceptions import ModelHTTPError
 
-from pytest_agent_eval.config import JudgeSettings
+from pytest_agent_eval._config import JudgeSettings
 from pytest_agent_eval.evaluators._judge_prompt import build_reply_prompt
 from pytest_agent_eval.evaluators.judge import DEFAULT_JUDGE_MODEL, JudgeEvaluator
 from pytest_agent_eval.models import EvalResult, ToolCall, TurnContext

@@ -7,9 +7,9 @@ import asyncio
 from judge_models import ScriptedJudge
 
 from pytest_agent_eval import AgentReply, ToolCall
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.evaluators.judge import JudgeEvaluator
 from pytest_agent_eval.models import Expect, Transcript, Turn
-from pytest_agent_eval.runner import run_transcript
 
 
 async def agent(history: list) -> AgentReply:

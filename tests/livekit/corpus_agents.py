@@ -325,7 +325,7 @@ def fixtures_yaml() -> str:
 
 def synthesize(folder: Path) -> dict[str, Path]:
     """Make every phrase's WAV with the offline default voice; returns key -> path."""
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     yaml_path = folder / "corpus.yaml"

@@ -21,8 +21,8 @@ import pytest
 from livekit.agents import tts
 from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS, APIConnectOptions
 
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import AgentReply, Greeting, Transcript, Turn
 
 T = TypeVar("T")

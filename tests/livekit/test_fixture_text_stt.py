@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from livekit_support import booking, converse, run, transcript
 
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.adapters.livekit import (
     FixtureTextSTT,
     LiveKitAdapter,
@@ -28,7 +29,6 @@ from pytest_agent_eval.adapters.livekit import (
 )
 from pytest_agent_eval.adapters.livekit._audio import load_fixture_audio
 from pytest_agent_eval.errors import AudioFixtureError
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import InterruptConfig, Turn
 from pytest_agent_eval.synthesize import ensure_fixtures
 from pytest_agent_eval.voice._fixtures import (
@@ -305,7 +305,7 @@ def test_a_fixture_it_cannot_answer_for_is_an_error_of_the_run_before_any_turn(
     """Issue 21: FixtureTextSTT refusing a fixture must be an error of the run (the runner's
     ERROR, with the fix), found when the conversation starts, never a turn that ran and heard
     nothing (as the interrupting turn of a barge-in did: heard '', a "false interruption")."""
-    from pytest_agent_eval.runner import RunSettings, run_transcript
+    from pytest_agent_eval._runner import RunSettings, run_transcript
 
     recorded = _recording(made, tmp_path)
     for second in (

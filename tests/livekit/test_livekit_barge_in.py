@@ -11,6 +11,8 @@ import pytest
 from livekit.agents import Agent, AgentSession, RunContext, function_tool
 from livekit_support import booking, run
 
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.livekit import (
     FixtureTextSTT,
     LiveKitAdapter,
@@ -23,9 +25,7 @@ from pytest_agent_eval.adapters.livekit import (
 from pytest_agent_eval.adapters.livekit._replay import replays_served
 from pytest_agent_eval.adapters.livekit.session._barge_in import played_words, word_offset_s
 from pytest_agent_eval.errors import AdapterError
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import TranscriptResult
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 MENU = (
     "Our menu has many dishes. We serve mushroom risotto, lentil curry, grilled fish and "

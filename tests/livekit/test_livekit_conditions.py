@@ -12,11 +12,11 @@ import pytest
 from livekit.agents import Agent, AgentSession
 from livekit_support import BOOK_TEXT, Fixtures, booking, run
 
+from pytest_agent_eval._expansion import expand
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.livekit import FixtureTextSTT, LiveKitAdapter, WhisperSTT
-from pytest_agent_eval.expansion import expand
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import Transcript, TranscriptResult
-from pytest_agent_eval.runner import RunSettings, run_transcript
 from pytest_agent_eval.voice._fixtures import read_wav, word_error_rate
 
 pytest.importorskip("pedalboard", reason="needs the conditions extra")

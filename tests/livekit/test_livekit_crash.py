@@ -14,6 +14,7 @@ from livekit.agents import Agent, AgentSession, APIStatusError, RunContext, func
 from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS
 from livekit_support import HELLO_TEXT, Fixtures, booking, run, transcript
 
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.adapters.livekit import (
     FixtureTextSTT,
     LiveKitAdapter,
@@ -22,7 +23,6 @@ from pytest_agent_eval.adapters.livekit import (
     eval_session_kwargs,
 )
 from pytest_agent_eval.models import Expect, Turn
-from pytest_agent_eval.runner import run_transcript
 
 
 class BrokenBilling(Agent):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from livekit_support import EXAMPLE_DIR
 
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 from strict_session import STRICT, assert_clean_exit, set_config_speed, streamed_speeds
 

@@ -9,10 +9,10 @@ import pytest
 from livekit.agents import Agent, AgentSession
 from livekit_support import BOOK_TEXT, NAME_TEXT, Fixtures, booking, converse, run, transcript
 
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter, WhisperSTT
 from pytest_agent_eval.errors import AudioFixtureError
 from pytest_agent_eval.models import Turn
-from pytest_agent_eval.runner import RunSettings, run_transcript
 from pytest_agent_eval.voice._fixtures import word_error_rate
 
 

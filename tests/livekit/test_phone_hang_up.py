@@ -20,6 +20,7 @@ from livekit import api
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, get_job_context
 from livekit.agents.beta.tools import EndCallTool
 
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.adapters.livekit import (
     LiveKitAdapter,
@@ -29,7 +30,6 @@ from pytest_agent_eval.adapters.livekit import (
 )
 from pytest_agent_eval.errors import AdapterError, TranscriptError
 from pytest_agent_eval.evaluators._keypad import CallEndedEvaluator
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import AgentReply, PhoneCall, Transcript, Turn, TurnContext
 
 

@@ -21,6 +21,7 @@ from livekit.agents import AgentSession
 from livekit.plugins import silero
 from livekit_support import booking, converse, run, transcript
 
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.adapters.livekit import (
     FixtureTextSTT,
     LiveKitAdapter,
@@ -30,7 +31,6 @@ from pytest_agent_eval.adapters.livekit import (
 )
 from pytest_agent_eval.adapters.livekit._audio import load_fixture_audio
 from pytest_agent_eval.adapters.livekit._segments import scan_fixture
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import Turn
 from pytest_agent_eval.synthesize import ensure_fixtures
 from pytest_agent_eval.voice._heard import VAD_END_SLACK_S

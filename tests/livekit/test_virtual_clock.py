@@ -25,6 +25,8 @@ from livekit_support import run, transcript, turn_input
 from test_livekit_barge_in import INTERRUPTION, MENU, _session, _transcript
 from test_livekit_corpus import EXPECTED, captured, scenario_script, without_tokens
 
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.base import ConversationInfo
 from pytest_agent_eval.adapters.livekit import (
     FixtureTextSTT,
@@ -32,9 +34,7 @@ from pytest_agent_eval.adapters.livekit import (
     ScriptedLLM,
     eval_session_kwargs,
 )
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import AgentReply, Expect, Greeting, TranscriptResult, Turn
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 TAIL_S = 0.7
 """Silence after each fixture: above Silero's 0.55 s."""

@@ -21,6 +21,7 @@ from pipecat.processors.aggregators.llm_response_universal import (
 )
 from pipecat_support import PHRASES, converse, run, spoken, transcript
 
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.pipecat import (
     BotInfo,
     FixtureTextSTTService,
@@ -30,7 +31,6 @@ from pytest_agent_eval.adapters.pipecat import (
 )
 from pytest_agent_eval.errors import AdapterError
 from pytest_agent_eval.models import Turn
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 
 def text_bot(transport: InProcessTransport) -> list[Any]:

@@ -12,9 +12,9 @@ from pipecat.frames.frames import Frame, LLMContextFrame
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat_support import run, spoken, transcript
 
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.adapters.pipecat import InProcessTransport, PipecatAdapter, Rule
 from pytest_agent_eval.models import Turn
-from pytest_agent_eval.runner import run_transcript
 
 
 class LooksUpTheCaller(FrameProcessor):  # type: ignore[misc]

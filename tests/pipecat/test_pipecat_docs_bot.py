@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 
 HERE = Path(__file__).resolve().parent

@@ -14,9 +14,9 @@ from types import ModuleType
 import pytest
 from pipecat_support import run, transcript
 
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.adapters.pipecat import PipecatAdapter
 from pytest_agent_eval.models import Turn
-from pytest_agent_eval.runner import run_transcript
 
 BOT = '''\
 """The ACME order bot (installed as a package)."""

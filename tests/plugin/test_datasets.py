@@ -187,8 +187,8 @@ def test_the_python_api_refuses_a_template_and_runs_each_case(project: Project) 
         "test_api.py",
         f"""
         from pathlib import Path
-        from pytest_agent_eval.expansion import expand
-        from pytest_agent_eval.loader import load_transcript_text
+        from pytest_agent_eval._expansion import expand
+        from pytest_agent_eval._loader import load_transcript_text
 
         TEXT = {textwrap.dedent(TEMPLATE.format(cases="[{party: two, size: 2}]"))!r}
         HERE = Path({str(folder / "x.yaml")!r})

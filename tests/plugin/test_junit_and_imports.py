@@ -147,7 +147,7 @@ def test_pytest_does_not_rewrite_the_packages_own_modules(project: Project) -> N
         """
         import sys
 
-        import pytest_agent_eval.runner
+        import pytest_agent_eval._runner
 
 
         def loaded_by_the_rewriting_hook(prefix):
@@ -163,7 +163,7 @@ def test_pytest_does_not_rewrite_the_packages_own_modules(project: Project) -> N
         def test_rewritten():
             # At most the modules that load before the unmarking (none where pytest does not
             # mark an editable install, as 8.0); never the rest, such as the runner.
-            assert "pytest_agent_eval.runner" in sys.modules
+            assert "pytest_agent_eval._runner" in sys.modules
             assert set(loaded_by_the_rewriting_hook("pytest_agent_eval")) <= {
                 "pytest_agent_eval",
                 "pytest_agent_eval._compat",

@@ -52,7 +52,7 @@ def llm_eval_agent():
 """
 
 PYTHON_TESTS = """
-from pytest_agent_eval.evaluators.base import DeterministicEvaluator
+from pytest_agent_eval.evaluators._base import DeterministicEvaluator
 
 class JudgeDown(DeterministicEvaluator):
     name = "judge"
@@ -359,7 +359,7 @@ def test_a_stop_after_the_first_failure_is_not_called_ctrl_c(project: Project) -
 
 
 def test_the_cut_step_summary_points_only_at_reports_that_exist(tmp_path: Path) -> None:
-    from pytest_agent_eval.report._files import (
+    from pytest_agent_eval._report._files import (
         GITHUB_STEP_SUMMARY_LIMIT_BYTES,
         append_step_summary,
     )

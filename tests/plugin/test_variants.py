@@ -211,8 +211,8 @@ def test_the_python_api_refuses_an_unexpanded_transcript(project: Project) -> No
     project.test_file(
         "test_api.py",
         f"""
-        from pytest_agent_eval.expansion import expand
-        from pytest_agent_eval.loader import load_transcript_text
+        from pytest_agent_eval._expansion import expand
+        from pytest_agent_eval._loader import load_transcript_text
         from pathlib import Path
 
         TEXT = {textwrap.dedent(VARIANTS)!r}

@@ -180,7 +180,7 @@ def fixtures_yaml() -> str:
 
 def synthesize(folder: Path) -> dict[str, Path]:
     """Every phrase's WAV, made with the offline default voice; key -> path."""
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     yaml_path = folder / "realtime.yaml"

@@ -14,10 +14,10 @@ import pytest
 from livekit_support import run
 from realtime_agents import PHRASES, STORY, Mode, Scenario
 
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter, ScriptedRealtimeModel
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import TranscriptResult
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 
 def _script(folder: Path, audio: dict[str, Path], *, first_audio: bool) -> str:

@@ -22,10 +22,10 @@ from replay_agents import (
     run,
 )
 
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 from pytest_agent_eval.adapters.livekit.realtime import OpenAIRealtimeReplay
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import Transcript
 
 

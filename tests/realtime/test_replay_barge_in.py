@@ -30,11 +30,11 @@ from replay_agents import (
     run,
 )
 
+from pytest_agent_eval._loader import load_transcript_file, load_transcript_text
+from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 from pytest_agent_eval.adapters.livekit.realtime import OpenAIRealtimeReplay
-from pytest_agent_eval.loader import load_transcript_file, load_transcript_text
 from pytest_agent_eval.models import TranscriptResult
-from pytest_agent_eval.runner import RunSettings, run_transcript
 
 
 @pytest.fixture(scope="module")

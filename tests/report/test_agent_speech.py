@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agent_eval._report._account import format_account
+from pytest_agent_eval._report._html import render_html
+from pytest_agent_eval._report._markdown import render_markdown
+from pytest_agent_eval._report._records import EvalRecord, ReportData, SessionRecords
 from pytest_agent_eval.models import (
     AgentSpeech,
     EvalResult,
@@ -17,10 +21,6 @@ from pytest_agent_eval.models import (
     TranscriptResult,
     TurnResult,
 )
-from pytest_agent_eval.report._account import format_account
-from pytest_agent_eval.report._html import render_html
-from pytest_agent_eval.report._markdown import render_markdown
-from pytest_agent_eval.report._records import EvalRecord, ReportData, SessionRecords
 
 
 def _result() -> TranscriptResult:

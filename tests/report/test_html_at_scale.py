@@ -12,6 +12,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from pytest_agent_eval._report._html import render_html
+from pytest_agent_eval._report._records import EvalRecord, ReportData, SessionRecords
 from pytest_agent_eval.models import (
     EvalResult,
     RunResult,
@@ -20,8 +22,6 @@ from pytest_agent_eval.models import (
     TurnResult,
     Usage,
 )
-from pytest_agent_eval.report._html import render_html
-from pytest_agent_eval.report._records import EvalRecord, ReportData, SessionRecords
 
 TRANSCRIPTS = 2000
 RUNS = 2

@@ -8,6 +8,21 @@ from types import SimpleNamespace
 
 import pytest
 
+from pytest_agent_eval._report._files import (
+    GITHUB_STEP_SUMMARY_LIMIT_BYTES,
+    append_step_summary,
+    write_atomic,
+)
+from pytest_agent_eval._report._html import AudioStore, render_html
+from pytest_agent_eval._report._markdown import md_escape, render_markdown
+from pytest_agent_eval._report._records import (
+    EvalRecord,
+    RecordCollector,
+    ReportData,
+    SessionRecords,
+    serialized_records,
+)
+from pytest_agent_eval._report._terminal import summary_lines
 from pytest_agent_eval.models import (
     EvalResult,
     RunResult,
@@ -16,21 +31,6 @@ from pytest_agent_eval.models import (
     TurnResult,
     Usage,
 )
-from pytest_agent_eval.report._files import (
-    GITHUB_STEP_SUMMARY_LIMIT_BYTES,
-    append_step_summary,
-    write_atomic,
-)
-from pytest_agent_eval.report._html import AudioStore, render_html
-from pytest_agent_eval.report._markdown import md_escape, render_markdown
-from pytest_agent_eval.report._records import (
-    EvalRecord,
-    RecordCollector,
-    ReportData,
-    SessionRecords,
-    serialized_records,
-)
-from pytest_agent_eval.report._terminal import summary_lines
 
 
 def _data(*records: EvalRecord) -> ReportData:
@@ -278,7 +278,7 @@ def test_html_plays_the_streamed_audio_beside_the_clean_fixture(tmp_path: Path) 
 def test_markdown_and_the_account_show_wer_conditions_barge_in_and_latency(
     tmp_path: Path,
 ) -> None:
-    from pytest_agent_eval.report._account import format_account
+    from pytest_agent_eval._report._account import format_account
 
     result = _voice_result(tmp_path)
     text = render_markdown(_data(_record(result)))

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from pytest_agent_eval._report._html import render_html
+from pytest_agent_eval._report._records import EvalRecord, ReportData, SessionRecords
 from pytest_agent_eval.models import RunResult, TranscriptResult, TurnResult
-from pytest_agent_eval.report._html import render_html
-from pytest_agent_eval.report._records import EvalRecord, ReportData, SessionRecords
 from pytest_agent_eval.voice._timeline import TimelineBuilder
 
 

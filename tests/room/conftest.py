@@ -16,7 +16,7 @@ pytest.importorskip("livekit.agents", reason="needs the livekit extra")
 
 from room_lab import EXAMPLE_DIR, EXAMPLE_WORKER, LAB_WORKER, RoomLab, require_labs
 
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 
 

@@ -164,8 +164,8 @@ async def start_run(*, agent_name: str, **options: Any) -> dict[str, Any]:
 
 async def run_records(*, agent_name: str, path: str, **options: Any) -> Any:
     """The transcript at ``path`` run by the runner against ``agent_name``: its result."""
-    from pytest_agent_eval.loader import load_transcript_file
-    from pytest_agent_eval.runner import run_transcript
+    from pytest_agent_eval._loader import load_transcript_file
+    from pytest_agent_eval._runner import run_transcript
 
     adapter = LiveKitRoomAdapter(agent_name, **options)
     return await run_transcript(load_transcript_file(Path(path)), adapter)
@@ -178,8 +178,8 @@ async def run_simulation_records(*, agent_name: str, audio_dir: str, **options: 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "simulation"))
     from sim_models import CallerCall, End, ScriptedCaller, ScriptedJudge
 
-    from pytest_agent_eval.config import JudgeSettings
-    from pytest_agent_eval.runner import RunSettings
+    from pytest_agent_eval._config import JudgeSettings
+    from pytest_agent_eval._runner import RunSettings
     from pytest_agent_eval.simulation import (
         CallerSettings,
         Simulation,

@@ -21,11 +21,11 @@ from lab_agents import make_session
 from room_lab import RoomLab
 from test_room_records import MEASURED, _run, _turn
 
+from pytest_agent_eval._loader import load_transcript_file
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 from pytest_agent_eval.errors import AdapterError, AudioFixtureError
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import TranscriptResult
-from pytest_agent_eval.runner import run_transcript
 from pytest_agent_eval.voice._fixtures import word_error_rate
 
 TAIL_S = 1.0

@@ -19,8 +19,9 @@ import pytest
 from lab_agents import make_session
 from room_lab import RoomLab
 
+from pytest_agent_eval._loader import load_transcript_file
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import (
     AgentSpeech,
     RunResult,
@@ -28,7 +29,6 @@ from pytest_agent_eval.models import (
     TranscriptResult,
     TurnResult,
 )
-from pytest_agent_eval.runner import run_transcript
 
 TRANSCRIPTS = {
     "greeter": """\

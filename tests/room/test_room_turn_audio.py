@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from room_lab import RoomLab
 
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.errors import AdapterError
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 from pytest_agent_eval.voice import spoken_text
 from pytest_agent_eval.voice._fixtures import word_error_rate

@@ -85,7 +85,7 @@ def llm_eval_agent():
 JUDGE_DOWN = """
 import pytest
 from pytest_agent_eval import Expect, Turn
-from pytest_agent_eval.evaluators.base import DeterministicEvaluator
+from pytest_agent_eval.evaluators._base import DeterministicEvaluator
 
 class JudgeDown(DeterministicEvaluator):
     name = "judge"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agent_eval._config import parse_shard
 from pytest_agent_eval._shard import read_durations, split_by_weight
-from pytest_agent_eval.config import parse_shard
 from pytest_agent_eval.errors import ConfigError
 
 

@@ -16,10 +16,10 @@ from sim_models import CallerCall, End, ScriptedCaller, ScriptedJudge
 from test_conversation import REFUND, always_met, polite_caller, refund_agent, run, simulation
 
 from pytest_agent_eval import AgentReply
-from pytest_agent_eval.config import JudgeSettings
+from pytest_agent_eval._config import JudgeSettings
+from pytest_agent_eval._report._format import simulation_rows
+from pytest_agent_eval._runner import RunSettings
 from pytest_agent_eval.models import TranscriptResult
-from pytest_agent_eval.report._format import simulation_rows
-from pytest_agent_eval.runner import RunSettings
 from pytest_agent_eval.simulation import CallerSettings, SimulationSettings, run_simulation
 
 
@@ -189,8 +189,8 @@ def _loopback_caller(loopback: ModuleType, body: dict[str, Any]) -> dict[str, An
 def test_caller_and_judge_over_the_openai_wire(
     loopback: ModuleType, openai_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from pytest_agent_eval.config import JudgeSettings
-    from pytest_agent_eval.runner import RunSettings
+    from pytest_agent_eval._config import JudgeSettings
+    from pytest_agent_eval._runner import RunSettings
     from pytest_agent_eval.simulation import (
         CallerSettings,
         SimulationSettings,
@@ -260,8 +260,8 @@ def test_an_openai_id_against_a_chat_completions_server_says_to_use_openai_chat(
     caller and for the criteria judge."""
     from pydantic_ai.models import infer_model
 
-    from pytest_agent_eval.config import JudgeSettings
-    from pytest_agent_eval.runner import RunSettings
+    from pytest_agent_eval._config import JudgeSettings
+    from pytest_agent_eval._runner import RunSettings
 
     if type(infer_model("openai:served-model")).__name__ == "OpenAIChatModel":
         pytest.skip("this pydantic-ai reads 'openai:' as Chat Completions (1.x): no mismatch")

@@ -14,10 +14,10 @@ from sim_models import CallerCall, End, ScriptedCaller
 from test_conversation import run, simulation
 
 from pytest_agent_eval import AgentReply, ToolCall, Transcript
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import CallExpect, RunResult, ToolCalledConfig, Turn
-from pytest_agent_eval.runner import run_transcript
 
 
 async def booking_agent(history: Any) -> AgentReply:
@@ -175,7 +175,7 @@ def test_call_expect_loads_from_yaml_with_its_line_and_refuses_a_bad_hook(tmp_pa
 
 
 def test_a_saved_conversation_keeps_its_call_expect(tmp_path: Path) -> None:
-    from pytest_agent_eval.loader import load_transcript_file
+    from pytest_agent_eval._loader import load_transcript_file
     from pytest_agent_eval.simulation._save import save_conversation
 
     sim = _sim(

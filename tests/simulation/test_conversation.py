@@ -11,10 +11,10 @@ import pytest
 from sim_models import CallerCall, End, ScriptedCaller, ScriptedJudge
 
 from pytest_agent_eval import AgentReply, ToolCall, Transcript
-from pytest_agent_eval.config import JudgeSettings
+from pytest_agent_eval._config import JudgeSettings
+from pytest_agent_eval._runner import RunSettings
 from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.models import Expect, TranscriptResult, Turn, wilson_interval
-from pytest_agent_eval.runner import RunSettings
 from pytest_agent_eval.simulation import (
     CallerSettings,
     Simulation,

@@ -16,9 +16,9 @@ pytest.importorskip("pipecat.frames.frames", reason="needs the pipecat extra")
 from sim_models import CallerCall, End, ScriptedCaller, ScriptedJudge
 
 from pytest_agent_eval import Transcript
-from pytest_agent_eval.config import JudgeSettings
+from pytest_agent_eval._config import JudgeSettings
+from pytest_agent_eval._runner import RunSettings
 from pytest_agent_eval.models import Expect
-from pytest_agent_eval.runner import RunSettings
 from pytest_agent_eval.simulation import (
     CallerSettings,
     Simulation,

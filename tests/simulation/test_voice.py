@@ -20,9 +20,9 @@ pytest.importorskip("livekit.plugins.silero", reason="needs the livekit extra")
 from sim_models import CallerCall, End, ScriptedCaller, ScriptedJudge
 
 from pytest_agent_eval import Transcript
-from pytest_agent_eval.config import JudgeSettings
+from pytest_agent_eval._config import JudgeSettings
+from pytest_agent_eval._runner import RunSettings
 from pytest_agent_eval.models import Expect, TranscriptResult
-from pytest_agent_eval.runner import RunSettings
 from pytest_agent_eval.simulation import (
     CallerSettings,
     Simulation,
@@ -145,9 +145,9 @@ def test_a_saved_voice_conversation_runs_again_as_a_transcript_on_its_fixtures(
 ) -> None:
     from dataclasses import replace
 
+    from pytest_agent_eval._loader import load_transcript_file
+    from pytest_agent_eval._runner import run_transcript
     from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-    from pytest_agent_eval.loader import load_transcript_file
-    from pytest_agent_eval.runner import run_transcript
     from pytest_agent_eval.synthesize._plan import Planner, check_fixture
 
     judge = ScriptedJudge(lambda c, v: ("met", "Turn 1 calls book_table."))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.errors import AudioFixtureError
-from pytest_agent_eval.loader import load_transcript_file
 from pytest_agent_eval.models import Transcript, Turn, VoiceSettings
 from pytest_agent_eval.synthesize import (
     FixtureState,

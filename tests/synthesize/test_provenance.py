@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_agent_eval.config import parse_settings
+from pytest_agent_eval._config import parse_settings
 from pytest_agent_eval.errors import ConfigError
 from pytest_agent_eval.synthesize._cli import main
 from pytest_agent_eval.voice import Pause, Phrase, split_speech, spoken_text

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agent_eval._far_end import BUSY_WORDS, HOLD_WORDS, RING_WORDS
-from pytest_agent_eval.loader import load_transcript_text
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.models import AgentReply, TranscriptResult
 from pytest_agent_eval.models._far_end import BEEP_WORDS
-from pytest_agent_eval.runner import run_transcript
 
 VOICEMAIL = """
 id: reminder

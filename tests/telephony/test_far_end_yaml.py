@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import Transcript
 from pytest_agent_eval.models._far_end import FarEnd, IvrNode, VoicemailExpect, walk_ivr
 

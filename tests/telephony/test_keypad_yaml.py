@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval._expectations import build_evaluators
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.evaluators._keypad import DtmfSentEvaluator, claimed_keys
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import DtmfInput, TurnContext
 
 

@@ -22,7 +22,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "voice-pipecat"
 
 @pytest.fixture(scope="module")
 def fixture_wav(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from pytest_agent_eval.loader import load_transcript_text
+    from pytest_agent_eval._loader import load_transcript_text
     from pytest_agent_eval.synthesize import ensure_fixtures
 
     folder = tmp_path_factory.mktemp("keys-in-audio")

@@ -14,9 +14,9 @@ pytest.importorskip("livekit.agents", reason="needs the livekit extra")
 
 from livekit.agents import Agent, AgentSession, RunContext, function_tool, get_job_context
 
-from pytest_agent_eval.loader import load_transcript_text
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.models import TranscriptResult
-from pytest_agent_eval.runner import run_transcript
 
 
 class PharmacyAgent(Agent):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import Transcript
 from pytest_agent_eval.models._keypad import TransferExpect
-from pytest_agent_eval.runner import run_transcript
 
 
 def _load(value: str) -> Transcript:

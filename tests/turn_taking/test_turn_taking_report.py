@@ -4,13 +4,13 @@ under ``turn_taking`` in the results file, from a record as a turn-taking item l
 from __future__ import annotations
 
 from pytest_agent_eval._records import EvalRecord, SessionRecords
+from pytest_agent_eval._report._markdown import render_markdown
+from pytest_agent_eval._report._records import ReportData
+from pytest_agent_eval._report._results_file import _eval_entry
+from pytest_agent_eval._report._terminal import turn_taking_lines
+from pytest_agent_eval._report._turn_taking import conformance_html, conformance_rows
 from pytest_agent_eval.models import EvalResult, RunResult, TranscriptResult, TurnResult
 from pytest_agent_eval.models._turn_taking import BudgetVerdict, Metric, TurnTakingRecord
-from pytest_agent_eval.report._markdown import render_markdown
-from pytest_agent_eval.report._records import ReportData
-from pytest_agent_eval.report._results_file import _eval_entry
-from pytest_agent_eval.report._terminal import turn_taking_lines
-from pytest_agent_eval.report._turn_taking import conformance_html, conformance_rows
 
 
 def _record() -> EvalRecord:

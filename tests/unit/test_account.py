@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pytest_agent_eval._report._account import format_account, format_score_line
 from pytest_agent_eval.models import EvalResult, RunResult, ToolCall, TranscriptResult, TurnResult
-from pytest_agent_eval.report._account import format_account, format_score_line
 
 
 def failing_turn(reply: str) -> TurnResult:

@@ -76,7 +76,7 @@ def test_a_failed_check_the_rerun_could_not_hold_is_never_taken_for_a_pass() -> 
 
 def test_compare_counts_every_eval_of_one_transcript() -> None:
     # One transcript run as two evals (a parametrized agent): both runs' causes count.
-    from pytest_agent_eval.report._causes import cause_changes
+    from pytest_agent_eval._report._causes import cause_changes
 
     def entry(param: str, cause: str) -> dict[str, object]:
         return {

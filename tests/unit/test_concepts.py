@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest_agent_eval
+from pytest_agent_eval._config import Settings
 from pytest_agent_eval._options import SessionSettings
-from pytest_agent_eval.config import Settings
 
 SRC = Path(pytest_agent_eval.__file__).parent
 
@@ -43,7 +43,7 @@ CONCEPTS: dict[str, str] = {
     "write_atomic": "_atomic.py",
     "transcript_problems": "_problems.py",  # a transcript's problems, for loader and runner
     "parse_conditions": "_conditions.py",
-    "Settings": "config.py",
+    "Settings": "_config.py",
     "session_settings": "_options.py",
 }
 
@@ -173,8 +173,8 @@ NOT_AGENT_EVAL_ERRORS: dict[str, str] = {
     "synthesize/_plan.py:FixtureNoteWarning": "a warning category (warnings.warn), not raised",
     "_compat/pydantic_ai.py:_Known": "stops pydantic-ai's model lookup; caught where raised",
     "_serialize.py:_Mismatch": "caught by the decoder, which raises a ValueError naming the path",
-    "loader/_datasets.py:_MissingField": "caught by the loader, which raises TranscriptError",
-    "loader/_yaml.py:_NodeProblem": "caught by the loader, which raises TranscriptError",
+    "_loader/_datasets.py:_MissingField": "caught by the loader, which raises TranscriptError",
+    "_loader/_yaml.py:_NodeProblem": "caught by the loader, which raises TranscriptError",
 }
 
 _EXCEPTION_LIKE = re.compile(r"(Error|Exception|Exit|Interrupt|Warning|error)$")

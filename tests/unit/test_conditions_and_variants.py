@@ -16,13 +16,14 @@ from pytest_agent_eval._conditions import (
     parse_conditions,
     turn_conditions,
 )
+from pytest_agent_eval._config import parse_settings
+from pytest_agent_eval._expansion import derive, expand, id_suffix
 from pytest_agent_eval._expectations._barge_in import InterruptEvaluator
 from pytest_agent_eval._expectations._heard_wer import HeardWerEvaluator
 from pytest_agent_eval._expectations._latency_percentiles import LatencyP95Check
-from pytest_agent_eval.config import parse_settings
+from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.errors import ConfigError, TranscriptError
-from pytest_agent_eval.expansion import derive, expand, id_suffix
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import (
     AudioCondition,
     BargeIn,
@@ -33,7 +34,6 @@ from pytest_agent_eval.models import (
     TurnContext,
     TurnResult,
 )
-from pytest_agent_eval.runner import run_transcript
 
 YAML = textwrap.dedent(
     """\

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.config import load_settings, parse_bool_env, parse_settings
+from pytest_agent_eval._config import load_settings, parse_bool_env, parse_settings
 from pytest_agent_eval.errors import ConfigError
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agent_eval._expansion import expand
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.expansion import expand
-from pytest_agent_eval.loader import load_transcript_text
 
 TEMPLATE = r"""
 id: booking

@@ -20,7 +20,7 @@ from pytest_agent_eval import (
     ToolCallEvaluator,
     TurnContext,
 )
-from pytest_agent_eval.evaluators.base import evaluate_safely
+from pytest_agent_eval.evaluators import evaluate_safely
 
 
 def ctx(reply: str, calls: list[str] | None = None) -> TurnContext:
@@ -34,18 +34,27 @@ def verdict(evaluator: object, context: TurnContext) -> EvalResult:
 def test_the_earlier_modules_offer_the_classes_users_imported() -> None:
     from pytest_agent_eval.evaluators import EvalResult as FromEvaluators
     from pytest_agent_eval.evaluators import ToolCall as ToolCallFromEvaluators
-    from pytest_agent_eval.evaluators.base import Evaluator as BaseEvaluator
-    from pytest_agent_eval.evaluators.contains import ContainsEvaluator as Contains
     from pytest_agent_eval.evaluators.judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator
-    from pytest_agent_eval.evaluators.tool_call import ToolCallArgsEvaluator as Args
-    from pytest_agent_eval.evaluators.tool_call import ToolCallEvaluator as Calls
 
-    assert Contains is ContainsEvaluator
-    assert (Calls, Args) == (ToolCallEvaluator, ToolCallArgsEvaluator)
-    assert BaseEvaluator is Evaluator is pytest_agent_eval.Evaluator
     assert FromEvaluators is EvalResult and ToolCallFromEvaluators is ToolCall
     assert JudgeEvaluator is pytest_agent_eval.JudgeEvaluator
     assert ToolCallArgsJudgeEvaluator is pytest_agent_eval.ToolCallArgsJudgeEvaluator
+    # The earlier package's other evaluator modules are old paths now (issue 33): they import,
+    # each name with a DeprecationWarning naming pytest_agent_eval.evaluators.
+    earlier = {
+        ("base", "Evaluator"): Evaluator,
+        ("contains", "ContainsEvaluator"): ContainsEvaluator,
+        ("tool_call", "ToolCallEvaluator"): ToolCallEvaluator,
+        ("tool_call", "ToolCallArgsEvaluator"): ToolCallArgsEvaluator,
+    }
+    for (module, name), new in earlier.items():
+        imported = importlib.import_module(f"pytest_agent_eval.evaluators.{module}")
+        with pytest.warns(
+            DeprecationWarning, match=r"import it from pytest_agent_eval\.evaluators$"
+        ):
+            value = getattr(imported, name)
+        assert value is new, f"evaluators.{module}.{name}"
+    assert Evaluator is pytest_agent_eval.Evaluator
 
 
 def _evaluator_classes() -> list[type]:
@@ -154,8 +163,8 @@ def test_a_bad_pattern_is_a_value_error_as_before_and_still_a_re_error() -> None
 
 def test_a_python_api_judge_without_settings_takes_the_configured_ones() -> None:
     from pytest_agent_eval import Expect, JudgeEvaluator
+    from pytest_agent_eval._config import JudgeSettings
     from pytest_agent_eval._expectations import build_evaluators
-    from pytest_agent_eval.config import JudgeSettings
 
     mine = JudgeEvaluator("Confirms the booking")
     pinned = JudgeEvaluator("Polite", settings=JudgeSettings(model="test", retries=0))

@@ -17,7 +17,7 @@ from pytest_agent_eval import (
     Turn,
     TurnResult,
 )
-from pytest_agent_eval.runner import run_transcript
+from pytest_agent_eval._runner import run_transcript
 
 
 def test_turn_result_constructs_and_reads_by_the_earlier_names() -> None:

@@ -192,3 +192,16 @@ def test_evaluate_safely_records_errors_and_accepts_sync_and_bool() -> None:
     assert (ok.passed, ok.name) == (True, "truthy")
     wrong = asyncio.run(evaluate_safely(AsyncWrong(), ctx()))
     assert wrong.errored and "returned str, expected EvalResult" in wrong.reasoning
+    assert ok.traceback is None and wrong.traceback is None
+
+
+def test_an_evaluator_that_raises_keeps_its_traceback_in_the_record() -> None:
+    """Issue 33: the errored verdict says where the evaluator broke (file, line, function),
+    and the traceback survives the record's trip through the serializer (xdist, results)."""
+    boom = asyncio.run(evaluate_safely(Boom(), ctx()))
+    assert boom.traceback is not None
+    assert boom.traceback.startswith("Traceback (most recent call last):")
+    assert 'raise RuntimeError("kaput")' in boom.traceback
+    assert "in evaluate" in boom.traceback and "test_evaluators.py" in boom.traceback
+    assert boom.traceback.endswith("RuntimeError: kaput")
+    assert EvalResult.from_dict(boom.to_dict()).traceback == boom.traceback

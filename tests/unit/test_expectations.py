@@ -29,11 +29,8 @@ from pytest_agent_eval._expectations import (
     transcript_keys,
     turn_keys,
 )
-from pytest_agent_eval._serialize import from_json
-from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.loader import load_transcript_text, transcript_schema
-from pytest_agent_eval.models import Expect, Transcript, Turn, TurnContext
-from pytest_agent_eval.schema import (
+from pytest_agent_eval._loader import load_transcript_text, transcript_schema
+from pytest_agent_eval._schema import (
     PACKAGED_SCHEMA,
     build_schema,
     expectations_table,
@@ -41,9 +38,12 @@ from pytest_agent_eval.schema import (
     render_schema,
     replace_table,
 )
+from pytest_agent_eval._serialize import from_json
+from pytest_agent_eval.errors import TranscriptError
+from pytest_agent_eval.models import Expect, Transcript, Turn, TurnContext
 
 ROOT = Path(__file__).resolve().parents[2]
-REGENERATE = "stale: run `python -m pytest_agent_eval.schema` from the repository root"
+REGENERATE = "stale: run `python -m pytest_agent_eval._schema` from the repository root"
 KEYS = {key.name: key for key in expect_keys()}
 
 
@@ -253,7 +253,7 @@ def test_the_command_regenerates_and_checks(tmp_path: Path) -> None:
     page = reference_page()
     stale = page.replace("| `judge` |", "| `judge` (old words) |")
     (docs / "yaml-reference.md").write_text(stale, encoding="utf-8")
-    command = [sys.executable, "-m", "pytest_agent_eval.schema", "--root", str(tmp_path)]
+    command = [sys.executable, "-m", "pytest_agent_eval._schema", "--root", str(tmp_path)]
 
     check = subprocess.run([*command, "--check"], capture_output=True, text=True)
     assert check.returncode == 1

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pytest_agent_eval.report._baseline import fisher_exact_p
+from pytest_agent_eval._report._baseline import fisher_exact_p
 
 
 @pytest.mark.parametrize(

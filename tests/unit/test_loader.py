@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from pytest_agent_eval import TranscriptError
-from pytest_agent_eval.loader import (
+from pytest_agent_eval._loader import (
     find_transcript_files,
     load_transcript_file,
     load_transcripts,

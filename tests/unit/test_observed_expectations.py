@@ -15,8 +15,8 @@ from pytest_agent_eval._expectations._agents import ActiveAgentEvaluator, Handof
 from pytest_agent_eval._expectations._base import text_problems
 from pytest_agent_eval._expectations._greeting import GreetingEvaluator
 from pytest_agent_eval._expectations._tool_outcome import ToolOutcomeEvaluator, given_back
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import (
     AgentSpeech,
     Greeting,

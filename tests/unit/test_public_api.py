@@ -54,7 +54,7 @@ ADDED_NAMES = {
 
 # Every other name the docs teach: the records a transcript and its results are made of (the
 # types of public fields, so the Python API builds all that YAML can), the adapter protocol,
-# the settings, the loaders and the variant expansion (issue 23).
+# the settings, the loaders and the variant expansion (issue 23), the run settings (issue 33).
 TAUGHT_NAMES = {
     "AgentSpeech",
     "AgentTurn",
@@ -76,6 +76,7 @@ TAUGHT_NAMES = {
     "ConversationInfo",
     "TurnInput",
     "JudgeSettings",
+    "RunSettings",  # a simulation's run settings (docs/simulations.md); runner is private
     "Settings",
     "load_settings",
     "load_transcripts",
@@ -91,7 +92,16 @@ def test_all_is_the_compat_surface_plus_the_deliberate_additions() -> None:
 def test_every_facade_name_is_the_object_of_its_home_module() -> None:
     import importlib
 
-    homes = ("models", "errors", "evaluators", "adapters", "config", "loader", "expansion")
+    homes = (
+        "models",
+        "errors",
+        "evaluators",
+        "adapters",
+        "_config",
+        "_loader",
+        "_expansion",
+        "_runner",
+    )
     for name in sorted(set(pytest_agent_eval.__all__) - {"__version__", "AgentEval"}):
         value = getattr(pytest_agent_eval, name)
         found = [
@@ -151,17 +161,17 @@ ALLOWED: dict[str, set[str]] = {
     "_retry": {"_text"},
     "_compat": {"models", "errors"},
     "models": {"errors", "_serialize"},
-    "_records": {"models", "_serialize", "_turn_taking"},  # a turn-taking item's record
+    "_records": {"models", "_serialize"},
     # Pure settings, no pytest; builds the judges' JudgeSettings (evaluators._judge_settings).
-    "config": {"errors", "models", "_text", "_conditions", "evaluators"},  # condition presets
+    "_config": {"errors", "models", "_text", "_conditions", "evaluators"},  # condition presets
     # The pytest side of the settings: options, which layer wins, config-time warnings.
-    "_options": {"config", "errors"},
+    "_options": {"_config", "errors"},
     # The one resolver of a Python eval's threshold, runs and tags (fixture and eval_items).
-    "_eval_plan": {"config"},
+    "_eval_plan": {"_config"},
     # The catalog of audio conditions: data only (kinds, presets, YAML values).
     "_conditions": {"models", "_text", "errors"},
     # One transcript -> several (variants): copies of models.
-    "expansion": {"models"},
+    "_expansion": {"models"},
     # The framework-neutral voice core both voice adapters share; apply() reads the catalog of
     # audio conditions (their kinds and defaults), the scripted rules and the TTS engines use
     # the retry and text helpers.
@@ -170,7 +180,7 @@ ALLOWED: dict[str, set[str]] = {
     # A transcript's problems, listed once for the loader and the runner: the registry's key
     # checks, pause markers (voice), conditions and interruptions.
     "_problems": {"models", "errors", "_conditions", "_expectations", "voice", "_serialize"},
-    "loader": {
+    "_loader": {
         "_problems",
         "models",
         "errors",
@@ -193,7 +203,7 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": {
         "models",
         "errors",
-        "config",
+        "_config",
         "voice",  # fixtures, conditions, hearing, barge-in planning; a text turn's words
         "_conditions",  # a turn's chain of audio conditions (FixtureTextSTT refuses them)
         "_text",
@@ -206,12 +216,12 @@ ALLOWED: dict[str, set[str]] = {
     # The far end of an outbound call (issue 37), the runner's script of such a run: it says
     # what the far end says next from what the agent did, and judges the call at the end.
     "_far_end": {"models", "errors", "evaluators"},
-    "runner": {
+    "_runner": {
         "_far_end",
         "_problems",
         "models",
         "errors",
-        "config",
+        "_config",
         "adapters",
         "evaluators",
         "_expectations",
@@ -221,15 +231,15 @@ ALLOWED: dict[str, set[str]] = {
         "_sanitize",
         "_async",
     },
-    "gates": {"_records", "config", "models"},
+    "_gates": {"_records", "_config", "models"},
     # Failure attribution (issue 35): reruns a failed voice run through the runner (as text)
     # and writes why on the run; the record itself lives in models, with the results.
-    "_attribution": {"models", "runner", "voice", "_sanitize"},
-    "report": {
+    "_attribution": {"models", "_runner", "voice", "_sanitize"},
+    "_report": {
         "models",
         "errors",
-        "config",
-        "gates",
+        "_config",
+        "_gates",
         "_records",
         "_text",
         "_atomic",
@@ -242,8 +252,8 @@ ALLOWED: dict[str, set[str]] = {
         "_turn_taking",  # the pack command and the turn-taking markers' rendering
         "models",
         "errors",
-        "config",
-        "loader",
+        "_config",
+        "_loader",
         "voice",
         "_text",
         "_retry",
@@ -261,27 +271,27 @@ ALLOWED: dict[str, set[str]] = {
         "_turn_taking",
         "errors",
         "models",
-        "loader",
+        "_loader",
         "voice",
-        "expansion",
+        "_expansion",
         "_collection",
         "_fixture",
         "adapters",
     },
-    "schema": {"_expectations", "_conditions", "_atomic"},
+    "_schema": {"_expectations", "_conditions", "_atomic"},
     "_fixture": {
-        "_records",  # what a test ran (RecordedEval), kept on its item
+        "_records",  # what a test ran (an EvalRecord), kept on its item
         "models",
         "errors",
-        "config",
+        "_config",
         "_options",
         "_eval_plan",
         "adapters",
-        "runner",
+        "_runner",
         "_attribution",  # explains each failed voice run, when asked (attribute)
         "synthesize",
         "_conditions",  # a text agent skips a transcript that only changes audio
-        "report",  # the live progress of a running eval, on the terminal (report.progress)
+        "_report",  # the live progress of a running eval, on the terminal (report.progress)
         "_async",
         "_compat",
         "_turn_taking",  # a turn-taking item's record, kept with its result
@@ -289,10 +299,10 @@ ALLOWED: dict[str, set[str]] = {
     "_collection": {
         "models",
         "errors",
-        "loader",
-        "expansion",
+        "_loader",
+        "_expansion",
         "_fixture",
-        "report",
+        "_report",
         "_compat",
         "_text",
     },
@@ -302,25 +312,25 @@ ALLOWED: dict[str, set[str]] = {
         "_records",
         "_collection",
         "_fixture",
-        "report",
+        "_report",
         "_sanitize",
         "_text",
         "_turn_taking",  # a turn-taking item's record, onto its eval record
     },
     # Shards: the plan reads which items are evals and their transcripts, and hands itself to
     # the report side (which writes it to the results file), as _eval_items hands records.
-    "_shard": {"_collection", "_eval_items", "_fixture", "report"},
+    "_shard": {"_collection", "_eval_items", "_fixture", "_report"},
     "plugin": {
         "errors",
         "_options",
-        "config",
+        "_config",
         "_collection",
         "_fixture",
         "_eval_items",
-        "report",
+        "_report",
         "voice",  # its time shim, in place before a conftest imports pipecat
         "_compat",  # so is Pipecat's import without its own deprecation warnings (-W error)
-        "loader",
+        "_loader",
         "_shard",
         "simulation",  # its files collected (lazily) beside transcripts, by collection
         "_turn_gate",  # so are turn_taking: files
@@ -335,54 +345,55 @@ ALLOWED: dict[str, set[str]] = {
         "evaluators",
         "_fixture",
         "adapters",
-        "config",
-        "loader",
-        "expansion",
+        "_config",
+        "_loader",
+        "_expansion",
+        "_runner",  # RunSettings, lazily
         "legacy",
     },
     # Old import paths: targets named by string and imported on use; the earlier loader's
     # function calls today's loader.
-    "legacy": {"loader", "models", "_expectations"},
+    "legacy": {"_loader", "models", "_expectations"},
     # `init`: writes a sample project, and synthesizes the LiveKit sample's fixture.
-    "_scaffold": {"errors", "config", "loader", "synthesize", "voice", "_atomic"},
+    "_scaffold": {"errors", "_config", "_loader", "synthesize", "voice", "_atomic"},
     # `import`: a real conversation becomes a transcript (validated by the loader before it is
     # written) with recording fixtures cut from the call and heard by offline Whisper.
-    "_importers": {"errors", "config", "loader", "voice", "_text", "_atomic"},
+    "_importers": {"errors", "_config", "_loader", "voice", "_text", "_atomic"},
     # `capacity`: the project's transcripts (loader) and agent (its llm_eval_agent fixture,
     # named in _fixture) run by K sessions over the adapter protocol, as the runner runs turns;
     # the reports written atomically; Pipecat's clock shim (voice) before a conftest loads.
     "_capacity": {
         "errors",
-        "config",
-        "loader",
+        "_config",
+        "_loader",
         "models",
         "adapters",
-        "runner",
+        "_runner",
         "voice",
         "_fixture",
         "_atomic",
     },
     # The `python -m pytest_agent_eval` dispatcher: init, import, merge (report._merge),
     # capacity.
-    "__main__": {"_scaffold", "_importers", "report", "_capacity"},
+    "__main__": {"_scaffold", "_importers", "_report", "_capacity"},
     # Simulated callers: a transcript part (loader, models) plus the caller and criteria judge
     # (models through _compat, the judges' retry and cache), run by the runner on a RunScript,
     # spoken with the offline voice (synthesize), and collected as transcript items.
     "simulation": {
         "models",
         "errors",
-        "config",
-        "loader",
+        "_config",
+        "_loader",
         "_expectations",
-        "runner",
+        "_runner",
         "adapters",
         "evaluators",
         "voice",
         "synthesize",
-        "schema",
+        "_schema",
         "_collection",
         "_fixture",
-        "report",
+        "_report",
         "_async",
         "_atomic",
         "_json_store",
@@ -459,7 +470,7 @@ def test_the_arrow_reader_sees_every_kind_of_import() -> None:
     # The reader must catch what a lazy, relative or absolute import would hide.
     source = (
         "from __future__ import annotations\n"
-        "import pytest_agent_eval.runner\n"
+        "import pytest_agent_eval._runner\n"
         "from pytest_agent_eval import adapters\n"
         "from .. import synthesize\n"
         "from ._format import fmt_score\n"
@@ -469,7 +480,7 @@ def test_the_arrow_reader_sees_every_kind_of_import() -> None:
         "    from ..plugin import agent_eval\n"
     )
     found = _imported_parts(Path("report/probe.py"), source)
-    assert found == {"runner", "adapters", "synthesize", "loader", "plugin"}
+    assert found == {"_runner", "adapters", "synthesize", "loader", "plugin"}
 
 
 def _module_name(path: Path) -> str:

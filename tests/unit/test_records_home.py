@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest_agent_eval
 
 SRC = Path(pytest_agent_eval.__file__).parent
-RECORD_CLASSES = {"RecordedEval", "EvalRecord", "SessionRecords", "RecordCollector"}
+RECORD_CLASSES = {"EvalRecord", "SessionRecords", "RecordCollector"}
 
 
 def test_every_record_class_is_defined_in_records_alone() -> None:
@@ -21,11 +21,23 @@ def test_every_record_class_is_defined_in_records_alone() -> None:
     assert defined == {name: ["_records.py"] for name in RECORD_CLASSES}
 
 
+def test_what_a_test_ran_is_kept_as_the_record_its_report_carries() -> None:
+    """Issue 33: the kept eval (once ``RecordedEval``, a tuple of four of `EvalRecord`'s
+    fields) is an `EvalRecord`; no second class duplicates it."""
+    classes = {
+        node.name
+        for path in SRC.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ClassDef)
+    }
+    assert "RecordedEval" not in classes
+
+
 def test_the_earlier_places_hand_back_the_same_classes() -> None:
     from pytest_agent_eval import _fixture, _records
-    from pytest_agent_eval.report import _records as records
+    from pytest_agent_eval._report import _records as records
 
-    assert _fixture.RecordedEval is _records.RecordedEval
+    assert _fixture.EvalRecord is _records.EvalRecord
     for name in ("EvalRecord", "SessionRecords", "RecordCollector", "read_record", "iter_results"):
         assert getattr(records, name) is getattr(_records, name)
 

@@ -1,4 +1,4 @@
-"""The renderers take the text they share from one module (report/_format.py), never from each
+"""The renderers take the text they share from one module (_report/_format.py), never from each
 other: a sentence changed there changes in every report at once."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest_agent_eval
 
-REPORT = Path(pytest_agent_eval.__file__).parent / "report"
+REPORT = Path(pytest_agent_eval.__file__).parent / "_report"
 RENDERERS = {"_terminal", "_markdown", "_html", "_results_file", "_account"}
 """The modules that turn records into text: the terminal summary, markdown, HTML, the results
 file and the failure text (pytest's short summary and the JUnit properties)."""
@@ -34,11 +34,11 @@ def test_no_renderer_imports_another_renderer() -> None:
 
 
 def test_the_shared_sentences_are_the_same_objects_in_every_renderer() -> None:
-    from pytest_agent_eval.report import _format
-    from pytest_agent_eval.report import _html as html
-    from pytest_agent_eval.report import _markdown as markdown
-    from pytest_agent_eval.report import _results_file as results_file
-    from pytest_agent_eval.report import _terminal as terminal
+    from pytest_agent_eval._report import _format
+    from pytest_agent_eval._report import _html as html
+    from pytest_agent_eval._report import _markdown as markdown
+    from pytest_agent_eval._report import _results_file as results_file
+    from pytest_agent_eval._report import _terminal as terminal
 
     assert markdown.NOTHING_RAN is html.NOTHING_RAN is _format.NOTHING_RAN
     assert terminal.interrupted_lines is markdown.interrupted_lines is _format.interrupted_lines

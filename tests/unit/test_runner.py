@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from pytest_agent_eval import AgentReply, Expect, ToolCall, Transcript, Turn
+from pytest_agent_eval._runner import RunSettings, passes_needed, run_transcript
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
 from pytest_agent_eval.errors import AgentCrashError, AudioFixtureError
 from pytest_agent_eval.models import Crash, Message, TranscriptResult
-from pytest_agent_eval.runner import RunSettings, passes_needed, run_transcript
 
 
 def transcript(

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval import ToolCall, TurnContext
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.evaluators._tool_outcome import ToolOutcomeEvaluator
-from pytest_agent_eval.loader import load_transcript_text
 from pytest_agent_eval.models import ToolCallOutcomeConfig
 
 

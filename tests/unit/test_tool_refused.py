@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from pytest_agent_eval import ToolCall, TurnContext
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.evaluators import ToolCallArgsEvaluator, ToolCallEvaluator
 from pytest_agent_eval.evaluators._tool_calls import ToolOrderEvaluator
 from pytest_agent_eval.evaluators._tool_outcome import ToolOutcomeEvaluator
-from pytest_agent_eval.loader import load_transcript_text
 
 WHY = "The function `book` is not currently available."
 

@@ -22,10 +22,10 @@ from pytest_agent_eval import (
     TurnInput,
 )
 from pytest_agent_eval._conditions import condition_seed, turn_conditions
+from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval._problems import transcript_problems
-from pytest_agent_eval.loader import load_transcript_text
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.models import AudioCondition
-from pytest_agent_eval.runner import run_transcript
 from pytest_agent_eval.voice._speech import PauseMarkupError
 
 # The same transcript, with one of each problem, written in Python and in YAML.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.models import (
     AgentReply,
     AgentSpeech,
@@ -20,7 +21,6 @@ from pytest_agent_eval.models import (
     TurnResult,
     Usage,
 )
-from pytest_agent_eval.runner import run_transcript
 
 SHARED = {f.name for f in dataclasses.fields(AgentTurn)}
 

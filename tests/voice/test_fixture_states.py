@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures, fixture_problems
 from pytest_agent_eval.synthesize._cli import main
 from pytest_agent_eval.voice._fixtures import (

@@ -88,7 +88,7 @@ def test_the_record_travels_on_a_turn_and_back() -> None:
 
 
 def test_the_results_file_writes_a_turns_timeline() -> None:
-    from pytest_agent_eval.report._results_file import _turn_capture
+    from pytest_agent_eval._report._results_file import _turn_capture
 
     builder = TimelineBuilder(clock="real", unobserved=["user_speech"])
     builder.begin(1.0)

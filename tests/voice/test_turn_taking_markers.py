@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.voice._speech import (
     Backchannel,
     Filler,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agent_eval.loader import load_transcript_file
+from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.synthesize import ensure_fixtures
 from pytest_agent_eval.voice._fixtures import TimedPhrase, TimedWord, read_sidecar, read_wav
 from pytest_agent_eval.voice._heard import (

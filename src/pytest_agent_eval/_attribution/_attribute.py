@@ -38,6 +38,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from .._runner import RunSettings, describe_exception, run_transcript
 from .._sanitize import scrub
 from ..models import (
     AudioCondition,
@@ -49,7 +50,6 @@ from ..models import (
 )
 from ..models import Turn as TranscriptTurn
 from ..models._attribution import Attribution, Cause, Evidence, EvidenceVerdict
-from ..runner import RunSettings, describe_exception, run_transcript
 from ..voice._speech import spoken_text
 from ._judge import judged_only, rejudge
 from ._speech import speech_output_evidence

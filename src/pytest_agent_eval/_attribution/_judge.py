@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .._runner import RunSettings, assistant_messages, check_again
 from ..models import EvalResult, Message, RunResult, Transcript, TurnContext, TurnResult
 from ..models._attribution import Evidence
-from ..runner import RunSettings, assistant_messages, check_again
 from ..voice._speech import spoken_text
 
 __all__ = ["judged_only", "rejudge"]

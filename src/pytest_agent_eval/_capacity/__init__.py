@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import load_settings, parse_speed
+from .._config import load_settings, parse_speed
 from ..errors import AgentEvalError, ConfigError
 
 if TYPE_CHECKING:

@@ -16,11 +16,11 @@ from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._config import Settings
 from .._fixture import AGENT_FIXTURE
+from .._loader import find_transcript_files, is_ignored_file, load_transcripts
 from ..adapters.base import AgentAdapter, as_adapter
-from ..config import Settings
 from ..errors import AgentEvalError, ConfigError
-from ..loader import find_transcript_files, is_ignored_file, load_transcripts
 from ..models import Transcript
 
 __all__ = ["LoadedAgent", "load_agent", "load_plan_transcripts"]

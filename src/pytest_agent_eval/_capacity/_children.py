@@ -100,8 +100,8 @@ async def run_children(plan: CapacityPlan, k: int, repeat: int) -> list[dict[str
 
 
 async def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    from .._config import load_settings
     from ..adapters._latency import ProviderFaults, install_faults
-    from ..config import load_settings
     from ._agent import load_agent, load_plan_transcripts
 
     rootdir = Path(spec["rootdir"])

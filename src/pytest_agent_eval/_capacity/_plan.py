@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..config import parse_speed
+from .._config import parse_speed
 from ..errors import ConfigError
 
 __all__ = [

@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._runner import assistant_messages, describe_exception
 from ..adapters._latency import FAULT_LOG, INJECTED
 from ..adapters.base import AgentAdapter, ConversationInfo, TurnInput, coerce_reply
 from ..errors import AgentTimeoutError
 from ..models import AgentReply, Message, Transcript
-from ..runner import assistant_messages, describe_exception
 from ..voice._speech import spoken_text
 from ._plan import CapacityPlan
 

@@ -2,7 +2,7 @@
 
 `EXPECTATIONS` lists them in the order their evaluators run. From it come the ``expect`` part of
 the transcript JSON Schema (`expect_schema`), the loader's extra checks (`expect_keys`), the
-evaluators of a turn (`build_evaluators`) and the docs table (`pytest_agent_eval.schema`).
+evaluators of a turn (`build_evaluators`) and the docs table (`pytest_agent_eval._schema`).
 
 Adding an expectation (see ``reply_contains_none.py``, the smallest complete one):
 
@@ -13,7 +13,7 @@ Adding an expectation (see ``reply_contains_none.py``, the smallest complete one
 2. list it in `EXPECTATIONS` at the place its evaluators should run;
 3. add one field per key to `Expect` in models/_inputs.py, after every existing field (it is
    positional), with an empty default;
-4. run ``python -m pytest_agent_eval.schema`` to regenerate the shipped schema and the docs
+4. run ``python -m pytest_agent_eval._schema`` to regenerate the shipped schema and the docs
    table;
 5. add a test of its evaluator.
 
@@ -30,8 +30,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..evaluators._base import source_of, with_source
 from ..evaluators._judge_settings import JudgeSettings
-from ..evaluators.base import source_of, with_source
 from ..models import Expect, Transcript, Turn
 from . import (
     _agents,

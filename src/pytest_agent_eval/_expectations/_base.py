@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ..evaluators._base import CheckSource, text_problems, unobserved, with_source
 from ..evaluators._judge_settings import JudgeSettings
-from ..evaluators.base import CheckSource, text_problems, unobserved, with_source
 from ..models import Expect, Transcript, Turn
 
 __all__ = [

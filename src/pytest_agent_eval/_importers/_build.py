@@ -8,8 +8,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._loader import load_transcript_text
 from ..errors import TranscriptError
-from ..loader import load_transcript_text
 from ..voice._fixtures import encode_wav, max_fixture_s
 from ..voice._speech import marker_keyword
 from ._call import CallImportError, ImportedCall, Notice, UserTurn

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..config import Settings, find_pyproject, load_settings
+from .._config import Settings, find_pyproject, load_settings
 from ..errors import AgentEvalError
 from ..voice._fixtures import set_max_fixture_s
 from ._build import Imported, ImportRequest, plan_import

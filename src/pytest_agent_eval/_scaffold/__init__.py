@@ -369,8 +369,8 @@ def _write_new(target: Path, rel: str, content: str, steps: list[Step]) -> bool:
 
 def _voice_fixtures(target: Path, steps: list[Step]) -> None:
     """Synthesize the spoken transcript's missing fixtures offline; never replace a file."""
-    from ..config import load_settings
-    from ..loader import load_transcript_file
+    from .._config import load_settings
+    from .._loader import load_transcript_file
     from ..synthesize import Planner, synthesize_specs
     from ..voice._fixtures import sidecar_path
 

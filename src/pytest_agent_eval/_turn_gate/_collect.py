@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from .._collection import TranscriptItem, transcript_items
+from .._expansion import derive
 from .._fixture import adapter_or_fail, record_result, refuse, session_key, session_loop
 from .._turn_taking._stimulus import Category
 from ..errors import AgentEvalError, TranscriptError
-from ..expansion import derive
 from ..models import Transcript
 from ._run import observer_for, prepare_stimuli, run_category
 from ._spec import TurnTakingSpec, is_turn_taking_file, load_turn_taking_file

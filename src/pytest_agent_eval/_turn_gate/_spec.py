@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._loader import YamlDocument, read_yaml_document
 from .._turn_taking._metrics import METRIC_NAMES
 from .._turn_taking._pack import PACK_VOICES, build_pack
 from .._turn_taking._stimulus import Category, Expected, Stimulus
 from ..errors import TranscriptError
-from ..loader import YamlDocument, read_yaml_document
 
 __all__ = [
     "METRIC_CATEGORIES",

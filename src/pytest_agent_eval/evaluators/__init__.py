@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..models import EvalResult, ToolCall
+from ._base import Evaluator, evaluate_safely, evaluator_name
 from ._reply import ContainsEvaluator, LatencyEvaluator
 from ._tools import ToolCallArgsEvaluator, ToolCallEvaluator
-from .base import Evaluator, evaluate_safely, evaluator_name
 
 if TYPE_CHECKING:
     from .judge import JudgeEvaluator, ToolCallArgsJudgeEvaluator

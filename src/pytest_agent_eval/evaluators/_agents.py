@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..models import EvalResult, Handoff, TurnContext
-from .base import DeterministicEvaluator, unobserved
+from ._base import DeterministicEvaluator, unobserved
 
 __all__ = ["ActiveAgentEvaluator", "HandoffEvaluator"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..models import EvalResult, TurnContext
-from .base import DeterministicEvaluator, unobserved
+from ._base import DeterministicEvaluator, unobserved
 
 __all__ = ["InterruptEvaluator"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..models import EvalResult, RunResult, ToolCall
+from ._base import evaluate_safely, located, unobserved
 from ._tools import _args_match, _call_differences, describe_calls, made_calls, refusals
-from .base import evaluate_safely, located, unobserved
 
 __all__ = ["CallHookCheck", "ToolCalledCheck", "call_tool_calls", "evaluate_call"]
 

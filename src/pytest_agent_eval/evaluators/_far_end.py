@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..models import EvalResult, RunResult
 from ..models._far_end import FarEnd, VoicemailExpect, walk_ivr
-from .base import located, unobserved
+from ._base import located, unobserved
 
 __all__ = ["FarEndHungUpCheck", "IvrReachedCheck", "VoicemailCheck"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .._text import shorten
 from ..models import EvalResult, Greeting, GreetingExpect
-from .base import text_problems, unobserved
+from ._base import text_problems, unobserved
 
 __all__ = ["GreetingEvaluator"]
 

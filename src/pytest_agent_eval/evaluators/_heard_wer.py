@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .._text import shorten
 from ..errors import install_command
 from ..models import EvalResult, TurnContext
-from .base import DeterministicEvaluator, unobserved
+from ._base import DeterministicEvaluator, unobserved
 
 __all__ = ["HeardWerEvaluator"]
 

@@ -2,8 +2,8 @@
 folder and the longest text sent whole.
 
 With the judges, not with the pytest-side settings: evaluators and expectations read it without
-importing `pytest_agent_eval.config` (which builds it from ``[tool.agent_eval]`` through
-`Settings.judge <pytest_agent_eval.config.Settings.judge>`).
+importing `pytest_agent_eval._config` (which builds it from ``[tool.agent_eval]`` through
+`Settings.judge <pytest_agent_eval._config.Settings.judge>`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["DEFAULT_JUDGE_MAX_CHARS", "DEFAULT_JUDGE_MODEL", "JudgeSettings"]
 
 DEFAULT_JUDGE_MODEL = "openai:gpt-4o"
 """The judge model when neither the evaluator, ``judge_model`` nor ``model`` names one (the
-seed's default). The one definition: `pytest_agent_eval.config` and `evaluators.judge` re-export
+seed's default). The one definition: `pytest_agent_eval._config` and `evaluators.judge` re-export
 it."""
 
 DEFAULT_JUDGE_MAX_CHARS = 20_000

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..models import EvalResult, RunResult, TurnContext
 from ..models._keypad import PRESSED_KEY, SIP_CALLER_KEY, TRANSFERS_KEY, TransferExpect
-from .base import DeterministicEvaluator, located, unobserved
+from ._base import DeterministicEvaluator, located, unobserved
 
 __all__ = [
     "CallEndedEvaluator",

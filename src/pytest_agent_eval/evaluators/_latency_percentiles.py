@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..models import EvalResult, TranscriptResult
-from .base import located, unobserved
+from ._base import located, unobserved
 
 __all__ = ["LatencyP95Check"]
 

@@ -10,7 +10,7 @@ from typing import Literal
 from .._text import patterns_as_written
 from ..errors import AgentEvalError
 from ..models import EvalResult, TurnContext
-from .base import DeterministicEvaluator, shorten
+from ._base import DeterministicEvaluator, shorten
 
 __all__ = ["ContainsEvaluator", "InvalidPatternError", "LatencyEvaluator"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .._text import shorten
 from ..models import EvalResult, TurnContext
-from .base import DeterministicEvaluator
+from ._base import DeterministicEvaluator
 
 __all__ = ["ReplyContainsNoneEvaluator"]
 

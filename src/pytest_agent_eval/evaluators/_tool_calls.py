@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..models import EvalResult, TurnContext
+from ._base import DeterministicEvaluator, unobserved
 from ._tools import describe_calls, is_subsequence, made_calls, refusals
-from .base import DeterministicEvaluator, unobserved
 
 __all__ = ["ToolOrderEvaluator"]
 

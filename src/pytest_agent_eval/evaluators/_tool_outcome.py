@@ -15,8 +15,8 @@ from typing import Literal
 
 from .._text import compact_json, shorten
 from ..models import EvalResult, ToolCall, TurnContext
+from ._base import DeterministicEvaluator, text_problems, unobserved
 from ._tools import describe_calls
-from .base import DeterministicEvaluator, text_problems, unobserved
 
 __all__ = ["ToolOutcomeEvaluator", "given_back"]
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from .._text import short_repr
 from ..models import EvalResult, ToolCall, TurnContext
-from .base import DeterministicEvaluator, shorten, unobserved
+from ._base import DeterministicEvaluator, shorten, unobserved
 
 __all__ = [
     "ToolCallArgsEvaluator",

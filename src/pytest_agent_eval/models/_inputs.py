@@ -604,7 +604,7 @@ class Transcript:
         conditions: Audio conditions for every audio turn, after each turn's own (see
             `pytest_agent_eval._conditions`).
         variants: The audio variants the transcript runs under, each its own test (see
-            `pytest_agent_eval.expansion`); empty: one test.
+            `pytest_agent_eval.expand`); empty: one test.
         seed: Seed of the random parts of the audio conditions (noise, dropouts).
         variant: The variant this transcript is (set by expansion), or None.
         base_id: The id before expansion (``booking`` for ``booking[phone]``), or None when
@@ -615,7 +615,7 @@ class Transcript:
         turn_timeout_s: Seconds one agent turn may take; None uses ``turn_timeout_s`` from
             the marker or ``[tool.agent_eval]`` (300 by default).
         cases: The dataset this transcript is a template for, each case its own test (see
-            `pytest_agent_eval.expansion`); empty: no dataset.
+            `pytest_agent_eval.expand`); empty: no dataset.
         case: The id of the case this transcript is (set by expansion), or None.
         userdata: Data for the agent under test, handed to the session factory with the run's
             information (``info.transcript.userdata``), so an agent can seed its fakes per

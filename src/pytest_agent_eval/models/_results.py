@@ -171,7 +171,7 @@ class EvalResult:
         reasoning: Why; for failed deterministic checks, every failed check and what was seen.
         name: Which evaluator gave it (filled in by the runner when empty).
         errored: True when the evaluator could not decide (a judge that timed out, an
-            evaluator that raised); always ``passed=False`` then. Distinct from a "no".
+            evaluator that raised, ``traceback`` kept); always ``passed=False``. Not a "no".
         usage: Tokens the evaluator spent (judges).
         model: Id of the model that gave the verdict (judges), when known: reports name it
             and price its tokens.
@@ -190,6 +190,7 @@ class EvalResult:
     model: str | None = None
     key: str | None = None
     location: str | None = None
+    traceback: str | None = None
 
     @property
     def label(self) -> str:

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
+from .._config import DEFAULT_JUDGE_MODEL
+from .._report._session import package_version
 from .._retry import Budget, attempt_with_budget, describe_error, is_transient
 from .._text import clip
-from ..config import DEFAULT_JUDGE_MODEL
 from ..errors import AgentEvalError, install_command
 from ..evaluators.judge import build_model
 from ..models import Usage
-from ..report._session import package_version
 from ..voice._speech import PauseMarkupError, spoken_text
 from ._cache import CallerCache, CallerTurn, caller_key, model_facts
 from ._model import Simulation

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .._collection import TranscriptItem, transcript_items
+from .._config import Settings
 from .._fixture import (
     JUDGE_MODEL_FIXTURE,
     adapter_or_fail,
@@ -27,11 +28,10 @@ from .._fixture import (
     session_key,
     session_loop,
 )
-from ..config import Settings
+from .._report._progress import live_progress
+from .._runner import RunSettings
 from ..errors import AgentEvalError, TranscriptError
 from ..models import TranscriptResult, describe_conditions
-from ..report._progress import live_progress
-from ..runner import RunSettings
 from ._caller import CallerSettings
 from ._files import load_simulation_file
 from ._model import Simulation, file_kind

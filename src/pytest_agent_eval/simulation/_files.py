@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..loader import Presets
+from .._loader import Presets
 from ._model import Simulation, file_kind, read_simulation_file
 from ._scenarios import load_scenarios
 

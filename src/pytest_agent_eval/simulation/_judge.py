@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._compat.pydantic_ai import model_id, no_sdk_retry_settings, usage_of
+from .._config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from .._json_store import sha256_key
+from .._report._session import package_version
 from .._retry import Budget, attempt_with_budget, describe_error
 from .._text import compact_json
-from ..config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from ..evaluators._judge_cache import VerdictCache
 from ..evaluators.judge import build_model
 from ..models import EvalResult, RunResult, SimulatedCaller, TurnResult, Usage
-from ..report._session import package_version
 from ._cache import model_facts
 from ._model import Criterion, Simulation
 

@@ -5,7 +5,7 @@ A simulation file is a transcript file (its ``id``, ``runs``, ``threshold``, ``t
 ``turns``) plus who the caller is and what the agent must do: ``persona``, ``goal``,
 ``criteria``, ``max_turns``, ``min_turns``, ``every_turn`` expectations, and the ``caller`` and
 ``judge`` models. The transcript part is validated and built by the transcript loader
-(`pytest_agent_eval.loader.YamlDocument`), so its checks and messages are the transcripts' own;
+(`pytest_agent_eval._loader.YamlDocument`), so its checks and messages are the transcripts' own;
 the rest is checked here, against the JSON Schema `simulation_schema` (which extends the
 transcript schema), with the same file, line and field in every message.
 """
@@ -23,11 +23,8 @@ from typing import Any, Literal
 from .._compat.pydantic_ai import model_id_problem
 from .._expectations import expect_keys
 from .._file_kind import FileKind, file_kind
-from .._serialize import from_json
-from ..errors import TranscriptError
-from ..loader import Presets, YamlDocument, read_yaml_document
-from ..models import Expect, Transcript, Turn
-from ..schema._simulation import (
+from .._loader import Presets, YamlDocument, read_yaml_document
+from .._schema._simulation import (
     DEFAULT_MAX_TURNS,
     DEFAULT_MIN_TURNS,
     MAX_TURNS_LIMIT,
@@ -35,6 +32,9 @@ from ..schema._simulation import (
     render_simulation_schema,
     simulation_reference_page,
 )
+from .._serialize import from_json
+from ..errors import TranscriptError
+from ..models import Expect, Transcript, Turn
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -230,7 +230,7 @@ def simulated_turn(simulation: Simulation, text: str, audio: Path | None) -> Tur
 # The schema
 # --------------------------------------------------------------------------------------------
 
-PACKAGED_SCHEMA = "schema/simulation.json"
+PACKAGED_SCHEMA = "_schema/simulation.json"
 """Where the shipped copy lives inside the package (the loader validates against it)."""
 
 

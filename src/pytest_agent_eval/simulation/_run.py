@@ -1,6 +1,6 @@
 """Running a simulation: the runner's runs, with a simulated caller writing the turns.
 
-Flow of one run (a `RunScript` for `pytest_agent_eval.runner.run_transcript`, so the run
+Flow of one run (a `RunScript` for `pytest_agent_eval._runner.run_transcript`, so the run
 boundary, the turns, their checks and ERROR versus FAIL are the transcripts' own):
 
 1. The scripted opening turns, if any, as in a transcript.
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .._expectations import build_call_checks
+from .._runner import RunScript, RunSettings, run_transcript, turn_evaluators
 from ..adapters.base import as_adapter
 from ..errors import AgentEvalError
 from ..evaluators._call import evaluate_call
@@ -42,7 +43,6 @@ from ..models import (
     TurnResult,
     VoiceSettings,
 )
-from ..runner import RunScript, RunSettings, run_transcript, turn_evaluators
 from ..voice._speech import spoken_text
 from ._caller import Caller, CallerError, CallerSettings, Line
 from ._judge import CriteriaJudge

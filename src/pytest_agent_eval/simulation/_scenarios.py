@@ -24,8 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .._loader import YamlDocument, read_yaml_document
 from ..errors import TranscriptError
-from ..loader import YamlDocument, read_yaml_document
 from ..models import Transcript
 from ._model import Criterion, Simulation
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._config import Settings, find_pyproject, load_settings
+from .._loader import find_transcript_files, iter_audio_paths, load_transcript_file
 from .._turn_taking._command import add_arguments as add_pack_arguments
 from .._turn_taking._command import run_pack_command
-from ..config import Settings, find_pyproject, load_settings
 from ..errors import ConfigError, MissingExtraError, TranscriptError
-from ..loader import find_transcript_files, iter_audio_paths, load_transcript_file
 from ..models import Transcript, VoiceSettings
 from ..voice._fixtures import UNTIMED, set_max_fixture_s, synthesize_command
 from ..voice._tts._openai import OPENAI_MODELS, OPENAI_VOICES

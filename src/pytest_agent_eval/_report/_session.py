@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from .._config import Settings, parse_shard
+from .._gates import decide_exit, evaluate_gates
 from .._records import RecordCollector
-from ..config import Settings, parse_shard
-from ..gates import decide_exit, evaluate_gates
 from ._baseline import BaselineError, compare_with_baseline
 from ._files import append_step_summary, resolve_report_path, write_atomic
 from ._format import COLLECTION_STOPPED

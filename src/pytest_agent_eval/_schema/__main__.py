@@ -1,4 +1,4 @@
-"""``python -m pytest_agent_eval.schema [--check] [--root DIR]``: regenerate the transcript and
+"""``python -m pytest_agent_eval._schema [--check] [--root DIR]``: regenerate the transcript and
 simulation schemas (packaged and published copies) and their reference pages
 docs/yaml-reference.md and docs/simulation-reference.md.
 
@@ -38,7 +38,7 @@ def _targets(root: Path) -> dict[Path, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Regenerate (or with ``--check``, compare) the generated files; return the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m pytest_agent_eval.schema")
+    parser = argparse.ArgumentParser(prog="python -m pytest_agent_eval._schema")
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 if stale")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
     args = parser.parse_args(argv)
@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in stale:
         print(f"{verb}: {path}")
     if args.check and stale:
-        print("run: python -m pytest_agent_eval.schema", file=sys.stderr)
+        print("run: python -m pytest_agent_eval._schema", file=sys.stderr)
         return 1
     return 0
 

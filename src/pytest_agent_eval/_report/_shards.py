@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ..config import GateConfig
+from .._config import GateConfig
 
 __all__ = [
     "WORKER_KEY",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._gates import GateResult
 from .._records import EvalRecord
 from .._sanitize import strip_controls
-from ..gates import GateResult
 from ._baseline import BaselineComparison
 from ._causes import cause_line
 from ._format import (

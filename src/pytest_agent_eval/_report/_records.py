@@ -28,7 +28,7 @@ from .._records import (
 from ..models import TranscriptResult, Usage, sum_usage
 
 if TYPE_CHECKING:
-    from ..gates import ExitDecision, GateResult
+    from .._gates import ExitDecision, GateResult
     from ._baseline import BaselineComparison
 
 __all__ = [

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
@@ -32,6 +33,7 @@ __all__ = [
     "shorten",
     "source_of",
     "text_problems",
+    "traceback_of",
     "unobserved",
     "with_source",
 ]
@@ -169,6 +171,7 @@ async def evaluate_safely(
             reasoning=f"evaluator raised {type(exc).__name__}: {exc}",
             name=name,
             errored=True,
+            traceback=traceback_of(exc),
         )
         return located(failed, evaluator, ctx)
     if isinstance(outcome, bool):
@@ -184,6 +187,15 @@ async def evaluate_safely(
     if not outcome.name:
         outcome.name = name
     return located(outcome, evaluator, ctx)
+
+
+TRACEBACK_FRAMES = 20
+"""Frames kept of an evaluator's traceback (the innermost: where it broke)."""
+
+
+def traceback_of(exc: BaseException) -> str:
+    """``exc``'s traceback as Python prints it, its innermost `TRACEBACK_FRAMES` frames."""
+    return "".join(traceback.format_exception(exc, limit=-TRACEBACK_FRAMES)).rstrip()
 
 
 def shorten(text: str, limit: int = 200) -> str:

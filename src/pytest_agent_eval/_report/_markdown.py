@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from .._gates import GateResult
 from .._records import EvalRecord
 from .._sanitize import strip_controls
-from ..gates import GateResult
 from ..models import EvalResult, RunResult, TurnResult, Usage
 from ._baseline import BaselineComparison
 from ._causes import cause_counts, cause_rows, evidence_lines

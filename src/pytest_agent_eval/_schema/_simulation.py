@@ -3,7 +3,7 @@
 A simulation file is a transcript file plus the caller's and the criteria's fields; its schema
 extends the transcript schema. It lives in the schema package, below `pytest_agent_eval.simulation`
 (which validates against the shipped copy and takes its turn limits from here), so the
-``python -m pytest_agent_eval.schema`` command regenerates both schemas without importing the
+``python -m pytest_agent_eval._schema`` command regenerates both schemas without importing the
 simulation runtime.
 """
 

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ._config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
 from ._expectations import (
     build_call_checks,
     build_evaluators,
@@ -58,8 +59,14 @@ from ._far_end import FarEndScript
 from ._problems import transcript_problems
 from ._sanitize import scrub
 from .adapters._turn_timeout import turn_timeout_message
-from .adapters.base import AgentAdapter, ConversationInfo, TurnInput, as_adapter, coerce_reply
-from .config import DEFAULT_CONCURRENCY, DEFAULT_TURN_TIMEOUT_S, JudgeSettings, Settings
+from .adapters.base import (
+    AgentAdapter,
+    Conversation,
+    ConversationInfo,
+    TurnInput,
+    as_adapter,
+    coerce_reply,
+)
 from .errors import (
     AdapterError,
     AgentCrashError,
@@ -68,8 +75,8 @@ from .errors import (
     MissingExtraError,
     TranscriptError,
 )
+from .evaluators._base import Evaluator, evaluate_safely, evaluator_name, source_of
 from .evaluators._call import evaluate_call
-from .evaluators.base import evaluate_safely, evaluator_name, source_of
 from .models import (
     AgentReply,
     Crash,
@@ -154,7 +161,9 @@ class RunScript(Protocol):
     """What the adapter is told the run is (`ConversationInfo.transcript`). Before
     `next_turn` returns evaluators, ``transcript.turns[len(run.turns)]`` is the turn to run."""
 
-    async def next_turn(self, run: RunResult, history: Sequence[Message]) -> Sequence[Any] | None:
+    async def next_turn(
+        self, run: RunResult, history: Sequence[Message]
+    ) -> Sequence[Evaluator] | None:
         """The evaluators of the next turn (the turn itself is put in ``transcript.turns``),
         or None when the conversation is over. ``run`` holds the turns so far and the
         greeting. An exception ends the run as an ERROR with its message: the agent was not
@@ -172,10 +181,12 @@ class _TranscriptScript:
     """The turns of a transcript, in order, each with its prebuilt evaluators."""
 
     transcript: Transcript
-    evaluators: Sequence[Sequence[Any]]
+    evaluators: Sequence[Sequence[Evaluator]]
     call_checks: Sequence[Any] = ()
 
-    async def next_turn(self, run: RunResult, history: Sequence[Message]) -> Sequence[Any] | None:
+    async def next_turn(
+        self, run: RunResult, history: Sequence[Message]
+    ) -> Sequence[Evaluator] | None:
         index = len(run.turns)
         return self.evaluators[index] if index < len(self.transcript.turns) else None
 
@@ -387,13 +398,13 @@ def _check_transcript(transcript: Transcript) -> None:
         if made:
             raise TranscriptError(
                 f"transcript {transcript.id!r} has {what}, which make one test each; run each "
-                "of pytest_agent_eval.expansion.expand(transcript) instead"
+                "of pytest_agent_eval.expand(transcript) instead"
             )
     for found in transcript_problems(transcript):
         raise found.in_python(transcript.id)
 
 
-def turn_evaluators(transcript: Transcript, index: int, settings: RunSettings) -> list[Any]:
+def turn_evaluators(transcript: Transcript, index: int, settings: RunSettings) -> list[Evaluator]:
     """The evaluators of turn ``index``: its expectations' checks (judges with the session's
     judge settings), each naming its key and line.
 
@@ -441,7 +452,7 @@ def _with_session_judge_settings(evaluator: Any, judge: JudgeSettings) -> Any:
     return evaluator
 
 
-async def _greeting_of(conversation: Any) -> Greeting | None:
+async def _greeting_of(conversation: Conversation) -> Greeting | None:
     """``conversation.greeting()`` when the conversation offers it (sync or async), else None."""
     method = getattr(conversation, "greeting", None)
     if not callable(method):
@@ -563,11 +574,11 @@ async def _finish(script: RunScript, run: RunResult) -> None:
 
 async def _run_turn(
     transcript: Transcript,
-    conversation: Any,
+    conversation: Conversation,
     turn_index: int,
     run_index: int,
     history: list[Message],
-    evaluators: Sequence[Any],
+    evaluators: Sequence[Evaluator],
     timeout_s: float,
 ) -> TurnResult:
     turn = transcript.turns[turn_index]

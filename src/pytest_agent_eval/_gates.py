@@ -44,8 +44,8 @@ from typing import Literal
 
 import pytest
 
+from ._config import GateConfig
 from ._records import EvalRecord, SessionRecords
-from .config import GateConfig
 
 __all__ = [
     "ExitDecision",

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from .._gates import GateResult
 from .._records import EvalRecord
 from .._sanitize import strip_controls
-from ..gates import GateResult
 from ..models import EvalResult, RunResult, TranscriptResult, TurnResult, Usage
 from ..voice._fixtures import decoded_audio_mime
 from ._causes import cause_counts, cause_rows, evidence_lines

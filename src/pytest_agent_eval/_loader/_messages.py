@@ -28,7 +28,7 @@ __all__ = [
 def transcript_schema() -> dict[str, Any]:
     """The transcript JSON Schema (draft 2020-12) shipped inside the package."""
     text = (
-        resources.files("pytest_agent_eval").joinpath("schema/transcript.json").read_text("utf-8")
+        resources.files("pytest_agent_eval").joinpath("_schema/transcript.json").read_text("utf-8")
     )
     return json.loads(text)  # type: ignore[no-any-return]
 
