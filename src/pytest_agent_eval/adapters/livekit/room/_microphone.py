@@ -13,7 +13,7 @@ from livekit import rtc
 
 from ._observer import AUDIO_RATE
 
-__all__ = ["FRAME_MS", "REAL_TIME", "Microphone", "Said"]
+__all__ = ["FRAME_MS", "REAL_TIME", "Microphone", "SpokenSpan"]
 
 FRAME_MS = 20
 """Length of each microphone frame sent."""
@@ -28,7 +28,7 @@ REAL_TIME = 1.0
 """The only streaming speed of room mode: a LiveKit server carries the audio as it is spoken."""
 
 
-class Said(NamedTuple):
+class SpokenSpan(NamedTuple):
     """When what the caller said left it: its first sample and its last (``perf_counter``)."""
 
     start: float
@@ -47,14 +47,14 @@ class Microphone:
             num_channels=1,
             samples_per_channel=self._per_frame,
         )
-        self._queue: asyncio.Queue[tuple[tuple[rtc.AudioFrame, ...], asyncio.Future[Said]]]
+        self._queue: asyncio.Queue[tuple[tuple[rtc.AudioFrame, ...], asyncio.Future[SpokenSpan]]]
         self._queue = asyncio.Queue()
         self._task = asyncio.create_task(self._run(), name="agent-eval-microphone")
 
-    def say(self, frames: tuple[rtc.AudioFrame, ...]) -> asyncio.Future[Said]:
+    def say(self, frames: tuple[rtc.AudioFrame, ...]) -> asyncio.Future[SpokenSpan]:
         """Queue ``frames``; the future gets when their first and last sample leave the
         caller."""
-        done: asyncio.Future[Said] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[SpokenSpan] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((frames, done))
         return done
 
@@ -85,7 +85,7 @@ class Microphone:
                 sent += 1
             if done is not None and not done.done():
                 last = time.perf_counter() + self._source.queued_duration
-                done.set_result(Said(last if first is None else first, last))
+                done.set_result(SpokenSpan(last if first is None else first, last))
 
     async def aclose(self) -> None:
         self._task.cancel()
