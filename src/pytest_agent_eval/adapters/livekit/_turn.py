@@ -69,7 +69,6 @@ __all__ = [
     "TurnCapture",
     "TurnRecorder",
     "llm_usage",
-    "speech_dict",
     "usage_delta",
 ]
 
@@ -362,17 +361,6 @@ class TurnCapture:
         for entry in self.pending_tool_calls:
             if entry["call_id"] in cancelled:
                 entry["cancelled"] = True
-
-
-def speech_dict(speech: AgentSpeech) -> dict[str, Any]:
-    """An utterance as ``metadata["livekit"]`` has shown it since before `AgentSpeech`:
-    ``{"text", "cause", "agent", "turn_index"}`` (timings are on the typed record)."""
-    return {
-        "text": speech.text,
-        "cause": speech.cause,
-        "agent": speech.agent,
-        "turn_index": speech.turn_index,
-    }
 
 
 class SpeechTexts(Protocol):

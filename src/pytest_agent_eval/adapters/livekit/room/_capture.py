@@ -11,12 +11,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .._compat import LiveKitInternalsError, activity_current_speech, session_activity
-from .._turn import TurnCapture, TurnRecorder, speech_dict
+from .._turn import TurnCapture, TurnRecorder
+from .._turn_meta import capture_metadata
 
 if TYPE_CHECKING:
     from livekit.agents import AgentSession
 
-__all__ = ["RoomRecorder", "SpeakingTimes", "capture_fields", "capture_metadata", "crash_fields"]
+__all__ = ["RoomRecorder", "SpeakingTimes", "capture_fields", "crash_fields"]
 
 
 class RoomRecorder(TurnRecorder):
@@ -68,20 +69,6 @@ class SpeakingTimes:
 
     def first_text_time(self, speech_id: str) -> float | None:
         return self._first.get(speech_id)
-
-
-def capture_metadata(capture: TurnCapture) -> dict[str, Any]:
-    """The keys ``metadata["livekit"]`` has shown for a turn since before the typed fields
-    (`LiveKitAdapter` writes the same ones): agent, handoffs, agent_speech, pending and late
-    tool calls, events."""
-    return {
-        "agent": capture.agent,
-        "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in capture.handoffs],
-        "agent_speech": [speech_dict(s) for s in capture.agent_speech],
-        "pending_tool_calls": capture.pending_tool_calls,
-        "late_tool_results": capture.late_tool_results,
-        "events": capture.events,
-    }
 
 
 def capture_fields(

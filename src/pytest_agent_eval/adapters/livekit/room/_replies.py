@@ -16,7 +16,7 @@ from ....models import AgentReply, AgentSpeech, Greeting, Handoff, ToolCall, Usa
 from ....voice._fixture_pcm import save_reply_audio, save_streamed_audio
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio
-from .._turn import speech_dict
+from .._turn_meta import speech_dict
 from ._microphone import REAL_TIME
 from ._needs_helper import AGENTS_HINT, HELPER_HINT
 from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog, joined

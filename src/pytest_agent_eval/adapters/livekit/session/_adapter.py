@@ -53,9 +53,9 @@ from .._turn import (
     TurnCapture,
     TurnRecorder,
     llm_usage,
-    speech_dict,
     usage_delta,
 )
+from .._turn_meta import capture_metadata, speech_dict
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
 from ._hearing import (
@@ -764,17 +764,7 @@ class LiveKitConversation:
             meta["reply_audio_s"] = sum(f.duration for f in frames or ())
         if recorder.errors:
             meta["errors"] = list(recorder.errors)
-        meta.update(
-            {
-                "agent": capture.agent,
-                "handoffs": [{"from": h.from_agent, "to": h.to_agent} for h in capture.handoffs],
-                "agent_speech": [speech_dict(s) for s in capture.agent_speech],
-                "pending_tool_calls": capture.pending_tool_calls,
-                "late_tool_results": capture.late_tool_results,
-                "events": capture.events,
-                "turn_wall_s": time.perf_counter() - opened.started,
-            }
-        )
+        meta.update(capture_metadata(capture), turn_wall_s=time.perf_counter() - opened.started)
         stt_ = self.session.stt
         if isinstance(stt_, WhisperSTT):
             until = opened.recognitions_until
