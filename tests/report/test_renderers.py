@@ -24,6 +24,7 @@ from pytest_agent_eval._report._records import (
 )
 from pytest_agent_eval._report._terminal import summary_lines
 from pytest_agent_eval.models import (
+    Crash,
     EvalResult,
     RunResult,
     ToolCall,
@@ -106,6 +107,23 @@ def test_tool_call_arguments_output_and_errors_are_shown() -> None:
     assert '- Tool calls: pay({"amount": 12}) → "card declined" [error]' in render_markdown(
         _data(_record(result))
     )
+
+
+def test_a_crashed_turn_does_not_claim_it_made_no_tool_calls() -> None:
+    """Issue 32, tried again as a new user: a turn whose agent crashed after a tool ran was
+    reported "Tool calls: none", though its record ends at the crash. A finished turn without
+    calls still says none."""
+    crashed = _turn(reply="", crash=Crash("RuntimeError", "on_enter failed"), error="crashed")
+    quiet = _turn(index=1)
+    result = TranscriptResult(
+        passed=False, score=0.0, threshold=1.0, runs=[RunResult(0, [crashed, quiet])]
+    )
+    data = _data(_record(result, "failed"))
+    markdown = render_markdown(data)
+    assert "- Tool calls: not recorded (the turn did not finish)" in markdown
+    assert markdown.count("- Tool calls: none") == 1
+    html = render_html(data, rootdir=Path.cwd(), report_dir=Path.cwd())
+    assert "not recorded (the turn did not finish)" in html
 
 
 def test_terminal_leaves_out_latency_and_token_columns_when_nothing_was_measured() -> None:

@@ -18,6 +18,7 @@ from ..models import (
     RunResult,
     SimulatedCaller,
     TranscriptResult,
+    TurnResult,
     Usage,
     score_and_threshold_text,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "interrupted_lines",
     "latency_fact",
     "latency_lines",
+    "no_tool_calls",
     "replay_fact",
     "replay_note",
     "replayed_runs",
@@ -354,6 +356,14 @@ def heard_rows(turn: AgentTurn) -> list[tuple[str, str]]:
             rows[-1] = (f"{rows[-1][0]} (WER of all {n}: {turn.wer:.2f})", rows[-1][1])
         return rows
     return [] if turn.heard is None else [(f"Heard{wer}", turn.heard)]
+
+
+def no_tool_calls(turn: TurnResult) -> str:
+    """What a report says of a turn without tool calls: "none" only when the turn finished; a
+    turn cut short by a crash or an error may have made calls its record does not hold."""
+    if turn.crash is not None or turn.error:
+        return "not recorded (the turn did not finish)"
+    return "none"
 
 
 def agent_rows(turn: AgentTurn) -> list[tuple[str, str]]:

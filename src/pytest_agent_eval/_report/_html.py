@@ -51,6 +51,7 @@ from ._format import (
     heard_rows,
     latency_fact,
     latency_lines,
+    no_tool_calls,
     score_fact,
     session_facts,
     session_notice,
@@ -491,8 +492,8 @@ def _turn_html(turn: TurnResult, audio: AudioStore) -> str:
         rows.append((_e(label), _e(text)))
     if turn.audio_out:
         rows.append(("Reply audio", audio.player(str(turn.audio_out), "reply audio")))
-    calls = "<br>".join(_t(fmt_tool_call(c)) for c in turn.tool_calls) or "none"
-    rows.append(("Tool calls", calls))
+    calls = "<br>".join(_t(fmt_tool_call(c)) for c in turn.tool_calls)
+    rows.append(("Tool calls", calls or _e(no_tool_calls(turn))))
     if turn.evaluations:
         rows.append(("Checks", _checks_html(turn.evaluations)))
     if turn.crash is not None:

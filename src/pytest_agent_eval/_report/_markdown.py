@@ -48,6 +48,7 @@ from ._format import (
     interrupted_lines,
     latency_fact,
     latency_lines,
+    no_tool_calls,
     score_fact,
     session_facts,
     session_notice,
@@ -300,7 +301,7 @@ def _turn_lines(turn: TurnResult, data: ReportData) -> list[str]:
         calls = "; ".join(md_escape(fmt_tool_call(c)) for c in turn.tool_calls)
         lines.append(f"- Tool calls: {calls}")
     else:
-        lines.append("- Tool calls: none")
+        lines.append(f"- Tool calls: {no_tool_calls(turn)}")
     lines += _evaluation_lines(turn.evaluations)
     if turn.crash is not None:
         lines.append(f"- 💥 Crashed: {md_escape(turn.crash.describe())}")
