@@ -237,12 +237,14 @@ def test_an_agent_that_ignores_a_spoken_turn_fails_as_on_pipecat(fixtures: Fixtu
     assert "StopResponse" in turn.error
 
 
-def test_an_agent_whose_model_says_nothing_to_a_text_turn_fails() -> None:
+def test_a_reply_begun_that_says_nothing_is_a_reply_not_silence() -> None:
+    """A model that answers with no text began a reply (as an outbound agent does to a
+    voicemail greeting, waiting for the beep): on Pipecat the model's response starting ends
+    the wait, so here too the turn is not an agent that ignored the caller."""
     result = _run(ModelSaysNothing, Turn(user="What are your opening hours?"))
     (turn,) = result.runs[0].turns
-    assert turn.verdict == "failed" and result.errored_run_count == 0
-    assert turn.error is not None
-    assert "said nothing: it was sent 'What are your opening hours?'" in turn.error
+    assert turn.verdict == "passed", turn.error
+    assert turn.reply == ""
 
 
 def test_an_agent_that_answers_is_not_taken_for_silent(fixtures: Fixtures) -> None:

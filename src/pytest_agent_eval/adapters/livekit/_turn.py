@@ -435,6 +435,9 @@ class TurnRecorder:
         self._orphan_tool_errors: list[tuple[str | None, str | None, str]] = []
         self._texts: SpeechTexts | None = None
         self._speech_count = 0
+        self.began_reply = False
+        """Whether the turn `end_turn` last closed started any speech (a reply begun, even one
+        that said nothing): an agent that started none ignored the caller (`_silence`)."""
         self._tool_reply: _ToolReply | None = None
         """The reply the model owes to the latest tool results, until it comes."""
         self._agent = ""
@@ -557,6 +560,7 @@ class TurnRecorder:
             speech_ids=[s.handle_id for s in said if s.handle_id is not None],
             unfinished_calls=[c for c in calls if not c.finished],
         )
+        self.began_reply = any(s.turn == turn for s in self._speeches.values())
         self._items = []
         self._said = []
         self._handoffs = []

@@ -666,7 +666,8 @@ class LiveKitConversation:
         if crashed is not None:
             self._turn_failed = True
             raise crashed
-        refuse_silence(turn, reply, label=label, agent=self._agent_name())
+        began = self._recorder.began_reply
+        refuse_silence(turn, reply, began_reply=began, label=label, agent=self._agent_name())
         return reply
 
     def _crashed(self, label: str) -> AgentCrashError | None:

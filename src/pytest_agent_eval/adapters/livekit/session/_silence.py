@@ -1,13 +1,15 @@
-"""A LiveKit agent that heard the caller and did nothing: a FAIL, as on Pipecat and in a room.
+"""A LiveKit agent that heard the caller and began no reply: a FAIL, as on Pipecat and in a room.
 
-LiveKit lets an agent end a turn without answering (``StopResponse`` from
-``on_user_turn_completed``, an ``llm_node`` that yields nothing), and the session then goes back
-to listening: the turn is over at once, with an empty reply. On Pipecat and in room mode the
-same agent is waited for until the turn's timeout and FAILs ("still waiting for the bot to
-respond"); in process it read as a turn with an empty reply, which passed when the turn had no
-reply check. One behaviour, one verdict: a turn the caller spoke in, after which the agent said
-nothing, called no tool, handed off to no one and did not hang up, fails here too, naming what
-the agent heard and which agent it was.
+LiveKit lets an agent end a turn without starting a reply (``StopResponse`` from
+``on_user_turn_completed``), and the session then goes back to listening: the turn is over at
+once, with an empty reply. On Pipecat and in room mode the same agent is waited for until the
+turn's timeout and FAILs ("still waiting for the bot to respond"); in process it read as a turn
+with an empty reply, which passed when the turn had no reply check. One behaviour, one verdict:
+a turn the caller spoke in, in which the agent began no speech, called no tool, handed off to
+no one and did not hang up, fails here too, naming what the agent heard and which agent it was.
+A reply that was begun and said nothing (a model that answered with no text, as an outbound
+agent does to a voicemail greeting before the beep) is a reply, as on Pipecat, where the
+model's response starting ends the wait.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from ...base import TurnInput
 __all__ = ["refuse_silence"]
 
 
-def refuse_silence(turn: TurnInput, reply: AgentReply, *, label: str, agent: str) -> None:
+def refuse_silence(
+    turn: TurnInput, reply: AgentReply, *, began_reply: bool, label: str, agent: str
+) -> None:
     """Raise when ``reply`` shows the agent did nothing in answer to ``turn``.
 
-    Left alone: a turn that presses keys (an agent collecting digits may rightly wait for
+    Left alone: a turn in which a reply was begun (even one that said nothing), a turn that
+    presses keys (an agent collecting digits may rightly wait for
     more of them without a word), a turn that interrupts the agent (its barge-in check says
     what the agent did), and a turn during which the agent was still saying an earlier turn's
     answer (busy, not silent: a reply that could not be interrupted, a tool's late answer).
@@ -30,12 +35,14 @@ def refuse_silence(turn: TurnInput, reply: AgentReply, *, label: str, agent: str
     Raises:
         AgentFailedError: The agent said nothing and did nothing (a FAIL of the agent).
     """
-    if turn.turn.dtmf is not None or turn.turn.interrupt is not None:
+    if began_reply or turn.turn.dtmf is not None or turn.turn.interrupt is not None:
         return
     if reply.metadata.get("livekit", {}).get("late_speech"):
         return
     if reply.reply.strip() or reply.agent_speech or reply.tool_calls or reply.handoffs:
         return
+    if reply.metadata.get("livekit", {}).get("reply_audio_s"):
+        return  # it spoke without words (a chime, a reply with no transcript)
     if reply.call_ended or reply.dtmf_sent:
         return
     if turn.audio is not None:
@@ -45,7 +52,7 @@ def refuse_silence(turn: TurnInput, reply: AgentReply, *, label: str, agent: str
         what = f"was sent {turn.text!r}"
     raise AgentFailedError(
         f"{label}: the agent ({agent}) said nothing: it {what} and went back to listening "
-        "with no reply, no tool call and no handoff (an on_user_turn_completed that raised "
-        "StopResponse, or an llm_node that produced no text). An agent that ignores the "
-        "caller fails the turn, as on Pipecat and in room mode."
+        "without beginning a reply, calling a tool or handing off (an on_user_turn_completed "
+        "that raised StopResponse). An agent that ignores the caller fails the turn, as on "
+        "Pipecat and in room mode."
     )
