@@ -66,8 +66,12 @@ async def speech_output_evidence(failing: TurnResult, failed: list[EvalResult]) 
     value (number, name, code) that the audio says otherwise and a check of ``failed`` is
     about, ``none`` when there is none, ``error`` when the audio could not be transcribed;
     no evidence at all when the turn saved no reply audio."""
+    # Only a check of the user's own can read the reply audio: every built-in check (its key
+    # ``turns[i].expect...``) reads the reply text, the tools or what was heard, so its failure
+    # is never the voice's, whatever the audio says.
+    failed = [e for e in failed if not (e.key or e.name).startswith("turns[")]
     path = Path(failing.audio_out) if failing.audio_out is not None else None
-    if path is None or not path.is_file() or not failing.reply.strip():
+    if not failed or path is None or not path.is_file() or not failing.reply.strip():
         return []
     where = f"turn {failing.index + 1}"
     try:
