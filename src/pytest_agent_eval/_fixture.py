@@ -251,7 +251,9 @@ class AgentEval:
                 progress.close()
         if failure is not None:  # outside the except: no "during handling" second copy
             refuse(self._request.node, failure)
-        failed = any(run.verdict == "failed" for run in result.runs)
+        # A failing eval only: one that passed its threshold costs nothing extra, though some
+        # of its runs failed (a green suite stays as cheap as with attribution off).
+        failed = not result.passed and any(run.verdict == "failed" for run in result.runs)
         if self._session.settings.attribute and consumes_audio and failed:
             from ._attribution import attribute_result
 
