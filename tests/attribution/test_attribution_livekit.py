@@ -4,6 +4,7 @@ the terminal, and the verdicts the same with attribution on and off."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -171,6 +172,19 @@ def test_attribution_off_changes_no_verdict_and_writes_none(project: pytest.Pyte
     result, found = run_corpus(project)
     result.assert_outcomes(**OUTCOMES)
     check_attribution_off(result, found, CRASH_VERDICT)
+
+
+def test_an_eval_that_reaches_its_threshold_is_not_attributed(project: pytest.Pytester) -> None:
+    """A green suite costs nothing extra: a failed run of an eval that still passed (here its
+    threshold is 0) is not rerun, as a flaky 4-of-5 eval would have been on every CI run."""
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace("threshold = 1.0", "threshold = 0.0"))
+    result, found = run_corpus(project, "-k", "hearing or logic")
+    result.assert_outcomes(passed=2)
+    assert found["hearing_booking"] == ("passed", None)
+    assert found["logic_booking"] == ("passed", None)
+    document = json.loads((project.path / "r.json").read_text())
+    assert {e["captures"][0]["verdict"] for e in document["evals"]} == {"failed"}
 
 
 def test_the_same_labels_on_every_rerun_and_at_both_speeds(project: pytest.Pytester) -> None:
