@@ -206,7 +206,7 @@ def test_a_text_agent_is_an_error_saying_what_to_run_instead(pytester: pytest.Py
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*turns[[]pause[]]: turn-taking conformance plays audio through the agent's own VAD*"
+            "*run 1: turn-taking conformance plays audio through the agent's own VAD*"
             "Return a LiveKitAdapter from llm_eval_agent for this file*"
         ]
     )
