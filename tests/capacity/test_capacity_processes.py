@@ -49,3 +49,65 @@ def test_each_session_runs_in_its_own_process(tmp_path: Path) -> None:
     # Each process holds its own interpreter: memory grows with K.
     assert steps[1]["rss_peak_mb"] > steps[0]["rss_peak_mb"]
     assert psutil.Process().children(recursive=True) == []  # every session process reaped
+
+
+def test_an_agent_printing_to_stdout_leaves_the_result_line_found() -> None:
+    from pytest_agent_eval._capacity._children import RESULT_PREFIX, _result_of
+
+    out = f'agent: hello\n{RESULT_PREFIX}{{"failures": []}}\nagent: bye at exit\n'.encode()
+    assert _result_of(0, 0, out, b"") == {"failures": []}
+
+
+def test_a_session_without_a_readable_result_line_is_that_sessions_failure() -> None:
+    from pytest_agent_eval._capacity._children import RESULT_PREFIX, _result_of
+
+    (none,) = _result_of(1, 0, b'{"failures": []}\n', b"")["failures"]
+    assert none.startswith("session 2: no result line")
+    (bad,) = _result_of(2, 0, f"{RESULT_PREFIX}{{cut short\n".encode(), b"")["failures"]
+    assert bad.startswith("session 3: its result line could not be read (JSONDecodeError")
+    (listed,) = _result_of(0, 0, f"{RESULT_PREFIX}[1]\n".encode(), b"")["failures"]
+    assert "a list, not an object" in listed
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie runs nothing
+    except FileNotFoundError:
+        return True
+
+
+def test_stopping_a_session_that_exited_kills_what_it_left_in_its_group() -> None:
+    import asyncio
+    import os
+    import signal
+    import sys
+
+    import pytest
+
+    from pytest_agent_eval._capacity._children import _stop
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads /proc")
+
+    async def scenario() -> int:
+        process = await asyncio.create_subprocess_exec(
+            "sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!",
+            stdout=asyncio.subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        assert process.stdout is not None
+        grandchild = int((await process.stdout.readline()).decode())
+        await process.wait()  # the session's process exited; its sleep did not
+        try:
+            assert not _gone(grandchild)
+            await _stop(process)
+            for _ in range(500):  # a bound, not a timing claim: SIGKILL is delivered at once
+                if _gone(grandchild):
+                    break
+                await asyncio.sleep(0.01)
+            return grandchild
+        finally:
+            if not _gone(grandchild):
+                os.kill(grandchild, signal.SIGKILL)
+
+    assert _gone(asyncio.run(scenario()))

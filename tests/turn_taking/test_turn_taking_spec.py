@@ -60,7 +60,8 @@ def test_a_good_file_reads_into_its_categories_seeds_voices_and_budgets(tmp_path
 
 
 def test_the_defaults_are_the_whole_pack(tmp_path: Path) -> None:
-    spec = load_turn_taking_file(_write(tmp_path, "turn_taking: {}\n"))
+    text = "turn_taking:\n  budgets: {overlap_ratio_max: 0.5}\n"  # checked in every category
+    spec = load_turn_taking_file(_write(tmp_path, text))
     assert spec.categories == tuple(Category) and spec.voices == 3 and spec.seeds == (0,)
     assert sum(len(spec.stimuli(c)) for c in Category) == 65
     assert spec.id == "turns"  # the file's name
@@ -97,6 +98,18 @@ def test_the_defaults_are_the_whole_pack(tmp_path: Path) -> None:
             r"turns\.yaml:6, turn_taking\.seeds: write a whole number from 1 to 20, not 0",
         ),
         ("turn_taking: {}\nturns: []\n", r"turns\.yaml:2, turns: unknown key 'turns'"),
+        (  # barge_in feeds no budget written: its item would pass with nothing checked
+            GOOD.replace("    barge_in_yield_latency_ms_p95_max: 600\n", ""),
+            r"turns\.yaml:4, turn_taking\.categories\[1\]: no budget checks category "
+            r"'barge_in' of categories, so its item would pass with nothing checked; barge_in "
+            r"stimuli feed barge_in_yield_rate, .*overlap_ratio: add a budget for one under "
+            r"budgets \(e\.g\. barge_in_yield_rate_min: 0\.9\) or drop 'barge_in'",
+        ),
+        (  # no budgets at all: every category, all seven by default, is refused
+            "turn_taking:\n  voices: 1\n",
+            r"turns\.yaml:1, turn_taking\.categories: no budget checks category 'pause' of "
+            r"categories \(left out: all seven\).*pause_takeover_rate_max: 0\.1",
+        ),
     ],
 )
 def test_a_mistake_names_file_line_field_and_fix(tmp_path: Path, text: str, message: str) -> None:
@@ -193,7 +206,7 @@ def test_a_text_agent_is_an_error_saying_what_to_run_instead(pytester: pytest.Py
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*turns[[]pause[]]: turn-taking conformance plays audio through the agent's own VAD*"
+            "*run 1: turn-taking conformance plays audio through the agent's own VAD*"
             "Return a LiveKitAdapter from llm_eval_agent for this file*"
         ]
     )

@@ -147,3 +147,11 @@ def test_to_dict_is_plain_json() -> None:
     assert doc["name"] == "pause_takeover_rate"
     assert doc["hits"] == 1 and doc["count"] == 1
     assert isinstance(doc["interval"], list)
+
+
+def test_a_stop_before_the_barge_in_started_is_no_yield() -> None:
+    early = _barge(4, -0.3)  # stopped 0.3 s before the caller started: not a yield of 0 ms
+    metrics = compute_metrics([_barge(0, 0.4), early])
+    assert metrics["barge_in_yield_rate"].value == 0.5
+    assert metrics["barge_in_yield_latency_ms_p50"].value == 400.0
+    assert metrics["barge_in_yield_latency_ms_p95"].value == 400.0

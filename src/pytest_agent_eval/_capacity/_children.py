@@ -3,11 +3,13 @@ deployment guides run a bot per call, next to the K-per-process mode.
 
 The parent starts K children (``python -m pytest_agent_eval._capacity._children SPEC``), spread
 over the same second as in-process sessions. A child loads the agent the way the command does
-(the fixture or ``--agent``), runs its session (every transcript in turn) and prints one JSON
-line with what it measured. Each child pays its own start (imports, model loads), as a process
+(the fixture or ``--agent``), runs its session (every transcript in turn) and prints one line,
+`RESULT_PREFIX` then JSON, with what it measured (the agent may print to stdout too: the parent
+looks for that line, and a session without a readable one is that session's failure). Each child pays its own start (imports, model loads), as a process
 per call does; its CPU counts in the step. Children get a session of their own (Ctrl-C reaches
 the parent, which stops them) and are killed when the step ends, runs out of time or is
-interrupted.
+interrupted: the whole process group, so what a child started (an agent's helper process)
+goes with it even when the child itself has exited.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ from typing import Any
 from ._plan import CapacityPlan
 from ._session import START_SPREAD_S, Session, run_conversation
 
-__all__ = ["child_main", "run_children"]
+__all__ = ["RESULT_PREFIX", "child_main", "run_children"]
+
+RESULT_PREFIX = "pytest-agent-eval capacity session result: "
+"""Starts the child's result line, told apart from whatever the agent prints."""
 
 _PLAN_FIELDS = (
     "agent",
@@ -49,12 +54,34 @@ def _spec(plan: CapacityPlan, index: int, seed: int) -> str:
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is not None:
-        return
+    """Kill the child's process group (it leads one: ``start_new_session``), also when the
+    child has exited: what it started may still run there."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, 9)
-    with contextlib.suppress(Exception):
-        await process.wait()
+    if process.returncode is None:
+        with contextlib.suppress(Exception):
+            await process.wait()
+
+
+def _result_of(index: int, returncode: int | None, out: bytes, err: bytes) -> dict[str, Any]:
+    """The session's result: its `RESULT_PREFIX` line's JSON (the last such line), or a
+    failure of that session saying why there is none."""
+    lines = out.decode("utf-8", "replace").splitlines()
+    found = next((ln for ln in reversed(lines) if ln.startswith(RESULT_PREFIX)), None)
+    if returncode != 0 or found is None:
+        tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+        said = f"its process exited {returncode}" if returncode != 0 else "no result line"
+        return {"failures": [f"session {index + 1}: {said}: " + " | ".join(tail)]}
+    try:
+        result = json.loads(found[len(RESULT_PREFIX) :])
+    except ValueError as exc:
+        result = None
+        problem = f"{type(exc).__name__}: {exc}"
+    else:
+        problem = f"a {type(result).__name__}, not an object"
+    if not isinstance(result, dict):
+        return {"failures": [f"session {index + 1}: its result line could not be read ({problem})"]}
+    return result
 
 
 async def _one(
@@ -73,16 +100,7 @@ async def _one(
     )
     started.append(process)
     out, err = await process.communicate()
-    lines = out.decode("utf-8", "replace").strip().splitlines()
-    if process.returncode != 0 or not lines:
-        tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
-        return {
-            "failures": [
-                f"session {index + 1}: its process exited {process.returncode}: " + " | ".join(tail)
-            ]
-        }
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
+    return _result_of(index, process.returncode, out, err)
 
 
 async def run_children(plan: CapacityPlan, k: int, repeat: int) -> list[dict[str, Any]]:
@@ -140,9 +158,9 @@ async def _child(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def child_main(argv: Sequence[str]) -> int:
-    """One session in this process; its result as the last line of stdout."""
+    """One session in this process; its result as a `RESULT_PREFIX` line of stdout."""
     result = asyncio.run(_child(json.loads(argv[0])))
-    print(json.dumps(result), flush=True)
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
     return 0
 
 

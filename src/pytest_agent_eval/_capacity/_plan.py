@@ -98,6 +98,13 @@ class CapacityPlan:
                 "capacity: --worker runs the worker's own job processes; "
                 "--process-per-session is for an adapter in this process"
             )
+        if self.worker is not None and self.fault_rate > 0:
+            raise ConfigError(
+                "capacity: --fault-rate injects faults into the scripted stand-ins of sessions "
+                "in this process; --worker runs the agent in the worker's own job processes, "
+                "where none would be injected. Drop --fault-rate (fault_rate) with --worker, or "
+                "measure faults with --agent"
+            )
         if (self.worker is None) != (self.agent_name is None):
             raise ConfigError(
                 "capacity: worker mode needs both --worker FILE and --agent-name NAME (the "

@@ -19,11 +19,11 @@ import pytest
 
 from .._collection import TranscriptItem, transcript_items
 from .._expansion import derive
-from .._fixture import adapter_or_fail, record_result, refuse, session_key, session_loop
+from .._fixture import adapter_or_fail, record_result, session_key, session_loop
 from .._turn_taking._stimulus import Category
-from ..errors import AgentEvalError, TranscriptError
+from ..errors import TranscriptError
 from ..models import Transcript
-from ._run import observer_for, prepare_stimuli, run_category
+from ._run import category_failed, observer_for, prepare_stimuli, run_category
 from ._spec import TurnTakingSpec, is_turn_taking_file, load_turn_taking_file
 
 __all__ = [
@@ -85,7 +85,6 @@ class TurnTakingItem(TranscriptItem):
         __tracebackhide__ = True
         settings = self.config.stash[session_key].settings
         adapter = adapter_or_fail(agent, self)
-        failure: str | None = None
         try:
             observer = observer_for(adapter, self.transcript, tail_s=self.spec.tail_s)
             played = prepare_stimuli(
@@ -100,10 +99,10 @@ class TurnTakingItem(TranscriptItem):
                     played=played,
                 )
             )
-        except AgentEvalError as exc:  # the agent could not be run at all: say why, short
-            failure = f"{self.transcript.id}: {exc}"
-        if failure is not None:  # outside the except: no "during handling" second copy
-            refuse(self, failure)
+        except Exception as exc:  # the agent could not be run at all: recorded, said short
+            result, record = category_failed(
+                self.spec, self.category, transcript=self.transcript, exc=exc
+            )
         record_result(
             self,
             result,

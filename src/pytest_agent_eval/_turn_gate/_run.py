@@ -5,7 +5,9 @@ reports and JUnit read it like any eval's) and a `TurnTakingRecord` (the metrics
 
 The result has one run and one turn, whose checks are the budgets: it passes when every budget
 holds, fails when one is broken, and is an ERROR when a budget could not be measured or the
-agent could not be run (a stimulus the session failed on).
+agent could not be run (a stimulus the session failed on, any exception of ours). An exception
+that came through the agent's own code (its session factory, its ``on_enter``) is its crash:
+the item is CRASHED, as a transcript's would be. Either way the result is recorded.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from .._turn_taking._metrics import Observation, compute_metrics
 from .._turn_taking._observer import PlayedStimulus, TurnTakingObserver
 from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, write_pack
 from .._turn_taking._stimulus import Category, Stimulus
-from ..errors import AdapterError, AgentEvalError
-from ..models import RunResult, Transcript, TranscriptResult, TurnResult
+from ..errors import AdapterError, AgentCrashError, AgentEvalError
+from ..models import Crash, RunResult, Transcript, TranscriptResult, TurnResult
 from ..models._turn_taking import TurnTakingRecord
 from ..voice._clip import read_wav
 from ..voice._sidecar import read_sidecar
@@ -28,6 +30,8 @@ from ._judge import judge_budgets
 from ._spec import METRIC_CATEGORIES, TurnTakingSpec
 
 __all__ = [
+    "category_failed",
+    "failure_of",
     "observer_for",
     "prepare_stimuli",
     "run_category",
@@ -117,6 +121,24 @@ def _describe(observation: Observation) -> str:
     )
 
 
+def failure_of(exc: Exception) -> tuple[str, Crash | None]:
+    """What ``exc`` says, and the agent's crash when it is one: an `AgentCrashError`, or an
+    exception whose traceback passes through the agent's own code (`Crash.from_agent_code`:
+    its session factory raised); else None (ours or the framework's: an ERROR)."""
+    if isinstance(exc, AgentCrashError):
+        return str(exc), Crash(type=exc.kind, message=exc.detail, where=exc.where)
+    if isinstance(exc, AgentEvalError):
+        return str(exc), None
+    crash = Crash.from_agent_code(exc)
+    if crash is not None:
+        return f"the agent raised {crash.describe()}", crash
+    return (
+        f"{type(exc).__name__}: {exc} (raised outside the agent's code, by pytest-agent-eval or "
+        "its framework: the agent was not evaluated)",
+        None,
+    )
+
+
 async def run_category(
     spec: TurnTakingSpec,
     category: Category,
@@ -125,19 +147,70 @@ async def run_category(
     observer: TurnTakingObserver,
     played: Sequence[PlayedStimulus],
 ) -> tuple[TranscriptResult, TurnTakingRecord]:
-    """Play ``played`` (``category``'s stimuli) through ``observer`` and judge the budgets."""
+    """Play ``played`` (``category``'s stimuli) through ``observer`` and judge the budgets.
+
+    A stimulus that raised ends the item there: the agent's crash makes it CRASHED, anything
+    else an ERROR (`failure_of`)."""
     started = time.perf_counter()
     observations: list[Observation] = []
     error: str | None = None
+    crash: Crash | None = None
     for item in played:
         try:
             observations.append(await observer.observe(item))
-        except AgentEvalError as exc:
-            error = f"stimulus {item.stimulus.id}: {exc}"
+        except Exception as exc:  # the stimulus boundary: recorded, never a bare traceback
+            said, crash = failure_of(exc)
+            error = f"stimulus {item.stimulus.id}: {said}"
             break
-    wall_s = time.perf_counter() - started
-    metrics = compute_metrics(observations)
-    verdicts = judge_budgets(spec.budgets_for(category), metrics, category, observations)
+    return _result(
+        spec,
+        category,
+        transcript=transcript,
+        framework=observer.framework,
+        clock=observer.clock,
+        played=played,
+        observations=observations,
+        error=error,
+        crash=crash,
+        wall_s=time.perf_counter() - started,
+    )
+
+
+def category_failed(
+    spec: TurnTakingSpec, category: Category, *, transcript: Transcript, exc: Exception
+) -> tuple[TranscriptResult, TurnTakingRecord]:
+    """The result of a category that could not be played at all (no runner for the adapter,
+    the stimuli could not be rendered): an ERROR, or CRASHED for the agent's own exception."""
+    said, crash = failure_of(exc)
+    return _result(
+        spec,
+        category,
+        transcript=transcript,
+        framework="none",
+        clock="none",
+        played=(),
+        observations=[],
+        error=said,
+        crash=crash,
+        wall_s=0.0,
+    )
+
+
+def _result(
+    spec: TurnTakingSpec,
+    category: Category,
+    *,
+    transcript: Transcript,
+    framework: str,
+    clock: str,
+    played: Sequence[PlayedStimulus],
+    observations: Sequence[Observation],
+    error: str | None,
+    crash: Crash | None,
+    wall_s: float,
+) -> tuple[TranscriptResult, TurnTakingRecord]:
+    metrics = compute_metrics(list(observations))
+    verdicts = judge_budgets(spec.budgets_for(category), metrics, category, list(observations))
     turn = TurnResult(
         index=0,
         user=f"{len(played)} {category.value} stimuli ({', '.join(p.stimulus.id for p in played)})",
@@ -149,8 +222,9 @@ async def run_category(
         index=0,
         turns=[turn] if error is None else [],
         error=error,
-        errored=error is not None,
+        errored=error is not None and crash is None,
         duration_s=wall_s,
+        crash=crash,
     )
     passed = run.passed
     result = TranscriptResult(
@@ -167,8 +241,8 @@ async def run_category(
     record = TurnTakingRecord(
         spec_id=spec.id,
         category=category.value,
-        framework=observer.framework,
-        clock=observer.clock,
+        framework=framework,
+        clock=clock,
         stimuli=len(played),
         seeds=spec.seeds,
         voices=tuple(v.label for v in PACK_VOICES[: spec.voices]),

@@ -15,7 +15,8 @@ turn_taking:
 
 Each category is one pytest item, scored by the metrics its stimuli measure; a budget is checked
 in every item whose category feeds its metric (`METRIC_CATEGORIES`). A budget no chosen category
-feeds is refused when the file is read; one a run could not measure is an ERROR then.
+feeds is refused when the file is read, and so is a category no budget checks (its item would
+pass with nothing checked); a budget a run could not measure is an ERROR then.
 """
 
 from __future__ import annotations
@@ -191,6 +192,7 @@ def load_turn_taking_file(path: Path) -> TurnTakingSpec:
     if not isinstance(raw_categories, list) or not raw_categories:
         raise doc.error((*at, "categories"), f"write a list of some of {', '.join(names)}")
     categories: list[Category] = []
+    written_at: dict[Category, int] = {}
     for index, name in enumerate(raw_categories):
         if name not in names:
             close = difflib.get_close_matches(str(name), names, n=1)
@@ -201,6 +203,7 @@ def load_turn_taking_file(path: Path) -> TurnTakingSpec:
             )
         if Category(name) not in categories:
             categories.append(Category(name))
+            written_at[Category(name)] = index
     voices = _int_in(doc, (*at, "voices"), block.get("voices", len(PACK_VOICES)), 1, 3)
     raw_seeds = block.get("seeds", 1)
     if isinstance(raw_seeds, list):
@@ -211,6 +214,7 @@ def load_turn_taking_file(path: Path) -> TurnTakingSpec:
     if isinstance(tail_s, bool) or not isinstance(tail_s, int | float) or not 0.5 <= tail_s <= 30:
         raise doc.error((*at, "tail_s"), f"write seconds from 0.5 to 30, not {tail_s!r}")
     budgets = _budgets(doc, block.get("budgets", {}), categories)
+    _refuse_unchecked(doc, categories, budgets, written_at if "categories" in block else None)
     return TurnTakingSpec(
         id=spec_id,
         path=doc.path,
@@ -223,6 +227,44 @@ def load_turn_taking_file(path: Path) -> TurnTakingSpec:
         budgets=tuple(budgets),
         tail_s=float(tail_s),
     )
+
+
+def _example_budget(metric: str) -> str:
+    """A budget to suggest for ``metric``, as it would be written."""
+    if metric.endswith(("yield_rate", "recovery_rate")):
+        return f"{metric}_min: 0.9"
+    return f"{metric}_max: {800 if '_ms_' in metric else 0.1}"
+
+
+def _refuse_unchecked(
+    doc: YamlDocument,
+    categories: Sequence[Category],
+    budgets: Sequence[MetricBudget],
+    written_at: Mapping[Category, int] | None,
+) -> None:
+    """Refuse a category no budget checks: its item would pass with nothing checked.
+
+    ``written_at`` is each category's index in ``categories:``, None when the key is left out
+    (all seven, by default).
+    """
+    for category in categories:
+        if any(category in METRIC_CATEGORIES[b.metric] for b in budgets):
+            continue
+        feeds = [m for m, fed_by in METRIC_CATEGORIES.items() if category in fed_by]
+        own = [m for m in feeds if len(METRIC_CATEGORIES[m]) < len(Category)] or feeds
+        at: tuple[str | int, ...] = ("turn_taking", "categories")
+        chosen = "categories"
+        if written_at is None:
+            chosen = "categories (left out: all seven)"
+        else:
+            at = (*at, written_at[category])
+        raise doc.error(
+            at,
+            f"no budget checks category {category.value!r} of {chosen}, so its item would "
+            f"pass with nothing checked; {category.value} stimuli feed {', '.join(feeds)}: "
+            f"add a budget for one under budgets (e.g. {_example_budget(own[0])}) "
+            f"or drop {category.value!r} from categories",
+        )
 
 
 def _budgets(doc: YamlDocument, raw: Any, categories: Sequence[Category]) -> list[MetricBudget]:

@@ -119,6 +119,13 @@ def _count(
     return sum(1 for o in chosen if hit(o)), len(chosen)
 
 
+def _yielded(o: Observation) -> bool:
+    """Whether the agent stopped at or after the interruption started (when it is known)."""
+    if o.agent_stopped_s is None:
+        return False
+    return o.interrupt_start_s is None or o.agent_stopped_s >= o.interrupt_start_s
+
+
 def compute_metrics(observations: Sequence[Observation]) -> dict[str, Metric]:
     """Every turn-taking metric of ``observations``, by name (in `METRIC_NAMES` order)."""
     obs = list(observations)
@@ -142,10 +149,12 @@ def compute_metrics(observations: Sequence[Observation]) -> dict[str, Metric]:
         _rate("side_speech_takeover_rate", *takeover(Category.SIDE_SPEECH)),
     ]
     barge_ins = [o for o in obs if o.expect is Expected.YIELD]
-    yielded = [o for o in barge_ins if o.agent_stopped_s is not None]
+    # Only a stop at or after the barge-in's start yields to it: one before it (the agent
+    # stopping on its own) is no yield, and never a latency of 0 ms.
+    yielded = [o for o in barge_ins if _yielded(o)]
     metrics.append(_rate("barge_in_yield_rate", len(yielded), len(barge_ins)))
     yield_s = [
-        max(0.0, o.agent_stopped_s - o.interrupt_start_s)
+        o.agent_stopped_s - o.interrupt_start_s
         for o in yielded
         if o.agent_stopped_s is not None and o.interrupt_start_s is not None
     ]

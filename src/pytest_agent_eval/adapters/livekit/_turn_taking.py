@@ -472,7 +472,9 @@ def _observation(
     if stimulus.agent_speaking:
         # A turn of its own: a user turn committed, then the agent speaking again after it.
         turn_start = next((t for t in began if turns and t >= turns[0]), None)
-        stopped = halts[0] if halts else None
+        # Only a stop at or after the caller's sound started is a reaction to it: one before
+        # (the agent ending its line on its own) is not a yield, and never one of 0 ms.
+        stopped = next((h for h in halts if interrupt_start is None or h >= interrupt_start), None)
         resumed = stopped is not None and any(r > stopped for r in resumes)
         if stimulus.expect is Expected.YIELD and stopped is not None:
             overlap = max(0.0, stopped - (interrupt_start or stopped))
