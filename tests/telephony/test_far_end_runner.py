@@ -205,3 +205,31 @@ def test_a_hang_up_check_errors_with_an_adapter_that_cannot_see_hang_ups() -> No
     (check,) = result.runs[0].evaluations
     assert check.errored and "does not report hang-ups" in check.reasoning
     assert result.runs[0].verdict == "error"
+
+
+HUMAN_TWO_TURNS = """
+id: confirm
+far_end: {kind: human}
+turns:
+  - user: "Yes, I can make it."
+    expect:
+      reply_contains_any: ["Tuesday"]
+  - user: "See you then."
+"""
+
+
+def test_turns_cut_off_by_the_agent_hanging_up_fail_naming_their_line() -> None:
+    def agent(history: Sequence[Any]) -> AgentReply:
+        return AgentReply(reply="Goodbye.", call_ended=True)
+
+    result = _run(HUMAN_TWO_TURNS, agent)
+    run = result.runs[0]
+    assert not result.passed and run.verdict == "failed", run.evaluations
+    assert len(run.turns) == 1
+    cut = [e for e in run.evaluations if e.key and e.key.startswith("turns[")]
+    assert [(e.key, e.location, e.passed, e.errored) for e in cut] == [
+        ("turns[0]", "call.yaml:5", False, False),
+        ("turns[1]", "call.yaml:8", False, False),
+    ]
+    assert "the agent hung up in turn 1, so this turn" in cut[0].reasoning
+    assert "never ran" in cut[0].reasoning
