@@ -233,3 +233,14 @@ def test_turns_cut_off_by_the_agent_hanging_up_fail_naming_their_line() -> None:
     ]
     assert "the agent hung up in turn 1, so this turn" in cut[0].reasoning
     assert "never ran" in cut[0].reasoning
+
+
+def test_hanging_up_during_the_voicemail_greeting_fails() -> None:
+    def agent(history: Sequence[Any]) -> AgentReply:
+        return AgentReply(reply="", call_ended=True)
+
+    result = _run(VOICEMAIL, agent)
+    run = result.runs[0]
+    (check,) = run.evaluations
+    assert run.verdict == "failed" and not check.passed and not check.errored, check
+    assert "hung up during the greeting, before the beep; it left no message" in check.reasoning
