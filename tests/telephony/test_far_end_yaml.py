@@ -141,3 +141,15 @@ def test_the_ivr_walk_moves_on_keys_loops_on_a_wrong_key_and_stops_when_put_thro
     assert walk.node == "billing" and walk.wrong_keys == ["9"]
     assert walk_ivr(far_end, ["1"]).node == "sales"
     assert walk_ivr(far_end, ["21"]).node == "billing"  # keys after the tree ends are not read
+
+
+def test_a_lower_case_menu_key_matches_the_key_the_agent_sends() -> None:
+    far_end = _load(
+        'id: x\nfar_end:\n  kind: ivr\n  menu:\n    main: {prompt: p, keys: {"a": end}}\n'
+        "    end: {prompt: e}\n"
+    ).far_end
+    assert far_end is not None and far_end.menu["main"].keys == {"A": "end"}
+    assert walk_ivr(far_end, ["a", ""]).node == "end"
+    built = FarEnd(kind="ivr", menu={"main": IvrNode("p", {"b": "end"}), "end": IvrNode("e")})
+    walk = walk_ivr(built, ["b", ""])
+    assert walk.node == "end" and walk.wrong_keys == []

@@ -67,6 +67,10 @@ class IvrNode:
     prompt: str
     keys: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The walk upper-cases the keys the agent sends; a menu key "a" must match "A".
+        self.keys = {_menu_key(key): target for key, target in self.keys.items()}
+
 
 @dataclass
 class VoicemailExpect:
@@ -146,13 +150,21 @@ class FarEnd:
         data = dict(value)
         menu = data.get("menu")
         if isinstance(menu, Mapping):  # an unquoted key (1: sales) is a YAML number
+            # and a key may be written lower case ("a"): the walk matches sent keys upper case
             data["menu"] = {
-                name: {**node, "keys": {str(k): v for k, v in node["keys"].items()}}
+                name: {**node, "keys": {_menu_key(k): v for k, v in node["keys"].items()}}
                 if isinstance(node, Mapping) and isinstance(node.get("keys"), Mapping)
                 else node
                 for name, node in menu.items()
             }
         return data
+
+
+def _menu_key(key: Any) -> str:
+    """A menu key as the walk matches it: a YAML number as text, a-d upper case (anything
+    else stays as written, so a key that is not one is refused as the user wrote it)."""
+    text = str(key)
+    return text.upper() if text in ("a", "b", "c", "d") else text
 
 
 def far_end_problems(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
