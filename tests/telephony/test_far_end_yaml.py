@@ -153,3 +153,13 @@ def test_a_lower_case_menu_key_matches_the_key_the_agent_sends() -> None:
     built = FarEnd(kind="ivr", menu={"main": IvrNode("p", {"b": "end"}), "end": IvrNode("e")})
     walk = walk_ivr(built, ["b", ""])
     assert walk.node == "end" and walk.wrong_keys == []
+
+
+def test_interrupt_on_a_far_end_turn_is_refused_naming_the_line() -> None:
+    with pytest.raises(
+        TranscriptError, match=r"call\.yaml:7.*turns\[1\]\.interrupt.*not supported with a far end"
+    ):
+        _load(
+            "id: x\nfar_end: human\nturns:\n  - user: hi\n  - user: wait\n"
+            "    audio: wait.wav\n    interrupt: {stop_within_ms: 800, after_ms: 500}\n"
+        )
