@@ -244,3 +244,22 @@ def test_hanging_up_during_the_voicemail_greeting_fails() -> None:
     (check,) = run.evaluations
     assert run.verdict == "failed" and not check.passed and not check.errored, check
     assert "hung up during the greeting, before the beep; it left no message" in check.reasoning
+
+
+def test_a_failed_far_end_call_is_not_attributed_and_says_why() -> None:
+    from pytest_agent_eval._attribution._attribute import attribute_result
+    from pytest_agent_eval._runner import RunSettings
+
+    def agent(history: Sequence[Any]) -> str:
+        return "No."
+
+    transcript = load_transcript_text(HUMAN_TWO_TURNS, path=Path("call.yaml"))
+    result = asyncio.run(run_transcript(transcript, agent))
+    run = result.runs[0]
+    assert run.verdict == "failed"
+    run.turns[1].audio = "yes.wav"  # as a voice run streams it: attribution looks at it
+    asyncio.run(attribute_result(result, transcript, agent, RunSettings()))
+    assert run.verdict == "failed" and run.attribution is not None
+    assert run.attribution.cause == "undetermined"
+    (evidence,) = run.attribution.evidence
+    assert "not attributed: a call with a far end" in evidence.detail
