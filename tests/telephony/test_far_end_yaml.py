@@ -163,3 +163,18 @@ def test_interrupt_on_a_far_end_turn_is_refused_naming_the_line() -> None:
             "id: x\nfar_end: human\nturns:\n  - user: hi\n  - user: wait\n"
             "    audio: wait.wav\n    interrupt: {stop_within_ms: 800, after_ms: 500}\n"
         )
+
+
+@pytest.mark.parametrize(
+    ("far_end", "message"),
+    [
+        (
+            '{kind: voicemail, greeting: "Leave a message.", hello: "Hello?"}',
+            r"call\.yaml:2.*far_end\.hello: the far end \(voicemail\) has no 'hello'",
+        ),
+        ("{kind: busy, retries: 2}", r"far_end\.retries: the far end \(busy\) has no 'retries'"),
+    ],
+)
+def test_another_kinds_field_is_refused_even_at_its_default(far_end: str, message: str) -> None:
+    with pytest.raises(TranscriptError, match=message):
+        _load(f"id: x\nfar_end: {far_end}\n")
