@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import AdapterError
 from .evaluators._call import evaluate_call
-from .models import Message, RunResult, Transcript, Turn
+from .models import EvalResult, Message, RunResult, Transcript, Turn
 from .models._far_end import BEEP_WORDS, FarEnd, IvrWalk, ivr_prompt
 
 __all__ = [
@@ -133,5 +133,30 @@ class FarEndScript:
         return evaluators
 
     async def finish(self, run: RunResult) -> None:
-        """Judge the whole call (``far_end: expect:``, ``call_expect``)."""
+        """Judge the whole call (``far_end: expect:``, ``call_expect``), and fail each of
+        the transcript's turns that never ran because the agent hung up before it."""
+        run.evaluations += self._never_ran(run)
         run.evaluations += await evaluate_call(self.call_checks, run)
+
+    def _never_ran(self, run: RunResult) -> list[EvalResult]:
+        """One failed result per transcript turn the agent's hang-up cut off: its checks
+        could never pass, and dropping them would let the test pass for the wrong reason."""
+        if self.far_end.drives_alone or not run.turns or not run.turns[-1].call_ended:
+            return []
+        ran = max(0, len(run.turns) - len(self._opening))
+        file_name = self.transcript.path.name if self.transcript.path is not None else None
+        found: list[EvalResult] = []
+        for index in range(ran, len(self.scripted)):
+            turn, _ = self.scripted[index]
+            where = f"{file_name}:{turn.line}" if file_name and turn.line is not None else None
+            found.append(
+                EvalResult(
+                    False,
+                    f"the agent hung up in turn {len(run.turns)}, so this turn "
+                    f"({turn.user!r}) never ran",
+                    name="far_end.hung_up_early",
+                    key=f"turns[{index}]",
+                    location=where,
+                )
+            )
+        return found

@@ -205,3 +205,61 @@ def test_a_hang_up_check_errors_with_an_adapter_that_cannot_see_hang_ups() -> No
     (check,) = result.runs[0].evaluations
     assert check.errored and "does not report hang-ups" in check.reasoning
     assert result.runs[0].verdict == "error"
+
+
+HUMAN_TWO_TURNS = """
+id: confirm
+far_end: {kind: human}
+turns:
+  - user: "Yes, I can make it."
+    expect:
+      reply_contains_any: ["Tuesday"]
+  - user: "See you then."
+"""
+
+
+def test_turns_cut_off_by_the_agent_hanging_up_fail_naming_their_line() -> None:
+    def agent(history: Sequence[Any]) -> AgentReply:
+        return AgentReply(reply="Goodbye.", call_ended=True)
+
+    result = _run(HUMAN_TWO_TURNS, agent)
+    run = result.runs[0]
+    assert not result.passed and run.verdict == "failed", run.evaluations
+    assert len(run.turns) == 1
+    cut = [e for e in run.evaluations if e.key and e.key.startswith("turns[")]
+    assert [(e.key, e.location, e.passed, e.errored) for e in cut] == [
+        ("turns[0]", "call.yaml:5", False, False),
+        ("turns[1]", "call.yaml:8", False, False),
+    ]
+    assert "the agent hung up in turn 1, so this turn" in cut[0].reasoning
+    assert "never ran" in cut[0].reasoning
+
+
+def test_hanging_up_during_the_voicemail_greeting_fails() -> None:
+    def agent(history: Sequence[Any]) -> AgentReply:
+        return AgentReply(reply="", call_ended=True)
+
+    result = _run(VOICEMAIL, agent)
+    run = result.runs[0]
+    (check,) = run.evaluations
+    assert run.verdict == "failed" and not check.passed and not check.errored, check
+    assert "hung up during the greeting, before the beep; it left no message" in check.reasoning
+
+
+def test_a_failed_far_end_call_is_not_attributed_and_says_why() -> None:
+    from pytest_agent_eval._attribution._attribute import attribute_result
+    from pytest_agent_eval._runner import RunSettings
+
+    def agent(history: Sequence[Any]) -> str:
+        return "No."
+
+    transcript = load_transcript_text(HUMAN_TWO_TURNS, path=Path("call.yaml"))
+    result = asyncio.run(run_transcript(transcript, agent))
+    run = result.runs[0]
+    assert run.verdict == "failed"
+    run.turns[1].audio = "yes.wav"  # as a voice run streams it: attribution looks at it
+    asyncio.run(attribute_result(result, transcript, agent, RunSettings()))
+    assert run.verdict == "failed" and run.attribution is not None
+    assert run.attribution.cause == "undetermined"
+    (evidence,) = run.attribution.evidence
+    assert "not attributed: a call with a far end" in evidence.detail

@@ -141,3 +141,40 @@ def test_the_ivr_walk_moves_on_keys_loops_on_a_wrong_key_and_stops_when_put_thro
     assert walk.node == "billing" and walk.wrong_keys == ["9"]
     assert walk_ivr(far_end, ["1"]).node == "sales"
     assert walk_ivr(far_end, ["21"]).node == "billing"  # keys after the tree ends are not read
+
+
+def test_a_lower_case_menu_key_matches_the_key_the_agent_sends() -> None:
+    far_end = _load(
+        'id: x\nfar_end:\n  kind: ivr\n  menu:\n    main: {prompt: p, keys: {"a": end}}\n'
+        "    end: {prompt: e}\n"
+    ).far_end
+    assert far_end is not None and far_end.menu["main"].keys == {"A": "end"}
+    assert walk_ivr(far_end, ["a", ""]).node == "end"
+    built = FarEnd(kind="ivr", menu={"main": IvrNode("p", {"b": "end"}), "end": IvrNode("e")})
+    walk = walk_ivr(built, ["b", ""])
+    assert walk.node == "end" and walk.wrong_keys == []
+
+
+def test_interrupt_on_a_far_end_turn_is_refused_naming_the_line() -> None:
+    with pytest.raises(
+        TranscriptError, match=r"call\.yaml:7.*turns\[1\]\.interrupt.*not supported with a far end"
+    ):
+        _load(
+            "id: x\nfar_end: human\nturns:\n  - user: hi\n  - user: wait\n"
+            "    audio: wait.wav\n    interrupt: {stop_within_ms: 800, after_ms: 500}\n"
+        )
+
+
+@pytest.mark.parametrize(
+    ("far_end", "message"),
+    [
+        (
+            '{kind: voicemail, greeting: "Leave a message.", hello: "Hello?"}',
+            r"call\.yaml:2.*far_end\.hello: the far end \(voicemail\) has no 'hello'",
+        ),
+        ("{kind: busy, retries: 2}", r"far_end\.retries: the far end \(busy\) has no 'retries'"),
+    ],
+)
+def test_another_kinds_field_is_refused_even_at_its_default(far_end: str, message: str) -> None:
+    with pytest.raises(TranscriptError, match=message):
+        _load(f"id: x\nfar_end: {far_end}\n")

@@ -174,6 +174,9 @@ async def attribute_result(
     for run in result.runs:
         if run.verdict != "failed" or not any(t.audio is not None for t in run.turns):
             continue
+        if transcript.far_end is not None:
+            run.attribution = _far_end_not_attributed()
+            continue
         try:
             attribution = await _attribute_run(run, transcript, agent, settings, reruns)
         except Exception as exc:  # attribution explains; it must never break a result
@@ -189,6 +192,24 @@ async def attribute_result(
                 ],
             )
         run.attribution = scrub(attribution)
+
+
+def _far_end_not_attributed() -> Attribution:
+    """Why a call with a far end is not attributed: its turns are numbered as the call had
+    them (the far end's hello is turn 1), while every counterfactual reruns or re-checks the
+    transcript's own turns; matched by index they would name the wrong turn's checks."""
+    return Attribution(
+        "undetermined",
+        [
+            Evidence(
+                "tool_record",
+                "none",
+                detail="not attributed: a call with a far end (far_end:) numbers its turns as "
+                "the call had them (the far end's hello first), and failure attribution does "
+                "not map them to the transcript's turns yet",
+            )
+        ],
+    )
 
 
 async def _attribute_run(

@@ -42,6 +42,14 @@ def load_plan_transcripts(paths: Sequence[Path], settings: Settings) -> list[Tra
         default_runs=settings.runs,
         audio_roots=settings.audio_root_paths,
     )
+    for transcript in transcripts:
+        if transcript.far_end is not None:
+            raise ConfigError(
+                f"capacity: {transcript.path or transcript.id}: transcript {transcript.id!r} "
+                "has a far end (far_end:), an outbound call the capacity run cannot play: it "
+                "sends the transcript's turns, never the far end's; leave this file out of the "
+                "capacity paths"
+            )
     if not any(turn for t in transcripts for turn in t.turns):
         raise ConfigError("capacity: the transcripts have no turns to run")
     return transcripts

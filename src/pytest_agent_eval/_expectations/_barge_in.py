@@ -57,7 +57,16 @@ def interrupt_problems(transcript: Transcript) -> list[tuple[int, str]]:
     for index, turn in enumerate(transcript.turns):
         if turn.interrupt is None:
             continue
-        if index == 0:
+        if transcript.far_end is not None:
+            out.append(
+                (
+                    index,
+                    "'interrupt:' is not supported with a far end (far_end:) yet: the far end "
+                    "plays its turns one at a time, so the turn never reaches the reply it "
+                    "should speak over; remove 'interrupt:' from this turn",
+                )
+            )
+        elif index == 0:
             out.append(
                 (
                     index,

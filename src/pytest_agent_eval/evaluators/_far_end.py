@@ -39,6 +39,12 @@ class VoicemailCheck:
     def check(self, run: RunResult) -> EvalResult:
         """Read the greeting turn and the beep turn of ``run``."""
         if len(run.turns) < 2:
+            if run.turns and run.turns[-1].call_ended:
+                return EvalResult(
+                    False,
+                    "the agent hung up during the greeting, before the beep; it left no message",
+                    name=self.name,
+                )
             return unobserved(
                 self.name,
                 f"the call ended after {len(run.turns)} of the voicemail's 2 turns (greeting, "

@@ -67,6 +67,10 @@ class IvrNode:
     prompt: str
     keys: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # The walk upper-cases the keys the agent sends; a menu key "a" must match "A".
+        self.keys = {_menu_key(key): target for key, target in self.keys.items()}
+
 
 @dataclass
 class VoicemailExpect:
@@ -115,6 +119,10 @@ class FarEnd:
             gives up and hangs up.
         holds: How many turns of hold music play before a person picks up.
         expect: Checks of the whole call (`FarEndExpect`).
+        written: The keys written in its YAML (the loader sets them): a key of another kind
+            is refused when written, also at its default (``hello: "Hello?"`` on a
+            voicemail). None for a far end built in Python, whose fields of another kind are
+            refused when they differ from their defaults.
     """
 
     kind: FarEndKind
@@ -125,6 +133,7 @@ class FarEnd:
     retries: int = 2
     holds: int = 1
     expect: FarEndExpect = field(default_factory=FarEndExpect)
+    written: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def first_node(self) -> str:
@@ -140,14 +149,16 @@ class FarEnd:
     def coerce(cls, value: Any) -> Any:
         """A YAML ``far_end:`` value in its long form: ``busy`` is ``{"kind": "busy"}``."""
         if isinstance(value, str):
-            return {"kind": value}
+            return {"kind": value, "written": ("kind",)}
         if not isinstance(value, Mapping):
             return value
         data = dict(value)
+        data.setdefault("written", tuple(str(key) for key in value))
         menu = data.get("menu")
         if isinstance(menu, Mapping):  # an unquoted key (1: sales) is a YAML number
+            # and a key may be written lower case ("a"): the walk matches sent keys upper case
             data["menu"] = {
-                name: {**node, "keys": {str(k): v for k, v in node["keys"].items()}}
+                name: {**node, "keys": {_menu_key(k): v for k, v in node["keys"].items()}}
                 if isinstance(node, Mapping) and isinstance(node.get("keys"), Mapping)
                 else node
                 for name, node in menu.items()
@@ -155,10 +166,18 @@ class FarEnd:
         return data
 
 
+def _menu_key(key: Any) -> str:
+    """A menu key as the walk matches it: a YAML number as text, a-d upper case (anything
+    else stays as written, so a key that is not one is refused as the user wrote it)."""
+    text = str(key)
+    return text.upper() if text in ("a", "b", "c", "d") else text
+
+
 def far_end_problems(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """What is wrong with a ``far_end:`` value (YAML data or a `FarEnd`), each as (the path
     inside it, what to fix): keys that do not belong to its kind, an IVR key that is not a
     key or leads nowhere, a menu with no way out, an expectation the kind cannot meet."""
+    written = _written(value)
     data = _as_data(FarEnd.coerce(value))
     if not isinstance(data, dict) or data.get("kind") not in FAR_END_KINDS:
         return []  # the schema says what is wrong
@@ -166,7 +185,12 @@ def far_end_problems(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
     found: list[tuple[tuple[str | int, ...], str]] = []
     allowed = _FIELDS_OF[kind]
     for name in ("hello", "greeting", "menu", "start", "retries", "holds"):
-        if name in data and data[name] != _DEFAULTS[name] and name not in allowed:
+        said = (
+            name in written
+            if written is not None
+            else data.get(name, _DEFAULTS[name]) != _DEFAULTS[name]
+        )
+        if said and name not in allowed:
             takes = ", ".join(allowed) if allowed else "nothing but expect"
             found.append(((name,), f"the far end ({kind}) has no {name!r}; it takes {takes}"))
     expect = data.get("expect") or {}
@@ -200,6 +224,19 @@ _DEFAULTS: dict[str, Any] = {
     "retries": 2,
     "holds": 1,
 }
+
+
+def _written(value: Any) -> tuple[str, ...] | None:
+    """The keys written of a far end (YAML data, or a `FarEnd` the loader built); None for
+    one built in Python, where only a field that differs from its default is known."""
+    if isinstance(value, FarEnd):
+        return value.written
+    if isinstance(value, Mapping):
+        if "written" in value:  # a FarEnd as data (serialized)
+            said = value["written"]
+            return tuple(said) if said is not None else None
+        return tuple(str(key) for key in value)
+    return None
 
 
 def _as_data(value: Any) -> Any:
