@@ -8,12 +8,13 @@ import pytest
 from pytest_agent_eval._turn_taking._pack import build_pack
 from pytest_agent_eval._turn_taking._stimulus import Category
 
-pytest.importorskip("livekit.agents")
-
-from pytest_agent_eval.adapters.livekit._turn_taking import _observation
-
 
 def test_a_halt_before_the_barge_in_started_is_not_a_yield() -> None:
+    # Imported here: the LiveKit runner loads LiveKit's Silero plugin, which collection
+    # outside the voice tier must not (tests/unit/test_suite_tiers.py).
+    pytest.importorskip("livekit.agents")
+    from pytest_agent_eval.adapters.livekit._turn_taking import _observation
+
     stimulus = next(s for s in build_pack(0) if s.category is Category.BARGE_IN)
     events = [{"kind": "speech", "start_s": 1.5, "end_s": 2.5, "text": "wait, stop"}]
     before = _observation(stimulus, events, turns=[], states=[], halts=[1.0], resumes=[])
