@@ -15,7 +15,7 @@ from livekit.agents import vad as lk_vad
 
 from ...errors import AdapterError
 from ...models import describe_conditions
-from ...voice._fixture_pcm import content_key, decode_fixture
+from ...voice._fixture_pcm import content_key, decode_fixture, save_streamed_audio
 from ...voice._fixtures import (
     AudioClip,
 )
@@ -30,6 +30,7 @@ __all__ = [
     "cached_fixture_audio",
     "content_key",
     "load_fixture_audio",
+    "save_streamed_frames",
     "speech_at_end",
     "speech_segment",
 ]
@@ -217,3 +218,22 @@ def audio_turn_extra(turn: TurnInput, audio: FixtureAudio, segments: int) -> dic
         "fixture_rate": audio.source_rate,
         "fixture_channels": audio.source_channels,
     }
+
+
+def save_streamed_frames(
+    folder: Path | None, info: Any, turn_index: int, audio: FixtureAudio
+) -> Path | None:
+    """The exact audio a turn streamed (its frames, after its conditions, the silence tail
+    included) as a WAV in ``folder``, in the layout every adapter shares; None when ``folder``
+    is None (not asked to save it). ``info`` is the run's `ConversationInfo`."""
+    if folder is None:
+        return None
+    frame = rtc.combine_audio_frames(list(audio.frames))
+    return save_streamed_audio(
+        folder,
+        transcript_id=info.transcript.id,
+        run_index=info.run_index,
+        turn_index=turn_index,
+        pcm=bytes(frame.data),
+        sample_rate=frame.sample_rate,
+    )

@@ -9,13 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from livekit import rtc
-
 from ....errors import AgentCrashError
 from ....models import AgentReply, AgentSpeech, Greeting, Handoff, ToolCall, Usage
-from ....voice._fixture_pcm import save_reply_audio, save_streamed_audio
+from ....voice._fixture_pcm import save_reply_audio
 from ...base import ConversationInfo, TurnInput
-from .._audio import FixtureAudio
+from .._audio import FixtureAudio, save_streamed_frames
 from .._turn_meta import speech_dict
 from ._microphone import REAL_TIME
 from ._needs_helper import AGENTS_HINT, HELPER_HINT
@@ -134,20 +132,8 @@ class TurnReplies:
         )
 
     def save_streamed_audio(self, turn: TurnInput, audio: FixtureAudio) -> Path | None:
-        """The exact audio the turn says (its frames, after its conditions), as a WAV in the
-        save folder; None when not asked to save it."""
         folder = self.info.save_audio_dir or self.audio_in_dir
-        if folder is None:
-            return None
-        frame = rtc.combine_audio_frames(list(audio.frames))
-        return save_streamed_audio(
-            folder,
-            transcript_id=self.info.transcript.id,
-            run_index=self.info.run_index,
-            turn_index=turn.index,
-            pcm=bytes(frame.data),
-            sample_rate=frame.sample_rate,
-        )
+        return save_streamed_frames(folder, self.info, turn.index, audio)
 
     def _room_meta(
         self,

@@ -33,7 +33,7 @@ from ....models import (
     Transcript,
 )
 from ....voice._factory import takes_info
-from ....voice._fixture_pcm import check_fixtures, save_streamed_audio
+from ....voice._fixture_pcm import check_fixtures
 from ....voice._latency import Unmeasured, reply_latency_s
 from ...base import ConversationInfo, TurnInput
 from .._audio import (
@@ -42,6 +42,7 @@ from .._audio import (
     audio_turn_extra,
     cached_fixture_audio,
     load_fixture_audio,
+    save_streamed_frames,
 )
 from .._compat import agent_in_a_session, run_assert_over
 from .._logs import CrashSink, crash_sink, hold_livekit_logs, resolve_level
@@ -906,22 +907,8 @@ class LiveKitConversation:
         return SentTurn(anchors, recorder.heard, extra)
 
     def _save_streamed_audio(self, audio: FixtureAudio, turn_index: int) -> Path | None:
-        """The exact audio the turn streams (its frames, the silence tail included), as a WAV
-        in the save folder; None when not asked to save it."""
         folder = self.info.save_audio_dir or self.adapter.audio_in_dir
-        if folder is None:
-            return None
-        from livekit import rtc
-
-        frame = rtc.combine_audio_frames(list(audio.frames))
-        return save_streamed_audio(
-            folder,
-            transcript_id=self.info.transcript.id,
-            run_index=self.info.run_index,
-            turn_index=turn_index,
-            pcm=bytes(frame.data),
-            sample_rate=frame.sample_rate,
-        )
+        return save_streamed_frames(folder, self.info, turn_index, audio)
 
     def _first_reply(self, capture: TurnCapture) -> tuple[float | None, float | None]:
         """When this turn's own reply began: its first text and its first audio frame.
