@@ -77,7 +77,8 @@ def _markdown(
         lines += [*md_table(METRIC_CHANGE_HEADER, rows), ""]
     if causes:  # attribution ran in either file (docs/attribution.md)
         lines += ["## Failure causes", "", *(f"- {md_escape(line.strip())}" for line in causes)]
-        lines += ["", *md_table(CAUSE_CHANGE_HEADER, cause_table), ""]
+        rows = [[md_escape(c) for c in row] for row in cause_table]
+        lines += ["", *md_table(CAUSE_CHANGE_HEADER, rows), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
