@@ -100,7 +100,7 @@ METRIC_CHANGE_HEADER = (
     "verdict",
 )
 
-Verdict = Literal["regressed", "improved", "within noise", "no interval", "not comparable"]
+MetricVerdict = Literal["regressed", "improved", "within noise", "no interval", "not comparable"]
 
 TakenMetrics = dict[str, tuple[str, dict[str, Metric]]]
 """A results file's turn-taking metrics: by eval key, its label and its metrics by name."""
@@ -135,7 +135,7 @@ class MetricChange:
         return new_low > base_high or new_high < base_low
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> MetricVerdict:
         """``regressed`` or ``improved`` when the intervals separate, by the metric's
         direction; ``within noise`` when they overlap."""
         if not self.comparable:
