@@ -116,37 +116,43 @@ class MetricChange:
     new: Metric | None
 
     @property
+    def values(self) -> tuple[float, float] | None:
+        """The base and new value, when both files measured the metric."""
+        if self.base is None or self.new is None:
+            return None
+        if self.base.value is None or self.new.value is None:
+            return None
+        return self.base.value, self.new.value
+
+    @property
     def comparable(self) -> bool:
         """Both files measured it."""
-        return (
-            self.base is not None
-            and self.new is not None
-            and self.base.value is not None
-            and self.new.value is not None
-        )
+        return self.values is not None
 
     @property
     def separated(self) -> bool | None:
         """Whether the two 95% intervals do not overlap (touching overlaps); None without
         both."""
-        if not self.comparable or self.base.interval is None or self.new.interval is None:  # type: ignore[union-attr]
+        if self.values is None or self.base is None or self.new is None:
             return None
-        (base_low, base_high), (new_low, new_high) = self.base.interval, self.new.interval  # type: ignore[union-attr]
+        if self.base.interval is None or self.new.interval is None:
+            return None
+        (base_low, base_high), (new_low, new_high) = self.base.interval, self.new.interval
         return new_low > base_high or new_high < base_low
 
     @property
     def verdict(self) -> MetricVerdict:
         """``regressed`` or ``improved`` when the intervals separate, by the metric's
         direction; ``within noise`` when they overlap."""
-        if not self.comparable:
+        if self.values is None:
             return "not comparable"
         separated = self.separated
         if separated is None:
             return "no interval"
         if not separated:
             return "within noise"
-        rose = self.new.value > self.base.value  # type: ignore[operator,union-attr]
-        return "improved" if rose == (self.name in HIGHER_IS_BETTER) else "regressed"
+        base, new = self.values
+        return "improved" if (new > base) == (self.name in HIGHER_IS_BETTER) else "regressed"
 
     @property
     def text(self) -> str:
@@ -173,10 +179,10 @@ def _interval(metric: Metric | None) -> str:
 
 
 def _delta(change: MetricChange) -> str:
-    if not change.comparable:
+    if change.values is None or change.new is None:
         return "–"
-    assert change.base is not None and change.new is not None
-    delta = change.new.value - change.base.value  # type: ignore[operator]
+    base, new = change.values
+    delta = new - base
     if change.new.unit == "ms":
         return f"{delta:+g} ms"
     return f"{delta:+.2f}"
@@ -203,16 +209,17 @@ def _read_metric(raw: Any, where: str) -> Metric:
     ):
         raise ValueError(f"{where} interval is {interval!r}, not [low, high]")
     bounds = (
-        None
-        if interval is None
-        else tuple(_number_or_none(v, f"{where} interval") for v in interval)
+        None if interval is None else [_number_or_none(v, f"{where} interval") for v in interval]
     )
+    low_high = None
+    if bounds is not None and bounds[0] is not None and bounds[1] is not None:
+        low_high = (bounds[0], bounds[1])
     return Metric(
         name=raw["name"],
         value=_number_or_none(raw.get("value"), f"{where} value"),
         count=count,
         hits=hits if isinstance(hits, int) and not isinstance(hits, bool) else None,
-        interval=None if bounds is None or None in bounds else bounds,  # type: ignore[arg-type]
+        interval=low_high,
         unit=str(raw.get("unit") or ""),
     )
 
