@@ -1,6 +1,7 @@
 """The ``turn_taking:`` gate through pytest itself, against a project's own LiveKit agent (its
 session factory, Silero VAD, endpointing and its ``on_user_turn_completed``): a configuration
-that takes over mid-sentence pauses fails the pause budget; one that waits passes it."""
+that takes over mid-sentence pauses fails the pause budget; one that waits passes it; and
+``agent-eval compare`` on the two configurations' results files names the latency that moved."""
 
 from __future__ import annotations
 
@@ -129,3 +130,48 @@ def test_an_agent_whose_vad_hears_nothing_is_an_error_not_a_pass(project: pytest
     (entry,) = document["evals"]
     assert entry["verdict"] == "error"
     assert entry["turn_taking"]["budgets"] == []
+
+
+# The pack's first voice speaks three short answers ("Yes.", "Tuesday.", "Sure."): the fewest
+# stimuli whose end-of-turn latencies' intervals separate between 0.5 and 2.5 s endpointing.
+SHORT_ANSWERS = """\
+id: turns
+turn_taking:
+  categories: [short_answer]
+  voices: 1
+  budgets:
+    end_of_turn_latency_ms_p50_max: 5000
+"""
+
+
+def test_compare_names_the_latency_two_endpointing_delays_separate(
+    project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_agent_eval.__main__ import main
+
+    (project.path / "evals" / "turns.yaml").write_text(SHORT_ANSWERS, encoding="utf-8")
+    _run(project, 0.5)[0].assert_outcomes(passed=1)
+    (project.path / "r.json").rename(project.path / "base.json")
+    _run(project, 2.5)[0].assert_outcomes(passed=1)
+    base, new, page = (str(project.path / n) for n in ("base.json", "r.json", "c.md"))
+    capsys.readouterr()
+
+    # Both items passed their budget: only the turn-taking comparison sees the change.
+    assert main(["compare", base, new, "--markdown", page, "--fail-on-regression"]) == 1
+    captured = capsys.readouterr()
+    assert "0 regressed, 0 improved, 1 unchanged within noise" in captured.out
+    for percentile in ("p50", "p95"):
+        name = f"end_of_turn_latency_ms_{percentile}"
+        [row] = [line for line in captured.out.splitlines() if name in line]
+        assert row.split()[-2:] == ["separate", "regressed"], row
+    named = captured.err.splitlines()
+    assert [line.split(":")[1] for line in named] == [" turn-taking regressed"] * 2
+    assert "turns[short_answer] end_of_turn_latency_ms_p50: " in named[0]
+    assert "turns[short_answer] end_of_turn_latency_ms_p95: " in named[1]
+    assert all(line.endswith("higher is worse") for line in named)
+    [unanswered] = [line for line in captured.out.splitlines() if "unanswered_rate" in line]
+    assert unanswered.split()[2:4] == ["0.00", "0.00"]  # none unanswered, either time
+    assert unanswered.split()[-2:] == ["within", "noise"]
+    assert "| separate | regressed |" in (project.path / "c.md").read_text(encoding="utf-8")
+    # The other way round, the shorter delay is an improvement: nothing fails.
+    assert main(["compare", new, base, "--fail-on-regression"]) == 0

@@ -9,7 +9,17 @@ from typing import Any
 from .._records import EvalRecord
 from ..models._attribution import Attribution
 
-__all__ = ["cause_changes", "cause_counts", "cause_line", "cause_rows", "evidence_lines"]
+__all__ = [
+    "CAUSE_CHANGE_HEADER",
+    "cause_change_rows",
+    "cause_changes",
+    "cause_counts",
+    "cause_line",
+    "cause_rows",
+    "evidence_lines",
+]
+
+CAUSE_CHANGE_HEADER = ("cause", "base", "new", "change")
 
 
 def cause_counts(records: Sequence[EvalRecord]) -> list[tuple[str, int]]:
@@ -94,3 +104,17 @@ def cause_changes(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         if before != after:
             lines.append(f"  {name}: {_counted(before)} -> {_counted(after)}")
     return lines
+
+
+def cause_change_rows(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[list[str]]:
+    """The per-cause table of two results files: one row per cause either has, most failed
+    runs now first (``["hearing", "2", "0", "-2"]``), then the total; empty when neither file
+    has an attributed run."""
+    then = sum(_document_causes(base).values(), Counter[str]())
+    now = sum(_document_causes(new).values(), Counter[str]())
+    if not then and not now:
+        return []
+    causes = sorted(set(then) | set(now), key=lambda c: (-now[c], -then[c], c))
+    counted = [(c, then[c], now[c]) for c in causes]
+    counted.append(("total", then.total(), now.total()))
+    return [[c, str(a), str(b), f"{b - a:+d}" if b != a else "0"] for c, a, b in counted]

@@ -1,16 +1,36 @@
 """The turn-taking conformance table (docs/turn-taking.md): one row per metric of each
 turn-taking item, with its value, 95% interval, count, budget and the budget's verdict; the
-same rows in the terminal, the markdown and the HTML report."""
+same rows in the terminal, the markdown and the HTML report.
+
+And two results files' metrics side by side (``agent-eval compare``): a metric regressed when
+its new 95% interval lies wholly on the worse side of the base one (`HIGHER_IS_BETTER` says
+which side that is), improved when on the better side, and is within noise when they overlap.
+"""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from .._records import EvalRecord
+from .._turn_taking._metrics import HIGHER_IS_BETTER
 from ..models._turn_taking import BudgetVerdict, Metric
+from ._baseline import BaselineError
 
-__all__ = ["CONFORMANCE_HEADER", "conformance_html", "conformance_rows"]
+__all__ = [
+    "CONFORMANCE_HEADER",
+    "METRIC_CHANGE_HEADER",
+    "MetricChange",
+    "conformance_html",
+    "conformance_rows",
+    "metric_change_rows",
+    "metric_changes",
+    "metric_changes_headline",
+    "turn_taking_metrics",
+]
 
 CONFORMANCE_HEADER = ("eval", "metric", "value", "95% interval", "n", "budget", "verdict")
 
@@ -66,3 +86,217 @@ def conformance_html(records: Sequence[EvalRecord]) -> str:
         '<section id="turn-taking"><h2>Turn-taking conformance</h2>'
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
     )
+
+
+METRIC_CHANGE_HEADER = (
+    "eval",
+    "metric",
+    "base",
+    "new",
+    "change",
+    "base 95% interval",
+    "new 95% interval",
+    "intervals",
+    "verdict",
+)
+
+MetricVerdict = Literal["regressed", "improved", "within noise", "no interval", "not comparable"]
+
+TakenMetrics = dict[str, tuple[str, dict[str, Metric]]]
+"""A results file's turn-taking metrics: by eval key, its label and its metrics by name."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricChange:
+    """One turn-taking metric of one eval, in two results files."""
+
+    label: str
+    name: str
+    base: Metric | None
+    new: Metric | None
+
+    @property
+    def values(self) -> tuple[float, float] | None:
+        """The base and new value, when both files measured the metric."""
+        if self.base is None or self.new is None:
+            return None
+        if self.base.value is None or self.new.value is None:
+            return None
+        return self.base.value, self.new.value
+
+    @property
+    def comparable(self) -> bool:
+        """Both files measured it."""
+        return self.values is not None
+
+    @property
+    def separated(self) -> bool | None:
+        """Whether the two 95% intervals do not overlap (touching overlaps); None without
+        both."""
+        if self.values is None or self.base is None or self.new is None:
+            return None
+        if self.base.interval is None or self.new.interval is None:
+            return None
+        (base_low, base_high), (new_low, new_high) = self.base.interval, self.new.interval
+        return new_low > base_high or new_high < base_low
+
+    @property
+    def verdict(self) -> MetricVerdict:
+        """``regressed`` or ``improved`` when the intervals separate, by the metric's
+        direction; ``within noise`` when they overlap."""
+        if self.values is None:
+            return "not comparable"
+        separated = self.separated
+        if separated is None:
+            return "no interval"
+        if not separated:
+            return "within noise"
+        base, new = self.values
+        return "improved" if (new > base) == (self.name in HIGHER_IS_BETTER) else "regressed"
+
+    @property
+    def text(self) -> str:
+        """``turns[short_answer] end_of_turn_latency_ms_p50: 550 ms (510 ms–560 ms) ->
+        2550 ms (2510 ms–2560 ms), higher is worse``: for the line naming a regression."""
+        worse = "lower" if self.name in HIGHER_IS_BETTER else "higher"
+        return (
+            f"{self.label} {self.name}: {_figure(self.base)} -> {_figure(self.new)}, "
+            f"{worse} is worse"
+        )
+
+
+def _figure(metric: Metric | None) -> str:
+    if metric is None or metric.value is None:
+        return "unmeasured"
+    interval = _interval(metric)
+    return _number(metric.value, metric.unit) + ("" if interval == "–" else f" ({interval})")
+
+
+def _interval(metric: Metric | None) -> str:
+    if metric is None or metric.interval is None:
+        return "–"
+    return "–".join(_number(v, metric.unit) for v in metric.interval)
+
+
+def _delta(change: MetricChange) -> str:
+    if change.values is None or change.new is None:
+        return "–"
+    base, new = change.values
+    delta = new - base
+    if change.new.unit == "ms":
+        return f"{delta:+g} ms"
+    return f"{delta:+.2f}"
+
+
+def _number_or_none(raw: Any, what: str) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise ValueError(f"{what} is {raw!r}, not a number")
+    return float(raw)
+
+
+def _read_metric(raw: Any, where: str) -> Metric:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
+        raise ValueError(f"{where} is not a metric (no name)")
+    where = f"{where} ({raw['name']}):"
+    count, hits = raw.get("count"), raw.get("hits")
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(f"{where} count is {count!r}, not a whole number")
+    interval = raw.get("interval")
+    if interval is not None and not (
+        isinstance(interval, Sequence) and not isinstance(interval, str) and len(interval) == 2
+    ):
+        raise ValueError(f"{where} interval is {interval!r}, not [low, high]")
+    bounds = (
+        None if interval is None else [_number_or_none(v, f"{where} interval") for v in interval]
+    )
+    low_high = None
+    if bounds is not None and bounds[0] is not None and bounds[1] is not None:
+        low_high = (bounds[0], bounds[1])
+    return Metric(
+        name=raw["name"],
+        value=_number_or_none(raw.get("value"), f"{where} value"),
+        count=count,
+        hits=hits if isinstance(hits, int) and not isinstance(hits, bool) else None,
+        interval=low_high,
+        unit=str(raw.get("unit") or ""),
+    )
+
+
+def turn_taking_metrics(document: Mapping[str, Any]) -> TakenMetrics:
+    """The turn-taking metrics of a results file (docs/turn-taking.md): by eval key, its label
+    and its metrics by name; an eval with no ``turn_taking`` record is left out.
+
+    Raises:
+        BaselineError: a ``turn_taking`` record that is not one this package writes.
+    """
+    found: TakenMetrics = {}
+    for entry in document.get("evals", []):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("key"), str):
+            continue
+        taken = entry.get("turn_taking")
+        if taken is None:
+            continue
+        key = entry["key"]
+        try:
+            if not isinstance(taken, Mapping) or not isinstance(taken.get("metrics"), list):
+                raise ValueError("turn_taking has no 'metrics' list")
+            metrics = [
+                _read_metric(raw, f"turn_taking.metrics[{i}]")
+                for i, raw in enumerate(taken["metrics"])
+            ]
+        except ValueError as exc:
+            raise BaselineError(
+                f"eval {key}: {exc}; not a results file this version wrote: write it again "
+                "with --agent-eval-results"
+            ) from None
+        found[key] = (str(entry.get("label") or key), {m.name: m for m in metrics})
+    return found
+
+
+def metric_changes(base: TakenMetrics, new: TakenMetrics) -> list[MetricChange]:
+    """Every turn-taking metric of the evals both files have (matched by key), in the new
+    file's order; a metric only one file has is not comparable."""
+    changes = []
+    for key, (label, now) in new.items():
+        if key not in base:
+            continue  # a new eval: the evals' comparison lists it
+        then = base[key][1]
+        for name in dict.fromkeys([*now, *then]):
+            changes.append(MetricChange(label, name, then.get(name), now.get(name)))
+    return changes
+
+
+def metric_change_rows(changes: Sequence[MetricChange]) -> list[list[str]]:
+    """The rows of the comparison, `METRIC_CHANGE_HEADER`'s columns."""
+    return [
+        [
+            c.label,
+            c.name,
+            _figure_value(c.base),
+            _figure_value(c.new),
+            _delta(c),
+            _interval(c.base),
+            _interval(c.new),
+            {True: "separate", False: "overlap", None: "–"}[c.separated],
+            c.verdict,
+        ]
+        for c in changes
+    ]
+
+
+def _figure_value(metric: Metric | None) -> str:
+    if metric is None or metric.value is None:
+        return "unmeasured"
+    return _number(metric.value, metric.unit)
+
+
+def metric_changes_headline(changes: Sequence[MetricChange]) -> str:
+    """``turn-taking: 1 regressed, 0 improved, 4 within noise, 1 no interval, 2 not
+    comparable (95% intervals)``."""
+    counted = ", ".join(
+        f"{sum(c.verdict == v for c in changes)} {v}"
+        for v in ("regressed", "improved", "within noise", "no interval", "not comparable")
+    )
+    return f"turn-taking: {counted} (a change when the 95% intervals separate)"

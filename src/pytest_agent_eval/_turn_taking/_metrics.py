@@ -18,6 +18,7 @@ from ..models._turn_taking import Metric
 from ._stimulus import Category, Expected
 
 __all__ = [
+    "HIGHER_IS_BETTER",
     "METRIC_NAMES",
     "Metric",
     "Observation",
@@ -190,3 +191,10 @@ def compute_metrics(observations: Sequence[Observation]) -> dict[str, Metric]:
 
 METRIC_NAMES: tuple[str, ...] = tuple(compute_metrics([]))
 """Every metric's name, in the order reports show them."""
+
+HIGHER_IS_BETTER: frozenset[str] = frozenset(
+    {"barge_in_yield_rate", "false_interruption_recovery_rate"}
+)
+"""The metrics a rise improves; every other one a rise makes worse (the takeover, false
+interruption and unanswered rates, the latencies, the overlap)."""
+assert set(METRIC_NAMES) >= HIGHER_IS_BETTER
