@@ -336,6 +336,7 @@ ALLOWED: dict[str, set[str]] = {
         "simulation",  # its files collected (lazily) beside transcripts, by collection
         "_turn_gate",  # so are turn_taking: files
         "_file_kind",  # told apart from transcripts without importing simulation
+        "_capacity",  # --agent-eval-capacity: the capacity run over the selected transcripts
     },
     # The façade re-exports what the docs teach; the settings, loaders and expansion lazily.
     # _compat first of all, for its effect: it takes the package out of pytest's rewriting.
