@@ -213,6 +213,14 @@ def add_options(parser: pytest.Parser) -> None:
         "name changed).",
     )
     group.addoption(
+        "--agent-eval-capacity",
+        action="store_true",
+        default=False,
+        help="Instead of running the selected transcripts, measure how many of them one core "
+        "holds at once (agent-eval capacity over them, [tool.agent_eval.capacity] settings); "
+        "the session fails when its gate does (min_sessions_per_core).",
+    )
+    group.addoption(
         "--agent-eval-save-simulations",
         metavar="DIR",
         default=None,

@@ -140,6 +140,10 @@ def pytest_configure(config: pytest.Config) -> None:
         )
         if config.pluginmanager.hasplugin("xdist"):
             config.pluginmanager.register(_XdistController(), "agent-eval-xdist")
+        if config.getoption("agent_eval_capacity"):
+            from ._capacity._pytest import CapacityRun
+
+            config.pluginmanager.register(CapacityRun(config), "agent-eval-capacity")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -3,6 +3,8 @@
 ``python capacity_worker.py start`` registers as ``capacity-agent``. Its load is its jobs:
 two calls put it at ``load_threshold``, so LiveKit's own worker refuses a third while two are
 on (as a production worker does past its threshold).
+With ``CAPACITY_WORKER_LOAD=zero`` its ``load_fnc`` lies instead: it reports no load at all,
+so the worker takes every call whatever its processes carry.
 The agent hears typed text (no STT), answers from a script and speaks with the offline voice.
 """
 
@@ -31,8 +33,13 @@ def two_calls(server: AgentServer) -> float:
     return THRESHOLD * len(server.active_jobs) / 2
 
 
+def no_load(server: AgentServer) -> float:
+    """A load_fnc that lies: never any load."""
+    return 0.0
+
+
 server = AgentServer(
-    load_fnc=two_calls,
+    load_fnc=no_load if os.environ.get("CAPACITY_WORKER_LOAD") == "zero" else two_calls,
     load_threshold=THRESHOLD,
     num_idle_processes=2,
     port=0,  # its health server on a free port: two test workers may run at once

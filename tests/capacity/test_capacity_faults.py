@@ -140,6 +140,7 @@ def test_a_conversation_a_fault_ends_is_the_faults_not_the_agents(
         "failures": None,
         "stopped_answering": None,
         "refused": None,
+        "past_threshold": None,
         "fault_failures": 1,
     }
 

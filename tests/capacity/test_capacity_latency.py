@@ -4,11 +4,16 @@ draws from, its bad values, and the scripted LLMs waiting it before they answer.
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 
 from pytest_agent_eval._capacity._measure import percentile
-from pytest_agent_eval.adapters._latency import ProviderLatency, as_latency
+from pytest_agent_eval.adapters._latency import ProviderLatency, ReplayedLatency, as_latency
+
+REPORT = Path(__file__).parents[1] / "docs/support/import/calls/booking/session_report.json"
+"""A real LiveKit session report (the import docs' example call)."""
 
 
 def test_draws_have_the_median_and_95th_percentile_asked_for() -> None:
@@ -37,13 +42,56 @@ def test_a_seed_repeats_the_sequence_and_a_single_value_is_fixed() -> None:
         (-1.0, "latency p50 must be a number of seconds >= 0"),
         ((0.5, 0.1), "latency p95 must be a number of seconds >= its p50"),
         ((0, 0.5), "latency p50 of 0 with a p95 of 0.5: a log-normal delay needs a median"),
-        ("fast", "latency must be seconds, \\(p50, p95\\) seconds or a ProviderLatency"),
+        ({"p50": 1}, "latency must be seconds, \\(p50, p95\\) seconds, LiveKit session reports"),
+        ("fast", "fast: cannot read the session report"),
         (True, "latency must be seconds"),
     ],
 )
 def test_bad_latency_names_where_it_was_given(value: object, message: str) -> None:
     with pytest.raises(ValueError, match=rf"^ScriptedLLM\(latency=\.\.\.\): {message}"):
         as_latency(value, "ScriptedLLM(latency=...)")  # type: ignore[arg-type]
+
+
+def test_session_reports_replay_the_delays_their_calls_saw(tmp_path: Path) -> None:
+    # A real LiveKit session report (livekit-agents 1.8.9), as `agent-eval import` reads it.
+    latency = as_latency([str(REPORT), REPORT], "x")
+    assert isinstance(latency, ReplayedLatency)
+    seen = {round(m["llm_node_ttft"], 9) for m in _assistant_metrics(REPORT)}
+    assert len(seen) == 3 and set(map(_nine, latency.samples)) == seen  # both paths: six
+    assert len(latency.samples) == 6
+    assert {_nine(latency.draw()) for _ in range(200)} == seen
+    # Another metric of the same reports: a TTS's time to first byte.
+    tts = as_latency(REPORT, "x", metric="tts_node_ttfb")
+    assert tts is not None and {_nine(tts.draw()) for _ in range(200)} == {
+        round(m["tts_node_ttfb"], 9) for m in _assistant_metrics(REPORT)
+    }
+    bare = json.loads(REPORT.read_text())
+    for item in bare["chat_history"]["items"]:
+        item.pop("metrics", None)
+    (tmp_path / "bare.json").write_text(json.dumps(bare))
+    with pytest.raises(ValueError, match=r"^x: no assistant message in .*bare.json has metrics"):
+        as_latency(tmp_path / "bare.json", "x")
+    (tmp_path / "other.json").write_text('{"events": []}')
+    with pytest.raises(ValueError, match=r"^x: .*other.json: no sdk_version"):
+        as_latency(tmp_path / "other.json", "x")
+
+
+def test_a_scripted_llm_waits_a_delay_replayed_from_a_session_report() -> None:
+    pytest.importorskip("livekit.agents", reason="needs the livekit extra")
+    from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM
+
+    scripted = ScriptedLLM([Rule(r"hello", reply="Hi there")], latency=str(REPORT))
+    assert isinstance(scripted.latency, ReplayedLatency)
+    assert scripted.latency.draw() in scripted.latency.samples
+
+
+def _assistant_metrics(path: Path) -> list[dict[str, float]]:
+    items = json.loads(path.read_text())["chat_history"]["items"]
+    return [i["metrics"] for i in items if i.get("role") == "assistant" and i.get("metrics")]
+
+
+def _nine(value: float) -> float:
+    return round(value, 9)
 
 
 class _Counted(ProviderLatency):

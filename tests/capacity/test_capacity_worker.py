@@ -1,7 +1,8 @@
 """``agent-eval capacity --worker``: a real LiveKit worker (``python FILE start``, its job
 processes and its ``load_threshold``) behind a real livekit-server on loopback, K callers in K
-rooms; calls the worker refuses are counted with the step where they began, and nothing is left
-running after the command, finished or interrupted (room tier)."""
+rooms; calls the worker refuses, and calls it takes past its load_threshold, are counted with
+the step where they began, and nothing is left running after the command, finished or
+interrupted (room tier)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,34 @@ def test_a_worker_refusing_calls_past_its_load_threshold(project: Path) -> None:
     assert three["refused"], three
     assert all("no worker took the dispatch" in line for line in three["refused"])
     assert data["began_at_k"]["refused"] == 3
+    # Its load is honest: what it took, it took under its threshold.
+    assert one["past_threshold"] == [] and three["past_threshold"] == []
+    assert data["began_at_k"]["past_threshold"] is None
     assert data["knee"]["k"] == 1
+    assert _left_running(project) == []
+
+
+def test_a_worker_whose_load_fnc_lies_takes_calls_past_its_threshold_and_fails_the_gate(
+    project: Path,
+) -> None:
+    # load_fnc says 0.0 whatever runs; two calls' processes carry more than 1% of the machine.
+    done = subprocess.run(
+        _command(project, "--steps", "2", "--refine", "0", "--load-threshold", "0.01"),
+        cwd=project, env={**_env(project), "CAPACITY_WORKER_LOAD": "zero"},
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "past its load_threshold, beginning at K=2" in done.stderr, done.stderr
+    assert "K=2: taken past load_threshold: room " in done.stdout, done.stdout
+    data = json.loads((project / "out.json").read_text())
+    (two,) = data["steps"]
+    assert two["refused"] == [] and two["past_threshold"], two
+    assert f"{len(two['past_threshold'])} call(s) taken past load_threshold" in two["over_budget"]
+    assert data["began_at_k"]["past_threshold"] == 2
+    assert data["gate"]["passed"] is False
+    assert data["gate"]["taken_past_load_threshold_at_k"] == 2
+    assert data["worker_load_threshold"] == {"value": 0.01, "from": "--load-threshold"}
+    assert "<th>taken past load_threshold</th>" in (project / "out.html").read_text()
     assert _left_running(project) == []
 
 
@@ -122,6 +150,7 @@ def test_ctrl_c_stops_the_worker_its_jobs_and_the_server(project: Path) -> None:
         (["--agent-name", "a"], {"LIVEKIT_SERVER_BIN": "/nonexistent/server"}, "not an executable"),
         ([], {}, "worker mode needs both --worker FILE and --agent-name NAME"),
         (["--agent-name", "a", "--agent", "m:f"], {}, "either --worker"),
+        (["--agent-name", "a", "--load-threshold", "0"], {}, "load_threshold must be > 0"),
     ],
 )
 def test_bad_worker_input_exits_2_before_anything_starts(

@@ -213,6 +213,7 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
         "_turn_taking",  # the LiveKit turn-taking runner plays the pack's stimuli
         "_serialize",  # room mode's timeline crosses from the agent's process as JSON
+        "_importers",  # a stand-in's latency replayed from LiveKit session reports, read there
     },
     # The far end of an outbound call (issue 37), the runner's script of such a run: it says
     # what the far end says next from what the agent did, and judges the call at the end.
@@ -336,6 +337,7 @@ ALLOWED: dict[str, set[str]] = {
         "simulation",  # its files collected (lazily) beside transcripts, by collection
         "_turn_gate",  # so are turn_taking: files
         "_file_kind",  # told apart from transcripts without importing simulation
+        "_capacity",  # --agent-eval-capacity: the capacity run over the selected transcripts
     },
     # The façade re-exports what the docs teach; the settings, loaders and expansion lazily.
     # _compat first of all, for its effect: it takes the package out of pytest's rewriting.

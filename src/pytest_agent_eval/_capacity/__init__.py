@@ -17,7 +17,8 @@ import argparse
 import asyncio
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,9 @@ from .._config import load_settings, parse_speed
 from ..errors import AgentEvalError, ConfigError
 
 if TYPE_CHECKING:
+    from ..models import Transcript
     from ._agent import LoadedAgent as LoadedAgent
+    from ._worker import WorkerLab
 from ._knee import RepeatResult, StepSummary, find_knee, onsets
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps
 from ._ramp import StepEvent, run_ramp
@@ -38,7 +41,7 @@ from ._report import (
     write_json,
 )
 
-__all__ = ["main"]
+__all__ = ["Output", "main", "run_plan"]
 
 DEFAULT_JSON = "agent-eval-capacity.json"
 DEFAULT_HTML = "agent-eval-capacity.html"
@@ -71,6 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         "livekit-server on loopback, K callers in K rooms",
     )
     parser.add_argument("--agent-name", help="worker mode: the agent_name the worker registers")
+    parser.add_argument(
+        "--load-threshold",
+        type=float,
+        help="worker mode: the worker's load_threshold, to judge the calls it took by "
+        "(default: what the worker logs, else 0.7)",
+    )
     parser.add_argument(
         "--process-per-session",
         action="store_true",
@@ -158,6 +167,7 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
         "fault_timeout_s",
         "agent",
         "agent_name",
+        "load_threshold",
     ):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
@@ -184,67 +194,104 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
     )
 
 
-def _progress(event: StepEvent) -> None:
+def _progress(output: Output, event: StepEvent) -> None:
     if event.result is None:
-        print(
-            f"capacity: K={event.k} repeat {event.repeat + 1}/{event.repeats} ...",
-            file=sys.stderr,
-            flush=True,
-        )
+        output.err(f"capacity: K={event.k} repeat {event.repeat + 1}/{event.repeats} ...")
         return
     r = event.result
-    print(
+    output.err(
         f"capacity: K={r.k} repeat {r.repeat + 1}/{event.repeats}: {len(r.latencies_s)} turns, "
         f"{len(r.failures)} failures, {len(r.unanswered)} stopped answering, "
-        f"{sum(r.faults_injected.values())} faults injected, {r.measure.cores_used:.2f} cores",
-        file=sys.stderr,
-        flush=True,
+        f"{sum(r.faults_injected.values())} faults injected, {r.measure.cores_used:.2f} cores"
     )
+
+
+class Output:
+    """Where a run writes: its table and report lines (``console``, stdout by default), its
+    progress and errors (``err``, stderr by default). The pytest session gives its own."""
+
+    def __init__(self, console: Any = None, err: Callable[[str], None] | None = None) -> None:
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=False)
+        self.console = console
+        self.err = err or (lambda text: print(text, file=sys.stderr, flush=True))
+
+    def out(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``agent-eval capacity``; returns its exit code."""
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        from ._agent import load_agent, load_plan_transcripts
+        from ._agent import load_plan_transcripts
         from ._measure import process_handle
 
         plan = build_plan(args)
         process_handle()  # psutil present, before any agent loads
         settings, _ = load_settings(plan.rootdir)
         transcripts = load_plan_transcripts(plan.transcripts, settings)
-        watch: int | None = None
-        if plan.worker is not None:
-            loaded, watch = _start_worker(plan)
-        else:
-            loaded = load_agent(plan.rootdir, transcripts, plan.agent)
     except AgentEvalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    return run_plan(plan, transcripts)
+
+
+def run_plan(
+    plan: CapacityPlan, transcripts: Sequence[Transcript], output: Output | None = None
+) -> int:
+    """Run ``plan`` over ``transcripts`` (the agent loaded, or the worker started, here),
+    write its reports and return the command's exit code."""
+    output = output or Output()
+    try:
+        from ._agent import load_agent
+        from ._measure import process_handle
+
+        process_handle()
+        watch: int | None = None
+        lab: WorkerLab | None = None
+        if plan.worker is not None:
+            loaded, lab = _start_worker(plan, output)
+            watch = lab.worker_pid
+        else:
+            loaded = load_agent(plan.rootdir, list(transcripts), plan.agent)
+    except AgentEvalError as exc:
+        output.err(f"error: {exc}")
+        return 2
     except KeyboardInterrupt:  # while the worker started: it is stopped already
-        print("capacity: interrupted before the first step", file=sys.stderr)
+        output.err("capacity: interrupted before the first step")
         return 130
     host = machine()
     results: list[RepeatResult] = []
     interrupted = False
     try:
-        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, _progress, watch))
+        past = (
+            None
+            if lab is None
+            else lambda since: lab.taken_past_threshold(since, plan.load_threshold)
+        )
+        progress = partial(_progress, output)
+        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, progress, watch, past))
     except KeyboardInterrupt:
         interrupted = True
     except AgentEvalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        output.err(f"error: {exc}")
         return 2
     except SystemExit:
         raise
     except BaseException as exc:  # the user's adapter (its prepare), a pytest.skip
-        print(f"error: the agent could not be run: {type(exc).__name__}: {exc}", file=sys.stderr)
+        output.err(f"error: the agent could not be run: {type(exc).__name__}: {exc}")
         return 2
     finally:
         loaded.close()
-    return _report(plan, results, loaded.source, [t.id for t in transcripts], host, interrupted)
+    judged = None if lab is None else lab.threshold(plan.load_threshold)
+    ids = [t.id for t in transcripts]
+    return _report(plan, results, loaded.source, ids, host, interrupted, judged, output)
 
 
-def _start_worker(plan: CapacityPlan) -> tuple[LoadedAgent, int | None]:
+def _start_worker(plan: CapacityPlan, output: Output) -> tuple[LoadedAgent, WorkerLab]:
     """Worker mode: our livekit-server and the user's worker, and rooms to call it through."""
     import shutil
     import tempfile
@@ -261,7 +308,7 @@ def _start_worker(plan: CapacityPlan) -> tuple[LoadedAgent, int | None]:
         lab.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
-    print(f"capacity: starting livekit-server and {plan.worker.name} ...", file=sys.stderr)
+    output.err(f"capacity: starting livekit-server and {plan.worker.name} ...")
     try:
         lab.start()
         adapter = LiveKitRoomAdapter(
@@ -275,7 +322,7 @@ def _start_worker(plan: CapacityPlan) -> tuple[LoadedAgent, int | None]:
         stop()
         raise
     source = f"worker {plan.worker} (agent_name {plan.agent_name!r})"
-    return LoadedAgent(adapter, source, stop), lab.worker_pid
+    return LoadedAgent(adapter, source, stop), lab
 
 
 def _only_faults(step: StepSummary) -> bool:
@@ -297,15 +344,19 @@ def _report(
     transcripts: list[str],
     host: dict[str, Any],
     interrupted: bool,
+    load_threshold: tuple[float, str] | None = None,
+    output: Output | None = None,
 ) -> int:
-    from rich.console import Console
-
+    output = output or Output()
     steps, knee = find_knee(results, plan.p95_latency_ms, plan.loop_lag_ms)
+    past = next((s for s in steps if s.past_threshold), None)
     gate_failed = (
         None
         if plan.min_sessions_per_core is None or interrupted
         else knee.sessions_per_core < plan.min_sessions_per_core
     )
+    if past is not None and not interrupted:
+        gate_failed = True
     data = results_json(
         plan,
         steps,
@@ -315,47 +366,54 @@ def _report(
         host=host,
         interrupted=interrupted,
         gate_failed=gate_failed,
+        load_threshold=load_threshold,
     )
     assert plan.json_path is not None and plan.html_path is not None
     write_json(plan.json_path, data)
     write_html(plan.html_path, render_html(data, steps, plan, knee))
-    console = Console(stderr=False)
-    console.print(render_table(steps, knee, plan))
+    output.console.print(render_table(steps, knee, plan))
     for what, k in onsets(steps).items():
         if k is not None:
-            console.print(f"{what.replace('_', ' ')} began at K={k}", markup=False)
+            output.out(f"{what.replace('_', ' ')} began at K={k}")
     for step in steps:
         if step.failures:
-            console.print(f"K={step.k}: first failure: {step.failures[0]}", markup=False)
+            output.out(f"K={step.k}: first failure: {step.failures[0]}")
         if step.refused:
-            console.print(f"K={step.k}: refused: {step.refused[0]}", markup=False)
+            output.out(f"K={step.k}: refused: {step.refused[0]}")
+        if step.past_threshold:
+            output.out(f"K={step.k}: taken past load_threshold: {step.past_threshold[0]}")
         if step.unanswered:
-            console.print(f"K={step.k}: stopped answering: {step.unanswered[0]}", markup=False)
+            output.out(f"K={step.k}: stopped answering: {step.unanswered[0]}")
         if step.fault_failures:
-            console.print(
-                f"K={step.k}: ended by an injected fault: {step.fault_failures[0]}", markup=False
-            )
+            output.out(f"K={step.k}: ended by an injected fault: {step.fault_failures[0]}")
         if step.log_warnings:
             message, count = next(iter(step.log_warnings.items()))
-            console.print(f"K={step.k}: logged {count}x: {message}", markup=False)
-    print(f"results: {plan.json_path}\nhtml: {plan.html_path}")
+            output.out(f"K={step.k}: logged {count}x: {message}")
+    output.out(f"results: {plan.json_path}\nhtml: {plan.html_path}")
     if interrupted:
-        print("capacity: interrupted; the reports hold the steps that finished", file=sys.stderr)
+        output.err("capacity: interrupted; the reports hold the steps that finished")
         return 130
     blocked = next((s for s in steps if s.k == knee.first_over), None)
     if blocked is not None and _only_faults(blocked):
         # Nothing was evaluated at this K: an error of the run, never a verdict on the agent.
-        print(
+        output.err(
             f"error: capacity could not evaluate the agent at K={blocked.k}: injected faults "
-            f"ended every conversation ({len(blocked.fault_failures)}); lower --fault-rate",
-            file=sys.stderr,
+            f"ended every conversation ({len(blocked.fault_failures)}); lower --fault-rate"
         )
         return 2
-    if gate_failed:
-        print(
+    if past is not None:
+        output.err(
+            f"capacity gate failed: the worker took {len(past.past_threshold)} call(s) past its "
+            f"load_threshold, beginning at K={past.k}: its load_fnc reports less load than its "
+            "processes carry; make load_fnc report what they carry (LiveKit's default load_fnc "
+            "measures CPU), or pass --load-threshold if the worker's threshold is not the one "
+            "judged by"
+        )
+        return 1
+    if gate_failed and plan.min_sessions_per_core is not None:
+        output.err(
             f"capacity gate failed: {knee.sessions_per_core:.2f} sessions per core < "
-            f"--min-sessions-per-core {plan.min_sessions_per_core:g}",
-            file=sys.stderr,
+            f"--min-sessions-per-core {plan.min_sessions_per_core:g}"
         )
         return 1
     return 0

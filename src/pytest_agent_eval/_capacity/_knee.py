@@ -39,6 +39,9 @@ class RepeatResult:
     """Conversations that stopped answering: a turn with no answer within the bound."""
     refused: tuple[str, ...] = ()
     """Worker mode: calls no worker took (refused at its load_threshold, or none free)."""
+    past_threshold: tuple[str, ...] = ()
+    """Worker mode: calls the worker took while its measured load was at or over its
+    load_threshold (its load_fnc under-reported)."""
     faults_injected: dict[str, int] = field(default_factory=dict)
     """Injected provider faults by kind ("429", "timeout")."""
     provider_requests: int | None = None
@@ -73,6 +76,8 @@ class StepSummary:
     """Conversations that stopped answering (no answer within the bound)."""
     refused: tuple[str, ...] = ()
     """Worker mode: calls no worker took."""
+    past_threshold: tuple[str, ...] = ()
+    """Worker mode: calls the worker took past its load_threshold."""
     processes_peak: int | None = None
     """Worker or process-per-session mode: the most processes measured at once (the worker
     and its job processes; the sessions' processes)."""
@@ -119,6 +124,7 @@ def summarize(
     failures = tuple(f for r in repeats for f in r.failures)
     unanswered = tuple(f for r in repeats for f in r.unanswered)
     refused = tuple(f for r in repeats for f in r.refused)
+    past = tuple(f for r in repeats for f in r.past_threshold)
     peaks = [r.measure.processes_peak for r in repeats if r.measure.processes_peak is not None]
     processes = max(peaks) if peaks else None
     fault_failures = tuple(f for r in repeats for f in r.fault_failures)
@@ -145,6 +151,8 @@ def summarize(
         over.append(f"{len(failures)} conversation(s) failed")
     if refused:
         over.append(f"{len(refused)} call(s) refused by the worker")
+    if past:
+        over.append(f"{len(past)} call(s) taken past load_threshold")
     if unanswered:
         over.append(f"{len(unanswered)} conversation(s) stopped answering")
     if p95 is None:
@@ -172,6 +180,7 @@ def summarize(
         timed_out=timed_out,
         unanswered=unanswered,
         refused=refused,
+        past_threshold=past,
         processes_peak=processes,
         cores_per_process=cores / processes if processes else None,
         fault_failures=fault_failures,
@@ -232,8 +241,8 @@ def find_knee(
 
 def onsets(steps: Sequence[StepSummary]) -> dict[str, int | None]:
     """The smallest K at which each kind of failure began (None: never), steps in any order:
-    the agent's failures, conversations that stopped answering, and those ended by an injected
-    fault."""
+    the agent's failures, conversations that stopped answering, calls a worker refused or took
+    past its load_threshold, and conversations ended by an injected fault."""
     ordered = sorted(steps, key=lambda s: s.k)
 
     def first(attr: str) -> int | None:
@@ -243,5 +252,6 @@ def onsets(steps: Sequence[StepSummary]) -> dict[str, int | None]:
         "failures": first("failures"),
         "stopped_answering": first("unanswered"),
         "refused": first("refused"),
+        "past_threshold": first("past_threshold"),
         "fault_failures": first("fault_failures"),
     }

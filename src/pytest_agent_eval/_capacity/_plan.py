@@ -45,6 +45,9 @@ class CapacityPlan:
     livekit-server on loopback and called through rooms (instead of ``agent``)."""
     agent_name: str | None = None
     """The agent name the worker registers (``rtc_session(agent_name=...)``): worker mode."""
+    load_threshold: float | None = None
+    """Worker mode: the worker's ``load_threshold``, to judge the calls it took by (None: the
+    threshold the worker logs when it marks itself full, else LiveKit's default 0.7)."""
     process_per_session: bool = False
     """Each conversation in a process of its own (a bot per call, as Pipecat deployments
     run), instead of K sessions in this one."""
@@ -110,6 +113,17 @@ class CapacityPlan:
                 "capacity: worker mode needs both --worker FILE and --agent-name NAME (the "
                 "agent_name the worker registers with @server.rtc_session(agent_name=...))"
             )
+        if self.load_threshold is not None:
+            if self.worker is None:
+                raise ConfigError(
+                    "capacity: load_threshold (--load-threshold) judges the calls a LiveKit "
+                    "worker took; give it with --worker FILE, or drop it"
+                )
+            if not self.load_threshold > 0:
+                raise ConfigError(
+                    "capacity: load_threshold must be > 0 (the worker's load_threshold, e.g. "
+                    f"0.7), got {self.load_threshold!r}"
+                )
         if self.refine < 0:
             raise ConfigError(f"capacity: refine must be >= 0, got {self.refine}")
         if self.repeats < 1:
@@ -188,6 +202,7 @@ _NUMBER_KEYS = (
     "fault_rate",
     "fault_timeout_s",
     "answer_timeout_s",
+    "load_threshold",
 )
 _TABLE_KEYS = frozenset(
     {

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 import wave
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,10 @@ from ._measure import LoopProbe
 from ._plan import CapacityPlan
 from ._session import START_SPREAD_S, Session, run_conversation
 
-__all__ = ["StepEvent", "run_ramp", "transcript_audio_s"]
+__all__ = ["PastThreshold", "StepEvent", "run_ramp", "transcript_audio_s"]
+
+PastThreshold = Callable[[float], tuple[str, ...]]
+"""Worker mode: the calls taken past load_threshold since a ``time.monotonic()`` instant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +80,9 @@ async def _repeat(
     k: int,
     repeat: int,
     watch_pid: int | None = None,
+    past_threshold: PastThreshold | None = None,
 ) -> RepeatResult:
+    began = time.monotonic()
     sessions = [Session() for _ in range(k)]
     faults = (
         ProviderFaults(plan.fault_rate, timeout_s=plan.fault_timeout_s, seed=1000 * k + repeat)
@@ -132,6 +138,7 @@ async def _repeat(
         fault_failures=tuple(f for s in sessions for f in s.fault_failures),
         unanswered=tuple(f for s in sessions for f in s.unanswered),
         refused=tuple(f for s in sessions for f in s.refused),
+        past_threshold=past_threshold(began) if past_threshold is not None else (),
         faults_injected=counted,
         provider_requests=asked,
         measure=measure,
@@ -154,17 +161,19 @@ async def run_ramp(
     results: list[RepeatResult],
     on_event: Callable[[StepEvent], None] = lambda event: None,
     watch_pid: int | None = None,
+    past_threshold: PastThreshold | None = None,
 ) -> None:
     """Run the plan's steps into ``results``. After the first step over budget it stops, when
     the plan says so, then halves the gap to the last step within budget ``refine`` times.
     One unmeasured conversation first warms the agent up (model loads, caches). With
-    ``watch_pid`` (worker mode) CPU and memory are that process tree's."""
+    ``watch_pid`` (worker mode) CPU and memory are that process tree's, and ``past_threshold``
+    names the calls the worker took past its load_threshold during each repeat."""
     if not plan.process_per_session:  # each process prepares and warms up its own agent
         await _prepare(adapter, transcripts)
         await run_conversation(adapter, transcripts[0], 0, plan, Session())
     good, over = 0, None
     for k in plan.steps:
-        if await _step(plan, adapter, transcripts, k, results, on_event, watch_pid):
+        if await _step(plan, adapter, transcripts, k, results, on_event, watch_pid, past_threshold):
             good = k
         elif over is None:
             over = k
@@ -176,7 +185,7 @@ async def run_ramp(
         k = (good + over) // 2
         if k <= good:
             return
-        if await _step(plan, adapter, transcripts, k, results, on_event, watch_pid):
+        if await _step(plan, adapter, transcripts, k, results, on_event, watch_pid, past_threshold):
             good = k
         else:
             over = k
@@ -190,12 +199,13 @@ async def _step(
     results: list[RepeatResult],
     on_event: Callable[[StepEvent], None],
     watch_pid: int | None,
+    past_threshold: PastThreshold | None = None,
 ) -> bool:
     """Run step ``k`` ``repeats`` times into ``results``; True when it is within budget."""
     step: list[RepeatResult] = []
     for repeat in range(plan.repeats):
         on_event(StepEvent(k, repeat, plan.repeats))
-        result = await _repeat(plan, adapter, transcripts, k, repeat, watch_pid)
+        result = await _repeat(plan, adapter, transcripts, k, repeat, watch_pid, past_threshold)
         step.append(result)
         results.append(result)
         on_event(StepEvent(k, repeat, plan.repeats, result))

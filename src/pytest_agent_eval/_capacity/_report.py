@@ -40,7 +40,8 @@ NOT_SEEN = (
 NOT_SEEN_WORKER = (
     "What this does not measure: the carrier and the network (loopback only), the providers' "
     "own latency and rate limits (stand-ins replay latency and injected faults at most), other "
-    "processes sharing the machine, and calls the worker accepted past its load_threshold."
+    "processes sharing the machine, and a load_fnc's own measure: calls taken past "
+    "load_threshold are judged by the worker's CPU load, LiveKit's default measure."
 )
 
 
@@ -80,8 +81,11 @@ def results_json(
     host: dict[str, Any],
     interrupted: bool,
     gate_failed: bool | None,
+    load_threshold: tuple[float, str] | None = None,
 ) -> dict[str, Any]:
-    """Everything the run found, as the results file holds it."""
+    """Everything the run found, as the results file holds it. ``gate_failed`` is also True
+    when a worker took calls past ``load_threshold`` (the value judged by, and its source)."""
+    past = onsets(steps)["past_threshold"]
     return {
         "schema": SCHEMA,
         "complete": not interrupted,
@@ -110,7 +114,15 @@ def results_json(
         "began_at_k": onsets(steps),
         "gate": None
         if gate_failed is None
-        else {"min_sessions_per_core": plan.min_sessions_per_core, "passed": not gate_failed},
+        else {
+            "min_sessions_per_core": plan.min_sessions_per_core,
+            "passed": not gate_failed,
+            # Worker mode: the K where the worker began taking calls past load_threshold.
+            **({} if load_threshold is None else {"taken_past_load_threshold_at_k": past}),
+        },
+        "worker_load_threshold": None
+        if load_threshold is None
+        else {"value": load_threshold[0], "from": load_threshold[1]},
         "steps": [{**asdict(s), "within_budget": s.within_budget} for s in steps],
         "mode": "worker"
         if plan.worker is not None
@@ -239,6 +251,7 @@ def render_html(
                 _fmt(s.rss_peak_mb),
                 len(s.failures),
                 len(s.unanswered),
+                len(s.past_threshold),
                 _faults(s),
                 "yes" if s.within_budget else "; ".join(s.over_budget),
             )
@@ -261,7 +274,7 @@ sessions per core. Agent: {html.escape(data["agent"])}.</p>
 {_chart(steps, plan, knee)}
 <table><thead><tr><th>K</th><th>p50 ms</th><th>p95 ms</th><th>loop lag p95 ms</th>
 <th>cores used</th><th>RSS peak MB</th><th>failures</th><th>stopped answering</th>
-<th>injected faults (conversations ended)</th><th>within budget</th></tr></thead>
+<th>taken past load_threshold</th><th>injected faults (conversations ended)</th><th>within budget</th></tr></thead>
 <tbody>
 {rows}
 </tbody></table>
@@ -282,7 +295,10 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             + ("" if knee.first_over is not None else ": no step went over budget")
         )
     )
-    columns = ("K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "stopped")
+    columns = (
+        "K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "stopped",
+        "past threshold",
+    )  # fmt: skip
     for column in (*columns, "faults", "budget"):
         table.add_column(column, justify="right" if column != "budget" else "left")
     for s in steps:
@@ -295,6 +311,7 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             _fmt(s.rss_peak_mb),
             str(len(s.failures)),
             str(len(s.unanswered)),
+            str(len(s.past_threshold)),
             _faults(s),
             "ok" if s.within_budget else "over: " + "; ".join(s.over_budget),
         )

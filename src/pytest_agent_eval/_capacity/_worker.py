@@ -9,11 +9,19 @@ conversation, the fixtures published as a microphone in real time. Both processe
 of their own, so Ctrl-C in the terminal reaches only the command, which then stops them (the
 worker first, SIGTERM then SIGKILL to its whole process group, job processes included); the
 server's rooms go with it.
+
+Calls taken past ``load_threshold``: the worker logs each job request it takes ("received job
+request"; one it refuses is answered without a line). `LoadMeter` measures, independently of
+the worker's ``load_fnc``, the load LiveKit's default ``load_fnc`` computes: CPU over the
+machine's usable cores, a moving average of five 0.5 s samples, here of the worker's own
+process tree (the worker and its job processes, not the rest of the machine). A call taken
+while that load was at or over the worker's threshold is one its ``load_fnc`` under-reported.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -24,11 +32,20 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
 
-__all__ = ["SERVER_BIN_ENV", "WorkerLab", "server_binary"]
+__all__ = [
+    "DEFAULT_LOAD_THRESHOLD",
+    "SERVER_BIN_ENV",
+    "LoadMeter",
+    "TakenCall",
+    "WorkerLab",
+    "server_binary",
+]
 
 SERVER_BIN_ENV = "LIVEKIT_SERVER_BIN"
 SERVER_VERSION = "v1.11.0"
@@ -39,6 +56,19 @@ DEFAULT_SERVER_BIN = (
 
 REGISTERED = "registered worker"
 """The line a LiveKit worker logs once the server has registered it."""
+
+TAKEN = "received job request"
+"""The line a LiveKit worker logs for each job request it takes (not for one it refuses)."""
+
+FULL = "worker is at full capacity"
+"""The line a LiveKit worker logs when it marks itself full; it names its threshold."""
+
+DEFAULT_LOAD_THRESHOLD = 0.7
+"""LiveKit's production default ``load_threshold``."""
+
+LOAD_SAMPLE_S = 0.5
+LOAD_SAMPLES = 5
+"""LiveKit's default load: CPU sampled every 0.5 s, averaged over the last five samples."""
 
 _SERVER_CONFIG = """\
 port: {port}
@@ -93,8 +123,17 @@ def _free_port(kind: int) -> int:
 class _Process:
     """A child in a session of its own, its output kept (the last lines) by a reader thread."""
 
-    def __init__(self, name: str, argv: list[str], *, env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        on_line: Callable[[str], None] | None = None,
+    ) -> None:
         self.name = name
+        self._on_line = on_line
         self.lines: deque[str] = deque(maxlen=200)
         self._seen = threading.Condition()
         self.popen = subprocess.Popen(
@@ -112,8 +151,11 @@ class _Process:
     def _read(self) -> None:
         assert self.popen.stdout is not None
         for raw in self.popen.stdout:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if self._on_line is not None:
+                self._on_line(line)
             with self._seen:
-                self.lines.append(raw.decode("utf-8", "replace").rstrip())
+                self.lines.append(line)
                 self._seen.notify_all()
         with self._seen:
             self._seen.notify_all()
@@ -154,6 +196,66 @@ class _Process:
         self._reader.join(timeout=5.0)
 
 
+@dataclass(frozen=True, slots=True)
+class TakenCall:
+    """A job request the worker took, with its load as `LoadMeter` measured it then."""
+
+    at: float
+    """``time.monotonic()`` when its log line was read."""
+    room: str
+    load: float | None
+    """None: not measured yet (fewer than one sample)."""
+
+
+def _usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class LoadMeter:
+    """The CPU load of a process tree as LiveKit's default ``load_fnc`` computes it (see the
+    module docstring), sampled by a thread of its own until `stop`."""
+
+    def __init__(self, pid: int) -> None:
+        from ._measure import ProcessTree
+
+        self._tree = ProcessTree(pid)
+        self._cores = _usable_cores()
+        self._samples: deque[float] = deque(maxlen=LOAD_SAMPLES)
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="capacity-load", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self._tree.sample()
+        cpu, at = self._tree.cpu_s, time.monotonic()
+        while not self._stopped.wait(LOAD_SAMPLE_S):
+            self._tree.sample()
+            now_cpu, now = self._tree.cpu_s, time.monotonic()
+            if now > at:
+                with self._lock:
+                    self._samples.append((now_cpu - cpu) / (now - at) / self._cores)
+            cpu, at = now_cpu, now
+
+    def load(self) -> float | None:
+        with self._lock:
+            return sum(self._samples) / len(self._samples) if self._samples else None
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5.0)
+
+
+def _fields(line: str) -> dict[str, object]:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 class WorkerLab:
     """A livekit-server on loopback and the user's worker registered with it (see the module
     docstring). Use as a context manager; `stop` is safe to call twice."""
@@ -172,6 +274,10 @@ class WorkerLab:
         self.url = f"ws://127.0.0.1:{self.port}"
         self.server: _Process | None = None
         self.worker: _Process | None = None
+        self.load_threshold: float | None = None
+        """The worker's threshold as it logged it (None until it marks itself full)."""
+        self.taken: list[TakenCall] = []
+        self._meter: LoadMeter | None = None
 
     def __enter__(self) -> WorkerLab:
         try:
@@ -220,8 +326,40 @@ class WorkerLab:
             [sys.executable, str(self.worker_file), "start", "--log-level", "INFO"],
             env=self.env(),
             cwd=self.worker_file.parent,
+            on_line=self._worker_line,
         )
+        self._meter = LoadMeter(self.worker.popen.pid)
         self.worker.wait_for_line(REGISTERED, self.register_timeout_s)
+
+    def _worker_line(self, line: str) -> None:
+        """Read on the worker's reader thread: the calls it takes, the threshold it logs."""
+        if TAKEN in line:
+            room = _fields(line).get("room")
+            load = self._meter.load() if self._meter is not None else None
+            self.taken.append(TakenCall(time.monotonic(), str(room or "?"), load))
+        elif FULL in line:
+            threshold = _fields(line).get("threshold")
+            if isinstance(threshold, int | float):
+                self.load_threshold = float(threshold)
+
+    def threshold(self, given: float | None) -> tuple[float, str]:
+        """The threshold to judge taken calls by, and where it came from."""
+        if given is not None:
+            return given, "--load-threshold"
+        if self.load_threshold is not None:
+            return self.load_threshold, "the worker's log"
+        return DEFAULT_LOAD_THRESHOLD, "LiveKit's production default"
+
+    def taken_past_threshold(self, since: float, given: float | None) -> tuple[str, ...]:
+        """The calls taken since ``since`` (monotonic) while the measured load was at or over
+        the threshold, one line each."""
+        threshold, source = self.threshold(given)
+        return tuple(
+            f"room {call.room}: taken at a CPU load of {call.load:.2f} (the worker's processes, "
+            f"over the last 2.5 s) >= load_threshold {threshold:g} ({source})"
+            for call in list(self.taken)
+            if call.at >= since and call.load is not None and call.load >= threshold
+        )
 
     def _wait_for_port(self, timeout_s: float) -> None:
         """Poll a connect to the server's port (the server announces nothing we can await)."""
@@ -244,6 +382,8 @@ class WorkerLab:
 
     def stop(self) -> None:
         """The worker (and its job processes), then the server; nothing is left running."""
+        if self._meter is not None:
+            self._meter.stop()
         if self.worker is not None:
             self.worker.stop(grace_s=15.0)
         if self.server is not None:

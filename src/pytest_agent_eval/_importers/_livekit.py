@@ -28,7 +28,7 @@ from ._call import (
     tool_use,
 )
 
-__all__ = ["SUPPORTED_MAJOR", "read_report"]
+__all__ = ["SUPPORTED_MAJOR", "read_report", "report_delays"]
 
 SUPPORTED_MAJOR = 1
 """livekit-agents major version whose report layout this reader knows."""
@@ -43,6 +43,31 @@ def read_report(path: Path) -> ImportedCall:
         CallImportError: The file is not JSON, not a session report, of an unsupported
             layout, or holds no user message.
     """
+    return parse_report(_load(path), name=str(path))
+
+
+def report_delays(path: Path, metric: str) -> list[float]:
+    """Every assistant message's ``metrics[metric]`` (seconds: ``llm_node_ttft``,
+    ``tts_node_ttfb``, ...) in the report at ``path``, in order.
+
+    Raises:
+        CallImportError: The file is not JSON, or not a session report of a known layout.
+    """
+    data = _load(path)
+    if not isinstance(data, Mapping):
+        raise CallImportError(f"{path}: a session report is a JSON object ({_MAKE_REPORT})")
+    _check_layout(data, str(path))
+    found: list[float] = []
+    for item in data["chat_history"]["items"]:
+        if isinstance(item, Mapping) and item.get("role") == "assistant":
+            metrics = item.get("metrics")
+            value = _number(metrics.get(metric)) if isinstance(metrics, Mapping) else None
+            if value is not None and value >= 0:
+                found.append(value)
+    return found
+
+
+def _load(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -54,7 +79,7 @@ def read_report(path: Path) -> ImportedCall:
             f"{path}:{exc.lineno}: not JSON ({exc.msg}); a session report is the JSON of "
             f"{_MAKE_REPORT}"
         ) from None
-    return parse_report(data, name=str(path))
+    return data
 
 
 def parse_report(data: Any, *, name: str) -> ImportedCall:

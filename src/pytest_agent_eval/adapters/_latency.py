@@ -3,8 +3,10 @@ distribution, so a run (``agent-eval capacity`` above all) models a session wait
 providers and not only its own compute.
 
 ``latency`` is given as seconds (always that delay), as ``(p50, p95)`` seconds (a log-normal
-with that median and 95th percentile, the usual shape of a provider's TTFT or TTFB), or as a
-`ProviderLatency` (with a seed, for a repeatable sequence). Waiting is ``asyncio.sleep``: the
+with that median and 95th percentile, the usual shape of a provider's TTFT or TTFB), as the
+path of a LiveKit session report, or a list of them (`ReplayedLatency`: the delays those real
+calls saw, ``llm_node_ttft`` for an LLM, drawn at random; read by the importer's reader), or as
+a `ProviderLatency` (with a seed, for a repeatable sequence). Waiting is ``asyncio.sleep``: the
 event loop stays free, as it does while a real request is in flight.
 
 `ProviderFaults` makes a share of the stand-ins' requests fail as a provider's do under load: a
@@ -22,7 +24,9 @@ import math
 import random
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import NoReturn, TypeAlias
 
 from ..errors import AgentEvalError
@@ -35,6 +39,7 @@ __all__ = [
     "LatencySpec",
     "ProviderFaults",
     "ProviderLatency",
+    "ReplayedLatency",
     "as_latency",
     "install_faults",
     "provider_wait",
@@ -86,18 +91,72 @@ class ProviderLatency:
         return delay
 
 
-LatencySpec: TypeAlias = float | tuple[float, float] | ProviderLatency | None
+class ReplayedLatency(ProviderLatency):
+    """The delays real calls saw, replayed: each draw one of ``samples`` (seconds), at random."""
+
+    def __init__(self, samples: Sequence[float], *, seed: int | None = None) -> None:
+        if not samples:
+            raise ValueError("replayed latency needs at least one delay")
+        ordered = sorted(float(s) for s in samples)
+        super().__init__(ordered[len(ordered) // 2], ordered[-1], seed=seed)
+        self.samples = tuple(float(s) for s in samples)
+
+    def __repr__(self) -> str:
+        return f"ReplayedLatency({len(self.samples)} delays, median {self.p50_s:.3f} s)"
+
+    def draw(self) -> float:
+        return self._random.choice(self.samples)
+
+    @classmethod
+    def from_reports(
+        cls, paths: Sequence[str | Path], metric: str, *, seed: int | None = None
+    ) -> ReplayedLatency:
+        """The ``metric`` of every assistant message in these LiveKit session reports
+        (``json.dumps(ctx.make_session_report().to_dict())``).
+
+        Raises:
+            ValueError: A report unreadable, or none holding ``metric``, saying which.
+        """
+        from .._importers._livekit import report_delays
+
+        samples: list[float] = []
+        for path in paths:
+            samples.extend(report_delays(Path(path), metric))
+        if not samples:
+            shown = ", ".join(str(p) for p in paths)
+            raise ValueError(
+                f"no assistant message in {shown} has metrics.{metric}: these reports hold no "
+                f"{metric} to replay; save reports of calls the agent answered, with "
+                "livekit-agents 1.x metrics, or give latency as seconds or (p50, p95)"
+            )
+        return cls(samples, seed=seed)
+
+
+LatencySpec: TypeAlias = (
+    float | tuple[float, float] | str | Path | list[str | Path] | ProviderLatency | None
+)
 """What a stand-in's ``latency`` argument takes."""
 
 
-def as_latency(value: LatencySpec, where: str) -> ProviderLatency | None:
-    """``value`` as a `ProviderLatency` (None stays None).
+def as_latency(
+    value: LatencySpec, where: str, metric: str = "llm_node_ttft"
+) -> ProviderLatency | None:
+    """``value`` as a `ProviderLatency` (None stays None); a path (or a list of paths) of
+    LiveKit session reports replays their ``metric``.
 
     Raises:
         ValueError: For anything else, naming ``where``.
     """
     if value is None or isinstance(value, ProviderLatency):
         return value
+    if isinstance(value, str | Path) or (
+        isinstance(value, list) and value and all(isinstance(v, str | Path) for v in value)
+    ):
+        paths = [value] if isinstance(value, str | Path) else list(value)
+        try:
+            return ReplayedLatency.from_reports(paths, metric)
+        except (ValueError, AgentEvalError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
     try:
         if isinstance(value, tuple) and len(value) == 2:
             return ProviderLatency(value[0], value[1])
@@ -106,7 +165,8 @@ def as_latency(value: LatencySpec, where: str) -> ProviderLatency | None:
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
     raise ValueError(
-        f"{where}: latency must be seconds, (p50, p95) seconds or a ProviderLatency; got {value!r}"
+        f"{where}: latency must be seconds, (p50, p95) seconds, LiveKit session reports (a "
+        f"path or a list of paths) or a ProviderLatency; got {value!r}"
     )
 
 

@@ -284,7 +284,8 @@ class ScriptedLLMService(LLMService):
             rule matches.
         instructions: Tried in order against the instructions of an instructed reply.
         latency: A provider's time to first token, waited (the loop free) before each answer:
-            seconds, ``(p50, p95)`` seconds (log-normal) or a ``ProviderLatency``; None: none.
+            seconds, ``(p50, p95)`` seconds (log-normal), LiveKit session reports (a path or a
+            list: their ``llm_node_ttft`` replayed) or a ``ProviderLatency``; None: none.
             For capacity runs (docs/capacity.md), where sessions wait on providers.
         **kwargs: Passed to Pipecat's ``LLMService`` (``run_in_parallel``,
             ``function_call_timeout_secs`` and so on).

@@ -99,7 +99,8 @@ class ScriptedLLM(llm.LLM):  # type: ignore[type-arg]  # bare: no run-time subsc
         instructions: Rules tried in order against the instructions of an instructed reply;
             they may call tools and use ``{user}`` like the others.
         latency: A provider's time to first token, waited (the loop free) before each answer:
-            seconds, ``(p50, p95)`` seconds (log-normal) or a ``ProviderLatency``; None: none.
+            seconds, ``(p50, p95)`` seconds (log-normal), LiveKit session reports (a path or a
+            list: their ``llm_node_ttft`` replayed) or a ``ProviderLatency``; None: none.
             For capacity runs (docs/capacity.md), where sessions wait on providers.
 
     Example:
