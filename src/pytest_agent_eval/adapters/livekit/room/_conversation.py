@@ -334,7 +334,7 @@ class LiveKitRoomConversation:
         return ""
 
     async def _request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """One request to the agent's helper (see `_room_events`)."""
+        """One request to the agent's helper (see `_protocol`)."""
         assert self._room is not None
         observer = self.observer
         agent = observer.agent_identity
