@@ -182,7 +182,7 @@ async def run_pickled(
     """The `Transcript` pickled at ``script`` run by the runner against ``agent_name``, with
     ``LiveKitRoomAdapter(agent_name, **options)`` (a transcript built in Python, as the voice
     contract builds its behaviours); its result."""
-    from pytest_agent_eval.runner import RunSettings, run_transcript
+    from pytest_agent_eval._runner import RunSettings, run_transcript
 
     transcript = pickle.loads(Path(script).read_bytes())
     adapter = LiveKitRoomAdapter(agent_name, **options)
