@@ -171,6 +171,29 @@ async def run_records(*, agent_name: str, path: str, **options: Any) -> Any:
     return await run_transcript(load_transcript_file(Path(path)), adapter)
 
 
+async def run_pickled(
+    *,
+    agent_name: str,
+    script: str,
+    speed: float | None = None,
+    save_audio_dir: str | None = None,
+    **options: Any,
+) -> Any:
+    """The `Transcript` pickled at ``script`` run by the runner against ``agent_name``, with
+    ``LiveKitRoomAdapter(agent_name, **options)`` (a transcript built in Python, as the voice
+    contract builds its behaviours); its result."""
+    from pytest_agent_eval._runner import RunSettings, run_transcript
+
+    transcript = pickle.loads(Path(script).read_bytes())
+    adapter = LiveKitRoomAdapter(agent_name, **options)
+    settings = RunSettings(
+        concurrency=1,
+        speed=speed,
+        save_audio_dir=Path(save_audio_dir) if save_audio_dir else None,
+    )
+    return await run_transcript(transcript, adapter, settings=settings)
+
+
 async def run_simulation_records(*, agent_name: str, audio_dir: str, **options: Any) -> Any:
     """A simulated caller booking a table with the booking worker ``agent_name``: each of its
     utterances synthesized on the fly and streamed into the room; its result. The caller and

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from livekit import api, rtc
 
-from ....errors import AdapterError, AgentEvalError, AgentTimeoutError
+from ....errors import AdapterError, AgentCrashError, AgentEvalError, AgentTimeoutError
 from ....models import (
     AgentReply,
     AgentSpeech,
@@ -39,8 +39,8 @@ from ._microphone import Microphone
 from ._needs_helper import HELPER_FIX, refuse_undecidable
 from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog, joined
 from ._protocol import EVAL_EVENTS_VERSION, EVAL_LISTENER_ATTRIBUTE, EVAL_RPC_METHOD
-from ._replies import TurnReplies, raise_crash, speech
-from ._scan import fixture_speech, realtime_speech
+from ._replies import TurnReplies, crash_error, raise_crash, speech
+from ._scan import fixture_speech, realtime_speech, refuse_unheard_conditions
 
 __all__ = ["LiveKitRoomConversation", "RoomSettings", "slug"]
 
@@ -273,6 +273,7 @@ class LiveKitRoomConversation:
                 await observer.until(lambda: observer.mic_subscribed)
             self._stage.text = f"the agent ({observer.agent_identity}) to answer the eval helper"
             self._helper = await self._hello()
+            refuse_unheard_conditions(self.info, self._realtime_agent())
             await self._greet()
 
     async def _greet(self) -> None:
@@ -281,12 +282,12 @@ class LiveKitRoomConversation:
         if self._helper is not None:
             self._stage.text = "the agent to finish starting and greeting (publish_eval_events)"
             await self._request("settle", turn=None)
-            await observer.until(lambda: None in observer.captures)
-            await observer.until(observer.quiet)
+            await observer.until(lambda: None in observer.captures, session_errors=False)
             capture = observer.captures[None]
             raise_crash(capture, "before turn 1")
             if capture.get("error"):
                 raise AdapterError(f"the agent failed while starting: {capture['error']}")
+            await observer.until(observer.quiet)
             self._greeting = Greeting(
                 [speech(s) for s in capture.get("agent_speech") or []],
                 [ToolCall.from_dict(c) for c in capture.get("tool_calls") or []],
@@ -333,7 +334,7 @@ class LiveKitRoomConversation:
         return ""
 
     async def _request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """One request to the agent's helper (see `_room_events`)."""
+        """One request to the agent's helper (see `_protocol`)."""
         assert self._room is not None
         observer = self.observer
         agent = observer.agent_identity
@@ -479,10 +480,12 @@ class LiveKitRoomConversation:
         self._stage.text = (
             f"the agent ({observer.agent_identity}) to finish the turn (publish_eval_events)"
         )
-        await observer.until(lambda: turn.index in observer.captures)
+        await observer.until(lambda: turn.index in observer.captures, session_errors=False)
         capture = observer.captures[turn.index]
         raise_crash(capture, f"turn {turn.index + 1}")
         if capture.get("error"):
+            # An error the session gave up on is why, not what followed it (it closing).
+            observer.raise_session_errors()
             raise AdapterError(f"the agent's session failed during the turn: {capture['error']}")
         if capture.get("unrecoverable"):
             raise AdapterError(
@@ -560,7 +563,9 @@ class LiveKitRoomConversation:
                     f"{path.name} (publish_eval_events)"
                 )
                 await self._request("settle", turn=turn.index, phrase=k, phrases=n)
-                await observer.until(partial(_phrase_done, observer, turn.index, k))
+                await observer.until(
+                    partial(_phrase_done, observer, turn.index, k), session_errors=False
+                )
                 if turn.index in observer.captures:
                     break  # the phrase failed; the turn's record says why
                 pushed = upto
@@ -610,6 +615,23 @@ class LiveKitRoomConversation:
 
     @contextlib.asynccontextmanager
     async def _deadline(self, timeout_s: float, label: str) -> AsyncIterator[None]:
+        """Bound what runs within to ``timeout_s``; what goes wrong says ``label``. A session
+        that closed on the agent's crash reports the crash, not its consequence (as in
+        process)."""
+        try:
+            async with self._bounded(timeout_s, label):
+                yield
+        except AgentCrashError:
+            raise
+        except Exception as exc:
+            observer = self._observer
+            crashed = crash_error(observer.crash if observer else None, label)
+            if crashed is not None:
+                raise crashed from exc
+            raise
+
+    @contextlib.asynccontextmanager
+    async def _bounded(self, timeout_s: float, label: str) -> AsyncIterator[None]:
         try:
             async with asyncio.timeout(timeout_s):
                 yield

@@ -42,6 +42,7 @@ import json
 import logging
 import time
 import weakref
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ...._serialize import to_json
@@ -352,25 +353,11 @@ class EvalEventPublisher:
         recorder = self._recorder
         if recorder is None:
             return
-        realtime = self._realtime if turn is not None and self._turn_input == "audio" else None
         try:
-            if realtime is not None:
-                k = phrase or realtime.phrases
-                await self._realtime_answered(recorder, realtime, k)
-                if k < realtime.phrases:
-                    realtime.answered_speeches = realtime.speeches
-                    self._emit("phrase", turn=turn, phrase=k)
-                    return
-            elif turn is not None and self._turn_input == "audio":
-                await recorder.guard(self._until_heard())
-            elif turn is not None and self._turn_input == "text":
-                self._set_stage("the agent to start its reply to the text")
-                await recorder.guard(recorder.speech_created.wait())
-            while realtime is None:
-                await recorder.settle(self._set_stage)
-                if turn is None or self._turn_input != "audio" or self._hearing.transcribed():
-                    break
-                await recorder.guard(self._until_heard())
+            # The agent's crash is what the turn reports, whatever the agent does after it
+            # (as in process): it ends the wait, which may otherwise never end (a crash in
+            # on_user_turn_completed leaves the user's turn unanswered).
+            done = await _unless_crashed(recorder, self._settled(recorder, turn, phrase))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -378,7 +365,31 @@ class EvalEventPublisher:
             self._turn_timeline(turn)  # the turn is over: no record of it
             self._emit("capture", turn=turn, error=f"{type(exc).__name__}: {exc}", crash=crash)
             return
-        self._emit("capture", **self._capture(turn))
+        if done:
+            self._emit("capture", **self._capture(turn))
+
+    async def _settled(self, recorder: RoomRecorder, turn: Any, phrase: int | None) -> bool:
+        """Wait until the agent is done with ``turn`` (True), or with ``phrase`` of a realtime
+        agent's fixture before its last one (False: a ``phrase`` event is sent)."""
+        realtime = self._realtime if turn is not None and self._turn_input == "audio" else None
+        if realtime is not None:
+            k = phrase or realtime.phrases
+            await self._realtime_answered(recorder, realtime, k)
+            if k < realtime.phrases:
+                realtime.answered_speeches = realtime.speeches
+                self._emit("phrase", turn=turn, phrase=k)
+                return False
+        elif turn is not None and self._turn_input == "audio":
+            await recorder.guard(self._until_heard())
+        elif turn is not None and self._turn_input == "text":
+            self._set_stage("the agent to start its reply to the text")
+            await recorder.guard(recorder.speech_created.wait())
+        while realtime is None:
+            await recorder.settle(self._set_stage)
+            if turn is None or self._turn_input != "audio" or self._hearing.transcribed():
+                break
+            await recorder.guard(self._until_heard())
+        return True
 
     async def _realtime_answered(
         self, recorder: RoomRecorder, realtime: RealtimeHeard, k: int
@@ -536,6 +547,28 @@ class EvalEventPublisher:
         )
 
     def _on_close(self, ev: Any) -> None:
-        self._emit("close", reason=str(ev.reason), error=str(ev.error) if ev.error else None)
+        # A session that closes on the agent's crash (an error it gave up on) ends the turn
+        # before its record is sent: the crash goes with the close.
+        crash = crash_fields(self._recorder) if self._recorder is not None else None
+        error = str(ev.error) if ev.error else None
+        self._emit("close", reason=str(ev.reason), error=error, crash=crash)
         self._detach()
         self._queue.put_nowait(None)
+
+
+async def _unless_crashed(recorder: RoomRecorder, work: Coroutine[Any, Any, bool]) -> bool:
+    """``work``'s result, unless the agent crashes first (`RoomRecorder.crashed`): then a
+    `RuntimeError` (the turn's record says how it crashed)."""
+    task = asyncio.ensure_future(work)
+    crashed = asyncio.ensure_future(recorder.crashed.wait())
+    try:
+        await asyncio.wait({task, crashed}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        crashed.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+    if task.done() and not task.cancelled():
+        return task.result()
+    raise RuntimeError("the agent crashed")

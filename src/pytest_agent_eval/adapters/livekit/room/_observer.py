@@ -103,6 +103,9 @@ class RoomObserver:
         self.helper_stage: str | None = None
         """What the helper last said the agent waits for before its turn is done."""
         self.helper_closed: str | None = None
+        self.crash: dict[str, Any] | None = None
+        """How the agent crashed, the first time the helper said so (in a turn's record, or
+        as its session closed on the crash): what a turn that failed after it reports."""
         self.active_agent: str | None = None
         self.captures: dict[int | None, dict[str, Any]] = {}
         """The helper's record of each turn (None: the greeting)."""
@@ -144,16 +147,19 @@ class RoomObserver:
             return None
         return None
 
-    async def until(self, predicate: Callable[[], bool]) -> None:
-        """Return once ``predicate()`` holds; raise if the agent or the room went away."""
+    async def until(self, predicate: Callable[[], bool], *, session_errors: bool = True) -> None:
+        """Return once ``predicate()`` holds; raise if the agent or the room went away, or
+        (``session_errors``) its session reported an error it gave up on. Not while waiting
+        for the helper's record of the turn: the record says how the agent failed (or crashed),
+        and it comes right after."""
         while True:
             self._changed.clear()
-            self.raise_if_gone()
+            self.raise_if_gone(session_errors=session_errors)
             if predicate():
                 return
             await self._changed.wait()
 
-    def raise_if_gone(self) -> None:
+    def raise_if_gone(self, *, session_errors: bool = True) -> None:
         if self.disconnected is not None:
             raise AdapterError(f"the caller was disconnected from the room ({self.disconnected})")
         if self.agent_left:
@@ -161,7 +167,13 @@ class RoomObserver:
         if self.agent_gone is not None:
             raise AdapterError(self.agent_gone)
         if self.helper_closed is not None:
+            self.raise_session_errors()  # why it closed, when it gave up on an error
             raise AdapterError(f"the agent's session closed ({self.helper_closed})")
+        if session_errors:
+            self.raise_session_errors()
+
+    def raise_session_errors(self) -> None:
+        """Raise the errors the agent's session gave up on in this turn, if any."""
         if self.turn.unrecoverable:
             raise AdapterError(
                 "the agent's session reported an error it gave up on: "
@@ -343,6 +355,8 @@ class RoomObserver:
     def _apply(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         self.helper_events = True
+        if self.crash is None and isinstance(event.get("crash"), dict):
+            self.crash = event["crash"]
         if kind == "capture":
             self.captures[event.get("turn")] = event
             self.helper_stage = None

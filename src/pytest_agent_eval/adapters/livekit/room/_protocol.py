@@ -44,7 +44,8 @@ object has ``v`` (`EVAL_EVENTS_VERSION`), ``seq`` (0, 1, 2, ...), ``t`` (the age
 ``agent_state``   ``new``, ``agent`` (the active agent's class name)
 ``user_state``    ``new``: the user is ``speaking``, ``listening`` or ``away``
 ``error``         ``source``, ``error``, ``recoverable``
-``close``         ``reason``, ``error``: the session closed
+``close``         ``reason``, ``error``: the session closed; ``crash``: how the agent crashed
+                  first, if it did (as in a ``capture``)
 ================  ===========================================================================
 
 Events go only to participants carrying the `EVAL_LISTENER_ATTRIBUTE` attribute (the adapter's

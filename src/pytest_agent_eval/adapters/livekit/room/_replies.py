@@ -20,7 +20,7 @@ from ._needs_helper import AGENTS_HINT, HELPER_HINT
 from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog, joined
 from ._timeline import room_timeline
 
-__all__ = ["TurnReplies", "raise_crash", "speech"]
+__all__ = ["TurnReplies", "crash_error", "raise_crash", "speech"]
 
 
 class TurnReplies:
@@ -195,10 +195,17 @@ def _latencies(observer: RoomObserver, log: RoomTurnLog) -> tuple[float | None, 
 def raise_crash(capture: dict[str, Any], label: str) -> None:
     """Raise the crash the agent's helper reported in ``capture`` (an exception LiveKit logged
     from the agent's code, an error the session could not recover from), as in process."""
-    crash = capture.get("crash")
+    crashed = crash_error(capture.get("crash"), label)
+    if crashed is not None:
+        raise crashed
+
+
+def crash_error(crash: Any, label: str) -> AgentCrashError | None:
+    """The error reporting ``crash`` (the helper's account of it) for ``label``; None for
+    none."""
     if not isinstance(crash, dict):
-        return
-    raise AgentCrashError(
+        return None
+    return AgentCrashError(
         f"{label}: the agent crashed: {crash.get('message')}",
         kind=str(crash.get("kind") or "Exception"),
         detail=str(crash.get("detail") or ""),

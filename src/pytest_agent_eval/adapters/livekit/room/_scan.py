@@ -14,15 +14,15 @@ from typing import Any
 from livekit.plugins import silero
 
 from ....errors import AdapterError, AudioFixtureError
-from ....models import describe_conditions
+from ....models import AudioCondition, describe_conditions
 from ....voice._heard import segment_words
 from ....voice._segments import SpeechSegment
 from ....voice._unheard import no_speech_error
-from ...base import TurnInput
+from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio
 from .._segments import scan_segments
 
-__all__ = ["TurnAudio", "fixture_speech", "realtime_speech"]
+__all__ = ["TurnAudio", "fixture_speech", "realtime_speech", "refuse_unheard_conditions"]
 
 TurnAudio = Callable[..., FixtureAudio]
 """`LiveKitRoomAdapter.turn_audio`: what a turn says, as frames (after its conditions)."""
@@ -96,16 +96,8 @@ async def _proven_phrases(
     """What each phrase (speech segment) of the fixture says, as its provenance proves:
     the words that ended within it (`segment_words`), what the worker's
     `ScriptedRealtimeModel` hears through `FixtureTextSTT`."""
-    fix = (
-        "give the worker's ScriptedRealtimeModel hearing=WhisperSTT(), which hears the audio itself"
-    )
     if turn.conditions:
-        raise AdapterError(
-            f"audio fixture {path}: the agent's ScriptedRealtimeModel hears through the "
-            f"fixture's provenance, which says what the clean fixture says, not what is "
-            f"left of it under the turn's audio conditions "
-            f"({describe_conditions(turn.conditions)}); {fix}"
-        )
+        raise AdapterError(f"audio fixture {path}: {_conditions_unheard(turn.conditions)}")
     from ....voice._status import prove_fixture_text
 
     try:
@@ -113,9 +105,36 @@ async def _proven_phrases(
     except AudioFixtureError as exc:
         raise AudioFixtureError(
             f"{exc}. The agent's ScriptedRealtimeModel in the worker hears through the "
-            f"fixture's provenance, which this fixture does not prove: {fix}"
+            f"fixture's provenance, which this fixture does not prove: {_HEAR_IT}"
         ) from None
     return segment_words(words, segments)
+
+
+_HEAR_IT = (
+    "give the worker's ScriptedRealtimeModel hearing=WhisperSTT(), which hears the audio itself"
+)
+
+
+def refuse_unheard_conditions(info: ConversationInfo, realtime: dict[str, Any] | None) -> None:
+    """A realtime agent hearing through the fixtures' provenance (``realtime``: the helper's
+    account of its model) would hear a turn under audio conditions perfectly, whatever they
+    did to the audio: refuse the run before any turn, as in process."""
+    if realtime is None or realtime.get("hearing") != "provenance":
+        return
+    for index, conditions in enumerate(info.turn_conditions):
+        if conditions and info.transcript.turns[index].audio is not None:
+            raise AdapterError(
+                f"transcript {info.transcript.id!r}, turn {index + 1}: "
+                + _conditions_unheard(conditions)
+            )
+
+
+def _conditions_unheard(conditions: Sequence[AudioCondition]) -> str:
+    return (
+        "the agent's ScriptedRealtimeModel hears through the fixture's provenance, which says "
+        "what the clean fixture says, not what is left of it under the turn's audio conditions "
+        f"({describe_conditions(conditions)}); {_HEAR_IT}"
+    )
 
 
 def _scan_tail(settings: dict[str, Any]) -> float:
