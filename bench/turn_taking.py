@@ -1,11 +1,14 @@
-"""The turn-taking pack through one LiveKit agent on the virtual clock (issue 34).
+"""The turn-taking pack through one LiveKit agent or one Pipecat bot on the virtual clock
+(issue 34).
 
 Renders the default pack (seed 0, all 65 stimuli; rendering is timed apart and not counted),
 then plays every stimulus to a fresh in-process ``AgentSession`` of LiveKit's defaults (Silero
 VAD, VAD turn detection, 0.5 s endpointing, VAD interruptions) with the scripted LLM and the
-offline TTS, as a ``turn_taking:`` item does, on the virtual clock.
+offline TTS, as a ``turn_taking:`` item does, on the virtual clock. With ``--pipecat``, to a
+fresh Pipecat pipeline of Pipecat's defaults instead (Silero VAD, the default user-turn
+strategies: VAD and transcription start it and interrupt, smart-turn v3 ends it).
 
-    .venv/bin/python bench/turn_taking.py [--stimulus ID ...] [--repeat 2]
+    .venv/bin/python bench/turn_taking.py [--pipecat] [--stimulus ID ...] [--repeat 2]
 
 Prints the seconds of audio played (each clip and its 3 s tail, plus what the agent said
 before a clip that plays over it is not counted), the wall and CPU time, the x-real-time ratio
@@ -22,6 +25,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -32,13 +36,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
     parser.add_argument("--stimulus", action="append", help="only these ids (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, help="play the pack this many times")
+    parser.add_argument("--pipecat", action="store_true", help="a Pipecat bot of its defaults")
     args = parser.parse_args()
-
-    from livekit.plugins import silero
 
     from pytest_agent_eval._turn_taking._metrics import compute_metrics
     from pytest_agent_eval._turn_taking._pack import write_pack
-    from pytest_agent_eval.adapters.livekit._turn_taking import observe_pack
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -47,11 +49,11 @@ def main() -> None:
         print(f"rendered {len(summary.written)} stimuli in {time.perf_counter() - started:.1f} s")
         listed = json.loads((folder / "pack.json").read_text(encoding="utf-8"))["stimuli"]
         audio_s = sum(float(s["duration_s"]) + TAIL_S for s in listed)
-        vad = silero.VAD.load()
+        play = _pipecat() if args.pipecat else _livekit()
         runs = []
         for repeat in range(args.repeat):
             wall, cpu = time.perf_counter(), os.times()
-            observations = asyncio.run(observe_pack(folder, vad=vad, tail_s=TAIL_S))
+            observations = asyncio.run(play(folder))
             wall_s = time.perf_counter() - wall
             after = os.times()
             cpu_s = (after.user - cpu.user) + (after.system - cpu.system)
@@ -69,6 +71,47 @@ def main() -> None:
         if args.repeat > 1:
             same = all(r == runs[0] for r in runs[1:])
             print(f"identical observations on every repeat: {same}")
+
+
+def _livekit() -> Any:
+    from livekit.plugins import silero
+
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_pack
+
+    vad = silero.VAD.load()
+    return lambda folder: observe_pack(folder, vad=vad, tail_s=TAIL_S)
+
+
+def _pipecat() -> Any:
+    # The package first: it installs the clock Pipecat must be imported under.
+    import pytest_agent_eval.adapters.pipecat as ours
+    from pytest_agent_eval.adapters.pipecat._turn_taking import observe_pack
+
+    def bot(transport: Any) -> Any:
+        from pipecat.audio.vad.silero import SileroVADAnalyzer
+        from pipecat.pipeline.pipeline import Pipeline
+        from pipecat.processors.aggregators.llm_context import LLMContext
+        from pipecat.processors.aggregators.llm_response_universal import (
+            LLMContextAggregatorPair,
+            LLMUserAggregatorParams,
+        )
+
+        user, assistant = LLMContextAggregatorPair(
+            LLMContext(), user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+        )
+        return Pipeline(
+            [
+                transport.input(),
+                ours.FixtureTextSTTService(),
+                user,
+                ours.ScriptedLLMService([]),
+                ours.SynthesizerTTSService(backend="espeak"),
+                transport.output(),
+                assistant,
+            ]
+        )
+
+    return lambda folder: observe_pack(folder, None, bot, tail_s=TAIL_S)
 
 
 if __name__ == "__main__":
