@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import tempfile
 import time
@@ -37,23 +36,27 @@ def main() -> None:
     parser.add_argument("--stimulus", action="append", help="only these ids (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, help="play the pack this many times")
     parser.add_argument("--pipecat", action="store_true", help="a Pipecat bot of its defaults")
+    parser.add_argument("--pack", type=Path, help="a pack already written there (seed 0)")
     args = parser.parse_args()
 
     from pytest_agent_eval._turn_taking._metrics import compute_metrics
+    from pytest_agent_eval._turn_taking._observer import read_pack
     from pytest_agent_eval._turn_taking._pack import write_pack
 
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        started = time.perf_counter()
-        summary = write_pack(folder, seed=0, only=args.stimulus)
-        print(f"rendered {len(summary.written)} stimuli in {time.perf_counter() - started:.1f} s")
-        listed = json.loads((folder / "pack.json").read_text(encoding="utf-8"))["stimuli"]
-        audio_s = sum(float(s["duration_s"]) + TAIL_S for s in listed)
+        folder = args.pack or Path(tmp)
+        if args.pack is None:
+            started = time.perf_counter()
+            summary = write_pack(folder, seed=0, only=args.stimulus)
+            took = time.perf_counter() - started
+            print(f"rendered {len(summary.written)} stimuli in {took:.1f} s")
+        played = read_pack(folder, args.stimulus)
+        audio_s = sum(p.clip.duration_s + TAIL_S for p in played)
         play = _pipecat() if args.pipecat else _livekit()
         runs = []
         for repeat in range(args.repeat):
             wall, cpu = time.perf_counter(), os.times()
-            observations = asyncio.run(play(folder))
+            observations = asyncio.run(_each(play, played))
             wall_s = time.perf_counter() - wall
             after = os.times()
             cpu_s = (after.user - cpu.user) + (after.system - cpu.system)
@@ -73,19 +76,33 @@ def main() -> None:
             print(f"identical observations on every repeat: {same}")
 
 
+async def _each(play: Any, played: Any) -> list[Any]:
+    """Every stimulus's observation; one that could not be observed is named and left out
+    (a ``turn_taking:`` item would be an ERROR there)."""
+    from pytest_agent_eval.errors import AdapterError
+
+    out = []
+    for p in played:
+        try:
+            out.append(await play(p))
+        except AdapterError as exc:
+            print(f"  not observed: {exc}")
+    return out
+
+
 def _livekit() -> Any:
     from livekit.plugins import silero
 
-    from pytest_agent_eval.adapters.livekit._turn_taking import observe_pack
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_livekit
 
     vad = silero.VAD.load()
-    return lambda folder: observe_pack(folder, vad=vad, tail_s=TAIL_S)
+    return lambda p: observe_livekit(p.stimulus, p.clip, p.events, vad=vad, tail_s=TAIL_S)
 
 
 def _pipecat() -> Any:
     # The package first: it installs the clock Pipecat must be imported under.
     import pytest_agent_eval.adapters.pipecat as ours
-    from pytest_agent_eval.adapters.pipecat._turn_taking import observe_pack
+    from pytest_agent_eval.adapters.pipecat._turn_taking import observe_bot
 
     def bot(transport: Any) -> Any:
         from pipecat.audio.vad.silero import SileroVADAnalyzer
@@ -111,7 +128,7 @@ def _pipecat() -> Any:
             ]
         )
 
-    return lambda folder: observe_pack(folder, None, bot, tail_s=TAIL_S)
+    return lambda p: observe_bot(p.stimulus, p.clip, p.events, bot, tail_s=TAIL_S)
 
 
 if __name__ == "__main__":

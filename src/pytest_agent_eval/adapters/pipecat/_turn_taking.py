@@ -162,7 +162,7 @@ async def observe_bot(
         raise ValueError(f"the runner streams 16 kHz audio; the clip is at {clip.sample_rate} Hz")
     share_model_sessions()  # before the bot builds its VAD and turn analyzer
     clock = PipelineClock(rate=None if speed == 0 else speed)
-    scripted = _Script()
+    scripted = _Script(stimulus.agent_line or AGENT_REPLY)
     options = SessionOptions(
         build=build,
         entrypoint=entrypoint,
@@ -207,7 +207,10 @@ async def observe_bot(
 class _Script:
     """Scripts the services of a started pipeline (`SessionOptions.prepare`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, greeting: str) -> None:
+        self.greeting = greeting
+        """What the bot says when it greets (the stimulus's agent line, as the LiveKit
+        runner's scripted agent does)."""
         self.stts: list[_CountingSTT] = []
         self.tts: SynthesizerTTSService | None = None
 
@@ -219,7 +222,7 @@ class _Script:
                 processor.rules = []
                 processor.instructions = []
                 processor.default_reply = AGENT_REPLY
-                processor.greeting = AGENT_REPLY
+                processor.greeting = self.greeting
                 processor.latency = None
             elif isinstance(processor, SynthesizerTTSService):
                 processor.speak_with("espeak")
@@ -306,7 +309,10 @@ async def _observe(
         # would pass on an agent that heard nothing.
         raise AdapterError(
             f"stimulus {stimulus.id}: the pipeline's VAD never heard the caller speak, so its "
-            f"turn-taking could not be observed; {_VAD_HINT}"
+            f"turn-taking could not be observed (a bot that ignores it would pass a pause budget). Either "
+            f"the pipeline has no VAD: {_VAD_HINT}; or its VAD's thresholds (VADParams "
+            "start_secs, confidence, min_volume) miss this stimulus's speech "
+            f"({_caller_words(events)!r}), which no turn-taking setting after it can make up for"
         )
     return observation_of(
         stimulus,
@@ -316,6 +322,10 @@ async def _observe(
         halts=since(log.interruptions),
         resumes=(),
     )
+
+
+def _caller_words(events: Sequence[Mapping[str, Any]]) -> str:
+    return " ".join(str(e.get("text", "")) for e in events if e["kind"] == "speech")
 
 
 def _raise_errors(
