@@ -19,3 +19,15 @@ def test_a_halt_before_the_barge_in_started_is_not_a_yield() -> None:
     both = observation_of(stimulus, events, turns=[], began=[], halts=[1.0, 1.8], resumes=[])
     assert both.agent_stopped_s == 1.8 and both.interrupt_start_s == 1.5
     assert both.overlap_s == pytest.approx(0.3)
+
+
+def test_only_a_vad_deaf_to_a_whole_second_of_words_makes_a_stimulus_unobservable() -> None:
+    from pytest_agent_eval._turn_taking._observer import unheard_speech
+
+    sentence = [{"kind": "speech", "start_s": 0.25, "end_s": 1.67, "text": "I'd like a table"}]
+    word = [{"kind": "speech", "start_s": 2.25, "end_s": 2.54, "text": "Yeah."}]
+    assert unheard_speech(sentence, heard=False) == "I'd like a table"
+    assert unheard_speech(sentence, heard=True) is None
+    # A backchannel or a one-word answer the VAD let pass is the agent's choice, measured.
+    assert unheard_speech(word, heard=False) is None
+    assert unheard_speech([{"kind": "noise", "start_s": 0, "end_s": 2}], heard=False) is None

@@ -24,6 +24,7 @@ from ._stimulus import Expected, Stimulus
 __all__ = [
     "AGENT_REPLY",
     "CALLER_EVENTS",
+    "DEAF_SPEECH_S",
     "SAMPLE_RATE",
     "WORD_EVENTS",
     "Observe",
@@ -31,6 +32,7 @@ __all__ = [
     "TurnTakingObserver",
     "observation_of",
     "read_pack",
+    "unheard_speech",
     "words_in",
 ]
 
@@ -78,6 +80,26 @@ def words_in(events: Sequence[Mapping[str, Any]], start_s: float, end_s: float) 
         if e["kind"] in WORD_EVENTS and e["start_s"] < end_s and e["end_s"] > start_s
     ]
     return " ".join(w for w in words if w)
+
+
+DEAF_SPEECH_S = 1.0
+"""Seconds of one stretch of caller words any working VAD hears: a VAD that heard nothing of
+such a stretch is deaf (or absent), and the stimulus could not be observed. A shorter word
+("No.", "Yeah.") unheard is the agent ignoring it, which the metrics measure."""
+
+
+def unheard_speech(events: Sequence[Mapping[str, Any]], *, heard: bool) -> str | None:
+    """When the agent's VAD ``heard`` nothing of a clip it had to hear (caller words of at
+    least `DEAF_SPEECH_S` in one stretch), those words; else None (nothing to hear, or only
+    words short enough that ignoring them is the agent's choice)."""
+    if heard:
+        return None
+    long = [
+        str(e.get("text", ""))
+        for e in events
+        if e["kind"] == "speech" and float(e["end_s"]) - float(e["start_s"]) >= DEAF_SPEECH_S
+    ]
+    return " ".join(long) if long else None
 
 
 def read_pack(folder: Path, ids: Sequence[str] | None = None) -> list[PlayedStimulus]:

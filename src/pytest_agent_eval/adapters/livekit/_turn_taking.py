@@ -37,6 +37,7 @@ from ..._turn_taking._observer import (
     TurnTakingObserver,
     observation_of,
     read_pack,
+    unheard_speech,
     words_in,
 )
 from ..._turn_taking._stimulus import Stimulus
@@ -427,13 +428,14 @@ async def _observe(
         seen_turns, seen_states = list(turns), list(speaking)
     finally:
         await session.aclose()
-    if not heard and any(e["kind"] == "speech" for e in events):
+    unheard = unheard_speech(events, heard=bool(heard))
+    if unheard is not None:
         # Nothing the agent did (or did not do) can be put down to turn-taking then: a budget
         # would pass on an agent that heard nothing.
         raise AdapterError(
             f"stimulus {stimulus.id}: the session's VAD ({type(session.vad).__name__}) never "
-            "heard the caller speak, so its turn-taking could not be observed; give the "
-            "session a VAD that runs in process (vad=silero.VAD.load())"
+            f"heard the caller speak ({unheard!r}), so its turn-taking could not be observed; "
+            "give the session a VAD that runs in process (vad=silero.VAD.load())"
         )
     began = [t for t, state in seen_states if state.endswith("speaking")]
     return observation_of(

@@ -40,6 +40,7 @@ from ..._turn_taking._observer import (
     TurnTakingObserver,
     observation_of,
     read_pack,
+    unheard_speech,
     words_in,
 )
 from ..._turn_taking._stimulus import Stimulus
@@ -304,15 +305,13 @@ async def _observe(
         return [round(t - origin, 6) for t in times if t >= origin]
 
     heard = since([t for t, name in log.events if name == "VADUserStartedSpeakingFrame"])
-    if not heard and any(e["kind"] == "speech" for e in events):
+    unheard = unheard_speech(events, heard=bool(heard))
+    if unheard is not None:
         # Nothing the agent did (or did not do) can be put down to turn-taking then: a budget
         # would pass on an agent that heard nothing.
         raise AdapterError(
-            f"stimulus {stimulus.id}: the pipeline's VAD never heard the caller speak, so its "
-            f"turn-taking could not be observed (a bot that ignores it would pass a pause budget). Either "
-            f"the pipeline has no VAD: {_VAD_HINT}; or its VAD's thresholds (VADParams "
-            "start_secs, confidence, min_volume) miss this stimulus's speech "
-            f"({_caller_words(events)!r}), which no turn-taking setting after it can make up for"
+            f"stimulus {stimulus.id}: the pipeline's VAD never heard the caller speak "
+            f"({unheard!r}), so its turn-taking could not be observed; {_VAD_HINT}"
         )
     return observation_of(
         stimulus,
@@ -322,10 +321,6 @@ async def _observe(
         halts=since(log.interruptions),
         resumes=(),
     )
-
-
-def _caller_words(events: Sequence[Mapping[str, Any]]) -> str:
-    return " ".join(str(e.get("text", "")) for e in events if e["kind"] == "speech")
 
 
 def _raise_errors(
