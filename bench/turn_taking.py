@@ -69,6 +69,7 @@ def main() -> None:
             interval = "" if metric.interval is None else f" [{metric.interval[0]:.3g}, "
             interval += "" if metric.interval is None else f"{metric.interval[1]:.3g}]"
             hits = f" ({metric.hits}/{metric.count})" if metric.hits is not None else ""
+            hits = hits or f" (n={metric.count})"
             value = "unmeasured" if metric.value is None else f"{metric.value:.3g}"
             print(f"  {metric.name}: {value}{hits}{interval}")
         if args.repeat > 1:
