@@ -3,7 +3,8 @@ smart-turn v3 from Pipecat's wheel), on the virtual clock: the same stimuli give
 metrics on a rerun, and the same decisions in real time; the metrics follow the bot's own
 settings (a longer VAD stop time waits longer and takes over fewer pauses; smart-turn takes
 over more of them than the VAD's silence timeout); and a ``turn_taking:`` file gates a Pipecat
-project through pytest. About 200 s on the loaded 2-core machine (load ~15)."""
+project through pytest. About 240 s on the loaded 2-core machine (load ~10 to 15), half of it
+the pytester run."""
 
 from __future__ import annotations
 
@@ -33,7 +34,11 @@ def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bot(
-    *, stop_secs: float = 0.2, smart_turn: bool = False, start_secs: float = 0.2
+    *,
+    stop_secs: float = 0.2,
+    smart_turn: bool = False,
+    start_secs: float = 0.2,
+    llm: Callable[[], Any] | None = None,
 ) -> Callable[[Any], Any]:
     """A bot as Pipecat's examples build one, offline: Silero VAD with ``stop_secs`` (and
     ``start_secs``), and the user's turn ended by smart-turn v3 (Pipecat's default) or by the
@@ -71,7 +76,7 @@ def bot(
                 transport.input(),
                 ours.FixtureTextSTTService(),
                 user,
-                ours.ScriptedLLMService([], default_reply="What the bot would say."),
+                llm() if llm else ours.ScriptedLLMService([], default_reply="What it says."),
                 ours.SynthesizerTTSService(),
                 transport.output(),
                 assistant,
@@ -161,6 +166,26 @@ def test_a_vad_that_hears_nothing_is_an_error_not_a_patient_bot(pack: Path) -> N
 
     with pytest.raises(AdapterError, match="the pipeline's VAD never heard the caller speak"):
         _observe(pack, PAUSES[:1], bot(start_secs=60.0))
+
+
+def test_a_service_it_cannot_script_is_an_error_naming_the_offline_one(pack: Path) -> None:
+    # The bot's own LLM (a cloud model's, say) would answer as it likes, or need a network.
+    from pipecat.services.llm_service import LLMService
+
+    from pytest_agent_eval.errors import AdapterError
+
+    class OwnLLM(LLMService):  # type: ignore[misc]
+        def __init__(self) -> None:
+            from pipecat.services.settings import LLMSettings
+
+            super().__init__(settings=LLMSettings(model="own"))
+
+        async def process_frame(self, frame: Any, direction: Any) -> None:
+            await super().process_frame(frame, direction)
+            await self.push_frame(frame, direction)  # as a model's service passes frames on
+
+    with pytest.raises(AdapterError, match="the pipeline's LLM is OwnLLM.*ScriptedLLMService"):
+        _observe(pack, PAUSES[:1], bot(llm=OwnLLM))
 
 
 CONFTEST = """
