@@ -77,9 +77,10 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "telephony/test_far_end_voice.py": ("voice",),
     "telephony/test_amd_bench.py": ("voice",),
     "telephony/test_livekit_transfer.py": ("voice",),
-    # Turn-taking stimuli played to real LiveKit sessions.
+    # Turn-taking stimuli played to real LiveKit sessions and Pipecat pipelines.
     "turn_taking/test_turn_taking_gate.py": ("voice",),
     "turn_taking/test_turn_taking_livekit.py": ("voice",),
+    "turn_taking/test_turn_taking_pipecat.py": ("voice",),
     # agent-eval capacity on the example agents, in real time.
     "capacity/test_capacity_livekit.py": ("voice",),
     "capacity/test_capacity_pipecat.py": ("voice", "slow"),

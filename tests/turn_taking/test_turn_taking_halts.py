@@ -1,24 +1,33 @@
-"""What the LiveKit turn-taking runner makes of the agent's audio halts: only a halt at or after
-the caller's barge-in started is the agent yielding to it."""
+"""What both turn-taking runners make of the agent's audio halts (`observation_of`, the one
+place the LiveKit and the Pipecat runner turn what the agent did into an observation): only a
+halt at or after the caller's barge-in started is the agent yielding to it."""
 
 from __future__ import annotations
 
 import pytest
 
+from pytest_agent_eval._turn_taking._observer import observation_of
 from pytest_agent_eval._turn_taking._pack import build_pack
 from pytest_agent_eval._turn_taking._stimulus import Category
 
 
 def test_a_halt_before_the_barge_in_started_is_not_a_yield() -> None:
-    # Imported here: the LiveKit runner loads LiveKit's Silero plugin, which collection
-    # outside the voice tier must not (tests/unit/test_suite_tiers.py).
-    pytest.importorskip("livekit.agents")
-    from pytest_agent_eval.adapters.livekit._turn_taking import _observation
-
     stimulus = next(s for s in build_pack(0) if s.category is Category.BARGE_IN)
     events = [{"kind": "speech", "start_s": 1.5, "end_s": 2.5, "text": "wait, stop"}]
-    before = _observation(stimulus, events, turns=[], states=[], halts=[1.0], resumes=[])
+    before = observation_of(stimulus, events, turns=[], began=[], halts=[1.0], resumes=[])
     assert before.agent_stopped_s is None  # it stopped before the caller said a word
-    both = _observation(stimulus, events, turns=[], states=[], halts=[1.0, 1.8], resumes=[])
+    both = observation_of(stimulus, events, turns=[], began=[], halts=[1.0, 1.8], resumes=[])
     assert both.agent_stopped_s == 1.8 and both.interrupt_start_s == 1.5
     assert both.overlap_s == pytest.approx(0.3)
+
+
+def test_only_a_vad_deaf_to_a_whole_second_of_words_makes_a_stimulus_unobservable() -> None:
+    from pytest_agent_eval._turn_taking._observer import unheard_speech
+
+    sentence = [{"kind": "speech", "start_s": 0.25, "end_s": 1.67, "text": "I'd like a table"}]
+    word = [{"kind": "speech", "start_s": 2.25, "end_s": 2.54, "text": "Yeah."}]
+    assert unheard_speech(sentence, heard=False) == "I'd like a table"
+    assert unheard_speech(sentence, heard=True) is None
+    # A backchannel or a one-word answer the VAD let pass is the agent's choice, measured.
+    assert unheard_speech(word, heard=False) is None
+    assert unheard_speech([{"kind": "noise", "start_s": 0, "end_s": 2}], heard=False) is None

@@ -207,6 +207,6 @@ def test_a_text_agent_is_an_error_saying_what_to_run_instead(pytester: pytest.Py
     result.stdout.fnmatch_lines(
         [
             "*run 1: turn-taking conformance plays audio through the agent's own VAD*"
-            "Return a LiveKitAdapter from llm_eval_agent for this file*"
+            "Return a LiveKitAdapter or a PipecatAdapter from llm_eval_agent for this file*"
         ]
     )

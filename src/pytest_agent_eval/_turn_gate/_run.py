@@ -43,7 +43,7 @@ def observer_for(adapter: Any, transcript: Transcript, *, tail_s: float) -> Turn
 
     Raises:
         AdapterError: The adapter is not one whose agent's own turn-taking runs here
-            (`LiveKitAdapter`, in process).
+            (`LiveKitAdapter` in process, `PipecatAdapter`).
     """
     module = type(adapter).__module__
     if module.startswith("pytest_agent_eval.adapters.livekit.session"):
@@ -51,14 +51,13 @@ def observer_for(adapter: Any, transcript: Transcript, *, tail_s: float) -> Turn
 
         return adapter_observer(adapter, transcript, tail_s=tail_s)
     if module.startswith("pytest_agent_eval.adapters.pipecat"):
-        raise AdapterError(
-            "turn-taking conformance does not run Pipecat pipelines yet (docs/turn-taking.md, "
-            "'Not built yet'); run this file against a LiveKitAdapter"
-        )
+        from ..adapters.pipecat._turn_taking import adapter_observer as pipecat_observer
+
+        return pipecat_observer(adapter, transcript, tail_s=tail_s)
     raise AdapterError(
         "turn-taking conformance plays audio through the agent's own VAD, turn detection and "
         f"interruption handling, in process; {type(adapter).__name__} does not run them. "
-        "Return a LiveKitAdapter from llm_eval_agent for this file"
+        "Return a LiveKitAdapter or a PipecatAdapter from llm_eval_agent for this file"
     )
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -31,9 +30,18 @@ from livekit import rtc
 from livekit.agents import Agent, AgentSession, llm
 
 from ..._turn_taking._metrics import Observation
-from ..._turn_taking._observer import PlayedStimulus, TurnTakingObserver
-from ..._turn_taking._stimulus import Expected, Stimulus
-from ...errors import AdapterError, AgentTimeoutError, ConfigError
+from ..._turn_taking._observer import (
+    AGENT_REPLY,
+    SAMPLE_RATE,
+    PlayedStimulus,
+    TurnTakingObserver,
+    observation_of,
+    read_pack,
+    unheard_speech,
+    words_in,
+)
+from ..._turn_taking._stimulus import Stimulus
+from ...errors import AdapterError, AgentTimeoutError
 from ...models import Transcript
 from ...voice._clip import AudioClip, _numpy
 from ...voice._clock import PipelineClock, PipelineThread
@@ -58,10 +66,7 @@ __all__ = [
     "session_arguments",
 ]
 
-SAMPLE_RATE = 16000
 _FRAME = SAMPLE_RATE // 50  # 20 ms
-_WORD_EVENTS = ("speech", "filler", "backchannel", "side_speech")
-_CALLER_EVENTS = ("speech", "filler")
 DEFAULT_SESSION_KWARGS: Mapping[str, Any] = {
     "turn_handling": {"turn_detection": "vad", "interruption": {"mode": "vad"}},
     "user_away_timeout": None,
@@ -71,7 +76,6 @@ DEFAULT_SESSION_KWARGS: Mapping[str, Any] = {
 }
 """LiveKit's own defaults otherwise (endpointing delays, false-interruption timeout, resume):
 turn detection and interruptions by the VAD, as offline as the rest."""
-AGENT_REPLY = "Sure, I can help with that. Let me check it for you right away."
 
 
 def session_arguments(given: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -102,25 +106,13 @@ async def observe_pack(
     Raises:
         ConfigError: ``ids`` names a stimulus the folder does not hold.
     """
-    from ...voice._clip import read_wav
-
-    listed = json.loads((folder / "pack.json").read_text(encoding="utf-8"))["stimuli"]
-    by_id = {s["id"]: s for s in listed}
-    missing = [i for i in ids or () if i not in by_id]
-    if missing:
-        raise ConfigError(
-            f"{folder / 'pack.json'} lists no stimulus {', '.join(map(repr, missing))}; write "
-            "the pack with --turn-taking-pack (and --stimulus for each id)"
-        )
-    chosen = [by_id[i] for i in ids] if ids is not None else listed
     out = []
-    for doc in chosen:
-        clip = read_wav(folder / doc["wav"])
+    for played in read_pack(folder, ids):
         out.append(
             await observe_livekit(
-                Stimulus.from_dict(doc),
-                clip,
-                doc["events"],
+                played.stimulus,
+                played.clip,
+                played.events,
                 vad=vad,
                 session_kwargs=session_kwargs,
                 tail_s=tail_s,
@@ -163,13 +155,7 @@ class _StimulusSTT(SegmentSTT):
         span = self._span(bytes(frame.data.cast("B")))
         if span is None:
             return ""
-        start, end = span
-        words = [
-            str(e.get("text", ""))
-            for e in self._stimulus_events
-            if e["kind"] in _WORD_EVENTS and e["start_s"] < end and e["end_s"] > start
-        ]
-        return " ".join(w for w in words if w)
+        return words_in(self._stimulus_events, *span)
 
 
 MakeSession = Callable[[], Awaitable[tuple[AgentSession[Any], Agent]]]
@@ -442,65 +428,16 @@ async def _observe(
         seen_turns, seen_states = list(turns), list(speaking)
     finally:
         await session.aclose()
-    if not heard and any(e["kind"] == "speech" for e in events):
+    unheard = unheard_speech(events, heard=bool(heard))
+    if unheard is not None:
         # Nothing the agent did (or did not do) can be put down to turn-taking then: a budget
         # would pass on an agent that heard nothing.
         raise AdapterError(
             f"stimulus {stimulus.id}: the session's VAD ({type(session.vad).__name__}) never "
-            "heard the caller speak, so its turn-taking could not be observed; give the "
-            "session a VAD that runs in process (vad=silero.VAD.load())"
+            f"heard the caller speak ({unheard!r}), so its turn-taking could not be observed; "
+            "give the session a VAD that runs in process (vad=silero.VAD.load())"
         )
-    return _observation(
-        stimulus, events, turns=seen_turns, states=seen_states, halts=halts, resumes=resumes
-    )
-
-
-def _observation(
-    stimulus: Stimulus,
-    events: Sequence[Mapping[str, Any]],
-    *,
-    turns: Sequence[float],
-    states: Sequence[tuple[float, str]],
-    halts: Sequence[float],
-    resumes: Sequence[float],
-) -> Observation:
-    caller = [e for e in events if e["kind"] in _CALLER_EVENTS]
-    caller_end = max((float(e["end_s"]) for e in caller), default=0.0)
-    speech_s = sum(float(e["end_s"]) - float(e["start_s"]) for e in caller)
-    interrupt_start = min((float(e["start_s"]) for e in caller), default=None)
-    began = [t for t, state in states if state.endswith("speaking")]
-    if stimulus.agent_speaking:
-        # A turn of its own: a user turn committed, then the agent speaking again after it.
-        turn_start = next((t for t in began if turns and t >= turns[0]), None)
-        # Only a stop at or after the caller's sound started is a reaction to it: one before
-        # (the agent ending its line on its own) is not a yield, and never one of 0 ms.
-        stopped = next((h for h in halts if interrupt_start is None or h >= interrupt_start), None)
-        resumed = stopped is not None and any(r > stopped for r in resumes)
-        if stimulus.expect is Expected.YIELD and stopped is not None:
-            overlap = max(0.0, stopped - (interrupt_start or stopped))
-        else:
-            overlap = speech_s if stopped is None and speech_s else 0.0
-        return Observation(
-            stimulus_id=stimulus.id,
-            category=stimulus.category,
-            expect=stimulus.expect,
-            caller_end_s=caller_end,
-            agent_turn_start_s=turn_start,
-            agent_stopped_s=stopped,
-            agent_resumed=resumed,
-            interrupt_start_s=interrupt_start,
-            overlap_s=overlap,
-            caller_speech_s=speech_s,
-        )
-    first = began[0] if began else None
-    stopped = next((h for h in halts if first is not None and h > first), None)
-    return Observation(
-        stimulus_id=stimulus.id,
-        category=stimulus.category,
-        expect=stimulus.expect,
-        caller_end_s=caller_end,
-        agent_turn_start_s=first,
-        agent_stopped_s=stopped,
-        overlap_s=max(0.0, caller_end - first) if first is not None else 0.0,
-        caller_speech_s=speech_s,
+    began = [t for t, state in seen_states if state.endswith("speaking")]
+    return observation_of(
+        stimulus, events, turns=seen_turns, began=began, halts=halts, resumes=resumes
     )

@@ -47,7 +47,7 @@ from ._keypad import Keypad
 from ._logs import hold_pipecat_logs, resolve_level
 from ._memo import share_model_sessions
 from ._record import Call, TurnLog, join_text
-from ._session import BargeInRun, BotSession, SessionOptions, TurnTimeout, runner_arguments
+from ._session import BargeInRun, BotSession, SessionOptions, TurnTimeout, call_bot
 from ._transport import InProcessTransport
 
 __all__ = ["BotFactory", "BotInfo", "PipecatAdapter", "PipecatConversation"]
@@ -360,14 +360,9 @@ class PipecatConversation:
             run_index=self.info.run_index,
             transcript=self.info.transcript,
         )
-        if adapter.run_bot is not None:
-            if adapter._takes_info:
-                return adapter.run_bot(transport, runner_arguments(), info)
-            return adapter.run_bot(transport, runner_arguments())
-        assert adapter.bot is not None
-        if adapter._takes_info:
-            return adapter.bot(transport, info)
-        return adapter.bot(transport)
+        return call_bot(
+            adapter.bot, adapter.run_bot, transport, info, takes_info=adapter._takes_info
+        )
 
     async def aclose(self) -> None:
         """End the pipeline and its thread; safe to call twice."""

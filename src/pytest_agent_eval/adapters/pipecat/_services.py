@@ -13,7 +13,7 @@ import json
 import os
 import re
 from collections import deque
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -96,6 +96,9 @@ class _CountingSTT(SegmentedSTTService):
         super().__init__(settings=_complete(STTSettings, model=model, language=None), **kwargs)
         self._heard_samples = 0
         self._segment_ends: deque[int] = deque()
+        self.stand_in: Callable[[float, float], str] | None = None
+        """When set, what is heard in a segment (its start and end in stream seconds) instead
+        of this service's own transcription: the turn-taking runner's stimulus words."""
 
     @property
     def wants_wav_segments(self) -> bool:
@@ -125,7 +128,8 @@ class _CountingSTT(SegmentedSTTService):
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         span = self._segment_span(audio)
         await self.start_processing_metrics()
-        text = await self._transcribe(audio, span)
+        stand_in = self.stand_in
+        text = stand_in(*span) if stand_in is not None else await self._transcribe(audio, span)
         await self.stop_processing_metrics()
         if text:
             yield TranscriptionFrame(text, self._user_id, time_now_iso8601(), finalized=True)
@@ -550,6 +554,18 @@ class SynthesizerTTSService(TTSService):
     def voice_settings(self) -> VoiceSettings:
         """The resolved voice settings (backend defaults filled in)."""
         return self._voice
+
+    def speak_with(self, backend: str, voice: str | None = None) -> None:
+        """Speak with ``backend``'s ``voice`` from now on (the turn-taking runner gives every
+        bot the LiveKit runner's voice, so a stimulus's agent line lasts as long on both).
+
+        Raises:
+            ConfigError: Unknown backend or voice.
+        """
+        from ...voice._tts._registry import get_backend
+
+        self._backend = get_backend(backend)
+        self._voice = self._backend.resolve(VoiceSettings(backend=backend, voice=voice))
 
     def can_generate_metrics(self) -> bool:
         return True

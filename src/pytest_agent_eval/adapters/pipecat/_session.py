@@ -31,7 +31,7 @@ from ._record import Recorder, TurnLog
 from ._services import FixtureTextSTTService
 from ._transport import InProcessTransport
 
-__all__ = ["BargeInRun", "BotSession", "SessionOptions", "TurnTimeout"]
+__all__ = ["BargeInRun", "BotSession", "SessionOptions", "TurnTimeout", "call_bot"]
 
 _END_S = 5.0
 """How long the pipeline gets to end by itself (an EndFrame) before it is cancelled."""
@@ -55,6 +55,9 @@ class SessionOptions:
     own: tuple[str, ...] = ()
     """The installed packages the bot came from (`adapters._crash.agent_packages`): their
     frames are the bot's own code when an error frame's exception passed through them."""
+    prepare: Callable[[Any], None] | None = None
+    """Called with the running pipeline once it started, before ``on_client_connected``
+    (the turn-taking runner scripts the bot's services there)."""
 
 
 class TurnTimeout(AdapterError):
@@ -159,6 +162,8 @@ class BotSession:
             await runner.add_workers(worker)
             self._runner_task = asyncio.ensure_future(runner.run())
         await self._wait_started()
+        if self.options.prepare is not None:
+            self.options.prepare(self.worker.pipeline)
         watch_flows(self.recorder.worker, self.recorder.on_node)
         log = self.recorder.begin(None, "greeting")
         self.transport.input().live(self.options.live_mic)
@@ -368,6 +373,15 @@ class BotSession:
         finally:
             mic.live(False)
         return log
+
+    async def wait_until(self, done: Callable[[], bool], what: str) -> None:
+        """Return once ``done()`` holds at an idle moment of the pipeline.
+
+        Raises:
+            TurnTimeout: Not within timeout_s of the pipeline's time; names ``what``.
+        """
+        self.clock.release()
+        await self._until(done, lambda: what)
 
     async def until_done(self) -> None:
         """Return once the bot is done (at an idle moment of the pipeline), as a turn does.
@@ -625,3 +639,21 @@ def _key_hint(exc: BaseException) -> str:
 def runner_arguments() -> RunnerArguments:
     """What an entrypoint is given as ``runner_args``: no signal handling."""
     return RunnerArguments()
+
+
+def call_bot(
+    bot: Callable[..., Any] | None,
+    run_bot: Callable[..., Any] | None,
+    transport: InProcessTransport,
+    info: Any,
+    *,
+    takes_info: bool,
+) -> Any:
+    """Call the user's ``bot(transport[, info])`` or ``run_bot(transport, runner_args[,
+    info])``, whichever the adapter was given."""
+    if run_bot is not None:
+        if takes_info:
+            return run_bot(transport, runner_arguments(), info)
+        return run_bot(transport, runner_arguments())
+    assert bot is not None
+    return bot(transport, info) if takes_info else bot(transport)
