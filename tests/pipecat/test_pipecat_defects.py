@@ -5,6 +5,7 @@ a fixture that lost its sidecar passing for words it does not say."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,11 @@ from pipecat.frames.frames import (
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat_support import PHRASES, converse, run, spoken, transcript
 
-from pytest_agent_eval.adapters.pipecat import InProcessTransport, PipecatAdapter
+from pytest_agent_eval.adapters.pipecat import (
+    InProcessTransport,
+    PipecatAdapter,
+    SynthesizerTTSService,
+)
 from pytest_agent_eval.errors import AdapterError, AudioFixtureError
 from pytest_agent_eval.models import AudioCondition, InterruptConfig, Turn
 
@@ -358,3 +363,61 @@ def test_a_function_the_interruption_cancels_reads_cancelled(phrases: dict[str, 
     (call,) = first.calls
     assert (call.name, call.outcome, call.cancelled) == ("get_forecast", "cancelled", True)
     assert "rainy" not in first.reply + second.reply
+
+
+# -- a slow stand-in voice ---------------------------------------------------------------------
+
+
+class _LoadedMachineTTS(SynthesizerTTSService):
+    """The offline voice as a loaded machine runs it: each sentence takes 3.5 s to synthesize,
+    longer than Pipecat's default 3 s wait for a TTS context's first audio."""
+
+    def _speak(self, text: str) -> tuple[bytes, list[tuple[str, float]]]:
+        spoken = super()._speak(text)
+        time.sleep(3.5)  # the synthesis thread's own time, as under load; not a test's wait
+        return spoken
+
+    _speak._agent_eval_inline = True  # type: ignore[attr-defined]
+
+
+def test_a_reply_the_offline_voice_is_slow_to_synthesize_is_still_spoken(
+    phrases: dict[str, Path],
+) -> None:
+    """In real time on a loaded machine the stand-in TTS once took over 3 s for a sentence;
+    Pipecat closed the reply's audio context as silent and the bot never answered (a capacity
+    run read it as the agent stopping). The reply is spoken, however long synthesis takes."""
+    from corpus_bots import RULES, offered_tools
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+    from pipecat.processors.aggregators.llm_context import LLMContext
+    from pipecat.processors.aggregators.llm_response_universal import (
+        LLMContextAggregatorPair,
+        LLMUserAggregatorParams,
+    )
+
+    from pytest_agent_eval.adapters.pipecat import FixtureTextSTTService, ScriptedLLMService
+
+    def bot(transport: InProcessTransport) -> Any:
+        pair = LLMContextAggregatorPair(
+            LLMContext(tools=offered_tools()),
+            user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer()),
+        )
+        pipeline = Pipeline(
+            [
+                transport.input(),
+                FixtureTextSTTService(),
+                pair.user(),
+                ScriptedLLMService(RULES),
+                _LoadedMachineTTS(),
+                transport.output(),
+                pair.assistant(),
+            ]
+        )
+        return PipelineWorker(pipeline, params=PipelineParams(enable_metrics=True))
+
+    _, (reply,) = run(
+        converse(PipecatAdapter(bot, speed=1.0), transcript(spoken("hello", phrases)))
+    )
+    assert reply.reply == "Hello! How can I help you?", reply
+    assert reply.metadata["pipecat"]["reply_audio_s"] > 0.5, reply.metadata

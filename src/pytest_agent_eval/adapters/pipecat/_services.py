@@ -540,6 +540,12 @@ class SynthesizerTTSService(TTSService):
         # Word timestamps (as streaming TTS services give them): each word's TTSTextFrame
         # leaves with its audio, so an interrupted reply holds the words that were spoken.
         kwargs.setdefault("push_text_frames", False)
+        # Pipecat ends a TTS context that has had no audio for this long (3 s by default),
+        # dropping the audio that comes after. A hosted TTS streams its first audio in a
+        # fraction of a second; this one synthesizes a whole sentence first, which on a
+        # loaded machine in real time can take longer, and the reply was lost (the bot
+        # never answered). Its context still ends as soon as the turn's text is spoken.
+        kwargs.setdefault("stop_frame_timeout_s", 30.0)
         super().__init__(
             sample_rate=sample_rate,
             settings=_complete(
