@@ -2,15 +2,19 @@
 takes the pause for the end of the turn. The LiveKit example's restaurant agent on a real
 AgentSession (Silero VAD, the fixture's words as its STT) hears "a table for fifteen", pauses
 with the caller for two seconds and answers that half; the booking the check wants is never
-made. The turn's timeline shows the end of turn before the fixture's speech ends; given whole
-(committed once, at its end) the same agent books it: ``turn_taking``, the cut as evidence.
-The same on the Pipecat example's bot (Silero VAD and smart-turn in its user aggregator): one
-behaviour, one label, in every adapter."""
+made. The turn's timeline shows the end of turn before the fixture's speech ends; the same
+audio rerun with the turn committed at the fixture's end (manual turn detection, no VAD
+split) books it: ``turn_taking``, the cut and that rerun as evidence, the same label again
+and at speed 0 and 1.
+The same on the Pipecat example's bot (Silero VAD and smart-turn in its user aggregator, replaced
+by a stop strategy that ends the turn when told to): one behaviour, one label, in every
+adapter."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fault_corpus import PYPROJECT, attributions
@@ -99,7 +103,11 @@ def test_a_turn_cut_at_a_pause_is_turn_taking(
     ensure_fixtures(transcripts, jobs=1).raise_for_failures()
 
     result = pytester.runpytest_subprocess(
-        "--agent-eval-live", "-p", "no:cacheprovider", "--agent-eval-results=r.json"
+        "--agent-eval-live",
+        "-p",
+        "no:cacheprovider",
+        "--agent-eval-results=r.json",
+        "--agent-eval-speed=0",
     )
     result.assert_outcomes(passed=1, failed=1)
     found = attributions(pytester.path / "r.json")
@@ -112,6 +120,32 @@ def test_a_turn_cut_at_a_pause_is_turn_taking(
     assert "with 1 more stretch of the caller's speech after it" in cut["detail"]
     if cut["heard"] is not None:  # the STT reported its segments: the first is the half
         assert cut["heard"].endswith("table for fifteen") and cut["intended"].endswith("pm.")
-    (text,) = [e for e in paused["evidence"] if e["counterfactual"] == "text_rerun"]
-    assert text["verdict"] == "passed"
+    # The same audio, the agent's own STT, the turn committed at the fixture's end: it books.
+    (committed,) = [e for e in paused["evidence"] if e["counterfactual"] == "committed_turn"]
+    assert committed["verdict"] == "passed", committed
+    assert committed["detail"].startswith("the same audio with the turn committed at the")
+    assert not [e for e in paused["evidence"] if e["counterfactual"] == "text_rerun"]
     result.stdout.fnmatch_lines(["*cause: turn_taking — turn 1: the agent ended the caller's*"])
+
+    # The same label, on the same evidence, run again at max speed and in real time (LiveKit;
+    # the Pipecat bot's cut turn itself timed out in real time on a loaded machine, before
+    # any attribution, with or without this counterfactual).
+    for speed in ("0", "1") if framework == "livekit" else ("0",):
+        again = pytester.runpytest_subprocess(
+            "--agent-eval-live",
+            "-p",
+            "no:cacheprovider",
+            "--agent-eval-results=again.json",
+            f"--agent-eval-speed={speed}",
+            "-k",
+            "paused",
+        )
+        again.assert_outcomes(failed=1)
+        _, record = attributions(pytester.path / "again.json")["paused"]
+        assert _label(record) == _label(paused), speed
+
+
+def _label(record: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    """An attribution's cause and each piece of evidence's counterfactual and verdict (the
+    details hold the cut's time, which differs between runs)."""
+    return record["cause"], [(e["counterfactual"], e["verdict"]) for e in record["evidence"]]

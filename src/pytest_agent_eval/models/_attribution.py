@@ -25,14 +25,16 @@ Counterfactual: TypeAlias = Literal[
     "judge_rerun",
     "reply_audio",
     "turn_cut",
+    "committed_turn",
 ]
 """What one piece of evidence rests on: the run's record of its tool calls (nothing rerun),
 what the agent's speech recognizer heard against the fixture's known words (nothing rerun), the
 conversation rerun as audio with the agent's STT replaced by the stand-in that hears the
 fixture's known words (everything else the agent's own), the conversation rerun with its
 turns given as text to the same agent, a failed judged check asked again on the same reply,
-the agent's reply audio transcribed offline against its reply text, or where the agent's turn
-detection ended the caller's turn against where the fixture's speech ends."""
+the agent's reply audio transcribed offline against its reply text, where the agent's turn
+detection ended the caller's turn against where the fixture's speech ends, or the same audio
+rerun with each caller's turn committed at its fixture's end (manual turn detection)."""
 
 EvidenceVerdict: TypeAlias = Literal["passed", "failed", "crashed", "error", "found", "none"]
 """A rerun's verdict (``passed``, ``failed``, ``crashed``, ``error``), or for a look at the
