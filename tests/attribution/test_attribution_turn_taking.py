@@ -12,6 +12,7 @@ adapter."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from pytest_agent_eval.adapters.pipecat import PipecatAdapter
 
 @pytest.fixture
 def llm_eval_agent():
-    return PipecatAdapter(run_bot=bot.run_bot, timeout_s=20.0)
+    return PipecatAdapter(run_bot=bot.run_bot, timeout_s=20.0, audio_out_dir="replies")
 """
 
 CONFTEST = """
@@ -108,6 +109,7 @@ def test_a_turn_cut_at_a_pause_is_turn_taking(
         "no:cacheprovider",
         "--agent-eval-results=r.json",
         "--agent-eval-speed=0",
+        "--agent-eval-html=r.html",
     )
     result.assert_outcomes(passed=1, failed=1)
     found = attributions(pytester.path / "r.json")
@@ -126,6 +128,7 @@ def test_a_turn_cut_at_a_pause_is_turn_taking(
     assert committed["detail"].startswith("the same audio with the turn committed at the")
     assert not [e for e in paused["evidence"] if e["counterfactual"] == "text_rerun"]
     result.stdout.fnmatch_lines(["*cause: turn_taking — turn 1: the agent ended the caller's*"])
+    _check_both_audios(pytester.path / "r.html", committed, replies=framework == "pipecat")
 
     # The same label, on the same evidence, run again at max speed and in real time (LiveKit;
     # the Pipecat bot's cut turn itself timed out in real time on a loaded machine, before
@@ -143,6 +146,32 @@ def test_a_turn_cut_at_a_pause_is_turn_taking(
         again.assert_outcomes(failed=1)
         _, record = attributions(pytester.path / "again.json")["paused"]
         assert _label(record) == _label(paused), speed
+
+
+def _players(html: str) -> dict[str, str]:
+    """Each embedded player of ``html``: its title (``reply audio: replies/...wav``) -> its
+    ``data-audio`` reference (one per distinct file)."""
+    found = re.findall(r'<audio controls [^>]*data-audio="(\w+)" title="([^"]+)"', html)
+    return {title: ref for ref, title in found}
+
+
+def _check_both_audios(report: Path, committed: dict[str, Any], *, replies: bool) -> None:
+    """The HTML report plays the failed run's audio and, under its cause, the committed-turn
+    rerun's: what it streamed and, where the bot speaks (Pipecat), its own reply."""
+    html = report.read_text()
+    (cause,) = re.findall(r'<div class="cause">(.*?)</div>', html, re.S)
+    assert "<dt>committed_turn rerun, streamed audio</dt>" in cause
+    rerun = _players(cause)
+    run = {title: ref for title, ref in _players(html).items() if title not in rerun}
+    assert committed["audio_in"].endswith("paused.wav")
+    assert rerun[f"committed_turn streamed audio: {committed['audio_in']}"]
+    assert any(t.startswith("user audio: ") for t in run), run
+    if replies:  # two different replies, each its own file: the run's half, the rerun's whole
+        assert "committed-rerun" in committed["audio_out"]
+        (own,) = [
+            ref for t, ref in run.items() if t.startswith("reply audio: ") and "/paused/" in t
+        ]
+        assert rerun[f"committed_turn reply audio: {committed['audio_out']}"] != own
 
 
 def _label(record: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:

@@ -287,6 +287,7 @@ async def _attribute_run(
                 turn=upto,
                 error=_why_not(hearing, verdict),
                 detail=detail,
+                **_audio_of(hearing, upto),
             )
         )
         if verdict == "passed" and misheard:
@@ -370,8 +371,28 @@ async def _committed(
         failing, rerun, "the same audio with the turn committed at the fixture's end"
     )
     return Evidence(
-        "committed_turn", verdict, turn=upto, error=_why_not(rerun, verdict), detail=detail
+        "committed_turn",
+        verdict,
+        turn=upto,
+        error=_why_not(rerun, verdict),
+        detail=detail,
+        **_audio_of(rerun, upto),
     )
+
+
+def _audio_of(rerun: RunResult | str, index: int) -> dict[str, str | None]:
+    """An audio rerun's audio on turn ``index`` (what it streamed, its reply), to hear in the
+    report beside the run's own."""
+    turn = (
+        None if isinstance(rerun, str) else next((t for t in rerun.turns if t.index == index), None)
+    )
+    if turn is None:
+        return {"audio_in": None, "audio_out": None}
+    streamed = turn.audio_in or turn.audio
+    return {
+        "audio_in": None if streamed is None else str(streamed),
+        "audio_out": None if turn.audio_out is None else str(turn.audio_out),
+    }
 
 
 def _why_not(rerun: RunResult | str, verdict: EvidenceVerdict) -> str | None:
@@ -470,7 +491,9 @@ async def _rerun(
             return reruns[key]
     else:
         target, rerun_of = agent, text_transcript(transcript, upto)
-    quiet = replace(settings, concurrency=1, early_stop=False, save_audio_dir=None)
+    # An audio rerun's streamed audio is saved as the run's was (under the rerun's own id).
+    saved = settings.save_audio_dir if kind in _TWINS else None
+    quiet = replace(settings, concurrency=1, early_stop=False, save_audio_dir=saved)
     try:
         result = await run_transcript(rerun_of, target, settings=quiet)
     except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):

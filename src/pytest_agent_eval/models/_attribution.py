@@ -56,6 +56,10 @@ class Evidence:
         tool: The tool whose call failed.
         error: The tool's error, or why a rerun could not say anything.
         detail: The fact in one sentence, for reports.
+        audio_in: For an audio rerun, the audio it streamed on the turn (the fixture, or the
+            copy saved with ``--agent-eval-save-audio``), to hear beside the run's own.
+        audio_out: For an audio rerun, its reply audio on the turn, when the adapter saves
+            reply audio (``audio_out_dir``).
     """
 
     counterfactual: Counterfactual
@@ -66,6 +70,8 @@ class Evidence:
     tool: str | None = None
     error: str | None = None
     detail: str = ""
+    audio_in: str | None = None
+    audio_out: str | None = None
 
 
 @dataclass
