@@ -2,15 +2,20 @@
 takes the pause for the end of the turn. The LiveKit example's restaurant agent on a real
 AgentSession (Silero VAD, the fixture's words as its STT) hears "a table for fifteen", pauses
 with the caller for two seconds and answers that half; the booking the check wants is never
-made. The turn's timeline shows the end of turn before the fixture's speech ends; given whole
-(committed once, at its end) the same agent books it: ``turn_taking``, the cut as evidence.
-The same on the Pipecat example's bot (Silero VAD and smart-turn in its user aggregator): one
-behaviour, one label, in every adapter."""
+made. The turn's timeline shows the end of turn before the fixture's speech ends; the same
+audio rerun with the turn committed at the fixture's end (manual turn detection, no VAD
+split) books it: ``turn_taking``, the cut and that rerun as evidence, the same label again
+and at speed 0 and 1.
+The same on the Pipecat example's bot (Silero VAD and smart-turn in its user aggregator, replaced
+by a stop strategy that ends the turn when told to): one behaviour, one label, in every
+adapter."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fault_corpus import PYPROJECT, attributions
@@ -28,7 +33,7 @@ from pytest_agent_eval.adapters.pipecat import PipecatAdapter
 
 @pytest.fixture
 def llm_eval_agent():
-    return PipecatAdapter(run_bot=bot.run_bot, timeout_s=20.0)
+    return PipecatAdapter(run_bot=bot.run_bot, timeout_s=20.0, audio_out_dir="replies")
 """
 
 CONFTEST = """
@@ -99,7 +104,12 @@ def test_a_turn_cut_at_a_pause_is_turn_taking(
     ensure_fixtures(transcripts, jobs=1).raise_for_failures()
 
     result = pytester.runpytest_subprocess(
-        "--agent-eval-live", "-p", "no:cacheprovider", "--agent-eval-results=r.json"
+        "--agent-eval-live",
+        "-p",
+        "no:cacheprovider",
+        "--agent-eval-results=r.json",
+        "--agent-eval-speed=0",
+        "--agent-eval-html=r.html",
     )
     result.assert_outcomes(passed=1, failed=1)
     found = attributions(pytester.path / "r.json")
@@ -112,6 +122,59 @@ def test_a_turn_cut_at_a_pause_is_turn_taking(
     assert "with 1 more stretch of the caller's speech after it" in cut["detail"]
     if cut["heard"] is not None:  # the STT reported its segments: the first is the half
         assert cut["heard"].endswith("table for fifteen") and cut["intended"].endswith("pm.")
-    (text,) = [e for e in paused["evidence"] if e["counterfactual"] == "text_rerun"]
-    assert text["verdict"] == "passed"
+    # The same audio, the agent's own STT, the turn committed at the fixture's end: it books.
+    (committed,) = [e for e in paused["evidence"] if e["counterfactual"] == "committed_turn"]
+    assert committed["verdict"] == "passed", committed
+    assert committed["detail"].startswith("the same audio with the turn committed at the")
+    assert not [e for e in paused["evidence"] if e["counterfactual"] == "text_rerun"]
     result.stdout.fnmatch_lines(["*cause: turn_taking — turn 1: the agent ended the caller's*"])
+    _check_both_audios(pytester.path / "r.html", committed, replies=framework == "pipecat")
+
+    # The same label, on the same evidence, run again at max speed and in real time (LiveKit;
+    # the Pipecat bot's cut turn itself timed out in real time on a loaded machine, before
+    # any attribution, with or without this counterfactual).
+    for speed in ("0", "1") if framework == "livekit" else ("0",):
+        again = pytester.runpytest_subprocess(
+            "--agent-eval-live",
+            "-p",
+            "no:cacheprovider",
+            "--agent-eval-results=again.json",
+            f"--agent-eval-speed={speed}",
+            "-k",
+            "paused",
+        )
+        again.assert_outcomes(failed=1)
+        _, record = attributions(pytester.path / "again.json")["paused"]
+        assert _label(record) == _label(paused), speed
+
+
+def _players(html: str) -> dict[str, str]:
+    """Each embedded player of ``html``: its title (``reply audio: replies/...wav``) -> its
+    ``data-audio`` reference (one per distinct file)."""
+    found = re.findall(r'<audio controls [^>]*data-audio="(\w+)" title="([^"]+)"', html)
+    return {title: ref for ref, title in found}
+
+
+def _check_both_audios(report: Path, committed: dict[str, Any], *, replies: bool) -> None:
+    """The HTML report plays the failed run's audio and, under its cause, the committed-turn
+    rerun's: what it streamed and, where the bot speaks (Pipecat), its own reply."""
+    html = report.read_text()
+    (cause,) = re.findall(r'<div class="cause">(.*?)</div>', html, re.S)
+    assert "<dt>committed_turn rerun, streamed audio</dt>" in cause
+    rerun = _players(cause)
+    run = {title: ref for title, ref in _players(html).items() if title not in rerun}
+    assert committed["audio_in"].endswith("paused.wav")
+    assert rerun[f"committed_turn streamed audio: {committed['audio_in']}"]
+    assert any(t.startswith("user audio: ") for t in run), run
+    if replies:  # two different replies, each its own file: the run's half, the rerun's whole
+        assert "committed-rerun" in committed["audio_out"]
+        (own,) = [
+            ref for t, ref in run.items() if t.startswith("reply audio: ") and "/paused/" in t
+        ]
+        assert rerun[f"committed_turn reply audio: {committed['audio_out']}"] != own
+
+
+def _label(record: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    """An attribution's cause and each piece of evidence's counterfactual and verdict (the
+    details hold the cut's time, which differs between runs)."""
+    return record["cause"], [(e["counterfactual"], e["verdict"]) for e in record["evidence"]]

@@ -18,9 +18,13 @@ For each FAILed run of a voice transcript (never a passed, crashed or ERROR run)
    agent's STT replaced by the stand-in that hears the fixture's known words (the adapter's
    ``with_fixture_hearing()``), its VAD, turn detection, timing and audio conditions its own.
    When the failing turn then passes and a turn was misheard: ``hearing``.
-6. *logic*: the same conversation given as text to the same agent (its voice-only checks left
+6. *committed turn*, when a turn was cut: the same audio rerun, the agent's own STT, with each
+   caller's turn committed at its fixture's end (manual turn detection: the adapter's
+   ``with_committed_turns()``). When the failing turn then passes: ``turn_taking``.
+7. *logic*: the same conversation given as text to the same agent (its voice-only checks left
    out), each turn whole. When the failing turn fails again: ``agent_logic``. When it passes
-   and the turn was cut: ``turn_taking``. When it passes and a turn was misheard, but perfect
+   and the turn was cut but could not be committed at its end: ``turn_taking``, the text
+   standing in. When it passes and a turn was misheard, but perfect
    hearing could not be tried (the adapter cannot swap its agent's STT, the agent already
    hears with the stand-in, a realtime model hears for itself): ``hearing``, the text standing
    in for perfect hearing. Otherwise: ``undetermined``, saying what was tried.
@@ -98,7 +102,9 @@ def _voice_only(evaluation: EvalResult) -> bool:
     return any(key in _check_id(evaluation) for key in _VOICE_ONLY_KEYS)
 
 
-def fixture_hearing_transcript(transcript: Transcript, upto: int) -> Transcript:
+def fixture_hearing_transcript(
+    transcript: Transcript, upto: int, *, kind: str = "audio"
+) -> Transcript:
     """``transcript``'s turns up to turn ``upto`` (zero-based, included) as they are, audio,
     conditions and barge-ins kept (a turn's ``interrupt`` is its own speaking over the reply
     before it, so the failing turn keeps its own),
@@ -113,7 +119,7 @@ def fixture_hearing_transcript(transcript: Transcript, upto: int) -> Transcript:
         )
         for turn in transcript.turns[: upto + 1]
     ]
-    return _one_run(transcript, turns, conditions=transcript.conditions, kind="audio")
+    return _one_run(transcript, turns, conditions=transcript.conditions, kind=kind)
 
 
 def text_transcript(transcript: Transcript, upto: int) -> Transcript:
@@ -281,6 +287,7 @@ async def _attribute_run(
                 turn=upto,
                 error=_why_not(hearing, verdict),
                 detail=detail,
+                **_audio_of(hearing, upto),
             )
         )
         if verdict == "passed" and misheard:
@@ -296,6 +303,13 @@ async def _attribute_run(
                 "fixture's words; the turns given as text stand in for perfect hearing",
             )
         )
+    committed = (
+        None if cut is None else await _committed(reruns, failing, transcript, agent, settings)
+    )
+    if committed is not None:
+        evidence.append(committed)
+        if committed.verdict == "passed":
+            return Attribution("turn_taking", evidence, turn=upto)
     text = await _rerun(reruns, "text", transcript, upto, agent, settings)
     assert text is not None
     verdict, detail = _judge_rerun(failing, text, "given as text")
@@ -308,10 +322,15 @@ async def _attribute_run(
             detail=detail,
         )
     )
-    swapped = evidence[-2].verdict in ("passed", "failed", "crashed")
+    swapped = next(e for e in evidence if e.counterfactual == "fixture_hearing").verdict in (
+        "passed",
+        "failed",
+        "crashed",
+    )
+    committed_ran = committed is not None and committed.verdict != "error"
     cause: Cause = "undetermined"
-    if verdict == "passed" and cut is not None:
-        cause = "turn_taking"  # given whole, committed once at its end, the turn passes
+    if verdict == "passed" and cut is not None and not committed_ran:
+        cause = "turn_taking"  # the text, committed once at its end, stands in for the audio
     elif verdict == "passed" and misheard and not swapped:
         cause = "hearing"  # the text rerun stands in for perfect hearing
     elif verdict in ("failed", "crashed"):
@@ -320,9 +339,60 @@ async def _attribute_run(
         evidence[-1].detail += "; yet " + (
             "perfect hearing did not make it pass"
             if swapped and misheard
+            else "the same audio committed at the fixture's end did not make it pass"
+            if committed_ran
             else "every word was heard as the fixture says it and no turn was cut"
         )
     return Attribution(cause, evidence, turn=upto)
+
+
+async def _committed(
+    reruns: dict[tuple[str, int], RunResult | str | None],
+    failing: TurnResult,
+    transcript: Transcript,
+    agent: object,
+    settings: RunSettings,
+) -> Evidence:
+    """The turn-taking counterfactual: the same audio, the agent's own STT, the end of each
+    caller's turn committed at its fixture's end (manual turn detection), not where the agent's
+    VAD and turn detection put it."""
+    upto = failing.index
+    rerun = await _rerun(reruns, "committed", transcript, upto, agent, settings)
+    if rerun is None:
+        return Evidence(
+            "committed_turn",
+            "error",
+            turn=upto,
+            error="the adapter cannot commit its agent's turns",
+            detail=f"{type(agent).__name__} cannot commit the caller's turn at the fixture's "
+            "end; the turns given as text stand in for it",
+        )
+    verdict, detail = _judge_rerun(
+        failing, rerun, "the same audio with the turn committed at the fixture's end"
+    )
+    return Evidence(
+        "committed_turn",
+        verdict,
+        turn=upto,
+        error=_why_not(rerun, verdict),
+        detail=detail,
+        **_audio_of(rerun, upto),
+    )
+
+
+def _audio_of(rerun: RunResult | str, index: int) -> dict[str, str | None]:
+    """An audio rerun's audio on turn ``index`` (what it streamed, its reply), to hear in the
+    report beside the run's own."""
+    turn = (
+        None if isinstance(rerun, str) else next((t for t in rerun.turns if t.index == index), None)
+    )
+    if turn is None:
+        return {"audio_in": None, "audio_out": None}
+    streamed = turn.audio_in or turn.audio
+    return {
+        "audio_in": None if streamed is None else str(streamed),
+        "audio_out": None if turn.audio_out is None else str(turn.audio_out),
+    }
 
 
 def _why_not(rerun: RunResult | str, verdict: EvidenceVerdict) -> str | None:
@@ -389,6 +459,11 @@ def _heard_evidence(turns: Sequence[TurnResult], upto: int) -> list[Evidence]:
     return found
 
 
+_TWINS = {"audio": "with_fixture_hearing", "committed": "with_committed_turns"}
+"""The audio reruns, each with the adapter's method giving the agent's counterfactual twin:
+perfect hearing (``"audio"``), the turn committed at the fixture's end (``"committed"``)."""
+
+
 async def _rerun(
     reruns: dict[tuple[str, int], RunResult | str | None],
     kind: str,
@@ -398,24 +473,27 @@ async def _rerun(
     settings: RunSettings,
 ) -> RunResult | str | None:
     """The run of the conversation up to turn ``upto``, once per kind and turn: ``"audio"``
-    with the agent's STT replaced by the fixture's words (None when the adapter cannot swap
-    it), or ``"text"`` with every turn given as text; or why it could not run."""
+    with the agent's STT replaced by the fixture's words, ``"committed"`` with each caller's
+    turn committed at its fixture's end (None when the adapter cannot make that twin), or
+    ``"text"`` with every turn given as text; or why it could not run."""
     key = (kind, upto)
     if key in reruns:
         return reruns[key]
-    if kind == "audio":
-        swap = getattr(agent, "with_fixture_hearing", None)
+    if kind in _TWINS:
+        swap = getattr(agent, _TWINS[kind], None)
         if swap is None:
             reruns[key] = None
             return None
         try:
-            target, rerun_of = swap(), fixture_hearing_transcript(transcript, upto)
+            target, rerun_of = swap(), fixture_hearing_transcript(transcript, upto, kind=kind)
         except Exception as exc:  # the rerun's own boundary: say why, never raise
             reruns[key] = describe_exception(exc)
             return reruns[key]
     else:
         target, rerun_of = agent, text_transcript(transcript, upto)
-    quiet = replace(settings, concurrency=1, early_stop=False, save_audio_dir=None)
+    # An audio rerun's streamed audio is saved as the run's was (under the rerun's own id).
+    saved = settings.save_audio_dir if kind in _TWINS else None
+    quiet = replace(settings, concurrency=1, early_stop=False, save_audio_dir=saved)
     try:
         result = await run_transcript(rerun_of, target, settings=quiet)
     except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):

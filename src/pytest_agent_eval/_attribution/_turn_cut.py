@@ -6,8 +6,8 @@ caller was done (``end_of_turn``), in order, on whatever clock the turn ran. An 
 with more of the caller's speech found after it, in a turn the next one does not barge into, is a cut: the
 agent answered part of what the caller said (a pause mid-sentence taken for the end). The
 order is what counts, not the times, so the evidence is the same at max speed and in real
-time. Nothing is rerun here; the attribution pairs the cut with the conversation given whole,
-each turn committed once at its end (the text rerun), to name ``turn_taking``.
+time. Nothing is rerun here; the attribution pairs the cut with the same audio rerun with the
+turn committed at the fixture's end (manual turn detection), to name ``turn_taking``.
 """
 
 from __future__ import annotations

@@ -574,7 +574,7 @@ def _run_html(run: RunResult, audio: AudioStore) -> str:
     if run.crash is not None:
         error = f'<p class="error-text">Crashed: {_e(run.crash.describe())}</p>' + error
     turns = _greeting_html(run) + "".join(_turn_html(t, audio) for t in run.turns)
-    turns += _conversation_html(run) + _cause_html(run)
+    turns += _conversation_html(run) + _cause_html(run, audio)
     return (
         f'<details class="run {verdict}"{"" if run.passed else " open"}><summary>Run '
         f'{run.index + 1} <span class="badge {verdict}">{verdict}</span>'
@@ -582,14 +582,23 @@ def _run_html(run: RunResult, audio: AudioStore) -> str:
     )
 
 
-def _cause_html(run: RunResult) -> str:
-    """Why the run failed and the evidence, when attribution ran (docs/attribution.md)."""
+def _cause_html(run: RunResult, audio: AudioStore) -> str:
+    """Why the run failed and the evidence, when attribution ran (docs/attribution.md), with
+    each audio rerun's audio to hear beside the run's own (in its turns above)."""
     if run.attribution is None:
         return ""
     items = "".join(f"<li>{_e(line)}</li>" for line in evidence_lines(run.attribution))
+    rows = [
+        (f"{e.counterfactual} rerun, {what}", audio.player(path, f"{e.counterfactual} {what}"))
+        for e in run.attribution.evidence
+        for what, path in (("streamed audio", e.audio_in), ("reply audio", e.audio_out))
+        if path is not None
+    ]
+    heard = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in rows)
+    players = f'<dl class="rerun-audio">{heard}</dl>' if heard else ""
     return (
         f'<div class="cause"><p><strong>Cause:</strong> {_e(run.attribution.describe())}</p>'
-        f"<ul>{items}</ul></div>"
+        f"<ul>{items}</ul>{players}</div>"
     )
 
 

@@ -25,14 +25,16 @@ Counterfactual: TypeAlias = Literal[
     "judge_rerun",
     "reply_audio",
     "turn_cut",
+    "committed_turn",
 ]
 """What one piece of evidence rests on: the run's record of its tool calls (nothing rerun),
 what the agent's speech recognizer heard against the fixture's known words (nothing rerun), the
 conversation rerun as audio with the agent's STT replaced by the stand-in that hears the
 fixture's known words (everything else the agent's own), the conversation rerun with its
 turns given as text to the same agent, a failed judged check asked again on the same reply,
-the agent's reply audio transcribed offline against its reply text, or where the agent's turn
-detection ended the caller's turn against where the fixture's speech ends."""
+the agent's reply audio transcribed offline against its reply text, where the agent's turn
+detection ended the caller's turn against where the fixture's speech ends, or the same audio
+rerun with each caller's turn committed at its fixture's end (manual turn detection)."""
 
 EvidenceVerdict: TypeAlias = Literal["passed", "failed", "crashed", "error", "found", "none"]
 """A rerun's verdict (``passed``, ``failed``, ``crashed``, ``error``), or for a look at the
@@ -54,6 +56,10 @@ class Evidence:
         tool: The tool whose call failed.
         error: The tool's error, or why a rerun could not say anything.
         detail: The fact in one sentence, for reports.
+        audio_in: For an audio rerun, the audio it streamed on the turn (the fixture, or the
+            copy saved with ``--agent-eval-save-audio``), to hear beside the run's own.
+        audio_out: For an audio rerun, its reply audio on the turn, when the adapter saves
+            reply audio (``audio_out_dir``).
     """
 
     counterfactual: Counterfactual
@@ -64,6 +70,8 @@ class Evidence:
     tool: str | None = None
     error: str | None = None
     detail: str = ""
+    audio_in: str | None = None
+    audio_out: str | None = None
 
 
 @dataclass

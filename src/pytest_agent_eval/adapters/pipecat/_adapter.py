@@ -41,6 +41,7 @@ from ...voice._heard import fixture_text_refusal, keys_before_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
 from .._crash import agent_packages
 from ..base import ConversationInfo, TurnInput
+from ._commit_twin import committed_turns_twin
 from ._compat import check_pipecat, pure_work
 from ._hearing_twin import fixture_hearing_twin
 from ._keypad import Keypad
@@ -104,9 +105,8 @@ class PipecatAdapter:
     Each run gets a fresh pipeline on a thread of its own; every turn of the run goes to that
     pipeline, so the bot keeps its context. An audio turn streams the turn's fixture through
     the transport's microphone (20 ms ``InputAudioRawFrame``s, then silence, as a live line);
-    a text turn is delivered as Pipecat's clients deliver one (the user's message appended to
-    the context and the LLM run). The bot's speech goes to a speaker that takes each chunk's
-    length to play and records it.
+    a text turn is delivered as Pipecat's clients deliver one (appended to the context, the
+    LLM run). The bot's speech goes to a speaker that plays each chunk's length and records it.
 
     **Speed.** At ``speed=0`` (the default) the pipeline runs on a virtual clock: whenever
     nothing is runnable, its time jumps to the next timer. Every Pipecat timer (the VAD's and
@@ -137,12 +137,12 @@ class PipecatAdapter:
         allow_network: Let the pipeline open network connections (refused by default: a
             service that needs a network fails its turn saying so). While a connection is
             open the virtual clock runs as the wall does.
-        log_level: While conversations are open, loguru's untouched default handler prints
-            Pipecat's messages from this level (default WARNING); None leaves logging alone.
+        log_level: Pipecat's messages print from this level (WARNING) while it runs; None: as is.
     """
 
     consumes_audio = True
-    with_fixture_hearing = fixture_hearing_twin  # attribution's hearing counterfactual
+    with_fixture_hearing = fixture_hearing_twin  # attribution's counterfactuals: hearing,
+    with_committed_turns = committed_turns_twin  # and turn-taking
 
     def __init__(
         self,

@@ -29,6 +29,7 @@ __all__ = [
     "pure_work",
     "replace_processor",
     "tap_observer",
+    "user_turn_controller",
     "watch_flows",
 ]
 
@@ -294,3 +295,20 @@ def replace_processor(root: Any, old: Any, new: Any) -> None:
         new.link(held[at + 1])
         return
     raise AdapterError("the STT service is not in the pipeline the worker runs")
+
+
+def user_turn_controller(aggregator: Any) -> Any:
+    """The `UserTurnController` of an ``LLMUserAggregator`` (its turn start and stop
+    strategies), which Pipecat keeps on the aggregator without a public name.
+
+    Raises:
+        AdapterError: This release keeps it elsewhere.
+    """
+    controller = getattr(aggregator, "_user_turn_controller", None)
+    if controller is None or not hasattr(controller, "user_turn_strategies"):
+        raise AdapterError(
+            f"pipecat-ai {pipecat_version()} keeps no UserTurnController on "
+            f"{type(aggregator).__name__} (_user_turn_controller): the end of the caller's "
+            f"turn cannot be committed (this adapter supports pipecat-ai {SUPPORTED})"
+        )
+    return controller

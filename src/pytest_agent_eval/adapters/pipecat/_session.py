@@ -329,7 +329,17 @@ class BotSession:
             stt.expect_fixture(fixture.path, text, start / rate)
         self.clock.release()
         mic.live(True)
+        commit = self.transport.commit_turn
         try:
+            if commit is not None:
+                # Manual turn detection (attribution's turn-taking counterfactual): the whole
+                # fixture taken in, then the turn ends, where the fixture does.
+                await self._until(
+                    lambda: mic.queued_samples == 0 and not self.recorder.vad_speaking,
+                    self._pending_audio,
+                )
+                self.clock.release()
+                await commit()
             await self._until(
                 lambda: mic.queued_samples == 0 and self.recorder.pending() is None,
                 self._pending_audio,

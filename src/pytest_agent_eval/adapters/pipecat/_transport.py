@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Awaitable, Callable
 
 from pipecat.frames.frames import (
     Frame,
@@ -296,6 +297,9 @@ class InProcessTransport(BaseTransport):
         self.listener = listener or TransportListener()
         self.client = {"id": "pytest-agent-eval"}
         """What ``on_client_connected`` is given as the client."""
+        self.commit_turn: Callable[[], Awaitable[None]] | None = None
+        """Ends the user's turn at once (attribution's turn-taking counterfactual set it,
+        `_commit_twin`); None: the bot's own user-turn stop strategies end it."""
         self._params = TransportParams(
             audio_in_enabled=True,
             audio_in_sample_rate=sample_rate,

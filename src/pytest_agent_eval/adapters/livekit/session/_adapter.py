@@ -59,6 +59,7 @@ from .._turn import (
 from .._turn_meta import capture_metadata, speech_dict
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
+from ._commit_twin import committed_turns_twin
 from ._hearing import (
     check_realtime_hearing,
     fixture_text_refusal,
@@ -249,8 +250,7 @@ class LiveKitAdapter:
         """Check every audio fixture of ``transcript`` before any session is started.
 
         Raises:
-            AudioFixtureError: For the first fixture that is missing, unreadable, empty or
-                silent; the message names the transcript, the turn and the fix.
+            AudioFixtureError: For the first fixture missing, unreadable, empty or silent.
         """
         await check_fixtures(transcript, self.fixture_audio)
 
@@ -286,7 +286,8 @@ class LiveKitAdapter:
             raise
         return conversation
 
-    with_fixture_hearing = fixture_hearing_twin  # attribution's hearing counterfactual
+    with_fixture_hearing = fixture_hearing_twin  # attribution's counterfactuals: hearing,
+    with_committed_turns = committed_turns_twin  # and turn-taking
 
     def turn_audio(
         self, path: Path, conditions: Sequence[AudioCondition] = (), seed: int = 0, keys: Any = None
@@ -417,8 +418,7 @@ class LiveKitConversation:
         ``on_enter``), before turn 1: an empty `Greeting` when it said nothing.
 
         The runner reads it (the optional ``Conversation.greeting()`` of the adapter protocol)
-        into `RunResult.greeting`, where a transcript's ``greeting:`` checks and the reports
-        find it.
+        into `RunResult.greeting`, for a transcript's ``greeting:`` checks and the reports.
         """
         return Greeting(list(self._greeting.speech), list(self._greeting.tool_calls))
 
