@@ -56,6 +56,60 @@ async def route_calls(*, agent_name: str, trunk_number: str) -> dict[str, str]:
     return {"trunk_id": trunk.sip_trunk_id, "rule_id": rule.sip_dispatch_rule_id}
 
 
+async def dial_out(
+    *, agent_name: str, room: str, number: str, trunk_number: str, phone_port: int
+) -> dict[str, Any]:
+    """What an outbound agent's backend does: an outbound trunk to the phone at
+    ``phone_port``, the agent dispatched into ``room``, and ``create_sip_participant`` dialling
+    ``number`` from it, until the phone answers."""
+    from livekit import api
+
+    async with api.LiveKitAPI() as lkapi:
+        trunk = await lkapi.sip.create_outbound_trunk(
+            api.CreateSIPOutboundTrunkRequest(
+                trunk=api.SIPOutboundTrunkInfo(
+                    name="lab phone",
+                    address=f"{LOOPBACK}:{phone_port}",
+                    numbers=[trunk_number],
+                )
+            )
+        )
+        await lkapi.agent_dispatch.create_dispatch(
+            api.CreateAgentDispatchRequest(agent_name=agent_name, room=room)
+        )
+        started = time.perf_counter()
+        participant = await lkapi.sip.create_sip_participant(
+            api.CreateSIPParticipantRequest(
+                sip_trunk_id=trunk.sip_trunk_id,
+                sip_call_to=number,
+                room_name=room,
+                participant_identity=f"sip_{number}",
+                wait_until_answered=True,
+            )
+        )
+    return {
+        "identity": participant.participant_identity,
+        "answered_s": time.perf_counter() - started,
+    }
+
+
+def answer_call(
+    *, number: str, listen_port: int, say: str, record: str, timeout_s: float = 120.0
+) -> dict[str, Any]:
+    """The far end of the agent's outbound call: a phone with ``number`` on ``listen_port``
+    that answers the first call, waits for the agent to speak, says ``say``, and hangs up
+    after the agent's answer. Returns what `place_call` returns, and the caller's SIP URI."""
+    return place_call(
+        caller_number=number,
+        dial="",
+        sip_port=0,
+        say=say,
+        record=record,
+        answer_on_port=listen_port,
+        timeout_s=timeout_s,
+    )
+
+
 def place_call(
     *,
     caller_number: str,
@@ -65,9 +119,11 @@ def place_call(
     record: str,
     keys: str = "",
     codec: str = "PCMU/8000",
+    answer_on_port: int = 0,
     timeout_s: float = 120.0,
 ) -> dict[str, Any]:
     """Call ``dial`` at the SIP service as ``caller_number``; see the module docstring.
+    With ``answer_on_port``, wait on that port for a call and answer it instead.
 
     Returns the call's SIP states, its set-up time (INVITE to the call confirmed), the codec
     the call used, the keys the far end sent back as RFC 4733 events, and this process's CPU
@@ -87,7 +143,7 @@ def place_call(
     config.medConfig.noVad = True
     ep.libInit(config)
     transport = pj.TransportConfig()
-    transport.port = 0
+    transport.port = answer_on_port
     transport.boundAddress = LOOPBACK
     transport.publicAddress = LOOPBACK
     ep.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
@@ -139,9 +195,18 @@ def place_call(
 
     account_config = pj.AccountConfig()
     account_config.idUri = f"sip:{caller_number}@{LOOPBACK}"
-    account = pj.Account()
+
+    class Line(pj.Account):  # type: ignore[misc]
+        def onIncomingCall(self, prm: Any) -> None:
+            incoming = Phone(self, prm.callId)
+            state["phone"] = incoming
+            answer = pj.CallOpParam()
+            answer.statusCode = 200
+            incoming.answer(answer)
+
+    account = Line()
     account.create(account_config)
-    phone = Phone(account)
+    phone = None if answer_on_port else Phone(account)
     deadline = time.perf_counter() + timeout_s
 
     def pump(until: Any, what: str) -> None:
@@ -177,7 +242,12 @@ def place_call(
     call_media = fixture = recorder = None
     try:
         dialled_at = time.perf_counter()
-        phone.makeCall(f"sip:{dial}@{LOOPBACK}:{sip_port}", pj.CallOpParam(True))
+        if phone is not None:
+            phone.makeCall(f"sip:{dial}@{LOOPBACK}:{sip_port}", pj.CallOpParam(True))
+        else:
+            pump(lambda: "phone" in state, "a call to answer")
+            dialled_at = time.perf_counter()
+            phone = state["phone"]
         pump(lambda: "confirmed_at" in state and state["media"] is not None, "answer")
         call_media = state["media"]
         recorder = pj.AudioMediaRecorder()
@@ -207,6 +277,7 @@ def place_call(
         stream = phone.getStreamInfo(0)
         used_codec = f"{stream.codecName}/{stream.codecClockRate}"
         call_id = call_info.callIdString
+        remote_uri = call_info.remoteUri
         call_media.stopTransmit(recorder)
         call_media.stopTransmit(ear)
         phone.hangup(pj.CallOpParam(True))
@@ -216,6 +287,7 @@ def place_call(
         # call into it (a Call's asserts on its call id once the library is gone).
         state["media"] = call_media = None
         fixture = recorder = ear = phone = None
+        state.pop("phone", None)
         account.shutdown()
         account = None
         gc.collect()
@@ -227,6 +299,7 @@ def place_call(
         "greeting_after_s": greeted_at - dialled_at,
         "codec": used_codec,
         "call_id": call_id,
+        "remote_uri": remote_uri,
         "keys_heard": state["keys_heard"],
         "cpu_s": (usage.ru_utime + usage.ru_stime)
         - (rusage_before.ru_utime + rusage_before.ru_stime),

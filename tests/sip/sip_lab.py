@@ -60,6 +60,8 @@ SELF_IP = "198.18.0.1"
 REDIS_PORT = 6379
 SIP_PORT = 5060
 SIP_HEALTH_PORT = 8089
+PHONE_PORT = 5070
+"""Where the lab's phone answers the agent's outbound calls (its outbound trunk's address)."""
 RTP_PORTS = "10000-10099"
 
 SIP_CONFIG = f"""\
@@ -69,11 +71,13 @@ ws_url: ws://127.0.0.1:7880
 redis:
   address: 127.0.0.1:{REDIS_PORT}
 sip_port: {SIP_PORT}
-listen_ip: 127.0.0.1
 nat_1_to_1_ip: 127.0.0.1
 rtp_port: {RTP_PORTS}
 health_port: {SIP_HEALTH_PORT}
-# Keys the caller plays as tones in its audio (in band) reach the agent too.
+# The service refuses calls ("cpu exhausted") when the machine's CPU, not its own, is over
+# this share; tests share their machine, so it never refuses one.
+max_cpu_utilization: 1.0
+# Keys the agent sends reach the phone as RFC 4733 events and also as tones in band.
 audio_dtmf: true
 logging:
   level: debug

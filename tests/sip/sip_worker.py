@@ -64,6 +64,17 @@ async def entrypoint(ctx: JobContext) -> None:
     ctx.room.on("sip_dtmf_received", on_key)
     await ctx.connect()
     caller = await ctx.wait_for_participant(kind=rtc.ParticipantKind.PARTICIPANT_KIND_SIP)
+    # On an outbound call the participant joins while the phone rings ("dialing"): greet once
+    # it answers. (An inbound call rings until the agent is in the room: no wait there.)
+    answered = asyncio.Event()
+
+    def on_attributes(changed: dict[str, str], participant: rtc.Participant) -> None:
+        if participant.identity == caller.identity and changed.get("sip.callStatus") == "active":
+            answered.set()
+
+    ctx.room.on("participant_attributes_changed", on_attributes)
+    if caller.attributes.get("sip.callStatus") == "dialing":
+        await answered.wait()
     write(
         {
             "participant": caller.identity,

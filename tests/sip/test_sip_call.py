@@ -1,14 +1,24 @@
-"""A phone call over real SIP on loopback: a PJSIP user agent dials LiveKit's SIP service,
-which puts the call in a room with the agent (the dispatch rule); G.711 RTP both ways."""
+"""Phone calls over real SIP on loopback: a PJSIP user agent dials LiveKit's SIP service,
+which puts the call in a room with the agent (the dispatch rule); and the agent's backend dials
+out with create_sip_participant, which the PJSIP phone answers. G.711 RTP both ways."""
 
 from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from sip_lab import CALLER_NUMBER, CALLER_SAYS, SIP_PORT, TRUNK_NUMBER, SipLab
+from sip_lab import (
+    AGENT_NAME,
+    CALLER_NUMBER,
+    CALLER_SAYS,
+    PHONE_PORT,
+    SIP_PORT,
+    TRUNK_NUMBER,
+    SipLab,
+)
 
 from pytest_agent_eval.voice._clip import read_wav
 from pytest_agent_eval.voice._dtmf import detect_keys
@@ -77,3 +87,41 @@ def test_a_phone_call_reaches_the_agent_and_its_reply_comes_back(
     heard_back = read_wav(record)
     assert "".join(key.key for key in detect_keys(heard_back)) == "4521#"
     assert "risotto" in transcribe(heard_back).lower()
+
+
+def test_the_agent_s_outbound_call_is_answered_by_the_lab_s_phone(
+    sip_lab: SipLab, agent_reports: Path, caller_fixture: Path, tmp_path: Path
+) -> None:
+    callee = "+15550177"
+    record = tmp_path / "callee-heard.wav"
+    with ThreadPoolExecutor(1) as pool:
+        # The phone listens first; should the INVITE come before it, SIP over UDP resends it.
+        answered = pool.submit(
+            sip_lab.call,
+            "answer_call",
+            number=callee,
+            listen_port=PHONE_PORT,
+            say=str(caller_fixture),
+            record=str(record),
+        )
+        dialled = sip_lab.call(
+            "dial_out",
+            agent_name=AGENT_NAME,
+            room="outbound-call",
+            number=callee,
+            trunk_number=TRUNK_NUMBER,
+            phone_port=PHONE_PORT,
+        )
+        call = answered.result()
+    print(f"\noutbound call: {dialled}; the phone: {call}")
+    assert dialled["identity"] == f"sip_{callee}"
+    assert call["codec"] == "PCMU/8000"
+    # The phone rang from the outbound trunk's number.
+    assert f"sip:{TRUNK_NUMBER}@" in call["remote_uri"]
+    saw = _agent_saw(agent_reports, callee)
+    callee_seen = next(entry for entry in saw if "participant" in entry)
+    assert callee_seen["kind"] == SIP_KIND
+    assert callee_seen["participant"] == f"sip_{callee}"
+    heard = " ".join(entry["heard"] for entry in saw if "heard" in entry)
+    assert "vegan" in heard.lower(), f"the agent heard {heard!r}, not {CALLER_SAYS!r}"
+    assert "risotto" in transcribe(read_wav(record)).lower()
