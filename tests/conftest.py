@@ -52,6 +52,7 @@ _FOLDER_TIERS: dict[str, tuple[str, ...]] = {
     "attribution": ("voice",),
     "realtime": ("voice",),
     "room": ("room", "voice"),
+    "sip": ("room", "voice"),  # a real livekit-server and LiveKit's SIP service
     "contract": ("voice",),  # the voice adapter contract: every in-process voice adapter
 }
 """Every test in ``tests/<folder>/`` has these tiers."""

@@ -283,6 +283,10 @@ class RoomLab:
         self.stop_grace_s: dict[str, float] = {}
         """Per worker: how long a SIGTERM may take before the lab kills its process group."""
         self.timings: dict[str, float] = {}
+        self.server_config = SERVER_CONFIG
+        """The livekit-server's YAML config (the SIP lab adds its Redis)."""
+        self.calls_script = HERE / "room_calls.py"
+        """The script `call` runs in the namespace (the SIP lab has its own)."""
 
     def __enter__(self) -> RoomLab:
         try:
@@ -299,10 +303,14 @@ class RoomLab:
         started = time.perf_counter()
         self.box.start()
         self.timings["namespace_s"] = time.perf_counter() - started
+        self.start_server()
+
+    def start_server(self) -> None:
+        """Start the livekit-server in the namespace and wait until it listens."""
         binary = server_binary()
         assert binary is not None
         config = self.workdir / "livekit.yaml"
-        config.write_text(SERVER_CONFIG)
+        config.write_text(self.server_config)
         server_started = time.perf_counter()
         self.server = self.spawn("livekit-server", [str(binary), "--config", str(config)])
         self.wait_for_port(7880, timeout_s=20.0, process=self.server)
@@ -396,14 +404,14 @@ class RoomLab:
         return worker
 
     def call(self, function: str, /, call_timeout_s: float = 240.0, **kwargs: Any) -> Any:
-        """Run ``room_calls.<function>(**kwargs)`` in a fresh process in the namespace.
+        """Run ``<calls_script>.<function>(**kwargs)`` in a fresh process in the namespace.
 
         Returns what it returned; re-raises what it raised (pickled across).
         """
         result = self.workdir / f"call-{function}-{time.monotonic_ns()}.pickle"
         argv = [
             sys.executable,
-            str(HERE / "room_calls.py"),
+            str(self.calls_script),
             function,
             json.dumps(kwargs),
             str(result),
@@ -414,11 +422,11 @@ class RoomLab:
             capture_output=True,
             text=True,
             timeout=call_timeout_s,
-            cwd=HERE,
+            cwd=self.calls_script.parent,
         )
         if not result.exists():
             raise LabError(
-                f"room_calls.{function} produced no result (exit {done.returncode}):\n"
+                f"{self.calls_script.stem}.{function} produced no result (exit {done.returncode}):\n"
                 f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
             )
         outcome = pickle.loads(result.read_bytes())

@@ -1,0 +1,50 @@
+"""Fixtures of the SIP tests: a lab with LiveKit's SIP service on loopback, its agent worker,
+and the caller's fixture.
+
+SIP tests skip, saying why, on a machine that cannot host a SIP lab (no root, no livekit-server,
+no SIP service build, no redis-server, no pjsua2); `.ci/run` sets
+AGENT_EVAL_REQUIRE_SIP_TESTS=1, which turns that skip into a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("livekit.agents", reason="needs the livekit extra")
+
+from sip_lab import CALLER_SAYS, SIP_WORKER, SipLab, require_sip_labs
+
+from pytest_agent_eval.models import Transcript, Turn
+from pytest_agent_eval.synthesize import ensure_fixtures
+
+
+@pytest.fixture(scope="session")
+def sip_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SipLab]:
+    """One SIP lab per test process; checked for leaks when it stops."""
+    require_sip_labs()
+    with SipLab(tmp_path_factory.mktemp("sip-lab")) as lab:
+        yield lab
+        leaks = lab.leaks()
+    print(f"\nSIP lab timings: {lab.timings}")
+    assert leaks == [], f"packets left the lab's loopback namespace: {leaks}"
+
+
+@pytest.fixture(scope="session")
+def agent_reports(sip_lab: SipLab) -> Path:
+    """Where the SIP agent writes what it saw, one file per call's room."""
+    reports = sip_lab.workdir / "agent-reports"
+    reports.mkdir()
+    sip_lab.start_worker("sip-worker", SIP_WORKER, SIP_AGENT_REPORTS=str(reports))
+    return reports
+
+
+@pytest.fixture(scope="session")
+def caller_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The caller's words as a WAV, synthesized offline."""
+    wav = tmp_path_factory.mktemp("caller") / "vegan.wav"
+    transcript = Transcript(id="caller", turns=[Turn(user=CALLER_SAYS, audio=wav)])
+    ensure_fixtures([transcript], jobs=1).raise_for_failures()
+    return wav
