@@ -194,3 +194,16 @@ def test_a_usage_error_shows_the_error_once_without_progress(project: pytest.Pyt
     assert "takes other fixtures" in err
     assert "error: " not in err.replace("ERROR: ", "")
     assert "capacity: K=" not in err
+
+
+def test_going_on_past_collection_errors_names_them_not_an_empty_selection(
+    project: pytest.Pytester,
+) -> None:
+    _plan(project)
+    (project.path / "evals" / "broken.yaml").write_text("id: broken\nturns: [ {user: \n")
+    result = project.runpytest(
+        "evals/broken.yaml", "--agent-eval-capacity", "--continue-on-collection-errors"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no transcripts to run: 1 collection error(s)*"])
+    assert "no transcripts were selected" not in result.stderr.str()
