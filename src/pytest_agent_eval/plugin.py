@@ -143,7 +143,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.getoption("agent_eval_capacity"):
             from ._capacity._pytest import CapacityRun
 
-            config.pluginmanager.register(CapacityRun(config), "agent-eval-capacity")
+            config.pluginmanager.register(
+                CapacityRun(config, session.settings.rootdir), "agent-eval-capacity"
+            )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

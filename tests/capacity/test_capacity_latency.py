@@ -76,6 +76,28 @@ def test_session_reports_replay_the_delays_their_calls_saw(tmp_path: Path) -> No
         as_latency(tmp_path / "other.json", "x")
 
 
+def test_replayed_delays_are_taken_as_they_are_from_a_tuple_and_never_infinite(
+    tmp_path: Path,
+) -> None:
+    # Real calls' delays with a median of 0: no log-normal is fitted, so nothing to refuse.
+    zeros = ReplayedLatency([0.0, 0.0, 0.3], seed=1)
+    assert {zeros.draw() for _ in range(100)} == {0.0, 0.3}
+    # A tuple of paths is reports, not (p50, p95).
+    pair = as_latency((str(REPORT), REPORT), "x")
+    assert isinstance(pair, ReplayedLatency) and len(pair.samples) == 6
+    # An Infinity in a report (json reads it) would hang a stand-in: refused, naming the file.
+    damaged = json.loads(REPORT.read_text())
+    for item in damaged["chat_history"]["items"]:
+        if item.get("role") == "assistant" and "metrics" in item:
+            item["metrics"]["llm_node_ttft"] = float("inf")
+            break
+    (tmp_path / "inf.json").write_text(json.dumps(damaged))
+    with pytest.raises(ValueError, match=r"^x: .*inf.json: chat_history.items\[\d+\]"):
+        as_latency(tmp_path / "inf.json", "x")
+    with pytest.raises(ValueError, match="inf is not a delay"):
+        ReplayedLatency([0.1, float("inf")])
+
+
 def test_a_scripted_llm_waits_a_delay_replayed_from_a_session_report() -> None:
     pytest.importorskip("livekit.agents", reason="needs the livekit extra")
     from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM

@@ -91,6 +91,13 @@ def test_a_bad_table_is_refused_with_the_key(
         ({"speed": 0.0}, "speed must be above 0"),
         ({"steps": (2, 1)}, "ascending and distinct"),
         ({"min_sessions_per_core": -1.0}, "min_sessions_per_core must be >= 0"),
+        *(  # a share of the worker's CPU: above 0, at most 1
+            (
+                {"worker": Path("worker.py"), "agent_name": "a", "load_threshold": bad},
+                r"load_threshold must be > 0 and <= 1 \(the worker's load_threshold",
+            )
+            for bad in (float("inf"), 5.0, 0.0)
+        ),
         (  # the faults would be installed here, never in the worker's job processes
             {"worker": Path("worker.py"), "agent_name": "a", "fault_rate": 0.05},
             r"--fault-rate injects faults .* --worker runs the agent in the worker's own job",

@@ -132,13 +132,14 @@ def test_an_agent_whose_vad_hears_nothing_is_an_error_not_a_pass(project: pytest
     assert entry["turn_taking"]["budgets"] == []
 
 
-# The pack's first voice speaks three short answers ("Yes.", "Tuesday.", "Sure."): the fewest
-# stimuli whose end-of-turn latencies' intervals separate between 0.5 and 2.5 s endpointing.
+# The pack's first two voices speak six short answers: past the five observations a change
+# needs (fewer are "too few samples"), the end-of-turn latencies' intervals separate between
+# 0.5 and 2.5 s endpointing.
 SHORT_ANSWERS = """\
 id: turns
 turn_taking:
   categories: [short_answer]
-  voices: 1
+  voices: 2
   budgets:
     end_of_turn_latency_ms_p50_max: 5000
 """

@@ -152,6 +152,9 @@ ALLOWED: dict[str, set[str]] = {
     "_sanitize": set(),
     "_serialize": {"_sanitize"},
     "_atomic": set(),
+    # A LiveKit session report on disk: read and checked, its delays; for the importer and the
+    # stand-ins' replayed latency alike.
+    "_session_report": {"errors"},
     # The JSON entries the judge's and the caller's caches keep on disk.
     "_json_store": {"_atomic"},
     "_async": set(),
@@ -213,7 +216,7 @@ ALLOWED: dict[str, set[str]] = {
         "_async",
         "_turn_taking",  # the LiveKit turn-taking runner plays the pack's stimuli
         "_serialize",  # room mode's timeline crosses from the agent's process as JSON
-        "_importers",  # a stand-in's latency replayed from LiveKit session reports, read there
+        "_session_report",  # a stand-in's latency replayed from LiveKit session reports
     },
     # The far end of an outbound call (issue 37), the runner's script of such a run: it says
     # what the far end says next from what the agent did, and judges the call at the end.
@@ -361,7 +364,7 @@ ALLOWED: dict[str, set[str]] = {
     "_scaffold": {"errors", "_config", "_loader", "synthesize", "voice", "_atomic"},
     # `import`: a real conversation becomes a transcript (validated by the loader before it is
     # written) with recording fixtures cut from the call and heard by offline Whisper.
-    "_importers": {"errors", "_config", "_loader", "voice", "_text", "_atomic"},
+    "_importers": {"errors", "_config", "_loader", "voice", "_text", "_atomic", "_session_report"},
     # `capacity`: the project's transcripts (loader) and agent (its llm_eval_agent fixture,
     # named in _fixture) run by K sessions over the adapter protocol, as the runner runs turns;
     # the reports written atomically; Pipecat's clock shim (voice) before a conftest loads.

@@ -35,6 +35,8 @@ def _metric(name: str, value: float | None, interval: tuple[float, float] | None
         ("unanswered_rate", (0.0, 0.0, 0.28), (0.2, 0.06, 0.51), "within noise"),
         ("end_of_turn_latency_ms_p95", (600, 500, 600), (700, 600, 700), "within noise"),
         ("overlap_ratio", (0.1, None, None), (0.9, None, None), "no interval"),
+        # A zero-width interval (one value, or all equal) says nothing about the noise.
+        ("end_of_turn_latency_ms_p50", (550, 550, 550), (551, 551, 551), "too few samples"),
         ("end_of_turn_latency_ms_p95", (600, 500, 600), (None, None, None), "not comparable"),
     ],
 )
@@ -73,7 +75,7 @@ def _latency(value: float, low: float, high: float) -> dict[str, Any]:
     return {
         "name": "end_of_turn_latency_ms_p50",
         "value": value,
-        "count": 3,
+        "count": 6,
         "hits": None,
         "interval": [low, high],
         "unit": "ms",
@@ -83,9 +85,9 @@ def _latency(value: float, low: float, high: float) -> dict[str, Any]:
 UNANSWERED = {
     "name": "unanswered_rate",
     "value": 0.0,
-    "count": 3,
+    "count": 6,
     "hits": 0,
-    "interval": [0.0, 0.56],
+    "interval": [0.0, 0.39],
     "unit": "ratio",
 }
 
@@ -100,7 +102,8 @@ def test_a_separated_regression_fails_ci_and_is_named(
     assert main(["compare", base, new, "--markdown", str(page)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert (
-        "turn-taking: 1 regressed, 0 improved, 1 within noise, 0 no interval, 0 not comparable "
+        "turn-taking: 1 regressed, 0 improved, 1 within noise, 0 too few samples, 0 no interval, "
+        "0 not comparable "
         "(a change when the 95% intervals separate)"
     ) in out
     [latency] = [line for line in out if "end_of_turn_latency_ms_p50" in line]
@@ -137,12 +140,22 @@ def test_a_turn_taking_record_this_package_did_not_write_is_refused_naming_the_f
     assert main(["compare", good, bad]) == 2
     assert capsys.readouterr().err.strip() == (
         f"agent-eval compare: new {bad}: eval evals/turns.yaml::turns[short_answer]: "
-        "turn_taking.metrics[0] (unanswered_rate): count is 'three', not a whole number; not a "
-        "results file this version wrote: write it again with --agent-eval-results"
+        "turn_taking.metrics[0].count: expected an integer, got str 'three'; not a results file "
+        "this version wrote: write it again with --agent-eval-results"
     )
     nameless = _write(tmp_path / "nameless.json", _entry([{"value": 1}]))
     assert main(["compare", nameless, good]) == 2
     assert "base " + nameless + ": " in capsys.readouterr().err
+
+
+def test_fewer_than_five_samples_are_too_few_to_call_a_change() -> None:
+    def latency(value: float, count: int) -> Metric:
+        name = "end_of_turn_latency_ms_p50"
+        return Metric(name=name, value=value, count=count, interval=(value, value + 5), unit="ms")
+
+    name = "end_of_turn_latency_ms_p50"
+    assert MetricChange("t", name, latency(550, 4), latency(2550, 10)).verdict == "too few samples"
+    assert MetricChange("t", name, latency(550, 5), latency(2550, 5)).verdict == "regressed"
 
 
 def test_the_failure_causes_side_by_side_cause_by_cause() -> None:

@@ -77,8 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--load-threshold",
         type=float,
-        help="worker mode: the worker's load_threshold, to judge the calls it took by "
-        "(default: what the worker logs, else 0.7)",
+        help="worker mode: the worker's load_threshold (0 to 1), to judge the calls it took by "
+        "(default: what the worker logs; never logged, the calls go unjudged)",
     )
     parser.add_argument(
         "--process-per-session",
@@ -267,13 +267,8 @@ def run_plan(
     results: list[RepeatResult] = []
     interrupted = False
     try:
-        past = (
-            None
-            if lab is None
-            else lambda since: lab.taken_past_threshold(since, plan.load_threshold)
-        )
         progress = partial(_progress, output)
-        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, progress, watch, past))
+        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, progress, watch))
     except KeyboardInterrupt:
         interrupted = True
     except AgentEvalError as exc:
@@ -287,8 +282,27 @@ def run_plan(
     finally:
         loaded.close()
     judged = None if lab is None else lab.threshold(plan.load_threshold)
+    if lab is not None:
+        # Every repeat judged once, now, by the threshold known at the end of the run.
+        results[:] = [judge_repeat(r, lab, plan.load_threshold) for r in results]
+        if judged is None:
+            output.out(
+                "taken past load_threshold: unjudged: pass --load-threshold (the worker never "
+                "logged its threshold)"
+            )
     ids = [t.id for t in transcripts]
     return _report(plan, results, loaded.source, ids, host, interrupted, judged, output)
+
+
+def judge_repeat(result: RepeatResult, lab: WorkerLab, given: float | None) -> RepeatResult:
+    """``result`` with the calls its worker took past load_threshold during it (see
+    `WorkerLab.taken_past_threshold`)."""
+    import dataclasses
+
+    if result.span is None:
+        return result
+    past = lab.taken_past_threshold(result.span, given, set(result.joined_rooms))
+    return dataclasses.replace(result, past_threshold=past)
 
 
 def _start_worker(plan: CapacityPlan, output: Output) -> tuple[LoadedAgent, WorkerLab]:

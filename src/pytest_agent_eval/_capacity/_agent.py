@@ -23,7 +23,26 @@ from ..adapters.base import AgentAdapter, as_adapter
 from ..errors import AgentEvalError, ConfigError
 from ..models import Transcript
 
-__all__ = ["LoadedAgent", "load_agent", "load_plan_transcripts"]
+__all__ = ["LoadedAgent", "check_capacity_transcripts", "load_agent", "load_plan_transcripts"]
+
+
+def check_capacity_transcripts(transcripts: Sequence[Transcript]) -> None:
+    """What the capacity run can play, the command's and ``--agent-eval-capacity``'s check:
+    no far end (an outbound call) and some turns to send.
+
+    Raises:
+        ConfigError: Naming the transcript and what to do.
+    """
+    for transcript in transcripts:
+        if transcript.far_end is not None:
+            raise ConfigError(
+                f"capacity: {transcript.path or transcript.id}: transcript {transcript.id!r} "
+                "has a far end (far_end:), an outbound call the capacity run cannot play: it "
+                "sends the transcript's turns, never the far end's; leave this file out of the "
+                "capacity paths"
+            )
+    if not any(turn for t in transcripts for turn in t.turns):
+        raise ConfigError("capacity: the transcripts have no turns to run")
 
 
 def load_plan_transcripts(paths: Sequence[Path], settings: Settings) -> list[Transcript]:
@@ -42,16 +61,7 @@ def load_plan_transcripts(paths: Sequence[Path], settings: Settings) -> list[Tra
         default_runs=settings.runs,
         audio_roots=settings.audio_root_paths,
     )
-    for transcript in transcripts:
-        if transcript.far_end is not None:
-            raise ConfigError(
-                f"capacity: {transcript.path or transcript.id}: transcript {transcript.id!r} "
-                "has a far end (far_end:), an outbound call the capacity run cannot play: it "
-                "sends the transcript's turns, never the far end's; leave this file out of the "
-                "capacity paths"
-            )
-    if not any(turn for t in transcripts for turn in t.turns):
-        raise ConfigError("capacity: the transcripts have no turns to run")
+    check_capacity_transcripts(transcripts)
     return transcripts
 
 

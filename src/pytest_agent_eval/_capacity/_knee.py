@@ -41,7 +41,11 @@ class RepeatResult:
     """Worker mode: calls no worker took (refused at its load_threshold, or none free)."""
     past_threshold: tuple[str, ...] = ()
     """Worker mode: calls the worker took while its measured load was at or over its
-    load_threshold (its load_fnc under-reported)."""
+    load_threshold (its load_fnc under-reported); judged once the run is over."""
+    joined_rooms: tuple[str, ...] = ()
+    """Worker mode: the rooms the agent joined (the calls the worker took and started)."""
+    span: tuple[float, float] | None = None
+    """``time.monotonic()`` when the repeat began and ended."""
     faults_injected: dict[str, int] = field(default_factory=dict)
     """Injected provider faults by kind ("429", "timeout")."""
     provider_requests: int | None = None

@@ -47,7 +47,8 @@ class CapacityPlan:
     """The agent name the worker registers (``rtc_session(agent_name=...)``): worker mode."""
     load_threshold: float | None = None
     """Worker mode: the worker's ``load_threshold``, to judge the calls it took by (None: the
-    threshold the worker logs when it marks itself full, else LiveKit's default 0.7)."""
+    threshold the worker logs when it marks itself full; never logged, the calls go
+    unjudged)."""
     process_per_session: bool = False
     """Each conversation in a process of its own (a bot per call, as Pipecat deployments
     run), instead of K sessions in this one."""
@@ -119,10 +120,10 @@ class CapacityPlan:
                     "capacity: load_threshold (--load-threshold) judges the calls a LiveKit "
                     "worker took; give it with --worker FILE, or drop it"
                 )
-            if not self.load_threshold > 0:
+            if not 0 < self.load_threshold <= 1:
                 raise ConfigError(
-                    "capacity: load_threshold must be > 0 (the worker's load_threshold, e.g. "
-                    f"0.7), got {self.load_threshold!r}"
+                    "capacity: load_threshold must be > 0 and <= 1 (the worker's "
+                    f"load_threshold, a share of its CPU, e.g. 0.7), got {self.load_threshold!r}"
                 )
         if self.refine < 0:
             raise ConfigError(f"capacity: refine must be >= 0, got {self.refine}")

@@ -34,7 +34,8 @@ from ._session import START_SPREAD_S, Session, run_conversation
 __all__ = ["PastThreshold", "StepEvent", "run_ramp", "transcript_audio_s"]
 
 PastThreshold = Callable[[float], tuple[str, ...]]
-"""Worker mode: the calls taken past load_threshold since a ``time.monotonic()`` instant."""
+"""The calls taken past load_threshold since a ``time.monotonic()`` instant (kept for callers;
+worker mode judges them once the run is over, from each repeat's `RepeatResult.span`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,14 @@ async def _repeat(
         install_faults(None)
     if plan.process_per_session and not timed_out and not tasks[0].cancelled():
         for session, child in zip(sessions, tasks[0].result(), strict=True):
-            for name in ("latencies_s", "failures", "fault_failures", "unanswered", "refused"):
+            for name in (
+                "latencies_s",
+                "failures",
+                "fault_failures",
+                "unanswered",
+                "refused",
+                "joined",
+            ):
                 getattr(session, name).extend(child.get(name, []))
             for kind, count in child.get("faults_injected", {}).items():
                 counted[kind] = counted.get(kind, 0) + count
@@ -139,6 +147,8 @@ async def _repeat(
         unanswered=tuple(f for s in sessions for f in s.unanswered),
         refused=tuple(f for s in sessions for f in s.refused),
         past_threshold=past_threshold(began) if past_threshold is not None else (),
+        joined_rooms=tuple(room for s in sessions for room in s.joined),
+        span=(began, time.monotonic()),
         faults_injected=counted,
         provider_requests=asked,
         measure=measure,

@@ -295,9 +295,10 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             + ("" if knee.first_over is not None else ": no step went over budget")
         )
     )
+    worker = plan.worker is not None  # calls past load_threshold: a worker's only
     columns = (
         "K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "stopped",
-        "past threshold",
+        *(("past threshold",) if worker else ()),
     )  # fmt: skip
     for column in (*columns, "faults", "budget"):
         table.add_column(column, justify="right" if column != "budget" else "left")
@@ -311,7 +312,7 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             _fmt(s.rss_peak_mb),
             str(len(s.failures)),
             str(len(s.unanswered)),
-            str(len(s.past_threshold)),
+            *((str(len(s.past_threshold)),) if worker else ()),
             _faults(s),
             "ok" if s.within_budget else "over: " + "; ".join(s.over_budget),
         )

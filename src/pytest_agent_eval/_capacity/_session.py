@@ -42,6 +42,8 @@ class Session:
     fault_failures: list[str] = field(default_factory=list)
     unanswered: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    joined: list[str] = field(default_factory=list)
+    """Worker mode: the rooms the agent joined (its conversation started)."""
 
     def failed(self, line: str, faults: list[str], exc: BaseException) -> None:
         """File a conversation's end under its cause (see the module docstring)."""
@@ -89,6 +91,9 @@ async def run_conversation(
     except Exception as exc:  # the agent never answered: a failure of this conversation
         out.failed(f"{where}: starting failed: {describe_exception(exc, 1)}", faults, exc)
         return
+    room = getattr(conversation, "room_name", None)
+    if isinstance(room, str):  # room mode: started means the agent joined the room
+        out.joined.append(room)
     history: list[Message] = []
     turn_index = 0
     try:

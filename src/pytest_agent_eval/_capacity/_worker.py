@@ -10,12 +10,17 @@ of their own, so Ctrl-C in the terminal reaches only the command, which then sto
 worker first, SIGTERM then SIGKILL to its whole process group, job processes included); the
 server's rooms go with it.
 
-Calls taken past ``load_threshold``: the worker logs each job request it takes ("received job
-request"; one it refuses is answered without a line). `LoadMeter` measures, independently of
-the worker's ``load_fnc``, the load LiveKit's default ``load_fnc`` computes: CPU over the
-machine's usable cores, a moving average of five 0.5 s samples, here of the worker's own
-process tree (the worker and its job processes, not the rest of the machine). A call taken
-while that load was at or over the worker's threshold is one its ``load_fnc`` under-reported.
+Calls taken past ``load_threshold``: `LoadMeter` measures, independently of
+the worker's ``load_fnc``, a load as LiveKit's default ``load_fnc`` computes it: CPU divided
+by LiveKit's own CPU count (`livekit_cores`: ``$NUM_CPUS``, the cgroup's quota, else
+``psutil.cpu_count()``), a moving average of five 0.5 s samples; the CPU, unlike LiveKit's
+(the whole machine's or cgroup's), is the worker's own process tree (the worker and its job
+processes, not the rest of the machine). The worker logs each job request it offers to its
+``request_fnc`` ("received job request", read by its JSON message), before that function may
+reject it: a request counts as taken only when the agent then joined its room. Every call is
+judged once the run is over, by the threshold known then (``--load-threshold``, else the one
+the worker logged; neither, and the calls go unjudged). A call taken while the measured load
+was at or over the threshold is one its ``load_fnc`` under-reported.
 """
 
 from __future__ import annotations
@@ -32,14 +37,13 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
 
 __all__ = [
-    "DEFAULT_LOAD_THRESHOLD",
     "SERVER_BIN_ENV",
     "LoadMeter",
     "TakenCall",
@@ -58,13 +62,15 @@ REGISTERED = "registered worker"
 """The line a LiveKit worker logs once the server has registered it."""
 
 TAKEN = "received job request"
-"""The line a LiveKit worker logs for each job request it takes (not for one it refuses)."""
+"""The message a LiveKit worker logs for each job request it offers to its ``request_fnc``
+(one it refuses for load is answered without a line); the request_fnc may still reject it, so
+a request counts as taken only when the agent then joined its room."""
 
 FULL = "worker is at full capacity"
-"""The line a LiveKit worker logs when it marks itself full; it names its threshold."""
+"""The message a LiveKit worker logs when it marks itself full; it names its threshold."""
 
-DEFAULT_LOAD_THRESHOLD = 0.7
-"""LiveKit's production default ``load_threshold``."""
+AVAILABLE = "worker is below capacity"
+"""The message it logs when it marks itself available again; it names its threshold too."""
 
 LOAD_SAMPLE_S = 0.5
 LOAD_SAMPLES = 5
@@ -207,10 +213,18 @@ class TakenCall:
     """None: not measured yet (fewer than one sample)."""
 
 
-def _usable_cores() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+def livekit_cores() -> float:
+    """The CPU count LiveKit's default load divides by: its own CPU monitor's
+    (``livekit.agents.utils.hw.get_cpu_monitor().cpu_count()``: ``$NUM_CPUS``, else the cgroup's
+    quota, ``cpu.max`` or ``cpu.cfs_quota_us``, else ``psutil.cpu_count()``), the worker's
+    environment being this process's; ``psutil.cpu_count()`` without livekit-agents."""
+    try:
+        from livekit.agents.utils.hw import get_cpu_monitor
+    except ImportError:
+        import psutil
+
+        return float(psutil.cpu_count() or 1)
+    return max(float(get_cpu_monitor().cpu_count()), 1e-3)
 
 
 class LoadMeter:
@@ -221,7 +235,7 @@ class LoadMeter:
         from ._measure import ProcessTree
 
         self._tree = ProcessTree(pid)
-        self._cores = _usable_cores()
+        self._cores = livekit_cores()
         self._samples: deque[float] = deque(maxlen=LOAD_SAMPLES)
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -332,33 +346,48 @@ class WorkerLab:
         self.worker.wait_for_line(REGISTERED, self.register_timeout_s)
 
     def _worker_line(self, line: str) -> None:
-        """Read on the worker's reader thread: the calls it takes, the threshold it logs."""
-        if TAKEN in line:
-            room = _fields(line).get("room")
+        """Read on the worker's reader thread: the job requests it offers (each with the load
+        measured then), the threshold it logs. Only the worker's JSON log lines count, by their
+        message, never a substring of another line."""
+        fields = _fields(line)
+        message = fields.get("message")
+        if message == TAKEN:
+            room = fields.get("room")
             load = self._meter.load() if self._meter is not None else None
             self.taken.append(TakenCall(time.monotonic(), str(room or "?"), load))
-        elif FULL in line:
-            threshold = _fields(line).get("threshold")
-            if isinstance(threshold, int | float):
+        elif isinstance(message, str) and message.startswith((FULL, AVAILABLE)):
+            threshold = fields.get("threshold")
+            if isinstance(threshold, int | float) and not isinstance(threshold, bool):
                 self.load_threshold = float(threshold)
 
-    def threshold(self, given: float | None) -> tuple[float, str]:
-        """The threshold to judge taken calls by, and where it came from."""
+    def threshold(self, given: float | None) -> tuple[float, str] | None:
+        """The threshold to judge taken calls by, and where it came from; None when neither
+        ``--load-threshold`` gave it nor the worker logged it (the calls go unjudged)."""
         if given is not None:
             return given, "--load-threshold"
         if self.load_threshold is not None:
             return self.load_threshold, "the worker's log"
-        return DEFAULT_LOAD_THRESHOLD, "LiveKit's production default"
+        return None
 
-    def taken_past_threshold(self, since: float, given: float | None) -> tuple[str, ...]:
-        """The calls taken since ``since`` (monotonic) while the measured load was at or over
-        the threshold, one line each."""
-        threshold, source = self.threshold(given)
+    def taken_past_threshold(
+        self, span: tuple[float, float], given: float | None, joined: Collection[str]
+    ) -> tuple[str, ...]:
+        """The calls taken within ``span`` (monotonic; a repeat's) whose room the agent
+        joined, while the measured load was at or over the threshold, one line each. Judged
+        once the run is over, by the threshold known then; none when it is unknown."""
+        judged = self.threshold(given)
+        if judged is None:
+            return ()
+        threshold, source = judged
+        began, ended = span
         return tuple(
             f"room {call.room}: taken at a CPU load of {call.load:.2f} (the worker's processes, "
             f"over the last 2.5 s) >= load_threshold {threshold:g} ({source})"
             for call in list(self.taken)
-            if call.at >= since and call.load is not None and call.load >= threshold
+            if began <= call.at <= ended
+            and call.room in joined
+            and call.load is not None
+            and call.load >= threshold
         )
 
     def _wait_for_port(self, timeout_s: float) -> None:

@@ -3,8 +3,9 @@
 The chat history is the source of truth, as it is for LiveKit Cloud: its items in order
 (messages with their speaking times, function calls and outputs, handoffs). Speaking times are
 wall-clock seconds; they are placed on the recording's timeline by the report's
-``audio_recording_started_at``. The layout read is livekit-agents 1.x's (written against 1.8.9);
-a report of another major version is refused rather than half read.
+``audio_recording_started_at``. The file's reading and its layout's check are
+`.._session_report`'s (livekit-agents 1.x, written against 1.8.9), shared with the stand-ins'
+replayed latency.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .._session_report import MAKE_REPORT, SUPPORTED_MAJOR, SessionReportError, check_layout, load
 from .._text import shorten
 from ._call import (
     AgentSwitch,
@@ -28,12 +30,9 @@ from ._call import (
     tool_use,
 )
 
-__all__ = ["SUPPORTED_MAJOR", "read_report", "report_delays"]
+__all__ = ["SUPPORTED_MAJOR", "read_report"]
 
-SUPPORTED_MAJOR = 1
-"""livekit-agents major version whose report layout this reader knows."""
-
-_MAKE_REPORT = "json.dumps(ctx.make_session_report().to_dict())"
+_MAKE_REPORT = MAKE_REPORT
 
 
 def read_report(path: Path) -> ImportedCall:
@@ -43,43 +42,11 @@ def read_report(path: Path) -> ImportedCall:
         CallImportError: The file is not JSON, not a session report, of an unsupported
             layout, or holds no user message.
     """
-    return parse_report(_load(path), name=str(path))
-
-
-def report_delays(path: Path, metric: str) -> list[float]:
-    """Every assistant message's ``metrics[metric]`` (seconds: ``llm_node_ttft``,
-    ``tts_node_ttfb``, ...) in the report at ``path``, in order.
-
-    Raises:
-        CallImportError: The file is not JSON, or not a session report of a known layout.
-    """
-    data = _load(path)
-    if not isinstance(data, Mapping):
-        raise CallImportError(f"{path}: a session report is a JSON object ({_MAKE_REPORT})")
-    _check_layout(data, str(path))
-    found: list[float] = []
-    for item in data["chat_history"]["items"]:
-        if isinstance(item, Mapping) and item.get("role") == "assistant":
-            metrics = item.get("metrics")
-            value = _number(metrics.get(metric)) if isinstance(metrics, Mapping) else None
-            if value is not None and value >= 0:
-                found.append(value)
-    return found
-
-
-def _load(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CallImportError(f"{path}: cannot read the session report ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CallImportError(
-            f"{path}:{exc.lineno}: not JSON ({exc.msg}); a session report is the JSON of "
-            f"{_MAKE_REPORT}"
-        ) from None
-    return data
+        data = load(path)
+    except SessionReportError as exc:
+        raise CallImportError(str(exc)) from None
+    return parse_report(data, name=str(path))
 
 
 def parse_report(data: Any, *, name: str) -> ImportedCall:
@@ -122,26 +89,10 @@ def parse_report(data: Any, *, name: str) -> ImportedCall:
 
 
 def _check_layout(data: Mapping[str, Any], name: str) -> None:
-    version = data.get("sdk_version")
-    if not isinstance(version, str) or not version:
-        raise CallImportError(
-            f"{name}: no sdk_version, so this is not a LiveKit session report; save one with "
-            f"{_MAKE_REPORT} (livekit-agents {SUPPORTED_MAJOR}.x)"
-        )
-    major = version.split(".", 1)[0]
-    if major != str(SUPPORTED_MAJOR):
-        raise CallImportError(
-            f"{name}: a report of livekit-agents {version}, whose layout this importer does not "
-            f"know (it reads the layout of livekit-agents {SUPPORTED_MAJOR}.x, written against "
-            "1.8.9); export the call with livekit-agents 1.x, or open an issue with the report"
-        )
-    history = data.get("chat_history")
-    if not isinstance(history, Mapping) or not isinstance(history.get("items"), list):
-        raise CallImportError(
-            f"{name}: the report (livekit-agents {version}) has no chat_history.items, which is "
-            "what the turns are read from; write it with to_dict() (not "
-            "to_dict(include_chat_history=False))"
-        )
+    try:
+        check_layout(data, name)
+    except SessionReportError as exc:
+        raise CallImportError(str(exc)) from None
 
 
 def _number(value: Any) -> float | None:

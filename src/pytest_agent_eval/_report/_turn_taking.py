@@ -4,18 +4,20 @@ same rows in the terminal, the markdown and the HTML report.
 
 And two results files' metrics side by side (``agent-eval compare``): a metric regressed when
 its new 95% interval lies wholly on the worse side of the base one (`HIGHER_IS_BETTER` says
-which side that is), improved when on the better side, and is within noise when they overlap.
+which side that is), improved when on the better side, and is within noise when they overlap;
+with fewer than 5 observations (or a zero-width interval) on either side it is "too few
+samples", never a change.
 """
 
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._records import EvalRecord
+from .._serialize import from_json
 from .._turn_taking._metrics import HIGHER_IS_BETTER
 from ..models._turn_taking import BudgetVerdict, Metric
 from ._baseline import BaselineError
@@ -100,7 +102,30 @@ METRIC_CHANGE_HEADER = (
     "verdict",
 )
 
-MetricVerdict = Literal["regressed", "improved", "within noise", "no interval", "not comparable"]
+MetricVerdict = Literal[
+    "regressed", "improved", "within noise", "too few samples", "no interval", "not comparable"
+]
+
+VERDICTS: tuple[MetricVerdict, ...] = (
+    "regressed",
+    "improved",
+    "within noise",
+    "too few samples",
+    "no interval",
+    "not comparable",
+)
+
+MIN_SAMPLES = 5
+"""Fewer observations than this (or a zero-width interval: one value, or all equal) and a
+metric's interval says nothing about its noise, so two such intervals never make a change: at
+n = 3 the p50's interval is already the smallest to the largest value."""
+
+
+def _too_few(metric: Metric) -> bool:
+    return metric.count < MIN_SAMPLES or (
+        metric.interval is not None and metric.interval[0] == metric.interval[1]
+    )
+
 
 TakenMetrics = dict[str, tuple[str, dict[str, Metric]]]
 """A results file's turn-taking metrics: by eval key, its label and its metrics by name."""
@@ -143,12 +168,16 @@ class MetricChange:
     @property
     def verdict(self) -> MetricVerdict:
         """``regressed`` or ``improved`` when the intervals separate, by the metric's
-        direction; ``within noise`` when they overlap."""
+        direction; ``within noise`` when they overlap; ``too few samples`` when either side
+        has fewer than `MIN_SAMPLES` observations or a zero-width interval."""
         if self.values is None:
             return "not comparable"
         separated = self.separated
         if separated is None:
             return "no interval"
+        assert self.base is not None and self.new is not None
+        if _too_few(self.base) or _too_few(self.new):
+            return "too few samples"
         if not separated:
             return "within noise"
         base, new = self.values
@@ -188,40 +217,9 @@ def _delta(change: MetricChange) -> str:
     return f"{delta:+.2f}"
 
 
-def _number_or_none(raw: Any, what: str) -> float | None:
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-        raise ValueError(f"{what} is {raw!r}, not a number")
-    return float(raw)
-
-
 def _read_metric(raw: Any, where: str) -> Metric:
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
-        raise ValueError(f"{where} is not a metric (no name)")
-    where = f"{where} ({raw['name']}):"
-    count, hits = raw.get("count"), raw.get("hits")
-    if isinstance(count, bool) or not isinstance(count, int):
-        raise ValueError(f"{where} count is {count!r}, not a whole number")
-    interval = raw.get("interval")
-    if interval is not None and not (
-        isinstance(interval, Sequence) and not isinstance(interval, str) and len(interval) == 2
-    ):
-        raise ValueError(f"{where} interval is {interval!r}, not [low, high]")
-    bounds = (
-        None if interval is None else [_number_or_none(v, f"{where} interval") for v in interval]
-    )
-    low_high = None
-    if bounds is not None and bounds[0] is not None and bounds[1] is not None:
-        low_high = (bounds[0], bounds[1])
-    return Metric(
-        name=raw["name"],
-        value=_number_or_none(raw.get("value"), f"{where} value"),
-        count=count,
-        hits=hits if isinstance(hits, int) and not isinstance(hits, bool) else None,
-        interval=low_high,
-        unit=str(raw.get("unit") or ""),
-    )
+    """One metric as this package writes it (`Metric`), read by the records' own decoder."""
+    return from_json(Metric, raw, path=where)
 
 
 def turn_taking_metrics(document: Mapping[str, Any]) -> TakenMetrics:
@@ -293,10 +291,7 @@ def _figure_value(metric: Metric | None) -> str:
 
 
 def metric_changes_headline(changes: Sequence[MetricChange]) -> str:
-    """``turn-taking: 1 regressed, 0 improved, 4 within noise, 1 no interval, 2 not
-    comparable (95% intervals)``."""
-    counted = ", ".join(
-        f"{sum(c.verdict == v for c in changes)} {v}"
-        for v in ("regressed", "improved", "within noise", "no interval", "not comparable")
-    )
+    """``turn-taking: 1 regressed, 0 improved, 4 within noise, 0 too few samples, 1 no
+    interval, 2 not comparable (95% intervals)``."""
+    counted = ", ".join(f"{sum(c.verdict == v for c in changes)} {v}" for v in VERDICTS)
     return f"turn-taking: {counted} (a change when the 95% intervals separate)"

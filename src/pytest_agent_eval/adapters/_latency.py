@@ -4,8 +4,9 @@ providers and not only its own compute.
 
 ``latency`` is given as seconds (always that delay), as ``(p50, p95)`` seconds (a log-normal
 with that median and 95th percentile, the usual shape of a provider's TTFT or TTFB), as the
-path of a LiveKit session report, or a list of them (`ReplayedLatency`: the delays those real
-calls saw, ``llm_node_ttft`` for an LLM, drawn at random; read by the importer's reader), or as
+path of a LiveKit session report, or a list or tuple of them (`ReplayedLatency`: the delays
+those real calls saw, ``llm_node_ttft`` for an LLM, drawn at random; read by
+`.._session_report`, the reader the importer uses too), or as
 a `ProviderLatency` (with a seed, for a repeatable sequence). Waiting is ``asyncio.sleep``: the
 event loop stays free, as it does while a real request is in flight.
 
@@ -95,10 +96,24 @@ class ReplayedLatency(ProviderLatency):
     """The delays real calls saw, replayed: each draw one of ``samples`` (seconds), at random."""
 
     def __init__(self, samples: Sequence[float], *, seed: int | None = None) -> None:
+        # Any delays real calls saw replay as they are (a median of 0 among them is fine):
+        # no log-normal is fitted, so ProviderLatency's checks of (p50, p95) do not apply.
         if not samples:
             raise ValueError("replayed latency needs at least one delay")
+        for sample in samples:
+            if (
+                isinstance(sample, bool)
+                or not isinstance(sample, int | float)
+                or not math.isfinite(sample)
+                or sample < 0
+            ):
+                raise ValueError(
+                    f"replayed latency: {sample!r} is not a delay (finite seconds >= 0)"
+                )
         ordered = sorted(float(s) for s in samples)
-        super().__init__(ordered[len(ordered) // 2], ordered[-1], seed=seed)
+        self.p50_s = ordered[len(ordered) // 2]
+        self.p95_s = ordered[-1]
+        self._random = random.Random(seed)
         self.samples = tuple(float(s) for s in samples)
 
     def __repr__(self) -> str:
@@ -117,7 +132,7 @@ class ReplayedLatency(ProviderLatency):
         Raises:
             ValueError: A report unreadable, or none holding ``metric``, saying which.
         """
-        from .._importers._livekit import report_delays
+        from .._session_report import report_delays
 
         samples: list[float] = []
         for path in paths:
@@ -133,7 +148,14 @@ class ReplayedLatency(ProviderLatency):
 
 
 LatencySpec: TypeAlias = (
-    float | tuple[float, float] | str | Path | list[str | Path] | ProviderLatency | None
+    float
+    | tuple[float, float]
+    | str
+    | Path
+    | list[str | Path]
+    | tuple[str | Path, ...]
+    | ProviderLatency
+    | None
 )
 """What a stand-in's ``latency`` argument takes."""
 
@@ -150,23 +172,28 @@ def as_latency(
     if value is None or isinstance(value, ProviderLatency):
         return value
     if isinstance(value, str | Path) or (
-        isinstance(value, list) and value and all(isinstance(v, str | Path) for v in value)
+        isinstance(value, list | tuple) and value and all(isinstance(v, str | Path) for v in value)
     ):
-        paths = [value] if isinstance(value, str | Path) else list(value)
+        paths: list[str | Path] = (
+            [value]
+            if isinstance(value, str | Path)
+            else [v for v in value if isinstance(v, str | Path)]
+        )
         try:
             return ReplayedLatency.from_reports(paths, metric)
         except (ValueError, AgentEvalError) as exc:
             raise ValueError(f"{where}: {exc}") from None
     try:
         if isinstance(value, tuple) and len(value) == 2:
-            return ProviderLatency(value[0], value[1])
+            p50, p95 = value
+            return ProviderLatency(p50, p95)  # type: ignore[arg-type]  # checked there
         if isinstance(value, int | float) and not isinstance(value, bool):
             return ProviderLatency(value)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
     raise ValueError(
         f"{where}: latency must be seconds, (p50, p95) seconds, LiveKit session reports (a "
-        f"path or a list of paths) or a ProviderLatency; got {value!r}"
+        f"path, or a list or tuple of paths) or a ProviderLatency; got {value!r}"
     )
 
 
