@@ -21,7 +21,7 @@ With no clock chosen (``clock=None``, the default), a max-speed run whose transc
 barge-in turn (``interrupt:`` with audio) goes on this clock too: such a run otherwise plays the
 reply and the interrupting speech in the wall's real time. A session whose shape was not tried
 on this clock (`virtual_misfit`: a realtime model, LiveKit's turn-detector model, dynamic
-endpointing) is built again on the caller's loop and runs in real time as before.
+endpointing) runs in real time instead, on the same thread (its clock at rate 1.0).
 
 Between calls (while the runner decides what comes next) the clock is held: nothing is due in
 the session meanwhile. Every call is bounded by ``timeout_s`` of the session's time (the
@@ -166,14 +166,11 @@ def runs_virtual(clock: Clock | None, speed: float, info: ConversationInfo) -> b
     return clock == "virtual"
 
 
-_CHOSEN_FOR_BARGE_IN: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "agent_eval_livekit_virtual_chosen", default=False
+_CHOSEN_FOR_BARGE_IN: contextvars.ContextVar[PipelineClock | None] = contextvars.ContextVar(
+    "agent_eval_livekit_virtual_chosen", default=None
 )
-"""True in the start of a run the adapter put on the virtual clock itself (no clock chosen)."""
-
-
-class _WallClockNeeded(AdapterError):
-    """The session's shape was not tried on the virtual clock: run it in real time."""
+"""In the start of a run the adapter put on the virtual clock itself (no clock chosen): its
+clock."""
 
 
 def virtual_misfit(session: AgentSession[Any], agent: Agent) -> str | None:
@@ -193,16 +190,12 @@ def virtual_misfit(session: AgentSession[Any], agent: Agent) -> str | None:
 
 
 def leave_if_unfit(session: AgentSession[Any], agent: Agent) -> tuple[AgentSession[Any], Agent]:
-    """The pair, unless in a run the adapter put on the virtual clock itself the session's
-    shape was not tried on it (`virtual_misfit`): the run then starts again in real time.
-
-    Raises:
-        _WallClockNeeded: That run, and such a session.
-    """
-    if _CHOSEN_FOR_BARGE_IN.get():
-        reason = virtual_misfit(session, agent)
-        if reason is not None:
-            raise _WallClockNeeded(reason)
+    """The pair; in a run the adapter put on the virtual clock itself, a session whose shape
+    was not tried on it (`virtual_misfit`) turns the run's clock into real time (rate 1.0)
+    before it starts: the same session, built once, then runs in real time on its thread."""
+    clock = _CHOSEN_FOR_BARGE_IN.get()
+    if clock is not None and virtual_misfit(session, agent) is not None:
+        clock.rate = 1.0  # nothing ran on it yet: its time moves on to the wall's
     return session, agent
 
 
@@ -215,8 +208,7 @@ def _pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
 
 async def start_virtual(adapter: _Adapter, info: ConversationInfo) -> VirtualConversation | None:
     """Start ``info``'s run on a virtual clock of its own (see the module docstring), when it
-    goes on one (`runs_virtual`); None when it does not, or when the adapter chose the clock
-    (no clock given) and the session's shape was not tried on it (`virtual_misfit`).
+    goes on one (`runs_virtual`); None when it does not.
 
     Raises:
         AdapterError: As `LiveKitAdapter.start_conversation`.
@@ -230,15 +222,12 @@ async def start_virtual(adapter: _Adapter, info: ConversationInfo) -> VirtualCon
     thread = PipelineThread(clock, name=name, allow_network=True, inline=_pure_work)
     run = VirtualConversation(adapter, thread, info)
     if adapter.clock is None:
-        run._carried[_CHOSEN_FOR_BARGE_IN] = True
+        run._carried[_CHOSEN_FOR_BARGE_IN] = clock
     try:
         paced = dataclasses.replace(info, speed=1.0)  # real time, in the session's time
         started = await run.call(adapter.start_conversation(paced), label="session start")
         assert not isinstance(started, VirtualConversation)  # paced: on the wall's terms
         run.inner = started
-    except _WallClockNeeded:
-        await run.aclose()
-        return None
     except BaseException:
         await run.aclose()
         raise
@@ -328,6 +317,8 @@ class VirtualConversation:
         wall, session = real_perf_counter(), self.clock.elapsed()
         reply = await self.call(_within_turn_timeout(inner, turn), label=f"turn {turn.index + 1}")
         meta = reply.metadata
+        if not self.clock.virtual:  # a session not tried on it: real time (`leave_if_unfit`)
+            return reply
         meta["speed"] = 0.0
         meta["clock"] = "virtual"
         if reply.timeline is not None:  # its times are the session's, as the clock's
