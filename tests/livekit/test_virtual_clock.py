@@ -212,6 +212,37 @@ def test_a_barge_in_stops_the_agent_as_in_real_time(barge_folder: Path) -> None:
     assert [t.metadata["clock"] for t in virtual.runs[0].turns] == ["virtual", "virtual"]
 
 
+def test_a_barge_in_at_max_speed_goes_on_the_virtual_clock_unasked(barge_folder: Path) -> None:
+    """Issue 38: with no clock chosen, a max-speed run with a barge-in turn runs on the
+    virtual clock (it played the reply in the wall's real time), with real time's records."""
+    unasked = _barge_in(barge_folder)  # speed 0, no clock given
+    real = _barge_in(barge_folder, speed=1.0)
+    assert unasked.passed and real.passed
+    assert _record(unasked) == _record(real)
+    assert [t.metadata.get("clock") for t in unasked.runs[0].turns] == ["virtual", "virtual"]
+    assert [t.metadata.get("clock") for t in real.runs[0].turns] == [None, None]
+
+
+def test_a_session_not_tried_on_the_virtual_clock_keeps_real_time(barge_folder: Path) -> None:
+    """Dynamic endpointing learns from ``time.time()`` stamps: not tried on the virtual
+    clock, so a barge-in run the adapter would put there runs in real time, as before."""
+    factory = _session(stt=FixtureTextSTT)
+
+    def dynamic() -> tuple[AgentSession, Agent]:
+        session, agent = factory()
+        session.options.endpointing["mode"] = "dynamic"
+        return session, agent
+
+    script = load_transcript_text(
+        _transcript(barge_folder, "{at_word: 5, stop_within_ms: 4000}"),
+        path=barge_folder / "t.yaml",
+    )
+    adapter = LiveKitAdapter(dynamic, timeout_s=60.0)
+    result = run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
+    assert result.passed
+    assert [t.metadata.get("clock") for t in result.runs[0].turns] == [None, None]
+
+
 # -- a crash in a later call is still the conversation's -----------------------------------------
 
 

@@ -185,6 +185,8 @@ class OpenAIRealtimeReplay:
         require_extra("livekit.plugins.openai", extra="realtime", feature="OpenAIRealtimeReplay")
         compat.wrap_session_factory(_route_session)
         self.adapter = adapter
+        if getattr(adapter, "clock", "real") is None:  # recorded against the wall's clock
+            adapter.clock = "real"  # (no virtual clock for its barge-ins: docs/livekit.md §7)
         self.cassette_dir = Path(cassette_dir) if cassette_dir is not None else None
         self.record = _truthy(os.environ.get(RECORD_ENV)) if record is None else record
         self._cassettes: dict[str, Cassette] = {}

@@ -78,7 +78,7 @@ from ._realtime import (
 from ._silence import refuse_silence
 from ._streamer import AudioStreamer
 from ._turn_state import OpenedTurn, SentTurn
-from ._virtual import Clock, LiveKitRun, clock_setting, runs_virtual, start_virtual
+from ._virtual import Clock, LiveKitRun, clock_setting, leave_if_unfit, start_virtual
 
 __all__ = ["LiveKitAdapter", "LiveKitConversation", "SessionFactory", "SessionInfo"]
 
@@ -172,7 +172,7 @@ class LiveKitAdapter:
             costs one Silero pass per process. Only for ``silero.VAD`` itself and at
             ``speed=0`` (real-time runs measure the VAD's own time); False computes every
             time. See docs/livekit.md.
-        clock: "virtual" runs max speed on a virtual clock, LiveKit's timers too (docs/livekit.md).
+        clock: "virtual": max speed on a virtual clock; None: if a turn barges in (docs/livekit.md).
 
     Example:
         ```python
@@ -203,7 +203,7 @@ class LiveKitAdapter:
         log_level: int | str | None = logging.WARNING,
         grace_period_s: float | None = None,
         vad_replay: bool = True,
-        clock: Clock = "real",
+        clock: Clock | None = None,
     ) -> None:
         if grace_period_s is not None:
             warnings.warn(
@@ -261,8 +261,8 @@ class LiveKitAdapter:
             AdapterError: The factory returned something else than ``(AgentSession, Agent)``,
                 the session lacks what audio turns need, or it did not start in time.
         """
-        if runs_virtual(self.clock, self.speed, info):  # on a thread of its own (`_virtual`)
-            return await start_virtual(self, info)
+        if (virtual := await start_virtual(self, info)) is not None:  # its thread: `_virtual`
+            return virtual
         if self._factory_takes_info:
             made = self.session_factory(
                 SessionInfo(
@@ -275,7 +275,7 @@ class LiveKitAdapter:
             made = self.session_factory()
         if inspect.isawaitable(made):
             made = await made
-        session, agent = _check_pair(made)
+        session, agent = leave_if_unfit(*_check_pair(made))  # (`_virtual`: an unfit session)
         refuse_fixture_text_under_conditions(session, info)
         await prove_fixture_texts(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)

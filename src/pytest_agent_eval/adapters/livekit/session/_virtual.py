@@ -17,6 +17,12 @@ mixes ``time.time()`` stamps with loop timers and audio durations, so they must 
 and a turn takes as long as its computation. Work in an executor counts as taking no time;
 Silero's inference runs inline on the loop's thread.
 
+With no clock chosen (``clock=None``, the default), a max-speed run whose transcript has a
+barge-in turn (``interrupt:`` with audio) goes on this clock too: such a run otherwise plays the
+reply and the interrupting speech in the wall's real time. A session whose shape was not tried
+on this clock (`virtual_misfit`: a realtime model, LiveKit's turn-detector model, dynamic
+endpointing) runs in real time instead, on the same thread (its clock at rate 1.0).
+
 Between calls (while the runner decides what comes next) the clock is held: nothing is due in
 the session meanwhile. Every call is bounded by ``timeout_s`` of the session's time (the
 adapter's own deadline) and, a little later, of wall time.
@@ -45,7 +51,16 @@ from ....voice._timeshim import install_time_shim, real_perf_counter
 from ..._turn_timeout import turn_timeout_message
 from ...base import ConversationInfo, TurnInput
 
-__all__ = ["Clock", "LiveKitRun", "VirtualConversation", "clock_setting", "start_virtual"]
+__all__ = [
+    "Clock",
+    "LiveKitRun",
+    "VirtualConversation",
+    "clock_setting",
+    "leave_if_unfit",
+    "runs_virtual",
+    "start_virtual",
+    "virtual_misfit",
+]
 
 T = TypeVar("T")
 
@@ -107,6 +122,8 @@ class _Adapter(Protocol):
     """What a virtual run reads of its `LiveKitAdapter`."""
 
     timeout_s: float
+    clock: Clock | None
+    speed: float
 
     async def start_conversation(self, info: ConversationInfo) -> LiveKitRun: ...
 
@@ -119,23 +136,67 @@ _STOP_S = 10.0
 """How long the session's thread gets to finish once its loop is stopped."""
 
 
-def clock_setting(clock: str) -> Clock:
-    """``clock`` checked: "real" or "virtual".
+def clock_setting(clock: str | None) -> Clock | None:
+    """``clock`` checked: "real", "virtual" or None (virtual for a max-speed barge-in run).
 
     Raises:
         ValueError: Anything else.
     """
+    if clock is None:
+        return None
     if clock == "real":
         return "real"
     if clock == "virtual":
         return "virtual"
-    raise ValueError(f'LiveKitAdapter: clock must be "real" or "virtual", got {clock!r}')
+    raise ValueError(f'LiveKitAdapter: clock must be "real", "virtual" or None, got {clock!r}')
 
 
-def runs_virtual(clock: Clock, speed: float, info: ConversationInfo) -> bool:
-    """True when this run goes on the virtual clock: asked for, and at max speed (the session's
-    speed wins over the adapter's; a run paced on the wall keeps the wall's clock)."""
-    return clock == "virtual" and (speed if info.speed is None else info.speed) == 0
+def runs_virtual(clock: Clock | None, speed: float, info: ConversationInfo) -> bool:
+    """True when this run goes on the virtual clock: at max speed (the session's speed wins
+    over the adapter's; a run paced on the wall keeps the wall's clock), asked for, or with no
+    clock chosen when a turn barges in (it would run in the wall's real time otherwise)."""
+    if (speed if info.speed is None else info.speed) != 0:
+        return False
+    if clock is None:
+        transcript = info.transcript
+        return any(
+            TurnInput.interrupting(transcript, i, info.run_index) is not None
+            for i in range(len(transcript.turns))
+        )
+    return clock == "virtual"
+
+
+_CHOSEN_FOR_BARGE_IN: contextvars.ContextVar[PipelineClock | None] = contextvars.ContextVar(
+    "agent_eval_livekit_virtual_chosen", default=None
+)
+"""In the start of a run the adapter put on the virtual clock itself (no clock chosen): its
+clock."""
+
+
+def virtual_misfit(session: AgentSession[Any], agent: Agent) -> str | None:
+    """What in this session was not tried on the virtual clock (None: nothing): a realtime
+    model (its server, or a cassette recorded against the wall, keeps the wall's time),
+    LiveKit's turn-detector model, or dynamic endpointing (learned from ``time.time()``)."""
+    from livekit.agents import llm
+
+    if isinstance(session.llm, llm.RealtimeModel) or isinstance(agent.llm, llm.RealtimeModel):
+        return "a realtime model"
+    for detection in (session.turn_detection, agent.turn_detection):
+        if detection is not None and not isinstance(detection, str) and bool(detection):
+            return "LiveKit's turn-detector model"
+    if session.options.endpointing.get("mode", "fixed") != "fixed":
+        return "dynamic endpointing"
+    return None
+
+
+def leave_if_unfit(session: AgentSession[Any], agent: Agent) -> tuple[AgentSession[Any], Agent]:
+    """The pair; in a run the adapter put on the virtual clock itself, a session whose shape
+    was not tried on it (`virtual_misfit`) turns the run's clock into real time (rate 1.0)
+    before it starts: the same session, built once, then runs in real time on its thread."""
+    clock = _CHOSEN_FOR_BARGE_IN.get()
+    if clock is not None and virtual_misfit(session, agent) is not None:
+        clock.rate = 1.0  # nothing ran on it yet: its time moves on to the wall's
+    return session, agent
 
 
 def _pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
@@ -145,18 +206,23 @@ def _pure_work(func: Callable[..., Any], args: tuple[Any, ...]) -> bool:
     return kind.__name__ == "OnnxModel" and kind.__module__.startswith("livekit.plugins.silero")
 
 
-async def start_virtual(adapter: _Adapter, info: ConversationInfo) -> VirtualConversation:
-    """Start ``info``'s run on a virtual clock of its own (see the module docstring).
+async def start_virtual(adapter: _Adapter, info: ConversationInfo) -> VirtualConversation | None:
+    """Start ``info``'s run on a virtual clock of its own (see the module docstring), when it
+    goes on one (`runs_virtual`); None when it does not.
 
     Raises:
         AdapterError: As `LiveKitAdapter.start_conversation`.
         AgentTimeoutError: The start took more than ``timeout_s`` (+ a grace) of wall time.
     """
+    if not runs_virtual(adapter.clock, adapter.speed, info):
+        return None
     install_time_shim()  # in place already when the plugin loaded; here for other callers
     clock = PipelineClock(rate=None, perf=True)
     name = f"livekit {safe_name(info.transcript.id)} run {info.run_index + 1}"
     thread = PipelineThread(clock, name=name, allow_network=True, inline=_pure_work)
     run = VirtualConversation(adapter, thread, info)
+    if adapter.clock is None:
+        run._carried[_CHOSEN_FOR_BARGE_IN] = clock
     try:
         paced = dataclasses.replace(info, speed=1.0)  # real time, in the session's time
         started = await run.call(adapter.start_conversation(paced), label="session start")
@@ -251,6 +317,8 @@ class VirtualConversation:
         wall, session = real_perf_counter(), self.clock.elapsed()
         reply = await self.call(_within_turn_timeout(inner, turn), label=f"turn {turn.index + 1}")
         meta = reply.metadata
+        if not self.clock.virtual:  # a session not tried on it: real time (`leave_if_unfit`)
+            return reply
         meta["speed"] = 0.0
         meta["clock"] = "virtual"
         if reply.timeline is not None:  # its times are the session's, as the clock's
