@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from pipecat.turns.user_stop.base_user_turn_stop_strategy import BaseUserTurnStopStrategy
 
 from ...errors import AdapterError
-from ._compat import processors_of, user_turn_controller
+from ._compat import processors_of, stop_turns_only_with, user_turn_controller
 from ._hearing_twin import _BuildsPipelines
 
 __all__ = ["CommitAtFixtureEnd", "committed_turns_twin"]
@@ -101,12 +101,6 @@ async def _replace_stop(pipeline: Any) -> CommitAtFixtureEnd:
             f"the bot's pipeline has {len(aggregators)} user aggregators (LLMUserAggregator); "
             "the end of the caller's turn is committed through exactly one"
         )
-    controller = user_turn_controller(aggregators[0])
-    strategies = copy.copy(controller.user_turn_strategies)
     commit = CommitAtFixtureEnd()
-    strategies.stop = [commit]
-    try:
-        await controller.update_strategies(strategies)  # set up already: set the new one up
-    except RuntimeError:  # not set up yet: its setup sets up the strategies it holds then
-        controller.user_turn_strategies.stop = [commit]
+    await stop_turns_only_with(user_turn_controller(aggregators[0]), commit)
     return commit

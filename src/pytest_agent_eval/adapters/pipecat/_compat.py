@@ -7,6 +7,7 @@ release moves what it reads: a turn then errors saying so instead of ending earl
 from __future__ import annotations
 
 import contextvars
+import copy
 import dataclasses
 import functools
 import importlib
@@ -312,3 +313,35 @@ def user_turn_controller(aggregator: Any) -> Any:
             f"turn cannot be committed (this adapter supports pipecat-ai {SUPPORTED})"
         )
     return controller
+
+
+_STOP_EVENTS = (
+    "on_push_frame",
+    "on_broadcast_frame",
+    "on_user_turn_inference_triggered",
+    "on_user_turn_speculation_cancelled",
+    "on_user_turn_stopped",
+)
+"""The events a `UserTurnController` listens to on each stop strategy (its handler for each is
+named ``_`` + the event)."""
+
+
+async def stop_turns_only_with(controller: Any, stop: Any) -> None:
+    """Have ``controller`` (a `UserTurnController`) end the caller's turns with ``stop`` only,
+    on a copy of its strategies: the user's own `UserTurnStrategies` and stop strategies are
+    never changed nor cleaned up (a bot may share them, and their turn analyzer, with every
+    pipeline it builds). Not set up yet, the controller sets up the copy it holds then; set up
+    already, its handlers come off the user's stop strategies and only ``stop`` is set up."""
+    own = controller.user_turn_strategies
+    strategies = copy.copy(own)
+    strategies.stop = [stop]
+    controller._user_turn_strategies = strategies
+    set_up = getattr(controller, "_setup", None)
+    if set_up is None:
+        return
+    for strategy in own.stop or []:
+        for event in _STOP_EVENTS:
+            strategy.remove_event_handler(event, getattr(controller, "_" + event))
+    await stop.setup(set_up)
+    for event in _STOP_EVENTS:
+        stop.add_event_handler(event, getattr(controller, "_" + event))
