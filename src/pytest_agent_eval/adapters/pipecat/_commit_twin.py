@@ -15,20 +15,17 @@ which attribution writes as its evidence before falling back to the text rerun.
 
 from __future__ import annotations
 
-import copy
-import functools
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pipecat.turns.user_stop.base_user_turn_stop_strategy import BaseUserTurnStopStrategy
 
 from ...errors import AdapterError
-from ._compat import processors_of, user_turn_controller
-from ._hearing_twin import _BuildsPipelines
+from ._compat import processors_of, stop_turns_only_with, user_turn_controller
+from ._twin import BuildsPipelines, pipeline_twin
 
 __all__ = ["CommitAtFixtureEnd", "committed_turns_twin"]
 
-_Adapter = TypeVar("_Adapter", bound=_BuildsPipelines)
+_Adapter = TypeVar("_Adapter", bound=BuildsPipelines)
 
 
 class CommitAtFixtureEnd(BaseUserTurnStopStrategy):  # type: ignore[no-untyped-call]
@@ -43,53 +40,14 @@ def committed_turns_twin(adapter: _Adapter) -> _Adapter:
     """A copy of ``adapter`` whose every pipeline ends the caller's turns only when the
     conversation commits them, at the end of each fixture; the copy's conversation start
     raises `AdapterError` where that cannot be made (no user aggregator, or more than one)."""
-    twin = copy.copy(adapter)
-    refused: dict[int, str] = {}
-    """Why the turn detection could not be replaced, by the id of the pipeline's transport."""
-    made_by: Callable[..., Any] | None = adapter.run_bot or adapter.bot
-    assert made_by is not None
-
-    @functools.wraps(made_by)  # the bot's module still names the code that is the user's
-    def build(transport: Any, *rest: Any) -> Any:
-        _commit_at_setup(transport, refused)
-        return made_by(transport, *rest)
-
-    if adapter.run_bot is not None:
-        twin.run_bot = build
-    else:
-        twin.bot = build
-
-    own_start = type(adapter).start_conversation  # type: ignore[attr-defined]
-
-    async def start_conversation(info: Any) -> Any:
-        conversation = await own_start(twin, info)
-        why = refused.pop(id(conversation.session.transport), None)
-        if why is not None:
-            await conversation.aclose()
-            raise AdapterError(why)
-        return conversation
-
-    twin.start_conversation = start_conversation  # type: ignore[attr-defined]
-    return twin
+    return pipeline_twin(adapter, _commit_at_setup)
 
 
-def _commit_at_setup(transport: Any, refused: dict[int, str]) -> None:
-    """Have ``transport``'s input replace the user aggregator's stop strategies when its
-    pipeline sets it up (before the StartFrame: the input holds it till its setup is done),
-    or note in ``refused`` why it could not."""
-    mic = transport.input()
-    own_setup = mic.setup
-
-    async def setup(setup_: Any) -> None:
-        try:
-            commit = await _replace_stop(setup_.pipeline_worker.pipeline)
-        except AdapterError as exc:
-            refused[id(transport)] = str(exc)
-        else:
-            transport.commit_turn = commit.commit
-        await own_setup(setup_)
-
-    mic.setup = setup
+async def _commit_at_setup(pipeline: Any, setup: Any, transport: Any) -> None:
+    """Replace the user aggregator's stop strategies, before the StartFrame (the input holds
+    it till its setup is done), and have ``transport`` commit the turn through the new one."""
+    commit = await _replace_stop(pipeline)
+    transport.commit_turn = commit.commit
 
 
 async def _replace_stop(pipeline: Any) -> CommitAtFixtureEnd:
@@ -101,12 +59,6 @@ async def _replace_stop(pipeline: Any) -> CommitAtFixtureEnd:
             f"the bot's pipeline has {len(aggregators)} user aggregators (LLMUserAggregator); "
             "the end of the caller's turn is committed through exactly one"
         )
-    controller = user_turn_controller(aggregators[0])
-    strategies = copy.copy(controller.user_turn_strategies)
     commit = CommitAtFixtureEnd()
-    strategies.stop = [commit]
-    try:
-        await controller.update_strategies(strategies)  # set up already: set the new one up
-    except RuntimeError:  # not set up yet: its setup sets up the strategies it holds then
-        controller.user_turn_strategies.stop = [commit]
+    await stop_turns_only_with(user_turn_controller(aggregators[0]), commit)
     return commit

@@ -7,6 +7,7 @@ release moves what it reads: a turn then errors saying so instead of ending earl
 from __future__ import annotations
 
 import contextvars
+import copy
 import dataclasses
 import functools
 import importlib
@@ -312,3 +313,49 @@ def user_turn_controller(aggregator: Any) -> Any:
             f"turn cannot be committed (this adapter supports pipecat-ai {SUPPORTED})"
         )
     return controller
+
+
+_STOP_EVENTS = (
+    "on_push_frame",
+    "on_broadcast_frame",
+    "on_user_turn_inference_triggered",
+    "on_user_turn_speculation_cancelled",
+    "on_user_turn_stopped",
+)
+"""The events a `UserTurnController` listens to on each stop strategy (its handler for each is
+named ``_`` + the event)."""
+
+
+async def stop_turns_only_with(controller: Any, stop: Any) -> None:
+    """Have ``controller`` (a `UserTurnController`) end the caller's turns with ``stop`` only,
+    on a copy of its strategies: the user's own `UserTurnStrategies` and stop strategies are
+    never changed nor cleaned up (a bot may share them, and their turn analyzer, with every
+    pipeline it builds). Not set up yet, the controller sets up the copy it holds then; set up
+    already, its handlers come off the user's stop strategies and only ``stop`` is set up.
+
+    Raises:
+        AdapterError: This release keeps the controller's strategies, setup or handlers
+            elsewhere.
+    """
+    handlers = [getattr(controller, "_" + event, None) for event in _STOP_EVENTS]
+    held = ("_user_turn_strategies", "_setup")
+    if None in handlers or not all(hasattr(controller, name) for name in held):
+        raise AdapterError(
+            f"pipecat-ai {pipecat_version()} keeps the strategies, setup or stop handlers of "
+            f"its UserTurnController elsewhere (_user_turn_strategies, _setup, _on_*): the end "
+            f"of the caller's turn cannot be committed (this adapter supports pipecat-ai "
+            f"{SUPPORTED})"
+        )
+    own = controller.user_turn_strategies
+    strategies = copy.copy(own)
+    strategies.stop = [stop]
+    controller._user_turn_strategies = strategies
+    set_up = controller._setup
+    if set_up is None:
+        return
+    for strategy in own.stop or []:
+        for event, handler in zip(_STOP_EVENTS, handlers, strict=True):
+            strategy.remove_event_handler(event, handler)
+    await stop.setup(set_up)
+    for event, handler in zip(_STOP_EVENTS, handlers, strict=True):
+        stop.add_event_handler(event, handler)

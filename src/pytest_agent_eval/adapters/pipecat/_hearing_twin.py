@@ -10,34 +10,23 @@ the bot gets are made right. Where the STT cannot be replaced, the twin's conver
 fails with one line saying why (an `AdapterError`), which attribution writes as its evidence
 before falling back to the text rerun.
 
-The swap is made while the transport's input is set up: every processor of the pipeline is
-built and linked by then, and none has the StartFrame yet (the input holds it until its own
-setup is done), so the stand-in is set up and in place before any frame reaches it.
+The swap is made as the pipeline is set up (`pipeline_twin`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
-import functools
-from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from ...errors import AdapterError
 from ._compat import processors_of, replace_processor
 from ._services import FixtureTextSTTService
+from ._twin import BuildsPipelines, pipeline_twin
 
 __all__ = ["PerfectHearingSTTService", "fixture_hearing_twin", "refuses_conditions"]
 
 
-class _BuildsPipelines(Protocol):
-    """An adapter that builds each pipeline with the bot's function (`PipecatAdapter`)."""
-
-    bot: Callable[..., Any] | None
-    run_bot: Callable[..., Any] | None
-
-
-_Adapter = TypeVar("_Adapter", bound=_BuildsPipelines)
+_Adapter = TypeVar("_Adapter", bound=BuildsPipelines)
 
 
 class PerfectHearingSTTService(FixtureTextSTTService):
@@ -68,52 +57,13 @@ def fixture_hearing_twin(adapter: _Adapter) -> _Adapter:
     that swap cannot be made (a speech-to-speech model hearing the caller itself, no STT or
     more than one, an STT inside a parallel pipeline, a bot already hearing with
     `FixtureTextSTTService`)."""
-    twin = copy.copy(adapter)
-    refused: dict[int, str] = {}
-    """Why the swap could not be made, by the id of the transport of the pipeline."""
-    made_by: Callable[..., Any] | None = adapter.run_bot or adapter.bot
-    assert made_by is not None
-
-    @functools.wraps(made_by)  # the bot's module still names the code that is the user's
-    def build(transport: Any, *rest: Any) -> Any:
-        _swap_at_setup(transport, refused)
-        return made_by(transport, *rest)
-
-    if adapter.run_bot is not None:
-        twin.run_bot = build
-    else:
-        twin.bot = build
-
-    own_start = type(adapter).start_conversation  # type: ignore[attr-defined]
-
-    async def start_conversation(info: Any) -> Any:
-        conversation = await own_start(twin, info)
-        why = refused.pop(id(conversation.session.transport), None)
-        if why is not None:
-            await conversation.aclose()
-            raise AdapterError(why)
-        return conversation
-
-    twin.start_conversation = start_conversation  # type: ignore[attr-defined]
-    return twin
+    return pipeline_twin(adapter, _swap_at_setup)
 
 
-def _swap_at_setup(transport: Any, refused: dict[int, str]) -> None:
-    """Have ``transport``'s input replace the bot's STT when its pipeline sets it up, or note
-    in ``refused`` why it could not."""
-    mic = transport.input()
-    own_setup = mic.setup
-
-    async def setup(setup_: Any) -> None:
-        try:
-            stand_in = _replace_stt(setup_.pipeline_worker.pipeline)
-        except AdapterError as exc:
-            refused[id(transport)] = str(exc)
-        else:
-            await stand_in.setup(setup_)  # before the StartFrame: the input holds it till now
-        await own_setup(setup_)
-
-    mic.setup = setup
+async def _swap_at_setup(pipeline: Any, setup: Any, transport: Any) -> None:
+    """Replace the bot's STT, and set the stand-in up before the StartFrame (the input holds
+    it till its setup is done)."""
+    await _replace_stt(pipeline).setup(setup)
 
 
 def _replace_stt(pipeline: Any) -> PerfectHearingSTTService:

@@ -14,18 +14,16 @@ rerun.
 
 from __future__ import annotations
 
-import copy
-import inspect
 from typing import Any, TypeVar
 
 from livekit.agents import Agent, AgentSession, llm
 
 from ....errors import AdapterError
-from ._hearing_twin import _Built, _given
+from ._twin import BuildsSessions, given, session_twin
 
 __all__ = ["committed_turns_twin"]
 
-_Adapter = TypeVar("_Adapter", bound=_Built)
+_Adapter = TypeVar("_Adapter", bound=BuildsSessions)
 
 
 def committed_turns_twin(adapter: _Adapter) -> _Adapter:
@@ -33,19 +31,7 @@ def committed_turns_twin(adapter: _Adapter) -> _Adapter:
     the end of its fixture; the copy's session start raises `AdapterError` where that cannot
     be made (a realtime model taking the turns itself, an agent with turn detection of its
     own)."""
-    twin = copy.copy(adapter)
-    made_by = adapter.session_factory
-
-    async def factory(*args: Any) -> Any:
-        made = made_by(*args)
-        if inspect.isawaitable(made):
-            made = await made
-        if isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], AgentSession):
-            _go_manual(made[0], made[1])
-        return made  # anything else: the adapter's own check says what is wrong
-
-    twin.session_factory = factory
-    return twin
+    return session_twin(adapter, _go_manual)
 
 
 def _go_manual(session: AgentSession[Any], agent: object) -> None:
@@ -54,7 +40,7 @@ def _go_manual(session: AgentSession[Any], agent: object) -> None:
             "the agent runs on a realtime model, which takes the caller's turns itself, so "
             "its turn detection cannot be replaced by a commit at the fixture's end"
         )
-    if isinstance(agent, Agent) and _given(agent.turn_detection):
+    if isinstance(agent, Agent) and given(agent.turn_detection):
         raise AdapterError(
             f"the agent ({type(agent).__name__}) brings turn detection of its own, which the "
             "session's manual turn detection cannot replace"

@@ -12,16 +12,14 @@ writes as its evidence before falling back to the text rerun.
 
 from __future__ import annotations
 
-import copy
-import inspect
-from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from livekit.agents import Agent, AgentSession, llm
 
 from ....errors import AdapterError
 from .._compat import replace_session_stt
 from ..offline._stt import FixtureTextSTT
+from ._twin import BuildsSessions, given, session_twin
 
 __all__ = ["PerfectHearingSTT", "fixture_hearing_twin", "refuses_conditions"]
 
@@ -38,13 +36,7 @@ def refuses_conditions(stt_: object) -> bool:
     return isinstance(stt_, FixtureTextSTT) and not isinstance(stt_, PerfectHearingSTT)
 
 
-class _Built(Protocol):
-    """An adapter that builds each session with a factory (`LiveKitAdapter`)."""
-
-    session_factory: Callable[..., Any]
-
-
-_Adapter = TypeVar("_Adapter", bound=_Built)
+_Adapter = TypeVar("_Adapter", bound=BuildsSessions)
 
 
 def fixture_hearing_twin(adapter: _Adapter) -> _Adapter:
@@ -52,19 +44,7 @@ def fixture_hearing_twin(adapter: _Adapter) -> _Adapter:
     the STT its factory gave it; the copy's session start raises `AdapterError` where that
     swap cannot be made (a realtime model hearing the caller itself, an agent bringing its own
     STT, an agent already hearing with `FixtureTextSTT`)."""
-    twin = copy.copy(adapter)
-    made_by = adapter.session_factory
-
-    async def factory(*args: Any) -> Any:
-        made = made_by(*args)
-        if inspect.isawaitable(made):
-            made = await made
-        if isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], AgentSession):
-            _swap_stt(made[0], made[1])
-        return made  # anything else: the adapter's own check says what is wrong
-
-    twin.session_factory = factory
-    return twin
+    return session_twin(adapter, _swap_stt)
 
 
 def _swap_stt(session: AgentSession[Any], agent: object) -> None:
@@ -84,16 +64,10 @@ def _swap_stt(session: AgentSession[Any], agent: object) -> None:
             "the agent already hears with FixtureTextSTT (the fixture's own words), so there "
             "is no other hearing to replace"
         )
-    if isinstance(agent, Agent) and agent.stt not in (None, session.stt) and _given(agent.stt):
+    if isinstance(agent, Agent) and agent.stt not in (None, session.stt) and given(agent.stt):
         raise AdapterError(
             f"the agent ({type(agent).__name__}) brings an STT of its own, which the session's "
             "cannot replace"
         )
     # The session is not started yet, so every stream it opens is the stand-in's.
     replace_session_stt(session, PerfectHearingSTT())
-
-
-def _given(value: object) -> bool:
-    from livekit.agents.types import NotGiven
-
-    return not isinstance(value, NotGiven)
