@@ -178,3 +178,17 @@ def test_interrupt_on_a_far_end_turn_is_refused_naming_the_line() -> None:
 def test_another_kinds_field_is_refused_even_at_its_default(far_end: str, message: str) -> None:
     with pytest.raises(TranscriptError, match=message):
         _load(f"id: x\nfar_end: {far_end}\n")
+
+
+def test_a_far_end_heard_as_audio_loads_and_text_stays_the_default() -> None:
+    far_end = _load(
+        'id: x\nfar_end: {kind: voicemail, greeting: "Leave a message.", as: audio}\n'
+    ).far_end
+    assert far_end is not None and far_end.played_as == "audio"
+    assert FarEnd("busy").played_as == "text"
+    assert _load("id: x\nfar_end: busy\n").far_end == FarEnd("busy")
+
+
+def test_a_far_end_heard_as_something_else_is_refused_with_file_line_and_field() -> None:
+    with pytest.raises(TranscriptError, match=r"call\.yaml:2.*far_end\.as.*'video'"):
+        _load("id: x\nfar_end: {kind: busy, as: video}\n")

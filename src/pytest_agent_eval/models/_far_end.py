@@ -21,6 +21,7 @@ __all__ = [
     "FarEnd",
     "FarEndExpect",
     "FarEndKind",
+    "FarEndMedium",
     "IvrNode",
     "IvrWalk",
     "VoicemailExpect",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 FarEndKind = Literal["human", "voicemail", "ivr", "no_answer", "busy", "hold_music"]
+FarEndMedium = Literal["text", "audio"]
+"""How the far end reaches the agent: as text turns (its words, ``(beep)``), or as audio."""
 FAR_END_KINDS: tuple[str, ...] = ("human", "voicemail", "ivr", "no_answer", "busy", "hold_music")
 """Every kind of far end, in the order the docs list them."""
 
@@ -119,6 +122,10 @@ class FarEnd:
             gives up and hangs up.
         holds: How many turns of hold music play before a person picks up.
         expect: Checks of the whole call (`FarEndExpect`).
+        played_as: ``text`` (the default): its turns reach the agent as text, its words and
+            the line's sounds as words (``(beep)``); ``audio`` (YAML ``as: audio``): spoken
+            by the offline TTS, the beep, ringback, busy tone and hold music as tones, for
+            the voice adapters only.
         written: The keys written in its YAML (the loader sets them): a key of another kind
             is refused when written, also at its default (``hello: "Hello?"`` on a
             voicemail). None for a far end built in Python, whose fields of another kind are
@@ -133,6 +140,7 @@ class FarEnd:
     retries: int = 2
     holds: int = 1
     expect: FarEndExpect = field(default_factory=FarEndExpect)
+    played_as: FarEndMedium = "text"
     written: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -154,6 +162,8 @@ class FarEnd:
             return value
         data = dict(value)
         data.setdefault("written", tuple(str(key) for key in value))
+        if "as" in data:  # ``as`` is a Python keyword: the field is ``played_as``
+            data["played_as"] = data.pop("as")
         menu = data.get("menu")
         if isinstance(menu, Mapping):  # an unquoted key (1: sales) is a YAML number
             # and a key may be written lower case ("a"): the walk matches sent keys upper case
