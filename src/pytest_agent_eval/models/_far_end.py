@@ -26,7 +26,9 @@ __all__ = [
     "IvrWalk",
     "VoicemailExpect",
     "far_end_problems",
+    "far_end_wav",
     "ivr_prompt",
+    "spoken_lines",
     "walk_ivr",
 ]
 
@@ -409,3 +411,28 @@ def ivr_prompt(node: IvrNode, walk: IvrWalk) -> str:
     """What ``node`` says when the call is at it, after a wrong key or a timeout too."""
     before = {"wrong": _WRONG, "timeout": _TIMEOUT}.get(walk.last, "")
     return before + node.prompt
+
+
+def spoken_lines(far_end: FarEnd) -> list[tuple[str, str]]:
+    """What ``far_end`` says in words, each as (its field, e.g. ``greeting`` or
+    ``menu.main``, and the words): the lines its offline TTS speaks when it is heard as audio.
+    An IVR's menus said again start with one of two apologies (``retry.wrong``,
+    ``retry.timeout``). The line's sounds (beep, ring, busy tone, music) are not words."""
+    kind = far_end.kind
+    if kind == "human":
+        return [("hello", far_end.hello)]
+    if kind == "voicemail":
+        return [("greeting", far_end.greeting)]
+    if kind == "hold_music":
+        greeting = [("greeting", far_end.greeting)] if far_end.greeting.strip() else []
+        return [*greeting, ("hello", far_end.hello)]
+    if kind == "ivr":
+        menus = [(f"menu.{name}", node.prompt) for name, node in far_end.menu.items()]
+        return [*menus, ("retry.wrong", _WRONG.strip()), ("retry.timeout", _TIMEOUT.strip())]
+    return []
+
+
+def far_end_wav(transcript_id: str, part: str) -> str:
+    """Where the fixture of a far end's spoken line ``part`` (`spoken_lines`) is, relative to
+    its transcript's file, as a turn's ``audio:`` is: ``audio/far_end/<id>/<part>.wav``."""
+    return f"audio/far_end/{transcript_id}/{part}.wav"
