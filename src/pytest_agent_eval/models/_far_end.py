@@ -22,9 +22,11 @@ __all__ = [
     "FarEndExpect",
     "FarEndKind",
     "FarEndMedium",
+    "FarEndPiece",
     "IvrNode",
     "IvrWalk",
     "VoicemailExpect",
+    "audio_turns",
     "far_end_problems",
     "far_end_wav",
     "ivr_prompt",
@@ -436,3 +438,42 @@ def far_end_wav(transcript_id: str, part: str) -> str:
     """Where the fixture of a far end's spoken line ``part`` (`spoken_lines`) is, relative to
     its transcript's file, as a turn's ``audio:`` is: ``audio/far_end/<id>/<part>.wav``."""
     return f"audio/far_end/{transcript_id}/{part}.wav"
+
+
+FarEndSound = Literal["line", "beep", "ringback", "busy", "hold_music"]
+
+
+@dataclass(frozen=True)
+class FarEndPiece:
+    """One piece of a far-end turn heard as audio: a spoken line (``line``, its `spoken_lines`
+    field in ``part``) or one of the line's sounds (``beep``, ``ringback``, ``busy``,
+    ``hold_music``)."""
+
+    sound: FarEndSound
+    part: str = ""
+
+
+def audio_turns(far_end: FarEnd, walk: IvrWalk | None = None) -> list[list[FarEndPiece]]:
+    """The far end's turns heard as audio, each as its pieces in order, the same turns its
+    text plays (`pytest_agent_eval._far_end.FarEndScript`): a voicemail's greeting, then its
+    beep; a line that rings out or is busy; a hold queue's announcement and music, then the
+    person's hello. An IVR's turns depend on the keys the agent sends: given its ``walk``,
+    the one turn at ``walk.node`` (after an apology when ``walk.last`` says it is a retry)."""
+    line = FarEndPiece
+    kind = far_end.kind
+    if kind == "human":
+        return [[line("line", "hello")]]
+    if kind == "voicemail":
+        return [[line("line", "greeting")], [line("beep")]]
+    if kind == "no_answer":
+        return [[line("ringback")]]
+    if kind == "busy":
+        return [[line("busy")]]
+    if kind == "hold_music":
+        first = [line("line", "greeting")] if far_end.greeting.strip() else []
+        music = [[line("hold_music")] for _ in range(far_end.holds - 1)]
+        return [[*first, line("hold_music")], *music, [line("line", "hello")]]
+    if walk is None:
+        return []
+    retry = [line("line", f"retry.{walk.last}")] if walk.last else []
+    return [[*retry, line("line", f"menu.{walk.node}")]]
