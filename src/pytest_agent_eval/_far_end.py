@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import AdapterError
+from .errors import AdapterError, TranscriptError
 from .evaluators._call import evaluate_call
 from .models import EvalResult, Message, RunResult, Transcript, Turn
 from .models._far_end import BEEP_WORDS, FarEnd, IvrWalk, ivr_prompt
@@ -28,6 +28,7 @@ __all__ = [
     "HOLD_WORDS",
     "RING_WORDS",
     "FarEndScript",
+    "refuse_unplayable",
 ]
 
 RING_WORDS = "(the line rings, and nobody answers)"
@@ -36,6 +37,34 @@ BUSY_WORDS = "(busy tone)"
 """A busy line, as words."""
 HOLD_WORDS = "(hold music)"
 """A hold queue's music, as words."""
+
+
+def refuse_unplayable(transcript: Transcript, adapter: Any) -> None:
+    """Refuse, before anything runs, a far end ``adapter`` cannot play: one heard as audio
+    (``as: audio``) needs an adapter that streams audio to the agent's VAD and STT; a text
+    adapter would get words, and its verdict would say nothing about hearing the beep.
+
+    Raises:
+        TranscriptError: The far end is audio and the adapter is a text adapter, or it is audio
+            and this version plays the far end as text only (an ERROR: the agent was not
+            evaluated as asked).
+    """
+    far = transcript.far_end
+    if far is None or far.played_as != "audio":
+        return
+    where = transcript.locations.get("far_end")
+    named = f"{where}, transcript {transcript.id!r}" if where else f"transcript {transcript.id!r}"
+    if not getattr(adapter, "consumes_audio", False):
+        raise TranscriptError(
+            f"{named}, far_end.as: the far end is heard as audio, and {type(adapter).__name__} "
+            "is a text agent, which hears no audio; run it with a voice adapter (LiveKitAdapter "
+            "in process, PipecatAdapter), or drop 'as: audio' to play the far end as text"
+        )
+    raise TranscriptError(
+        f"{named}, far_end.as: a far end heard as audio is not played by "
+        f"{type(adapter).__name__} yet (its sounds and spoken lines are made, the streaming "
+        "into the agent is not built); drop 'as: audio' to play the far end as text"
+    )
 
 
 @dataclass

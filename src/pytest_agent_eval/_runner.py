@@ -55,7 +55,7 @@ from ._expectations import (
     build_greeting_checks,
     build_result_checks,
 )
-from ._far_end import FarEndScript
+from ._far_end import FarEndScript, refuse_unplayable
 from ._problems import transcript_problems
 from ._sanitize import scrub
 from .adapters._turn_timeout import turn_timeout_message
@@ -256,6 +256,7 @@ async def run_transcript(
         )
     _check_transcript(transcript)
     adapter = as_adapter(agent)
+    refuse_unplayable(transcript, adapter)
     await _prepare(adapter, transcript)
 
     if scripts is None:

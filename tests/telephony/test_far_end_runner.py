@@ -10,9 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_agent_eval._far_end import BUSY_WORDS, HOLD_WORDS, RING_WORDS
 from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval._runner import run_transcript
+from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.models import AgentReply, TranscriptResult
 from pytest_agent_eval.models._far_end import BEEP_WORDS
 
@@ -263,3 +266,23 @@ def test_a_failed_far_end_call_is_not_attributed_and_says_why() -> None:
     assert run.attribution.cause == "undetermined"
     (evidence,) = run.attribution.evidence
     assert "not attributed: a call with a far end" in evidence.detail
+
+
+def test_a_far_end_heard_as_audio_is_refused_on_a_text_agent() -> None:
+    calls: list[Any] = []
+
+    def agent(history: Sequence[Any]) -> str:
+        calls.append(history)
+        return ""
+
+    transcript = load_transcript_text(
+        VOICEMAIL.replace("kind: voicemail", "kind: voicemail\n  as: audio"),
+        path=Path("call.yaml"),
+    )
+    with pytest.raises(
+        TranscriptError,
+        match=r"call\.yaml:3, transcript 'reminder', far_end\.as: the far end is heard as "
+        r"audio, and \w+ is a text agent, which hears no audio; run it with a voice adapter",
+    ):
+        asyncio.run(run_transcript(transcript, agent))
+    assert calls == []

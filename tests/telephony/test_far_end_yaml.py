@@ -12,7 +12,13 @@ import pytest
 from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.models import Transcript
-from pytest_agent_eval.models._far_end import FarEnd, IvrNode, VoicemailExpect, walk_ivr
+from pytest_agent_eval.models._far_end import (
+    FarEnd,
+    IvrNode,
+    VoicemailExpect,
+    spoken_lines,
+    walk_ivr,
+)
 
 
 def _load(text: str) -> Transcript:
@@ -178,3 +184,31 @@ def test_interrupt_on_a_far_end_turn_is_refused_naming_the_line() -> None:
 def test_another_kinds_field_is_refused_even_at_its_default(far_end: str, message: str) -> None:
     with pytest.raises(TranscriptError, match=message):
         _load(f"id: x\nfar_end: {far_end}\n")
+
+
+def test_a_far_end_heard_as_audio_loads_and_text_stays_the_default() -> None:
+    far_end = _load(
+        'id: x\nfar_end: {kind: voicemail, greeting: "Leave a message.", as: audio}\n'
+    ).far_end
+    assert far_end is not None and far_end.played_as == "audio"
+    assert FarEnd("busy").played_as == "text"
+    assert _load("id: x\nfar_end: busy\n").far_end == FarEnd("busy")
+
+
+def test_a_far_end_heard_as_something_else_is_refused_with_file_line_and_field() -> None:
+    with pytest.raises(TranscriptError, match=r"call\.yaml:2.*far_end\.as.*'video'"):
+        _load("id: x\nfar_end: {kind: busy, as: video}\n")
+
+
+def test_the_spoken_lines_are_the_far_ends_words_and_never_its_sounds() -> None:
+    far_end = _load(IVR).far_end
+    assert far_end is not None
+    assert spoken_lines(far_end) == [
+        ("menu.main", "For sales, press 1. For billing, press 2."),
+        ("menu.sales", "Sales, please hold."),
+        ("menu.billing", "Billing, please hold."),
+        ("retry.wrong", "Sorry, that is not a valid option."),
+        ("retry.timeout", "Sorry, I did not get your selection."),
+    ]
+    assert spoken_lines(FarEnd("hold_music", hello="Hi!")) == [("hello", "Hi!")]
+    assert spoken_lines(FarEnd("busy")) == spoken_lines(FarEnd("no_answer")) == []

@@ -72,6 +72,13 @@ FAR_END_SCHEMA: dict[str, Any] = {
                     "maximum": 20,
                     "description": "hold_music: turns of music before a person picks up (1).",
                 },
+                "as": {
+                    "enum": ["text", "audio"],
+                    "description": "How the far end reaches the agent: text (the default: its "
+                    "words, and the line's sounds as words such as '(beep)'), or audio (its "
+                    "words spoken by the offline TTS, the beep, ringback, busy tone and hold "
+                    "music as tones; voice adapters only).",
+                },
                 "expect": {
                     "type": "object",
                     "additionalProperties": False,

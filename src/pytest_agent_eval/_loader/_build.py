@@ -20,7 +20,7 @@ from .._problems import transcript_problems
 from .._serialize import from_json
 from ..errors import TranscriptError
 from ..models import AudioCondition, DtmfInput, Expect, Transcript, Turn, Variant, VoiceSettings
-from ..models._far_end import FarEnd
+from ..models._far_end import FarEnd, far_end_wav, spoken_lines
 from ._messages import validate_schema
 from ._yaml import FieldPath, LineIndex, field_where, format_path
 
@@ -270,8 +270,14 @@ def _voice(raw: Mapping[str, Any] | None) -> VoiceSettings | None:
 
 
 def iter_audio_paths(transcripts: Iterable[Transcript]) -> Iterator[Path]:
-    """Every resolved audio fixture path referenced by ``transcripts``."""
+    """Every resolved audio fixture path referenced by ``transcripts``: the turns' ``audio:``
+    and the spoken lines of a far end heard as audio."""
     for transcript in transcripts:
         for turn in transcript.turns:
             if turn.audio is not None:
                 yield Path(turn.audio)
+        far = transcript.far_end
+        if far is not None and far.played_as == "audio":
+            folder = transcript.path.parent if transcript.path is not None else Path()
+            for part, _ in spoken_lines(far):
+                yield folder / far_end_wav(transcript.id, part)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..models import EvalResult, RunResult
+from ..models import EvalResult, RunResult, TurnResult
 from ..models._far_end import FarEnd, VoicemailExpect, walk_ivr
 from ._base import located, unobserved
 
@@ -60,10 +60,12 @@ class VoicemailCheck:
                     "so its message starts before the beep",
                     name=self.name,
                 )
-            if over:
+            overlap, spoken = _over_the_far_end(run.turns[0])
+            if over or overlap:
                 return EvalResult(
                     False,
-                    f"the agent talked over the voicemail's greeting, before the beep: {over!r}",
+                    "the agent talked over the voicemail's greeting, before the beep: "
+                    f"{over or spoken!r}{overlap}",
                     name=self.name,
                 )
             if not message:
@@ -79,6 +81,29 @@ class VoicemailCheck:
         return EvalResult(
             True, f"the agent left its message after the beep: {message!r}", name=self.name
         )
+
+
+def _over_the_far_end(turn: TurnResult) -> tuple[str, str]:
+    """Where, on a voice turn's timeline, the agent's audio out overlapped the far end's audio
+    streamed in that turn (the voicemail's greeting heard as audio): the span of agent speech
+    that started before the greeting's audio ended, as a phrase, and the text it played;
+    ("", "") when none did, or the turn has no timeline (a text adapter, where any reply to
+    the greeting is already talking over it)."""
+    timeline = turn.timeline
+    if timeline is None:
+        return "", ""
+    streamed = [e.t_end if e.t_end is not None else e.t_start for e in timeline.of("stream")]
+    if not streamed:
+        return "", ""
+    greeting_end = max(streamed)
+    for speech in timeline.of("agent_speech"):
+        if speech.t_start < greeting_end:
+            return (
+                f" (its audio from {speech.t_start:.2f} s overlapped the greeting's audio, "
+                f"which played until {greeting_end:.2f} s)",
+                str(speech.detail.get("text", "")),
+            )
+    return "", ""
 
 
 @dataclass

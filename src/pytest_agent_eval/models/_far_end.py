@@ -21,15 +21,22 @@ __all__ = [
     "FarEnd",
     "FarEndExpect",
     "FarEndKind",
+    "FarEndMedium",
+    "FarEndPiece",
     "IvrNode",
     "IvrWalk",
     "VoicemailExpect",
+    "audio_turns",
     "far_end_problems",
+    "far_end_wav",
     "ivr_prompt",
+    "spoken_lines",
     "walk_ivr",
 ]
 
 FarEndKind = Literal["human", "voicemail", "ivr", "no_answer", "busy", "hold_music"]
+FarEndMedium = Literal["text", "audio"]
+"""How the far end reaches the agent: as text turns (its words, ``(beep)``), or as audio."""
 FAR_END_KINDS: tuple[str, ...] = ("human", "voicemail", "ivr", "no_answer", "busy", "hold_music")
 """Every kind of far end, in the order the docs list them."""
 
@@ -119,6 +126,10 @@ class FarEnd:
             gives up and hangs up.
         holds: How many turns of hold music play before a person picks up.
         expect: Checks of the whole call (`FarEndExpect`).
+        played_as: ``text`` (the default): its turns reach the agent as text, its words and
+            the line's sounds as words (``(beep)``); ``audio`` (YAML ``as: audio``): spoken
+            by the offline TTS, the beep, ringback, busy tone and hold music as tones, for
+            the voice adapters only.
         written: The keys written in its YAML (the loader sets them): a key of another kind
             is refused when written, also at its default (``hello: "Hello?"`` on a
             voicemail). None for a far end built in Python, whose fields of another kind are
@@ -133,6 +144,7 @@ class FarEnd:
     retries: int = 2
     holds: int = 1
     expect: FarEndExpect = field(default_factory=FarEndExpect)
+    played_as: FarEndMedium = "text"
     written: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -154,6 +166,8 @@ class FarEnd:
             return value
         data = dict(value)
         data.setdefault("written", tuple(str(key) for key in value))
+        if "as" in data:  # ``as`` is a Python keyword: the field is ``played_as``
+            data["played_as"] = data.pop("as")
         menu = data.get("menu")
         if isinstance(menu, Mapping):  # an unquoted key (1: sales) is a YAML number
             # and a key may be written lower case ("a"): the walk matches sent keys upper case
@@ -399,3 +413,67 @@ def ivr_prompt(node: IvrNode, walk: IvrWalk) -> str:
     """What ``node`` says when the call is at it, after a wrong key or a timeout too."""
     before = {"wrong": _WRONG, "timeout": _TIMEOUT}.get(walk.last, "")
     return before + node.prompt
+
+
+def spoken_lines(far_end: FarEnd) -> list[tuple[str, str]]:
+    """What ``far_end`` says in words, each as (its field, e.g. ``greeting`` or
+    ``menu.main``, and the words): the lines its offline TTS speaks when it is heard as audio.
+    An IVR's menus said again start with one of two apologies (``retry.wrong``,
+    ``retry.timeout``). The line's sounds (beep, ring, busy tone, music) are not words."""
+    kind = far_end.kind
+    if kind == "human":
+        return [("hello", far_end.hello)]
+    if kind == "voicemail":
+        return [("greeting", far_end.greeting)]
+    if kind == "hold_music":
+        greeting = [("greeting", far_end.greeting)] if far_end.greeting.strip() else []
+        return [*greeting, ("hello", far_end.hello)]
+    if kind == "ivr":
+        menus = [(f"menu.{name}", node.prompt) for name, node in far_end.menu.items()]
+        return [*menus, ("retry.wrong", _WRONG.strip()), ("retry.timeout", _TIMEOUT.strip())]
+    return []
+
+
+def far_end_wav(transcript_id: str, part: str) -> str:
+    """Where the fixture of a far end's spoken line ``part`` (`spoken_lines`) is, relative to
+    its transcript's file, as a turn's ``audio:`` is: ``audio/far_end/<id>/<part>.wav``."""
+    return f"audio/far_end/{transcript_id}/{part}.wav"
+
+
+FarEndSound = Literal["line", "beep", "ringback", "busy", "hold_music"]
+
+
+@dataclass(frozen=True)
+class FarEndPiece:
+    """One piece of a far-end turn heard as audio: a spoken line (``line``, its `spoken_lines`
+    field in ``part``) or one of the line's sounds (``beep``, ``ringback``, ``busy``,
+    ``hold_music``)."""
+
+    sound: FarEndSound
+    part: str = ""
+
+
+def audio_turns(far_end: FarEnd, walk: IvrWalk | None = None) -> list[list[FarEndPiece]]:
+    """The far end's turns heard as audio, each as its pieces in order, the same turns its
+    text plays (`pytest_agent_eval._far_end.FarEndScript`): a voicemail's greeting, then its
+    beep; a line that rings out or is busy; a hold queue's announcement and music, then the
+    person's hello. An IVR's turns depend on the keys the agent sends: given its ``walk``,
+    the one turn at ``walk.node`` (after an apology when ``walk.last`` says it is a retry)."""
+    line = FarEndPiece
+    kind = far_end.kind
+    if kind == "human":
+        return [[line("line", "hello")]]
+    if kind == "voicemail":
+        return [[line("line", "greeting")], [line("beep")]]
+    if kind == "no_answer":
+        return [[line("ringback")]]
+    if kind == "busy":
+        return [[line("busy")]]
+    if kind == "hold_music":
+        first = [line("line", "greeting")] if far_end.greeting.strip() else []
+        music = [[line("hold_music")] for _ in range(far_end.holds - 1)]
+        return [[*first, line("hold_music")], *music, [line("line", "hello")]]
+    if walk is None:
+        return []
+    retry = [line("line", f"retry.{walk.last}")] if walk.last else []
+    return [[*retry, line("line", f"menu.{walk.node}")]]

@@ -223,10 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Invalid transcripts do not stop the others, but the run still ends in a usage error.
     failed = False
     final = EXIT_USAGE if inputs.errors else EXIT_OK
-    if not any(t.has_audio for t in inputs.transcripts):
+    if not any(t.has_audio or _far_end_heard(t) for t in inputs.transcripts):
         out.print(
-            f"{len(inputs.transcripts)} valid transcript(s), none has a turn with 'audio:'; "
-            "nothing to do"
+            f"{len(inputs.transcripts)} valid transcript(s), none has a turn with 'audio:' "
+            "or a far end heard as audio; nothing to do"
         )
         return final
 
@@ -242,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verify:
         failed |= _verify(inputs.transcripts, planner, args, out=out, err=err)
     return final or (EXIT_FAILED if failed else EXIT_OK)
+
+
+def _far_end_heard(transcript: Transcript) -> bool:
+    """True when ``transcript``'s far end is heard as audio: its spoken lines are fixtures."""
+    return transcript.far_end is not None and transcript.far_end.played_as == "audio"
 
 
 def _openai_hint(
@@ -311,7 +316,7 @@ def _check(
         spec = status.spec
         out.print(
             f"{'untimed':<9} {display_path(spec.wav)}: {UNTIMED}; the synthesize command adds "
-            f"them and keeps the WAV ({display_path(spec.yaml_path)}, turn {spec.turn_index + 1})"
+            f"them and keeps the WAV ({display_path(spec.yaml_path)}, {spec.label})"
         )
     if untimed:
         out.print(
@@ -338,7 +343,7 @@ def _check(
         fix = f"; fix: {p.fix}" if p.fix else ""
         out.print(
             f"{p.state.value:<9} {display_path(p.wav)}: {p.reason}{fix} "
-            f"({display_path(p.yaml_path)}, turn {p.turn_index + 1})"
+            f"({display_path(p.yaml_path)}, {p.label})"
         )
     total = len(statuses) + len(plan.problems)
     also = f"; {unreferenced} unreferenced file(s) listed above" if unreferenced else ""

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError, MissingExtraError
 from ..models import Transcript, VoiceSettings
+from ..models._far_end import far_end_wav, spoken_lines
 from ..voice._fixtures import (
     ALIGNMENT,
     INTERRUPTED,
@@ -105,6 +106,14 @@ class FixtureSpec:
     turn_index: int
     """0-based index of the first turn that uses this fixture."""
     line: int | None = None
+    part: str = ""
+    """What of the transcript says it when not a turn: a far end's line
+    (``far_end.greeting``); empty for a turn's fixture."""
+
+    @property
+    def label(self) -> str:
+        """``turn N``, or the far end's line (``far_end.greeting``)."""
+        return self.part or f"turn {self.turn_index + 1}"
 
     @property
     def where(self) -> str:
@@ -112,7 +121,7 @@ class FixtureSpec:
         head = display_path(self.yaml_path)
         if self.line:
             head += f":{self.line}"
-        return f"{head}, transcript {self.transcript_id!r}, turn {self.turn_index + 1}"
+        return f"{head}, transcript {self.transcript_id!r}, {self.label}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +141,13 @@ class FixtureProblem:
     malformed pause marker: edit the text). None: `fix_command`, or nothing for INVALID."""
     origin: Origin | None = None
     """Who made the WAV (None when it is missing or the turn could not be planned)."""
+    part: str = ""
+    """A far end's line (``far_end.greeting``) when the fixture is not a turn's."""
+
+    @property
+    def label(self) -> str:
+        """``turn N``, or the far end's line (``far_end.greeting``)."""
+        return self.part or f"turn {self.turn_index + 1}"
 
     @property
     def reason(self) -> str:
@@ -152,7 +168,7 @@ class FixtureProblem:
         head = display_path(self.yaml_path)
         if self.line:
             head += f":{self.line}"
-        where = f"{head}: transcript {self.transcript_id!r}, turn {self.turn_index + 1}"
+        where = f"{head}: transcript {self.transcript_id!r}, {self.label}"
         what = f"audio fixture {display_path(self.wav)} is {self.state.value} ({self.reason})"
         fix = self.fix or self.fix_command
         return f"{where}: {what}. Fix: {fix}" if fix else f"{where}: {what}"
@@ -203,6 +219,7 @@ class FixtureStatus:
             line=s.line,
             fix=self.fix,
             origin=self.origin,
+            part=s.part,
         )
 
 
@@ -280,7 +297,8 @@ class Planner:
         return self._resolved[cache_key]
 
     def plan(self, transcripts: Iterable[Transcript]) -> Plan:
-        """Specs for every ``audio:`` turn, deduplicated by WAV path."""
+        """Specs for every ``audio:`` turn, and every spoken line of a far end heard as audio
+        (``far_end: {as: audio}``), deduplicated by WAV path."""
         plan = Plan()
         by_wav: dict[Path, FixtureSpec] = {}
         for transcript in transcripts:
@@ -288,51 +306,84 @@ class Planner:
                 if turn.audio is None:
                     continue
                 wav = _absolute_wav(transcript, turn.audio)
-                markup = _markup_problem(turn.user)
-                if markup is not None:
-                    plan.problems.append(
-                        _problem(
-                            transcript, index, wav, FixtureState.INVALID, markup, fix=MARKUP_FIX
-                        )
-                    )
-                    continue
                 layered = self.settings_for(transcript, index)
-                try:
-                    resolved, inputs = self.resolve(layered)
-                except (ConfigError, MissingExtraError) as exc:
-                    plan.problems.append(
-                        _problem(transcript, index, wav, FixtureState.INVALID, str(exc))
-                    )
-                    continue
-                if has_turn_taking_markup(turn.user):
-                    inputs = {**inputs, "turn_taking_markup": TURN_TAKING_MARKUP_VERSION}
-                spec = FixtureSpec(
-                    wav=wav,
-                    text=turn.user,
-                    settings=resolved,
-                    inputs=inputs,
-                    key=fixture_key(turn.user, inputs),
-                    transcript_id=transcript.id,
-                    yaml_path=transcript.path,
-                    turn_index=index,
-                    line=turn.line,
-                )
-                first = by_wav.get(wav)
-                if first is None:
-                    by_wav[wav] = spec
-                    plan.specs.append(spec)
-                elif first.key != spec.key:
-                    plan.problems.append(
-                        _problem(
-                            transcript,
-                            index,
-                            wav,
-                            FixtureState.INVALID,
-                            f"{first.where} uses the same WAV with different text or voice; "
-                            "give one of them another 'audio:' path",
-                        )
-                    )
+                self._add(plan, by_wav, transcript, index, turn.user, wav, layered, turn.line)
+            far = transcript.far_end
+            if far is None or far.played_as != "audio":
+                continue
+            line = far_end_line(transcript)
+            for part, text in spoken_lines(far):
+                wav = _absolute_wav(transcript, far_end_wav(transcript.id, part))
+                layered = self.far_end_settings(transcript)
+                self._add(plan, by_wav, transcript, 0, text, wav, layered, line, f"far_end.{part}")
         return plan
+
+    def far_end_settings(self, transcript: Transcript) -> VoiceSettings:
+        """The layered settings of a far end's spoken lines: the transcript's voice."""
+        merged = self.defaults
+        for layer in (transcript.voice, self.overrides):
+            if layer is not None:
+                merged = layer.merged_over(merged)
+        return merged
+
+    def _add(
+        self,
+        plan: Plan,
+        by_wav: dict[Path, FixtureSpec],
+        transcript: Transcript,
+        index: int,
+        text: str,
+        wav: Path,
+        layered: VoiceSettings,
+        line: int | None,
+        part: str = "",
+    ) -> None:
+        def problem(reason: str, fix: str | None = None) -> FixtureProblem:
+            return _problem(
+                transcript, index, wav, FixtureState.INVALID, reason, fix=fix, line=line, part=part
+            )
+
+        markup = _markup_problem(text)
+        if markup is not None:
+            plan.problems.append(problem(markup, MARKUP_FIX))
+            return
+        try:
+            resolved, inputs = self.resolve(layered)
+        except (ConfigError, MissingExtraError) as exc:
+            plan.problems.append(problem(str(exc)))
+            return
+        if has_turn_taking_markup(text):
+            inputs = {**inputs, "turn_taking_markup": TURN_TAKING_MARKUP_VERSION}
+        spec = FixtureSpec(
+            wav=wav,
+            text=text,
+            settings=resolved,
+            inputs=inputs,
+            key=fixture_key(text, inputs),
+            transcript_id=transcript.id,
+            yaml_path=transcript.path,
+            turn_index=index,
+            line=line,
+            part=part,
+        )
+        first = by_wav.get(wav)
+        if first is None:
+            by_wav[wav] = spec
+            plan.specs.append(spec)
+        elif first.key != spec.key:
+            plan.problems.append(
+                problem(
+                    f"{first.where} uses the same WAV with different text or voice; "
+                    "give one of them another 'audio:' path"
+                )
+            )
+
+
+def far_end_line(transcript: Transcript) -> int | None:
+    """The line of ``transcript``'s ``far_end:`` (its location ``file:line``), or None."""
+    where = transcript.locations.get("far_end", "")
+    number = where.rpartition(":")[2]
+    return int(number) if number.isdigit() else None
 
 
 def _absolute_wav(transcript: Transcript, audio: str | os.PathLike[str]) -> Path:
@@ -365,6 +416,8 @@ def _problem(
     reason: str,
     *,
     fix: str | None = None,
+    line: int | None = None,
+    part: str = "",
 ) -> FixtureProblem:
     return FixtureProblem(
         transcript_id=transcript.id,
@@ -373,8 +426,9 @@ def _problem(
         wav=wav,
         state=state,
         reasons=(reason,),
-        line=transcript.turns[index].line,
+        line=line if line is not None or part else transcript.turns[index].line,
         fix=fix,
+        part=part,
     )
 
 
