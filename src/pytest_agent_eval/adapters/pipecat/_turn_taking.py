@@ -62,7 +62,8 @@ _WALL_S = 120.0
 """Most wall seconds one stimulus may take on the virtual clock (a loop kept busy)."""
 _VAD_HINT = (
     "give the user aggregator a VAD that runs in process "
-    "(LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer()))"
+    "(LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())) and check its VADParams "
+    "(start_secs, confidence, min_volume)"
 )
 
 Build = Callable[[InProcessTransport], Any]
