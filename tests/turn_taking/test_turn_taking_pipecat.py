@@ -39,6 +39,7 @@ def bot(
     smart_turn: bool = False,
     start_secs: float = 0.2,
     llm: Callable[[], Any] | None = None,
+    mute: bool = False,
 ) -> Callable[[Any], Any]:
     """A bot as Pipecat's examples build one, offline: Silero VAD with ``stop_secs`` (and
     ``start_secs``), and the user's turn ended by smart-turn v3 (Pipecat's default) or by the
@@ -51,6 +52,7 @@ def bot(
         LLMContextAggregatorPair,
         LLMUserAggregatorParams,
     )
+    from pipecat.turns.user_mute import AlwaysUserMuteStrategy
     from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (
         SpeechTimeoutUserTurnStopStrategy,
     )
@@ -69,6 +71,7 @@ def bot(
                     params=VADParams(stop_secs=stop_secs, start_secs=start_secs)
                 ),
                 user_turn_strategies=strategies,
+                user_mute_strategies=[AlwaysUserMuteStrategy()] if mute else [],
             ),
         )
         return Pipeline(
@@ -166,6 +169,16 @@ def test_a_vad_that_hears_nothing_is_an_error_not_a_patient_bot(pack: Path) -> N
 
     with pytest.raises(AdapterError, match="the pipeline's VAD never heard the caller speak"):
         _observe(pack, PAUSES[:1], bot(start_secs=60.0))
+
+
+def test_a_bot_that_mutes_the_caller_while_it_speaks_is_measured_not_yielding(
+    pack: Path,
+) -> None:
+    # Pipecat's mute strategy drops the caller's audio before the VAD: the bot chose not to
+    # listen, as a LiveKit agent with interruptions off, which is a measurement, not deafness.
+    (muted,) = _observe(pack, (BARGE_IN,), bot(mute=True))
+    assert muted.agent_stopped_s is None
+    assert compute_metrics([muted])["barge_in_yield_rate"].value == 0.0
 
 
 def test_a_service_it_cannot_script_is_an_error_naming_the_offline_one(pack: Path) -> None:

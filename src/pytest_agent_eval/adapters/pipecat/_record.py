@@ -47,6 +47,8 @@ from pipecat.frames.frames import (
     TTSStartedFrame,
     TTSStoppedFrame,
     TTSTextFrame,
+    UserMuteStartedFrame,
+    UserMuteStoppedFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
     VADUserStartedSpeakingFrame,
@@ -173,6 +175,9 @@ class TurnLog:
     bot_stopped: list[float] = field(default_factory=list)
     interruptions: list[float] = field(default_factory=list)
     """``InterruptionFrame``s that came while the bot was speaking."""
+    mutes: list[tuple[float, bool]] = field(default_factory=list)
+    """When the user aggregator's mute strategies muted (True) and unmuted (False) the user:
+    muted, it drops the caller's audio before its VAD."""
     errors: list[str] = field(default_factory=list)
     crashes: list[AgentCrashError] = field(default_factory=list)
     """The errors of ``errors`` that came from the bot's own processors (not our offline
@@ -407,6 +412,8 @@ class Recorder(BaseObserver, TransportListener):
             self._frame(frame, self._at(data), id(data.source))
         elif isinstance(frame, TTSSpeakFrame):
             self._speak(frame, self._at(data))
+        elif isinstance(frame, UserMuteStartedFrame | UserMuteStoppedFrame):
+            self.log.mutes.append((self._at(data), isinstance(frame, UserMuteStartedFrame)))
         elif isinstance(frame, OutputDTMFFrame | OutputDTMFUrgentFrame):
             self.keys_sent += [(self._at(data), str(b.value)) for b in frame.buttons or ()]
         elif self.hang_ups.note(frame, self._at(data), self.log.index):

@@ -35,6 +35,7 @@ from pipecat.services.tts_service import TTSService
 from ..._turn_taking._metrics import Observation
 from ..._turn_taking._observer import (
     AGENT_REPLY,
+    CALLER_EVENTS,
     SAMPLE_RATE,
     PlayedStimulus,
     TurnTakingObserver,
@@ -306,7 +307,10 @@ async def _observe(
         return [round(t - origin, 6) for t in times if t >= origin]
 
     heard = since([t for t, name in log.events if name == "VADUserStartedSpeakingFrame"])
-    unheard = unheard_speech(events, heard=bool(heard))
+    # A bot whose mute strategy muted the caller drops the audio before its VAD: not deaf, it
+    # chose not to listen (measured, as a LiveKit agent with interruptions off).
+    muted = _muted_over(events, [(t - origin, on) for t, on in log.mutes])
+    unheard = unheard_speech(events, heard=bool(heard) or muted)
     if unheard is not None:
         # Nothing the agent did (or did not do) can be put down to turn-taking then: a budget
         # would pass on an agent that heard nothing.
@@ -321,6 +325,26 @@ async def _observe(
         began=since(log.bot_started),
         halts=since(log.interruptions),
         resumes=(),
+    )
+
+
+def _muted_over(events: Sequence[Mapping[str, Any]], mutes: Sequence[tuple[float, bool]]) -> bool:
+    """Whether the user was muted (``mutes``: when muted and unmuted, on the clip's clock)
+    over any of the caller's words."""
+    spans, since = [], None
+    for at, on in mutes:
+        if on and since is None:
+            since = at
+        elif not on and since is not None:
+            spans.append((since, at))
+            since = None
+    if since is not None:
+        spans.append((since, float("inf")))
+    return any(
+        a < float(e["end_s"]) and b > float(e["start_s"])
+        for e in events
+        if e["kind"] in CALLER_EVENTS
+        for a, b in spans
     )
 
 
