@@ -40,6 +40,7 @@ def bot(
     start_secs: float = 0.2,
     llm: Callable[[], Any] | None = None,
     mute: bool = False,
+    swallow: bool = False,
 ) -> Callable[[Any], Any]:
     """A bot as Pipecat's examples build one, offline: Silero VAD with ``stop_secs`` (and
     ``start_secs``), and the user's turn ended by smart-turn v3 (Pipecat's default) or by the
@@ -81,12 +82,27 @@ def bot(
                 user,
                 llm() if llm else ours.ScriptedLLMService([], default_reply="What it says."),
                 ours.SynthesizerTTSService(),
+                *([_swallow_interruptions()] if swallow else []),
                 transport.output(),
                 assistant,
             ]
         )
 
     return make
+
+
+def _swallow_interruptions() -> Any:
+    """A processor that drops every ``InterruptionFrame``: the output never hears one."""
+    from pipecat.frames.frames import Frame, InterruptionFrame
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+    class SwallowInterruptions(FrameProcessor):
+        async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+            await super().process_frame(frame, direction)
+            if not isinstance(frame, InterruptionFrame):
+                await self.push_frame(frame, direction)
+
+    return SwallowInterruptions()
 
 
 def _observe(
@@ -179,6 +195,13 @@ def test_a_bot_that_mutes_the_caller_while_it_speaks_is_measured_not_yielding(
     (muted,) = _observe(pack, (BARGE_IN,), bot(mute=True))
     assert muted.agent_stopped_s is None
     assert compute_metrics([muted])["barge_in_yield_rate"].value == 0.0
+
+
+def test_an_interruption_swallowed_before_the_output_is_no_yield(pack: Path) -> None:
+    # The bot decided to yield, but a processor kept the interruption from its output: its
+    # audio played on, so the caller heard no yield (as LiveKit measures: the audio's stop).
+    (kept_on,) = _observe(pack, (BARGE_IN,), bot(swallow=True))
+    assert kept_on.agent_stopped_s is None
 
 
 def test_a_service_it_cannot_script_is_an_error_naming_the_offline_one(pack: Path) -> None:

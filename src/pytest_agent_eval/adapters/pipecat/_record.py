@@ -58,6 +58,7 @@ from pipecat.metrics.metrics import LLMUsageMetricsData, TurnMetricsData
 from pipecat.observers.base_observer import BaseObserver, FrameProcessed, FramePushed
 from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.services.llm_service import LLMService
+from pipecat.transports.base_output import BaseOutputTransport
 
 from ...errors import AgentCrashError, AgentEvalError
 from ...models import Crash, Handoff
@@ -175,6 +176,10 @@ class TurnLog:
     bot_stopped: list[float] = field(default_factory=list)
     interruptions: list[float] = field(default_factory=list)
     """``InterruptionFrame``s that came while the bot was speaking."""
+    halts: list[float] = field(default_factory=list)
+    """When the bot's audio stopped (``BotStoppedSpeakingFrame``) after an ``InterruptionFrame``
+    reached its output transport while it spoke: the halt a caller hears, which a processor
+    swallowing the interruption before the output never makes."""
     mutes: list[tuple[float, bool]] = field(default_factory=list)
     """When the user aggregator's mute strategies muted (True) and unmuted (False) the user:
     muted, it drops the caller's audio before its VAD."""
@@ -224,6 +229,9 @@ class Recorder(BaseObserver, TransportListener):
         self._llm_open: dict[int, int] = {}
         self._tts_open: dict[int, int] = {}
         self.bot_speaking = False
+        self._halting = False
+        """An interruption reached the output transport while the bot spoke; its stop is a
+        halt (`TurnLog.halts`)."""
         self.user_turn_open = False
         self.vad_speaking = False
         self.calls: dict[str, Call] = {}
@@ -395,6 +403,8 @@ class Recorder(BaseObserver, TransportListener):
     def processed(self, data: FrameProcessed) -> None:
         """A processor took a frame."""
         if isinstance(data.frame, InterruptionFrame):
+            if self.bot_speaking and isinstance(data.processor, BaseOutputTransport):
+                self._halting = True
             # An interrupted service drops its response without ending it.
             key = id(data.processor)
             self._llm_open.pop(key, None)
@@ -482,12 +492,16 @@ class Recorder(BaseObserver, TransportListener):
         elif isinstance(frame, BotStartedSpeakingFrame):
             if not self.bot_speaking:
                 self.bot_speaking = True
+                self._halting = False
                 log.bot_started.append(at)
                 log.reactions.append(at)
         elif isinstance(frame, BotStoppedSpeakingFrame):
             if self.bot_speaking:
                 self.bot_speaking = False
                 log.bot_stopped.append(at)
+                if self._halting:
+                    self._halting = False
+                    log.halts.append(at)
                 self._carry = None
         elif isinstance(frame, FunctionCallInProgressFrame):
             self._call_started(frame)

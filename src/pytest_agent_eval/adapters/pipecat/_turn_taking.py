@@ -15,8 +15,10 @@ Times are seconds on the clip's clock: 0 is the clip's first sample on the micro
 clip that plays over the agent, the agent's line (a ``TTSSpeakFrame``) starts first and the
 clip starts as its audio plays. What the agent did is read from the pipeline's frames
 (`_record.Recorder`): a user turn is committed at ``UserStoppedSpeakingFrame``, the agent
-begins speaking at ``BotStartedSpeakingFrame``, its speech is halted by an ``InterruptionFrame``
-while it speaks; Pipecat does not go back to a halted reply, so nothing resumes.
+begins speaking at ``BotStartedSpeakingFrame``, its speech is halted when its audio stops
+(``BotStoppedSpeakingFrame``) after an ``InterruptionFrame`` reached the output transport while
+it spoke (the stop the caller hears, as the LiveKit runner's audio output's); Pipecat does not
+go back to a halted reply, so nothing resumes.
 """
 
 from __future__ import annotations
@@ -323,7 +325,7 @@ async def _observe(
         events,
         turns=since(log.user_stops),
         began=since(log.bot_started),
-        halts=since(log.interruptions),
+        halts=since(log.halts),
         resumes=(),
     )
 
