@@ -41,6 +41,8 @@ def bot(
     llm: Callable[[], Any] | None = None,
     mute: bool = False,
     swallow: bool = False,
+    drop_s: float = 0.0,
+    heard: list[str] | None = None,
 ) -> Callable[[Any], Any]:
     """A bot as Pipecat's examples build one, offline: Silero VAD with ``stop_secs`` (and
     ``start_secs``), and the user's turn ended by smart-turn v3 (Pipecat's default) or by the
@@ -78,7 +80,9 @@ def bot(
         return Pipeline(
             [
                 transport.input(),
+                *([_drop_audio(drop_s)] if drop_s else []),
                 ours.FixtureTextSTTService(),
+                *([_heard(heard)] if heard is not None else []),
                 user,
                 llm() if llm else ours.ScriptedLLMService([], default_reply="What it says."),
                 ours.SynthesizerTTSService(),
@@ -89,6 +93,41 @@ def bot(
         )
 
     return make
+
+
+def _drop_audio(seconds: float) -> Any:
+    """A processor that drops the first ``seconds`` of the microphone's audio it is given and
+    notes the transcriptions that come back past it: the STT after it receives fewer samples
+    than the microphone played."""
+    from pipecat.frames.frames import Frame, InputAudioRawFrame
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+    class DropAudio(FrameProcessor):
+        dropped = 0.0
+
+        async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+            await super().process_frame(frame, direction)
+            if isinstance(frame, InputAudioRawFrame) and self.dropped < seconds:
+                self.dropped += len(frame.audio) / 2 / frame.sample_rate
+                return
+            await self.push_frame(frame, direction)
+
+    return DropAudio()
+
+
+def _heard(into: list[str]) -> Any:
+    """A processor that notes the text of every transcription passing it."""
+    from pipecat.frames.frames import Frame, TranscriptionFrame
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+    class Heard(FrameProcessor):
+        async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+            await super().process_frame(frame, direction)
+            if isinstance(frame, TranscriptionFrame):
+                into.append(frame.text)
+            await self.push_frame(frame, direction)
+
+    return Heard()
 
 
 def _swallow_interruptions() -> Any:
@@ -202,6 +241,16 @@ def test_an_interruption_swallowed_before_the_output_is_no_yield(pack: Path) -> 
     # audio played on, so the caller heard no yield (as LiveKit measures: the audio's stop).
     (kept_on,) = _observe(pack, (BARGE_IN,), bot(swallow=True))
     assert kept_on.agent_stopped_s is None
+
+
+def test_the_stand_in_stt_hears_words_on_the_microphones_clock(pack: Path) -> None:
+    # pause-01 is "I'm calling about the" (0.25 to 1.2 s), then "invoice I got last week."
+    # (1.7 to 3.12 s). A processor before the STT drops the first 2 s of the microphone: the
+    # STT receives the tail only, and hears its words where the microphone played them (on
+    # the samples it received, 2 s early, it would hear the head's).
+    heard: list[str] = []
+    _observe(pack, PAUSES[:1], bot(drop_s=2.0, heard=heard))
+    assert heard == ["invoice I got last week."]
 
 
 def test_a_service_it_cannot_script_is_an_error_naming_the_offline_one(pack: Path) -> None:
