@@ -272,6 +272,17 @@ def test_a_service_it_cannot_script_is_an_error_naming_the_offline_one(pack: Pat
     with pytest.raises(AdapterError, match="the pipeline's LLM is OwnLLM.*ScriptedLLMService"):
         _observe(pack, PAUSES[:1], bot(llm=OwnLLM))
 
+    # Held inactive in an LLMSwitcher behind the scripted one, it is never played: no refusal.
+    from pipecat.pipeline.llm_switcher import LLMSwitcher
+
+    import pytest_agent_eval.adapters.pipecat as ours
+
+    def switcher() -> Any:
+        return LLMSwitcher([ours.ScriptedLLMService([], default_reply="Hi."), OwnLLM()])
+
+    (answered,) = _observe(pack, PAUSES[:1], bot(llm=switcher))
+    assert answered.agent_turn_start_s is not None
+
 
 CONFTEST = """
 import os

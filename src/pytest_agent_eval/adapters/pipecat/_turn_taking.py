@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat.frames.frames import TTSSpeakFrame
+from pipecat.pipeline.service_switcher import ServiceSwitcher
 from pipecat.services.llm_service import LLMService
 from pipecat.services.stt_service import STTService
 from pipecat.services.tts_service import TTSService
@@ -220,7 +221,19 @@ class _Script:
         self.tts: SynthesizerTTSService | None = None
 
     def prepare(self, pipeline: Any) -> None:
-        for processor in processors_of(pipeline):
+        processors = list(processors_of(pipeline))
+        # A switcher's inactive services get no media: only its active one is played (a switch
+        # to a cloud one during the stimulus needs the network, which is refused: an ERROR).
+        idle = {
+            id(service)
+            for switcher in processors
+            if isinstance(switcher, ServiceSwitcher)
+            for service in switcher.services
+            if service is not switcher.strategy.active_service
+        }
+        for processor in processors:
+            if id(processor) in idle:
+                continue
             if isinstance(processor, _CountingSTT):
                 self.stts.append(processor)
             elif isinstance(processor, ScriptedLLMService):
