@@ -39,6 +39,10 @@ def bot(
     smart_turn: bool = False,
     start_secs: float = 0.2,
     llm: Callable[[], Any] | None = None,
+    mute: bool = False,
+    swallow: bool = False,
+    drop_s: float = 0.0,
+    heard: list[str] | None = None,
 ) -> Callable[[Any], Any]:
     """A bot as Pipecat's examples build one, offline: Silero VAD with ``stop_secs`` (and
     ``start_secs``), and the user's turn ended by smart-turn v3 (Pipecat's default) or by the
@@ -51,6 +55,7 @@ def bot(
         LLMContextAggregatorPair,
         LLMUserAggregatorParams,
     )
+    from pipecat.turns.user_mute import AlwaysUserMuteStrategy
     from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (
         SpeechTimeoutUserTurnStopStrategy,
     )
@@ -69,21 +74,74 @@ def bot(
                     params=VADParams(stop_secs=stop_secs, start_secs=start_secs)
                 ),
                 user_turn_strategies=strategies,
+                user_mute_strategies=[AlwaysUserMuteStrategy()] if mute else [],
             ),
         )
         return Pipeline(
             [
                 transport.input(),
+                *([_drop_audio(drop_s)] if drop_s else []),
                 ours.FixtureTextSTTService(),
+                *([_heard(heard)] if heard is not None else []),
                 user,
                 llm() if llm else ours.ScriptedLLMService([], default_reply="What it says."),
                 ours.SynthesizerTTSService(),
+                *([_swallow_interruptions()] if swallow else []),
                 transport.output(),
                 assistant,
             ]
         )
 
     return make
+
+
+def _drop_audio(seconds: float) -> Any:
+    """A processor that drops the first ``seconds`` of the microphone's audio it is given and
+    notes the transcriptions that come back past it: the STT after it receives fewer samples
+    than the microphone played."""
+    from pipecat.frames.frames import Frame, InputAudioRawFrame
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+    class DropAudio(FrameProcessor):
+        dropped = 0.0
+
+        async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+            await super().process_frame(frame, direction)
+            if isinstance(frame, InputAudioRawFrame) and self.dropped < seconds:
+                self.dropped += len(frame.audio) / 2 / frame.sample_rate
+                return
+            await self.push_frame(frame, direction)
+
+    return DropAudio()
+
+
+def _heard(into: list[str]) -> Any:
+    """A processor that notes the text of every transcription passing it."""
+    from pipecat.frames.frames import Frame, TranscriptionFrame
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+    class Heard(FrameProcessor):
+        async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+            await super().process_frame(frame, direction)
+            if isinstance(frame, TranscriptionFrame):
+                into.append(frame.text)
+            await self.push_frame(frame, direction)
+
+    return Heard()
+
+
+def _swallow_interruptions() -> Any:
+    """A processor that drops every ``InterruptionFrame``: the output never hears one."""
+    from pipecat.frames.frames import Frame, InterruptionFrame
+    from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+
+    class SwallowInterruptions(FrameProcessor):
+        async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+            await super().process_frame(frame, direction)
+            if not isinstance(frame, InterruptionFrame):
+                await self.push_frame(frame, direction)
+
+    return SwallowInterruptions()
 
 
 def _observe(
@@ -168,6 +226,33 @@ def test_a_vad_that_hears_nothing_is_an_error_not_a_patient_bot(pack: Path) -> N
         _observe(pack, PAUSES[:1], bot(start_secs=60.0))
 
 
+def test_a_bot_that_mutes_the_caller_while_it_speaks_is_measured_not_yielding(
+    pack: Path,
+) -> None:
+    # Pipecat's mute strategy drops the caller's audio before the VAD: the bot chose not to
+    # listen, as a LiveKit agent with interruptions off, which is a measurement, not deafness.
+    (muted,) = _observe(pack, (BARGE_IN,), bot(mute=True))
+    assert muted.agent_stopped_s is None
+    assert compute_metrics([muted])["barge_in_yield_rate"].value == 0.0
+
+
+def test_an_interruption_swallowed_before_the_output_is_no_yield(pack: Path) -> None:
+    # The bot decided to yield, but a processor kept the interruption from its output: its
+    # audio played on, so the caller heard no yield (as LiveKit measures: the audio's stop).
+    (kept_on,) = _observe(pack, (BARGE_IN,), bot(swallow=True))
+    assert kept_on.agent_stopped_s is None
+
+
+def test_the_stand_in_stt_hears_words_on_the_microphones_clock(pack: Path) -> None:
+    # pause-01 is "I'm calling about the" (0.25 to 1.2 s), then "invoice I got last week."
+    # (1.7 to 3.12 s). A processor before the STT drops the first 2 s of the microphone: the
+    # STT receives the tail only, and hears its words where the microphone played them (on
+    # the samples it received, 2 s early, it would hear the head's).
+    heard: list[str] = []
+    _observe(pack, PAUSES[:1], bot(drop_s=2.0, heard=heard))
+    assert heard == ["invoice I got last week."]
+
+
 def test_a_service_it_cannot_script_is_an_error_naming_the_offline_one(pack: Path) -> None:
     # The bot's own LLM (a cloud model's, say) would answer as it likes, or need a network.
     from pipecat.services.llm_service import LLMService
@@ -186,6 +271,17 @@ def test_a_service_it_cannot_script_is_an_error_naming_the_offline_one(pack: Pat
 
     with pytest.raises(AdapterError, match="the pipeline's LLM is OwnLLM.*ScriptedLLMService"):
         _observe(pack, PAUSES[:1], bot(llm=OwnLLM))
+
+    # Held inactive in an LLMSwitcher behind the scripted one, it is never played: no refusal.
+    from pipecat.pipeline.llm_switcher import LLMSwitcher
+
+    import pytest_agent_eval.adapters.pipecat as ours
+
+    def switcher() -> Any:
+        return LLMSwitcher([ours.ScriptedLLMService([], default_reply="Hi."), OwnLLM()])
+
+    (answered,) = _observe(pack, PAUSES[:1], bot(llm=switcher))
+    assert answered.agent_turn_start_s is not None
 
 
 CONFTEST = """

@@ -23,7 +23,13 @@ from .._fixture import adapter_or_fail, record_result, session_key, session_loop
 from .._turn_taking._stimulus import Category
 from ..errors import TranscriptError
 from ..models import Transcript
-from ._run import category_failed, observer_for, prepare_stimuli, run_category
+from ._run import (
+    category_failed,
+    hearing_probe,
+    observer_for,
+    prepare_stimuli,
+    run_category,
+)
 from ._spec import TurnTakingSpec, is_turn_taking_file, load_turn_taking_file
 
 __all__ = [
@@ -87,9 +93,9 @@ class TurnTakingItem(TranscriptItem):
         adapter = adapter_or_fail(agent, self)
         try:
             observer = observer_for(adapter, self.transcript, tail_s=self.spec.tail_s)
-            played = prepare_stimuli(
-                settings.rootdir / CACHE_FOLDER, self.spec.stimuli(self.category)
-            )
+            cache = settings.rootdir / CACHE_FOLDER
+            played = prepare_stimuli(cache, self.spec.stimuli(self.category))
+            probe = hearing_probe(self.category, self.spec.seeds[0])
             result, record = session_loop(self.config).run(
                 run_category(
                     self.spec,
@@ -97,6 +103,7 @@ class TurnTakingItem(TranscriptItem):
                     transcript=self.transcript,
                     observer=observer,
                     played=played,
+                    probe=prepare_stimuli(cache, [probe])[0] if probe else None,
                 )
             )
         except Exception as exc:  # the agent could not be run at all: recorded, said short

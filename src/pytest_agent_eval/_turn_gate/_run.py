@@ -19,7 +19,7 @@ from typing import Any
 
 from .._turn_taking._metrics import Observation, compute_metrics
 from .._turn_taking._observer import PlayedStimulus, TurnTakingObserver
-from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, write_pack
+from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, build_pack, write_pack
 from .._turn_taking._stimulus import Category, Stimulus
 from ..errors import AdapterError, AgentCrashError, AgentEvalError
 from ..models import Crash, RunResult, Transcript, TranscriptResult, TurnResult
@@ -32,6 +32,7 @@ from ._spec import METRIC_CATEGORIES, TurnTakingSpec
 __all__ = [
     "category_failed",
     "failure_of",
+    "hearing_probe",
     "observer_for",
     "prepare_stimuli",
     "run_category",
@@ -145,8 +146,11 @@ async def run_category(
     transcript: Transcript,
     observer: TurnTakingObserver,
     played: Sequence[PlayedStimulus],
+    probe: PlayedStimulus | None = None,
 ) -> tuple[TranscriptResult, TurnTakingRecord]:
-    """Play ``played`` (``category``'s stimuli) through ``observer`` and judge the budgets.
+    """Play ``played`` (``category``'s stimuli) through ``observer`` and judge the budgets,
+    after the hearing ``probe`` (`hearing_probe`), whose observation counts for nothing: a
+    VAD that hears none of it is deaf, and the item an ERROR.
 
     A stimulus that raised ends the item there: the agent's crash makes it CRASHED, anything
     else an ERROR (`failure_of`)."""
@@ -154,7 +158,17 @@ async def run_category(
     observations: list[Observation] = []
     error: str | None = None
     crash: Crash | None = None
-    for item in played:
+    if probe is not None:
+        try:
+            await observer.observe(probe)
+        except Exception as exc:  # as a stimulus's
+            said, crash = failure_of(exc)
+            error = (
+                f"the hearing probe {probe.stimulus.id} (a whole sentence played before the "
+                f"{category.value} stimuli, whose words alone are too short to tell a deaf VAD "
+                f"from an agent that ignores them): {said}"
+            )
+    for item in played if error is None else ():
         try:
             observations.append(await observer.observe(item))
         except Exception as exc:  # the stimulus boundary: recorded, never a bare traceback
@@ -173,6 +187,16 @@ async def run_category(
         crash=crash,
         wall_s=time.perf_counter() - started,
     )
+
+
+def hearing_probe(category: Category, seed: int) -> tuple[int, Stimulus] | None:
+    """The stimulus played before ``category``'s (with the ``seed`` of its pack): over
+    `DEAF_SPEECH_S` of the caller's words while the agent is silent, the first pause of the
+    pack. None for the categories whose every stimulus has as much (each then shows a deaf
+    VAD itself)."""
+    if category in (Category.PAUSE, Category.FILLER):
+        return None
+    return seed, next(s for s in build_pack(seed) if s.category is Category.PAUSE)
 
 
 def category_failed(

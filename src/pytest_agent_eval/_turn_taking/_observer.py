@@ -83,23 +83,22 @@ def words_in(events: Sequence[Mapping[str, Any]], start_s: float, end_s: float) 
 
 
 DEAF_SPEECH_S = 1.0
-"""Seconds of one stretch of caller words any working VAD hears: a VAD that heard nothing of
-such a stretch is deaf (or absent), and the stimulus could not be observed. A shorter word
-("No.", "Yeah.") unheard is the agent ignoring it, which the metrics measure."""
+"""Seconds of caller words (in all) any working VAD hears some of: a VAD that heard nothing of
+a clip with as much is deaf (or absent), and the clip could not be observed. Less unheard
+(a single "No.", "Yeah.") is the agent ignoring it, which the metrics measure; whether such an
+agent can hear at all the gate's hearing probe (`_turn_gate._run.hearing_probe`) tells."""
 
 
 def unheard_speech(events: Sequence[Mapping[str, Any]], *, heard: bool) -> str | None:
-    """When the agent's VAD ``heard`` nothing of a clip it had to hear (caller words of at
-    least `DEAF_SPEECH_S` in one stretch), those words; else None (nothing to hear, or only
-    words short enough that ignoring them is the agent's choice)."""
+    """When the agent's VAD ``heard`` nothing of a clip it had to hear (at least
+    `DEAF_SPEECH_S` of the caller's words in all), those words; else None (nothing to hear,
+    or only words short enough that ignoring them is the agent's choice)."""
     if heard:
         return None
-    long = [
-        str(e.get("text", ""))
-        for e in events
-        if e["kind"] == "speech" and float(e["end_s"]) - float(e["start_s"]) >= DEAF_SPEECH_S
-    ]
-    return " ".join(long) if long else None
+    caller = [e for e in events if e["kind"] in CALLER_EVENTS]
+    if sum(float(e["end_s"]) - float(e["start_s"]) for e in caller) < DEAF_SPEECH_S:
+        return None
+    return " ".join(str(e.get("text", "")) for e in caller if e.get("text")) or "speech"
 
 
 def read_pack(folder: Path, ids: Sequence[str] | None = None) -> list[PlayedStimulus]:

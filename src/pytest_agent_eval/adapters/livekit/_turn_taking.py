@@ -435,7 +435,8 @@ async def _observe(
         raise AdapterError(
             f"stimulus {stimulus.id}: the session's VAD ({type(session.vad).__name__}) never "
             f"heard the caller speak ({unheard!r}), so its turn-taking could not be observed; "
-            "give the session a VAD that runs in process (vad=silero.VAD.load())"
+            "give the session a VAD that runs in process (vad=silero.VAD.load()) and check "
+            "its settings (min_speech_duration, activation_threshold)"
         )
     began = [t for t, state in seen_states if state.endswith("speaking")]
     return observation_of(

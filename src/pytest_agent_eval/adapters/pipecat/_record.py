@@ -47,6 +47,8 @@ from pipecat.frames.frames import (
     TTSStartedFrame,
     TTSStoppedFrame,
     TTSTextFrame,
+    UserMuteStartedFrame,
+    UserMuteStoppedFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
     VADUserStartedSpeakingFrame,
@@ -56,6 +58,7 @@ from pipecat.metrics.metrics import LLMUsageMetricsData, TurnMetricsData
 from pipecat.observers.base_observer import BaseObserver, FrameProcessed, FramePushed
 from pipecat.processors.frame_processor import FrameProcessorSetup
 from pipecat.services.llm_service import LLMService
+from pipecat.transports.base_output import BaseOutputTransport
 
 from ...errors import AgentCrashError, AgentEvalError
 from ...models import Crash, Handoff
@@ -173,6 +176,13 @@ class TurnLog:
     bot_stopped: list[float] = field(default_factory=list)
     interruptions: list[float] = field(default_factory=list)
     """``InterruptionFrame``s that came while the bot was speaking."""
+    halts: list[float] = field(default_factory=list)
+    """When the bot's audio stopped (``BotStoppedSpeakingFrame``) after an ``InterruptionFrame``
+    reached its output transport while it spoke: the halt a caller hears, which a processor
+    swallowing the interruption before the output never makes."""
+    mutes: list[tuple[float, bool]] = field(default_factory=list)
+    """When the user aggregator's mute strategies muted (True) and unmuted (False) the user:
+    muted, it drops the caller's audio before its VAD."""
     errors: list[str] = field(default_factory=list)
     crashes: list[AgentCrashError] = field(default_factory=list)
     """The errors of ``errors`` that came from the bot's own processors (not our offline
@@ -219,6 +229,9 @@ class Recorder(BaseObserver, TransportListener):
         self._llm_open: dict[int, int] = {}
         self._tts_open: dict[int, int] = {}
         self.bot_speaking = False
+        self._halting = False
+        """An interruption reached the output transport while the bot spoke; its stop is a
+        halt (`TurnLog.halts`)."""
         self.user_turn_open = False
         self.vad_speaking = False
         self.calls: dict[str, Call] = {}
@@ -390,6 +403,8 @@ class Recorder(BaseObserver, TransportListener):
     def processed(self, data: FrameProcessed) -> None:
         """A processor took a frame."""
         if isinstance(data.frame, InterruptionFrame):
+            if self.bot_speaking and isinstance(data.processor, BaseOutputTransport):
+                self._halting = True
             # An interrupted service drops its response without ending it.
             key = id(data.processor)
             self._llm_open.pop(key, None)
@@ -407,6 +422,8 @@ class Recorder(BaseObserver, TransportListener):
             self._frame(frame, self._at(data), id(data.source))
         elif isinstance(frame, TTSSpeakFrame):
             self._speak(frame, self._at(data))
+        elif isinstance(frame, UserMuteStartedFrame | UserMuteStoppedFrame):
+            self.log.mutes.append((self._at(data), isinstance(frame, UserMuteStartedFrame)))
         elif isinstance(frame, OutputDTMFFrame | OutputDTMFUrgentFrame):
             self.keys_sent += [(self._at(data), str(b.value)) for b in frame.buttons or ()]
         elif self.hang_ups.note(frame, self._at(data), self.log.index):
@@ -475,12 +492,16 @@ class Recorder(BaseObserver, TransportListener):
         elif isinstance(frame, BotStartedSpeakingFrame):
             if not self.bot_speaking:
                 self.bot_speaking = True
+                self._halting = False
                 log.bot_started.append(at)
                 log.reactions.append(at)
         elif isinstance(frame, BotStoppedSpeakingFrame):
             if self.bot_speaking:
                 self.bot_speaking = False
                 log.bot_stopped.append(at)
+                if self._halting:
+                    self._halting = False
+                    log.halts.append(at)
                 self._carry = None
         elif isinstance(frame, FunctionCallInProgressFrame):
             self._call_started(frame)

@@ -51,6 +51,7 @@ from ...voice._script import (
 from ...voice._sidecar import TimedWord
 from .._latency import InjectedFault, LatencySpec, as_latency, provider_wait
 from ._record import flows_error
+from ._transport import MIC_SAMPLE
 
 __all__ = [
     "FixtureTextSTTService",
@@ -86,6 +87,9 @@ def _is_given(value: Any) -> bool:
 
 # -- STT ------------------------------------------------------------------------------------------
 
+_MIC_STAMPS = 15_000
+"""Frames whose place on the microphone's clock an STT keeps (5 minutes of 20 ms chunks)."""
+
 
 class _CountingSTT(SegmentedSTTService):
     """A segmented STT that knows where in the stream each segment it transcribes lies."""
@@ -96,6 +100,9 @@ class _CountingSTT(SegmentedSTTService):
         super().__init__(settings=_complete(STTSettings, model=model, language=None), **kwargs)
         self._heard_samples = 0
         self._segment_ends: deque[int] = deque()
+        self._on_mic: deque[tuple[int, int]] = deque(maxlen=_MIC_STAMPS)
+        """(samples received, the microphone's stream sample) at the end of each frame the
+        microphone stamped (`MIC_SAMPLE`), newest last."""
         self.stand_in: Callable[[float, float], str] | None = None
         """When set, what is heard in a segment (its start and end in stream seconds) instead
         of this service's own transcription: the turn-taking runner's stimulus words."""
@@ -111,6 +118,9 @@ class _CountingSTT(SegmentedSTTService):
         self, frame: InputAudioRawFrame, direction: FrameDirection
     ) -> None:
         self._heard_samples += len(frame.audio) // (2 * max(1, frame.num_channels))
+        at = frame.metadata.get(MIC_SAMPLE)
+        if isinstance(at, int):
+            self._on_mic.append((self._heard_samples, at))
         await super().process_audio_frame(frame, direction)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
@@ -123,7 +133,18 @@ class _CountingSTT(SegmentedSTTService):
         rate = self.sample_rate or 16000
         end = self._segment_ends.popleft() if self._segment_ends else self._heard_samples
         samples = len(audio) // 2 - int(rate * self._trailing_silence_secs)
-        return (end - samples) / rate, end / rate
+        return self._mic_sample(end - samples) / rate, self._mic_sample(end) / rate
+
+    def _mic_sample(self, received: int) -> int:
+        """Where the ``received``-th sample this service received lies on the microphone's
+        clock: audio a processor dropped before this service does not move it. Unstamped
+        audio (another transport) counts as received."""
+        found = None
+        for heard, at in reversed(self._on_mic):
+            if heard < received:
+                break
+            found = at - (heard - received)
+        return found if found is not None else received
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         span = self._segment_span(audio)

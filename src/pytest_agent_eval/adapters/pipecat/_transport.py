@@ -36,7 +36,12 @@ from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
-__all__ = ["InProcessTransport", "Microphone", "Speaker"]
+__all__ = ["MIC_SAMPLE", "InProcessTransport", "Microphone", "Speaker"]
+
+MIC_SAMPLE = "pytest_agent_eval.mic_sample"
+"""The key of an input audio frame's ``metadata`` holding the microphone's stream sample at
+the frame's end: where the frame lies on the microphone's clock, whatever a processor dropped
+before the frame reached its reader."""
 
 _GRID_SAMPLES = 2560
 """Each utterance starts at a multiple of this many samples into the stream: a whole number
@@ -229,7 +234,9 @@ class Microphone(BaseInputTransport):
             self.pushed_samples += samples
             self.last_push_at = due
             count += 1
-            await self.push_audio_frame(InputAudioRawFrame(audio, rate, 1))
+            frame = InputAudioRawFrame(audio, rate, 1)
+            frame.metadata[MIC_SAMPLE] = self.pushed_samples
+            await self.push_audio_frame(frame)
 
 
 class Speaker(BaseOutputTransport):

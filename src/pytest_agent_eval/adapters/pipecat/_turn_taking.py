@@ -15,8 +15,10 @@ Times are seconds on the clip's clock: 0 is the clip's first sample on the micro
 clip that plays over the agent, the agent's line (a ``TTSSpeakFrame``) starts first and the
 clip starts as its audio plays. What the agent did is read from the pipeline's frames
 (`_record.Recorder`): a user turn is committed at ``UserStoppedSpeakingFrame``, the agent
-begins speaking at ``BotStartedSpeakingFrame``, its speech is halted by an ``InterruptionFrame``
-while it speaks; Pipecat does not go back to a halted reply, so nothing resumes.
+begins speaking at ``BotStartedSpeakingFrame``, its speech is halted when its audio stops
+(``BotStoppedSpeakingFrame``) after an ``InterruptionFrame`` reached the output transport while
+it spoke (the stop the caller hears, as the LiveKit runner's audio output's); Pipecat does not
+go back to a halted reply, so nothing resumes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pipecat.frames.frames import TTSSpeakFrame
+from pipecat.pipeline.service_switcher import ServiceSwitcher
 from pipecat.services.llm_service import LLMService
 from pipecat.services.stt_service import STTService
 from pipecat.services.tts_service import TTSService
@@ -35,6 +38,7 @@ from pipecat.services.tts_service import TTSService
 from ..._turn_taking._metrics import Observation
 from ..._turn_taking._observer import (
     AGENT_REPLY,
+    CALLER_EVENTS,
     SAMPLE_RATE,
     PlayedStimulus,
     TurnTakingObserver,
@@ -62,7 +66,8 @@ _WALL_S = 120.0
 """Most wall seconds one stimulus may take on the virtual clock (a loop kept busy)."""
 _VAD_HINT = (
     "give the user aggregator a VAD that runs in process "
-    "(LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer()))"
+    "(LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())) and check its VADParams "
+    "(start_secs, confidence, min_volume)"
 )
 
 Build = Callable[[InProcessTransport], Any]
@@ -216,7 +221,19 @@ class _Script:
         self.tts: SynthesizerTTSService | None = None
 
     def prepare(self, pipeline: Any) -> None:
-        for processor in processors_of(pipeline):
+        processors = list(processors_of(pipeline))
+        # A switcher's inactive services get no media: only its active one is played (a switch
+        # to a cloud one during the stimulus needs the network, which is refused: an ERROR).
+        idle = {
+            id(service)
+            for switcher in processors
+            if isinstance(switcher, ServiceSwitcher)
+            for service in switcher.services
+            if service is not switcher.strategy.active_service
+        }
+        for processor in processors:
+            if id(processor) in idle:
+                continue
             if isinstance(processor, _CountingSTT):
                 self.stts.append(processor)
             elif isinstance(processor, ScriptedLLMService):
@@ -305,7 +322,10 @@ async def _observe(
         return [round(t - origin, 6) for t in times if t >= origin]
 
     heard = since([t for t, name in log.events if name == "VADUserStartedSpeakingFrame"])
-    unheard = unheard_speech(events, heard=bool(heard))
+    # A bot whose mute strategy muted the caller drops the audio before its VAD: not deaf, it
+    # chose not to listen (measured, as a LiveKit agent with interruptions off).
+    muted = _muted_over(events, [(t - origin, on) for t, on in log.mutes])
+    unheard = unheard_speech(events, heard=bool(heard) or muted)
     if unheard is not None:
         # Nothing the agent did (or did not do) can be put down to turn-taking then: a budget
         # would pass on an agent that heard nothing.
@@ -318,8 +338,28 @@ async def _observe(
         events,
         turns=since(log.user_stops),
         began=since(log.bot_started),
-        halts=since(log.interruptions),
+        halts=since(log.halts),
         resumes=(),
+    )
+
+
+def _muted_over(events: Sequence[Mapping[str, Any]], mutes: Sequence[tuple[float, bool]]) -> bool:
+    """Whether the user was muted (``mutes``: when muted and unmuted, on the clip's clock)
+    over any of the caller's words."""
+    spans, since = [], None
+    for at, on in mutes:
+        if on and since is None:
+            since = at
+        elif not on and since is not None:
+            spans.append((since, at))
+            since = None
+    if since is not None:
+        spans.append((since, float("inf")))
+    return any(
+        a < float(e["end_s"]) and b > float(e["start_s"])
+        for e in events
+        if e["kind"] in CALLER_EVENTS
+        for a, b in spans
     )
 
 
