@@ -72,7 +72,8 @@ def _both(factory: Any, script: Any) -> dict[str, tuple[Greeting, list[AgentRepl
         adapter = LiveKitAdapter(factory, tail_silence_s=TAIL_S, **options)
         greeting, replies, _ = run(_converse(adapter, script))
         assert all(
-            r.metadata.get("clock") == ("virtual" if way == "virtual" else None) for r in replies
+            r.metadata["livekit"].get("clock") == ("virtual" if way == "virtual" else None)
+            for r in replies
         )
         out[way] = (greeting, replies)
     return out
@@ -209,7 +210,7 @@ def test_a_barge_in_stops_the_agent_as_in_real_time(barge_folder: Path) -> None:
     barge = second.barge_in
     assert barge is not None and barge.stopped and not barge.resumed
     assert first.reply == barge.interrupted_text and len(first.reply) < len(MENU)
-    assert [t.metadata["clock"] for t in virtual.runs[0].turns] == ["virtual", "virtual"]
+    assert [t.metadata["livekit"]["clock"] for t in virtual.runs[0].turns] == ["virtual", "virtual"]
 
 
 def test_a_barge_in_at_max_speed_goes_on_the_virtual_clock_unasked(barge_folder: Path) -> None:
@@ -219,8 +220,11 @@ def test_a_barge_in_at_max_speed_goes_on_the_virtual_clock_unasked(barge_folder:
     real = _barge_in(barge_folder, speed=1.0)
     assert unasked.passed and real.passed
     assert _record(unasked) == _record(real)
-    assert [t.metadata.get("clock") for t in unasked.runs[0].turns] == ["virtual", "virtual"]
-    assert [t.metadata.get("clock") for t in real.runs[0].turns] == [None, None]
+    assert [t.metadata["livekit"].get("clock") for t in unasked.runs[0].turns] == [
+        "virtual",
+        "virtual",
+    ]
+    assert [t.metadata["livekit"].get("clock") for t in real.runs[0].turns] == [None, None]
 
 
 def test_a_session_not_tried_on_the_virtual_clock_keeps_real_time(barge_folder: Path) -> None:
@@ -240,7 +244,7 @@ def test_a_session_not_tried_on_the_virtual_clock_keeps_real_time(barge_folder: 
     adapter = LiveKitAdapter(dynamic, timeout_s=60.0)
     result = run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
     assert result.passed
-    assert [t.metadata.get("clock") for t in result.runs[0].turns] == [None, None]
+    assert [t.metadata["livekit"].get("clock") for t in result.runs[0].turns] == [None, None]
 
 
 # -- a crash in a later call is still the conversation's -----------------------------------------
@@ -304,11 +308,11 @@ def test_a_run_paced_on_the_wall_keeps_the_wall_clock() -> None:
     ):
         reply = run(one_turn(adapter, speed))
         assert reply.reply == "Hello! How can I help you?"
-        assert "clock" not in reply.metadata and reply.metadata["speed"] == 1.0
+        assert "clock" not in reply.metadata["livekit"] and reply.metadata["speed"] == 1.0
 
 
 def test_a_clock_that_is_neither_is_refused() -> None:
-    with pytest.raises(ValueError, match='clock must be "real" or "virtual"'):
+    with pytest.raises(ValueError, match='clock must be "real", "virtual" or None'):
         LiveKitAdapter(_receptionist(0.5), clock="fast")  # type: ignore[arg-type]
 
 
@@ -341,5 +345,5 @@ def test_a_turns_timeline_names_the_virtual_clock(corpus_audio: dict[str, Path])
     script = scenario_script(scenario, corpus_audio)
     result = run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
     turns = result.runs[0].turns
-    assert turns and all(t.metadata["clock"] == "virtual" for t in turns)
+    assert turns and all(t.metadata["livekit"]["clock"] == "virtual" for t in turns)
     assert all(t.timeline is not None and t.timeline.clock == "virtual" for t in turns)

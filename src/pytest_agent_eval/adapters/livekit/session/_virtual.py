@@ -310,9 +310,10 @@ class VirtualConversation:
         return self.inner.expect
 
     async def respond(self, turn: TurnInput) -> AgentReply:
-        """See `LiveKitConversation.respond`; the reply's metadata also says the clock
-        (``clock``: "virtual"), the turn's wall time (``livekit.turn_wall_s``) and its time in
-        the session (``livekit.turn_session_s``)."""
+        """See `LiveKitConversation.respond`; the reply's LiveKit metadata also says the clock
+        (``livekit.clock``: "virtual"; under the framework's key, so every voice adapter's
+        top-level keys stay the same, as the contract test holds them), the turn's wall time
+        (``livekit.turn_wall_s``) and its time in the session (``livekit.turn_session_s``)."""
         inner = self.inner
         wall, session = real_perf_counter(), self.clock.elapsed()
         reply = await self.call(_within_turn_timeout(inner, turn), label=f"turn {turn.index + 1}")
@@ -320,11 +321,11 @@ class VirtualConversation:
         if not self.clock.virtual:  # a session not tried on it: real time (`leave_if_unfit`)
             return reply
         meta["speed"] = 0.0
-        meta["clock"] = "virtual"
         if reply.timeline is not None:  # its times are the session's, as the clock's
             reply.timeline = dataclasses.replace(reply.timeline, clock="virtual")
-        livekit = meta.get("livekit")
+        livekit = meta.setdefault("livekit", {})
         if isinstance(livekit, dict):
+            livekit["clock"] = "virtual"
             livekit["turn_wall_s"] = real_perf_counter() - wall
             livekit["turn_session_s"] = self.clock.elapsed() - session
         return reply
