@@ -46,16 +46,11 @@ from .._audio import (
 )
 from .._compat import agent_in_a_session, run_assert_over
 from .._logs import CrashSink, crash_sink, hold_livekit_logs, resolve_level
+from .._probe import llm_usage, usage_delta
 from .._segments import SessionVAD
 from .._timeline import SessionTimeline
-from .._turn import (
-    SessionClosedError,
-    Stage,
-    TurnCapture,
-    TurnRecorder,
-    llm_usage,
-    usage_delta,
-)
+from .._turn import SessionClosedError, Stage, TurnRecorder
+from .._turn_capture import TurnCapture
 from .._turn_meta import capture_metadata, speech_dict
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
