@@ -307,7 +307,7 @@ def test_a_word_said_only_because_real_time_fell_behind_is_reported() -> None:
     """The lag is the microphone's lateness plus the compute from the VAD hearing the user
     start to the bot stopping; a word that left the speaker within it before the cut is named
     (it would not have been said with no lag), and none is with no lag (max speed)."""
-    from pytest_agent_eval.adapters.pipecat._adapter import _barge_lag
+    from pytest_agent_eval.adapters.pipecat._barge_in import _barge_lag
     from pytest_agent_eval.adapters.pipecat._record import TurnLog
     from pytest_agent_eval.adapters.pipecat._session import BargeInRun
 

@@ -30,12 +30,8 @@ from .room._events import (  # noqa: E402
     EVAL_LISTENER_ATTRIBUTE,
     publish_eval_events,
 )
-from .session._adapter import (  # noqa: E402
-    LiveKitAdapter,
-    LiveKitConversation,
-    SessionFactory,
-    SessionInfo,
-)
+from .session._adapter import LiveKitAdapter, SessionFactory, SessionInfo  # noqa: E402
+from .session._conversation import LiveKitConversation  # noqa: E402
 
 # Before livekit-rtc creates its client (on first use), so this runs after livekit's own handler.
 atexit.register(settle_rtc_client_at_exit)

@@ -42,7 +42,7 @@ from livekit.agents.voice.events import (
 from ...models import Timeline
 from ...voice._timeline import TimelineBuilder
 from ._compat import activity_agent, session_activity
-from ._turn import agent_name
+from ._probe import agent_name
 
 __all__ = ["SessionTimeline"]
 

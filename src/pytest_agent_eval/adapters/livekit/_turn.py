@@ -3,19 +3,19 @@
 `TurnRecorder` listens to a session's public events for the whole conversation and cuts them
 into turns: the reply (every assistant message, in order), the tool calls the turn made, the
 speech the agent started on its own (greeting, ``on_enter`` after a handoff, ``say`` from a
-tool) with its cause, and the handoffs. `SessionProbe` reads the session's state to say what
-the agent is still busy with; `TurnRecorder.settle` waits, on events and task completions only,
-until nothing is left.
+tool) with its cause, and the handoffs (the records, and the `TurnCapture` it hands over, are
+in `_turn_capture`). `SessionProbe` (`_probe`) reads the session's state to say what the agent
+is still busy with; `TurnRecorder.settle` waits, on events and task completions only, until
+nothing is left.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from livekit.agents import AgentSession, APIConnectionError, llm
 from livekit.agents.voice.events import (
@@ -32,45 +32,36 @@ from livekit.agents.voice.events import (
     UserStateChangedEvent,
 )
 
-from ..._compat.livekit_openai import provider_close, watch_provider_closes
+from ..._compat.livekit_openai import watch_provider_closes
 from ...errors import AdapterError, AgentCrashError, AgentEvalError
-from ...models import AgentSpeech, Crash, Handoff, ToolCall, Usage
+from ...models import AgentSpeech, Crash, Handoff
 from .._crash import agent_packages, crash_through
 from ._compat import (
     activity_agent,
-    activity_current_speech,
-    activity_has_queued_speech,
-    activity_on_enter_task,
-    activity_recognition,
     activity_rt_turn_detection,
-    activity_running_speech_tasks,
-    activity_scheduling_paused,
-    agent_switch_lock,
-    agent_switch_task,
     recognition_vad_stream,
     running_activity,
     running_in_on_enter,
     running_speech,
     running_tool_call,
-    session_activity,
     session_target_agent,
     task_answers,
-    task_hands_back,
     tools_want_reply,
 )
-from ._lock_free import LockFree
+from ._probe import SessionProbe, _auto_tool_reply, _connection_lost, _first_of, agent_name
+from ._turn_capture import (
+    SpeechTexts,
+    TurnCapture,
+    _CallRecord,
+    _events,
+    _HandoffItem,
+    _Said,
+    _Speech,
+    _speech_latency,
+    _ToolReply,
+)
 
-__all__ = [
-    "SLOW_AGENT",
-    "SessionClosedError",
-    "SessionProbe",
-    "SpeechTexts",
-    "Stage",
-    "TurnCapture",
-    "TurnRecorder",
-    "llm_usage",
-    "usage_delta",
-]
+__all__ = ["SLOW_AGENT", "SessionClosedError", "Stage", "TurnRecorder"]
 
 T = TypeVar("T")
 
@@ -112,267 +103,6 @@ class _Counter:
         while self.value < target:
             self._changed.clear()
             await self._changed.wait()
-
-
-def agent_name(agent: Any) -> str:
-    """How reports name an agent: its class name."""
-    return type(agent).__name__
-
-
-class SessionProbe:
-    """Says what a session's agent is still busy with, and what to wait on until that changes."""
-
-    def __init__(self, session: AgentSession[Any]) -> None:
-        self._session = session
-
-    @property
-    def activity(self) -> Any:
-        """The session's current ``AgentActivity`` (None before start or after close)."""
-        return session_activity(self._session)
-
-    @property
-    def recognition(self) -> Any:
-        """The current activity's audio recognition (one per start/resume of an agent).
-
-        A new one means new VAD streams: frames from then on are cut afresh.
-        """
-        activity = self.activity
-        return activity_recognition(activity) if activity is not None else None
-
-    def busy(
-        self, running_tools: Callable[[], list[str]]
-    ) -> tuple[str, list[Awaitable[Any]]] | None:
-        """What the agent still does, and awaitables that finish when that may have changed.
-
-        None when nothing is pending: no handoff under way, the current agent started and its
-        ``on_enter`` finished, no speech or tool task running, no speech queued, the user not
-        speaking. (The caller still has ``session.wait_for_idle`` check end-of-turn
-        detection.)
-        """
-        session = self._session
-        agent = session_target_agent(session)
-        switch = agent_switch_task(session)
-        if switch is not None:
-            return f"the handoff to {agent_name(agent)} to finish", [switch]
-        lock = agent_switch_lock(session)
-        if lock.locked():
-            return f"the agent switch to {agent_name(agent)} to finish", [LockFree(lock)]
-        activity = self.activity
-        if activity is None:
-            return "the session to run an agent", []
-        current = activity_agent(activity)
-        name = agent_name(current)
-        if task_hands_back(current):
-            # An AgentTask that completed hands control back to the agent that awaited it.
-            return f"the completed task {name} to hand back to the agent that started it", []
-        if activity_scheduling_paused(activity):
-            return f"{name}'s activity to start", []
-        on_enter = activity_on_enter_task(activity)
-        if on_enter is not None:
-            return f"{name}.on_enter() to finish", [on_enter]
-        tasks = activity_running_speech_tasks(activity)
-        if tasks:
-            tools = running_tools()
-            speech = activity_current_speech(activity)
-            if tools:
-                what = f"the tool {', '.join(tools)} of {name} to return"
-            elif speech is not None and session.agent_state == "speaking":
-                what = f"{name}'s speech to finish playing ({speech.id})"
-            elif speech is not None:
-                what = f"{name}'s reply to be generated (the LLM; {speech.id})"
-            else:
-                what = f"{name}'s reply to finish"
-            return what, list(tasks)
-        if activity_has_queued_speech(activity) or activity_current_speech(activity) is not None:
-            return f"{name}'s queued speech to play", []
-        if session.user_state == "speaking":
-            return "the user's speech to end (the session's VAD)", []
-        return None
-
-
-def _connection_lost(model: llm.RealtimeModel, error: Exception) -> str | None:
-    """The turn's error when the realtime model's provider connection went while a response
-    was under way: the provider's own close (code and reason) when it sent one, never an
-    interruption. None when no response was under way (the plugin reconnects, nothing lost).
-    """
-    close = provider_close(model)
-    name = type(model).__name__
-    if close is not None and not close.generating:
-        return None
-    if close is not None and close.code is not None:
-        meaning = " (an internal error on the provider's side)" if close.code == 1011 else ""
-        what = f"the provider closed {name}'s websocket with close code {close.code}{meaning}, " + (
-            f"reason {close.reason!r}," if close.reason else "no reason given,"
-        )
-    else:
-        what = f"{name} lost its connection to the provider ({type(error).__name__}: {error})"
-    return (
-        f"{what} while it was generating a response: LiveKit's plugin reconnects and drops "
-        "that response, so the turn cannot be evaluated. The provider failed, not the agent: "
-        "run it again; if it keeps happening, check the provider's status"
-    )
-
-
-def _auto_tool_reply(activity: Any) -> bool:
-    """True when the activity's realtime model generates its reply to tool results by itself."""
-    model = getattr(activity, "llm", None) if activity is not None else None
-    if not isinstance(model, llm.RealtimeModel):
-        return False
-    return bool(model.capabilities.auto_tool_reply_generation)
-
-
-# -- what a turn captured -------------------------------------------------------------------
-
-
-_UNKNOWN_FUNCTION = "Unknown function: "
-"""How LiveKit answers a call to a tool the agent does not have (``voice/generation.py``)."""
-
-
-@dataclass
-class _CallRecord:
-    """One tool call, from the moment it starts to its result."""
-
-    call_id: str
-    name: str
-    arguments: str
-    turn: int | None
-    started: bool
-    output: Any = None
-    is_error: bool = False
-    error: str | None = None
-    ended_message: str | None = None
-    done: bool = False
-    cancelled: bool = False
-    """LiveKit stopped the call before it returned (an interruption cut its reply): it gave
-    nothing back, so it is shown unfinished, never as a call that returned nothing."""
-
-    @property
-    def finished(self) -> bool:
-        """The call returned or failed (not still running, not cancelled)."""
-        return self.done and not self.cancelled
-
-    @property
-    def refused(self) -> bool:
-        """LiveKit refused the call before running anything: the model named a tool the agent
-        active then does not have (LiveKit answers "Unknown function: ...")."""
-        return (
-            not self.started
-            and self.is_error
-            and isinstance(self.output, str)
-            and self.output.startswith(_UNKNOWN_FUNCTION)
-        )
-
-    def tool_call(self) -> ToolCall:
-        return ToolCall(
-            self.name,
-            _parse_args(self.arguments),
-            output=self.output,
-            is_error=self.is_error,
-            call_id=self.call_id,
-            error=self.error,
-            done=self.finished,
-            cancelled=self.cancelled,
-            refused=self.refused,
-        )
-
-    def unfinished(self) -> dict[str, Any]:
-        """How ``metadata["livekit"]["pending_tool_calls"]`` shows it."""
-        return {"call_id": self.call_id, "name": self.name, "cancelled": self.cancelled}
-
-
-@dataclass
-class _Speech:
-    """One speech handle the session created, and why."""
-
-    handle: Any
-    cause: str
-    turn: int | None
-    agent: str
-    """The agent that created it (the one whose activity it was scheduled on)."""
-    trigger_at: float | None = None
-    """``time.perf_counter()`` of what made the agent speak on its own (the session start, the
-    handoff that brought the agent in); None: the end of the user's speech, found per turn."""
-
-
-@dataclass
-class _ToolReply:
-    """The reply the model owes to the results of tools a speech ran (``has_tool_reply``)."""
-
-    handle: Any
-    names: list[str]
-    speeches: int
-    """How many speeches the recorder had seen when the tools returned: a later one is the
-    reply (a model that generates it on its own, ``auto_tool_reply_generation``)."""
-    auto: bool
-    """The model generates the reply itself (a new speech); else the same handle says it."""
-
-    @property
-    def what(self) -> str:
-        return f"the reply to the tool results of {', '.join(self.names)}"
-
-
-@dataclass
-class _Said:
-    """One thing the agent said, in the order it was said."""
-
-    text: str
-    agent: str
-    handle_id: str | None
-    item: Any = None
-
-
-@dataclass
-class TurnCapture:
-    """Everything recorded between two turn boundaries."""
-
-    reply: str
-    items: list[Any]
-    tool_calls: list[ToolCall]
-    pending_tool_calls: list[dict[str, Any]]
-    late_tool_results: list[dict[str, Any]]
-    agent_speech: list[AgentSpeech]
-    handoffs: list[Handoff]
-    agent: str
-    events: list[dict[str, Any]]
-    late_speech: list[tuple[int | None, str]] = field(default_factory=list)
-    """What speech of an earlier turn said during this one, as (that turn, text): a reply
-    that went on after its turn ended (a barge-in cut it, its tool returned later). It belongs
-    to that turn, not to this one's reply."""
-    first_text_at: float | None = None
-    """``time.perf_counter()`` of the first text of this turn's own speech (None: none, or not
-    attributed to a speech)."""
-    speech_ids: list[str] = field(default_factory=list)
-    """The speeches this turn's reply came from, in order (with repeats)."""
-    unfinished_calls: list[_CallRecord] = field(default_factory=list)
-    """The turn's calls still running when it ended (their records go on being updated)."""
-
-    def note_cancellations(self) -> None:
-        """A barge-in ended the turn while these calls ran, and the interruption may since
-        have cancelled them (LiveKit cancels the tools of an interrupted reply): such a call
-        reads as cancelled from now on. A call that returned after the cut stays as the cut
-        found it (pending; its result is the next turn's ``late_tool_results``)."""
-        cancelled = {c.call_id: c for c in self.unfinished_calls if c.cancelled}
-        if not cancelled:
-            return
-        self.tool_calls = [
-            cancelled[c.call_id].tool_call() if c.call_id in cancelled else c
-            for c in self.tool_calls
-        ]
-        for entry in self.pending_tool_calls:
-            if entry["call_id"] in cancelled:
-                entry["cancelled"] = True
-
-
-class SpeechTexts(Protocol):
-    """Where the recorder reads what each speech sent to the transcription output."""
-
-    def text_of(self, speech_id: str) -> str:
-        """The text speech ``speech_id`` sent (since the turn started)."""
-        ...
-
-    def first_text_time(self, speech_id: str) -> float | None:
-        """``time.perf_counter()`` of its first text (since the turn started), if any."""
-        ...
 
 
 class TurnRecorder:
@@ -1054,97 +784,3 @@ class TurnRecorder:
     def heard(self) -> str:
         """The user's speech as the session's STT transcribed it."""
         return " ".join(t.strip() for t in self.finals if t.strip())
-
-
-@dataclass
-class _HandoffItem:
-    """A handoff among a turn's items (for reports and LiveKit's ``RunAssert``)."""
-
-    item: Any
-    old: str
-    new: str
-    old_agent: Any
-    new_agent: Any
-    type: str = "agent_handoff"
-
-
-def _speech_latency(speech: _Speech, first: float | None, anchors: Sequence[float]) -> float | None:
-    """Seconds from what made the agent speak on its own to its first word: the session start
-    (greeting), the handoff that brought it in (``on_enter``), else the last end of the user's
-    speech before it. None when there is no such moment before the first word: an impossible
-    value is not reported."""
-    if first is None:
-        return None
-    trigger = speech.trigger_at
-    if trigger is None:
-        before = [a for a in anchors if a <= first]
-        trigger = before[-1] if before else None
-    if trigger is None or trigger > first:
-        return None
-    return first - trigger
-
-
-async def _first_of(awaitables: Iterable[Awaitable[Any]]) -> None:
-    """Return when the first of ``awaitables`` finishes: LiveKit's own tasks are only watched;
-    coroutines (our helpers) become tasks here and are cancelled on the way out."""
-    own: list[asyncio.Future[Any]] = []
-    theirs: list[asyncio.Future[Any]] = []
-    for awaitable in awaitables:
-        if isinstance(awaitable, asyncio.Future):
-            theirs.append(awaitable)
-        else:
-            own.append(asyncio.ensure_future(awaitable))
-    try:
-        await asyncio.wait([*own, *theirs], return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for future in own:
-            if not future.done():
-                future.cancel()
-
-
-def _events(items: list[Any]) -> list[dict[str, Any]]:
-    """A turn's items as JSON-friendly dicts (for reports)."""
-    out: list[dict[str, Any]] = []
-    for item in items:
-        if isinstance(item, llm.ChatMessage):
-            out.append({"type": "message", "role": item.role, "text": item.text_content or ""})
-        elif isinstance(item, llm.FunctionCall):
-            out.append({"type": "function_call", "name": item.name, "arguments": item.arguments})
-        elif isinstance(item, llm.FunctionCallOutput):
-            out.append(
-                {
-                    "type": "function_call_output",
-                    "name": item.name,
-                    "output": item.output,
-                    "is_error": item.is_error,
-                }
-            )
-        elif isinstance(item, _HandoffItem):
-            out.append({"type": "agent_handoff", "from": item.old, "to": item.new})
-    return out
-
-
-def _parse_args(arguments: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(arguments) if arguments else {}
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def llm_usage(session: AgentSession[Any]) -> tuple[int, int]:
-    """Input and output tokens the session's LLMs reported so far."""
-    tokens_in = tokens_out = 0
-    for usage in session.usage.model_usage:
-        if getattr(usage, "type", None) == "llm_usage":
-            tokens_in += int(getattr(usage, "input_tokens", 0))
-            tokens_out += int(getattr(usage, "output_tokens", 0))
-    return tokens_in, tokens_out
-
-
-def usage_delta(before: tuple[int, int], after: tuple[int, int]) -> Usage | None:
-    """The tokens spent between two `llm_usage` readings; None when nothing was reported."""
-    tokens_in, tokens_out = after[0] - before[0], after[1] - before[1]
-    if tokens_in == 0 and tokens_out == 0:
-        return None
-    return Usage(input_tokens=tokens_in, output_tokens=tokens_out)

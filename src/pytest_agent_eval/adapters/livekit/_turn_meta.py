@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...models import AgentSpeech
-from ._turn import TurnCapture
+from ._turn_capture import TurnCapture
 
 __all__ = ["capture_metadata", "speech_dict"]
 

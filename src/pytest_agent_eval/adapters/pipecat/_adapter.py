@@ -41,6 +41,7 @@ from ...voice._heard import fixture_text_refusal, keys_before_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
 from .._crash import agent_packages
 from ..base import ConversationInfo, TurnInput
+from ._barge_in import _barge_lag, _barge_record
 from ._commit_twin import committed_turns_twin
 from ._compat import check_pipecat, pure_work
 from ._hearing_twin import fixture_hearing_twin
@@ -688,61 +689,6 @@ class PipecatConversation:
             turn_index=log.index,
             clip=clip_from_pcm16(bytes(log.audio), log.audio_rate),
         )
-
-
-def _barge_record(run: BargeInRun, second: TurnLog) -> BargeIn:
-    due = run.due_at
-    assert due is not None
-    stops = [at for at in second.bot_stopped if at >= due - 1e-9]
-    stopped = bool(second.interruptions) and bool(stops)
-    stop_latency = round(stops[0] - due, 3) if stopped else None
-    speech_s = round(second.speech_ends[0] - due, 3) if second.speech_ends else None
-    minimum = second.vad_start_secs
-    precondition = None
-    if speech_s is not None and minimum is not None and speech_s < minimum:
-        precondition = (
-            f"the interrupting speech lasts {speech_s:.2f} s, shorter than the VAD's start_secs "
-            f"({minimum:g} s), so the pipeline cannot take it as the user speaking; use a "
-            "longer utterance"
-        )
-    reply_start = run.first.first_audio_at
-    played = round(stops[0] - reply_start, 3) if stops and reply_start is not None else None
-    said = join_text(run.first.reply_pieces())
-    return BargeIn(
-        precondition=precondition,
-        reply_position_s=round(run.reply_position_s or 0.0, 3),
-        speech_s=speech_s,
-        min_interruption_s=minimum,
-        stopped=stopped,
-        stop_latency_s=stop_latency,
-        resumed=False,
-        played_s=played,
-        interrupted_text=said or None,
-        quiet_after_s=stop_latency,
-    )
-
-
-def _barge_lag(run: BargeInRun, second: TurnLog) -> tuple[float, list[str]]:
-    """How far the pipeline ran behind the audio while the interruption cut the reply, and
-    the words of the reply that left the speaker within that lag before the cut.
-
-    The lag is the microphone's lateness (its pushes ran after they were due, so the VAD
-    heard the speech late) plus the compute from the VAD hearing the user start to the bot's
-    audio stopping (no time on the virtual clock). A word said within it was said because the
-    run was behind: with no lag the cut would have come before it."""
-    due = run.due_at
-    stops = [at for at in second.bot_stopped if due is not None and at >= due - 1e-9]
-    heard = [
-        at
-        for at, name in second.events
-        if name == "VADUserStartedSpeakingFrame" and due is not None and at >= due - 1e-9
-    ]
-    if not stops:
-        return run.behind_s, []
-    lag = run.behind_s + (max(0.0, stops[0] - heard[0]) if heard else 0.0)
-    cut = stops[0]
-    decided = [text for at, text, _ in run.first.reply_pieces() if cut - lag < at <= cut]
-    return lag, decided
 
 
 async def _coroutine(make: Callable[[], Awaitable[Any]]) -> Any:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from ....errors import AgentCrashError
 from .._compat import LiveKitInternalsError, activity_current_speech, session_activity
-from .._turn import TurnCapture, TurnRecorder
+from .._turn import TurnRecorder
+from .._turn_capture import TurnCapture
 from .._turn_meta import capture_metadata
 
 if TYPE_CHECKING:

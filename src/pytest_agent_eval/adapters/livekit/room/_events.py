@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...._serialize import to_json
 from .._logs import crash_sink, hold_livekit_logs
+from .._probe import agent_name, llm_usage
 from .._timeline import SessionTimeline
-from .._turn import agent_name, llm_usage
 from ..offline._stt import FixtureTextSTT, SegmentSTT
 from ._capture import RoomRecorder, SpeakingTimes, capture_fields, crash_fields
 from ._hearing import FixtureHearing, RealtimeHeard, realtime_info, realtime_model

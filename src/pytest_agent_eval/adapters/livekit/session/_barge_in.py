@@ -54,7 +54,8 @@ from ....voice._barge_in import word_offset_s
 from ...base import TurnInput
 from .._audio import audio_turn_extra
 from .._compat import activity_current_speech, session_activity
-from .._turn import Stage, TurnCapture, TurnRecorder
+from .._turn import Stage, TurnRecorder
+from .._turn_capture import TurnCapture
 from ..offline._stt import SegmentSTT
 from ._io import CaptureAudioOutput, CaptureTextOutput
 from ._streamer import AudioStreamer

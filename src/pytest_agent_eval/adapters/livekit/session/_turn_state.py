@@ -15,7 +15,7 @@ from typing import Any
 
 from livekit.agents import AgentSession
 
-from .._turn import llm_usage
+from .._probe import llm_usage
 from ..offline._stt import WhisperSTT
 
 __all__ = ["OpenedTurn", "SentTurn"]
