@@ -162,6 +162,13 @@ _FIRST: tuple[str, ...] = (
     "unit/test_suite_tiers.py",
     "report/test_xdist.py",
     "docs/test_troubleshooting.py",
+    # Files with single tests of 1.5 to 3 minutes on the loaded machine (session 37's
+    # --durations of the capacity, turn-taking, telephony, attribution and contract folders).
+    "turn_taking/test_turn_taking_gate.py",
+    "attribution/test_attribution_livekit.py",
+    "capacity/test_capacity_worker.py",
+    "capacity/test_capacity_pipecat.py",
+    "turn_taking/test_turn_taking_pipecat.py",
 )
 """Files under ``tests/`` whose tests run before all others (in this order)."""
 
