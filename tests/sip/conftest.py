@@ -24,9 +24,11 @@ from pytest_agent_eval.models import Transcript, Turn
 from pytest_agent_eval.synthesize import ensure_fixtures
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def sip_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SipLab]:
-    """One SIP lab per test process; checked for leaks when it stops."""
+    """A SIP lab per call test; checked for leaks when it stops. Not one per process: in one
+    lab the second call's RTP never reached LiveKit's SIP service v1.8.0, which ended that call
+    for a media timeout (whichever call came second, inbound or outbound); not understood yet."""
     require_sip_labs()
     with SipLab(tmp_path_factory.mktemp("sip-lab")) as lab:
         yield lab
@@ -35,7 +37,7 @@ def sip_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SipLab]:
     assert leaks == [], f"packets left the lab's loopback namespace: {leaks}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def agent_reports(sip_lab: SipLab) -> Path:
     """Where the SIP agent writes what it saw, one file per call's room."""
     reports = sip_lab.workdir / "agent-reports"
