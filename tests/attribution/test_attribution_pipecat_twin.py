@@ -7,29 +7,40 @@ the next ordinary pipeline takes them as they were."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
 
 pytest.importorskip("pipecat", reason="needs the pipecat extra")
 
-from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import LocalSmartTurnAnalyzerV3
-from pipecat.turns.user_stop import TurnAnalyzerUserTurnStopStrategy
-from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
-ANALYZER = LocalSmartTurnAnalyzerV3()
-STOP = TurnAnalyzerUserTurnStopStrategy(turn_analyzer=ANALYZER)
-STRATEGIES = UserTurnStrategies(stop=[STOP])
-CLEANED: list[str] = []
-_own_cleanup = ANALYZER.cleanup
+class _Shared:
+    """What the bot keeps at module level, built once, on first use: building the analyzer
+    loads its ONNX model, which collecting the suite must not do (tests/unit/test_suite_tiers.py)."""
+
+    def __init__(self) -> None:
+        from pipecat.audio.turn.smart_turn.local_smart_turn_v3 import LocalSmartTurnAnalyzerV3
+        from pipecat.turns.user_stop import TurnAnalyzerUserTurnStopStrategy
+        from pipecat.turns.user_turn_strategies import UserTurnStrategies
+
+        self.analyzer = LocalSmartTurnAnalyzerV3()
+        self.stop = TurnAnalyzerUserTurnStopStrategy(turn_analyzer=self.analyzer)
+        self.strategies = UserTurnStrategies(stop=[self.stop])
+        self.cleaned: list[str] = []
+        own_cleanup = self.analyzer.cleanup
+
+        async def counted_cleanup() -> None:
+            self.cleaned.append("analyzer")
+            await own_cleanup()
+
+        self.analyzer.cleanup = counted_cleanup  # type: ignore[method-assign]
 
 
-async def _counted_cleanup() -> None:
-    CLEANED.append("analyzer")
-    await _own_cleanup()
-
-
-ANALYZER.cleanup = _counted_cleanup  # type: ignore[method-assign]
+@functools.cache
+def shared() -> _Shared:
+    """The bot's module-level strategies and analyzer (one per process)."""
+    return _Shared()
 
 
 async def run_bot(transport: Any, runner_args: Any) -> None:
@@ -53,7 +64,7 @@ async def run_bot(transport: Any, runner_args: Any) -> None:
     user, assistant = LLMContextAggregatorPair(
         context,
         user_params=LLMUserAggregatorParams(
-            vad_analyzer=SileroVADAnalyzer(), user_turn_strategies=STRATEGIES
+            vad_analyzer=SileroVADAnalyzer(), user_turn_strategies=shared().strategies
         ),
     )
     pipeline = Pipeline(
@@ -96,10 +107,11 @@ def test_the_twin_leaves_the_bots_shared_strategies_and_analyzer_alone() -> None
         )
         await conversation.aclose()
 
+    bot = shared()
     asyncio.run(converse(adapter.with_committed_turns(), 0))
-    assert STRATEGIES.stop == [STOP] and STRATEGIES.stop[0] is STOP
-    assert CLEANED == []  # the twin never cleaned up the bot's stop strategy or its analyzer
-    assert _listeners(STOP) == 0  # nor left its dead controller listening to it
+    assert bot.strategies.stop == [bot.stop] and bot.strategies.stop[0] is bot.stop
+    assert bot.cleaned == []  # the twin never cleaned up the bot's stop strategy or its analyzer
+    assert _listeners(bot.stop) == 0  # nor left its dead controller listening to it
 
     asyncio.run(converse(adapter, 1))  # the next ordinary pipeline takes them as they were
-    assert CLEANED == ["analyzer"] and _listeners(STOP) == 0
+    assert bot.cleaned == ["analyzer"] and _listeners(bot.stop) == 0
