@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import logging
 import pickle
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
+from call_result import run_from_argv
 from livekit import api, rtc
 
 from pytest_agent_eval.adapters.base import ConversationInfo, TurnInput
@@ -246,19 +245,7 @@ async def list_rooms() -> list[str]:
 
 
 def main() -> None:
-    function, kwargs, out = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
-    value: Any = None
-    error: BaseException | None = None
-    try:
-        value = asyncio.run(globals()[function](**kwargs))
-    except BaseException as exc:
-        error = exc
-    try:
-        payload = pickle.dumps({"value": value, "error": error})
-    except Exception:
-        text = "".join(traceback.format_exception(error)) if error else repr(value)
-        payload = pickle.dumps({"value": None, "error": RuntimeError(text)})
-    out.write_bytes(payload)
+    run_from_argv(globals())
 
 
 if __name__ == "__main__":

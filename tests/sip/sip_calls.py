@@ -12,17 +12,16 @@ as RFC 4733 events, and hangs up.
 from __future__ import annotations
 
 import array
-import asyncio
 import gc
-import inspect
-import json
-import pickle
 import resource
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "room"))
+
+from call_result import run_from_argv
 
 LOOPBACK = "127.0.0.1"
 SPEECH_POWER = 300.0**2
@@ -307,24 +306,7 @@ def place_call(
 
 
 def main() -> None:
-    function, kwargs, out = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
-    value: Any = None
-    error: BaseException | None = None
-    try:
-        target = globals()[function]
-        value = (
-            asyncio.run(target(**kwargs))
-            if inspect.iscoroutinefunction(target)
-            else target(**kwargs)
-        )
-    except BaseException as exc:
-        error = exc
-    try:
-        payload = pickle.dumps({"value": value, "error": error})
-    except Exception:
-        text = "".join(traceback.format_exception(error)) if error else repr(value)
-        payload = pickle.dumps({"value": None, "error": RuntimeError(text)})
-    out.write_bytes(payload)
+    run_from_argv(globals())
 
 
 if __name__ == "__main__":
