@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 import traceback
 from pathlib import Path
@@ -120,13 +121,15 @@ def main(project: Path, plan: list[dict[str, Any]]) -> int:
     failed = 0
     for step in plan:
         where = f"{step['page']}:{step['line']}"
+        started = time.monotonic()
         try:
             getattr(run, step["lang"])(step)
         except BaseException as exc:  # a snippet may raise anything, SystemExit included
             failed += 1
             print(f"FAIL {where} ({step['lang']}): {_snippet_traceback(exc, where)}", flush=True)
         else:
-            print(f"ok   {where} ({step['lang']})", flush=True)
+            took = time.monotonic() - started
+            print(f"ok   {where} ({step['lang']}, {took:.1f} s)", flush=True)
     return 1 if failed else 0
 
 
