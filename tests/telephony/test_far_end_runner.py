@@ -318,6 +318,25 @@ def test_a_call_that_passes_when_rerun_is_undetermined() -> None:
     assert "hearing and turn-taking are not tried on it" in evidence.detail
 
 
+def test_a_call_rerun_that_breaks_off_says_so_and_names_no_cause() -> None:
+    beeps: list[str] = []
+
+    def agent(history: Sequence[Any]) -> str:
+        if _last(history) != BEEP_WORDS:
+            return ""
+        beeps.append(BEEP_WORDS)
+        if len(beeps) > 1:  # the rerun: the agent breaks
+            raise RuntimeError("the line dropped")
+        return "Please call the clinic."
+
+    _, run = _attribute(VOICEMAIL, agent)
+    assert run.attribution is not None and run.attribution.cause == "undetermined"
+    (evidence,) = run.attribution.evidence
+    assert (evidence.counterfactual, evidence.verdict) == ("text_rerun", "error")
+    assert "did not run to its end, so its checks say nothing: turn 2: " in evidence.detail
+    assert "the line dropped" in evidence.detail
+
+
 def test_a_far_end_heard_as_audio_is_refused_on_a_text_agent() -> None:
     calls: list[Any] = []
 

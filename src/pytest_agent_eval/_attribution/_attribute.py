@@ -395,11 +395,11 @@ def _judge_call_rerun(
     if isinstance(rerun, str):
         return "error", f"{how} could not run: {rerun}"
     broken = next((t for t in rerun.turns if t.error is not None or t.crash is not None), None)
-    if rerun.error is not None or broken is not None:
-        reason = rerun.error or (
-            f"turn {broken.index + 1}: {broken.error or broken.crash}" if broken else ""
-        )
+    if broken is not None:
+        reason = f"turn {broken.index + 1}: {broken.error or broken.crash}"
         return "error", f"{how} did not run to its end, so its checks say nothing: {reason}"
+    if rerun.error is not None:
+        return "error", f"{how} did not run to its end, so its checks say nothing: {rerun.error}"
     checks = {_check_id(e): e for e in rerun.evaluations}
     missing = [_check_id(e) for e in said_no if _check_id(e) not in checks]
     if missing:  # a check the rerun could not hold is never taken for a pass
