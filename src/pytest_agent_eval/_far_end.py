@@ -21,7 +21,7 @@ from typing import Any
 from .errors import AdapterError, TranscriptError
 from .evaluators._call import evaluate_call
 from .models import EvalResult, Message, RunResult, Transcript, Turn
-from .models._far_end import BEEP_WORDS, FarEnd, IvrWalk, ivr_prompt
+from .models._far_end import BEEP_WORDS, FarEnd, IvrWalk, ivr_prompt, scripted_turn
 
 __all__ = [
     "BUSY_WORDS",
@@ -37,6 +37,23 @@ BUSY_WORDS = "(busy tone)"
 """A busy line, as words."""
 HOLD_WORDS = "(hold music)"
 """A hold queue's music, as words."""
+
+
+def _opening_words(far: FarEnd) -> list[str]:
+    """What the far end says before the transcript's own turns (none for an IVR, whose menus
+    follow the keys the agent sends and are made as the call goes)."""
+    if far.kind == "human":
+        return [far.hello]
+    if far.kind == "voicemail":
+        return [far.greeting, BEEP_WORDS]
+    if far.kind == "no_answer":
+        return [RING_WORDS]
+    if far.kind == "busy":
+        return [BUSY_WORDS]
+    if far.kind == "hold_music":
+        first = f"{far.greeting} {HOLD_WORDS}".strip()
+        return [first, *[HOLD_WORDS] * (far.holds - 1), far.hello]
+    return []
 
 
 def refuse_unplayable(transcript: Transcript, adapter: Any) -> None:
@@ -98,23 +115,8 @@ class FarEndScript:
         """The script of one run: a copy of ``transcript`` with no turns yet."""
         own = dataclasses.replace(transcript, turns=[], locations=dict(transcript.locations))
         script = cls(own, far_end, scripted, call_checks)
-        script._opening = script._opening_words()
+        script._opening = _opening_words(far_end)
         return script
-
-    def _opening_words(self) -> list[str]:
-        far = self.far_end
-        if far.kind == "human":
-            return [far.hello]
-        if far.kind == "voicemail":
-            return [far.greeting, BEEP_WORDS]
-        if far.kind == "no_answer":
-            return [RING_WORDS]
-        if far.kind == "busy":
-            return [BUSY_WORDS]
-        if far.kind == "hold_music":
-            first = f"{far.greeting} {HOLD_WORDS}".strip()
-            return [first, *[HOLD_WORDS] * (far.holds - 1), far.hello]
-        return []
 
     async def next_turn(self, run: RunResult, history: Sequence[Message]) -> Sequence[Any] | None:
         """The next far-end turn (or scripted turn) and its evaluators; None once the call is
@@ -127,10 +129,10 @@ class FarEndScript:
             if words is None:
                 return None
             return self._add(Turn(words), [])
-        if done < len(self._opening):
+        scripted = scripted_turn(self.far_end, done)
+        if scripted is None and done < len(self._opening):
             return self._add(Turn(self._opening[done]), [])
-        scripted = done - len(self._opening)
-        if self.far_end.drives_alone or scripted >= len(self.scripted):
+        if scripted is None or scripted >= len(self.scripted):
             return None
         turn, evaluators = self.scripted[scripted]
         return self._add(turn, evaluators)
@@ -172,7 +174,7 @@ class FarEndScript:
         could never pass, and dropping them would let the test pass for the wrong reason."""
         if self.far_end.drives_alone or not run.turns or not run.turns[-1].call_ended:
             return []
-        ran = max(0, len(run.turns) - len(self._opening))
+        ran = scripted_turn(self.far_end, len(run.turns)) or 0
         file_name = self.transcript.path.name if self.transcript.path is not None else None
         found: list[EvalResult] = []
         for index in range(ran, len(self.scripted)):

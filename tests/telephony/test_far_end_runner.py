@@ -16,7 +16,7 @@ from pytest_agent_eval._far_end import BUSY_WORDS, HOLD_WORDS, RING_WORDS
 from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.errors import TranscriptError
-from pytest_agent_eval.models import AgentReply, TranscriptResult
+from pytest_agent_eval.models import AgentReply, RunResult, Transcript, TranscriptResult
 from pytest_agent_eval.models._far_end import BEEP_WORDS
 
 VOICEMAIL = """
@@ -249,23 +249,92 @@ def test_hanging_up_during_the_voicemail_greeting_fails() -> None:
     assert "hung up during the greeting, before the beep; it left no message" in check.reasoning
 
 
-def test_a_failed_far_end_call_is_not_attributed_and_says_why() -> None:
-    from pytest_agent_eval._attribution._attribute import attribute_result
+def _attribute(text: str, agent: Any) -> tuple[Transcript, RunResult]:
+    """``agent``'s one failed run of ``text``, attributed as a voice run's is (the far end's
+    turns are text turns on every adapter: a failed call is attributed as it stands)."""
+    from pytest_agent_eval._attribution import attribute_result
     from pytest_agent_eval._runner import RunSettings
 
-    def agent(history: Sequence[Any]) -> str:
-        return "No."
-
-    transcript = load_transcript_text(HUMAN_TWO_TURNS, path=Path("call.yaml"))
+    transcript = load_transcript_text(text, path=Path("call.yaml"))
     result = asyncio.run(run_transcript(transcript, agent))
-    run = result.runs[0]
-    assert run.verdict == "failed"
-    run.turns[1].audio = "yes.wav"  # as a voice run streams it: attribution looks at it
+    (run,) = result.runs
+    assert run.verdict == "failed", run.evaluations
     asyncio.run(attribute_result(result, transcript, agent, RunSettings()))
     assert run.verdict == "failed" and run.attribution is not None
-    assert run.attribution.cause == "undetermined"
+    return transcript, run
+
+
+def test_a_failed_turn_of_a_far_end_call_is_rerun_up_to_its_own_transcript_turn() -> None:
+    heard: list[str] = []
+
+    def agent(history: Sequence[Any]) -> str:
+        heard.append(_last(history))
+        return "No."
+
+    _, run = _attribute(HUMAN_TWO_TURNS, agent)
+    attribution = run.attribution
+    assert attribution is not None
+    # The call's turn 2 (the hello was turn 1) ran the transcript's first turn.
+    assert (attribution.cause, attribution.turn) == ("agent_logic", 1)
+    (rerun,) = [e for e in attribution.evidence if e.counterfactual == "text_rerun"]
+    assert rerun.verdict == "failed" and rerun.turn == 1
+    assert "turn 2 fails the same check: reply_contains_any" in rerun.detail
+    # The run, then the rerun up to the failing turn: the hello and that turn, no more.
+    assert heard == [
+        "Hello?",
+        "Yes, I can make it.",
+        "See you then.",
+        "Hello?",
+        "Yes, I can make it.",
+    ]
+
+
+def test_a_failed_check_of_the_whole_call_is_rerun_as_the_whole_call() -> None:
+    said: list[str] = []
+
+    def agent(history: Sequence[Any]) -> str:
+        said.append(_last(history))
+        return "Please call the clinic." if _last(history) == BEEP_WORDS else ""
+
+    _, run = _attribute(VOICEMAIL, agent)
+    assert run.attribution is not None and run.attribution.cause == "agent_logic"
     (evidence,) = run.attribution.evidence
-    assert "not attributed: a call with a far end" in evidence.detail
+    assert (evidence.counterfactual, evidence.verdict) == ("text_rerun", "failed")
+    assert evidence.detail.startswith("the call given as text fails the same check: ")
+    assert "Tuesday at 3" in evidence.detail
+    assert said.count(BEEP_WORDS) == 2  # the run, and the call once more
+
+
+def test_a_call_that_passes_when_rerun_is_undetermined() -> None:
+    calls = iter(["Please call the clinic.", "Tuesday at 3, see you then."])
+
+    def agent(history: Sequence[Any]) -> str:
+        return next(calls) if _last(history) == BEEP_WORDS else ""
+
+    _, run = _attribute(VOICEMAIL, agent)
+    assert run.attribution is not None and run.attribution.cause == "undetermined"
+    (evidence,) = run.attribution.evidence
+    assert (evidence.counterfactual, evidence.verdict) == ("text_rerun", "passed")
+    assert "hearing and turn-taking are not tried on it" in evidence.detail
+
+
+def test_a_call_rerun_that_breaks_off_says_so_and_names_no_cause() -> None:
+    beeps: list[str] = []
+
+    def agent(history: Sequence[Any]) -> str:
+        if _last(history) != BEEP_WORDS:
+            return ""
+        beeps.append(BEEP_WORDS)
+        if len(beeps) > 1:  # the rerun: the agent breaks
+            raise RuntimeError("the line dropped")
+        return "Please call the clinic."
+
+    _, run = _attribute(VOICEMAIL, agent)
+    assert run.attribution is not None and run.attribution.cause == "undetermined"
+    (evidence,) = run.attribution.evidence
+    assert (evidence.counterfactual, evidence.verdict) == ("text_rerun", "error")
+    assert "did not run to its end, so its checks say nothing: turn 2: " in evidence.detail
+    assert "the line dropped" in evidence.detail
 
 
 def test_a_far_end_heard_as_audio_is_refused_on_a_text_agent() -> None:

@@ -89,6 +89,8 @@ def test_talking_over_the_greeting_fails_the_voicemail(
     result.stdout.fnmatch_lines(
         [
             "*the agent talked over the voicemail's greeting, before the beep*",
+            "*cause: agent_logic — the call given as text fails the same check: *",
+            "*1 failed run: 1 agent_logic*",
             "FAILED evals/voicemail.yaml::reminder_voicemail*",
         ]
     )
@@ -101,5 +103,9 @@ def test_pressing_the_first_key_heard_fails_the_ivr(
     result = project.runpytest_subprocess(*FAST)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
-        ["*the call reached 'billing', not 'appointments' (path: main -> billing)*"]
+        [
+            "*the call reached 'billing', not 'appointments' (path: main -> billing)*",
+            "*cause: agent_logic — the call given as text fails the same check: *billing*",
+            "*1 failed run: 1 agent_logic*",
+        ]
     )

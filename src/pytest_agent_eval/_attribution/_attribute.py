@@ -32,6 +32,12 @@ For each FAILed run of a voice transcript (never a passed, crashed or ERROR run)
 A failing turn whose only failed checks are latency checks is ``undetermined`` without a
 rerun: a text turn's latency says nothing about a voice turn's.
 
+A call with a far end numbers its turns as the call had them (the far end's hello first):
+each rerun gives the transcript's turns up to the failing one (``scripted_turn`` maps them)
+and is judged on the call's same turn. Its call whose own turns passed but a check of the
+whole call said no is run again whole as text, its checks of the whole call kept: the same
+check failing is ``agent_logic``.
+
 An attribution only explains: it is written on the run and never changes a verdict.
 """
 
@@ -54,6 +60,7 @@ from ..models import (
 )
 from ..models import Turn as TranscriptTurn
 from ..models._attribution import Attribution, Cause, Evidence, EvidenceVerdict
+from ..models._far_end import scripted_turn
 from ..voice._speech import spoken_text
 from ._judge import judged_only, rejudge
 from ._speech import speech_output_evidence
@@ -178,10 +185,9 @@ async def attribute_result(
     """
     reruns: dict[tuple[str, int], RunResult | str | None] = {}
     for run in result.runs:
-        if run.verdict != "failed" or not any(t.audio is not None for t in run.turns):
-            continue
-        if transcript.far_end is not None:
-            run.attribution = _far_end_not_attributed()
+        # A call with a far end is a voice call whose far end speaks in text (docs/telephony.md)
+        streamed = any(t.audio is not None for t in run.turns) or transcript.far_end is not None
+        if run.verdict != "failed" or not streamed:
             continue
         try:
             attribution = await _attribute_run(run, transcript, agent, settings, reruns)
@@ -200,24 +206,6 @@ async def attribute_result(
         run.attribution = scrub(attribution)
 
 
-def _far_end_not_attributed() -> Attribution:
-    """Why a call with a far end is not attributed: its turns are numbered as the call had
-    them (the far end's hello is turn 1), while every counterfactual reruns or re-checks the
-    transcript's own turns; matched by index they would name the wrong turn's checks."""
-    return Attribution(
-        "undetermined",
-        [
-            Evidence(
-                "tool_record",
-                "none",
-                detail="not attributed: a call with a far end (far_end:) numbers its turns as "
-                "the call had them (the far end's hello first), and failure attribution does "
-                "not map them to the transcript's turns yet",
-            )
-        ],
-    )
-
-
 async def _attribute_run(
     run: RunResult,
     transcript: Transcript,
@@ -226,6 +214,9 @@ async def _attribute_run(
     reruns: dict[tuple[str, int], RunResult | str | None],
 ) -> Attribution:
     failing = failing_turn(run)
+    call_no = [e for e in run.evaluations if _said_no(e)]
+    if failing is None and transcript.far_end is not None and call_no:
+        return await _attribute_call(run, call_no, transcript, agent, settings, reruns)
     if failing is None:
         return Attribution(
             "undetermined",
@@ -238,7 +229,8 @@ async def _attribute_run(
                 )
             ],
         )
-    upto = failing.index
+    upto = failing.index  # the run's turn; ``own`` the transcript's turns it ran up to it
+    own = _scripted_upto(transcript, upto)
     considered = [t for t in run.turns if t.index <= upto]
     tools = _tool_evidence(considered)
     if tools:
@@ -271,13 +263,16 @@ async def _attribute_run(
         return Attribution("speech_output", evidence + spoken, turn=upto)
     evidence += spoken + _heard_evidence(considered, upto)
     misheard = any(e.verdict == "found" and e.counterfactual == "heard_words" for e in evidence)
-    following = transcript.turns[upto + 1] if upto + 1 < len(transcript.turns) else None
+    after = _scripted_index(transcript, upto + 1)
+    following = (
+        transcript.turns[after] if after is not None and after < len(transcript.turns) else None
+    )
     cut = turn_cut_evidence(
         failing, barged_into=following is not None and bool(following.interrupt)
     )
     if cut is not None:
         evidence.append(cut)
-    hearing = await _rerun(reruns, "audio", transcript, upto, agent, settings)
+    hearing = await _rerun(reruns, "audio", transcript, own - 1, agent, settings)
     if hearing is not None:
         verdict, detail = _judge_rerun(failing, hearing, "with the fixture's words as its STT")
         evidence.append(
@@ -310,7 +305,7 @@ async def _attribute_run(
         evidence.append(committed)
         if committed.verdict == "passed":
             return Attribution("turn_taking", evidence, turn=upto)
-    text = await _rerun(reruns, "text", transcript, upto, agent, settings)
+    text = await _rerun(reruns, "text", transcript, own - 1, agent, settings)
     assert text is not None
     verdict, detail = _judge_rerun(failing, text, "given as text")
     evidence.append(
@@ -346,6 +341,80 @@ async def _attribute_run(
     return Attribution(cause, evidence, turn=upto)
 
 
+def _scripted_index(transcript: Transcript, call_turn: int) -> int | None:
+    """The transcript's turn that the run's turn ``call_turn`` ran (zero-based), or None for a
+    turn a far end said itself (its hello, its menus: ``scripted_turn``)."""
+    if transcript.far_end is None:
+        return call_turn
+    return scripted_turn(transcript.far_end, call_turn)
+
+
+def _scripted_upto(transcript: Transcript, call_turn: int) -> int:
+    """How many of the transcript's turns a run had given up to its turn ``call_turn``
+    (included): every one before it, and none of a far end's own before its first."""
+    if transcript.far_end is None:
+        return call_turn + 1
+    for turn in range(call_turn, -1, -1):
+        index = scripted_turn(transcript.far_end, turn)
+        if index is not None:
+            return index + 1
+    return 0
+
+
+async def _attribute_call(
+    run: RunResult,
+    said_no: list[EvalResult],
+    transcript: Transcript,
+    agent: object,
+    settings: RunSettings,
+    reruns: dict[tuple[str, int], RunResult | str | None],
+) -> Attribution:
+    """A call with a far end whose own turns passed, and a check of the whole call said no
+    (the far end's ``expect:``, ``call_expect``, a turn the agent's hang-up cut off): the run's
+    tool record, then the whole call again with every turn given as text, the call's checks
+    kept. The same check fails again: ``agent_logic``."""
+    tools = _tool_evidence(run.turns)
+    if tools:
+        return Attribution("tool", tools)
+    rerun = await _rerun(reruns, "call", transcript, len(transcript.turns) - 1, agent, settings)
+    assert rerun is not None
+    verdict, detail = _judge_call_rerun(said_no, rerun)
+    cause: Cause = "agent_logic" if verdict == "failed" else "undetermined"
+    if verdict == "passed":
+        detail += "; a check of the whole call is rerun as text only, so hearing and "
+        detail += "turn-taking are not tried on it"
+    evidence = Evidence("text_rerun", verdict, error=_why_not(rerun, verdict), detail=detail)
+    return Attribution(cause, [evidence])
+
+
+def _judge_call_rerun(
+    said_no: list[EvalResult], rerun: RunResult | str
+) -> tuple[EvidenceVerdict, str]:
+    """How the call's checks that said no did when the call was run again as text."""
+    how = "the call given as text"
+    if isinstance(rerun, str):
+        return "error", f"{how} could not run: {rerun}"
+    broken = next((t for t in rerun.turns if t.error is not None or t.crash is not None), None)
+    if broken is not None:
+        reason = f"turn {broken.index + 1}: {broken.error or broken.crash}"
+        return "error", f"{how} did not run to its end, so its checks say nothing: {reason}"
+    if rerun.error is not None:
+        return "error", f"{how} did not run to its end, so its checks say nothing: {rerun.error}"
+    checks = {_check_id(e): e for e in rerun.evaluations}
+    missing = [_check_id(e) for e in said_no if _check_id(e) not in checks]
+    if missing:  # a check the rerun could not hold is never taken for a pass
+        return "error", f"{how} could not check {', '.join(missing)}"
+    again = [checks[_check_id(e)] for e in said_no]
+    if any(e.errored for e in again):
+        return "error", f"{how} could not evaluate {', '.join(_check_id(e) for e in again)}"
+    failed = [e for e in again if not e.passed]
+    if failed:
+        said = "; ".join(f"{_short_label(e)}: {e.reasoning}" for e in failed)
+        return "failed", f"{how} fails the same check: {said}"
+    names = ", ".join(sorted(_short_label(e) for e in said_no))
+    return "passed", f"{how} passes ({names})"
+
+
 async def _committed(
     reruns: dict[tuple[str, int], RunResult | str | None],
     failing: TurnResult,
@@ -357,7 +426,8 @@ async def _committed(
     caller's turn committed at its fixture's end (manual turn detection), not where the agent's
     VAD and turn detection put it."""
     upto = failing.index
-    rerun = await _rerun(reruns, "committed", transcript, upto, agent, settings)
+    own = _scripted_upto(transcript, upto)
+    rerun = await _rerun(reruns, "committed", transcript, own - 1, agent, settings)
     if rerun is None:
         return Evidence(
             "committed_turn",
@@ -489,6 +559,9 @@ async def _rerun(
         except Exception as exc:  # the rerun's own boundary: say why, never raise
             reruns[key] = describe_exception(exc)
             return reruns[key]
+    elif kind == "call":  # the whole call as text, its checks of the whole call kept
+        whole = text_transcript(transcript, upto)
+        target, rerun_of = agent, replace(whole, call_expect=transcript.call_expect)
     else:
         target, rerun_of = agent, text_transcript(transcript, upto)
     # An audio rerun's streamed audio is saved as the run's was (under the rerun's own id).

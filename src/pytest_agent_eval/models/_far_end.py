@@ -30,6 +30,7 @@ __all__ = [
     "far_end_problems",
     "far_end_wav",
     "ivr_prompt",
+    "scripted_turn",
     "spoken_lines",
     "walk_ivr",
 ]
@@ -477,3 +478,15 @@ def audio_turns(far_end: FarEnd, walk: IvrWalk | None = None) -> list[list[FarEn
         return []
     retry = [line("line", f"retry.{walk.last}")] if walk.last else []
     return [[*retry, line("line", f"menu.{walk.node}")]]
+
+
+def scripted_turn(far_end: FarEnd, call_turn: int) -> int | None:
+    """The transcript turn (zero-based) that a call's turn ``call_turn`` ran (zero-based, as
+    the call numbers them: the far end's opening first, `audio_turns`), or None for a turn the
+    far end says itself. The one home of that mapping: the runner's script
+    (`pytest_agent_eval._far_end.FarEndScript`), the turns an agent's hang-up cut off and
+    failure attribution all count with it."""
+    if far_end.drives_alone:
+        return None
+    scripted = call_turn - len(audio_turns(far_end))
+    return scripted if scripted >= 0 else None
