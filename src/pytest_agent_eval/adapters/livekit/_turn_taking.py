@@ -51,7 +51,9 @@ from ._compat import replace_agent_parts, session_skip_aec_warmup
 from .offline._scripted import ScriptedLLM
 from .offline._stt import SegmentSTT
 from .offline._tts import SynthesizerTTS
+from .realtime._scripted import ScriptedRealtimeModel
 from .session._io import CaptureAudioOutput, FrameQueueInput
+from .session._realtime import realtime_model_of, server_turn_detection
 from .session._virtual import _pure_work
 
 __all__ = [
@@ -225,8 +227,8 @@ async def observe_made(
 
     Raises:
         ValueError: The clip is not at 16 kHz.
-        AdapterError: The session cannot be run this way (a realtime model, no VAD), or the
-            agent never went quiet or never started its line.
+        AdapterError: The session cannot be run this way (a realtime model taking its turns
+            itself, no VAD), or the agent never went quiet or never started its line.
         AgentTimeoutError: On the virtual clock, the stimulus took more than two minutes of
             wall time (something kept the session's loop busy).
     """
@@ -301,18 +303,18 @@ def adapter_observer(adapter: Any, transcript: Transcript, *, tail_s: float) -> 
     return TurnTakingObserver(framework="livekit", clock="virtual", observe=observe)
 
 
-def _script(session: AgentSession[Any], agent: Agent, stimulus: Stimulus, stt: SegmentSTT) -> None:
+def _script(
+    session: AgentSession[Any], agent: Agent, stimulus: Stimulus, stt: SegmentSTT
+) -> llm.RealtimeModel | None:
     """Replace what the session would say and hear with the stimulus's script, or say why the
-    session cannot be tested so."""
-    for owner in (session, agent):
-        if isinstance(owner.llm, llm.RealtimeModel):
-            raise AdapterError(
-                f"the agent runs on a realtime model ({type(owner.llm).__name__}), which hears "
-                "the caller and takes its turns itself; turn-taking conformance runs a pipeline "
-                "agent's own VAD and turn detection with a scripted LLM (give the session an "
-                "STT, an LLM and a TTS)"
-            )
+    session cannot be tested so. For an agent on a realtime model, the model is replaced by a
+    `ScriptedRealtimeModel` of the same capabilities (hearing the stimulus's words, speaking
+    with the offline voice), and the agent's own model is returned: the session's turn-taking
+    is measured only if the session, not the model, takes the turns (`_check_turn_owner`)."""
+    realtime = realtime_model_of(session, agent)
     if session.vad is None and _not_given(agent.vad):
+        if realtime is not None:
+            raise AdapterError(_realtime_takes_turns(realtime, session))
         raise AdapterError(
             "the session has no VAD: turn-taking conformance streams audio through the agent's "
             "own VAD (give AgentSession vad=silero.VAD.load())"
@@ -324,15 +326,65 @@ def _script(session: AgentSession[Any], agent: Agent, stimulus: Stimulus, stt: S
             "runs in LiveKit Cloud; turn-taking conformance runs offline: give the session a "
             "VAD that runs in process (vad=silero.VAD.load())"
         )
-    scripted = ScriptedLLM(
-        [], default_reply=AGENT_REPLY, greeting=stimulus.agent_line or AGENT_REPLY
-    )
     tts = SynthesizerTTS(backend="espeak", sample_rate=SAMPLE_RATE)
-    replace_agent_parts(session, stt=stt, llm=scripted, tts=tts)
+    greeting = stimulus.agent_line or AGENT_REPLY
+    if realtime is None:
+        scripted: ScriptedLLM | ScriptedRealtimeModel = ScriptedLLM(
+            [], default_reply=AGENT_REPLY, greeting=greeting
+        )
+        session_stt: SegmentSTT | None = stt
+    else:
+        caps = realtime.capabilities
+        scripted = ScriptedRealtimeModel(
+            [],
+            default_reply=AGENT_REPLY,
+            greeting=greeting,
+            hearing=stt,
+            turn_detection="server" if caps.turn_detection else "client",
+            can_disable_turn_detection=caps.can_disable_turn_detection,
+            audio=caps.audio_output,
+            voice=tts,
+            auto_tool_reply=caps.auto_tool_reply_generation,
+        )
+        # The model hears the caller; an STT the session has (for transcripts) stays one.
+        session_stt = stt if session.stt is not None else None
+    replace_agent_parts(session, stt=session_stt, llm=scripted, tts=tts)
     replace_agent_parts(agent, stt=stt, llm=scripted, tts=tts)
     # The stimuli are clean audio, with no echo to cancel: LiveKit would otherwise ignore the
     # caller during its first seconds of speech.
     session_skip_aec_warmup(session)
+    return realtime
+
+
+def _check_turn_owner(session: AgentSession[Any], realtime: llm.RealtimeModel | None) -> None:
+    """After the session started: refuse a realtime agent whose model kept its own (server)
+    turn detection, as LiveKit resolved it for this session."""
+    if realtime is not None and server_turn_detection(session):
+        raise AdapterError(_realtime_takes_turns(realtime, session))
+
+
+def _realtime_takes_turns(model: llm.RealtimeModel, session: AgentSession[Any]) -> str:
+    name = type(model).__name__
+    if model.capabilities.can_disable_turn_detection:
+        fix = (
+            'give the AgentSession vad=silero.VAD.load() and turn_detection="vad" (or a turn '
+            f"detector model) explicitly: LiveKit then turns {name}'s own turn detection off "
+            f"(the session's turn_detection is {session.turn_detection!r})"
+        )
+    else:
+        fix = (
+            f"create {name} with its own turn detection off (OpenAI: RealtimeModel("
+            "turn_detection=None); Gemini Live: realtime_input_config with "
+            "automatic_activity_detection disabled) and give the AgentSession "
+            'vad=silero.VAD.load() and turn_detection="vad" (or a turn detector model)'
+        )
+    return (
+        f"the agent's realtime model ({name}) takes the turns itself (its server-side turn "
+        "detection is on), so LiveKit's session does not decide when the agent speaks or "
+        "yields; the model's server VAD runs on the provider's servers and cannot be measured "
+        "offline (a stand-in's turn-taking would be measured, not the model's). To measure the "
+        f"turn-taking of the session instead, {fix}"
+    )
 
 
 def _not_given(value: object) -> bool:
@@ -369,7 +421,7 @@ async def _observe(
     frames = _frames(clip)
     pcm = b"".join(bytes(f.data.cast("B")) for f in frames)
     session, agent = await make()
-    _script(session, agent, stimulus, _StimulusSTT(pcm, events))
+    realtime = _script(session, agent, stimulus, _StimulusSTT(pcm, events))
     audio_in = FrameQueueInput()
     audio_out = CaptureAudioOutput(speed=1.0)
     session.input.audio = audio_in
@@ -398,6 +450,7 @@ async def _observe(
 
     await session.start(agent)
     try:
+        _check_turn_owner(session, realtime)
         settle_until = time.monotonic() + _SETTLE_S
         await stream_until(
             lambda: (
