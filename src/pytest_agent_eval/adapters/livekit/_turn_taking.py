@@ -244,15 +244,15 @@ async def observe_made(
         allow_network=False,
         inline=_pure_work,
     )
-    try:
-        return await asyncio.wait_for(thread.run(work), _WALL_S)
-    except TimeoutError:
-        raise AgentTimeoutError(
-            f"stimulus {stimulus.id}: no end within {_WALL_S:g} s of wall time on the virtual "
-            "clock; the session's loop was busy (code computing without yielding, or blocking it)"
-        ) from None
-    finally:
-        await asyncio.to_thread(thread.stop, 10.0)
+    async with thread.stopped_after(10.0):
+        try:
+            return await asyncio.wait_for(thread.run(work), _WALL_S)
+        except TimeoutError:
+            raise AgentTimeoutError(
+                f"stimulus {stimulus.id}: no end within {_WALL_S:g} s of wall time on the "
+                "virtual clock; the session's loop was busy (code computing without yielding, "
+                "or blocking it)"
+            ) from None
 
 
 def adapter_observer(adapter: Any, transcript: Transcript, *, tail_s: float) -> TurnTakingObserver:
