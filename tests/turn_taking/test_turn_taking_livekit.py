@@ -187,4 +187,20 @@ def test_a_realtime_model_taking_its_own_turns_says_which_setting_to_change(
     message = str(caught.value)
     assert "realtime model (RealtimeModel) takes the turns itself" in message
     assert "cannot be measured offline" in message
-    assert 'turn_detection="vad"' in message
+    assert 'turn_handling={"turn_detection": "vad"}' in message
+
+    # As the realtime example builds its session (no VAD given: LiveKit's cloud default).
+    from livekit.agents import Agent, AgentSession
+    from livekit.plugins import openai
+
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_made
+    from pytest_agent_eval.voice._clip import read_wav
+
+    async def make() -> tuple[AgentSession, Agent]:  # type: ignore[type-arg]
+        model = openai.realtime.RealtimeModel(api_key="not-used-offline")
+        return AgentSession(llm=model), Agent(instructions="x")
+
+    stimulus = next(s for s in build_pack(0) if s.id == PAUSES[0])
+    with pytest.raises(AdapterError, match="takes the turns itself") as cloud:
+        asyncio.run(observe_made(stimulus, read_wav(pack / f"{PAUSES[0]}.wav"), [], make))
+    assert "inference VAD" in str(cloud.value) and "vad=silero.VAD.load()" in str(cloud.value)

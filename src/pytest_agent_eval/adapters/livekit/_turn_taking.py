@@ -312,15 +312,30 @@ def _script(
     with the offline voice), and the agent's own model is returned: the session's turn-taking
     is measured only if the session, not the model, takes the turns (`_check_turn_owner`)."""
     realtime = realtime_model_of(session, agent)
-    if session.vad is None and _not_given(agent.vad):
-        if realtime is not None:
-            raise AdapterError(_realtime_takes_turns(realtime, session))
+    no_vad = session.vad is None and _not_given(agent.vad)
+    vad_module = (
+        "" if no_vad else type(session.vad if _not_given(agent.vad) else agent.vad).__module__
+    )
+    cloud_vad = vad_module.startswith("livekit.agents.inference")
+    if realtime is not None and (no_vad or cloud_vad):
+        raise AdapterError(
+            _realtime_takes_turns(
+                realtime,
+                session,
+                why=(
+                    "the session's VAD is LiveKit's inference VAD, AgentSession's default, "
+                    "which runs in LiveKit Cloud"
+                    if cloud_vad
+                    else "the session has no VAD"
+                ),
+            )
+        )
+    if no_vad:
         raise AdapterError(
             "the session has no VAD: turn-taking conformance streams audio through the agent's "
             "own VAD (give AgentSession vad=silero.VAD.load())"
         )
-    vad_module = type(agent.vad if not _not_given(agent.vad) else session.vad).__module__
-    if vad_module.startswith("livekit.agents.inference"):
+    if cloud_vad:
         raise AdapterError(
             "the session's VAD is LiveKit's inference VAD (AgentSession's default), which "
             "runs in LiveKit Cloud; turn-taking conformance runs offline: give the session a "
@@ -360,29 +375,42 @@ def _check_turn_owner(session: AgentSession[Any], realtime: llm.RealtimeModel | 
     """After the session started: refuse a realtime agent whose model kept its own (server)
     turn detection, as LiveKit resolved it for this session."""
     if realtime is not None and server_turn_detection(session):
-        raise AdapterError(_realtime_takes_turns(realtime, session))
+        raise AdapterError(
+            _realtime_takes_turns(
+                realtime, session, why="its server-side turn detection is on in this session"
+            )
+        )
 
 
-def _realtime_takes_turns(model: llm.RealtimeModel, session: AgentSession[Any]) -> str:
+def _turn_detection_shown(session: AgentSession[Any]) -> str:
+    given = session.turn_detection
+    if given is None or isinstance(given, str):
+        return repr(given)
+    return f"a {type(given).__name__}, AgentSession's default when none is given"
+
+
+def _realtime_takes_turns(model: llm.RealtimeModel, session: AgentSession[Any], *, why: str) -> str:
     name = type(model).__name__
     if model.capabilities.can_disable_turn_detection:
         fix = (
-            'give the AgentSession vad=silero.VAD.load() and turn_detection="vad" (or a turn '
-            f"detector model) explicitly: LiveKit then turns {name}'s own turn detection off "
-            f"(the session's turn_detection is {session.turn_detection!r})"
+            "give the AgentSession vad=silero.VAD.load() and "
+            'turn_handling={"turn_detection": "vad"} (or a turn detector model) explicitly: '
+            f"LiveKit then turns {name}'s own turn detection off "
+            f"(the session's turn_detection now: {_turn_detection_shown(session)})"
         )
     else:
         fix = (
             f"create {name} with its own turn detection off (OpenAI: RealtimeModel("
             "turn_detection=None); Gemini Live: realtime_input_config with "
             "automatic_activity_detection disabled) and give the AgentSession "
-            'vad=silero.VAD.load() and turn_detection="vad" (or a turn detector model)'
+            'vad=silero.VAD.load() and turn_handling={"turn_detection": "vad"} (or a turn '
+            "detector model)"
         )
     return (
-        f"the agent's realtime model ({name}) takes the turns itself (its server-side turn "
-        "detection is on), so LiveKit's session does not decide when the agent speaks or "
-        "yields; the model's server VAD runs on the provider's servers and cannot be measured "
-        "offline (a stand-in's turn-taking would be measured, not the model's). To measure the "
+        f"the agent's realtime model ({name}) takes the turns itself ({why}), so LiveKit's "
+        "session does not decide when the agent speaks or yields; the model's server VAD runs "
+        "on the provider's servers and cannot be measured offline (a stand-in's turn-taking "
+        "would be measured, not the model's). To measure the "
         f"turn-taking of the session instead, {fix}"
     )
 
