@@ -7,8 +7,11 @@ settings, its agent and that agent's ``on_user_turn_completed``), with three par
 only turn-taking is under test: a scripted LLM, an offline TTS and `_StimulusSTT`, which for each
 speech segment the session's VAD cuts answers the words of the stimulus's events whose audio lies
 in that segment (found by its samples in the clip), and nothing for a segment of noise, as an STT
-that heard no words. Times are seconds on the clip's clock: 0 is the first frame pushed; for a
-clip that plays over the agent, the agent's speech starts first and the clip starts with it.
+that heard no words. An agent on a realtime model is run when its session takes the turns (its
+VAD and turn detection): the model is replaced by a `ScriptedRealtimeModel` that hears through
+`_StimulusSTT`; a model that keeps its own (server) turn detection is refused. Times are
+seconds on the clip's clock: 0 is the first frame pushed; for a clip that plays over the agent,
+the agent's speech starts first and the clip starts with it.
 
 On the virtual clock (the default) the stimulus runs on a thread of its own whose clock jumps to
 the next timer whenever nothing is runnable (`pytest_agent_eval.voice._clock`), so LiveKit's own
