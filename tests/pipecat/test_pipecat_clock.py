@@ -226,3 +226,35 @@ def test_a_pipeline_thread_leaves_no_thread_behind() -> None:
 def test_a_bad_rate_is_refused() -> None:
     with pytest.raises(ValueError, match="rate must be > 0 or None"):
         PipelineClock(rate=0)
+
+
+def test_a_thread_that_does_not_stop_makes_the_run_an_error() -> None:
+    """A loop blocked by the agent's code still runs it after the run: an AdapterError (the
+    item's ERROR), never swallowed; when the run itself failed, its failure is what is said."""
+    from pytest_agent_eval.errors import AdapterError
+
+    thread = PipelineThread(PipelineClock(rate=None), name="blocked pipeline")
+    release = threading.Event()
+    blocking = threading.Event()
+
+    def block() -> None:
+        blocking.set()
+        release.wait()  # a blocking call on the loop, until the test releases it
+
+    async def main(raise_inside: bool) -> None:
+        async with thread.stopped_after(0.01):
+            thread.call(block)
+            await asyncio.to_thread(blocking.wait)
+            if raise_inside:
+                raise ValueError("the run's own failure")
+
+    try:
+        with pytest.raises(ValueError, match="the run's own failure"):
+            asyncio.run(main(raise_inside=True))
+        with pytest.raises(AdapterError) as caught:
+            asyncio.run(main(raise_inside=False))
+        assert "'blocked pipeline' did not finish within 0.01 s" in str(caught.value)
+        assert "could not be evaluated cleanly" in str(caught.value)
+    finally:
+        release.set()
+    assert thread.stop()

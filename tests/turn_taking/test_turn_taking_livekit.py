@@ -106,3 +106,101 @@ def test_a_vad_that_hears_nothing_is_an_error_not_a_patient_agent(pack: Path) ->
     deaf = silero.VAD.load(min_speech_duration=60.0)
     with pytest.raises(AdapterError, match="never heard the caller speak"):
         _observe(pack, deaf, PAUSES[:1])
+
+
+def _observe_realtime(
+    pack: Path,
+    vad: object,
+    ids: tuple[str, ...],
+    *,
+    model_turns: bool = False,
+    **session: object,
+) -> list:  # type: ignore[type-arg]
+    """The stimuli played to an agent on OpenAI's realtime model, replaced by the scripted one
+    as a pipeline agent's LLM is (it never connects), in a session given ``vad``."""
+    from livekit.agents import Agent, AgentSession
+    from livekit.plugins import openai
+
+    from pytest_agent_eval._turn_taking._observer import read_pack
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_made, session_arguments
+
+    kwargs = session_arguments(session)
+    if model_turns:
+        # No turn detection nor interruption settings: the session leaves the turns to the model.
+        del kwargs["turn_handling"]
+
+    async def make() -> tuple[AgentSession, Agent]:  # type: ignore[type-arg]
+        model = openai.realtime.RealtimeModel(api_key="not-used-offline")
+        made: AgentSession = AgentSession(vad=vad, llm=model, **kwargs)  # type: ignore[type-arg, arg-type]
+        return made, Agent(instructions="You answer the caller.")
+
+    async def run() -> list:  # type: ignore[type-arg]
+        return [
+            await observe_made(p.stimulus, p.clip, p.events, make)
+            for p in read_pack(pack, list(ids))
+        ]
+
+    return asyncio.run(run())
+
+
+@pytest.fixture(scope="module")
+def realtime_observed(pack: Path, vad: object) -> list:  # type: ignore[type-arg]
+    return _observe_realtime(pack, vad, (*PAUSES, BARGE_INS[0]))
+
+
+def test_a_realtime_agent_whose_session_takes_turns_is_measured_the_same_on_a_rerun(
+    pack: Path,
+    vad: object,
+    realtime_observed: list,  # type: ignore[type-arg]
+) -> None:
+    metrics = compute_metrics(realtime_observed)
+    assert (metrics["pause_takeover_rate"].hits, metrics["pause_takeover_rate"].count) == (2, 4)
+    assert (metrics["barge_in_yield_rate"].hits, metrics["barge_in_yield_rate"].count) == (1, 1)
+    assert metrics["unanswered_rate"].count == 4
+    assert metrics["unanswered_rate"].hits == 0  # the scripted model heard and answered
+    assert _observe_realtime(pack, vad, (*PAUSES, BARGE_INS[0])) == realtime_observed
+
+
+def test_a_realtime_agent_follows_its_sessions_endpointing_delay(
+    pack: Path,
+    vad: object,
+    realtime_observed: list,  # type: ignore[type-arg]
+) -> None:
+    quick = compute_metrics(realtime_observed[: len(PAUSES)])["pause_takeover_rate"]
+    patient = compute_metrics(
+        _observe_realtime(
+            pack, vad, PAUSES, turn_handling={"endpointing": {"min_delay": 2.5, "max_delay": 3.0}}
+        )
+    )["pause_takeover_rate"]
+    assert quick.count == patient.count == 4
+    assert (quick.hits, patient.hits) == (2, 0)
+
+
+def test_a_realtime_model_taking_its_own_turns_says_which_setting_to_change(
+    pack: Path, vad: object
+) -> None:
+    # A session given a VAD but no turn_detection leaves OpenAI's server VAD on.
+    from pytest_agent_eval.errors import AdapterError
+
+    with pytest.raises(AdapterError) as caught:
+        _observe_realtime(pack, vad, PAUSES[:1], model_turns=True)
+    message = str(caught.value)
+    assert "realtime model (RealtimeModel) takes the turns itself" in message
+    assert "cannot be measured offline" in message
+    assert 'turn_handling={"turn_detection": "vad"}' in message
+
+    # As the realtime example builds its session (no VAD given: LiveKit's cloud default).
+    from livekit.agents import Agent, AgentSession
+    from livekit.plugins import openai
+
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_made
+    from pytest_agent_eval.voice._clip import read_wav
+
+    async def make() -> tuple[AgentSession, Agent]:  # type: ignore[type-arg]
+        model = openai.realtime.RealtimeModel(api_key="not-used-offline")
+        return AgentSession(llm=model), Agent(instructions="x")
+
+    stimulus = next(s for s in build_pack(0) if s.id == PAUSES[0])
+    with pytest.raises(AdapterError, match="takes the turns itself") as cloud:
+        asyncio.run(observe_made(stimulus, read_wav(pack / f"{PAUSES[0]}.wav"), [], make))
+    assert "inference VAD" in str(cloud.value) and "vad=silero.VAD.load()" in str(cloud.value)

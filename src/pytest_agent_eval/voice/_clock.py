@@ -41,10 +41,10 @@ import functools
 import math
 import selectors
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
 
-from ..errors import AgentEvalError
+from ..errors import AdapterError, AgentEvalError
 from ._timeshim import bind, real_monotonic, real_time, unbind
 
 __all__ = [
@@ -389,6 +389,30 @@ class PipelineThread:
                 loop.call_soon_threadsafe(loop.stop)
         self._thread.join(timeout_s)
         return not self._thread.is_alive()
+
+    @contextlib.asynccontextmanager
+    async def stopped_after(self, timeout_s: float = 10.0) -> AsyncIterator[None]:
+        """Stop the thread (from another loop) when the block ends.
+
+        Raises:
+            AdapterError: The block ended normally but the thread did not finish within
+                ``timeout_s``: something blocks its loop and the agent's code may still run
+                there, so the run cannot count. When the block raised, its exception is what
+                the run reports, and a thread that does not stop adds nothing to it.
+        """
+        try:
+            yield
+        except BaseException:
+            await asyncio.to_thread(self.stop, timeout_s)
+            raise
+        if not await asyncio.to_thread(self.stop, timeout_s):
+            raise AdapterError(
+                f"the thread {self._thread.name!r} did not finish within {timeout_s:g} s of being "
+                "stopped: something blocks its event loop (code computing without yielding, a "
+                "blocking call such as time.sleep or a lock), and the agent's code may still run "
+                "there, so this run could not be evaluated cleanly; make that code await (or "
+                "run it in asyncio.to_thread)"
+            )
 
 
 def _cancel_remaining(loop: asyncio.AbstractEventLoop) -> None:

@@ -7,8 +7,11 @@ settings, its agent and that agent's ``on_user_turn_completed``), with three par
 only turn-taking is under test: a scripted LLM, an offline TTS and `_StimulusSTT`, which for each
 speech segment the session's VAD cuts answers the words of the stimulus's events whose audio lies
 in that segment (found by its samples in the clip), and nothing for a segment of noise, as an STT
-that heard no words. Times are seconds on the clip's clock: 0 is the first frame pushed; for a
-clip that plays over the agent, the agent's speech starts first and the clip starts with it.
+that heard no words. An agent on a realtime model is run when its session takes the turns (its
+VAD and turn detection): the model is replaced by a `ScriptedRealtimeModel` that hears through
+`_StimulusSTT`; a model that keeps its own (server) turn detection is refused. Times are
+seconds on the clip's clock: 0 is the first frame pushed; for a clip that plays over the agent,
+the agent's speech starts first and the clip starts with it.
 
 On the virtual clock (the default) the stimulus runs on a thread of its own whose clock jumps to
 the next timer whenever nothing is runnable (`pytest_agent_eval.voice._clock`), so LiveKit's own
@@ -51,7 +54,9 @@ from ._compat import replace_agent_parts, session_skip_aec_warmup
 from .offline._scripted import ScriptedLLM
 from .offline._stt import SegmentSTT
 from .offline._tts import SynthesizerTTS
+from .realtime._scripted import ScriptedRealtimeModel
 from .session._io import CaptureAudioOutput, FrameQueueInput
+from .session._realtime import realtime_model_of, server_turn_detection
 from .session._virtual import _pure_work
 
 __all__ = [
@@ -225,8 +230,8 @@ async def observe_made(
 
     Raises:
         ValueError: The clip is not at 16 kHz.
-        AdapterError: The session cannot be run this way (a realtime model, no VAD), or the
-            agent never went quiet or never started its line.
+        AdapterError: The session cannot be run this way (a realtime model taking its turns
+            itself, no VAD), or the agent never went quiet or never started its line.
         AgentTimeoutError: On the virtual clock, the stimulus took more than two minutes of
             wall time (something kept the session's loop busy).
     """
@@ -242,15 +247,15 @@ async def observe_made(
         allow_network=False,
         inline=_pure_work,
     )
-    try:
-        return await asyncio.wait_for(thread.run(work), _WALL_S)
-    except TimeoutError:
-        raise AgentTimeoutError(
-            f"stimulus {stimulus.id}: no end within {_WALL_S:g} s of wall time on the virtual "
-            "clock; the session's loop was busy (code computing without yielding, or blocking it)"
-        ) from None
-    finally:
-        await asyncio.to_thread(thread.stop, 10.0)
+    async with thread.stopped_after(10.0):
+        try:
+            return await asyncio.wait_for(thread.run(work), _WALL_S)
+        except TimeoutError:
+            raise AgentTimeoutError(
+                f"stimulus {stimulus.id}: no end within {_WALL_S:g} s of wall time on the "
+                "virtual clock; the session's loop was busy (code computing without yielding, "
+                "or blocking it)"
+            ) from None
 
 
 def adapter_observer(adapter: Any, transcript: Transcript, *, tail_s: float) -> TurnTakingObserver:
@@ -301,38 +306,116 @@ def adapter_observer(adapter: Any, transcript: Transcript, *, tail_s: float) -> 
     return TurnTakingObserver(framework="livekit", clock="virtual", observe=observe)
 
 
-def _script(session: AgentSession[Any], agent: Agent, stimulus: Stimulus, stt: SegmentSTT) -> None:
+def _script(
+    session: AgentSession[Any], agent: Agent, stimulus: Stimulus, stt: SegmentSTT
+) -> llm.RealtimeModel | None:
     """Replace what the session would say and hear with the stimulus's script, or say why the
-    session cannot be tested so."""
-    for owner in (session, agent):
-        if isinstance(owner.llm, llm.RealtimeModel):
-            raise AdapterError(
-                f"the agent runs on a realtime model ({type(owner.llm).__name__}), which hears "
-                "the caller and takes its turns itself; turn-taking conformance runs a pipeline "
-                "agent's own VAD and turn detection with a scripted LLM (give the session an "
-                "STT, an LLM and a TTS)"
+    session cannot be tested so. For an agent on a realtime model, the model is replaced by a
+    `ScriptedRealtimeModel` of the same capabilities (hearing the stimulus's words, speaking
+    with the offline voice), and the agent's own model is returned: the session's turn-taking
+    is measured only if the session, not the model, takes the turns (`_check_turn_owner`)."""
+    realtime = realtime_model_of(session, agent)
+    no_vad = session.vad is None and _not_given(agent.vad)
+    vad_module = (
+        "" if no_vad else type(session.vad if _not_given(agent.vad) else agent.vad).__module__
+    )
+    cloud_vad = vad_module.startswith("livekit.agents.inference")
+    if realtime is not None and (no_vad or cloud_vad):
+        raise AdapterError(
+            _realtime_takes_turns(
+                realtime,
+                session,
+                why=(
+                    "the session's VAD is LiveKit's inference VAD, AgentSession's default, "
+                    "which runs in LiveKit Cloud"
+                    if cloud_vad
+                    else "the session has no VAD"
+                ),
             )
-    if session.vad is None and _not_given(agent.vad):
+        )
+    if no_vad:
         raise AdapterError(
             "the session has no VAD: turn-taking conformance streams audio through the agent's "
             "own VAD (give AgentSession vad=silero.VAD.load())"
         )
-    vad_module = type(agent.vad if not _not_given(agent.vad) else session.vad).__module__
-    if vad_module.startswith("livekit.agents.inference"):
+    if cloud_vad:
         raise AdapterError(
             "the session's VAD is LiveKit's inference VAD (AgentSession's default), which "
             "runs in LiveKit Cloud; turn-taking conformance runs offline: give the session a "
             "VAD that runs in process (vad=silero.VAD.load())"
         )
-    scripted = ScriptedLLM(
-        [], default_reply=AGENT_REPLY, greeting=stimulus.agent_line or AGENT_REPLY
-    )
     tts = SynthesizerTTS(backend="espeak", sample_rate=SAMPLE_RATE)
-    replace_agent_parts(session, stt=stt, llm=scripted, tts=tts)
+    greeting = stimulus.agent_line or AGENT_REPLY
+    if realtime is None:
+        scripted: ScriptedLLM | ScriptedRealtimeModel = ScriptedLLM(
+            [], default_reply=AGENT_REPLY, greeting=greeting
+        )
+        session_stt: SegmentSTT | None = stt
+    else:
+        caps = realtime.capabilities
+        scripted = ScriptedRealtimeModel(
+            [],
+            default_reply=AGENT_REPLY,
+            greeting=greeting,
+            hearing=stt,
+            turn_detection="server" if caps.turn_detection else "client",
+            can_disable_turn_detection=caps.can_disable_turn_detection,
+            audio=caps.audio_output,
+            voice=tts,
+            auto_tool_reply=caps.auto_tool_reply_generation,
+        )
+        # The model hears the caller; an STT the session has (for transcripts) stays one.
+        session_stt = stt if session.stt is not None else None
+    replace_agent_parts(session, stt=session_stt, llm=scripted, tts=tts)
     replace_agent_parts(agent, stt=stt, llm=scripted, tts=tts)
     # The stimuli are clean audio, with no echo to cancel: LiveKit would otherwise ignore the
     # caller during its first seconds of speech.
     session_skip_aec_warmup(session)
+    return realtime
+
+
+def _check_turn_owner(session: AgentSession[Any], realtime: llm.RealtimeModel | None) -> None:
+    """After the session started: refuse a realtime agent whose model kept its own (server)
+    turn detection, as LiveKit resolved it for this session."""
+    if realtime is not None and server_turn_detection(session):
+        raise AdapterError(
+            _realtime_takes_turns(
+                realtime, session, why="its server-side turn detection is on in this session"
+            )
+        )
+
+
+def _turn_detection_shown(session: AgentSession[Any]) -> str:
+    given = session.turn_detection
+    if given is None or isinstance(given, str):
+        return repr(given)
+    return f"a {type(given).__name__}, AgentSession's default when none is given"
+
+
+def _realtime_takes_turns(model: llm.RealtimeModel, session: AgentSession[Any], *, why: str) -> str:
+    name = type(model).__name__
+    if model.capabilities.can_disable_turn_detection:
+        fix = (
+            "give the AgentSession vad=silero.VAD.load() and "
+            'turn_handling={"turn_detection": "vad"} (or a turn detector model) explicitly: '
+            f"LiveKit then turns {name}'s own turn detection off "
+            f"(the session's turn_detection now: {_turn_detection_shown(session)})"
+        )
+    else:
+        fix = (
+            f"create {name} with its own turn detection off (OpenAI: RealtimeModel("
+            "turn_detection=None); Gemini Live: realtime_input_config with "
+            "automatic_activity_detection disabled) and give the AgentSession "
+            'vad=silero.VAD.load() and turn_handling={"turn_detection": "vad"} (or a turn '
+            "detector model)"
+        )
+    return (
+        f"the agent's realtime model ({name}) takes the turns itself ({why}), so LiveKit's "
+        "session does not decide when the agent speaks or yields; the model's server VAD runs "
+        "on the provider's servers and cannot be measured offline (a stand-in's turn-taking "
+        "would be measured, not the model's). To measure the "
+        f"turn-taking of the session instead, {fix}"
+    )
 
 
 def _not_given(value: object) -> bool:
@@ -369,7 +452,7 @@ async def _observe(
     frames = _frames(clip)
     pcm = b"".join(bytes(f.data.cast("B")) for f in frames)
     session, agent = await make()
-    _script(session, agent, stimulus, _StimulusSTT(pcm, events))
+    realtime = _script(session, agent, stimulus, _StimulusSTT(pcm, events))
     audio_in = FrameQueueInput()
     audio_out = CaptureAudioOutput(speed=1.0)
     session.input.audio = audio_in
@@ -398,6 +481,7 @@ async def _observe(
 
     await session.start(agent)
     try:
+        _check_turn_owner(session, realtime)
         settle_until = time.monotonic() + _SETTLE_S
         await stream_until(
             lambda: (

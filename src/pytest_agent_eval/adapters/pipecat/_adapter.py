@@ -375,15 +375,10 @@ class PipecatConversation:
             if thread is None:
                 return
             session = self._session
-            if session is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(thread.run(session.close()), 15.0)
-            stopped = await asyncio.to_thread(thread.stop, 10.0)
-            if not stopped:
-                raise AdapterError(
-                    "the pipeline's thread did not finish within 10 s of being stopped "
-                    "(something in the bot blocks its event loop)"
-                )
+            async with thread.stopped_after(10.0):
+                if session is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(thread.run(session.close()), 15.0)
         finally:
             self._logs.close()
 

@@ -191,23 +191,23 @@ async def observe_bot(
         thread = PipelineThread(
             clock, name=f"turn-taking {stimulus.id}", allow_network=False, inline=pure_work
         )
-        try:
-            return await asyncio.wait_for(thread.run(run()), _WALL_S)
-        except TurnTimeout as exc:
-            raise AdapterError(
-                f"stimulus {stimulus.id}: no end within timeout_s={timeout_s:g} s of the "
-                f"pipeline's time; still waiting for {exc}"
-            ) from None
-        except TimeoutError:
-            raise AgentTimeoutError(
-                f"stimulus {stimulus.id}: no end within {_WALL_S:g} s of wall time; the "
-                "pipeline's loop was busy (a processor computing without yielding?)"
-            ) from None
-        finally:
-            for session in sessions:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(thread.run(session.close()), 15.0)
-            await asyncio.to_thread(thread.stop, 10.0)
+        async with thread.stopped_after(10.0):
+            try:
+                return await asyncio.wait_for(thread.run(run()), _WALL_S)
+            except TurnTimeout as exc:
+                raise AdapterError(
+                    f"stimulus {stimulus.id}: no end within timeout_s={timeout_s:g} s of the "
+                    f"pipeline's time; still waiting for {exc}"
+                ) from None
+            except TimeoutError:
+                raise AgentTimeoutError(
+                    f"stimulus {stimulus.id}: no end within {_WALL_S:g} s of wall time; the "
+                    "pipeline's loop was busy (a processor computing without yielding?)"
+                ) from None
+            finally:
+                for session in sessions:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(thread.run(session.close()), 15.0)
 
 
 class _Script:

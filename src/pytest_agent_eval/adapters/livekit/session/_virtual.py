@@ -335,12 +335,10 @@ class VirtualConversation:
         if self._closed:
             return
         self._closed = True
-        try:
+        async with self._thread.stopped_after(_STOP_S):
             if self._inner is not None:
                 # Closing takes what it takes in the session's time: the clock runs meanwhile.
                 await self.call(self._inner.aclose(), label="closing the session", hold=False)
-        finally:
-            await asyncio.to_thread(self._thread.stop, _STOP_S)
 
     # -- handing calls to the clock's thread ----------------------------------------------
 
