@@ -125,3 +125,52 @@ def test_the_agent_s_outbound_call_is_answered_by_the_lab_s_phone(
     heard = " ".join(entry["heard"] for entry in saw if "heard" in entry)
     assert "vegan" in heard.lower(), f"the agent heard {heard!r}, not {CALLER_SAYS!r}"
     assert "risotto" in transcribe(read_wav(record)).lower()
+
+
+def _refused(sip_lab: SipLab, *, callee: str, status: int) -> dict[str, Any]:
+    """What ``create_sip_participant`` raised when the lab's phone answered ``status``."""
+    with ThreadPoolExecutor(1) as pool:
+        phone = pool.submit(
+            sip_lab.call, "refuse_call", number=callee, listen_port=PHONE_PORT, status=status
+        )
+        raised = sip_lab.call(
+            "dial_unanswered",
+            room=f"refused-{status}",
+            number=callee,
+            trunk_number=TRUNK_NUMBER,
+            phone_port=PHONE_PORT,
+            ringing_timeout_s=3.0,
+        )
+        print(f"\nstatus {status}: the phone {phone.result()}; LiveKit raised {raised}")
+    return raised
+
+
+def test_a_busy_far_end_fails_create_sip_participant_with_486(sip_lab: SipLab) -> None:
+    raised = _refused(sip_lab, callee="+15550178", status=486)
+    # What the in-process fake job raises for far_end: busy (adapters/livekit/session/_dial.py).
+    assert raised["class"] == "livekit.api.twirp_client.SipCallError"
+    assert (raised["code"], raised["status"]) == ("resource_exhausted", 429)
+    assert raised["message"] == "twirp error unknown: INVITE failed: sip status: 486: Busy Here"
+    assert raised["metadata"]["sip_status_code"] == "486"
+    assert raised["metadata"]["sip_status"] == "Busy Here"
+    assert raised["str"] == "SIP call failed: 486 Busy Here (resource_exhausted)"
+
+
+def test_a_far_end_that_is_unavailable_fails_create_sip_participant_with_480(
+    sip_lab: SipLab,
+) -> None:
+    raised = _refused(sip_lab, callee="+15550180", status=480)
+    assert raised["class"] == "livekit.api.twirp_client.SipCallError"
+    assert raised["metadata"]["sip_status_code"] == "480"
+    assert raised["metadata"]["sip_status"] == "Temporarily Unavailable"
+
+
+def test_a_far_end_that_rings_out_fails_create_sip_participant_on_the_ringing_timeout(
+    sip_lab: SipLab,
+) -> None:
+    raised = _refused(sip_lab, callee="+15550179", status=180)
+    # What the in-process fake job raises for far_end: no_answer: no SIP status, a timeout.
+    assert raised["class"] == "livekit.api.twirp_client.ServerError"
+    assert (raised["code"], raised["status"]) == ("canceled", 408)
+    assert raised["message"] == "twirp error unknown: sip request timed out"
+    assert raised["metadata"] == {}
