@@ -20,6 +20,7 @@ from sip_lab import (
     SipLab,
 )
 
+from pytest_agent_eval.adapters.livekit.session._dial import callee_attributes
 from pytest_agent_eval.voice._clip import read_wav
 from pytest_agent_eval.voice._dtmf import detect_keys
 from pytest_agent_eval.voice._whisper import transcribe
@@ -120,6 +121,16 @@ def test_the_agent_s_outbound_call_is_answered_by_the_lab_s_phone(
     assert f"sip:{TRUNK_NUMBER}@" in call["remote_uri"]
     saw = _agent_saw(agent_reports, callee)
     callee_seen = next(entry for entry in saw if "participant" in entry)
+    # The attributes LiveKit's SIP service sets on an outbound call's callee: the ones the
+    # in-process fake job gives an outbound agent's callee (adapters/livekit/session/_dial.py).
+    attributes = callee_seen["attributes"]
+    in_process = callee_attributes(
+        number=callee, trunk_number=TRUNK_NUMBER, trunk_id="", call_id="SCL_x"
+    )
+    assert sorted(attributes) == sorted(in_process)
+    assert attributes["sip.phoneNumber"] == callee
+    assert attributes["sip.trunkPhoneNumber"] == TRUNK_NUMBER
+    assert attributes["sip.callStatus"] == "active"
     assert callee_seen["kind"] == SIP_KIND
     assert callee_seen["participant"] == f"sip_{callee}"
     heard = " ".join(entry["heard"] for entry in saw if "heard" in entry)
