@@ -120,3 +120,14 @@ def test_an_agent_that_never_dials_errors(monkeypatch: pytest.MonkeyPatch) -> No
     assert not run.passed
     errors = [run.error, *(t.error for t in run.turns)]
     assert any("the agent placed no call" in (e or "") for e in errors), errors
+
+
+def test_a_direction_that_is_not_one_is_refused_naming_file_line_and_field() -> None:
+    from pytest_agent_eval.errors import TranscriptError
+
+    with pytest.raises(TranscriptError) as refused:
+        load_transcript_text(HUMAN.replace("outbound", "sideways"), path=Path("call.yaml"))
+    assert str(refused.value) == (
+        "call.yaml:3, transcript 'reminder', phone.direction: 'sideways' is not one of inbound, "
+        "outbound"
+    )
