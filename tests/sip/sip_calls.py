@@ -93,6 +93,33 @@ async def dial_out(
     }
 
 
+async def outbound_trunk(*, phone_port: int, trunk_number: str) -> str:
+    """An outbound trunk to the phone at ``phone_port``, calling from ``trunk_number``."""
+    from livekit import api
+
+    async with api.LiveKitAPI() as lkapi:
+        trunk = await lkapi.sip.create_outbound_trunk(
+            api.CreateSIPOutboundTrunkRequest(
+                trunk=api.SIPOutboundTrunkInfo(
+                    name="dialer trunk",
+                    address=f"{LOOPBACK}:{phone_port}",
+                    numbers=[trunk_number],
+                )
+            )
+        )
+    return str(trunk.sip_trunk_id)
+
+
+async def dispatch(*, agent_name: str, room: str) -> None:
+    """Dispatch ``agent_name`` into ``room`` (the agent places its call itself)."""
+    from livekit import api
+
+    async with api.LiveKitAPI() as lkapi:
+        await lkapi.agent_dispatch.create_dispatch(
+            api.CreateAgentDispatchRequest(agent_name=agent_name, room=room)
+        )
+
+
 async def dial_unanswered(
     *, room: str, number: str, trunk_number: str, phone_port: int, ringing_timeout_s: float
 ) -> dict[str, Any]:

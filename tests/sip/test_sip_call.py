@@ -25,6 +25,8 @@ from pytest_agent_eval.voice._clip import read_wav
 from pytest_agent_eval.voice._dtmf import detect_keys
 from pytest_agent_eval.voice._whisper import transcribe
 
+DIALER_WORKER = Path(__file__).resolve().parent / "dialer_worker.py"
+"""tests/telephony's outbound agent as the lab's worker."""
 SIP_KIND = 3
 """``rtc.ParticipantKind.PARTICIPANT_KIND_SIP``."""
 
@@ -185,3 +187,30 @@ def test_a_far_end_that_rings_out_fails_create_sip_participant_on_the_ringing_ti
     assert (raised["code"], raised["status"]) == ("canceled", 408)
     assert raised["message"] == "twirp error unknown: sip request timed out"
     assert raised["metadata"] == {}
+
+
+def test_the_dialler_agent_on_a_busy_line_hangs_up_with_the_reason_it_gets_in_process(
+    sip_lab: SipLab,
+) -> None:
+    """tests/telephony's outbound agent, from LiveKit's docs, in a real job: its call to a busy
+    phone fails, and its except-branch ends the job with the reason it gives in process
+    (test_livekit_outbound.py: the same hang_up record)."""
+    reports = sip_lab.workdir / "dialer-reports"
+    reports.mkdir()
+    trunk = sip_lab.call("outbound_trunk", phone_port=PHONE_PORT, trunk_number=TRUNK_NUMBER)
+    worker = sip_lab.start_worker(
+        "dialer-worker", DIALER_WORKER, SIP_AGENT_REPORTS=str(reports), DIALER_TRUNK_ID=trunk
+    )
+    with ThreadPoolExecutor(1) as pool:
+        phone = pool.submit(
+            sip_lab.call, "refuse_call", number="+15550177", listen_port=PHONE_PORT, status=486
+        )
+        sip_lab.call("dispatch", agent_name="dialer-agent", room="dialer-busy")
+        assert phone.result()["last_status"] == 486
+    worker.wait_for_line("dialer: shut down in dialer-busy", timeout_s=60.0)
+    (entry,) = [
+        json.loads(line) for line in (reports / "dialer-busy.jsonl").read_text().splitlines()
+    ]
+    assert entry == {
+        "shutdown": "call failed: twirp error unknown: INVITE failed: sip status: 486: Busy Here"
+    }

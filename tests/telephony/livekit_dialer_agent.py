@@ -18,7 +18,7 @@ from pytest_agent_eval.adapters.livekit import Rule, ScriptedLLM, eval_session_k
 
 BUGGY = os.environ.get("DIALER_BUG") == "1"
 PHONE_NUMBER = "+15550177"
-OUTBOUND_TRUNK_ID = "ST_outbound_trunk"
+OUTBOUND_TRUNK_ID = os.environ.get("DIALER_TRUNK_ID", "ST_outbound_trunk")
 
 logger = logging.getLogger("dialer-agent")
 
