@@ -20,7 +20,6 @@ from sip_lab import (
     SipLab,
 )
 
-from pytest_agent_eval.adapters.livekit.session._dial import callee_attributes
 from pytest_agent_eval.voice._clip import read_wav
 from pytest_agent_eval.voice._dtmf import detect_keys
 from pytest_agent_eval.voice._whisper import transcribe
@@ -124,7 +123,10 @@ def test_the_agent_s_outbound_call_is_answered_by_the_lab_s_phone(
     saw = _agent_saw(agent_reports, callee)
     callee_seen = next(entry for entry in saw if "participant" in entry)
     # The attributes LiveKit's SIP service sets on an outbound call's callee: the ones the
-    # in-process fake job gives an outbound agent's callee (adapters/livekit/session/_dial.py).
+    # in-process fake job gives an outbound agent's callee. (Imported here: the adapter's
+    # package loads Silero, which collecting this folder must not.)
+    from pytest_agent_eval.adapters.livekit.session._dial import callee_attributes
+
     attributes = callee_seen["attributes"]
     in_process = callee_attributes(
         number=callee, trunk_number=TRUNK_NUMBER, trunk_id="", call_id="SCL_x"
