@@ -86,6 +86,12 @@ PHONE_SCHEMA: dict[str, Any] = {
             "description": "The number the caller dialled, E.164 ('+15550199', the default): "
             "the SIP participant's sip.trunkPhoneNumber.",
         },
+        "direction": {
+            "enum": ["inbound", "outbound"],
+            "description": "inbound (the default): the caller is on the line when the agent "
+            "starts; outbound: the agent places the call with create_sip_participant, "
+            "answered (or not: busy, no_answer) as far_end says.",
+        },
     },
 }
 """``#/$defs/phone``."""
@@ -106,7 +112,9 @@ def _check_phone(value: Any) -> list[Problem]:
 def _call_checks(transcript: Transcript) -> list[Any]:
     if transcript.phone is None:
         return []
-    return [keyed(PhoneCallCheck(transcript.phone.caller_number), "phone", scope="transcript")]
+    phone = transcript.phone
+    check = PhoneCallCheck(phone.caller_number, outbound=phone.direction == "outbound")
+    return [keyed(check, "phone", scope="transcript")]
 
 
 def _check_dtmf(value: Any) -> list[Problem]:

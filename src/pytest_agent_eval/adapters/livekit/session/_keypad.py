@@ -39,11 +39,20 @@ from typing import TYPE_CHECKING, Any
 
 from livekit import rtc
 
+from ....errors import AdapterError
 from ....models import AgentReply, DtmfInput, PhoneCall, Transcript
-from ....models._keypad import HANG_UP_KEY, IN_BAND_KEY, PRESSED_KEY, SIP_CALLER_KEY
+from ....models._far_end import FarEnd
+from ....models._keypad import (
+    HANG_UP_KEY,
+    IN_BAND_KEY,
+    PRESSED_KEY,
+    SIP_CALLER_KEY,
+    SIP_DIALS_KEY,
+)
 from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
 from .._compat import end_fake_job
+from ._dial import callee_attributes, dial, failed_dial
 from ._hang_up import record_session_shutdown, refuse_after_hang_up
 
 if TYPE_CHECKING:
@@ -121,12 +130,24 @@ class PhoneRoom(rtc.EventEmitter[str]):
     ``sip_dtmf_received`` for the caller's keys; its local participant records the keys the
     agent sends."""
 
-    def __init__(self, name: str, phone: PhoneCall | None = None) -> None:
+    def __init__(
+        self, name: str, phone: PhoneCall | None = None, far_end: FarEnd | None = None
+    ) -> None:
         super().__init__()
         self.name = name
+        self.phone = phone or PhoneCall()
+        self.far_end = far_end
+        self.outbound = self.phone.direction == "outbound"
         self.local_participant = PhoneParticipant()
-        self.caller = SipParticipant(phone or PhoneCall())
-        self.remote_participants: dict[str, Any] = {self.caller.identity: self.caller}
+        self.caller = SipParticipant(self.phone)
+        # On an outbound call nobody is on the line until the agent dials (`answer`).
+        self.remote_participants: dict[str, Any] = (
+            {} if self.outbound else {self.caller.identity: self.caller}
+        )
+        self.dials: list[dict[str, Any]] = []
+        """Each ``create_sip_participant`` of an outbound agent: number, outcome (and
+        sip_status_code when the far end sent one), oldest first."""
+        self.dials_reported = 0
         self.keys_pressed: list[str] = []
         self.transfers: list[dict[str, Any]] = []
         """Each ``transfer_sip_participant`` request the agent made: to, participant,
@@ -140,6 +161,24 @@ class PhoneRoom(rtc.EventEmitter[str]):
     def isconnected(self) -> bool:
         return True
 
+    def answer(
+        self, *, number: str, identity: str, trunk_number: str | None, trunk_id: str
+    ) -> SipParticipant:
+        """The callee of the agent's outbound call picks up: it joins the room as LiveKit's
+        SIP service puts one there (``participant_connected``, ``sip.callStatus: active``)."""
+        callee = SipParticipant(PhoneCall(caller_number=number))
+        callee.identity = identity
+        callee.attributes = callee_attributes(
+            number=number,
+            trunk_number=trunk_number or self.phone.trunk_number,
+            trunk_id=trunk_id,
+            call_id=callee.attributes["sip.callID"],
+        )
+        self.caller = callee
+        self.remote_participants[identity] = callee
+        self.emit("participant_connected", callee)
+        return callee
+
     def press(self, key: str) -> None:
         """The caller presses ``key``: the event a SIP participant's key makes."""
         self.keys_pressed.append(key)
@@ -152,6 +191,13 @@ class PhoneRoom(rtc.EventEmitter[str]):
 class _PhoneSip:
     def __init__(self, room: PhoneRoom) -> None:
         self._room = room
+
+    async def create_sip_participant(self, request: Any, *_: Any, **__: Any) -> Any:
+        """Dial out, as LiveKit's SIP service would: on an outbound call (``phone:
+        {direction: outbound}``), answered (or not) as the transcript's far end says."""
+        if not self._room.outbound:
+            raise _refused("sip.create_sip_participant", outbound=False)
+        return await dial(self._room, self._room.far_end, request)
 
     async def transfer_sip_participant(self, request: Any, *_: Any, **__: Any) -> Any:
         """Transfer the caller (a cold transfer), as LiveKit's SIP service would: recorded."""
@@ -192,10 +238,15 @@ class _PhoneRooms:
         raise _refused(f"room.{name}")
 
 
-def _refused(name: str) -> AttributeError:
+def _refused(name: str, *, outbound: bool = True) -> AttributeError:
+    why = (
+        ""
+        if outbound
+        else " (sip.create_sip_participant on an outbound call: phone: {direction: outbound})"
+    )
     return AttributeError(
         f"ctx.api.{name} is not available in process: the in-process phone call's API records "
-        "sip.transfer_sip_participant and room.delete_room, and reaches no LiveKit server"
+        f"sip.transfer_sip_participant and room.delete_room{why}, and reaches no LiveKit server"
     )
 
 
@@ -250,7 +301,7 @@ def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[P
     if get_job_context(required=False) is not None:
         yield None
         return
-    room = PhoneRoom(f"phone-{transcript.id}", transcript.phone)
+    room = PhoneRoom(f"phone-{transcript.id}", transcript.phone, transcript.far_end)
     made = fake_job_context(room=room)  # type: ignore[arg-type]
     job = made.__enter__()
     _record_hang_ups(job, room)
@@ -309,7 +360,25 @@ async def keypad_turn(
     refuse_after_hang_up(room, f"turn {turn.index + 1}")
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
     ended_from, transfers_from = len(room.hang_ups), len(room.transfers)
-    reply = await respond(turn)
+    if room.outbound:
+        if not room.dials:
+            raise AdapterError(
+                f"turn {turn.index + 1}: the agent placed no call: on an outbound call "
+                "(phone: {direction: outbound}) the far end speaks once the agent's "
+                "ctx.api.sip.create_sip_participant(...) reached it; dial before the first turn "
+                "(in the agent's on_enter)"
+            )
+        if turn.index == 0:
+            ended_from = 0  # the agent's hang-up when its dial failed, before turn 1
+    failed = failed_dial(room) if room.outbound else None
+    if failed is not None:
+        # The line never connected: the far end's busy tone or ringing reaches no one.
+        reply = AgentReply(reply="")
+    else:
+        reply = await respond(turn)
+    if room.outbound:
+        reply.metadata[SIP_DIALS_KEY] = room.dials[room.dials_reported :]
+        room.dials_reported = len(room.dials)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
     reply.call_ended = len(room.hang_ups) > ended_from
     if reply.call_ended:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ....errors import AgentFailedError
 from ....models import AgentReply
+from ....models._keypad import SIP_DIALS_KEY
 from ...base import TurnInput
 
 __all__ = ["refuse_silence"]
@@ -28,7 +29,8 @@ def refuse_silence(
 
     Left alone: a turn in which a reply was begun (even one that said nothing), a turn that
     presses keys (an agent collecting digits may rightly wait for
-    more of them without a word), a turn that interrupts the agent (its barge-in check says
+    more of them without a word), a turn of a far end the agent's outbound call never reached
+    (a busy line, one nobody answered), a turn that interrupts the agent (its barge-in check says
     what the agent did), and a turn during which the agent was still saying an earlier turn's
     answer (busy, not silent: a reply that could not be interrupted, a tool's late answer).
 
@@ -45,6 +47,9 @@ def refuse_silence(
         return  # it spoke without words (a chime, a reply with no transcript)
     if reply.call_ended or reply.dtmf_sent:
         return
+    dials = reply.metadata.get(SIP_DIALS_KEY) or [{}]
+    if dials[-1].get("outcome", "answered") != "answered":
+        return  # the agent's call was not answered: the far end's turn reached no one
     if turn.audio is not None:
         heard = (reply.heard or "").strip()
         what = f"heard {heard!r}" if heard else "was sent the audio"
