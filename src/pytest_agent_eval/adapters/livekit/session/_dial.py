@@ -31,7 +31,7 @@ _RESOURCE_EXHAUSTED = 8
 """google.rpc.Code.RESOURCE_EXHAUSTED: the code LiveKit's SIP service gives a refused call."""
 
 
-class PhoneRoom(Protocol):
+class DialingRoom(Protocol):
     """The in-process phone call's room (`_keypad.PhoneRoom`), as a dial uses it."""
 
     name: str
@@ -42,7 +42,7 @@ class PhoneRoom(Protocol):
     ) -> Any: ...
 
 
-def failed_dial(room: PhoneRoom) -> dict[str, Any] | None:
+def failed_dial(room: DialingRoom) -> dict[str, Any] | None:
     """The agent's last dial when it was not answered (the line never connected), else
     None."""
     if room.dials and room.dials[-1]["outcome"] != "answered":
@@ -50,7 +50,7 @@ def failed_dial(room: PhoneRoom) -> dict[str, Any] | None:
     return None
 
 
-async def dial(room: PhoneRoom, far_end: FarEnd | None, request: Any) -> Any:
+async def dial(room: DialingRoom, far_end: FarEnd | None, request: Any) -> Any:
     """Answer ``request`` (an ``api.CreateSIPParticipantRequest``) as ``far_end`` would:
     the callee joins ``room`` and its ``SIPParticipantInfo`` is returned, or the call fails
     with what LiveKit raises."""
