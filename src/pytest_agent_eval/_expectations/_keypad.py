@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import TranscriptError
 from ..evaluators._keypad import (
     CallEndedEvaluator,
     DtmfPressedEvaluator,
@@ -24,7 +25,7 @@ from ..evaluators._keypad import (
     TransferredToEvaluator,
 )
 from ..models import DtmfInput, Expect, Transcript, Turn
-from ..models._keypad import keypad_problem, phone_number_problem
+from ..models._keypad import keypad_problem, keys_alone, phone_number_problem
 from ._base import Expectation, ExpectKey, Problem, keyed
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "DtmfPressedEvaluator",
     "DtmfSentEvaluator",
     "dtmf_problems",
+    "refuse_keys_alone",
 ]
 
 DTMF_SCHEMA: dict[str, Any] = {
@@ -144,7 +146,61 @@ def dtmf_problems(transcript: Transcript) -> list[tuple[int, str]]:
                     "delivered as keypad events)",
                 )
             )
+        if keys_alone(turn):
+            out.extend((index, problem) for problem in _keys_alone_problems(transcript, index))
     return out
+
+
+def refuse_keys_alone(transcript: Transcript, adapter: Any) -> None:
+    """Refuse, before anything runs, a turn of keys alone on an adapter that presses no keys
+    (its ``presses_keys`` is not True): the agent would be sent no words and no keys, and its
+    reply would answer nothing.
+
+    Raises:
+        TranscriptError: A turn presses keys alone and the adapter cannot press them (an
+            ERROR: the agent was not evaluated as asked).
+    """
+    if getattr(adapter, "presses_keys", False):
+        return
+    for index, turn in enumerate(transcript.turns):
+        if not keys_alone(turn):
+            continue
+        where = (
+            f"{transcript.path.name}:{turn.line}: "
+            if transcript.path is not None and turn.line is not None
+            else ""
+        )
+        raise TranscriptError(
+            f"{where}transcript {transcript.id!r}, turns[{index}].dtmf: this turn presses keys "
+            f"alone (no 'user:'), and {type(adapter).__name__} cannot press keys for the caller; "
+            "run it with a phone-capable adapter (LiveKitAdapter in process, PipecatAdapter), or "
+            "give the turn words in 'user:'"
+        )
+
+
+def _keys_alone_problems(transcript: Transcript, index: int) -> list[str]:
+    """What a turn of keys alone (``dtmf:`` and no ``user:``) has that needs words."""
+    turn = transcript.turns[index]
+    alone = "this turn presses keys alone (no 'user:')"
+    problems = []
+    if turn.audio is not None:
+        problems.append(
+            f"{alone} and has 'audio:', whose words 'user:' gives; give the turn its words in "
+            "'user:', or drop 'audio:' for a turn of keys alone"
+        )
+    if turn.interrupt is not None:
+        problems.append(
+            f"{alone} and 'interrupt:' speaks over the agent; give the turn its words and audio, "
+            "or drop 'interrupt:'"
+        )
+    following = transcript.turns[index + 1] if index + 1 < len(transcript.turns) else None
+    if following is not None and following.interrupt is not None:
+        problems.append(
+            f"{alone}, and the next turn interrupts its reply: a barge-in over the reply to keys "
+            "is not supported; give this turn words in 'user:', or drop the next turn's "
+            "'interrupt:'"
+        )
+    return problems
 
 
 def _turn_checks(turn: Turn) -> list[Any]:

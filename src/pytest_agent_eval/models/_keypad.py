@@ -18,6 +18,7 @@ __all__ = [
     "PhoneCall",
     "TransferExpect",
     "keypad_problem",
+    "keys_alone",
     "phone_number_problem",
 ]
 
@@ -66,6 +67,12 @@ def keypad_problem(digits: Any) -> str | None:
                 "and A-D"
             )
     return None
+
+
+def keys_alone(turn: Any) -> bool:
+    """Whether ``turn`` (a `Turn`) is a turn of keys alone: ``dtmf:`` and no words
+    (``user:`` empty), so the agent's reply answers the keys."""
+    return not turn.user and turn.dtmf is not None
 
 
 def phone_number_problem(number: Any, field_name: str) -> str | None:
