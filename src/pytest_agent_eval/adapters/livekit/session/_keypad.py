@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -48,18 +49,19 @@ from ....models._keypad import (
     PRESSED_KEY,
     SIP_CALLER_KEY,
     SIP_DIALS_KEY,
+    keys_alone,
 )
 from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
 from .._compat import end_fake_job
 from ._dial import callee_attributes, dial, failed_dial
 from ._hang_up import record_session_shutdown, refuse_after_hang_up
+from ._turn_state import SentTurn
 
 if TYPE_CHECKING:
     from livekit.agents import AgentSession
 
     from .._turn import Stage
-    from ._turn_state import SentTurn
 
 __all__ = [
     "PhoneAPI",
@@ -73,6 +75,19 @@ __all__ = [
 
 _CODES = {**{str(d): d for d in range(10)}, "*": 10, "#": 11, "A": 12, "B": 13, "C": 14, "D": 15}
 """Each key's DTMF event code, as LiveKit numbers them (``dtmf_event_to_code``)."""
+
+
+class _Noted(list[Any]):
+    """A list of what the agent did on the line that sets ``acted`` on each append (so a turn
+    of keys alone wakes when the agent answers the keys by sending keys or hanging up)."""
+
+    def __init__(self, acted: asyncio.Event) -> None:
+        super().__init__()
+        self._acted = acted
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self._acted.set()
 
 
 class PhoneParticipant:
@@ -138,7 +153,10 @@ class PhoneRoom(rtc.EventEmitter[str]):
         self.phone = phone or PhoneCall()
         self.far_end = far_end
         self.outbound = self.phone.direction == "outbound"
+        self.acted = asyncio.Event()
+        """Set when the agent sends a key, hangs up or transfers the call."""
         self.local_participant = PhoneParticipant()
+        self.local_participant.keys_sent = _Noted(self.acted)
         self.caller = SipParticipant(self.phone)
         # On an outbound call nobody is on the line until the agent dials (`answer`).
         self.remote_participants: dict[str, Any] = (
@@ -149,10 +167,10 @@ class PhoneRoom(rtc.EventEmitter[str]):
         sip_status_code when the far end sent one), oldest first."""
         self.dials_reported = 0
         self.keys_pressed: list[str] = []
-        self.transfers: list[dict[str, Any]] = []
+        self.transfers: list[dict[str, Any]] = _Noted(self.acted)
         """Each ``transfer_sip_participant`` request the agent made: to, participant,
         play_dialtone, oldest first."""
-        self.hang_ups: list[str] = []
+        self.hang_ups: list[str] = _Noted(self.acted)
         """How the agent ended the call, each time it did (``ctx.shutdown(...)``,
         ``ctx.delete_room()``, ``session.shutdown()``), oldest first."""
         self.hung_up_in: tuple[int, str] | None = None
@@ -432,6 +450,8 @@ async def press_around(
     if room is None:
         return await conversation.send(bare, stage, settle=settle)  # type: ignore[no-any-return]
     speed = float(conversation.speed or 0.0)
+    if keys_alone(turn.turn):
+        return await _keys_alone(conversation, room, keys, stage, speed, settle=settle)
     if keys.at == "before":
         stage.set(f"the caller to press {keys.keys!r}")
         await _press(room, keys, speed)
@@ -442,6 +462,50 @@ async def press_around(
     if settle:
         await conversation._recorder.settle(stage.set)
     return sent  # type: ignore[no-any-return]
+
+
+async def _keys_alone(
+    conversation: Any, room: PhoneRoom, keys: DtmfInput, stage: Stage, speed: float, *, settle: bool
+) -> SentTurn:
+    """A turn of keys alone: press them, then wait for the agent to answer them (a reply
+    begun, a tool, a key sent, a hang-up or a transfer), within the turn's deadline as a spoken
+    turn's reply is, and until it is done (``settle``). What it did while the keys were still
+    being pressed counts. Its latency is from the last key before the reply (the first key, for
+    a reply begun while the keys were still being pressed)."""
+    session, recorder = conversation.session, conversation._recorder
+    answered = asyncio.Event()
+
+    def on_event(ev: Any) -> None:
+        if getattr(ev, "new_state", "thinking") in ("thinking", "speaking"):
+            answered.set()
+
+    events = (
+        "speech_created",
+        "agent_state_changed",
+        "function_tools_executed",
+        "tool_execution_updated",
+    )
+    for event in events:
+        session.on(event, on_event)
+    room.acted.clear()
+    try:
+        stage.set(f"the caller to press {keys.keys!r}")
+        first_at = time.perf_counter()
+        await _press(room, keys, speed)
+        pressed_at = time.perf_counter()
+        stage.set(f"the agent to answer the keys {keys.keys!r} (a turn of keys alone)")
+        waits = [asyncio.ensure_future(e.wait()) for e in (answered, room.acted)]
+        try:
+            await recorder.guard(asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED))
+        finally:
+            for wait in waits:
+                wait.cancel()
+    finally:
+        for event in events:
+            session.off(event, on_event)
+    if settle:
+        await recorder.settle(stage.set)
+    return SentTurn([first_at, pressed_at], None, {"input": "keys"})
 
 
 async def _press(room: PhoneRoom, keys: DtmfInput, speed: float) -> None:
