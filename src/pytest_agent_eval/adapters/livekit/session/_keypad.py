@@ -447,6 +447,12 @@ async def press_around(
     assert isinstance(keys, DtmfInput)
     bare = dataclasses.replace(turn, turn=dataclasses.replace(turn.turn, dtmf=None))
     room = _LINES.get(conversation.session)
+    if room is None and keys_alone(turn.turn):
+        raise AdapterError(
+            f"turn {turn.index + 1}: a turn of keys alone needs the in-process phone line, and "
+            "this session runs in a job context of its own, where the keys cannot be pressed; "
+            "start the session without one, or give the turn words in 'user:'"
+        )
     if room is None:
         return await conversation.send(bare, stage, settle=settle)  # type: ignore[no-any-return]
     speed = float(conversation.speed or 0.0)
