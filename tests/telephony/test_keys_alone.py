@@ -3,7 +3,8 @@ subprocesses): the same transcript on an in-process LiveKit session and on a Pip
 each agent written from its framework's docs (LiveKit: ``sip_dtmf_received`` on the job's room;
 Pipecat: ``DTMFAggregator``). The agent's answer to the keys is the turn's reply on both; a
 LiveKit agent that never answers the keys fails the turn at its deadline, as a spoken turn the
-agent does not answer fails."""
+agent does not answer fails; a Pipecat bot answering after its own timer (no '#') is waited
+for."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def llm_eval_agent():
 
 
 @pytest.mark.skipif(not importlib.util.find_spec("pipecat"), reason="needs the pipecat extra")
-def test_pipecat_answers_keys_alone(pytester: pytest.Pytester) -> None:
+def test_pipecat_answers_keys_alone_also_after_its_own_timer(pytester: pytest.Pytester) -> None:
     project = _project(
         pytester,
         "phone_bot.py",
@@ -107,5 +108,12 @@ def llm_eval_agent():
     return PipecatAdapter(run_bot=run_bot, timeout_s=20.0)
 """,
     )
-    result = project.runpytest_subprocess(*FAST)
-    result.assert_outcomes(passed=1)
+    # Without '#' the bot's DTMFAggregator answers once its own idle timer runs out: the turn
+    # waits for that answer, as a text turn waits for the bot's response.
+    (project.path / "evals" / "timer.yaml").write_text(
+        NO_POUND.replace("keys_without_pound", "keys_on_a_timer")
+        + '    expect:\n      reply_contains_all: ["Account 4521"]\n'
+    )
+    result = project.runpytest_subprocess(*FAST, "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*balance_keys_alone PASSED*", "*keys_on_a_timer PASSED*"])
