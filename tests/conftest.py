@@ -73,6 +73,7 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     # The keypad on real LiveKit sessions and Pipecat pipelines.
     "telephony/test_livekit_keypad.py": ("voice",),
     "telephony/test_pipecat_keypad.py": ("voice",),
+    "telephony/test_keys_alone.py": ("voice",),
     "telephony/test_keys_in_audio.py": ("voice",),
     "telephony/test_pipecat_hang_up.py": ("voice",),
     "telephony/test_far_end_voice.py": ("voice",),

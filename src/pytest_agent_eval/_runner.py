@@ -55,6 +55,7 @@ from ._expectations import (
     build_greeting_checks,
     build_result_checks,
 )
+from ._expectations._keypad import refuse_keys_alone
 from ._far_end import FarEndScript, refuse_unplayable
 from ._problems import transcript_problems
 from ._sanitize import scrub
@@ -257,6 +258,7 @@ async def run_transcript(
     _check_transcript(transcript)
     adapter = as_adapter(agent)
     refuse_unplayable(transcript, adapter)
+    refuse_keys_alone(transcript, adapter)
     await _prepare(adapter, transcript)
 
     if scripts is None:

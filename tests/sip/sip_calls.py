@@ -92,6 +92,140 @@ async def dial_out(
     }
 
 
+async def outbound_trunk(*, phone_port: int, trunk_number: str) -> str:
+    """An outbound trunk to the phone at ``phone_port``, calling from ``trunk_number``."""
+    from livekit import api
+
+    async with api.LiveKitAPI() as lkapi:
+        trunk = await lkapi.sip.create_outbound_trunk(
+            api.CreateSIPOutboundTrunkRequest(
+                trunk=api.SIPOutboundTrunkInfo(
+                    name="dialer trunk",
+                    address=f"{LOOPBACK}:{phone_port}",
+                    numbers=[trunk_number],
+                )
+            )
+        )
+    return str(trunk.sip_trunk_id)
+
+
+async def dispatch(*, agent_name: str, room: str) -> None:
+    """Dispatch ``agent_name`` into ``room`` (the agent places its call itself)."""
+    from livekit import api
+
+    async with api.LiveKitAPI() as lkapi:
+        await lkapi.agent_dispatch.create_dispatch(
+            api.CreateAgentDispatchRequest(agent_name=agent_name, room=room)
+        )
+
+
+async def dial_unanswered(
+    *, room: str, number: str, trunk_number: str, phone_port: int, ringing_timeout_s: float
+) -> dict[str, Any]:
+    """An outbound agent's dial that is not answered: ``create_sip_participant`` with
+    ``wait_until_answered`` to the phone at ``phone_port`` (which refuses the call, or lets it
+    ring past ``ringing_timeout_s``). Returns what LiveKit raised: its class, ``code``,
+    ``message``, ``status`` and ``metadata``."""
+    from google.protobuf.duration_pb2 import Duration
+    from livekit import api
+
+    async with api.LiveKitAPI() as lkapi:
+        trunk = await lkapi.sip.create_outbound_trunk(
+            api.CreateSIPOutboundTrunkRequest(
+                trunk=api.SIPOutboundTrunkInfo(
+                    name="lab phone",
+                    address=f"{LOOPBACK}:{phone_port}",
+                    numbers=[trunk_number],
+                )
+            )
+        )
+        timeout = Duration()
+        timeout.FromMilliseconds(int(ringing_timeout_s * 1000))
+        try:
+            await lkapi.sip.create_sip_participant(
+                api.CreateSIPParticipantRequest(
+                    sip_trunk_id=trunk.sip_trunk_id,
+                    sip_call_to=number,
+                    room_name=room,
+                    participant_identity=f"sip_{number}",
+                    wait_until_answered=True,
+                    ringing_timeout=timeout,
+                )
+            )
+        except api.ServerError as exc:
+            return {
+                "class": f"{type(exc).__module__}.{type(exc).__qualname__}",
+                "code": exc.code,
+                "message": exc.message,
+                "status": exc.status,
+                "metadata": dict(exc.metadata),
+                "str": str(exc),
+            }
+    raise AssertionError(f"the call to {number} was answered")
+
+
+def refuse_call(
+    *, number: str, listen_port: int, status: int, timeout_s: float = 60.0
+) -> dict[str, Any]:
+    """A phone with ``number`` on ``listen_port`` that does not answer the first call: it
+    answers ``status`` (486 Busy Here, 480 Temporarily Unavailable), or with 180 rings until
+    the caller gives up. Returns the call's SIP states and its last status code."""
+    import pjsua2 as pj
+
+    ep = pj.Endpoint()
+    ep.libCreate()
+    config = pj.EpConfig()
+    config.uaConfig.threadCnt = 0
+    config.uaConfig.mainThreadOnly = True
+    config.logConfig.level = 2
+    config.logConfig.consoleLevel = 2
+    ep.libInit(config)
+    transport = pj.TransportConfig()
+    transport.port = listen_port
+    transport.boundAddress = LOOPBACK
+    transport.publicAddress = LOOPBACK
+    ep.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
+    ep.libStart()
+    ep.audDevManager().setNullDev()
+    state: dict[str, Any] = {"states": [], "done": False}
+
+    class Phone(pj.Call):  # type: ignore[misc]
+        def onCallState(self, prm: Any) -> None:
+            info = self.getInfo()
+            state["states"].append(info.stateText)
+            state["last_status"] = info.lastStatusCode
+            if info.state == pj.PJSIP_INV_STATE_DISCONNECTED:
+                state["done"] = True
+
+    class Line(pj.Account):  # type: ignore[misc]
+        def onIncomingCall(self, prm: Any) -> None:
+            incoming = Phone(self, prm.callId)
+            state["phone"] = incoming
+            answer = pj.CallOpParam()
+            answer.statusCode = status
+            incoming.answer(answer)
+
+    account_config = pj.AccountConfig()
+    account_config.idUri = f"sip:{number}@{LOOPBACK}"
+    account = Line()
+    account.create(account_config)
+    deadline = time.perf_counter() + timeout_s
+    try:
+        while not state["done"]:
+            if time.perf_counter() > deadline:
+                raise TimeoutError(
+                    f"the call did not end within {timeout_s:g} s: {state['states']}"
+                )
+            ep.libHandleEvents(10)
+    finally:
+        state.pop("phone", None)
+        account.shutdown()
+        account = None
+        gc.collect()
+        ep.libDestroy()
+    return {"states": state["states"], "last_status": state.get("last_status")}
+
+
 def answer_call(
     *, number: str, listen_port: int, say: str, record: str, timeout_s: float = 120.0
 ) -> dict[str, Any]:

@@ -24,6 +24,8 @@ from pytest_agent_eval.voice._clip import read_wav
 from pytest_agent_eval.voice._dtmf import detect_keys
 from pytest_agent_eval.voice._whisper import transcribe
 
+DIALER_WORKER = Path(__file__).resolve().parent / "dialer_worker.py"
+"""tests/telephony's outbound agent as the lab's worker."""
 SIP_KIND = 3
 """``rtc.ParticipantKind.PARTICIPANT_KIND_SIP``."""
 
@@ -120,8 +122,97 @@ def test_the_agent_s_outbound_call_is_answered_by_the_lab_s_phone(
     assert f"sip:{TRUNK_NUMBER}@" in call["remote_uri"]
     saw = _agent_saw(agent_reports, callee)
     callee_seen = next(entry for entry in saw if "participant" in entry)
+    # The attributes LiveKit's SIP service sets on an outbound call's callee: the ones the
+    # in-process fake job gives an outbound agent's callee. (Imported here: the adapter's
+    # package loads Silero, which collecting this folder must not.)
+    from pytest_agent_eval.adapters.livekit.session._dial import callee_attributes
+
+    attributes = callee_seen["attributes"]
+    in_process = callee_attributes(
+        number=callee, trunk_number=TRUNK_NUMBER, trunk_id="", call_id="SCL_x"
+    )
+    assert sorted(attributes) == sorted(in_process)
+    assert attributes["sip.phoneNumber"] == callee
+    assert attributes["sip.trunkPhoneNumber"] == TRUNK_NUMBER
+    assert attributes["sip.callStatus"] == "active"
     assert callee_seen["kind"] == SIP_KIND
     assert callee_seen["participant"] == f"sip_{callee}"
     heard = " ".join(entry["heard"] for entry in saw if "heard" in entry)
     assert "vegan" in heard.lower(), f"the agent heard {heard!r}, not {CALLER_SAYS!r}"
     assert "risotto" in transcribe(read_wav(record)).lower()
+
+
+def _refused(sip_lab: SipLab, *, callee: str, status: int) -> dict[str, Any]:
+    """What ``create_sip_participant`` raised when the lab's phone answered ``status``."""
+    with ThreadPoolExecutor(1) as pool:
+        phone = pool.submit(
+            sip_lab.call, "refuse_call", number=callee, listen_port=PHONE_PORT, status=status
+        )
+        raised = sip_lab.call(
+            "dial_unanswered",
+            room=f"refused-{status}",
+            number=callee,
+            trunk_number=TRUNK_NUMBER,
+            phone_port=PHONE_PORT,
+            ringing_timeout_s=3.0,
+        )
+        print(f"\nstatus {status}: the phone {phone.result()}; LiveKit raised {raised}")
+    return raised
+
+
+def test_a_busy_far_end_fails_create_sip_participant_with_486(sip_lab: SipLab) -> None:
+    raised = _refused(sip_lab, callee="+15550178", status=486)
+    # What the in-process fake job raises for far_end: busy (adapters/livekit/session/_dial.py).
+    assert raised["class"] == "livekit.api.twirp_client.SipCallError"
+    assert (raised["code"], raised["status"]) == ("resource_exhausted", 429)
+    assert raised["message"] == "twirp error unknown: INVITE failed: sip status: 486: Busy Here"
+    assert raised["metadata"]["sip_status_code"] == "486"
+    assert raised["metadata"]["sip_status"] == "Busy Here"
+    assert raised["str"] == "SIP call failed: 486 Busy Here (resource_exhausted)"
+
+
+def test_a_far_end_that_is_unavailable_fails_create_sip_participant_with_480(
+    sip_lab: SipLab,
+) -> None:
+    raised = _refused(sip_lab, callee="+15550180", status=480)
+    assert raised["class"] == "livekit.api.twirp_client.SipCallError"
+    assert raised["metadata"]["sip_status_code"] == "480"
+    assert raised["metadata"]["sip_status"] == "Temporarily Unavailable"
+
+
+def test_a_far_end_that_rings_out_fails_create_sip_participant_on_the_ringing_timeout(
+    sip_lab: SipLab,
+) -> None:
+    raised = _refused(sip_lab, callee="+15550179", status=180)
+    # What the in-process fake job raises for far_end: no_answer: no SIP status, a timeout.
+    assert raised["class"] == "livekit.api.twirp_client.ServerError"
+    assert (raised["code"], raised["status"]) == ("canceled", 408)
+    assert raised["message"] == "twirp error unknown: sip request timed out"
+    assert raised["metadata"] == {}
+
+
+def test_the_dialler_agent_on_a_busy_line_hangs_up_with_the_reason_it_gets_in_process(
+    sip_lab: SipLab,
+) -> None:
+    """tests/telephony's outbound agent, from LiveKit's docs, in a real job: its call to a busy
+    phone fails, and its except-branch ends the job with the reason it gives in process
+    (test_livekit_outbound.py: the same hang_up record)."""
+    reports = sip_lab.workdir / "dialer-reports"
+    reports.mkdir()
+    trunk = sip_lab.call("outbound_trunk", phone_port=PHONE_PORT, trunk_number=TRUNK_NUMBER)
+    worker = sip_lab.start_worker(
+        "dialer-worker", DIALER_WORKER, SIP_AGENT_REPORTS=str(reports), DIALER_TRUNK_ID=trunk
+    )
+    with ThreadPoolExecutor(1) as pool:
+        phone = pool.submit(
+            sip_lab.call, "refuse_call", number="+15550177", listen_port=PHONE_PORT, status=486
+        )
+        sip_lab.call("dispatch", agent_name="dialer-agent", room="dialer-busy")
+        assert phone.result()["last_status"] == 486
+    worker.wait_for_line("dialer: shut down in dialer-busy", timeout_s=60.0)
+    (entry,) = [
+        json.loads(line) for line in (reports / "dialer-busy.jsonl").read_text().splitlines()
+    ]
+    assert entry == {
+        "shutdown": "call failed: twirp error unknown: INVITE failed: sip status: 486: Busy Here"
+    }

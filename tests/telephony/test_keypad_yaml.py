@@ -4,12 +4,14 @@ key press the agent never sent fails."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from pytest_agent_eval._expectations import build_evaluators
 from pytest_agent_eval._loader import load_transcript_text
+from pytest_agent_eval._runner import run_transcript
 from pytest_agent_eval.errors import TranscriptError
 from pytest_agent_eval.evaluators._keypad import DtmfSentEvaluator, claimed_keys
 from pytest_agent_eval.models import DtmfInput, TurnContext
@@ -140,3 +142,47 @@ def test_a_python_built_turn_with_a_bad_key_is_refused_naming_the_turn() -> None
     error = str(problem.in_python("pay"))
     assert error.startswith("transcript 'pay', turn 2: ")
     assert "'?' (position 3) is not a key" in error
+
+
+def test_a_turn_of_keys_alone_loads_with_no_words() -> None:
+    transcript = _load('id: pay\nturns:\n  - user: "My account."\n  - dtmf: "4521#"\n')
+    alone = transcript.turns[1]
+    assert (alone.user, alone.dtmf) == ("", DtmfInput("4521#"))
+
+
+@pytest.mark.parametrize(
+    ("turn", "message"),
+    [
+        (
+            "  - expect: {reply_contains_any: [hi]}\n",
+            r"phone\.yaml:3.*turns\[0\]: missing required field 'user'; every turn needs the "
+            r"user's words in `user:`, or, for a turn of keys alone, the keys in `dtmf:`",
+        ),
+        (
+            '  - dtmf: "1"\n    audio: a.wav\n',
+            r"phone\.yaml:3.*turns\[0\]\.dtmf: this turn presses keys alone \(no 'user:'\) and "
+            r"has 'audio:'",
+        ),
+    ],
+    ids=["neither_words_nor_keys", "keys_alone_with_audio"],
+)
+def test_a_turn_without_words_needs_keys_and_no_audio(turn: str, message: str) -> None:
+    with pytest.raises(TranscriptError, match=message):
+        _load(f"id: pay\nturns:\n{turn}")
+
+
+def test_keys_alone_are_refused_before_a_text_agent_runs() -> None:
+    transcript = _load('id: pay\nturns:\n  - dtmf: "4521#"\n')
+    heard: list[object] = []
+
+    def agent(history: list[dict[str, str]]) -> str:
+        heard.append(history)
+        return "Hello."
+
+    with pytest.raises(
+        TranscriptError,
+        match=r"phone\.yaml:3: transcript 'pay', turns\[0\]\.dtmf: this turn presses keys alone "
+        r"\(no 'user:'\), and CallableAdapter cannot press keys",
+    ):
+        asyncio.run(run_transcript(transcript, agent))
+    assert heard == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import TranscriptError
 from ..evaluators._keypad import (
     CallEndedEvaluator,
     DtmfPressedEvaluator,
@@ -24,7 +25,7 @@ from ..evaluators._keypad import (
     TransferredToEvaluator,
 )
 from ..models import DtmfInput, Expect, Transcript, Turn
-from ..models._keypad import keypad_problem, phone_number_problem
+from ..models._keypad import keypad_problem, keys_alone, phone_number_problem
 from ._base import Expectation, ExpectKey, Problem, keyed
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "DtmfPressedEvaluator",
     "DtmfSentEvaluator",
     "dtmf_problems",
+    "refuse_keys_alone",
 ]
 
 DTMF_SCHEMA: dict[str, Any] = {
@@ -86,6 +88,12 @@ PHONE_SCHEMA: dict[str, Any] = {
             "description": "The number the caller dialled, E.164 ('+15550199', the default): "
             "the SIP participant's sip.trunkPhoneNumber.",
         },
+        "direction": {
+            "enum": ["inbound", "outbound"],
+            "description": "inbound (the default): the caller is on the line when the agent "
+            "starts; outbound: the agent places the call with create_sip_participant, "
+            "answered (or not: busy, no_answer) as far_end says.",
+        },
     },
 }
 """``#/$defs/phone``."""
@@ -106,7 +114,9 @@ def _check_phone(value: Any) -> list[Problem]:
 def _call_checks(transcript: Transcript) -> list[Any]:
     if transcript.phone is None:
         return []
-    return [keyed(PhoneCallCheck(transcript.phone.caller_number), "phone", scope="transcript")]
+    phone = transcript.phone
+    check = PhoneCallCheck(phone.caller_number, outbound=phone.direction == "outbound")
+    return [keyed(check, "phone", scope="transcript")]
 
 
 def _check_dtmf(value: Any) -> list[Problem]:
@@ -136,7 +146,61 @@ def dtmf_problems(transcript: Transcript) -> list[tuple[int, str]]:
                     "delivered as keypad events)",
                 )
             )
+        if keys_alone(turn):
+            out.extend((index, problem) for problem in _keys_alone_problems(transcript, index))
     return out
+
+
+def refuse_keys_alone(transcript: Transcript, adapter: Any) -> None:
+    """Refuse, before anything runs, a turn of keys alone on an adapter that presses no keys
+    (its ``presses_keys`` is not True): the agent would be sent no words and no keys, and its
+    reply would answer nothing.
+
+    Raises:
+        TranscriptError: A turn presses keys alone and the adapter cannot press them (an
+            ERROR: the agent was not evaluated as asked).
+    """
+    if getattr(adapter, "presses_keys", False):
+        return
+    for index, turn in enumerate(transcript.turns):
+        if not keys_alone(turn):
+            continue
+        where = (
+            f"{transcript.path.name}:{turn.line}: "
+            if transcript.path is not None and turn.line is not None
+            else ""
+        )
+        raise TranscriptError(
+            f"{where}transcript {transcript.id!r}, turns[{index}].dtmf: this turn presses keys "
+            f"alone (no 'user:'), and {type(adapter).__name__} cannot press keys for the caller; "
+            "run it with a phone-capable adapter (LiveKitAdapter in process, PipecatAdapter), or "
+            "give the turn words in 'user:'"
+        )
+
+
+def _keys_alone_problems(transcript: Transcript, index: int) -> list[str]:
+    """What a turn of keys alone (``dtmf:`` and no ``user:``) has that needs words."""
+    turn = transcript.turns[index]
+    alone = "this turn presses keys alone (no 'user:')"
+    problems = []
+    if turn.audio is not None:
+        problems.append(
+            f"{alone} and has 'audio:', whose words 'user:' gives; give the turn its words in "
+            "'user:', or drop 'audio:' for a turn of keys alone"
+        )
+    if turn.interrupt is not None:
+        problems.append(
+            f"{alone} and 'interrupt:' speaks over the agent; give the turn its words and audio, "
+            "or drop 'interrupt:'"
+        )
+    following = transcript.turns[index + 1] if index + 1 < len(transcript.turns) else None
+    if following is not None and following.interrupt is not None:
+        problems.append(
+            f"{alone}, and the next turn interrupts its reply: a barge-in over the reply to keys "
+            "is not supported; give this turn words in 'user:', or drop the next turn's "
+            "'interrupt:'"
+        )
+    return problems
 
 
 def _turn_checks(turn: Turn) -> list[Any]:

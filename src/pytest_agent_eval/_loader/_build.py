@@ -212,7 +212,7 @@ def _build_turn(
         candidate = base / Path(audio).expanduser()
         resolved = candidate.parent.resolve() / candidate.name
     return Turn(
-        user=raw["user"],
+        user=raw.get("user", ""),  # none: a turn of keys alone (the schema asks for dtmf)
         audio=resolved,
         expect=_build_expect(raw.get("expect") or {}),
         voice=_voice(raw.get("voice")),

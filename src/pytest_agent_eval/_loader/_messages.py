@@ -84,7 +84,10 @@ def _describe(
         hint = {
             "id": "add `id: some_name`; it becomes the test name",
             "turns": "add a `turns:` list with at least one `- user: ...` entry",
-            "user": "every turn needs the user's words in `user:`",
+            "user": (
+                "every turn needs the user's words in `user:`, or, for a turn of keys alone, "
+                "the keys in `dtmf:`"
+            ),
             "rubric": "a judge needs a `rubric:` saying what a good reply does",
             "tool": "name the tool whose arguments to check in `tool:`",
             **(hints or {}),

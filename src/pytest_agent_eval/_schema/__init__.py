@@ -89,12 +89,15 @@ _VOICE: dict[str, Any] = {
 _TURN: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["user"],
+    # A turn of keys alone has no words: ``dtmf:`` and no ``user:``.
+    "if": {"not": {"required": ["dtmf"]}},
+    "then": {"required": ["user"]},
     "properties": {
         "user": {
             "type": "string",
             "minLength": 1,
-            "description": "The user message; also the text spoken in the turn's audio fixture.",
+            "description": "The user message; also the text spoken in the turn's audio fixture. "
+            "Required, except in a turn of keys alone (`dtmf:` and no words).",
         },
         "audio": {
             "type": "string",

@@ -14,7 +14,13 @@ import re
 from dataclasses import dataclass
 
 from ..models import EvalResult, RunResult, TurnContext
-from ..models._keypad import PRESSED_KEY, SIP_CALLER_KEY, TRANSFERS_KEY, TransferExpect
+from ..models._keypad import (
+    PRESSED_KEY,
+    SIP_CALLER_KEY,
+    SIP_DIALS_KEY,
+    TRANSFERS_KEY,
+    TransferExpect,
+)
 from ._base import DeterministicEvaluator, located, unobserved
 
 __all__ = [
@@ -177,12 +183,17 @@ class PhoneCallCheck:
     no SIP participant makes it error, so an agent that reads the caller's number is never
     judged without one.
 
+    On an outbound call (``outbound``) it passes when the agent placed the call: the adapter
+    recorded its ``create_sip_participant`` dials (answered or not).
+
     Args:
         caller_number: The caller's number the transcript gives.
+        outbound: The transcript's call is the agent's own (``direction: outbound``).
         name: Display name in results.
     """
 
     caller_number: str
+    outbound: bool = False
     name: str = "phone"
 
     async def evaluate(self, run: RunResult) -> EvalResult:
@@ -191,6 +202,8 @@ class PhoneCallCheck:
 
     def check(self, run: RunResult) -> EvalResult:
         """Look at the caller's number each turn's adapter reported."""
+        if self.outbound:
+            return self._dialled(run)
         for turn in run.turns:
             number = turn.metadata.get(SIP_CALLER_KEY)
             if not isinstance(number, str):
@@ -210,6 +223,25 @@ class PhoneCallCheck:
         return EvalResult(
             True, f"the agent was on a call from {self.caller_number}", name=self.name
         )
+
+    def _dialled(self, run: RunResult) -> EvalResult:
+        """The outbound call: the dials each turn's adapter reported."""
+        if not any(SIP_DIALS_KEY in turn.metadata for turn in run.turns):
+            return unobserved(
+                self.name,
+                "this adapter does not answer the agent's create_sip_participant; an outbound "
+                "phone call needs LiveKitAdapter in process (a session with no job context of "
+                "your own)",
+            )
+        dials = [dial for turn in run.turns for dial in turn.metadata.get(SIP_DIALS_KEY, [])]
+        if not dials:
+            return EvalResult(
+                False,
+                "the agent placed no call: no create_sip_participant on an outbound call",
+                name=self.name,
+            )
+        placed = ", ".join(f"{dial['number']} ({dial['outcome']})" for dial in dials)
+        return EvalResult(True, f"the agent dialled {placed}", name=self.name)
 
 
 @dataclass

@@ -553,7 +553,8 @@ class Turn:
     """A single turn in a transcript.
 
     Args:
-        user: The user message (also used as the transcript when ``audio`` is set).
+        user: The user message (also used as the transcript when ``audio`` is set); empty
+            in a turn of keys alone (``dtmf:`` and no words), whose reply answers the keys.
         audio: Optional path to a WAV file for voice adapters. Resolved relative to
             the YAML file's directory when loaded from YAML.
         expect: Expectations for the agent's reply.

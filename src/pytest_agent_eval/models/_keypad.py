@@ -12,11 +12,13 @@ __all__ = [
     "KEYPAD_KEYS",
     "PRESSED_KEY",
     "SIP_CALLER_KEY",
+    "SIP_DIALS_KEY",
     "TRANSFERS_KEY",
     "DtmfInput",
     "PhoneCall",
     "TransferExpect",
     "keypad_problem",
+    "keys_alone",
     "phone_number_problem",
 ]
 
@@ -29,6 +31,11 @@ PRESSED_KEY = "dtmf_pressed"
 SIP_CALLER_KEY = "sip_caller"
 """The `AgentTurn.metadata` key where an adapter says which caller's number the agent's SIP
 participant had (a transcript's ``phone: caller_number``)."""
+
+SIP_DIALS_KEY = "sip_dials"
+"""The `AgentTurn.metadata` key where an adapter that answers an outbound agent's
+``create_sip_participant`` lists the turn's dials: ``{number, outcome}`` each (``outcome``:
+``answered``, ``busy`` or ``no_answer``; with ``sip_status_code`` when the far end sent one)."""
 
 HANG_UP_KEY = "hang_up"
 """The `AgentTurn.metadata` key where an adapter that saw the agent end the call in a turn
@@ -62,6 +69,12 @@ def keypad_problem(digits: Any) -> str | None:
     return None
 
 
+def keys_alone(turn: Any) -> bool:
+    """Whether ``turn`` (a `Turn`) is a turn of keys alone: ``dtmf:`` and no words
+    (``user:`` empty), so the agent's reply answers the keys."""
+    return not turn.user and turn.dtmf is not None
+
+
 def phone_number_problem(number: Any, field_name: str) -> str | None:
     """What is wrong with ``number`` as a phone number (E.164: ``+`` and up to 15 digits),
     with the fix; None when nothing is."""
@@ -86,14 +99,19 @@ class PhoneCall:
     attributes (``sip.phoneNumber``, ``sip.trunkPhoneNumber``).
 
     Args:
-        caller_number: The caller's number (E.164, ``"+15550100"``).
-        trunk_number: The number the caller dialled (the agent's SIP trunk).
+        caller_number: The caller's number (E.164, ``"+15550100"``); inbound calls only.
+        trunk_number: The number the caller dialled (the agent's SIP trunk); on an outbound
+            call, the number the call comes from.
+        direction: ``inbound`` (the default: the caller is on the line when the agent starts)
+            or ``outbound``: the agent places the call itself with ``create_sip_participant``
+            (``wait_until_answered``), answered as the transcript's ``far_end:`` says.
 
     A number that is not one is refused before anything runs (`phone_number_problem`).
     """
 
     caller_number: str = "+15550100"
     trunk_number: str = "+15550199"
+    direction: Literal["inbound", "outbound"] = "inbound"
 
 
 @dataclass

@@ -142,6 +142,8 @@ class PipecatAdapter:
     """
 
     consumes_audio = True
+    presses_keys = True
+    """It presses a turn's ``dtmf:`` keys for the caller, so a turn of keys alone can run."""
     with_fixture_hearing = fixture_hearing_twin  # attribution's counterfactuals: hearing,
     with_committed_turns = committed_turns_twin  # and turn-taking
 
@@ -599,6 +601,8 @@ class PipecatConversation:
         first_text = log.first_text_at if text else None
         if log.kind == "text":
             anchors = [log.sent_at] if log.sent_at is not None else []
+        elif log.kind == "keys":
+            anchors = list(log.keys_at)
         else:
             anchors = list(log.speech_ends)
         latency = _latency(anchors, first_text, what="first reply text", label=label)

@@ -2,7 +2,8 @@
 
 A turn's ``dtmf:`` keys go into the pipeline as a telephony transport delivers them, one
 ``InputDTMFFrame`` per key from the transport's input, ``interval_ms`` apart on the
-pipeline's clock, before or after the turn's speech (or text). The keys the bot sends are its
+pipeline's clock, before or after the turn's speech (or text); a turn of keys alone (no
+``user:``) ends, as a text turn does, once the bot answered the keys and is done. The keys the bot sends are its
 ``OutputDTMFFrame`` and ``OutputDTMFUrgentFrame`` buttons, which the recorder notes as they
 are first pushed (`Recorder.keys_sent`), and the keys heard as tones in the turn's reply
 audio (a bot that plays them in band, in its own audio; Pipecat's output transport also plays
@@ -20,7 +21,7 @@ from pipecat.frames.frames import InputDTMFFrame
 
 from ...errors import AdapterError
 from ...models import AgentReply, DtmfInput
-from ...models._keypad import HANG_UP_KEY, IN_BAND_KEY, PRESSED_KEY
+from ...models._keypad import HANG_UP_KEY, IN_BAND_KEY, PRESSED_KEY, keys_alone
 from ...voice._dtmf import keys_in_pcm, merge_keys
 from ..base import TurnInput
 from ._record import TurnLog
@@ -38,6 +39,8 @@ class Keypad:
         self.session = session
         self.keys = turn.turn.dtmf if isinstance(turn.turn.dtmf, DtmfInput) else None
         self.label = f"turn {turn.index + 1}"
+        self.index = turn.index
+        self.alone = keys_alone(turn.turn)
         self._from = len(session.recorder.keys_sent)
         self._ended_from = len(session.recorder.hang_ups.seen)
         self.pressed = ""
@@ -57,6 +60,8 @@ class Keypad:
 
         async def keyed() -> TurnLog:
             self._from = len(self.session.recorder.keys_sent)
+            if self.alone:  # no words: the bot's answer to the keys ends the turn
+                return await self.session.keys_turn(self.index, lambda: self._press(keys))
             if keys.at == "before":
                 self.session.clock.release()
                 await self._press(keys)

@@ -193,7 +193,11 @@ class TurnLog:
     turn_predictions: list[dict[str, Any]] = field(default_factory=list)
     events: list[tuple[float, str]] = field(default_factory=list)
     sent_at: float | None = None
-    """Text turns: when the text was handed to the pipeline."""
+    """Text turns: when the text was handed to the pipeline; a turn of keys alone: when its
+    first key was."""
+    keys_at: list[float] = field(default_factory=list)
+    """A turn of keys alone: when its first and its last key were pressed (the reply's
+    latency is from the last one before it)."""
     said_on_own: list[SaidOnOwn] = field(default_factory=list)
     """What the bot was made to say in this turn other than its LLM's answer (a
     ``TTSSpeakFrame``: a function's "one moment", a Flows ``tts_say`` action), in order."""
@@ -307,15 +311,17 @@ class Recorder(BaseObserver, TransportListener):
                 f"; heard so far {' '.join(log.transcripts)!r})" if log.transcripts else ")"
             )
         if not any(at >= anchor for at in log.reactions):
+            if log.kind == "keys":
+                return "the bot to answer the keys (a turn of keys alone)"
             heard = f" (heard {' '.join(log.transcripts)!r})" if log.kind == "audio" else ""
             return f"the bot to respond to the user's turn{heard}"
         return None
 
     def anchor(self) -> float | None:
         """The moment the bot's reply must come after: the user's last turn ending (audio), or
-        the text being sent (text)."""
+        the text being sent (text), the first key being pressed (keys alone)."""
         log = self.log
-        if log.kind == "text":
+        if log.kind in ("text", "keys"):
             return log.sent_at
         return log.user_stops[-1] if log.user_stops else None
 

@@ -384,6 +384,23 @@ class BotSession:
             mic.live(False)
         return log
 
+    async def keys_turn(self, index: int, press: Callable[[], Awaitable[None]]) -> TurnLog:
+        """A turn of keys alone: ``press`` them and return the turn once the bot answered them
+        and is done, as a text turn waits for the bot's answer to its text (an answer begun
+        while the keys were still being pressed counts).
+
+        Raises:
+            TurnTimeout: The bot was not done within timeout_s; says what was pending.
+        """
+        self._check_running()
+        log = self.recorder.begin(index, "keys")
+        self.clock.release()
+        log.sent_at = self.recorder.now()
+        await press()
+        log.keys_at = [log.sent_at, self.recorder.now()]
+        await self.until_done()
+        return log
+
     async def wait_until(self, done: Callable[[], bool], what: str) -> None:
         """Return once ``done()`` holds at an idle moment of the pipeline.
 

@@ -128,6 +128,8 @@ class LiveKitAdapter:
     """
 
     consumes_audio = True
+    presses_keys = True
+    """It presses a turn's ``dtmf:`` keys for the caller, so a turn of keys alone can run."""
 
     def __init__(
         self,

@@ -33,24 +33,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from livekit import rtc
 
+from ....errors import AdapterError
 from ....models import AgentReply, DtmfInput, PhoneCall, Transcript
-from ....models._keypad import HANG_UP_KEY, IN_BAND_KEY, PRESSED_KEY, SIP_CALLER_KEY
+from ....models._far_end import FarEnd
+from ....models._keypad import (
+    HANG_UP_KEY,
+    IN_BAND_KEY,
+    PRESSED_KEY,
+    SIP_CALLER_KEY,
+    SIP_DIALS_KEY,
+    keys_alone,
+)
 from ....voice._dtmf import keys_in_pcm, merge_keys
 from ...base import TurnInput
 from .._compat import end_fake_job
+from ._dial import callee_attributes, dial, failed_dial
 from ._hang_up import record_session_shutdown, refuse_after_hang_up
+from ._turn_state import SentTurn
 
 if TYPE_CHECKING:
     from livekit.agents import AgentSession
 
     from .._turn import Stage
-    from ._turn_state import SentTurn
 
 __all__ = [
     "PhoneAPI",
@@ -64,6 +75,19 @@ __all__ = [
 
 _CODES = {**{str(d): d for d in range(10)}, "*": 10, "#": 11, "A": 12, "B": 13, "C": 14, "D": 15}
 """Each key's DTMF event code, as LiveKit numbers them (``dtmf_event_to_code``)."""
+
+
+class _Noted(list[Any]):
+    """A list of what the agent did on the line that sets ``acted`` on each append (so a turn
+    of keys alone wakes when the agent answers the keys by sending keys or hanging up)."""
+
+    def __init__(self, acted: asyncio.Event) -> None:
+        super().__init__()
+        self._acted = acted
+
+    def append(self, item: Any) -> None:
+        super().append(item)
+        self._acted.set()
 
 
 class PhoneParticipant:
@@ -121,17 +145,32 @@ class PhoneRoom(rtc.EventEmitter[str]):
     ``sip_dtmf_received`` for the caller's keys; its local participant records the keys the
     agent sends."""
 
-    def __init__(self, name: str, phone: PhoneCall | None = None) -> None:
+    def __init__(
+        self, name: str, phone: PhoneCall | None = None, far_end: FarEnd | None = None
+    ) -> None:
         super().__init__()
         self.name = name
+        self.phone = phone or PhoneCall()
+        self.far_end = far_end
+        self.outbound = self.phone.direction == "outbound"
+        self.acted = asyncio.Event()
+        """Set when the agent sends a key, hangs up or transfers the call."""
         self.local_participant = PhoneParticipant()
-        self.caller = SipParticipant(phone or PhoneCall())
-        self.remote_participants: dict[str, Any] = {self.caller.identity: self.caller}
+        self.local_participant.keys_sent = _Noted(self.acted)
+        self.caller = SipParticipant(self.phone)
+        # On an outbound call nobody is on the line until the agent dials (`answer`).
+        self.remote_participants: dict[str, Any] = (
+            {} if self.outbound else {self.caller.identity: self.caller}
+        )
+        self.dials: list[dict[str, Any]] = []
+        """Each ``create_sip_participant`` of an outbound agent: number, outcome (and
+        sip_status_code when the far end sent one), oldest first."""
+        self.dials_reported = 0
         self.keys_pressed: list[str] = []
-        self.transfers: list[dict[str, Any]] = []
+        self.transfers: list[dict[str, Any]] = _Noted(self.acted)
         """Each ``transfer_sip_participant`` request the agent made: to, participant,
         play_dialtone, oldest first."""
-        self.hang_ups: list[str] = []
+        self.hang_ups: list[str] = _Noted(self.acted)
         """How the agent ended the call, each time it did (``ctx.shutdown(...)``,
         ``ctx.delete_room()``, ``session.shutdown()``), oldest first."""
         self.hung_up_in: tuple[int, str] | None = None
@@ -139,6 +178,24 @@ class PhoneRoom(rtc.EventEmitter[str]):
 
     def isconnected(self) -> bool:
         return True
+
+    def answer(
+        self, *, number: str, identity: str, trunk_number: str | None, trunk_id: str
+    ) -> SipParticipant:
+        """The callee of the agent's outbound call picks up: it joins the room as LiveKit's
+        SIP service puts one there (``participant_connected``, ``sip.callStatus: active``)."""
+        callee = SipParticipant(PhoneCall(caller_number=number))
+        callee.identity = identity
+        callee.attributes = callee_attributes(
+            number=number,
+            trunk_number=trunk_number or self.phone.trunk_number,
+            trunk_id=trunk_id,
+            call_id=callee.attributes["sip.callID"],
+        )
+        self.caller = callee
+        self.remote_participants[identity] = callee
+        self.emit("participant_connected", callee)
+        return callee
 
     def press(self, key: str) -> None:
         """The caller presses ``key``: the event a SIP participant's key makes."""
@@ -152,6 +209,13 @@ class PhoneRoom(rtc.EventEmitter[str]):
 class _PhoneSip:
     def __init__(self, room: PhoneRoom) -> None:
         self._room = room
+
+    async def create_sip_participant(self, request: Any, *_: Any, **__: Any) -> Any:
+        """Dial out, as LiveKit's SIP service would: on an outbound call (``phone:
+        {direction: outbound}``), answered (or not) as the transcript's far end says."""
+        if not self._room.outbound:
+            raise _refused("sip.create_sip_participant", outbound=False)
+        return await dial(self._room, self._room.far_end, request)
 
     async def transfer_sip_participant(self, request: Any, *_: Any, **__: Any) -> Any:
         """Transfer the caller (a cold transfer), as LiveKit's SIP service would: recorded."""
@@ -192,10 +256,15 @@ class _PhoneRooms:
         raise _refused(f"room.{name}")
 
 
-def _refused(name: str) -> AttributeError:
+def _refused(name: str, *, outbound: bool = True) -> AttributeError:
+    why = (
+        ""
+        if outbound
+        else " (sip.create_sip_participant on an outbound call: phone: {direction: outbound})"
+    )
     return AttributeError(
         f"ctx.api.{name} is not available in process: the in-process phone call's API records "
-        "sip.transfer_sip_participant and room.delete_room, and reaches no LiveKit server"
+        f"sip.transfer_sip_participant and room.delete_room{why}, and reaches no LiveKit server"
     )
 
 
@@ -250,7 +319,7 @@ def phone_line(session: AgentSession[Any], transcript: Transcript) -> Iterator[P
     if get_job_context(required=False) is not None:
         yield None
         return
-    room = PhoneRoom(f"phone-{transcript.id}", transcript.phone)
+    room = PhoneRoom(f"phone-{transcript.id}", transcript.phone, transcript.far_end)
     made = fake_job_context(room=room)  # type: ignore[arg-type]
     job = made.__enter__()
     _record_hang_ups(job, room)
@@ -309,7 +378,25 @@ async def keypad_turn(
     refuse_after_hang_up(room, f"turn {turn.index + 1}")
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
     ended_from, transfers_from = len(room.hang_ups), len(room.transfers)
-    reply = await respond(turn)
+    if room.outbound:
+        if not room.dials:
+            raise AdapterError(
+                f"turn {turn.index + 1}: the agent placed no call: on an outbound call "
+                "(phone: {direction: outbound}) the far end speaks once the agent's "
+                "ctx.api.sip.create_sip_participant(...) reached it; dial before the first turn "
+                "(in the agent's on_enter)"
+            )
+        if turn.index == 0:
+            ended_from = 0  # the agent's hang-up when its dial failed, before turn 1
+    failed = failed_dial(room) if room.outbound else None
+    if failed is not None:
+        # The line never connected: the far end's busy tone or ringing reaches no one.
+        reply = AgentReply(reply="")
+    else:
+        reply = await respond(turn)
+    if room.outbound:
+        reply.metadata[SIP_DIALS_KEY] = room.dials[room.dials_reported :]
+        room.dials_reported = len(room.dials)
     reply.dtmf_sent = "".join(room.local_participant.keys_sent[sent_from:])
     reply.call_ended = len(room.hang_ups) > ended_from
     if reply.call_ended:
@@ -360,9 +447,17 @@ async def press_around(
     assert isinstance(keys, DtmfInput)
     bare = dataclasses.replace(turn, turn=dataclasses.replace(turn.turn, dtmf=None))
     room = _LINES.get(conversation.session)
+    if room is None and keys_alone(turn.turn):
+        raise AdapterError(
+            f"turn {turn.index + 1}: a turn of keys alone needs the in-process phone line, and "
+            "this session runs in a job context of its own, where the keys cannot be pressed; "
+            "start the session without one, or give the turn words in 'user:'"
+        )
     if room is None:
         return await conversation.send(bare, stage, settle=settle)  # type: ignore[no-any-return]
     speed = float(conversation.speed or 0.0)
+    if keys_alone(turn.turn):
+        return await _keys_alone(conversation, room, keys, stage, speed, settle=settle)
     if keys.at == "before":
         stage.set(f"the caller to press {keys.keys!r}")
         await _press(room, keys, speed)
@@ -373,6 +468,50 @@ async def press_around(
     if settle:
         await conversation._recorder.settle(stage.set)
     return sent  # type: ignore[no-any-return]
+
+
+async def _keys_alone(
+    conversation: Any, room: PhoneRoom, keys: DtmfInput, stage: Stage, speed: float, *, settle: bool
+) -> SentTurn:
+    """A turn of keys alone: press them, then wait for the agent to answer them (a reply
+    begun, a tool, a key sent, a hang-up or a transfer), within the turn's deadline as a spoken
+    turn's reply is, and until it is done (``settle``). What it did while the keys were still
+    being pressed counts. Its latency is from the last key before the reply (the first key, for
+    a reply begun while the keys were still being pressed)."""
+    session, recorder = conversation.session, conversation._recorder
+    answered = asyncio.Event()
+
+    def on_event(ev: Any) -> None:
+        if getattr(ev, "new_state", "thinking") in ("thinking", "speaking"):
+            answered.set()
+
+    events = (
+        "speech_created",
+        "agent_state_changed",
+        "function_tools_executed",
+        "tool_execution_updated",
+    )
+    for event in events:
+        session.on(event, on_event)
+    room.acted.clear()
+    try:
+        stage.set(f"the caller to press {keys.keys!r}")
+        first_at = time.perf_counter()
+        await _press(room, keys, speed)
+        pressed_at = time.perf_counter()
+        stage.set(f"the agent to answer the keys {keys.keys!r} (a turn of keys alone)")
+        waits = [asyncio.ensure_future(e.wait()) for e in (answered, room.acted)]
+        try:
+            await recorder.guard(asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED))
+        finally:
+            for wait in waits:
+                wait.cancel()
+    finally:
+        for event in events:
+            session.off(event, on_event)
+    if settle:
+        await recorder.settle(stage.set)
+    return SentTurn([first_at, pressed_at], None, {"input": "keys"})
 
 
 async def _press(room: PhoneRoom, keys: DtmfInput, speed: float) -> None:

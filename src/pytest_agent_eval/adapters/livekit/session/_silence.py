@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ....errors import AgentFailedError
 from ....models import AgentReply
+from ....models._keypad import SIP_DIALS_KEY, keys_alone
 from ...base import TurnInput
 
 __all__ = ["refuse_silence"]
@@ -27,15 +28,18 @@ def refuse_silence(
     """Raise when ``reply`` shows the agent did nothing in answer to ``turn``.
 
     Left alone: a turn in which a reply was begun (even one that said nothing), a turn that
-    presses keys (an agent collecting digits may rightly wait for
-    more of them without a word), a turn that interrupts the agent (its barge-in check says
-    what the agent did), and a turn during which the agent was still saying an earlier turn's
+    presses keys with its words (an agent collecting digits may rightly wait for more of them
+    without a word; a turn of keys alone is judged as a spoken turn is), a turn of a far end
+    the agent's outbound call never reached (a busy line, one nobody answered), a turn that
+    interrupts the agent (its barge-in check says what the agent did), and a turn during which
+    the agent was still saying an earlier turn's
     answer (busy, not silent: a reply that could not be interrupted, a tool's late answer).
 
     Raises:
         AgentFailedError: The agent said nothing and did nothing (a FAIL of the agent).
     """
-    if began_reply or turn.turn.dtmf is not None or turn.turn.interrupt is not None:
+    alone = keys_alone(turn.turn)  # keys and no words: judged as a spoken turn is
+    if began_reply or (turn.turn.dtmf is not None and not alone) or turn.turn.interrupt:
         return
     if reply.metadata.get("livekit", {}).get("late_speech"):
         return
@@ -45,7 +49,12 @@ def refuse_silence(
         return  # it spoke without words (a chime, a reply with no transcript)
     if reply.call_ended or reply.dtmf_sent:
         return
-    if turn.audio is not None:
+    dials = reply.metadata.get(SIP_DIALS_KEY) or [{}]
+    if dials[-1].get("outcome", "answered") != "answered":
+        return  # the agent's call was not answered: the far end's turn reached no one
+    if alone:
+        what = f"was pressed the keys {turn.turn.dtmf.keys!r}"  # type: ignore[union-attr]
+    elif turn.audio is not None:
         heard = (reply.heard or "").strip()
         what = f"heard {heard!r}" if heard else "was sent the audio"
     else:
