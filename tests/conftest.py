@@ -79,6 +79,7 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "telephony/test_far_end_voice.py": ("voice",),
     "telephony/test_amd_bench.py": ("voice",),
     "telephony/test_livekit_transfer.py": ("voice",),
+    "telephony/test_livekit_outbound.py": ("voice",),
     # Turn-taking stimuli played to real LiveKit sessions and Pipecat pipelines.
     "turn_taking/test_turn_taking_gate.py": ("voice",),
     "turn_taking/test_turn_taking_livekit.py": ("voice",),
