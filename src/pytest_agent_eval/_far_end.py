@@ -60,10 +60,12 @@ def refuse_unplayable(transcript: Transcript, adapter: Any) -> None:
             "is a text agent, which hears no audio; run it with a voice adapter (LiveKitAdapter "
             "in process, PipecatAdapter), or drop 'as: audio' to play the far end as text"
         )
+    if getattr(adapter, "plays_far_end_audio", False):
+        return
     raise TranscriptError(
         f"{named}, far_end.as: a far end heard as audio is not played by "
-        f"{type(adapter).__name__} yet (its sounds and spoken lines are made, the streaming "
-        "into the agent is not built); drop 'as: audio' to play the far end as text"
+        f"{type(adapter).__name__} yet (it streams into LiveKitAdapter in process); drop "
+        "'as: audio' to play the far end as text"
     )
 
 

@@ -47,6 +47,9 @@ def _menu_key(ctx: Any) -> dict[str, Any]:
 RULES = [
     Rule(r"leave (?:me )?a message", reply=MESSAGE if REMINDER_BUG else ""),
     Rule(r"\(beep\)", reply=MESSAGE),
+    # Heard as audio, a greeting comes phrase by phrase: its first ("you have reached Sam")
+    # already says it is a voicemail box, so wait.
+    Rule(r"you have reached", reply=""),
     Rule(
         r"press (?P<key>\d)" if IVR_BUG else r"appointments?,? press (?P<key>\d)",
         tool="press_keys",

@@ -1,5 +1,5 @@
-"""A far end heard as audio (``as: audio``) on a voice adapter: refused before the session is
-made, an ERROR that says the streaming into the agent is not built yet, never a verdict."""
+"""A far end heard as audio (``as: audio``) on a voice adapter that does not stream it yet
+(Pipecat): refused before the pipeline is made, an ERROR that says so, never a verdict."""
 
 from __future__ import annotations
 
@@ -21,21 +21,21 @@ far_end:
 """
 
 
-def test_a_far_end_heard_as_audio_is_refused_on_livekit_before_a_session_is_made() -> None:
-    pytest.importorskip("livekit.agents")
-    from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+def test_a_far_end_heard_as_audio_is_refused_on_pipecat_before_a_pipeline_is_made() -> None:
+    pytest.importorskip("pipecat")
+    from pytest_agent_eval.adapters.pipecat import PipecatAdapter
 
     made: list[int] = []
 
-    def make_session() -> object:
+    async def run_bot(transport: object, runner_args: object) -> None:
         made.append(1)
-        raise AssertionError("no session may be made")
+        raise AssertionError("no pipeline may be made")
 
     transcript = load_transcript_text(VOICEMAIL, path=Path("call.yaml"))
     with pytest.raises(
         TranscriptError,
         match=r"call\.yaml:2, transcript 'reminder', far_end\.as: a far end heard as audio is "
-        r"not played by LiveKitAdapter yet",
+        r"not played by PipecatAdapter yet \(it streams into LiveKitAdapter in process\)",
     ):
-        asyncio.run(run_transcript(transcript, LiveKitAdapter(make_session)))
+        asyncio.run(run_transcript(transcript, PipecatAdapter(run_bot=run_bot)))
     assert made == []

@@ -12,7 +12,15 @@ import pytest
 
 from pytest_agent_eval._loader import load_transcript_file
 from pytest_agent_eval.errors import AudioFixtureError
-from pytest_agent_eval.models._far_end import FarEnd, FarEndPiece, IvrNode, IvrWalk, audio_turns
+from pytest_agent_eval.models._far_end import (
+    FarEnd,
+    FarEndPiece,
+    IvrNode,
+    IvrWalk,
+    audio_turns,
+    far_end_pieces,
+    ivr_prompt,
+)
 from pytest_agent_eval.synthesize._cli import main
 from pytest_agent_eval.voice._clip import read_wav, resample
 from pytest_agent_eval.voice._far_end_audio import HOLD_S, PIECE_GAP_S, far_end_clip
@@ -42,6 +50,22 @@ def test_the_turns_are_the_texts_turns_as_pieces() -> None:
     ivr = FarEnd("ivr", menu={"main": IvrNode("Press 1.", {"1": "end"}), "end": IvrNode("Hi.")})
     walk = IvrWalk(node="main", last="wrong")
     assert audio_turns(ivr, walk) == [[line("line", "retry.wrong"), line("line", "menu.main")]]
+
+
+def test_each_turn_the_runner_sends_knows_its_pieces_from_its_index_or_its_words() -> None:
+    line = FarEndPiece
+    heard = FarEnd("human", played_as="audio")
+    assert far_end_pieces(heard, 0, "Hello?") == (line("line", "hello"),)
+    assert far_end_pieces(heard, 1, "Yes, Tuesday works.") == ()  # the transcript's own turn
+    assert far_end_pieces(FarEnd("human"), 0, "Hello?") == ()  # a far end played as text
+    menu = {"main": IvrNode("Press 1.", {"1": "end"}), "end": IvrNode("Hi.")}
+    ivr = FarEnd("ivr", menu=menu, played_as="audio")
+    again = ivr_prompt(menu["main"], IvrWalk(node="main", last="timeout"))
+    assert far_end_pieces(ivr, 3, again) == (
+        line("line", "retry.timeout"),
+        line("line", "menu.main"),
+    )
+    assert far_end_pieces(ivr, 1, "Hi.") == (line("line", "menu.end"),)
 
 
 def test_a_voicemail_is_its_greetings_fixture_then_the_beep(tmp_path: Path) -> None:

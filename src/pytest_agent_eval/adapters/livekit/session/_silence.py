@@ -37,6 +37,8 @@ def refuse_silence(
     """
     if began_reply or turn.turn.dtmf is not None or turn.turn.interrupt is not None:
         return
+    if turn.far_end:  # quiet through a far end's greeting or ring: the call's checks judge it
+        return
     if reply.metadata.get("livekit", {}).get("late_speech"):
         return
     if reply.reply.strip() or reply.agent_speech or reply.tool_calls or reply.handoffs:
