@@ -9,17 +9,29 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pipecat.frames.frames import OutputDTMFUrgentFrame
+import numpy as np
+from beep_detector import BeepDetector
+from pipecat.audio.vad.silero import SileroVADAnalyzer
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    LLMMessagesAppendFrame,
+    OutputDTMFUrgentFrame,
+)
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMContextAggregatorPair,
+    LLMUserAggregatorParams,
+)
+from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.runner.types import RunnerArguments
 from pipecat.services.llm_service import FunctionCallParams
 from pipecat.transports.base_transport import BaseTransport
 from pipecat.workers.runner import WorkerRunner
 
-from pytest_agent_eval.adapters.pipecat import Rule, ScriptedLLMService
+from pytest_agent_eval.adapters.pipecat import FixtureTextSTTService, Rule, ScriptedLLMService
 
 REMINDER_BUG = os.environ.get("REMINDER_BUG") == "1"
 IVR_BUG = os.environ.get("IVR_BUG") == "1"
@@ -62,15 +74,50 @@ RULES = [
 ]
 
 
+# Heard as audio, the beep has no words: the bot hears it with a tone detector on its audio
+# path (`beep_detector`, the same as the LiveKit agent's), then asks the model for its message.
+BEEP_HEARD = "The voicemail beep just sounded: leave your message now."
+INSTRUCTIONS = [Rule(r"beep just sounded", reply=MESSAGE)]
+
+
+class BeepWatch(FrameProcessor):
+    """Every audio frame the bot hears passes the beep detector on its way to the STT."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._detector = BeepDetector()
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, InputAudioRawFrame):
+            samples = np.frombuffer(frame.audio, dtype=np.int16)
+            if self._detector.push(samples, frame.sample_rate):
+                heard = [{"role": "system", "content": BEEP_HEARD}]
+                await self.push_frame(LLMMessagesAppendFrame(heard, run_llm=True))  # type: ignore[arg-type]
+        await self.push_frame(frame, direction)
+
+
 async def run_bot(transport: BaseTransport, runner_args: RunnerArguments) -> None:
-    llm = ScriptedLLMService(RULES, default_reply="Sorry, could you repeat that?")
+    llm = ScriptedLLMService(
+        RULES, instructions=INSTRUCTIONS, default_reply="Sorry, could you repeat that?"
+    )
     context = LLMContext(
         [{"role": "system", "content": "You call patients to remind them of appointments."}]
     )
     context.set_tools([press_keys])  # type: ignore[list-item]
-    user_aggregator, assistant_aggregator = LLMContextAggregatorPair(context)
+    user_aggregator, assistant_aggregator = LLMContextAggregatorPair(
+        context, user_params=LLMUserAggregatorParams(vad_analyzer=SileroVADAnalyzer())
+    )
     pipeline = Pipeline(
-        [transport.input(), user_aggregator, llm, transport.output(), assistant_aggregator]
+        [
+            transport.input(),
+            BeepWatch(),
+            FixtureTextSTTService(),
+            user_aggregator,
+            llm,
+            transport.output(),
+            assistant_aggregator,
+        ]
     )
     worker = PipelineWorker(pipeline, params=PipelineParams())
     runner = WorkerRunner(handle_sigint=runner_args.handle_sigint)

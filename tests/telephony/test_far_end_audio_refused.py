@@ -1,5 +1,6 @@
-"""A far end heard as audio (``as: audio``) on a voice adapter that does not stream it yet
-(Pipecat): refused before the pipeline is made, an ERROR that says so, never a verdict."""
+"""A far end heard as audio (``as: audio``) on a voice adapter that does not stream it (one
+without ``plays_far_end_audio``): refused before a conversation starts, an ERROR that says so,
+never a verdict."""
 
 from __future__ import annotations
 
@@ -21,21 +22,27 @@ far_end:
 """
 
 
-def test_a_far_end_heard_as_audio_is_refused_on_pipecat_before_a_pipeline_is_made() -> None:
-    pytest.importorskip("pipecat")
-    from pytest_agent_eval.adapters.pipecat import PipecatAdapter
+class RoomOnlyAdapter:
+    """A voice adapter of one's own (it streams audio turns) that does not stream a far end."""
 
-    made: list[int] = []
+    consumes_audio = True
 
-    async def run_bot(transport: object, runner_args: object) -> None:
-        made.append(1)
-        raise AssertionError("no pipeline may be made")
+    def __init__(self) -> None:
+        self.started = 0
 
+    async def start_conversation(self, info: object) -> object:
+        self.started += 1
+        raise AssertionError("no conversation may be started")
+
+
+def test_a_far_end_heard_as_audio_is_refused_on_a_voice_adapter_that_does_not_stream_it() -> None:
+    adapter = RoomOnlyAdapter()
     transcript = load_transcript_text(VOICEMAIL, path=Path("call.yaml"))
     with pytest.raises(
         TranscriptError,
         match=r"call\.yaml:2, transcript 'reminder', far_end\.as: a far end heard as audio is "
-        r"not played by PipecatAdapter yet \(it streams into LiveKitAdapter in process\)",
+        r"not played by RoomOnlyAdapter yet \(it streams into LiveKitAdapter in process and "
+        r"PipecatAdapter\)",
     ):
-        asyncio.run(run_transcript(transcript, PipecatAdapter(run_bot=run_bot)))
-    assert made == []
+        asyncio.run(run_transcript(transcript, adapter))
+    assert adapter.started == 0

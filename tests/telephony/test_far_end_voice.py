@@ -74,7 +74,7 @@ def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> pytest
     return pytester
 
 
-@pytest.fixture(params=["livekit"])
+@pytest.fixture(params=["livekit", "pipecat"])
 def heard(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> pytest.Pytester:
     """The project with the voicemail heard as audio (evals_heard: its greeting's fixture,
     made by the offline TTS) as its only eval."""

@@ -29,6 +29,7 @@ from ...models import (
 from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._dtmf import in_band
 from ...voice._factory import takes_info
+from ...voice._far_end_audio import SETTLE_S, far_end_pcm
 from ...voice._fixture_pcm import (
     FixturePCM,
     check_fixtures,
@@ -142,6 +143,8 @@ class PipecatAdapter:
     """
 
     consumes_audio = True
+    plays_far_end_audio = True
+    """Streams a far end heard as audio (``far_end: {as: audio}``) into the bot."""
     with_fixture_hearing = fixture_hearing_twin  # attribution's counterfactuals: hearing,
     with_committed_turns = committed_turns_twin  # and turn-taking
 
@@ -420,7 +423,21 @@ class PipecatConversation:
         pipeline_started = self.clock.elapsed()
         audio_in: Path | None = None
         fixture: FixturePCM | None = None
-        if turn.audio is not None:
+        if turn.far_end:  # a far end heard as audio: its turn ends its own way
+            try:
+                clip, words = await asyncio.to_thread(
+                    far_end_pcm, self.info.transcript, turn.far_end, self.adapter.sample_rate,
+                    turn.conditions, turn.seed,
+                )  # fmt: skip
+            except AudioFixtureError as exc:
+                raise AudioFixtureError(f"{label}: {exc}") from None
+            fixture = clip
+            audio_in = await asyncio.to_thread(self._save_streamed_audio, clip, turn.index)
+
+            async def run() -> TurnLog:
+                return await session.far_end_turn(turn.index, clip, words, SETTLE_S)
+
+        elif turn.audio is not None:
             path = resolve_audio(turn.audio, self.info.transcript)
             try:
                 fixture = await asyncio.to_thread(self.adapter.turn_audio, turn, path)
