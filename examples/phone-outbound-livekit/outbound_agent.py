@@ -4,6 +4,11 @@ it waits for the beep before leaving its message; in a phone tree it presses the
 appointments desk with LiveKit's ``send_dtmf_events`` tool (``publish_dtmf`` on the job room's
 local participant). The scripted LLM stands in for a real model.
 
+Heard as audio (``evals_heard/``), the beep has no words: the agent hears it the way outbound
+agents do in practice, with a tone detector (``beep_detector.py``) on the audio its STT gets
+(its ``stt_node``), and then asks the model for its message (``generate_reply`` with
+instructions).
+
 Two planted bugs, each turning one eval red: ``REMINDER_BUG=1``, the agent starts its message
 as soon as the greeting plays (over it, before the beep); ``IVR_BUG=1``, it presses the first
 key it hears in a menu."""

@@ -2,7 +2,10 @@
 project), the twin of examples/phone-outbound-livekit/outbound_agent.py: it calls a patient to remind them of an
 appointment, waits for the beep on a voicemail box, and presses keys in a phone tree by
 pushing an ``OutputDTMFUrgentFrame``. It does not speak first: the far end does.
-``REMINDER_BUG=1`` and ``IVR_BUG=1`` plant the same bugs as the LiveKit agent's."""
+Heard as audio, the beep has no words: a ``BeepWatch`` processor before the STT feeds every
+audio frame to the same tone detector as the LiveKit agent's (``beep_detector.py``) and asks
+the model for the message. ``REMINDER_BUG=1`` and ``IVR_BUG=1`` plant the same bugs as the
+LiveKit agent's."""
 
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ async def far_end_turn(
     streamer.prime_far_end(words, segments)
     anchors: list[float] = []
     stage.set(f"{what} to play out, then {SETTLE_S} s of the line")
-    await streamer.push_far_end(audio, tuple(segments), anchors, SETTLE_S)
+    await streamer.push_far_end(audio, tuple(segments), anchors, SETTLE_S, words=bool(words))
     await recorder.settle(stage.set)
     extra: dict[str, Any] = audio_turn_extra(turn, audio, len(segments))
     extra["far_end"] = [p.part or p.sound for p in turn.far_end]

@@ -355,20 +355,22 @@ class AudioStreamer:
         segments: tuple[SpeechSegment, ...],
         anchors: list[float],
         settle_s: float,
+        *,
+        words: bool,
     ) -> None:
         """Stream a far end's clip at its own pace on the loop's clock (the virtual one at max
-        speed: no wall time), noting in ``anchors`` when each of ``segments``' speech ended (or,
-        without any, when the clip started and ended);
+        speed: no wall time), noting in ``anchors`` when each of ``segments``' speech ended (and,
+        for a clip without ``words``, when it started and ended);
         then the phone line's silence until ``settle_s`` after the clip's own audio, unmarked
         on the turn's timeline (the far end's audio is over)."""
         assert self.vad is not None
         audible = min(len(audio.frames), math.ceil(audio.duration_s / audio.frame_s - 1e-9))
-        if not segments:  # no words: a reply begun while the sound plays is timed from its start
+        if not words:  # a sound: a reply begun while it plays is timed from its start
             anchors.append(time.perf_counter())
         await self._push_paced(
             dataclasses.replace(audio, frames=audio.frames[:audible]), segments, anchors, 1.0
         )
-        if not segments:  # and one begun after it from its end
+        if not words:  # and one begun after it from its end
             anchors.append(time.perf_counter())
         silence = _silence_like(audio.frames[0])
         count = max(0, round(settle_s / audio.frame_s))
