@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from pytest_agent_eval._loader import load_transcript_file
+from pytest_agent_eval.adapters.base import TurnInput
 from pytest_agent_eval.errors import AudioFixtureError
+from pytest_agent_eval.models import Turn
 from pytest_agent_eval.models._far_end import (
+    BEEP_WORDS,
     FarEnd,
     FarEndPiece,
     IvrNode,
@@ -66,6 +69,20 @@ def test_each_turn_the_runner_sends_knows_its_pieces_from_its_index_or_its_words
         line("line", "menu.main"),
     )
     assert far_end_pieces(ivr, 1, "Hi.") == (line("line", "menu.end"),)
+
+
+def test_a_far_end_turn_heard_as_audio_streams_under_the_transcripts_conditions(
+    tmp_path: Path,
+) -> None:
+    yaml = tmp_path / "voicemail.yaml"
+    yaml.write_text(VOICEMAIL + "conditions: [phone]\n")
+    transcript = load_transcript_file(yaml)
+    assert transcript.far_end is not None
+    # As the runner's script adds them: the greeting, then the beep.
+    transcript.turns += [Turn(transcript.far_end.greeting), Turn(BEEP_WORDS)]
+    sent = TurnInput.of(transcript, 1, 0)
+    assert sent.far_end == (FarEndPiece("beep"),)
+    assert sent.conditions == tuple(transcript.conditions) != ()
 
 
 def test_a_voicemail_is_its_greetings_fixture_then_the_beep(tmp_path: Path) -> None:
