@@ -324,14 +324,19 @@ class PipecatConversation:
             ]
         self._greeting = Greeting(speech, calls)
 
-    def _refuse_fixture_text_under_conditions(self) -> None:
+    def _refuse_fixture_text_under_conditions(self, far_end: TurnInput | None = None) -> None:
         """`FixtureTextSTTService` answers with the fixture's words without listening: under
-        audio conditions, or after keys sounding first, it would pass for the wrong reason."""
+        audio conditions, or after keys sounding first, it would pass for the wrong reason
+        (checked at the start for the transcript's turns, and for ``far_end``, a far end's turn
+        heard as audio, when it comes)."""
         stts = self.session.fixture_stts(refusing=True)
         if not stts:
             return
         transcript, stt = self.info.transcript, type(stts[0]).__name__
-        for index, conditions in enumerate(self.info.turn_conditions):
+        chains = list(enumerate(self.info.turn_conditions))
+        if far_end is not None:
+            chains = [(far_end.index, far_end.conditions)]  # a far end's turn, made as it goes
+        for index, conditions in chains:
             if conditions:
                 raise AdapterError(
                     fixture_text_refusal(
@@ -424,6 +429,7 @@ class PipecatConversation:
         audio_in: Path | None = None
         fixture: FixturePCM | None = None
         if turn.far_end:  # a far end heard as audio: its turn ends its own way
+            self._refuse_fixture_text_under_conditions(far_end=turn)
             try:
                 clip, words = await asyncio.to_thread(
                     far_end_pcm, self.info.transcript, turn.far_end, self.adapter.sample_rate,

@@ -452,6 +452,8 @@ class LiveKitConversation:
         if turn.far_end:  # a far end heard as audio: its turn ends its own way (`_far_end`)
             streamer, recorder = self.streamer_for_far_end()
             transcript = self.info.transcript
+            if turn.conditions and refuses_conditions(self.session.stt):
+                raise AdapterError(fixture_text_refusal(transcript, turn.index, turn.conditions))
             return await far_end_turn(streamer, recorder, self.adapter, transcript, turn, stage)
         if turn.audio is None:
             return await self._text_turn(turn, stage, settle=settle)
