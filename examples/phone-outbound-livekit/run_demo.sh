@@ -20,7 +20,7 @@ echo "== 1/3  The agent as written: every eval passes"
 
 echo
 echo "== 2/3  REMINDER_BUG=1: it talks over the voicemail greeting (expected to fail)"
-REMINDER_BUG=1 "$py" -m pytest --agent-eval-live -p no:cacheprovider evals/voicemail.yaml "$@" || true
+REMINDER_BUG=1 "$py" -m pytest --agent-eval-live -p no:cacheprovider evals/voicemail.yaml evals_heard "$@" || true
 
 echo
 echo "== 3/3  IVR_BUG=1: it presses the first key it hears (expected to fail)"

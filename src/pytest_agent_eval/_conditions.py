@@ -27,6 +27,7 @@ from typing import Any
 from ._text import did_you_mean
 from .errors import AgentEvalError
 from .models import AudioCondition, Transcript
+from .models._far_end import far_end_pieces
 
 __all__ = [
     "BUILTIN_PRESETS",
@@ -542,8 +543,9 @@ def streamed_conditions(transcript: Transcript, index: int) -> tuple[AudioCondit
     """The conditions turn ``index``'s audio streams under (`turn_conditions`), or none for a
     text turn, which has no audio to change: what the runner hands the adapter on the turn's
     `TurnInput` and, for every turn at once, on `ConversationInfo.turn_conditions`."""
-    if transcript.turns[index].audio is None:
-        return ()
+    turn = transcript.turns[index]
+    if turn.audio is None and not far_end_pieces(transcript.far_end, index, turn.user):
+        return ()  # (a far end's turn heard as audio is streamed: a phone line changes it)
     return tuple(turn_conditions(transcript, index))
 
 
@@ -578,7 +580,8 @@ def condition_problems(transcript: Transcript) -> list[tuple[int | None, str]]:
                 )
             )
     degraded = bool(transcript.conditions) or any(v.conditions for v in transcript.variants)
-    if degraded and not transcript.has_audio:
+    heard = transcript.far_end is not None and transcript.far_end.played_as == "audio"
+    if degraded and not transcript.has_audio and not heard:
         out.append(
             (
                 None,

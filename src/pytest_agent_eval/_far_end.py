@@ -62,9 +62,9 @@ def refuse_unplayable(transcript: Transcript, adapter: Any) -> None:
     adapter would get words, and its verdict would say nothing about hearing the beep.
 
     Raises:
-        TranscriptError: The far end is audio and the adapter is a text adapter, or it is audio
-            and this version plays the far end as text only (an ERROR: the agent was not
-            evaluated as asked).
+        TranscriptError: The far end is audio and the adapter is a text adapter, or a voice
+            adapter that does not stream it (``plays_far_end_audio``: LiveKit in a room, on a
+            realtime model; an ERROR: the agent was not evaluated as asked).
     """
     far = transcript.far_end
     if far is None or far.played_as != "audio":
@@ -77,10 +77,12 @@ def refuse_unplayable(transcript: Transcript, adapter: Any) -> None:
             "is a text agent, which hears no audio; run it with a voice adapter (LiveKitAdapter "
             "in process, PipecatAdapter), or drop 'as: audio' to play the far end as text"
         )
+    if getattr(adapter, "plays_far_end_audio", False):
+        return
     raise TranscriptError(
         f"{named}, far_end.as: a far end heard as audio is not played by "
-        f"{type(adapter).__name__} yet (its sounds and spoken lines are made, the streaming "
-        "into the agent is not built); drop 'as: audio' to play the far end as text"
+        f"{type(adapter).__name__} yet (it streams into LiveKitAdapter in process and "
+        "PipecatAdapter); drop 'as: audio' to play the far end as text"
     )
 
 

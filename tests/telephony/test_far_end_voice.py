@@ -67,9 +67,25 @@ def project(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> pytest
     if importlib.util.find_spec(NEEDS[framework]) is None:
         pytest.skip(f"needs the {framework} extra")
     shutil.copy(AGENTS[framework], pytester.path / AGENTS[framework].name)
+    shutil.copy(EXAMPLE / "beep_detector.py", pytester.path / "beep_detector.py")
     pytester.makeconftest(CONFTESTS[framework])
     (pytester.path / "pyproject.toml").write_text(PYPROJECT)
     shutil.copytree(EXAMPLE / "evals", pytester.path / "evals")
+    return pytester
+
+
+@pytest.fixture(params=["livekit", "pipecat"])
+def heard(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> pytest.Pytester:
+    """The project with the voicemail heard as audio (evals_heard: its greeting's fixture,
+    made by the offline TTS) as its only eval."""
+    framework = request.param
+    if importlib.util.find_spec(NEEDS[framework]) is None:
+        pytest.skip(f"needs the {framework} extra")
+    shutil.copy(AGENTS[framework], pytester.path / AGENTS[framework].name)
+    shutil.copy(EXAMPLE / "beep_detector.py", pytester.path / "beep_detector.py")
+    pytester.makeconftest(CONFTESTS[framework])
+    (pytester.path / "pyproject.toml").write_text(PYPROJECT)
+    shutil.copytree(EXAMPLE / "evals_heard", pytester.path / "evals")
     return pytester
 
 
@@ -107,5 +123,28 @@ def test_pressing_the_first_key_heard_fails_the_ivr(
             "*the call reached 'billing', not 'appointments' (path: main -> billing)*",
             "*cause: agent_logic — the call given as text fails the same check: *billing*",
             "*1 failed run: 1 agent_logic*",
+        ]
+    )
+
+
+@pytest.mark.voice
+def test_heard_as_audio_the_agent_hears_the_beep_in_its_audio_and_leaves_its_message(
+    heard: pytest.Pytester,
+) -> None:
+    result = heard.runpytest_subprocess(*FAST)
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.voice
+def test_heard_as_audio_talking_over_the_greeting_fails_with_the_text_far_ends_reason(
+    heard: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMINDER_BUG", "1")
+    result = heard.runpytest_subprocess(*FAST)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the agent talked over the voicemail's greeting, before the beep: *Tuesday at 3*",
+            "FAILED evals/voicemail_heard.yaml::reminder_voicemail_heard*",
         ]
     )

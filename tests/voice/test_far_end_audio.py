@@ -11,8 +11,19 @@ import numpy as np
 import pytest
 
 from pytest_agent_eval._loader import load_transcript_file
+from pytest_agent_eval.adapters.base import TurnInput
 from pytest_agent_eval.errors import AudioFixtureError
-from pytest_agent_eval.models._far_end import FarEnd, FarEndPiece, IvrNode, IvrWalk, audio_turns
+from pytest_agent_eval.models import Turn
+from pytest_agent_eval.models._far_end import (
+    BEEP_WORDS,
+    FarEnd,
+    FarEndPiece,
+    IvrNode,
+    IvrWalk,
+    audio_turns,
+    far_end_pieces,
+    ivr_prompt,
+)
 from pytest_agent_eval.synthesize._cli import main
 from pytest_agent_eval.voice._clip import read_wav, resample
 from pytest_agent_eval.voice._far_end_audio import HOLD_S, PIECE_GAP_S, far_end_clip
@@ -42,6 +53,36 @@ def test_the_turns_are_the_texts_turns_as_pieces() -> None:
     ivr = FarEnd("ivr", menu={"main": IvrNode("Press 1.", {"1": "end"}), "end": IvrNode("Hi.")})
     walk = IvrWalk(node="main", last="wrong")
     assert audio_turns(ivr, walk) == [[line("line", "retry.wrong"), line("line", "menu.main")]]
+
+
+def test_each_turn_the_runner_sends_knows_its_pieces_from_its_index_or_its_words() -> None:
+    line = FarEndPiece
+    heard = FarEnd("human", played_as="audio")
+    assert far_end_pieces(heard, 0, "Hello?") == (line("line", "hello"),)
+    assert far_end_pieces(heard, 1, "Yes, Tuesday works.") == ()  # the transcript's own turn
+    assert far_end_pieces(FarEnd("human"), 0, "Hello?") == ()  # a far end played as text
+    menu = {"main": IvrNode("Press 1.", {"1": "end"}), "end": IvrNode("Hi.")}
+    ivr = FarEnd("ivr", menu=menu, played_as="audio")
+    again = ivr_prompt(menu["main"], IvrWalk(node="main", last="timeout"))
+    assert far_end_pieces(ivr, 3, again) == (
+        line("line", "retry.timeout"),
+        line("line", "menu.main"),
+    )
+    assert far_end_pieces(ivr, 1, "Hi.") == (line("line", "menu.end"),)
+
+
+def test_a_far_end_turn_heard_as_audio_streams_under_the_transcripts_conditions(
+    tmp_path: Path,
+) -> None:
+    yaml = tmp_path / "voicemail.yaml"
+    yaml.write_text(VOICEMAIL + "conditions: [phone]\n")
+    transcript = load_transcript_file(yaml)
+    assert transcript.far_end is not None
+    # As the runner's script adds them: the greeting, then the beep.
+    transcript.turns += [Turn(transcript.far_end.greeting), Turn(BEEP_WORDS)]
+    sent = TurnInput.of(transcript, 1, 0)
+    assert sent.far_end == (FarEndPiece("beep"),)
+    assert sent.conditions == tuple(transcript.conditions) != ()
 
 
 def test_a_voicemail_is_its_greetings_fixture_then_the_beep(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from .._conditions import condition_seed, streamed_conditions
 from .._text import short_repr
 from ..errors import AdapterError
 from ..models import AgentReply, AudioCondition, Greeting, Message, ToolCall, Transcript, Turn
+from ..models._far_end import FarEndPiece, far_end_pieces
 from ..voice._speech import spoken_text
 
 __all__ = [
@@ -103,6 +104,12 @@ class TurnInput:
     """The next turn, as it will be sent, when it speaks over the agent's reply to this one
     (its ``interrupt:``, with audio): a voice adapter plays it into this turn's reply. None
     when the next turn does not interrupt (or is not known yet: a simulated caller's)."""
+    far_end: tuple[FarEndPiece, ...] = ()
+    """The far end's turn of an outbound call heard as audio (``far_end: {as: audio}``): the
+    pieces of its clip (a spoken line, a beep, a ring, hold music), which may hold no words; ()
+    for any other turn. A voice adapter streams the clip (`voice._far_end_audio`) whole on the
+    turn's clock; the turn ends once the agent has answered, or has stayed quiet for
+    ``SETTLE_S`` after it: silence is an answer, which the call's checks judge."""
     timeout_s: float | None = None
     """The turn's ``turn_timeout_s``, as the runner enforces it in wall time: an adapter whose
     agent runs on a clock of its own (LiveKit's virtual clock) enforces it in that clock's
@@ -130,6 +137,7 @@ class TurnInput:
             conditions=streamed_conditions(transcript, index),
             seed=condition_seed(transcript, index, run_index),
             interrupted_by=interrupted_by,
+            far_end=far_end_pieces(transcript.far_end, index, turn.user),
         )
 
     @classmethod

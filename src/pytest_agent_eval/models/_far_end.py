@@ -27,6 +27,7 @@ __all__ = [
     "IvrWalk",
     "VoicemailExpect",
     "audio_turns",
+    "far_end_pieces",
     "far_end_problems",
     "far_end_wav",
     "ivr_prompt",
@@ -490,3 +491,22 @@ def scripted_turn(far_end: FarEnd, call_turn: int) -> int | None:
         return None
     scripted = call_turn - len(audio_turns(far_end))
     return scripted if scripted >= 0 else None
+
+
+def far_end_pieces(far_end: FarEnd | None, index: int, words: str) -> tuple[FarEndPiece, ...]:
+    """The pieces of turn ``index`` of a call when it is the far end's turn heard as audio
+    (``as: audio``), saying ``words`` (as `pytest_agent_eval._far_end.FarEndScript` wrote
+    it); () for any other turn (a text far end, the transcript's own turns after a ``human``'s
+    or a hold queue's opening). An IVR's turn is found from its words: the node whose prompt
+    they say, after the apology of a retry."""
+    if far_end is None or far_end.played_as != "audio":
+        return ()
+    if far_end.kind != "ivr":
+        opening = audio_turns(far_end)
+        return tuple(opening[index]) if index < len(opening) else ()
+    for name, node in far_end.menu.items():
+        for last in ("", "wrong", "timeout"):
+            walk = IvrWalk(node=name, last=last)
+            if ivr_prompt(node, walk) == words:
+                return tuple(audio_turns(far_end, walk)[0])
+    return ()

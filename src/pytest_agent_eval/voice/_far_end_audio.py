@@ -16,15 +16,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import AudioFixtureError
-from ..models import Transcript
-from ..models._far_end import FarEndPiece, far_end_wav
+from ..models import AudioCondition, Transcript
+from ..models._far_end import FarEndPiece, far_end_wav, spoken_lines
 from ._clip import AudioClip, _numpy, read_wav, resample
+from ._fixture_pcm import FixturePCM
 from ._line_sounds import beep, busy_tone, hold_music, ringback
+from ._sidecar import TimedWord
 
 if TYPE_CHECKING:
     import numpy
 
-__all__ = ["PIECE_GAP_S", "far_end_clip", "far_end_fixture"]
+__all__ = [
+    "CLIP_RATE",
+    "PIECE_GAP_S",
+    "SETTLE_S",
+    "far_end_clip",
+    "far_end_fixture",
+    "far_end_pcm",
+    "far_end_words",
+]
 
 PIECE_GAP_S = 0.3
 """Silence between two pieces of one turn (a greeting and the hold music after it)."""
@@ -34,6 +44,15 @@ BUSY_CYCLES = 4
 """Cycles of a busy tone (4 s)."""
 HOLD_S = 4.0
 """Seconds of hold music per turn of it."""
+SETTLE_S = 2.0
+"""How long, on the turn's clock, a far-end turn waits after its audio has played out for the
+agent to begin answering: a beep, a ring, hold music have no words, so no end of speech ends
+their turn. It is longer than a turn's end-of-speech detection (the VAD's silence and the
+endpointing delay, about 1 s), so an agent that answers the far end's words has begun by then;
+one that begins nothing in it has stayed quiet, and the turn ends. At max speed it is virtual
+time: it costs no wall time, and streaming speed never changes what the agent was given."""
+CLIP_RATE = 16000
+"""The rate a far-end turn's clip is written at (a phone line's band fits in it)."""
 
 
 def far_end_fixture(transcript: Transcript, part: str) -> Path:
@@ -53,16 +72,29 @@ def far_end_clip(
             it and the command that makes it.
         ValueError: A turn with no pieces.
     """
+    return _assemble(transcript, pieces, sample_rate)[0]
+
+
+def _assemble(
+    transcript: Transcript, pieces: Sequence[FarEndPiece], sample_rate: int
+) -> tuple[AudioClip, list[tuple[FarEndPiece, float]]]:
+    """The clip of ``pieces``, and where each piece starts in it (seconds)."""
     np = _numpy()
     if not pieces:
         raise ValueError("a far-end turn has at least one piece")
     parts: list[numpy.ndarray] = []
+    starts: list[tuple[FarEndPiece, float]] = []
     gap = np.zeros(round(sample_rate * PIECE_GAP_S), dtype=np.float32)
+    at = 0
     for index, piece in enumerate(pieces):
         if index:
             parts.append(gap)
-        parts.append(_piece(transcript, piece, sample_rate).samples)
-    return AudioClip(np.concatenate(parts).astype(np.float32), sample_rate)
+            at += len(gap)
+        starts.append((piece, at / sample_rate))
+        samples = _piece(transcript, piece, sample_rate).samples
+        parts.append(samples)
+        at += len(samples)
+    return AudioClip(np.concatenate(parts).astype(np.float32), sample_rate), starts
 
 
 def _piece(transcript: Transcript, piece: FarEndPiece, sample_rate: int) -> AudioClip:
@@ -84,3 +116,65 @@ def _piece(transcript: Transcript, piece: FarEndPiece, sample_rate: int) -> Audi
             f"python -m pytest_agent_eval.synthesize_audio {source}"
         ) from exc
     return resample(spoken, sample_rate)
+
+
+def far_end_pcm(
+    transcript: Transcript,
+    pieces: Sequence[FarEndPiece],
+    sample_rate: int,
+    conditions: Sequence[AudioCondition] = (),
+    seed: int = 0,
+) -> tuple[FixturePCM, tuple[TimedWord, ...]]:
+    """One far-end turn as a voice adapter streams it, and its words (`far_end_words`): its clip (`far_end_clip`, made at
+    `CLIP_RATE`) through the turn's audio ``conditions`` (drawn with ``seed``), as 16-bit
+    mono PCM at ``sample_rate``. Its ``path`` names the turn's first piece (a fixture, or the
+    sound) for messages; its ``text`` is the words it says.
+
+    Raises:
+        AudioFixtureError: As `far_end_clip`.
+    """
+    from ._clip import to_pcm16_bytes
+    from ._fixture_pcm import conditions_transform
+
+    clip, starts = _assemble(transcript, pieces, CLIP_RATE)
+    first = pieces[0]
+    path = far_end_fixture(transcript, first.part if first.sound == "line" else first.sound)
+    if conditions:
+        clip = conditions_transform(path, conditions, seed)(clip)
+    words = _words_at(transcript, starts)
+    pcm = FixturePCM(
+        path=path,
+        pcm=to_pcm16_bytes(resample(clip, sample_rate)),
+        sample_rate=sample_rate,
+        text=" ".join(w.text for w in words) or None,
+        source_rate=CLIP_RATE,
+        source_channels=1,
+    )
+    return pcm, words
+
+
+def far_end_words(transcript: Transcript, pieces: Sequence[FarEndPiece]) -> tuple[TimedWord, ...]:
+    """The words far-end turn ``pieces`` speaks, each where it sits in the turn's clip: each
+    spoken line's words as its fixture's provenance proves them (`prove_fixture_text`), moved
+    to where the line starts; a line whose fixture proves nothing (a recording) gives none (an
+    STT that transcribes, `WhisperSTT`, hears it instead). A stand-in STT answers with them."""
+    return _words_at(transcript, _assemble(transcript, pieces, CLIP_RATE)[1])
+
+
+def _words_at(
+    transcript: Transcript, starts: Sequence[tuple[FarEndPiece, float]]
+) -> tuple[TimedWord, ...]:
+    from ._status import prove_fixture_text
+
+    far = transcript.far_end
+    lines = dict(spoken_lines(far)) if far is not None else {}
+    found: list[TimedWord] = []
+    for piece, at in starts:
+        if piece.sound != "line" or piece.part not in lines:
+            continue
+        try:
+            said = prove_fixture_text(far_end_fixture(transcript, piece.part), lines[piece.part])
+        except AudioFixtureError:
+            continue
+        found += [TimedWord(w.text, w.start_s + at, w.end_s + at) for w in said]
+    return tuple(found)

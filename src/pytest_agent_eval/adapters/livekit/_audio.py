@@ -15,7 +15,7 @@ from livekit.agents import vad as lk_vad
 
 from ...errors import AdapterError
 from ...models import describe_conditions
-from ...voice._fixture_pcm import content_key, decode_fixture, save_streamed_audio
+from ...voice._fixture_pcm import FixturePCM, content_key, decode_fixture, save_streamed_audio
 from ...voice._fixtures import (
     AudioClip,
 )
@@ -29,6 +29,7 @@ __all__ = [
     "audio_turn_extra",
     "cached_fixture_audio",
     "content_key",
+    "fixture_audio_of",
     "load_fixture_audio",
     "save_streamed_frames",
     "speech_at_end",
@@ -72,6 +73,14 @@ def load_fixture_audio(
         AudioFixtureError: Missing, unreadable, empty or silent fixture (see `validate_fixture`).
     """
     decoded = decode_fixture(path, sample_rate=sample_rate, transform=transform)
+    return fixture_audio_of(decoded, frame_ms=frame_ms, tail_s=tail_s)
+
+
+def fixture_audio_of(decoded: FixturePCM, *, frame_ms: int, tail_s: float) -> FixtureAudio:
+    """``decoded`` (16-bit mono PCM) cut in frames of ``frame_ms``, then ``tail_s`` of
+    silence."""
+    sample_rate = decoded.sample_rate
+    path = decoded.path
     pcm = decoded.pcm
     per_frame = sample_rate * frame_ms // 1000
     frame_bytes = per_frame * 2

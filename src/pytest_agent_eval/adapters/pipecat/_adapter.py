@@ -29,6 +29,7 @@ from ...models import (
 from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._dtmf import in_band
 from ...voice._factory import takes_info
+from ...voice._far_end_audio import SETTLE_S, far_end_pcm
 from ...voice._fixture_pcm import (
     FixturePCM,
     check_fixtures,
@@ -144,6 +145,8 @@ class PipecatAdapter:
     consumes_audio = True
     presses_keys = True
     """It presses a turn's ``dtmf:`` keys for the caller, so a turn of keys alone can run."""
+    plays_far_end_audio = True
+    """Streams a far end heard as audio (``far_end: {as: audio}``) into the bot."""
     with_fixture_hearing = fixture_hearing_twin  # attribution's counterfactuals: hearing,
     with_committed_turns = committed_turns_twin  # and turn-taking
 
@@ -323,14 +326,19 @@ class PipecatConversation:
             ]
         self._greeting = Greeting(speech, calls)
 
-    def _refuse_fixture_text_under_conditions(self) -> None:
+    def _refuse_fixture_text_under_conditions(self, far_end: TurnInput | None = None) -> None:
         """`FixtureTextSTTService` answers with the fixture's words without listening: under
-        audio conditions, or after keys sounding first, it would pass for the wrong reason."""
+        audio conditions, or after keys sounding first, it would pass for the wrong reason
+        (checked at the start for the transcript's turns, and for ``far_end``, a far end's turn
+        heard as audio, when it comes)."""
         stts = self.session.fixture_stts(refusing=True)
         if not stts:
             return
         transcript, stt = self.info.transcript, type(stts[0]).__name__
-        for index, conditions in enumerate(self.info.turn_conditions):
+        chains = list(enumerate(self.info.turn_conditions))
+        if far_end is not None:
+            chains = [(far_end.index, far_end.conditions)]  # a far end's turn, made as it goes
+        for index, conditions in chains:
             if conditions:
                 raise AdapterError(
                     fixture_text_refusal(
@@ -417,7 +425,22 @@ class PipecatConversation:
         pipeline_started = self.clock.elapsed()
         audio_in: Path | None = None
         fixture: FixturePCM | None = None
-        if turn.audio is not None:
+        if turn.far_end:  # a far end heard as audio: its turn ends its own way
+            self._refuse_fixture_text_under_conditions(far_end=turn)
+            try:
+                clip, words = await asyncio.to_thread(
+                    far_end_pcm, self.info.transcript, turn.far_end, self.adapter.sample_rate,
+                    turn.conditions, turn.seed,
+                )  # fmt: skip
+            except AudioFixtureError as exc:
+                raise AudioFixtureError(f"{label}: {exc}") from None
+            fixture = clip
+            audio_in = await asyncio.to_thread(self._save_streamed_audio, clip, turn.index)
+
+            async def run() -> TurnLog:
+                return await session.far_end_turn(turn.index, clip, words, SETTLE_S)
+
+        elif turn.audio is not None:
             path = resolve_audio(turn.audio, self.info.transcript)
             try:
                 fixture = await asyncio.to_thread(self.adapter.turn_audio, turn, path)

@@ -166,6 +166,9 @@ class TurnLog:
     """The VAD's ``start_secs``: how much speech it needs before it says the user started."""
     reactions: list[float] = field(default_factory=list)
     """When the bot began to respond (an LLM response, a TTS context, speech)."""
+    far_end: bool = False
+    """A far end's turn heard as audio: done once the bot is, with or without a user turn
+    (a beep has no words; silence is an answer the call's checks judge)."""
     responses: int = 0
     first_text_at: float | None = None
     """When the bot's first reply text of the turn was produced (an LLM token, or TTS text)."""
@@ -303,7 +306,7 @@ class Recorder(BaseObserver, TransportListener):
             return "the TTS to finish speaking (TTSStoppedFrame)"
         if self.bot_speaking:
             return "the bot to stop speaking (BotStoppedSpeakingFrame)"
-        if log.kind == "greeting":
+        if log.kind == "greeting" or log.far_end:
             return None
         anchor = self.anchor()
         if anchor is None:

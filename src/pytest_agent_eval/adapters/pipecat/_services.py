@@ -196,6 +196,13 @@ class FixtureTextSTTService(_CountingSTT):
         for word in prove_fixture_text(Path(wav), text):
             self._words.append(TimedWord(word.text, at_s + word.start_s, at_s + word.end_s))
 
+    def expect_words(self, words: Sequence[TimedWord], at_s: float) -> None:
+        """A far end's clip saying ``words`` (timed from its start, already proved from the
+        fixtures of its spoken lines: `voice._far_end_audio.far_end_pcm`) starts streaming
+        ``at_s`` seconds into the stream."""
+        for word in words:
+            self._words.append(TimedWord(word.text, at_s + word.start_s, at_s + word.end_s))
+
     def forget_fixtures(self) -> None:
         """Drop what is still expected (after a failed turn)."""
         self._words = self._words[: self._emitted]

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from pipecat.workers.runner import WorkerRunner
 from ...errors import AdapterError
 from ...voice._clock import PipelineClock
 from ...voice._fixture_pcm import FixturePCM
+from ...voice._sidecar import TimedWord
 from ._compat import forget_flows, processors_of, watch_flows
 from ._record import Recorder, TurnLog
 from ._services import FixtureTextSTTService
@@ -347,6 +348,39 @@ class BotSession:
         finally:
             mic.live(False)
         self._streamed(log, start, end)
+        return log
+
+    async def far_end_turn(
+        self, index: int, clip: FixturePCM, words: Sequence[TimedWord], settle_s: float
+    ) -> TurnLog:
+        """Stream a far end's ``clip`` (saying ``words``, or none: a beep, a ring) and then
+        ``settle_s`` of the line's silence, and return the turn once the bot is done with
+        whatever it began (or began nothing) by then (`voice._far_end_audio`). A turn without
+        words is timed from its sound: a reply begun while it played from its start, one after
+        it from its end.
+
+        Raises:
+            TurnTimeout: The bot was not done within timeout_s; says what was pending.
+        """
+        self._check_running()
+        log = self.recorder.begin(index, "audio")
+        log.far_end = True
+        mic = self.transport.input()
+        start, end = mic.play(clip.pcm, tail_s=settle_s)
+        for stt in self.fixture_stts():
+            stt.expect_words(words, start / self.options.sample_rate)
+        self.clock.release()
+        mic.live(True)
+        try:
+            await self._until(
+                lambda: mic.queued_samples == 0 and self.recorder.pending() is None,
+                self._pending_audio,
+            )
+        finally:
+            mic.live(False)
+        self._streamed(log, start, end)
+        if not words:
+            log.speech_ends = sorted([*log.speech_ends, mic.time_of(start), mic.time_of(end)])
         return log
 
     def _streamed(self, log: TurnLog, start: int, end: int) -> None:

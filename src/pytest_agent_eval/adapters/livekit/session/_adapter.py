@@ -130,6 +130,8 @@ class LiveKitAdapter:
     consumes_audio = True
     presses_keys = True
     """It presses a turn's ``dtmf:`` keys for the caller, so a turn of keys alone can run."""
+    plays_far_end_audio = True
+    """Streams a far end heard as audio (``far_end: {as: audio}``) into the agent."""
 
     def __init__(
         self,
@@ -223,7 +225,7 @@ class LiveKitAdapter:
         await prove_fixture_texts(session, info.transcript)
         conversation = LiveKitConversation(self, session, agent, info)
         try:
-            await conversation.start(needs_audio=info.transcript.has_audio)
+            await conversation.start(needs_audio=_needs_audio(info.transcript))
         except BaseException:
             await conversation.aclose()
             raise
@@ -259,6 +261,13 @@ class LiveKitAdapter:
             frame_ms=self.frame_ms,
             tail_s=self.tail_silence_s,
         )
+
+
+def _needs_audio(transcript: Transcript) -> bool:
+    """True when the run streams audio: a turn has a fixture, or the far end is heard as audio
+    (its turns get their clips as the call goes)."""
+    far = transcript.far_end
+    return transcript.has_audio or (far is not None and far.played_as == "audio")
 
 
 def _takes_info(factory: Callable[..., Any]) -> bool:

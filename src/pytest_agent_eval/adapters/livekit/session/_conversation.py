@@ -31,6 +31,7 @@ from .._turn_capture import TurnCapture
 from .._turn_meta import capture_metadata, speech_dict
 from ..offline._stt import FixtureTextSTT, SegmentSTT, WhisperSTT
 from ._barge_in import BargeInTurns
+from ._far_end import far_end_turn, refuse_realtime
 from ._hearing import check_realtime_hearing, fixture_text_refusal
 from ._hearing_twin import refuses_conditions
 from ._io import CaptureAudioOutput, CaptureTextOutput, FrameQueueInput
@@ -59,6 +60,9 @@ class ConversationSettings(Protocol):
     """What a conversation reads of its `LiveKitAdapter` (which documents each setting)."""
 
     speed: float
+    sample_rate: int
+    frame_ms: int
+    tail_silence_s: float
     vad_replay: bool
     timeout_s: float
     capture_audio: bool
@@ -445,6 +449,12 @@ class LiveKitConversation:
         the reply is under way."""
         if has_keys(turn):  # pressed on the phone line, around the turn without them
             return await press_around(self, turn, stage, settle=settle)
+        if turn.far_end:  # a far end heard as audio: its turn ends its own way (`_far_end`)
+            streamer, recorder = self.streamer_for_far_end()
+            transcript = self.info.transcript
+            if turn.conditions and refuses_conditions(self.session.stt):
+                raise AdapterError(fixture_text_refusal(transcript, turn.index, turn.conditions))
+            return await far_end_turn(streamer, recorder, self.adapter, transcript, turn, stage)
         if turn.audio is None:
             return await self._text_turn(turn, stage, settle=settle)
         if self._realtime is not None:
@@ -514,11 +524,28 @@ class LiveKitConversation:
             handoffs=list(capture.handoffs),
             audio_in=opened.audio_in if opened.stopped else saved,
             barge_in=barge_in or self._barge_in.untested(turn.index),
-            timeline=self._timeline.take(turn.index, voice=turn.audio is not None),
+            timeline=self._timeline.take(
+                turn.index, voice=turn.audio is not None or bool(turn.far_end)
+            ),
         )
         self.last_items = capture.items
         self._expect = None
         return reply
+
+    def streamer_for_far_end(self) -> tuple[AudioStreamer, TurnRecorder]:
+        """What a far-end turn streams with (`_far_end`).
+
+        Raises:
+            AdapterError: The agent is on a realtime model, or the session has no audio input.
+        """
+        refuse_realtime(self._realtime)
+        streamer, recorder = self._streamer, self._recorder
+        if streamer is None or not streamer.pipeline or recorder is None:
+            raise AdapterError(
+                "this conversation was started without an audio input, so the far end's audio "
+                "has nowhere to go; give the session a VAD and an STT"
+            )
+        return streamer, recorder
 
     async def _text_turn(self, turn: TurnInput, stage: Stage, *, settle: bool) -> SentTurn:
         assert self._recorder is not None

@@ -41,6 +41,8 @@ def refuse_silence(
     alone = keys_alone(turn.turn)  # keys and no words: judged as a spoken turn is
     if began_reply or (turn.turn.dtmf is not None and not alone) or turn.turn.interrupt:
         return
+    if turn.far_end:  # quiet through a far end's greeting or ring: the call's checks judge it
+        return
     if reply.metadata.get("livekit", {}).get("late_speech"):
         return
     if reply.reply.strip() or reply.agent_speech or reply.tool_calls or reply.handoffs:

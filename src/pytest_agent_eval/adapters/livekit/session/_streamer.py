@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +26,9 @@ from livekit.agents import AgentSession
 from ....errors import AdapterError
 from ....models import AudioCondition, DtmfInput
 from ....voice._dtmf import in_band
+from ....voice._heard import assign_words
 from ....voice._hearing import Hearing
+from ....voice._sidecar import TimedWord
 from ....voice._unheard import no_speech_error
 from ...base import TurnInput
 from .._audio import FixtureAudio, SpeechSegment, VADMirror
@@ -325,6 +329,65 @@ class AudioStreamer:
             await self._push_now(audio.frames[pushed:])
         return done
 
+    def prime_far_end(self, words: Sequence[TimedWord], segments: Sequence[SpeechSegment]) -> None:
+        """Hand a `FixtureTextSTT` a far end's clip's ``words`` for ``segments`` (none for a
+        beep: what the VAD may take for speech in a tone has no words)."""
+        stt_ = self._session.stt
+        if not isinstance(stt_, FixtureTextSTT):
+            return
+        stt_.clear()
+        stt_.expect_transcripts(
+            assign_words(
+                words, [s.end_s for s in segments], detected=[s.detected_s for s in segments]
+            )
+        )
+
+    async def segments_of(
+        self, audio: FixtureAudio, path: Path, stage: Stage
+    ) -> tuple[SpeechSegment, ...]:
+        """Where the session's VAD, reset, will cut ``audio`` (a far end's clip: possibly no
+        speech at all), computed as it streams in real time (no replayed decisions)."""
+        return await self._segments_from(audio, path, stage, start=0, replay=False)
+
+    async def push_far_end(
+        self,
+        audio: FixtureAudio,
+        segments: tuple[SpeechSegment, ...],
+        anchors: list[float],
+        settle_s: float,
+        *,
+        words: bool,
+    ) -> None:
+        """Stream a far end's clip at its own pace on the loop's clock (the virtual one at max
+        speed: no wall time), noting in ``anchors`` when each of ``segments``' speech ended (and,
+        for a clip without ``words``, when it started and ended);
+        then the phone line's silence until ``settle_s`` after the clip's own audio, unmarked
+        on the turn's timeline (the far end's audio is over)."""
+        assert self.vad is not None
+        audible = min(len(audio.frames), math.ceil(audio.duration_s / audio.frame_s - 1e-9))
+        if not words:  # a sound: a reply begun while it plays is timed from its start
+            anchors.append(time.perf_counter())
+        await self._push_paced(
+            dataclasses.replace(audio, frames=audio.frames[:audible]), segments, anchors, 1.0
+        )
+        if not words:  # and one begun after it from its end
+            anchors.append(time.perf_counter())
+        silence = _silence_like(audio.frames[0])
+        count = max(0, round(settle_s / audio.frame_s))
+        frames = [*audio.frames[audible:], *[silence] * max(0, count - len(audio.frames) + audible)]
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        marked, self.audio_in.on_push = self.audio_in.on_push, None
+        try:
+            for i, frame in enumerate(frames):
+                if (delay := start + i * audio.frame_s - loop.time()) > 0:
+                    await asyncio.sleep(delay)  # pacing a phone line, not waiting for an event
+                self._notice_new_listener()
+                self.vad.fed(frame.duration)
+                self.audio_in.push(frame)
+        finally:
+            self.audio_in.on_push = marked
+
     async def _push_now(self, frames: tuple[Any, ...]) -> None:
         """Hand ``frames`` to the session at once, yielding now and then as a source would."""
         if self.vad is not None:
@@ -512,6 +575,17 @@ class AudioStreamer:
             "flush() keeps state, or when its settings change while the session runs. The turn "
             "stops here rather than hand the STT misplaced segments."
         )
+
+
+def _silence_like(frame: Any) -> Any:
+    """A frame of silence of ``frame``'s format (an ``rtc.AudioFrame``)."""
+    samples = frame.samples_per_channel
+    return type(frame)(
+        data=bytes(2 * samples * frame.num_channels),
+        sample_rate=frame.sample_rate,
+        num_channels=frame.num_channels,
+        samples_per_channel=samples,
+    )
 
 
 async def _stop(task: asyncio.Task[Any]) -> None:

@@ -159,6 +159,9 @@ def runs_virtual(clock: Clock | None, speed: float, info: ConversationInfo) -> b
         return False
     if clock is None:
         transcript = info.transcript
+        far = transcript.far_end
+        if far is not None and far.played_as == "audio":
+            return True  # a far-end turn waits out its settle time (`_far_end_audio`) on it
         return any(
             TurnInput.interrupting(transcript, i, info.run_index) is not None
             for i in range(len(transcript.turns))
