@@ -7,6 +7,7 @@ room, listens there, and dispatches ``sip-eval-agent`` (sip_eval_worker.py) itse
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,15 @@ greeting:
   contains_any: ["Welcome"]
 turns:
   - user: "Do you have vegan dishes?"
-    audio: {vegan}
+    audio: vegan.wav
     expect:
       tool_calls_include: [check_menu]
       reply_contains_any: ["risotto"]
+  - user: "My booking code follows."
+    audio: code.wav
+    dtmf: {{digits: "4521#", at: after}}
+    expect:
+      dtmf_sent: "4521#"
 """
 
 
@@ -56,23 +62,61 @@ def fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return wavs
 
 
-def test_a_transcript_runs_over_a_phone_line(phone_lab: SipLab, fixtures: dict[str, Path]) -> None:
+def test_a_transcript_over_a_phone_line_has_the_in_process_records(
+    phone_lab: SipLab, fixtures: dict[str, Path]
+) -> None:
     # Next to its fixtures: a transcript's audio lives inside its project.
     source = fixtures["vegan"].parent / "phone.yaml"
-    source.write_text(TRANSCRIPT.format(caller=CALLER, number=EVAL_NUMBER, vegan="vegan.wav"))
-    result = phone_lab.call(
+    source.write_text(TRANSCRIPT.format(caller=CALLER, number=EVAL_NUMBER))
+    over_sip = phone_lab.call(
         "run_records",
         agent_name=EVAL_AGENT_NAME,
         path=str(source),
         sip=f"sip:{EVAL_NUMBER}@127.0.0.1:{SIP_PORT}",
     )
-    assert isinstance(result, TranscriptResult)
-    (run,) = result.runs
-    assert run.error is None, run.error
-    (turn,) = run.turns
-    print(f"\nheard over SIP: {turn.heard!r}; reply: {turn.reply!r}; error: {turn.error}")
-    assert "vegan" in (turn.heard or "").lower()
-    assert "risotto" in turn.reply
-    assert [c.name for c in turn.tool_calls] == ["check_menu"]
-    assert turn.metadata["sip_caller"] == CALLER
-    assert result.passed, run
+    assert isinstance(over_sip, TranscriptResult)
+    (remote,) = over_sip.runs
+    for turn in remote.turns:
+        print(f"\nover SIP, turn {turn.index + 1}: heard {turn.heard!r}, replied {turn.reply!r}")
+    assert remote.error is None, remote.error
+    vegan, code = remote.turns
+    assert vegan.error is None and code.error is None, (vegan.error, code.error)
+    # What went over the line: the caller's words (G.711, then Opus in the room), its number,
+    # and its keys as the agent received them; the agent's echo of the keys came back.
+    assert "vegan" in (vegan.heard or "").lower()
+    assert "risotto" in vegan.reply
+    assert [c.name for c in vegan.tool_calls] == ["check_menu"]
+    assert vegan.metadata["sip_caller"] == code.metadata["sip_caller"] == CALLER
+    assert code.metadata["dtmf_pressed"] == "4521#"
+    assert code.dtmf_sent == "4521#"
+    assert any("Your code is 4 5 2 1" in s.text for s in code.agent_speech), code.agent_speech
+    assert over_sip.passed, remote
+
+    # The same transcript in process, the same agent (sip_agents.py) on LiveKit's fake phone
+    # line: the same records, but for what the line changes (what the STT heard through
+    # G.711) and measurements.
+    from sip_agents import make_phone_session
+    from test_room_records import _run, _turn
+
+    from pytest_agent_eval._loader import load_transcript_file
+    from pytest_agent_eval._runner import run_transcript
+    from pytest_agent_eval.adapters.livekit import LiveKitAdapter
+
+    in_process = asyncio.run(
+        run_transcript(load_transcript_file(source), LiveKitAdapter(make_phone_session))
+    )
+    (local,) = in_process.runs
+    assert in_process.passed, local
+    assert _run(remote) == _run(local)
+    for here, there in zip(local.turns, remote.turns, strict=True):
+        mine, theirs = _turn(here), _turn(there)
+        for key in ("heard", "heard_segments"):
+            print(
+                f"turn {here.index + 1} {key}: in process {mine.pop(key)!r}, SIP {theirs.pop(key)!r}"
+            )
+        if here.heard != there.heard:  # the LLM's input tokens count what it heard
+            mine.pop("usage"), theirs.pop("usage")
+        assert theirs == mine, f"turn {here.index + 1}"
+        assert there.dtmf_sent == here.dtmf_sent
+        for key in ("dtmf_pressed", "sip_caller"):
+            assert there.metadata.get(key) == here.metadata.get(key), key

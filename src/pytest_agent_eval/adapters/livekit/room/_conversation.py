@@ -473,14 +473,15 @@ class LiveKitRoomConversation:
                 extra = await self._say_audio(turn, audio, log)
             else:
                 extra = await self._say_text(turn, log)
+            if isinstance(keys, DtmfInput) and keys.at == "after":
+                # As in process: the keys once the agent answered the speech, the turn kept
+                # open, then the agent settles again; its record is of the whole turn.
+                self._stage.text = f"the agent ({observer.agent_identity}) to answer the speech"
+                await self._request("settle", turn=turn.index, hold=True)
+                await observer.until(partial(_phrase_done, observer, turn.index, 0))
+                await self._press(keys.keys, keys_from)
             if self._helper is not None:
                 capture = await self._settled(turn, log, phrases=len(segments) or None)
-                if isinstance(keys, DtmfInput) and keys.at == "after":
-                    # As in process: the keys once the agent answered the speech, then the
-                    # agent settles again; its record is of the whole turn.
-                    await self._press(keys.keys, keys_from)
-                    del observer.captures[turn.index]
-                    capture = await self._settled(turn, log)
             else:
                 capture = None
                 await self._room_settled(log)
