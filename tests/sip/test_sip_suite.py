@@ -8,11 +8,14 @@ room, listens there, and dispatches ``sip-eval-agent`` (sip_eval_worker.py) itse
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from pathlib import Path
 
 import pytest
 from sip_lab import EVAL_AGENT_NAME, HERE, SIP_PORT, SipLab
 
+from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
+from pytest_agent_eval.errors import AdapterError, ConfigError, MissingExtraError
 from pytest_agent_eval.models import Transcript, TranscriptResult, Turn
 from pytest_agent_eval.synthesize import ensure_fixtures
 
@@ -120,3 +123,25 @@ def test_a_transcript_over_a_phone_line_has_the_in_process_records(
         assert there.dtmf_sent == here.dtmf_sent
         for key in ("dtmf_pressed", "sip_caller"):
             assert there.metadata.get(key) == here.metadata.get(key), key
+
+
+def test_bad_sip_settings_and_text_turns_are_refused_before_any_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = {"url": "ws://127.0.0.1:7880", "api_key": "key", "api_secret": "secret"}
+    with pytest.raises(ConfigError, match=r'expected the SIP URI to dial.*sip="sip:\+15550199@'):
+        LiveKitRoomAdapter("agent", sip="127.0.0.1:5060", **settings)
+    with pytest.raises(ConfigError, match="G.711 only; use one of PCMU, PCMA"):
+        LiveKitRoomAdapter("agent", sip="sip:+1555@127.0.0.1", sip_codec="opus", **settings)
+    adapter = LiveKitRoomAdapter("agent", sip="sip:+1555@127.0.0.1:5060", **settings)
+    typed = Transcript(id="typed", turns=[Turn(user="Hello")])
+    with pytest.raises(AdapterError, match=r"'typed', turn 1 has no audio fixture.*no text"):
+        asyncio.run(adapter.prepare(typed))
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "pjsua2" else real_find_spec(name, *a),
+    )
+    with pytest.raises(MissingExtraError, match=r"pjsua2.*not installed: pip install .*\[sip\]"):
+        LiveKitRoomAdapter("agent", sip="sip:+1555@127.0.0.1:5060", **settings)

@@ -93,8 +93,9 @@ class LiveKitRoomAdapter:
         sip_codec: ``"PCMU"`` or ``"PCMA"``, the G.711 law the phone offers.
 
     Raises:
-        ConfigError: No URL, key or secret (neither given nor in the environment), or a URL
-            that is not a LiveKit URL.
+        ConfigError: No URL, key or secret (neither given nor in the environment), a URL
+            that is not a LiveKit URL, or a ``sip`` URI or ``sip_codec`` that is malformed.
+        MissingExtraError: ``sip`` is given and pjsua2 (the ``sip`` extra) is not installed.
 
     Example:
         ```python
@@ -174,7 +175,7 @@ class LiveKitRoomAdapter:
 
         Raises:
             AdapterError: A turn interrupts the agent (``interrupt:``): barge-in is not
-                supported in room mode.
+                supported in room mode; or, over SIP, a turn has no audio fixture.
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """

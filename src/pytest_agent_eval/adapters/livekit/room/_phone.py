@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
     try:
         import pjsua2 as pj  # type: ignore[import-untyped]
     except ImportError:
-        _emit("error", message="pjsua2 is not installed: pip install 'pytest-agent-eval[sip]'")
+        _emit("error", message="pjsua2 is not installed (the sip extra)")
         return 2
     host = uri.split("@", 1)[-1]
     ep = pj.Endpoint()

@@ -24,7 +24,7 @@ from typing import Any
 
 from livekit import api, rtc
 
-from ....errors import AdapterError, ConfigError
+from ....errors import AdapterError, ConfigError, MissingExtraError, install_command
 from ._microphone import SpokenSpan
 from ._observer import AUDIO_RATE
 
@@ -42,7 +42,8 @@ def check_sip(uri: str, codec: str) -> str:
     """``uri`` checked: ``sip:NUMBER@HOST[:PORT]``; pjsua2 installed.
 
     Raises:
-        ConfigError: The URI or codec is malformed, or pjsua2 is missing (naming the extra).
+        ConfigError: The URI or codec is malformed.
+        MissingExtraError: pjsua2 is missing (naming the ``sip`` extra).
     """
     if not isinstance(uri, str) or not _URI.match(uri.strip()):
         raise ConfigError(
@@ -56,9 +57,9 @@ def check_sip(uri: str, codec: str) -> str:
             f"{', '.join(CODECS)}"
         )
     if importlib.util.find_spec("pjsua2") is None:
-        raise ConfigError(
+        raise MissingExtraError(
             "LiveKitRoomAdapter(sip=...) calls with PJSIP's Python binding (pjsua2), which is "
-            "not installed: pip install 'pytest-agent-eval[sip]'"
+            f"not installed: {install_command('sip')}"
         )
     return uri.strip()
 
