@@ -93,7 +93,11 @@ class Phone:
             stderr=asyncio.subprocess.DEVNULL,
         )
         phone = cls(process, folder)
-        dialling = await phone._until("dialling", f"the phone to dial {uri}")
+        try:
+            dialling = await phone._until("dialling", f"the phone to dial {uri}")
+        except BaseException:
+            await phone.aclose()
+            raise
         phone.call_id = str(dialling["call_id"])
         return phone
 
