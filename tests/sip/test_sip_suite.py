@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from sip_lab import EVAL_AGENT_NAME, HERE, SIP_PORT, SipLab
 
-from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
 from pytest_agent_eval.errors import AdapterError, ConfigError, MissingExtraError
 from pytest_agent_eval.models import Transcript, TranscriptResult, Turn
 from pytest_agent_eval.synthesize import ensure_fixtures
@@ -128,6 +127,9 @@ def test_a_transcript_over_a_phone_line_has_the_in_process_records(
 def test_bad_sip_settings_and_text_turns_are_refused_before_any_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Here, not at the top: the livekit package loads Silero, which collection must not.
+    from pytest_agent_eval.adapters.livekit import LiveKitRoomAdapter
+
     settings = {"url": "ws://127.0.0.1:7880", "api_key": "key", "api_secret": "secret"}
     with pytest.raises(ConfigError, match=r'expected the SIP URI to dial.*sip="sip:\+15550199@'):
         LiveKitRoomAdapter("agent", sip="127.0.0.1:5060", **settings)
