@@ -31,7 +31,7 @@ silence is a few units)."""
 
 async def route_calls(*, agent_name: str, trunk_number: str) -> dict[str, str]:
     """An inbound trunk for ``trunk_number`` and a dispatch rule: a room per call, with
-    ``agent_name`` dispatched into it."""
+    ``agent_name`` dispatched into it (none when it is empty: the room adapter dispatches)."""
     from livekit import api
 
     async with api.LiveKitAPI() as lkapi:
@@ -46,9 +46,9 @@ async def route_calls(*, agent_name: str, trunk_number: str) -> dict[str, str]:
                     dispatch_rule_individual=api.SIPDispatchRuleIndividual(room_prefix="call-")
                 ),
                 trunk_ids=[trunk.sip_trunk_id],
-                name="lab rule",
+                name=f"lab rule {trunk_number}",
                 room_config=api.RoomConfiguration(
-                    agents=[api.RoomAgentDispatch(agent_name=agent_name)]
+                    agents=[api.RoomAgentDispatch(agent_name=agent_name)] if agent_name else []
                 ),
             )
         )
@@ -437,6 +437,14 @@ def place_call(
         "cpu_s": (usage.ru_utime + usage.ru_stime)
         - (rusage_before.ru_utime + rusage_before.ru_stime),
     }
+
+
+async def run_records(**kwargs: Any) -> Any:
+    """tests/room/room_calls.py's `run_records`: a transcript file run by the runner with
+    ``LiveKitRoomAdapter(**kwargs)`` (here with ``sip=``: over a phone line); its result."""
+    from room_calls import run_records as run
+
+    return await run(**kwargs)
 
 
 def main() -> None:

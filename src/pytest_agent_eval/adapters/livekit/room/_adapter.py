@@ -16,6 +16,7 @@ from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from ._conversation import LiveKitRoomConversation, slug
 from ._microphone import FRAME_MS, REAL_TIME
 from ._observer import AUDIO_RATE
+from ._sip import check_sip
 
 __all__ = ["LiveKitRoomAdapter", "LiveKitRoomConversation"]
 
@@ -82,10 +83,19 @@ class LiveKitRoomAdapter:
         caller_identity: The caller's participant identity.
         log_level: LiveKit's loggers are raised to this level while conversations are open;
             None leaves logging alone.
+        sip: Call the agent over a phone line instead of joining as a WebRTC caller: the SIP
+            URI to dial, ``"sip:<number>@<host>:<port>"``, a number your inbound trunk answers
+            at your LiveKit SIP service. Each run is a real call from a PJSIP phone (the
+            ``sip`` extra) as the transcript's ``phone: caller_number``; the service's dispatch
+            rule picks the room and must dispatch no agent (the adapter dispatches
+            ``agent_name`` once it listens). Turns need audio fixtures; ``dtmf:`` keys are
+            pressed as RFC 4733 events. docs/livekit-room.md, "Over SIP".
+        sip_codec: ``"PCMU"`` or ``"PCMA"``, the G.711 law the phone offers.
 
     Raises:
-        ConfigError: No URL, key or secret (neither given nor in the environment), or a URL
-            that is not a LiveKit URL.
+        ConfigError: No URL, key or secret (neither given nor in the environment), a URL
+            that is not a LiveKit URL, or a ``sip`` URI or ``sip_codec`` that is malformed.
+        MissingExtraError: ``sip`` is given and pjsua2 (the ``sip`` extra) is not installed.
 
     Example:
         ```python
@@ -118,6 +128,8 @@ class LiveKitRoomAdapter:
         room_prefix: str = "agent-eval",
         caller_identity: str = "caller",
         log_level: int | str | None = logging.WARNING,
+        sip: str | None = None,
+        sip_codec: str = "PCMU",
     ) -> None:
         if not isinstance(agent_name, str) or not agent_name.strip():
             raise ConfigError(
@@ -149,9 +161,12 @@ class LiveKitRoomAdapter:
         self.room_prefix = slug(room_prefix) or "agent-eval"
         self.caller_identity = caller_identity
         self.log_level = log_level
+        self.sip = check_sip(sip, sip_codec) if sip is not None else None
+        self.sip_codec = sip_codec
 
     def __repr__(self) -> str:
-        return f"LiveKitRoomAdapter({self.agent_name!r}, url={self.url!r})"
+        sip = f", sip={self.sip!r}" if self.sip else ""
+        return f"LiveKitRoomAdapter({self.agent_name!r}, url={self.url!r}{sip})"
 
     # -- the adapter protocol -------------------------------------------------------------
 
@@ -160,11 +175,18 @@ class LiveKitRoomAdapter:
 
         Raises:
             AdapterError: A turn interrupts the agent (``interrupt:``): barge-in is not
-                supported in room mode.
+                supported in room mode; or, over SIP, a turn has no audio fixture.
             AudioFixtureError: For the first fixture that is missing, unreadable, empty or
                 silent; the message names the transcript, the turn and the fix.
         """
         for index, turn in enumerate(transcript.turns):
+            if self.sip is not None and turn.audio is None:
+                raise AdapterError(
+                    f"transcript {transcript.id!r}, turn {index + 1} has no audio fixture, and "
+                    f"LiveKitRoomAdapter(sip={self.sip!r}) calls the agent on a phone line, "
+                    "which carries no text: give the turn audio (voice: or audio:), or run "
+                    "the transcript without sip="
+                )
             if turn.interrupt is not None:
                 raise AdapterError(
                     f"transcript {transcript.id!r}, turn {index + 1} interrupts the agent "

@@ -24,10 +24,13 @@ from ....models import (
     AgentReply,
     AgentSpeech,
     AudioCondition,
+    DtmfInput,
     Greeting,
+    PhoneCall,
     ToolCall,
     describe_conditions,
 )
+from ....models._keypad import PRESSED_KEY, SIP_CALLER_KEY
 from ....voice._segments import SpeechSegment
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio
@@ -41,6 +44,7 @@ from ._observer import AUDIO_RATE, RoomObserver, RoomTurnLog, joined
 from ._protocol import EVAL_EVENTS_VERSION, EVAL_LISTENER_ATTRIBUTE, EVAL_RPC_METHOD
 from ._replies import TurnReplies, crash_error, raise_crash, speech
 from ._scan import fixture_speech, realtime_speech, refuse_unheard_conditions
+from ._sip import KeyLog, Phone, find_call_room
 
 __all__ = ["LiveKitRoomConversation", "RoomSettings", "slug"]
 
@@ -68,6 +72,8 @@ class RoomSettings(Protocol):
     room_prefix: str
     caller_identity: str
     log_level: int | str | None
+    sip: str | None
+    sip_codec: str
 
     def turn_audio(
         self,
@@ -127,7 +133,10 @@ class LiveKitRoomConversation:
         self._api: api.LiveKitAPI | None = None
         self._room: rtc.Room | None = None
         self._observer: RoomObserver | None = None
-        self._mic: Microphone | None = None
+        self._mic: Microphone | Phone | None = None
+        """What the caller says turns with: its microphone, or the phone (over SIP)."""
+        self._keys: KeyLog | None = None
+        self._sip_identity: str | None = None
         self._fixture_end_s: float | None = None
         self._helper: dict[str, Any] | None = None
         """The agent-side helper's hello (None: the agent does not publish eval events)."""
@@ -179,22 +188,29 @@ class LiveKitRoomConversation:
         self._quiet.enter_context(quiet_room_shutdown())
         needs_audio = self.info.transcript.has_audio
         async with self._deadline(adapter.join_timeout_s, "the start of the run"):
-            self._stage.text = f"the LiveKit server at {adapter.url} to create the room"
             self._api = api.LiveKitAPI(adapter.url, adapter.api_key, adapter.api_secret)
-            await server_call(
-                self._api.room.create_room(
-                    api.CreateRoomRequest(name=self.room_name, empty_timeout=60)
-                ),
-                url=adapter.url,
-                api_key=adapter.api_key,
-            )
+            if adapter.sip is not None:
+                await self._call_in(adapter.sip)
+            else:
+                self._stage.text = f"the LiveKit server at {adapter.url} to create the room"
+                await server_call(
+                    self._api.room.create_room(
+                        api.CreateRoomRequest(name=self.room_name, empty_timeout=60)
+                    ),
+                    url=adapter.url,
+                    api_key=adapter.api_key,
+                )
             self._room_created = True
 
             self._stage.text = "the caller to join the room"
             room = self._room = rtc.Room()
             observer = self._observer = RoomObserver(
-                room, caller_identity=adapter.caller_identity, capture_audio=adapter.capture_audio
+                room,
+                caller_identity=self._sip_identity or adapter.caller_identity,
+                capture_audio=adapter.capture_audio,
             )
+            if self._sip_identity is not None:
+                self._keys = KeyLog(room, observer.notify)
             token = (
                 api.AccessToken(adapter.api_key, adapter.api_secret)
                 .with_identity(adapter.caller_identity)
@@ -219,7 +235,7 @@ class LiveKitRoomConversation:
                     f"the caller could not join room {self.room_name!r} at {adapter.url}: "
                     f"{exc}{hint}"
                 ) from exc
-            if needs_audio:
+            if needs_audio and self._mic is None:
                 source = rtc.AudioSource(AUDIO_RATE, 1)
                 track = rtc.LocalAudioTrack.create_audio_track("caller-microphone", source)
                 await room.local_participant.publish_track(
@@ -266,7 +282,10 @@ class LiveKitRoomConversation:
                 "(lk.agent.state)"
             )
             await observer.until(lambda: observer.agent_state is not None)
-            if needs_audio:
+            if isinstance(self._mic, Phone):
+                self._stage.text = "LiveKit's SIP service to answer the phone call"
+                await self._mic.confirmed()
+            elif needs_audio:
                 self._stage.text = (
                     f"the agent ({observer.agent_identity}) to subscribe to the caller's microphone"
                 )
@@ -275,6 +294,19 @@ class LiveKitRoomConversation:
             self._helper = await self._hello()
             refuse_unheard_conditions(self.info, self._realtime_agent())
             await self._greet()
+
+    async def _call_in(self, uri: str) -> None:
+        """Dial ``uri`` from the phone and find the room the SIP service put the call in."""
+        assert self._api is not None
+        phone_call = self.info.transcript.phone
+        caller = (phone_call or PhoneCall()).caller_number
+        self._stage.text = f"the phone to dial {uri} as {caller}"
+        self._mic = await Phone.dial(uri, caller, self.adapter.sip_codec)
+        self._stage.text = f"LiveKit's SIP service to put the call to {uri} in a room"
+        self.room_name, self._sip_identity = await find_call_room(
+            self._api, self._mic.call_id, agent_name=self.adapter.agent_name
+        )
+        self._replies.room_name = self.room_name
 
     async def _greet(self) -> None:
         """Wait for the agent's greeting as far as it can be observed (see `greeting`)."""
@@ -387,6 +419,8 @@ class LiveKitRoomConversation:
                 )
                 self._helper = await self._hello() or self._helper
             self._needs_helper(turn)
+            keys = turn.turn.dtmf if self._keys is not None else None
+            keys_from = len(self._keys.keys) if self._keys is not None else 0
             log = RoomTurnLog(began_at=time.perf_counter())
             observer.turn = log
             audio: FixtureAudio | None = None
@@ -431,12 +465,21 @@ class LiveKitRoomConversation:
                 # The helper's timeline of the turn starts as it takes the request.
                 half = (time.perf_counter() - sent) / 2
                 log.agent_zero, log.agent_zero_error_s = sent + half, half
+            if isinstance(keys, DtmfInput) and keys.at == "before":
+                await self._press(keys.keys, keys_from)
             if audio is not None and realtime is not None:
                 extra = await self._say_phrases(turn, audio, segments, log)
             elif audio is not None:
                 extra = await self._say_audio(turn, audio, log)
             else:
                 extra = await self._say_text(turn, log)
+            if isinstance(keys, DtmfInput) and keys.at == "after":
+                # As in process: the keys once the agent answered the speech, the turn kept
+                # open, then the agent settles again; its record is of the whole turn.
+                self._stage.text = f"the agent ({observer.agent_identity}) to answer the speech"
+                await self._request("settle", turn=turn.index, hold=True)
+                await observer.until(partial(_phrase_done, observer, turn.index, 0))
+                await self._press(keys.keys, keys_from)
             if self._helper is not None:
                 capture = await self._settled(turn, log, phrases=len(segments) or None)
             else:
@@ -444,7 +487,7 @@ class LiveKitRoomConversation:
                 await self._room_settled(log)
             log.ended_at = time.perf_counter()
         if capture is not None:
-            return self._replies.from_capture(
+            reply = self._replies.from_capture(
                 observer,
                 turn,
                 log,
@@ -455,7 +498,31 @@ class LiveKitRoomConversation:
                 greeting=self._greeting,
                 fixture_end_s=self._fixture_end_s,
             )
+            if self._keys is not None:
+                self._line_records(reply, turn, keys_from)
+            return reply
         return self._replies.from_room(observer, turn, log, extra, started, greeting=self._greeting)
+
+    async def _press(self, keys: str, since: int) -> None:
+        """Press ``keys`` on the phone; return once the room carried them all to the agent."""
+        assert isinstance(self._mic, Phone) and self._keys is not None
+        key_log, caller = self._keys, self._sip_identity or ""
+        self._stage.text = f"the caller to press {keys!r} (RFC 4733 over SIP)"
+        await self._mic.press(keys)
+        self._stage.text = f"LiveKit's SIP service to deliver the keys {keys!r} (sip_dtmf_received)"
+        await self.observer.until(lambda: len(key_log.of(caller, since)) >= len(keys))
+
+    def _line_records(self, reply: AgentReply, turn: TurnInput, since: int) -> None:
+        """What the phone line showed in the turn: the keys pressed, as the agent received
+        them, the keys the agent sent, and the caller's number (as `LiveKitAdapter` records
+        them on its in-process line)."""
+        assert self._keys is not None and self._room is not None
+        caller = self._room.remote_participants.get(self._sip_identity or "")
+        if caller is not None:
+            reply.metadata[SIP_CALLER_KEY] = caller.attributes.get("sip.phoneNumber")
+        reply.dtmf_sent = self._keys.of(self.observer.agent_identity or "", since)
+        if isinstance(turn.turn.dtmf, DtmfInput):
+            reply.metadata[PRESSED_KEY] = self._keys.of(self._sip_identity or "", since)
 
     def _realtime_agent(self) -> dict[str, Any] | None:
         """The helper's account of the agent's realtime model (None: the agent has an STT, or

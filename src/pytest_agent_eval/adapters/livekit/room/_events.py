@@ -296,7 +296,11 @@ class EvalEventPublisher:
                 self._settling.cancel()
             phrase = request.get("phrase")
             self._settling = asyncio.create_task(
-                self._settle(request.get("turn"), phrase=int(phrase) if phrase else None),
+                self._settle(
+                    request.get("turn"),
+                    phrase=int(phrase) if phrase else None,
+                    hold=bool(request.get("hold")),
+                ),
                 name="agent-eval-settle",
             )
             return "{}"
@@ -349,7 +353,7 @@ class EvalEventPublisher:
                 self._realtime.proven = True
         model.reset_turn_detection()
 
-    async def _settle(self, turn: Any, *, phrase: int | None = None) -> None:
+    async def _settle(self, turn: Any, *, phrase: int | None = None, hold: bool = False) -> None:
         recorder = self._recorder
         if recorder is None:
             return
@@ -365,7 +369,10 @@ class EvalEventPublisher:
             self._turn_timeline(turn)  # the turn is over: no record of it
             self._emit("capture", turn=turn, error=f"{type(exc).__name__}: {exc}", crash=crash)
             return
-        if done:
+        if done and hold:
+            # The agent is done so far; the turn goes on (keys pressed after the speech).
+            self._emit("phrase", turn=turn, phrase=0)
+        elif done:
             self._emit("capture", **self._capture(turn))
 
     async def _settled(self, recorder: RoomRecorder, turn: Any, phrase: int | None) -> bool:

@@ -19,6 +19,9 @@ The test's caller drives the helper with LiveKit RPC (method `EVAL_RPC_METHOD`, 
             (a realtime agent's audio turn: phrase k of n)         follows once the agent is
                                                                    done (a ``phrase`` event
                                                                    for phrase k < n)
+            ``hold``: true: a ``phrase`` event with phrase 0
+            once done, the turn kept open (keys pressed
+            after the speech, over SIP)
 ==========  =====================================================  ===========================
 
 For an agent on a realtime (speech-to-speech) model with no STT, ``hello``'s ``realtime`` says
