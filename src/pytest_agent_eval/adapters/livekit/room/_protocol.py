@@ -79,9 +79,10 @@ EVAL_RPC_METHOD = "agent-eval.turn"
 EVAL_LISTENER_ATTRIBUTE = "agent-eval.listen"
 """A participant attribute; participants that carry it (``"1"``) receive the events."""
 
-EVAL_EVENTS_VERSION = 3
+EVAL_EVENTS_VERSION = 4
 """Version 1 (pytest-agent-eval before the helper recorded turns) sent raw session events;
-version 2 sent no turn timelines."""
+version 2 sent no turn timelines; version 3 knew no ``hold`` on ``settle`` (a helper of that
+version would answer a phone line's keys turn with the record from before its keys)."""
 
 
 def parse_eval_event(text: str) -> dict[str, Any] | None:
