@@ -179,6 +179,7 @@ _WORKERS_PER_CORE = 2
 _MOST_WORKERS = 8
 
 
+@pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: two workers per core, at most eight.
 
