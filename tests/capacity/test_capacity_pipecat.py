@@ -54,3 +54,7 @@ def test_the_pipecat_bot_runs_one_process_per_call(tmp_path: Path) -> None:
     assert step["turns"] == 3 and step["failures"] == []
     assert step["processes_peak"] == 1
     assert step["cores_per_process"] > 0 and step["rss_peak_mb"] > 100  # Silero, the pipeline
+    # The one process's own peak is the step's; it started (Pipecat, Silero) before its call.
+    assert 100 < step["rss_per_session_mb"] <= step["rss_peak_mb"]
+    assert step["process_start_cpu_s"] > 0.5
+    assert "each session's process: " in done.stdout

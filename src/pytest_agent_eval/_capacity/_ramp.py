@@ -98,6 +98,7 @@ async def _repeat(
     timed_out = False
     counted: dict[str, int] = {}
     asked: int | None = None
+    starts: list[tuple[float, float]] = []
     tasks: list[asyncio.Task[Any]]
     if plan.process_per_session:
         tasks = [asyncio.create_task(run_children(plan, k, repeat))]
@@ -135,6 +136,8 @@ async def _repeat(
                 counted[kind] = counted.get(kind, 0) + count
             if "provider_requests" in child:
                 asked = (asked or 0) + child["provider_requests"]
+            if "start_s" in child:
+                starts.append((float(child["start_s"]), float(child["start_cpu_s"])))
     if faults is not None:
         counted, asked = dict(faults.injected), faults.requests
     audio = sum(transcript_audio_s(t) for t in transcripts) * k
@@ -154,6 +157,7 @@ async def _repeat(
         measure=measure,
         timed_out=timed_out,
         audio_s=audio,
+        process_starts=tuple(starts),
     )
 
 

@@ -297,7 +297,8 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
     )
     worker = plan.worker is not None  # calls past load_threshold: a worker's only
     columns = (
-        "K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "stopped",
+        "K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "RSS/session MB",
+        "fail", "stopped",
         *(("past threshold",) if worker else ()),
     )  # fmt: skip
     for column in (*columns, "faults", "budget"):
@@ -310,6 +311,7 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             _fmt(s.loop_lag_p95_ms, 1),
             _fmt(s.cores_used, 2),
             _fmt(s.rss_peak_mb),
+            _fmt(s.rss_per_session_mb),
             str(len(s.failures)),
             str(len(s.unanswered)),
             *((str(len(s.past_threshold)),) if worker else ()),
