@@ -33,6 +33,7 @@ from ._knee import RepeatResult, StepSummary, find_knee, onsets
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps
 from ._ramp import StepEvent, run_ramp
 from ._report import (
+    component_shares,
     machine,
     render_html,
     render_table,
@@ -396,6 +397,8 @@ def _report(
                 f"at its peak, {step.process_start_s:.1f} s to start "
                 f"({step.process_start_cpu_s:.1f} CPU s: imports, the agent, its models)"
             )
+        if step.cpu_by_component_s:
+            output.out(f"K={step.k}: CPU by component: {component_shares(step)}")
         if step.failures:
             output.out(f"K={step.k}: first failure: {step.failures[0]}")
         if step.refused:

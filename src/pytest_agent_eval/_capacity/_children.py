@@ -123,6 +123,7 @@ async def _child(spec: dict[str, Any]) -> dict[str, Any]:
     from .._config import load_settings
     from ..adapters._latency import ProviderFaults, install_faults
     from ._agent import load_agent, load_plan_transcripts
+    from ._components import ComponentMeter
     from ._measure import process_handle
 
     rootdir = Path(spec["rootdir"])
@@ -152,11 +153,16 @@ async def _child(spec: dict[str, Any]) -> dict[str, Any]:
         # Unmeasured, as the in-process run warms its agent up: the process's model loads.
         await run_conversation(loaded.adapter, transcripts[0], spec["index"], plan, Session())
         install_faults(faults)
-        for transcript in transcripts:
-            await run_conversation(loaded.adapter, transcript, spec["index"], plan, session)
+        meter = ComponentMeter()
+        meter.start()
+        try:
+            for transcript in transcripts:
+                await run_conversation(loaded.adapter, transcript, spec["index"], plan, session)
+        finally:
+            components = meter.stop()
     finally:
         loaded.close()
-    result = {**asdict(session), **start}
+    result = {**asdict(session), **start, "cpu_by_component_s": components}
     if faults is not None:
         result["faults_injected"] = dict(faults.injected)
         result["provider_requests"] = faults.requests

@@ -57,6 +57,8 @@ class RepeatResult:
     process_starts: tuple[tuple[float, float], ...] = ()
     """Process per session: each process's start, (wall, CPU) seconds from its creation until
     its agent was loaded and prepared."""
+    cpu_by_component_s: dict[str, float] = field(default_factory=dict)
+    """CPU seconds by component (`_components`), summed over the sessions' processes."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +98,9 @@ class StepSummary:
     was loaded and prepared (imports, model loads), before its warm-up conversation."""
     process_start_cpu_s: float | None = None
     """The CPU seconds a process spent on that start, mean over the processes."""
+    cpu_by_component_s: dict[str, float] = field(default_factory=dict)
+    """CPU seconds by component over the repeats (VAD, STT, ..., unattributed); empty in
+    worker mode, whose processes are the worker's."""
     fault_failures: tuple[str, ...] = ()
     """Conversations ended by an injected provider fault (not held against the agent)."""
     faults_injected: dict[str, int] = field(default_factory=dict)
@@ -157,6 +162,9 @@ def summarize(
     own = [b for r in repeats for b in r.measure.rss_process_peaks_bytes]
     per_session = _mb(sum(own)) / len(own) if own else _mb(max(growth, 0)) / k
     starts = [s for r in repeats for s in r.process_starts]
+    components: Counter[str] = Counter()
+    for r in repeats:
+        components.update(r.cpu_by_component_s)
     logged: Counter[str] = Counter()
     for r in repeats:
         logged.update(dict(r.measure.log_warnings))
@@ -201,6 +209,7 @@ def summarize(
         cores_per_process=cores / processes if processes else None,
         process_start_s=sum(w for w, _ in starts) / len(starts) if starts else None,
         process_start_cpu_s=sum(c for _, c in starts) / len(starts) if starts else None,
+        cpu_by_component_s={name: round(sec, 3) for name, sec in components.most_common()},
         fault_failures=fault_failures,
         faults_injected=dict(injected),
         provider_requests=sum(asked) if asked else None,

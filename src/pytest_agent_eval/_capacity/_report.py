@@ -20,6 +20,7 @@ __all__ = [
     "NOT_SEEN",
     "NOT_SEEN_WORKER",
     "SCHEMA",
+    "component_shares",
     "headline",
     "machine",
     "not_seen",
@@ -153,6 +154,16 @@ def _faults(step: StepSummary) -> str:
     if step.provider_requests is None:
         return "-"
     return f"{sum(step.faults_injected.values())} ({len(step.fault_failures)})"
+
+
+def component_shares(step: StepSummary) -> str:
+    """The step's CPU by component as shares of the whole, largest first, and its seconds."""
+    total = sum(step.cpu_by_component_s.values())
+    if total <= 0:
+        return "none measured"
+    parts = sorted(step.cpu_by_component_s.items(), key=lambda item: -item[1])
+    shares = ", ".join(f"{name} {100 * sec / total:.0f}%" for name, sec in parts)
+    return f"{shares} (of {total:.1f} CPU s)"
 
 
 def _fmt(value: float | None, digits: int = 0) -> str:
