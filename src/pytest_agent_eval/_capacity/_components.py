@@ -14,10 +14,11 @@ Who a callback's CPU belongs to:
 - while it runs, a sampler thread looks at the thread's Python stack every ``interval_s``
   (``sys._current_frames``); a callback seen at least once splits its CPU over what the samples
   saw (a busy tool, a slow ``process_frame``);
-- a shorter one goes to its task's coroutine chain as it is left after the task's first
-  short step (read once per task), from the innermost coroutine outwards: the first frame whose ``self`` (or whose code's class) is a
-  component names it; else the first frame of framework, agent or our code. Locals are never
-  read (``f_locals`` would keep them alive): ``self`` is found among what the frame refers to.
+- a shorter one goes to its task's coroutine chain as its first short step left it (read once
+  per task), from the innermost coroutine outwards: the first frame whose ``self`` (or whose
+  code's class) is a component names it; else the first frame of framework, agent or our code.
+  Locals are never read (``f_locals`` would keep them alive): ``self`` is found among what the
+  coroutine refers to, and the sampler keeps no frame past its look.
 
 A frame is the VAD's, STT's, LLM's, TTS's or turn detection's when its class derives from that
 component's base class in LiveKit or Pipecat (our stand-ins too: ``ScriptedLLM`` counts as the
@@ -26,8 +27,8 @@ when its module is neither the framework's, ours, the standard library's nor an 
 package's (the user's tools and processors); the framework's for the rest of LiveKit and
 Pipecat; ours for this package's own code (the adapters, the fixtures streamed in, the probe).
 
-What it cannot see goes to ``unattributed``: the process's CPU (psutil) minus what the hooks
-timed. That is native threads with no Python stack (onnxruntime's own pools, LiveKit's Rust
+What it cannot see goes to ``unattributed``: the process's CPU (``time.process_time``) minus
+what the hooks timed. That is native threads with no Python stack (onnxruntime's own pools, LiveKit's Rust
 media threads), the loops' own polling between callbacks, and threads that run neither a loop
 nor a thread pool. A short callback that does two components' work is all its chain's first.
 """
