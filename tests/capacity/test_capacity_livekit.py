@@ -15,14 +15,15 @@ import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"
 
-# A CPU regression in the agent's own code: each tool call holds the event loop for 1.5 s.
+# A CPU regression in the agent's own code: each tool call computes for 1.5 CPU seconds,
+# holding the event loop at least that long.
 BUSY = """
 import time as _time
 
 
 def _busy() -> None:
-    end = _time.perf_counter() + 1.5
-    while _time.perf_counter() < end:
+    end = _time.thread_time() + 1.5
+    while _time.thread_time() < end:
         pass
 
 """
@@ -96,6 +97,11 @@ def test_the_example_agent_runs_k_real_sessions_per_step(project: Path) -> None:
     assert all(s["p95_latency_ms"] > 0 and s["cpu_s_per_audio_s"] > 0 for s in steps)
     assert data["knee"]["k"] == 2
     assert "sessions per core" in done.stdout
+    # Where the CPU went: Silero runs in every session; the bot's code has nothing heavy.
+    for step in steps:
+        components = step["cpu_by_component_s"]
+        assert components["vad"] > 0 and components.get("agent", 0.0) < components["vad"]
+    assert "K=2: CPU by component: " in done.stdout
 
 
 def test_a_busy_loop_in_a_tool_fails_the_gate(project: Path, tmp_path: Path) -> None:
@@ -118,6 +124,9 @@ def test_a_busy_loop_in_a_tool_fails_the_gate(project: Path, tmp_path: Path) -> 
     assert data["knee"]["k"] == 0
     assert [s["k"] for s in data["steps"]] == [1]
     assert any("loop lag" in why for why in data["steps"][0]["over_budget"])
+    # The busy tools are the agent's own code, and where the step's CPU went.
+    components = data["steps"][0]["cpu_by_component_s"]
+    assert max(components, key=components.__getitem__) == "agent", components
 
 
 def test_ctrl_c_exits_130_with_a_partial_report(project: Path) -> None:

@@ -36,10 +36,39 @@ def test_the_pipecat_bot_runs_k_real_pipelines_per_step(tmp_path: Path) -> None:
     assert (tmp_path / "agent-eval-capacity.html").is_file()
 
 
+# A processor of the bot's own that computes 2 CPU seconds on each user transcription.
+BUSY = """
+import time as _time
+
+from pipecat.frames.frames import TranscriptionFrame
+from pipecat.processors.frame_processor import FrameProcessor
+
+
+class BusyProcessor(FrameProcessor):
+    async def process_frame(self, frame, direction):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, TranscriptionFrame):
+            end = _time.thread_time() + 2.0
+            while _time.thread_time() < end:
+                pass
+        await self.push_frame(frame, direction)
+
+"""
+
+
 def test_the_pipecat_bot_runs_one_process_per_call(tmp_path: Path) -> None:
     shutil.copytree(
         EXAMPLE, tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
     )
+    bot = tmp_path / "bot.py"
+    text = bot.read_text()
+    for old, new in (
+        ("\nasync def run_bot(", BUSY + "\nasync def run_bot("),
+        ("            stt,\n", "            stt,\n            BusyProcessor(),\n"),
+    ):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    bot.write_text(text)
     done = subprocess.run(
         [
             sys.executable, "-m", "pytest_agent_eval", "capacity", "evals/booking.yaml",
@@ -51,6 +80,14 @@ def test_the_pipecat_bot_runs_one_process_per_call(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (step,) = json.loads((tmp_path / "agent-eval-capacity.json").read_text())["steps"]
     # The bot's process answered every turn; its CPU and memory are its own (psutil).
-    assert step["turns"] == 3 and step["failures"] == []
+    assert step["turns"] == 3 and step["failures"] == [], step
     assert step["processes_peak"] == 1
     assert step["cores_per_process"] > 0 and step["rss_peak_mb"] > 100  # Silero, the pipeline
+    # The one process's own peak is the step's; it started (Pipecat, Silero) before its call.
+    assert 100 < step["rss_per_session_mb"] <= step["rss_peak_mb"]
+    assert step["process_start_cpu_s"] > 0.5
+    assert "each session's process: " in done.stdout
+    # Metered in the bot's process: the busy processor is the agent's code, and the most CPU.
+    components = step["cpu_by_component_s"]
+    assert max(components, key=components.__getitem__) == "agent", components
+    assert components["vad"] > 0

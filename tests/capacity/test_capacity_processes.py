@@ -48,6 +48,11 @@ def test_each_session_runs_in_its_own_process(tmp_path: Path) -> None:
     assert all(s["cores_per_process"] > 0 for s in steps)
     # Each process holds its own interpreter: memory grows with K.
     assert steps[1]["rss_peak_mb"] > steps[0]["rss_peak_mb"]
+    # Per session: each process's own peak RSS (an interpreter with this package imported), and
+    # what it paid to start before its call (its imports: CPU seconds, not nothing).
+    for step in steps:
+        assert 15 < step["rss_per_session_mb"] < step["rss_peak_mb"] * 1.01
+        assert step["process_start_s"] > 0 and step["process_start_cpu_s"] > 0
     assert psutil.Process().children(recursive=True) == []  # every session process reaped
 
 

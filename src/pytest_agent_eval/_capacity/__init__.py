@@ -33,6 +33,7 @@ from ._knee import RepeatResult, StepSummary, find_knee, onsets
 from ._plan import CapacityPlan, parse_plan_table, parse_steps, ramp_steps
 from ._ramp import StepEvent, run_ramp
 from ._report import (
+    component_shares,
     machine,
     render_html,
     render_table,
@@ -390,6 +391,14 @@ def _report(
         if k is not None:
             output.out(f"{what.replace('_', ' ')} began at K={k}")
     for step in steps:
+        if step.process_start_s is not None and step.process_start_cpu_s is not None:
+            output.out(
+                f"K={step.k}: each session's process: {step.rss_per_session_mb:.0f} MB resident "
+                f"at its peak, {step.process_start_s:.1f} s to start "
+                f"({step.process_start_cpu_s:.1f} CPU s: imports, the agent, its models)"
+            )
+        if step.cpu_by_component_s:
+            output.out(f"K={step.k}: CPU by component: {component_shares(step)}")
         if step.failures:
             output.out(f"K={step.k}: first failure: {step.failures[0]}")
         if step.refused:

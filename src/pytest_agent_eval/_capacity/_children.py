@@ -6,7 +6,8 @@ over the same second as in-process sessions. A child loads the agent the way the
 (the fixture or ``--agent``), runs its session (every transcript in turn) and prints one line,
 `RESULT_PREFIX` then JSON, with what it measured (the agent may print to stdout too: the parent
 looks for that line, and a session without a readable one is that session's failure). Each child pays its own start (imports, model loads), as a process
-per call does; its CPU counts in the step. Children get a session of their own (Ctrl-C reaches
+per call does; its CPU counts in the step, and it reports that start (wall and CPU seconds from
+its creation until its agent is loaded and prepared). Children get a session of their own (Ctrl-C reaches
 the parent, which stops them) and are killed when the step ends, runs out of time or is
 interrupted: the whole process group, so what a child started (an agent's helper process)
 goes with it even when the child itself has exited.
@@ -19,6 +20,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -121,6 +123,8 @@ async def _child(spec: dict[str, Any]) -> dict[str, Any]:
     from .._config import load_settings
     from ..adapters._latency import ProviderFaults, install_faults
     from ._agent import load_agent, load_plan_transcripts
+    from ._components import ComponentMeter
+    from ._measure import process_handle
 
     rootdir = Path(spec["rootdir"])
     plan = CapacityPlan(
@@ -143,14 +147,22 @@ async def _child(spec: dict[str, Any]) -> dict[str, Any]:
         if callable(prepare):
             for transcript in transcripts:
                 await prepare(transcript)
+        # What the process paid before it could take its call: imports, the agent, its models.
+        me = process_handle()
+        start = {"start_s": time.time() - me.create_time(), "start_cpu_s": time.process_time()}
         # Unmeasured, as the in-process run warms its agent up: the process's model loads.
         await run_conversation(loaded.adapter, transcripts[0], spec["index"], plan, Session())
         install_faults(faults)
-        for transcript in transcripts:
-            await run_conversation(loaded.adapter, transcript, spec["index"], plan, session)
+        meter = ComponentMeter()
+        meter.start()
+        try:
+            for transcript in transcripts:
+                await run_conversation(loaded.adapter, transcript, spec["index"], plan, session)
+        finally:
+            components = meter.stop()
     finally:
         loaded.close()
-    result = asdict(session)
+    result = {**asdict(session), **start, "cpu_by_component_s": components}
     if faults is not None:
         result["faults_injected"] = dict(faults.injected)
         result["provider_requests"] = faults.requests

@@ -54,6 +54,11 @@ class RepeatResult:
     """The step ran past its time bound and was stopped."""
     audio_s: float = 0.0
     """Seconds of user audio the K sessions streamed."""
+    process_starts: tuple[tuple[float, float], ...] = ()
+    """Process per session: each process's start, (wall, CPU) seconds from its creation until
+    its agent was loaded and prepared."""
+    cpu_by_component_s: dict[str, float] = field(default_factory=dict)
+    """CPU seconds by component (`_components`), summed over the sessions' processes."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,7 +78,8 @@ class StepSummary:
     """CPU seconds per second of user audio streamed (None without audio turns)."""
     rss_peak_mb: float
     rss_per_session_mb: float
-    """Growth of the resident set over the step, per session (an estimate)."""
+    """Growth of the resident set over the step, per session (an estimate); with a process
+    per session, the mean of each session process's own peak resident set (psutil)."""
     failures: tuple[str, ...]
     timed_out: bool
     unanswered: tuple[str, ...] = ()
@@ -87,6 +93,14 @@ class StepSummary:
     and its job processes; the sessions' processes)."""
     cores_per_process: float | None = None
     """``cores_used`` over ``processes_peak``: what one process costs."""
+    process_start_s: float | None = None
+    """Process per session: the mean wall seconds from a process's creation until its agent
+    was loaded and prepared (imports, model loads), before its warm-up conversation."""
+    process_start_cpu_s: float | None = None
+    """The CPU seconds a process spent on that start, mean over the processes."""
+    cpu_by_component_s: dict[str, float] = field(default_factory=dict)
+    """CPU seconds by component over the repeats (VAD, STT, ..., unattributed); empty in
+    worker mode, whose processes are the worker's."""
     fault_failures: tuple[str, ...] = ()
     """Conversations ended by an injected provider fault (not held against the agent)."""
     faults_injected: dict[str, int] = field(default_factory=dict)
@@ -145,6 +159,12 @@ def summarize(
     cpu = sum(r.measure.cpu_s for r in repeats)
     rss_peak = max((r.measure.rss_peak_bytes for r in repeats), default=0)
     growth = max((r.measure.rss_peak_bytes - r.measure.rss_start_bytes for r in repeats), default=0)
+    own = [b for r in repeats for b in r.measure.rss_process_peaks_bytes]
+    per_session = _mb(sum(own)) / len(own) if own else _mb(max(growth, 0)) / k
+    starts = [s for r in repeats for s in r.process_starts]
+    components: Counter[str] = Counter()
+    for r in repeats:
+        components.update(r.cpu_by_component_s)
     logged: Counter[str] = Counter()
     for r in repeats:
         logged.update(dict(r.measure.log_warnings))
@@ -179,7 +199,7 @@ def summarize(
         cores_used=cores,
         cpu_s_per_audio_s=cpu / audio if audio > 0 else None,
         rss_peak_mb=_mb(rss_peak),
-        rss_per_session_mb=_mb(max(growth, 0)) / k,
+        rss_per_session_mb=per_session,
         failures=failures,
         timed_out=timed_out,
         unanswered=unanswered,
@@ -187,6 +207,9 @@ def summarize(
         past_threshold=past,
         processes_peak=processes,
         cores_per_process=cores / processes if processes else None,
+        process_start_s=sum(w for w, _ in starts) / len(starts) if starts else None,
+        process_start_cpu_s=sum(c for _, c in starts) / len(starts) if starts else None,
+        cpu_by_component_s={name: round(sec, 3) for name, sec in components.most_common()},
         fault_failures=fault_failures,
         faults_injected=dict(injected),
         provider_requests=sum(asked) if asked else None,

@@ -107,6 +107,8 @@ class StepMeasure:
     processes_peak: int | None = None
     """In worker mode, the most processes the worker's tree had (itself, its job processes);
     CPU and memory are then the tree's, not this process's."""
+    rss_process_peaks_bytes: tuple[int, ...] = ()
+    """Process per session: each session process's own peak resident set (psutil)."""
 
     @property
     def cores_used(self) -> float:
@@ -130,6 +132,8 @@ class ProcessTree:
         self._last: dict[tuple[int, float], float] = {}
         self.rss_peak = 0
         self.processes_peak = 0
+        self.rss_peaks: dict[tuple[int, float], int] = {}
+        """Each process's own peak resident set, by (pid, create time)."""
         self._started = False
 
     def sample(self) -> int:
@@ -146,9 +150,11 @@ class ProcessTree:
                 with process.oneshot():
                     times = process.cpu_times()
                     key = (process.pid, process.create_time())
-                    rss += int(process.memory_info().rss)
+                    own = int(process.memory_info().rss)
             except psutil.Error:
                 continue
+            rss += own
+            self.rss_peaks[key] = max(self.rss_peaks.get(key, 0), own)
             cpu = float(times.user + times.system)
             self._first.setdefault(key, cpu if not self._started else 0.0)
             self._last[key] = cpu
@@ -250,4 +256,7 @@ class LoopProbe:
             probe_interval_s=self.interval_s,
             log_warnings=tuple(self._warnings.counts.most_common(5)),
             processes_peak=self._tree.processes_peak if self._tree is not None else None,
+            rss_process_peaks_bytes=tuple(self._tree.rss_peaks.values())
+            if self._tree is not None and self._children_only
+            else (),
         )

@@ -26,6 +26,7 @@ from ..adapters._latency import ProviderFaults, install_faults
 from ..adapters.base import AgentAdapter
 from ..models import Transcript
 from ._children import run_children
+from ._components import ComponentMeter
 from ._knee import RepeatResult, summarize
 from ._measure import LoopProbe
 from ._plan import CapacityPlan
@@ -94,10 +95,15 @@ async def _repeat(
     if plan.process_per_session:
         watch_pid = os.getpid()  # its K children (not this process, which only waits)
     probe = LoopProbe(watch_pid=watch_pid, children_only=plan.process_per_session)
+    # Per-component CPU where the sessions run here (each session's process meters its own).
+    meter = ComponentMeter() if watch_pid is None else None
     probe.start()
+    if meter is not None:
+        meter.start()
     timed_out = False
     counted: dict[str, int] = {}
     asked: int | None = None
+    starts: list[tuple[float, float]] = []
     tasks: list[asyncio.Task[Any]]
     if plan.process_per_session:
         tasks = [asyncio.create_task(run_children(plan, k, repeat))]
@@ -118,6 +124,7 @@ async def _repeat(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        components: dict[str, float] = meter.stop() if meter is not None else {}
         measure = await probe.stop()
         install_faults(None)
     if plan.process_per_session and not timed_out and not tasks[0].cancelled():
@@ -135,6 +142,10 @@ async def _repeat(
                 counted[kind] = counted.get(kind, 0) + count
             if "provider_requests" in child:
                 asked = (asked or 0) + child["provider_requests"]
+            if "start_s" in child:
+                starts.append((float(child["start_s"]), float(child["start_cpu_s"])))
+            for name, seconds in child.get("cpu_by_component_s", {}).items():
+                components[name] = components.get(name, 0.0) + float(seconds)
     if faults is not None:
         counted, asked = dict(faults.injected), faults.requests
     audio = sum(transcript_audio_s(t) for t in transcripts) * k
@@ -154,6 +165,8 @@ async def _repeat(
         measure=measure,
         timed_out=timed_out,
         audio_s=audio,
+        process_starts=tuple(starts),
+        cpu_by_component_s=components,
     )
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "NOT_SEEN",
     "NOT_SEEN_WORKER",
     "SCHEMA",
+    "component_shares",
     "headline",
     "machine",
     "not_seen",
@@ -153,6 +154,16 @@ def _faults(step: StepSummary) -> str:
     if step.provider_requests is None:
         return "-"
     return f"{sum(step.faults_injected.values())} ({len(step.fault_failures)})"
+
+
+def component_shares(step: StepSummary) -> str:
+    """The step's CPU by component as shares of the whole, largest first, and its seconds."""
+    total = sum(step.cpu_by_component_s.values())
+    if total <= 0:
+        return "none measured"
+    parts = sorted(step.cpu_by_component_s.items(), key=lambda item: -item[1])
+    shares = ", ".join(f"{name} {100 * sec / total:.0f}%" for name, sec in parts)
+    return f"{shares} (of {total:.1f} CPU s)"
 
 
 def _fmt(value: float | None, digits: int = 0) -> str:
@@ -297,7 +308,8 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
     )
     worker = plan.worker is not None  # calls past load_threshold: a worker's only
     columns = (
-        "K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "fail", "stopped",
+        "K", "p50 ms", "p95 ms", "loop lag p95 ms", "cores", "RSS MB", "RSS/session MB",
+        "fail", "stopped",
         *(("past threshold",) if worker else ()),
     )  # fmt: skip
     for column in (*columns, "faults", "budget"):
@@ -310,6 +322,7 @@ def render_table(steps: Sequence[StepSummary], knee: Knee, plan: CapacityPlan) -
             _fmt(s.loop_lag_p95_ms, 1),
             _fmt(s.cores_used, 2),
             _fmt(s.rss_peak_mb),
+            _fmt(s.rss_per_session_mb),
             str(len(s.failures)),
             str(len(s.unanswered)),
             *((str(len(s.past_threshold)),) if worker else ()),
