@@ -7,7 +7,8 @@ times each. ``--latency P50,P95`` (seconds) gives the scripted LLM a provider's 
 token (a LiveKit factory module is written next to the agent and passed as ``--agent``).
 
     .venv/bin/python bench/capacity.py [--max-sessions 64] [--repeats 3] [--latency 0.4,0.9]
-        [--fault-rate 0.05] [--runs 3] [--pipecat] [--process-per-session] [--keep DIR]
+        [--fault-rate 0.05] [--runs 3] [--pipecat] [--process-per-session]
+        [--cpu-by-component] [--keep DIR]
 
 ``--runs N`` runs the whole command N times and prints each run's knee and the spread of
 sessions per core over the runs ((max - min) / mean): the repeatability the figure has on this
@@ -70,6 +71,9 @@ def main() -> int:
     parser.add_argument(
         "--process-per-session", action="store_true", help="each conversation in its own process"
     )
+    parser.add_argument(
+        "--cpu-by-component", action="store_true", help="meter each step's CPU by component"
+    )
     parser.add_argument("--keep", type=Path, help="run in this folder and keep it")
     args = parser.parse_args()
     example = ROOT / "examples" / ("voice-pipecat" if args.pipecat else "voice-livekit")
@@ -94,6 +98,8 @@ def main() -> int:
         command += ["--fault-rate", args.fault_rate]
     if args.process_per_session:
         command.append("--process-per-session")
+    if args.cpu_by_component:
+        command.append("--cpu-by-component")
     knees: list[dict[str, object]] = []
     code = 0
     for run in range(args.runs):

@@ -72,7 +72,7 @@ def test_the_pipecat_bot_runs_one_process_per_call(tmp_path: Path) -> None:
     done = subprocess.run(
         [
             sys.executable, "-m", "pytest_agent_eval", "capacity", "evals/booking.yaml",
-            "--process-per-session", "--steps", "1", "--repeats", "1",
+            "--process-per-session", "--cpu-by-component", "--steps", "1", "--repeats", "1",
             "--p95-latency-ms", "10000", "--loop-lag-ms", "500",
         ],
         cwd=tmp_path, capture_output=True, text=True, check=False, timeout=600,

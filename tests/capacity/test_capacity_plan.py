@@ -50,6 +50,7 @@ def test_the_table_gives_plan_values_with_paths_under_the_rootdir(tmp_path: Path
             "min_sessions_per_core": 4,
             "results_path": "out/capacity.json",
             "speed": "realtime",
+            "cpu_by_component": True,
         },
         rootdir=tmp_path,
         source="[tool.agent_eval.capacity]",
@@ -61,6 +62,8 @@ def test_the_table_gives_plan_values_with_paths_under_the_rootdir(tmp_path: Path
     assert plan.min_sessions_per_core == 4.0
     assert plan.json_path == tmp_path / "out" / "capacity.json"
     assert plan.speed == 1.0
+    assert plan.cpu_by_component is True
+    assert CapacityPlan(rootdir=tmp_path).cpu_by_component is False  # its CPU lowers the knee
 
 
 @pytest.mark.parametrize(
@@ -72,6 +75,7 @@ def test_the_table_gives_plan_values_with_paths_under_the_rootdir(tmp_path: Path
         ({"steps": "1,2"}, "'steps' must be a list"),
         ({"steps": [1, 2], "max_sessions": 4}, "either 'steps' or 'max_sessions'"),
         ({"agent": ""}, "'agent' must be a non-empty string"),
+        ({"cpu_by_component": "yes"}, "'cpu_by_component' must be true or false"),
     ],
 )
 def test_a_bad_table_is_refused_with_the_key(

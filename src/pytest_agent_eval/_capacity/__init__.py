@@ -88,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
         help="each conversation in a process of its own (a bot per call, as Pipecat "
         "deployments run), CPU and memory over all of them",
     )
+    parser.add_argument(
+        "--cpu-by-component",
+        action="store_true",
+        default=None,
+        help="meter each step's CPU by component (VAD, STT, LLM, TTS, your code, the "
+        "framework); the meter's own CPU lowers the knee a little, so it is off by default",
+    )
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument("--steps", help="the values of K, e.g. 1,2,4,8")
     steps.add_argument(
@@ -176,6 +183,8 @@ def build_plan(args: argparse.Namespace) -> CapacityPlan:
         values["worker"] = args.worker.resolve()
     if args.process_per_session:
         values["process_per_session"] = True
+    if args.cpu_by_component:
+        values["cpu_by_component"] = True
     if args.speed is not None:
         values["speed"] = parse_speed(args.speed, "--speed")
     if args.json is not None:

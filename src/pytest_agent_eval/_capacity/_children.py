@@ -40,6 +40,7 @@ _PLAN_FIELDS = (
     "answer_timeout_s",
     "fault_rate",
     "fault_timeout_s",
+    "cpu_by_component",
 )
 
 
@@ -153,13 +154,14 @@ async def _child(spec: dict[str, Any]) -> dict[str, Any]:
         # Unmeasured, as the in-process run warms its agent up: the process's model loads.
         await run_conversation(loaded.adapter, transcripts[0], spec["index"], plan, Session())
         install_faults(faults)
-        meter = ComponentMeter()
-        meter.start()
+        meter = ComponentMeter() if plan.cpu_by_component else None
+        if meter is not None:
+            meter.start()
         try:
             for transcript in transcripts:
                 await run_conversation(loaded.adapter, transcript, spec["index"], plan, session)
         finally:
-            components = meter.stop()
+            components = meter.stop() if meter is not None else {}
     finally:
         loaded.close()
     result = {**asdict(session), **start, "cpu_by_component_s": components}

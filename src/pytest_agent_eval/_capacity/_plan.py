@@ -52,6 +52,9 @@ class CapacityPlan:
     process_per_session: bool = False
     """Each conversation in a process of its own (a bot per call, as Pipecat deployments
     run), instead of K sessions in this one."""
+    cpu_by_component: bool = False
+    """Meter each step's CPU by component (`_components`). Off by default: the meter times
+    every event-loop callback, which costs CPU of its own and so would lower the knee."""
     steps: tuple[int, ...] = (1, 2, 4, 8, 16)
     """The values of K (concurrent sessions), ascending."""
     repeats: int = 3
@@ -211,6 +214,7 @@ _TABLE_KEYS = frozenset(
         "worker",
         "agent_name",
         "process_per_session",
+        "cpu_by_component",
         "steps",
         "max_sessions",
         "repeats",
@@ -248,7 +252,7 @@ def parse_plan_table(table: Mapping[str, Any], *, rootdir: Path, source: str) ->
             if not isinstance(value, list):
                 raise ConfigError(f"{where} must be a list of whole numbers, e.g. [1, 2, 4]")
             out[key] = parse_steps(value, where)
-        elif key == "process_per_session":
+        elif key in ("process_per_session", "cpu_by_component"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} must be true or false, got {value!r}")
             out[key] = value

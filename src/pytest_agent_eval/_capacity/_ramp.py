@@ -96,7 +96,7 @@ async def _repeat(
         watch_pid = os.getpid()  # its K children (not this process, which only waits)
     probe = LoopProbe(watch_pid=watch_pid, children_only=plan.process_per_session)
     # Per-component CPU where the sessions run here (each session's process meters its own).
-    meter = ComponentMeter() if watch_pid is None else None
+    meter = ComponentMeter() if watch_pid is None and plan.cpu_by_component else None
     probe.start()
     if meter is not None:
         meter.start()
