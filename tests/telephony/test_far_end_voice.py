@@ -145,6 +145,10 @@ def test_heard_as_audio_talking_over_the_greeting_fails_with_the_text_far_ends_r
     result.stdout.fnmatch_lines(
         [
             "*the agent talked over the voicemail's greeting, before the beep: *Tuesday at 3*",
+            # the call given as text (its far end too) runs to its end and fails the same way
+            "*cause: agent_logic — the call given as text fails the same check: *",
+            "*1 failed run: 1 agent_logic*",
             "FAILED evals/voicemail_heard.yaml::reminder_voicemail_heard*",
         ]
     )
+

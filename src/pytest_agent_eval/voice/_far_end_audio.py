@@ -56,8 +56,10 @@ CLIP_RATE = 16000
 
 
 def far_end_fixture(transcript: Transcript, part: str) -> Path:
-    """The fixture of the far end's spoken line ``part``, next to ``transcript``'s file."""
-    relative = Path(far_end_wav(transcript.id, part))
+    """The fixture of the far end's spoken line ``part``, next to ``transcript``'s file, named
+    by the id the transcript was written with (its ``base_id``: a variant's, a case's and an
+    attribution rerun's fixtures are the transcript's own)."""
+    relative = Path(far_end_wav(transcript.base_id or transcript.id, part))
     return transcript.path.parent / relative if transcript.path is not None else relative
 
 
