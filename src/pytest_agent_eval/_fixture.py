@@ -226,7 +226,9 @@ class AgentEval:
             if unheard is not None:
                 pytest.skip(unheard)
         notes: tuple[str, ...] = ()
-        if consumes_audio and resolved.has_audio:
+        far = resolved.far_end  # a far end heard as audio streams fixtures as audio turns do
+        heard = far is not None and far.played_as == "audio"
+        if consumes_audio and (resolved.has_audio or heard):
             notes = check_audio_fixtures(resolved, self._session, self._request.node)
         if judge_model is None:
             judge_model = _judge_model_fixture(self._request)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import wave
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,75 @@ def test_heard_as_audio_talking_over_the_greeting_fails_with_the_text_far_ends_r
     result.stdout.fnmatch_lines(
         [
             "*the agent talked over the voicemail's greeting, before the beep: *Tuesday at 3*",
+            # the call given as text (its far end too) runs to its end and fails the same way
+            "*cause: agent_logic — the call given as text fails the same check: *",
+            "*1 failed run: 1 agent_logic*",
             "FAILED evals/voicemail_heard.yaml::reminder_voicemail_heard*",
         ]
     )
+
+
+HEARD = "evals/voicemail_heard.yaml"
+GREETING = "evals/audio/far_end/reminder_voicemail_heard/greeting.wav"
+
+
+@pytest.mark.voice
+def test_a_stale_far_end_fixture_is_refused_before_the_agent_runs(
+    heard: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The greeting's text changed, its fixture did not: the agent would hear the old words (or,
+    # with a fixture-text STT, none), and the planted bug would pass. The preflight refuses it.
+    monkeypatch.setenv("REMINDER_BUG", "1")
+    yaml = heard.path / HEARD
+    yaml.write_text(yaml.read_text().replace("reached Sam", "reached Alex"))
+    result = heard.runpytest_subprocess(*FAST)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*{HEARD}:5: transcript 'reminder_voicemail_heard', far_end.greeting: audio "
+            f"fixture {GREETING} is stale (*). Fix: python -m pytest_agent_eval.synthesize_audio "
+            f"{HEARD}*",
+        ]
+    )
+    assert "agent_logic" not in result.stdout.str()
+
+
+@pytest.mark.voice
+def test_a_missing_far_end_fixture_is_refused_or_skipped_as_stale_audio_says(
+    heard: pytest.Pytester,
+) -> None:
+    (heard.path / GREETING).unlink()
+    result = heard.runpytest_subprocess(*FAST)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*{HEARD}:5: transcript 'reminder_voicemail_heard', far_end.greeting: audio "
+            f"fixture {GREETING} is missing (*). Fix: python -m "
+            f"pytest_agent_eval.synthesize_audio {HEARD}*",
+        ]
+    )
+    skipped = heard.runpytest_subprocess(*FAST, "--agent-eval-stale-audio=skip")
+    skipped.assert_outcomes(skipped=1)
+
+
+@pytest.mark.voice
+def test_a_far_end_line_nothing_proves_is_an_error_with_a_fixture_text_stt(
+    heard: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The greeting as a recording (its samples, no sidecar, no provenance): fresh to the
+    # preflight, but nothing proves its words, so an STT that hears by provenance would hear
+    # silence and the planted bug would pass.
+    monkeypatch.setenv("REMINDER_BUG", "1")
+    wav = heard.path / GREETING
+    with wave.open(str(wav), "rb") as made:
+        params, frames = made.getparams(), made.readframes(made.getnframes())
+    with wave.open(str(wav), "wb") as recorded:
+        recorded.setparams(params)
+        recorded.writeframes(frames)
+    (heard.path / f"{GREETING}.hash").unlink()
+    result = heard.runpytest_subprocess(*FAST)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*transcript 'reminder_voicemail_heard', far_end.greeting: the agent hears by the "
+         "fixtures' provenance, and *recording*"]
+    )  # fmt: skip

@@ -74,6 +74,20 @@ def test_a_failed_check_the_rerun_could_not_hold_is_never_taken_for_a_pass() -> 
     assert _judge_rerun(failing, rerun, "given as text")[0] == "passed"
 
 
+def test_a_rerun_that_stopped_at_an_earlier_turn_says_that_turns_error() -> None:
+    # The rerun errored on turn 1 (a fixture it could not read) and never reached turn 2: the
+    # evidence names turn 1's error, not "it stopped before that turn".
+    from pytest_agent_eval._attribution._attribute import _judge_rerun
+    from pytest_agent_eval.models import EvalResult
+
+    failed = EvalResult(False, "wrong day", name="reply_contains_any", key="turns[1].expect.x")
+    failing = TurnResult(index=1, user="when?", evaluations=[failed])
+    broken = TurnResult(index=0, user="hi", error="audio file not found: greeting.wav")
+    verdict, said = _judge_rerun(failing, RunResult(index=0, turns=[broken]), "given as text")
+    assert verdict == "error"
+    assert said.endswith("did not reach turn 2: turn 1: audio file not found: greeting.wav")
+
+
 def test_compare_counts_every_eval_of_one_transcript() -> None:
     # One transcript run as two evals (a parametrized agent): both runs' causes count.
     from pytest_agent_eval._report._causes import cause_changes

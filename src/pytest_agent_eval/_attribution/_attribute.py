@@ -131,8 +131,9 @@ def fixture_hearing_transcript(
 
 def text_transcript(transcript: Transcript, upto: int) -> Transcript:
     """``transcript``'s turns up to turn ``upto`` (zero-based, included), each given as text:
-    no audio, no audio conditions, no barge-in, and no check of what was heard; one run, and
-    none of the checks of the greeting, the whole call or the latency over runs."""
+    no audio, no audio conditions, no barge-in, and no check of what was heard; a far end
+    heard as audio (``as: audio``) given as text too; one run, and none of the checks of the
+    greeting, the whole call or the latency over runs."""
     turns = [
         replace(
             turn,
@@ -145,7 +146,9 @@ def text_transcript(transcript: Transcript, upto: int) -> Transcript:
         )
         for turn in transcript.turns[: upto + 1]
     ]
-    return _one_run(transcript, turns, conditions=[], kind="text")
+    far = transcript.far_end
+    text = replace(transcript, far_end=replace(far, played_as="text")) if far else transcript
+    return _one_run(text, turns, conditions=[], kind="text")
 
 
 def _one_run(
@@ -156,10 +159,12 @@ def _one_run(
     kind: str,
 ) -> Transcript:
     # An id of its own: what an adapter keeps per transcript (reply audio saved by id and run,
-    # a realtime recording's cassette) is the failed run's evidence, never the rerun's.
+    # a realtime recording's cassette) is the failed run's evidence, never the rerun's. Its
+    # base id stays the transcript's: a far end's fixtures are found by it (`far_end_fixture`).
     return replace(
         transcript,
         id=f"{transcript.id}~{kind}-rerun",
+        base_id=transcript.base_id or transcript.id,
         turns=turns,
         runs=1,
         threshold=1.0,
@@ -589,7 +594,12 @@ def _judge_rerun(
         return "error", f"the rerun {how} could not run: {rerun}"
     turn = next((t for t in rerun.turns if t.index == failing.index), None)
     if turn is None:
-        reason = rerun.error or "it stopped before that turn"
+        earlier = next((t for t in rerun.turns if t.error is not None or t.crash is not None), None)
+        if earlier is not None:
+            said = earlier.crash.describe() if earlier.crash is not None else earlier.error
+            reason = f"turn {earlier.index + 1}: {said}"
+        else:
+            reason = rerun.error or "it stopped before that turn"
         return "error", f"the rerun {how} did not reach {where}: {reason}"
     if turn.crash is not None:
         return "crashed", f"{how}, {where} crashes too: {turn.crash.describe()}"

@@ -280,4 +280,4 @@ def iter_audio_paths(transcripts: Iterable[Transcript]) -> Iterator[Path]:
         if far is not None and far.played_as == "audio":
             folder = transcript.path.parent if transcript.path is not None else Path()
             for part, _ in spoken_lines(far):
-                yield folder / far_end_wav(transcript.id, part)
+                yield folder / far_end_wav(transcript.base_id or transcript.id, part)

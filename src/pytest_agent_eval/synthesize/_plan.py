@@ -313,7 +313,7 @@ class Planner:
                 continue
             line = far_end_line(transcript)
             for part, text in spoken_lines(far):
-                wav = _absolute_wav(transcript, far_end_wav(transcript.id, part))
+                wav = _absolute_wav(transcript, _far_end_wav(transcript, part))
                 layered = self.far_end_settings(transcript)
                 self._add(plan, by_wav, transcript, 0, text, wav, layered, line, f"far_end.{part}")
         return plan
@@ -479,7 +479,37 @@ def fixture_statuses(
             )
         elif verdict.note:
             notes.append(f"{display_path(wav)}: {verdict.note}")
+    far = transcript.far_end
+    if far is None or far.played_as != "audio":
+        return problems, notes
+    wanted = planner.far_end_settings(transcript).to_dict()
+    for part, text in spoken_lines(far):
+        wav = _absolute_wav(transcript, _far_end_wav(transcript, part))
+        verdict = judge_fixture(wav, text, wanted=wanted)
+        if verdict.state is not FixtureState.FRESH:
+            problems.append(
+                FixtureProblem(
+                    transcript_id=transcript.id,
+                    yaml_path=transcript.path,
+                    turn_index=0,
+                    wav=wav,
+                    state=verdict.state,
+                    reasons=verdict.reasons,
+                    line=far_end_line(transcript),
+                    fix=verdict.fix,
+                    origin=verdict.origin,
+                    part=f"far_end.{part}",
+                )
+            )
+        elif verdict.note:
+            notes.append(f"{display_path(wav)}: {verdict.note}")
     return problems, notes
+
+
+def _far_end_wav(transcript: Transcript, part: str) -> str:
+    """Where a far end's line ``part`` is, by the id the transcript was written with (a
+    variant's and a case's lines are the transcript's own: `far_end_fixture`)."""
+    return far_end_wav(transcript.base_id or transcript.id, part)
 
 
 def fixture_problems(

@@ -34,6 +34,7 @@ __all__ = [
     "far_end_fixture",
     "far_end_pcm",
     "far_end_words",
+    "prove_far_end_lines",
 ]
 
 PIECE_GAP_S = 0.3
@@ -56,8 +57,10 @@ CLIP_RATE = 16000
 
 
 def far_end_fixture(transcript: Transcript, part: str) -> Path:
-    """The fixture of the far end's spoken line ``part``, next to ``transcript``'s file."""
-    relative = Path(far_end_wav(transcript.id, part))
+    """The fixture of the far end's spoken line ``part``, next to ``transcript``'s file, named
+    by the id the transcript was written with (its ``base_id``: a variant's, a case's and an
+    attribution rerun's fixtures are the transcript's own)."""
+    relative = Path(far_end_wav(transcript.base_id or transcript.id, part))
     return transcript.path.parent / relative if transcript.path is not None else relative
 
 
@@ -159,6 +162,36 @@ def far_end_words(transcript: Transcript, pieces: Sequence[FarEndPiece]) -> tupl
     to where the line starts; a line whose fixture proves nothing (a recording) gives none (an
     STT that transcribes, `WhisperSTT`, hears it instead). A stand-in STT answers with them."""
     return _words_at(transcript, _assemble(transcript, pieces, CLIP_RATE)[1])
+
+
+def prove_far_end_lines(transcript: Transcript) -> None:
+    """For an STT that hears by fixture provenance (`FixtureTextSTT`,
+    `FixtureTextSTTService`): every spoken line of ``transcript``'s far end heard as audio
+    must prove its words before the run starts. A line nothing proves (a recording, a WAV made
+    from other words, a missing one) would reach the agent as silence, and a verdict on it
+    would say nothing; it is an error of the run instead.
+
+    Raises:
+        AudioFixtureError: Naming the file and line, the transcript, the field
+            (``far_end.greeting``), why, and the fix.
+    """
+    from ._status import prove_fixture_text
+
+    far = transcript.far_end
+    if far is None or far.played_as != "audio":
+        return
+    where = transcript.locations.get("far_end")
+    named = f"{where}: transcript {transcript.id!r}" if where else f"transcript {transcript.id!r}"
+    for part, text in spoken_lines(far):
+        try:
+            prove_fixture_text(far_end_fixture(transcript, part), text)
+        except AudioFixtureError as exc:
+            source = str(transcript.path) if transcript.path is not None else "the transcript"
+            raise AudioFixtureError(
+                f"{named}, far_end.{part}: the agent hears by the fixtures' provenance, and "
+                f"{exc}; make it with python -m pytest_agent_eval.synthesize_audio {source}, "
+                "or hear it with WhisperSTT"
+            ) from None
 
 
 def _words_at(

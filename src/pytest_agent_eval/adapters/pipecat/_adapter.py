@@ -29,7 +29,7 @@ from ...models import (
 from ...voice._clock import PipelineClock, PipelineThread
 from ...voice._dtmf import in_band
 from ...voice._factory import takes_info
-from ...voice._far_end_audio import SETTLE_S, far_end_pcm
+from ...voice._far_end_audio import SETTLE_S, far_end_pcm, prove_far_end_lines
 from ...voice._fixture_pcm import (
     FixturePCM,
     check_fixtures,
@@ -309,6 +309,8 @@ class PipecatConversation:
             # the network is ours to report, as an ERROR, at the first turn.)
             raise log.crashes[0].labelled("before turn 1: the bot crashed")
         self._refuse_fixture_text_under_conditions()
+        if self.session.fixture_stts():  # it hears by provenance: a far end's lines prove theirs
+            await asyncio.to_thread(prove_far_end_lines, self.info.transcript)
         self._greeting_log = log
         calls = [_tool_call(c) for c in log.calls]
         text = join_text(log.reply_pieces())

@@ -13,6 +13,7 @@ from livekit.agents import AgentSession
 
 from ....errors import AdapterError, AudioFixtureError
 from ....models import AudioCondition, Transcript
+from ....voice._far_end_audio import prove_far_end_lines
 from ....voice._fixture_pcm import resolve_audio
 from ....voice._heard import fixture_text_refusal as _fixture_text_refusal
 from ....voice._heard import keys_before_refusal
@@ -59,9 +60,10 @@ def refuse_fixture_text_under_conditions(
 
 
 async def prove_fixture_texts(session: AgentSession[Any], transcript: Transcript) -> None:
-    """With `FixtureTextSTT`, every audio turn's fixture must prove its text before the run
-    starts: a fixture it cannot answer for (a recording, a WAV made from other words) is an
-    error of the run, found before any turn, never a turn in which the agent heard nothing.
+    """With `FixtureTextSTT`, every audio turn's fixture, and every spoken line of a far end
+    heard as audio (`prove_far_end_lines`), must prove its text before the run starts: a
+    fixture it cannot answer for (a recording, a WAV made from other words) is an error of the
+    run, found before any turn, never a turn in which the agent heard nothing.
 
     Raises:
         AudioFixtureError: Naming the transcript, the turn, the fixture and the fix.
@@ -79,6 +81,7 @@ async def prove_fixture_texts(session: AgentSession[Any], transcript: Transcript
             raise AudioFixtureError(
                 f"transcript {transcript.id!r}, turn {index + 1}: {exc}"
             ) from None
+    await asyncio.to_thread(prove_far_end_lines, transcript)
 
 
 def check_realtime_hearing(model: Any, transcript: Transcript) -> None:
