@@ -186,3 +186,29 @@ def test_keys_alone_are_refused_before_a_text_agent_runs() -> None:
     ):
         asyncio.run(run_transcript(transcript, agent))
     assert heard == []
+
+
+@pytest.mark.parametrize(
+    ("turn", "message"),
+    [
+        (
+            '  - dtmf: {digits: "1", in_audio: true}\n',
+            "phone.yaml:3, transcript 'pay', turn 1, turns[0].dtmf: in_audio plays the keys as "
+            "tones in the turn's audio, and this turn has no 'audio:'; a turn of keys alone has "
+            "no audio: leave in_audio out, or give the turn 'user:' and 'audio:' (the keys are "
+            "still delivered as keypad events)",
+        ),
+        (
+            '  - user: ""\n    dtmf: "1"\n',
+            "phone.yaml:3, transcript 'pay', turn 1, turns[0].user: must not be empty; for a "
+            "turn of keys alone leave 'user:' out (the keys in 'dtmf:' are the turn)",
+        ),
+    ],
+    ids=["keys_alone_in_audio", "empty_words_with_keys"],
+)
+def test_a_turn_of_keys_alone_written_wrong_is_told_how_to_write_one(
+    turn: str, message: str
+) -> None:
+    with pytest.raises(TranscriptError) as refused:
+        _load(f"id: pay\nturns:\n{turn}")
+    assert str(refused.value) == message
