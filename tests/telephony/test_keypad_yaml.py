@@ -212,3 +212,22 @@ def test_a_turn_of_keys_alone_written_wrong_is_told_how_to_write_one(
     with pytest.raises(TranscriptError) as refused:
         _load(f"id: pay\nturns:\n{turn}")
     assert str(refused.value) == message
+
+
+def test_a_caller_number_on_an_outbound_call_is_refused_naming_file_line_and_field() -> None:
+    with pytest.raises(TranscriptError) as refused:
+        _load(
+            "id: pay\nphone:\n  direction: outbound\n  caller_number: '+15550123'\n"
+            "turns:\n  - user: hi\n"
+        )
+    assert str(refused.value) == (
+        "phone.yaml:4, transcript 'pay', phone.caller_number: means nothing on an outbound "
+        "call: the agent dials the number its create_sip_participant request gives in "
+        "sip_call_to, and nobody calls it; leave caller_number out (trunk_number is still the "
+        "number the call comes from)"
+    )
+    # The same phone inbound, and outbound without it, load.
+    _load("id: pay\nphone:\n  caller_number: '+15550123'\nturns:\n  - user: hi\n")
+    _load(
+        "id: pay\nphone:\n  direction: outbound\n  trunk_number: '+15550199'\nturns:\n  - user: hi\n"
+    )
