@@ -59,7 +59,7 @@ from ._expectations._keypad import refuse_keys_alone
 from ._far_end import FarEndScript, refuse_unplayable
 from ._problems import transcript_problems
 from ._sanitize import scrub
-from .adapters._turn_timeout import turn_timeout_message
+from .adapters._turn_timeout import TurnDeadlineError, turn_timeout_message
 from .adapters.base import (
     AgentAdapter,
     Conversation,
@@ -619,6 +619,8 @@ async def _run_turn(
             error, crash = str(exc), crash_of(exc)
         elif isinstance(exc, TimeoutError) and deadline.expired():
             error = turn_timeout_message(timeout_s)
+        elif isinstance(exc, TurnDeadlineError):  # the same deadline, on the agent's clock
+            error = str(exc)
         elif not isinstance(exc, AgentEvalError):
             crash = crash_of(exc)
         return TurnResult(

@@ -186,3 +186,48 @@ def test_keys_alone_are_refused_before_a_text_agent_runs() -> None:
     ):
         asyncio.run(run_transcript(transcript, agent))
     assert heard == []
+
+
+@pytest.mark.parametrize(
+    ("turn", "message"),
+    [
+        (
+            '  - dtmf: {digits: "1", in_audio: true}\n',
+            "phone.yaml:3, transcript 'pay', turn 1, turns[0].dtmf: in_audio plays the keys as "
+            "tones in the turn's audio, and this turn has no 'audio:'; a turn of keys alone has "
+            "no audio: leave in_audio out, or give the turn 'user:' and 'audio:' (the keys are "
+            "still delivered as keypad events)",
+        ),
+        (
+            '  - user: ""\n    dtmf: "1"\n',
+            "phone.yaml:3, transcript 'pay', turn 1, turns[0].user: must not be empty; for a "
+            "turn of keys alone leave 'user:' out (the keys in 'dtmf:' are the turn)",
+        ),
+    ],
+    ids=["keys_alone_in_audio", "empty_words_with_keys"],
+)
+def test_a_turn_of_keys_alone_written_wrong_is_told_how_to_write_one(
+    turn: str, message: str
+) -> None:
+    with pytest.raises(TranscriptError) as refused:
+        _load(f"id: pay\nturns:\n{turn}")
+    assert str(refused.value) == message
+
+
+def test_a_caller_number_on_an_outbound_call_is_refused_naming_file_line_and_field() -> None:
+    with pytest.raises(TranscriptError) as refused:
+        _load(
+            "id: pay\nphone:\n  direction: outbound\n  caller_number: '+15550123'\n"
+            "turns:\n  - user: hi\n"
+        )
+    assert str(refused.value) == (
+        "phone.yaml:4, transcript 'pay', phone.caller_number: means nothing on an outbound "
+        "call: the agent dials the number its create_sip_participant request gives in "
+        "sip_call_to, and nobody calls it; leave caller_number out (trunk_number is still the "
+        "number the call comes from)"
+    )
+    # The same phone inbound, and outbound without it, load.
+    _load("id: pay\nphone:\n  caller_number: '+15550123'\nturns:\n  - user: hi\n")
+    _load(
+        "id: pay\nphone:\n  direction: outbound\n  trunk_number: '+15550199'\nturns:\n  - user: hi\n"
+    )

@@ -4,7 +4,7 @@ each agent written from its framework's docs (LiveKit: ``sip_dtmf_received`` on 
 Pipecat: ``DTMFAggregator``). The agent's answer to the keys is the turn's reply on both; a
 LiveKit agent that never answers the keys fails the turn at its deadline, as a spoken turn the
 agent does not answer fails; a Pipecat bot answering after its own timer (no '#') is waited
-for."""
+for, within the turn's deadline in the pipeline's time (the same verdict at every speed)."""
 
 from __future__ import annotations
 
@@ -117,3 +117,49 @@ def llm_eval_agent():
     result = project.runpytest_subprocess(*FAST, "-v")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*balance_keys_alone PASSED*", "*keys_on_a_timer PASSED*"])
+
+
+DEADLINE = """
+id: {id}
+turn_timeout_s: 1
+turns:
+  - dtmf: "{keys}"
+    expect:
+      reply_contains_all: ["Account 4521"]
+"""
+
+
+@pytest.mark.skipif(not importlib.util.find_spec("pipecat"), reason="needs the pipecat extra")
+@pytest.mark.parametrize("speed", ["max", "1"])
+def test_pipecat_keys_alone_deadline_is_the_same_at_every_speed(
+    pytester: pytest.Pytester, speed: str
+) -> None:
+    """The turn's ``turn_timeout_s`` (1 s) holds in the pipeline's time: the bot's
+    DTMFAggregator (2 s idle timer) answers "4521" too late at max speed as in real time (a
+    FAIL saying what the runner's deadline says), and answers "4521#" in time at both."""
+    shutil.copy(HERE / "phone_bot.py", pytester.path / "phone_bot.py")
+    pytester.makeconftest(
+        """
+import pytest
+
+from pytest_agent_eval.adapters.pipecat import PipecatAdapter
+
+
+@pytest.fixture
+def llm_eval_agent():
+    from phone_bot import run_bot
+
+    return PipecatAdapter(run_bot=run_bot, timeout_s=20.0)
+"""
+    )
+    (pytester.path / "pyproject.toml").write_text(PYPROJECT)
+    evals = pytester.path / "evals"
+    evals.mkdir()
+    (evals / "late.yaml").write_text(DEADLINE.format(id="keys_late", keys="4521"))
+    (evals / "pound.yaml").write_text(DEADLINE.format(id="keys_in_time", keys="4521#"))
+    result = pytester.runpytest_subprocess(*FAST, f"--agent-eval-speed={speed}", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*keys_in_time PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["*keys_late FAILED*", "turn 1: no reply within turn_timeout_s=1s*"]
+    )

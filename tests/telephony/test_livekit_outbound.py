@@ -140,3 +140,40 @@ def test_a_direction_that_is_not_one_is_refused_naming_file_line_and_field() -> 
         "call.yaml:3, transcript 'reminder', phone.direction: 'sideways' is not one of inbound, "
         "outbound"
     )
+
+
+def test_a_dial_that_does_not_wait_until_answered_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over real SIP such a dial returns once dialing starts and a busy line raises nothing:
+    the in-process dial does not model that, so the run is an ERROR naming the fix, never a
+    verdict on the agent (here: its except-branch never runs, and it is not a pass)."""
+    from livekit import api
+    from livekit.agents import get_job_context
+    from livekit_dialer_agent import OUTBOUND_TRUNK_ID, DialerAgent
+
+    async def on_enter(self: DialerAgent) -> None:
+        ctx = get_job_context()
+        try:
+            await ctx.api.sip.create_sip_participant(
+                api.CreateSIPParticipantRequest(
+                    room_name=ctx.room.name,
+                    sip_trunk_id=OUTBOUND_TRUNK_ID,
+                    sip_call_to=PHONE_NUMBER,
+                    participant_identity="phone_user",
+                )
+            )
+        except api.TwirpError as e:
+            ctx.shutdown(reason=f"call failed: {e.message}")
+
+    monkeypatch.setattr(DialerAgent, "on_enter", on_enter)
+    run = _run(REFUSED.replace("KIND", "busy"))
+    assert run.verdict == "error" and not run.crashes, (run.error, run.crashes)
+    (turn,) = run.turns
+    assert (turn.error or "").startswith(
+        f"AdapterError: turn 1: the agent dialled {PHONE_NUMBER} without wait_until_answered=True: over real "
+        "SIP create_sip_participant then returns once dialing starts and the call's outcome "
+        "reaches the agent later, which the in-process dial does not model; in-process dialing "
+        "supports CreateSIPParticipantRequest(..., wait_until_answered=True) (as LiveKit's "
+        "outbound-call docs dial)"
+    )

@@ -138,12 +138,17 @@ def dtmf_problems(transcript: Transcript) -> list[tuple[int, str]]:
     for index, turn in enumerate(transcript.turns):
         keys = turn.dtmf
         if isinstance(keys, DtmfInput) and keys.in_audio and turn.audio is None:
+            fix = (
+                "a turn of keys alone has no audio: leave in_audio out, or give the turn "
+                "'user:' and 'audio:'"
+                if keys_alone(turn)
+                else "give it audio, or leave in_audio out"
+            )
             out.append(
                 (
                     index,
                     "in_audio plays the keys as tones in the turn's audio, and this turn has "
-                    "no 'audio:'; give it audio, or leave in_audio out (the keys are still "
-                    "delivered as keypad events)",
+                    f"no 'audio:'; {fix} (the keys are still delivered as keypad events)",
                 )
             )
         if keys_alone(turn):

@@ -16,7 +16,7 @@ from .._conditions import (
     parse_conditions,
 )
 from .._expectations import expect_keys, transcript_keys, turn_keys
-from .._problems import transcript_problems
+from .._problems import TranscriptProblem, transcript_problems
 from .._serialize import from_json
 from ..errors import TranscriptError
 from ..models import AudioCondition, DtmfInput, Expect, Transcript, Turn, Variant, VoiceSettings
@@ -66,9 +66,24 @@ def checked_build(
     simulated caller speaks), so conditions need no written audio turn."""
     audio = _AudioConditions.read(data, path, lines, presets)
     transcript = _build(data, path, lines, default_threshold, default_runs, audio, roots)
-    for found in transcript_problems(transcript, audio_to_come=audio_to_come):
+    problems = [*_as_written(data), *transcript_problems(transcript, audio_to_come=audio_to_come)]
+    for found in problems:
         raise found.in_yaml(field_where(path, lines, found.at, data), format_path(found.at))
     return transcript
+
+
+def _as_written(data: Mapping[str, Any]) -> Iterator[TranscriptProblem]:
+    """What is wrong in how the YAML is written, which the built transcript no longer shows
+    (its defaults filled in)."""
+    phone = data.get("phone")
+    phone = phone if isinstance(phone, Mapping) else {}
+    if phone.get("direction") == "outbound" and "caller_number" in phone:
+        yield TranscriptProblem(
+            ("phone", "caller_number"),
+            "means nothing on an outbound call: the agent dials the number its "
+            "create_sip_participant request gives in sip_call_to, and nobody calls it; "
+            "leave caller_number out (trunk_number is still the number the call comes from)",
+        )
 
 
 @dataclass

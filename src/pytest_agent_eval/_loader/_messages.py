@@ -134,6 +134,11 @@ def _describe(
             f"{did_you_mean(str(value), choices)}"
         )
     if kind == "minLength":
+        if field and field[-1] == "user" and "dtmf" in _parent(data, field):
+            return (
+                f"{where}: must not be empty; for a turn of keys alone leave 'user:' out (the "
+                "keys in 'dtmf:' are the turn)"
+            )
         return f"{where}: must not be empty"
     if kind == "pattern":
         return (
@@ -141,6 +146,16 @@ def _describe(
             "variant name becomes part of test ids, where '-' joins parts)"
         )
     return f"{where}: {error.message}"
+
+
+def _parent(data: Any, field: FieldPath) -> Any:
+    """The mapping holding ``field`` in ``data`` ({} when there is none)."""
+    for key in field[:-1]:
+        try:
+            data = data[key]
+        except (KeyError, IndexError, TypeError):
+            return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _article(word: str) -> str:

@@ -41,6 +41,7 @@ from ...voice._fixture_pcm import (
 from ...voice._heard import fixture_text_refusal, keys_before_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
 from .._crash import agent_packages
+from .._turn_timeout import TurnDeadlineError, within_turn_timeout
 from ..base import ConversationInfo, TurnInput
 from ._barge_in import _barge_lag, _barge_record
 from ._commit_twin import committed_turns_twin
@@ -461,10 +462,10 @@ class PipecatConversation:
                 return await session.text_turn(turn.index, text)
 
         try:
-            log = await self._call(keypad.around(run), label=label)
+            log = await self._call(keypad.around(run), label=label, turn_timeout_s=turn.timeout_s)
         except AgentTimeoutError as exc:
             self._failed = True
-            if fixture is None or not turn.conditions:
+            if fixture is None or not turn.conditions or isinstance(exc, TurnDeadlineError):
                 raise
             # The bot failed this condition (its VAD never heard the speech start or end in
             # the noise, say): a FAIL that names it, as the LiveKit adapters' does.
@@ -529,7 +530,9 @@ class PipecatConversation:
 
         try:
             barge = await self._call(
-                run, label=f"{label} (interrupted by turn {following.index + 1})"
+                run,
+                label=f"{label} (interrupted by turn {following.index + 1})",
+                turn_timeout_s=turn.timeout_s,
             )
         except BaseException:
             self._failed = True
@@ -570,14 +573,29 @@ class PipecatConversation:
         self._held[following.index] = held
         return reply
 
-    async def _call(self, make: Callable[[], Awaitable[Any]], *, label: str) -> Any:
+    async def _call(
+        self,
+        make: Callable[[], Awaitable[Any]],
+        *,
+        label: str,
+        turn_timeout_s: float | None = None,
+    ) -> Any:
         """Run ``make()`` on the pipeline's thread, bounded on the wall too; failures become
-        one `AdapterError` naming ``label``."""
+        one `AdapterError` naming ``label``. ``turn_timeout_s`` (a turn's) bounds it in the
+        pipeline's time as well, failing the turn as the runner's deadline does: at max speed
+        and in real time alike."""
         thread = self._thread
         assert thread is not None
         timeout_s = self.adapter.timeout_s
+        work = within_turn_timeout(_coroutine(make), turn_timeout_s)
+        # Not asyncio.wait_for: Pipecat swaps in wait_for2's before Python 3.12, whose
+        # CancelledWithResultError escapes the runner's own deadline racing this one.
+        wall = asyncio.timeout(timeout_s + _WALL_GRACE_S)
         try:
-            return await asyncio.wait_for(thread.run(_coroutine(make)), timeout_s + _WALL_GRACE_S)
+            async with wall:
+                return await thread.run(work)
+        except TurnDeadlineError:
+            raise
         except TurnTimeout as exc:
             # A bot that does not finish in time failed (as a LiveKit agent that never answers);
             # one held up by the network it may not reach could not be evaluated.
@@ -589,6 +607,8 @@ class PipecatConversation:
                 f"waiting for {exc}.{hint}"
             ) from None
         except TimeoutError:
+            if not wall.expired():
+                raise
             raise AgentTimeoutError(
                 f"{label}: no end within timeout_s={timeout_s:g} s (+{_WALL_GRACE_S:g} s) of wall "
                 f"time; the pipeline's loop was busy (a processor computing without yielding?). "

@@ -14,6 +14,10 @@ the SIP lab measures (tests/sip/test_sip_call.py): a busy line (486 Busy Here) a
 ``sip_status`` in its metadata; a line that rings out (the ringing timeout) a ``ServerError``
 (``canceled``, HTTP 408, "sip request timed out") with no SIP status. Every dial is recorded on
 the room (``sip_dials`` in the turn's metadata): the number and the outcome.
+
+A request without ``wait_until_answered=True`` is refused (`WAIT_REFUSAL`, an ERROR): over
+real SIP it returns once dialing starts, and the call's outcome reaches the agent another
+way, which the in-process dial does not model.
 """
 
 from __future__ import annotations
@@ -21,9 +25,19 @@ from __future__ import annotations
 import base64
 from typing import Any, Protocol
 
+from ....errors import AdapterError
 from ....models._far_end import FarEnd
 
-__all__ = ["dial", "failed_dial"]
+__all__ = ["WAIT_REFUSAL", "dial", "failed_dial"]
+
+WAIT_REFUSAL = (
+    "the agent dialled {number} without wait_until_answered=True: over real SIP "
+    "create_sip_participant then returns once dialing starts and the call's outcome reaches "
+    "the agent later, which the in-process dial does not model; in-process dialing supports "
+    "CreateSIPParticipantRequest(..., wait_until_answered=True) (as LiveKit's outbound-call "
+    "docs dial)"
+)
+"""Why a dial without ``wait_until_answered`` cannot be evaluated in process."""
 
 _BUSY = (486, "Busy Here")
 """What the lab's busy phone answers, and what LiveKit's SIP service reports of it."""
@@ -36,6 +50,7 @@ class DialingRoom(Protocol):
 
     name: str
     dials: list[dict[str, Any]]
+    dial_refused: str | None
 
     def answer(
         self, *, number: str, identity: str, trunk_number: str | None, trunk_id: str
@@ -62,6 +77,9 @@ async def dial(room: DialingRoom, far_end: FarEnd | None, request: Any) -> Any:
             f"{type(request).__name__}"
         )
     number = request.sip_call_to
+    if not request.wait_until_answered:
+        room.dial_refused = WAIT_REFUSAL.format(number=number)
+        raise AdapterError(room.dial_refused)
     kind = far_end.kind if far_end is not None else "human"
     if kind == "busy":
         room.dials.append({"number": number, "outcome": "busy", "sip_status_code": _BUSY[0]})

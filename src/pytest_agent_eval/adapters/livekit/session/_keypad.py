@@ -166,6 +166,9 @@ class PhoneRoom(rtc.EventEmitter[str]):
         """Each ``create_sip_participant`` of an outbound agent: number, outcome (and
         sip_status_code when the far end sent one), oldest first."""
         self.dials_reported = 0
+        self.dial_refused: str | None = None
+        """Why a ``create_sip_participant`` could not be answered in process (`dial`): the
+        run is an ERROR, not the agent's verdict."""
         self.keys_pressed: list[str] = []
         self.transfers: list[dict[str, Any]] = _Noted(self.acted)
         """Each ``transfer_sip_participant`` request the agent made: to, participant,
@@ -378,6 +381,8 @@ async def keypad_turn(
     refuse_after_hang_up(room, f"turn {turn.index + 1}")
     sent_from, pressed_from = len(room.local_participant.keys_sent), len(room.keys_pressed)
     ended_from, transfers_from = len(room.hang_ups), len(room.transfers)
+    if room.dial_refused is not None:
+        raise AdapterError(f"turn {turn.index + 1}: {room.dial_refused}")
     if room.outbound:
         if not room.dials:
             raise AdapterError(

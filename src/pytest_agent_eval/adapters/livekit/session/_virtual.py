@@ -48,7 +48,7 @@ from ....errors import AdapterError, AgentTimeoutError
 from ....models import AgentReply, AgentSpeech, Greeting, ToolCall
 from ....voice._clock import PipelineClock, PipelineThread
 from ....voice._timeshim import install_time_shim, real_perf_counter
-from ..._turn_timeout import turn_timeout_message
+from ..._turn_timeout import within_turn_timeout
 from ...base import ConversationInfo, TurnInput
 
 __all__ = [
@@ -380,13 +380,4 @@ async def _within_turn_timeout(inner: LiveKitRun, turn: TurnInput) -> AgentReply
     (this runs on the clock's loop): the runner's own deadline counts wall time, which on the
     virtual clock passes far slower than the turn's, and a turn that fails in real time must
     fail here too, with the same words."""
-    if turn.timeout_s is None:
-        return await inner.respond(turn)
-    deadline = asyncio.timeout(turn.timeout_s)
-    try:
-        async with deadline:
-            return await inner.respond(turn)
-    except TimeoutError:
-        if deadline.expired():
-            raise AgentTimeoutError(turn_timeout_message(turn.timeout_s)) from None
-        raise
+    return await within_turn_timeout(inner.respond(turn), turn.timeout_s)
