@@ -164,12 +164,10 @@ async def dial_unanswered(
     raise AssertionError(f"the call to {number} was answered")
 
 
-def refuse_call(
-    *, number: str, listen_port: int, status: int, timeout_s: float = 60.0
-) -> dict[str, Any]:
-    """A phone with ``number`` on ``listen_port`` that does not answer the first call: it
-    answers ``status`` (486 Busy Here, 480 Temporarily Unavailable), or with 180 rings until
-    the caller gives up. Returns the call's SIP states and its last status code."""
+def _endpoint(port: int, codec: str | None = None) -> Any:
+    """A started PJSIP endpoint on loopback UDP ``port`` (0: any), with no sound device and,
+    given ``codec``, that codec alone offered. No threads of its own: every callback runs in
+    ``libHandleEvents``, on the calling thread."""
     import pjsua2 as pj
 
     ep = pj.Endpoint()
@@ -179,14 +177,30 @@ def refuse_call(
     config.uaConfig.mainThreadOnly = True
     config.logConfig.level = 2
     config.logConfig.consoleLevel = 2
+    config.medConfig.noVad = True  # silence is sent as silence
     ep.libInit(config)
     transport = pj.TransportConfig()
-    transport.port = listen_port
+    transport.port = port
     transport.boundAddress = LOOPBACK
     transport.publicAddress = LOOPBACK
     ep.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
     ep.libStart()
     ep.audDevManager().setNullDev()
+    if codec is not None:
+        for info in ep.codecEnum2():
+            ep.codecSetPriority(info.codecId, 255 if info.codecId.startswith(codec) else 0)
+    return ep
+
+
+def refuse_call(
+    *, number: str, listen_port: int, status: int, timeout_s: float = 60.0
+) -> dict[str, Any]:
+    """A phone with ``number`` on ``listen_port`` that does not answer the first call: it
+    answers ``status`` (486 Busy Here, 480 Temporarily Unavailable), or with 180 rings until
+    the caller gives up. Returns the call's SIP states and its last status code."""
+    import pjsua2 as pj
+
+    ep = _endpoint(listen_port)
     state: dict[str, Any] = {"states": [], "done": False}
 
     class Phone(pj.Call):  # type: ignore[misc]
@@ -265,25 +279,7 @@ def place_call(
     import pjsua2 as pj
 
     rusage_before = resource.getrusage(resource.RUSAGE_SELF)
-    ep = pj.Endpoint()
-    ep.libCreate()
-    config = pj.EpConfig()
-    # No threads of its own: every callback runs in libHandleEvents, on this thread.
-    config.uaConfig.threadCnt = 0
-    config.uaConfig.mainThreadOnly = True
-    config.logConfig.level = 2
-    config.logConfig.consoleLevel = 2
-    config.medConfig.noVad = True
-    ep.libInit(config)
-    transport = pj.TransportConfig()
-    transport.port = answer_on_port
-    transport.boundAddress = LOOPBACK
-    transport.publicAddress = LOOPBACK
-    ep.transportCreate(pj.PJSIP_TRANSPORT_UDP, transport)
-    ep.libStart()
-    ep.audDevManager().setNullDev()
-    for info in ep.codecEnum2():
-        ep.codecSetPriority(info.codecId, 255 if info.codecId.startswith(codec) else 0)
+    ep = _endpoint(answer_on_port, codec)
 
     state: dict[str, Any] = {"states": [], "keys_heard": "", "media": None, "done": False}
 
