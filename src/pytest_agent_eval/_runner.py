@@ -205,6 +205,12 @@ def crash_of(exc: BaseException) -> Crash:
     return Crash.of(exc)
 
 
+def _notes(exc: BaseException) -> str:
+    """What was noted on ``exc`` (a close after a failed start that failed too), as
+    ``"; note"`` each."""
+    return "".join(f"; {note}" for note in getattr(exc, "__notes__", ()))
+
+
 def describe_exception(exc: BaseException, frames: int = 3) -> str:
     """``ValueError: boom`` plus the innermost frames, for results and reports."""
     if isinstance(exc, SystemExit):
@@ -494,12 +500,13 @@ async def _run_once(
             )
         )
     except AgentCrashError as exc:  # the agent crashed as its session started (a hook)
-        run.error, run.crash = f"starting the conversation: {exc}", crash_of(exc)
+        run.error = f"starting the conversation: {exc}{_notes(exc)}"
+        run.crash = crash_of(exc)
         run.duration_s = time.perf_counter() - started
         await _finish(script, run)
         return run
     except (Exception, SystemExit) as exc:  # the run boundary: the agent was never reached
-        run.error = f"starting the conversation failed: {describe_exception(exc)}"
+        run.error = f"starting the conversation failed: {describe_exception(exc)}{_notes(exc)}"
         run.errored = True
         run.duration_s = time.perf_counter() - started
         await _finish(script, run)

@@ -96,6 +96,36 @@ def test_a_session_on_the_cloud_vad_says_it_cannot_be_tested(pack: Path) -> None
     assert isinstance(stimulus, Stimulus)
 
 
+@pytest.mark.parametrize("realtime", [False, True], ids=["pipeline", "realtime"])
+def test_a_session_on_the_cloud_turn_detector_says_it_cannot_be_tested(
+    pack: Path, vad: object, realtime: bool
+) -> None:
+    # A local VAD but no turn_detection: AgentSession's default turn detector asks LiveKit
+    # Cloud when a turn ends. On a realtime model with its own detection off, the session's
+    # turn detector is the one LiveKit uses (refused once the session started).
+    from livekit.agents import Agent, AgentSession
+    from livekit.plugins import openai
+
+    from pytest_agent_eval.adapters.livekit._turn_taking import observe_made
+    from pytest_agent_eval.errors import AdapterError
+    from pytest_agent_eval.voice._clip import read_wav
+
+    async def make() -> tuple[AgentSession, Agent]:  # type: ignore[type-arg]
+        if not realtime:
+            return AgentSession(vad=vad), Agent(instructions="x")  # type: ignore[arg-type]
+        model = openai.realtime.RealtimeModel(api_key="not-used-offline", turn_detection=None)
+        return AgentSession(vad=vad, llm=model), Agent(instructions="x")  # type: ignore[arg-type]
+
+    stimulus = next(s for s in build_pack(0) if s.id == PAUSES[0])
+    with pytest.raises(AdapterError) as caught:
+        asyncio.run(observe_made(stimulus, read_wav(pack / f"{PAUSES[0]}.wav"), [], make))
+    message = str(caught.value)
+    assert "the session's turn detection (AgentSession's default" in message
+    assert "LiveKit's inference turn detector (TurnDetector)" in message
+    assert 'turn_handling={"turn_detection": "vad"}' in message
+    assert "livekit-plugins-turn-detector" in message
+
+
 def test_a_vad_that_hears_nothing_is_an_error_not_a_patient_agent(pack: Path) -> None:
     # A VAD that never hears speech would never take over a pause: a pause budget would pass
     # for the wrong reason.

@@ -316,10 +316,7 @@ def _script(
     is measured only if the session, not the model, takes the turns (`_check_turn_owner`)."""
     realtime = realtime_model_of(session, agent)
     no_vad = session.vad is None and _not_given(agent.vad)
-    vad_module = (
-        "" if no_vad else type(session.vad if _not_given(agent.vad) else agent.vad).__module__
-    )
-    cloud_vad = vad_module.startswith("livekit.agents.inference")
+    cloud_vad = not no_vad and _in_cloud(session.vad if _not_given(agent.vad) else agent.vad)
     if realtime is not None and (no_vad or cloud_vad):
         raise AdapterError(
             _realtime_takes_turns(
@@ -344,6 +341,8 @@ def _script(
             "runs in LiveKit Cloud; turn-taking conformance runs offline: give the session a "
             "VAD that runs in process (vad=silero.VAD.load())"
         )
+    if realtime is None:  # (a realtime model's session: once it started, `_check_turn_owner`)
+        _refuse_cloud_turn_detection(session, agent)
     tts = SynthesizerTTS(backend="espeak", sample_rate=SAMPLE_RATE)
     greeting = stimulus.agent_line or AGENT_REPLY
     if realtime is None:
@@ -374,15 +373,52 @@ def _script(
     return realtime
 
 
-def _check_turn_owner(session: AgentSession[Any], realtime: llm.RealtimeModel | None) -> None:
+def _check_turn_owner(
+    session: AgentSession[Any], agent: Agent, realtime: llm.RealtimeModel | None
+) -> None:
     """After the session started: refuse a realtime agent whose model kept its own (server)
-    turn detection, as LiveKit resolved it for this session."""
-    if realtime is not None and server_turn_detection(session):
+    turn detection, as LiveKit resolved it for this session; else one whose session takes
+    the turns with LiveKit's cloud turn detector (the model's own detection off, LiveKit
+    uses the session's)."""
+    if realtime is None:
+        return
+    if server_turn_detection(session):
         raise AdapterError(
             _realtime_takes_turns(
                 realtime, session, why="its server-side turn detection is on in this session"
             )
         )
+    _refuse_cloud_turn_detection(session, agent)
+
+
+def _in_cloud(component: object) -> bool:
+    """A component of LiveKit Inference (its VAD, its turn detector): it runs in LiveKit
+    Cloud, over the network, so it cannot be measured offline."""
+    return type(component).__module__.startswith("livekit.agents.inference")
+
+
+def _refuse_cloud_turn_detection(session: AgentSession[Any], agent: Agent) -> None:
+    """Refuse a turn detection of LiveKit Inference (the agent's if it sets one, else the
+    session's): AgentSession's default when no turn_detection is given, it asks LiveKit Cloud
+    when a turn ends; offline it cannot, and what would be measured is not the agent's."""
+    from livekit.agents.types import NotGiven
+
+    own = not isinstance(agent.turn_detection, NotGiven)
+    chosen = agent.turn_detection if own else session.turn_detection
+    if chosen is None or isinstance(chosen, str) or not _in_cloud(chosen):
+        return
+    whose = (
+        "the agent's turn detection"
+        if own
+        else "the session's turn detection (AgentSession's default when none is given)"
+    )
+    raise AdapterError(
+        f"{whose} is LiveKit's inference turn detector ({type(chosen).__name__}), which runs "
+        "in LiveKit Cloud; turn-taking conformance runs offline: give the session "
+        'turn_handling={"turn_detection": "vad"}, or a local turn detector model '
+        "(livekit-plugins-turn-detector: turn_detection=MultilingualModel(), its files "
+        "cached by the agent's download-files step)"
+    )
 
 
 def _turn_detection_shown(session: AgentSession[Any]) -> str:
@@ -481,7 +517,7 @@ async def _observe(
 
     await session.start(agent)
     try:
-        _check_turn_owner(session, realtime)
+        _check_turn_owner(session, agent, realtime)
         settle_until = time.monotonic() + _SETTLE_S
         await stream_until(
             lambda: (

@@ -40,6 +40,7 @@ from ...voice._fixture_pcm import (
 )
 from ...voice._heard import fixture_text_refusal, keys_before_refusal
 from ...voice._latency import Unmeasured, reply_latency_s
+from .._closing import close_after_failure
 from .._crash import agent_packages
 from .._turn_timeout import TurnDeadlineError, within_turn_timeout
 from ..base import ConversationInfo, TurnInput
@@ -222,8 +223,8 @@ class PipecatAdapter:
         conversation = PipecatConversation(self, info)
         try:
             await conversation.start()
-        except BaseException:
-            await conversation.aclose()
+        except BaseException as exc:
+            await close_after_failure(conversation.aclose(), exc)
             raise
         return conversation
 

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 from ...errors import AdapterError
+from .._closing import close_after_failure
 
 __all__ = ["BuildsPipelines", "pipeline_twin"]
 
@@ -61,8 +62,9 @@ def pipeline_twin(adapter: _Adapter, on_setup: OnSetup) -> _Adapter:
         conversation = await own_start(twin, info)
         why = refused.pop(conversation.session.transport, None)
         if why is not None:
-            await conversation.aclose()
-            raise AdapterError(why)
+            refusal = AdapterError(why)
+            await close_after_failure(conversation.aclose(), refusal)
+            raise refusal
         return conversation
 
     twin.start_conversation = start_conversation  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ from pathlib import Path
 from ....errors import AdapterError, ConfigError
 from ....models import AudioCondition, Transcript
 from ....voice._fixture_pcm import check_fixtures
+from ..._closing import close_after_failure
 from ...base import ConversationInfo
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from ._conversation import LiveKitRoomConversation, slug
@@ -218,8 +219,8 @@ class LiveKitRoomAdapter:
         conversation = LiveKitRoomConversation(self, info)
         try:
             await conversation.start()
-        except BaseException:
-            await conversation.aclose(after_failure=True)
+        except BaseException as exc:
+            await close_after_failure(conversation.aclose(after_failure=True), exc)
             raise
         return conversation
 

@@ -25,6 +25,7 @@ from typing import Any
 from livekit import api, rtc
 
 from ....errors import AdapterError, ConfigError, MissingExtraError, install_command
+from ..._closing import close_after_failure
 from ._microphone import SpokenSpan
 from ._observer import AUDIO_RATE
 
@@ -95,8 +96,8 @@ class Phone:
         phone = cls(process, folder)
         try:
             dialling = await phone._until("dialling", f"the phone to dial {uri}")
-        except BaseException:
-            await phone.aclose()
+        except BaseException as exc:
+            await close_after_failure(phone.aclose(), exc)
             raise
         phone.call_id = str(dialling["call_id"])
         return phone

@@ -17,6 +17,7 @@ from ....errors import AdapterError
 from ....models import AudioCondition, Transcript
 from ....voice._factory import takes_info
 from ....voice._fixture_pcm import check_fixtures
+from ..._closing import close_after_failure
 from ...base import ConversationInfo
 from .._audio import FixtureAudio, cached_fixture_audio, load_fixture_audio
 from .._compat import agent_in_a_session
@@ -226,8 +227,8 @@ class LiveKitAdapter:
         conversation = LiveKitConversation(self, session, agent, info)
         try:
             await conversation.start(needs_audio=_needs_audio(info.transcript))
-        except BaseException:
-            await conversation.aclose()
+        except BaseException as exc:
+            await close_after_failure(conversation.aclose(), exc)
             raise
         return conversation
 

@@ -48,6 +48,7 @@ from ....errors import AdapterError, AgentTimeoutError
 from ....models import AgentReply, AgentSpeech, Greeting, ToolCall
 from ....voice._clock import PipelineClock, PipelineThread
 from ....voice._timeshim import install_time_shim, real_perf_counter
+from ..._closing import close_after_failure
 from ..._turn_timeout import within_turn_timeout
 from ...base import ConversationInfo, TurnInput
 
@@ -231,8 +232,8 @@ async def start_virtual(adapter: _Adapter, info: ConversationInfo) -> VirtualCon
         started = await run.call(adapter.start_conversation(paced), label="session start")
         assert not isinstance(started, VirtualConversation)  # paced: on the wall's terms
         run.inner = started
-    except BaseException:
-        await run.aclose()
+    except BaseException as exc:
+        await close_after_failure(run.aclose(), exc)
         raise
     return run
 
