@@ -80,6 +80,7 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "telephony/test_amd_bench.py": ("voice",),
     "telephony/test_livekit_transfer.py": ("voice",),
     "telephony/test_livekit_outbound.py": ("voice",),
+    "telephony/test_inbound_example.py": ("voice",),
     # Turn-taking stimuli played to real LiveKit sessions and Pipecat pipelines.
     "turn_taking/test_turn_taking_gate.py": ("voice",),
     "turn_taking/test_turn_taking_livekit.py": ("voice",),
