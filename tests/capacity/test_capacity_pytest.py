@@ -207,3 +207,22 @@ def test_going_on_past_collection_errors_names_them_not_an_empty_selection(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*no transcripts to run: 1 collection error(s)*"])
     assert "no transcripts were selected" not in result.stderr.str()
+
+
+def test_the_agent_fixture_comes_from_the_conftest_pytest_imported(
+    project: pytest.Pytester,
+) -> None:
+    # A conftest whose import has an effect (it counts its executions): the capacity run
+    # takes the fixture from pytest's module, so the conftest runs once, as in any session.
+    conftest = project.path / "conftest.py"
+    conftest.write_text(
+        "from pathlib import Path\n"
+        "with (Path(__file__).parent / 'imports.txt').open('a') as f:\n"
+        "    f.write('imported\\n')\n" + conftest.read_text()
+    )
+    (project.path / "pyproject.toml").write_text(PYPROJECT.format(gate=0.5))
+    result = project.runpytest("--agent-eval-capacity", "-k", "chat")
+    assert result.ret == 0, result.stdout.str()
+    assert (project.path / "imports.txt").read_text().splitlines() == ["imported"]
+    data = json.loads((project.path / "agent-eval-capacity.json").read_text())
+    assert data["agent"].startswith("llm_eval_agent (")

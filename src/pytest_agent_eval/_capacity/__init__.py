@@ -17,9 +17,10 @@ import argparse
 import asyncio
 import sys
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._config import load_settings, parse_speed
@@ -250,10 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_plan(
-    plan: CapacityPlan, transcripts: Sequence[Transcript], output: Output | None = None
+    plan: CapacityPlan,
+    transcripts: Sequence[Transcript],
+    output: Output | None = None,
+    imported: Mapping[Path, ModuleType] | None = None,
 ) -> int:
     """Run ``plan`` over ``transcripts`` (the agent loaded, or the worker started, here),
-    write its reports and return the command's exit code."""
+    write its reports and return the command's exit code. ``imported``: conftest modules
+    already imported (pytest's), used as they are."""
     output = output or Output()
     try:
         from ._agent import load_agent
@@ -266,7 +271,7 @@ def run_plan(
             loaded, lab = _start_worker(plan, output)
             watch = lab.worker_pid
         else:
-            loaded = load_agent(plan.rootdir, list(transcripts), plan.agent)
+            loaded = load_agent(plan.rootdir, list(transcripts), plan.agent, imported)
     except AgentEvalError as exc:
         output.err(f"error: {exc}")
         return 2

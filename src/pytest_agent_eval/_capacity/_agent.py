@@ -12,8 +12,9 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .._config import Settings
@@ -168,9 +169,14 @@ def _adapter(value: Any, source: str) -> AgentAdapter:
 
 
 def load_agent(
-    rootdir: Path, transcripts: Sequence[Transcript], agent: str | None = None
+    rootdir: Path,
+    transcripts: Sequence[Transcript],
+    agent: str | None = None,
+    imported: Mapping[Path, ModuleType] | None = None,
 ) -> LoadedAgent:
-    """The agent under test (see the module docstring).
+    """The agent under test (see the module docstring). ``imported``: conftest modules the
+    caller already imported, by resolved path (pytest's own, in ``pytest
+    --agent-eval-capacity``), used as they are rather than executed a second time.
 
     Raises:
         ConfigError: When no agent can be found or loading it fails, saying what to do.
@@ -201,6 +207,11 @@ def load_agent(
     fixture: tuple[Path, Any] | None = None
     for index, conftest in enumerate(_conftests(rootdir, transcripts)):
         _on_path(conftest.parent)
+        known = (imported or {}).get(conftest.resolve())
+        if known is not None:
+            if hasattr(known, AGENT_FIXTURE):
+                fixture = (conftest, getattr(known, AGENT_FIXTURE))
+            continue
         name = f"_agent_eval_capacity_conftest_{index}"
         spec = importlib.util.spec_from_file_location(name, conftest)
         if spec is None or spec.loader is None:

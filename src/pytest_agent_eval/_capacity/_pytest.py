@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -63,6 +64,17 @@ def selected_transcripts(items: list[pytest.Item]) -> tuple[list[Transcript], in
     if found:
         check_capacity_transcripts(found)
     return found, left_out
+
+
+def _conftest_modules(config: pytest.Config) -> dict[Path, ModuleType]:
+    """The conftest modules pytest imported, by resolved path: the capacity run takes the
+    agent fixture from them rather than executing a conftest a second time."""
+    found: dict[Path, ModuleType] = {}
+    for plugin in config.pluginmanager.get_plugins():
+        where = getattr(plugin, "__file__", None)
+        if isinstance(plugin, ModuleType) and where and Path(where).name == "conftest.py":
+            found[Path(where).resolve()] = plugin
+    return found
 
 
 def refuse_options(config: pytest.Config) -> None:
@@ -137,7 +149,7 @@ class CapacityRun:
         width = getattr(getattr(reporter, "_tw", None), "fullwidth", 100)
         console = Console(file=buffer, width=width, color_system=None, soft_wrap=True)
         output = Output(console, self._lines.append)
-        self._code = run_plan(plan, transcripts, output)
+        self._code = run_plan(plan, transcripts, output, _conftest_modules(self._config))
         self._table = buffer.getvalue()
         if self._code == 2:
             errors = [
