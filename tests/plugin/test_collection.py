@@ -90,7 +90,8 @@ BAD_INPUTS = {
               reply_contains_any: [hi]
         """,
         "*/tests/evals/bad.yaml:3, transcript 'no_user', turn 1, turns[0]: missing required"
-        " field 'user'; every turn needs the user's words in `user:`",
+        " field 'user'; every turn needs the user's words in `user:`, or, for a turn of keys"
+        " alone, the keys in `dtmf:`",
     ),
     "missing_id": (
         """\
