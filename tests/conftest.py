@@ -176,17 +176,19 @@ _FIRST: tuple[str, ...] = (
 """Files under ``tests/`` whose tests run before all others (in this order)."""
 
 
-_WORKERS_PER_CORE = 2
+_WORKERS_PER_CORE = 1
 _MOST_WORKERS = 8
 
 
 @pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: two workers per core, at most eight.
+    """``-n auto``: one worker per core the process may run on, at most eight.
 
-    The suite waits more than it computes (real-time audio, servers, child processes): with
-    one worker per core, a fresh clone's run kept the 2 cores about 55% busy. A worker count
-    given in ``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins, as in xdist's own hook."""
+    Measured on a fresh clone of 2 cores (docs/contributing.md): two workers per core took
+    the suite from 36 to 33 minutes, but at a load of 5 a room call recorded in real time lost
+    words and its test failed, so a core keeps one worker. The cores counted are the ones
+    this process may use (a container's share), not the machine's. A worker count given in
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins, as in xdist's own hook."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
