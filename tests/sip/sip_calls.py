@@ -63,23 +63,15 @@ async def dial_out(
     ``number`` from it, until the phone answers."""
     from livekit import api
 
+    trunk_id = await outbound_trunk(phone_port=phone_port, trunk_number=trunk_number)
     async with api.LiveKitAPI() as lkapi:
-        trunk = await lkapi.sip.create_outbound_trunk(
-            api.CreateSIPOutboundTrunkRequest(
-                trunk=api.SIPOutboundTrunkInfo(
-                    name="lab phone",
-                    address=f"{LOOPBACK}:{phone_port}",
-                    numbers=[trunk_number],
-                )
-            )
-        )
         await lkapi.agent_dispatch.create_dispatch(
             api.CreateAgentDispatchRequest(agent_name=agent_name, room=room)
         )
         started = time.perf_counter()
         participant = await lkapi.sip.create_sip_participant(
             api.CreateSIPParticipantRequest(
-                sip_trunk_id=trunk.sip_trunk_id,
+                sip_trunk_id=trunk_id,
                 sip_call_to=number,
                 room_name=room,
                 participant_identity=f"sip_{number}",
@@ -100,7 +92,7 @@ async def outbound_trunk(*, phone_port: int, trunk_number: str) -> str:
         trunk = await lkapi.sip.create_outbound_trunk(
             api.CreateSIPOutboundTrunkRequest(
                 trunk=api.SIPOutboundTrunkInfo(
-                    name="dialer trunk",
+                    name="lab phone",
                     address=f"{LOOPBACK}:{phone_port}",
                     numbers=[trunk_number],
                 )
@@ -129,22 +121,14 @@ async def dial_unanswered(
     from google.protobuf.duration_pb2 import Duration
     from livekit import api
 
+    trunk_id = await outbound_trunk(phone_port=phone_port, trunk_number=trunk_number)
     async with api.LiveKitAPI() as lkapi:
-        trunk = await lkapi.sip.create_outbound_trunk(
-            api.CreateSIPOutboundTrunkRequest(
-                trunk=api.SIPOutboundTrunkInfo(
-                    name="lab phone",
-                    address=f"{LOOPBACK}:{phone_port}",
-                    numbers=[trunk_number],
-                )
-            )
-        )
         timeout = Duration()
         timeout.FromMilliseconds(int(ringing_timeout_s * 1000))
         try:
             await lkapi.sip.create_sip_participant(
                 api.CreateSIPParticipantRequest(
-                    sip_trunk_id=trunk.sip_trunk_id,
+                    sip_trunk_id=trunk_id,
                     sip_call_to=number,
                     room_name=room,
                     participant_identity=f"sip_{number}",
