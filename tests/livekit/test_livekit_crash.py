@@ -252,3 +252,49 @@ def test_an_agent_that_answers_is_not_taken_for_silent(fixtures: Fixtures) -> No
     (turn,) = result.runs[0].turns
     assert turn.verdict == "passed", turn.error
     assert turn.reply.strip()
+
+
+def test_a_crash_ends_the_turn_s_wait_there_not_at_its_deadline() -> None:
+    """A crash is what its turn reports, whatever the agent does next, so a wait for a reply
+    that may never come (a realtime model's turn after on_user_turn_completed raised) ends
+    with it: the wait is cancelled, and a crash once taken ends no later wait."""
+    from pytest_agent_eval.adapters.livekit._crash_wait import CrashedWhileWaiting, unless_crashed
+    from pytest_agent_eval.adapters.livekit._turn import TurnRecorder
+
+    async def check() -> None:
+        session, agent = _factory(Receptionist)()
+        recorder = TurnRecorder(session)
+        await session.start(agent)
+        try:
+            reply = asyncio.Event()  # never set: the answer that does not come
+            cancelled = asyncio.Event()
+
+            async def wait_for_reply() -> None:
+                try:
+                    await reply.wait()
+                except asyncio.CancelledError:
+                    cancelled.set()
+                    raise
+
+            waiting = asyncio.ensure_future(unless_crashed(recorder, wait_for_reply()))
+            await asyncio.sleep(0.05)
+            assert not waiting.done()
+            try:
+                raise ValueError("CRM lookup failed")
+            except ValueError as exc:
+                recorder.on_agent_exception(exc, "error in on_user_turn_completed")
+            with pytest.raises(CrashedWhileWaiting):  # bounded: a wait the crash misses fails
+                await asyncio.wait_for(waiting, timeout=10)
+            assert cancelled.is_set()
+            crash = recorder.take_crash()
+            assert crash is not None and (crash.kind, crash.detail) == (
+                "ValueError",
+                "CRM lookup failed",
+            )
+            done = asyncio.Event()
+            done.set()
+            assert await unless_crashed(recorder, done.wait()) is True
+        finally:
+            await session.aclose()
+
+    run(check())

@@ -199,7 +199,7 @@ def test_a_session_vad_that_never_ends_the_turn_holds_the_answer_and_the_timeout
         return AgentSession(llm=front_desk_model("server_and_session_vad"), vad=deaf), FrontDesk()
 
     script = transcript(Turn(user=PHRASES["weather"], audio=realtime_audio["weather"]))
-    adapter = LiveKitAdapter(make_session, tail_silence_s=TAIL_S, timeout_s=20)
+    adapter = LiveKitAdapter(make_session, tail_silence_s=TAIL_S, timeout_s=8)
     with pytest.raises(AgentTimeoutError) as info:
         run(converse(adapter, script))
     message = str(info.value)

@@ -134,6 +134,9 @@ class TurnRecorder:
         self.crashes: list[AgentCrashError] = []
         """How the agent crashed since the last `take_crash` (an exception LiveKit logged from
         the agent's code, an error the session could not recover from), oldest first."""
+        self.crashed = asyncio.Event()
+        """Set while a crash is recorded and not yet taken (`take_crash`): a wait under
+        `unless_crashed` ends there."""
         self.final_count = _Counter()
         self.segments_recognized = _Counter()
         """Speech segments our own STTs finished (including empty transcripts)."""
@@ -743,6 +746,7 @@ class TurnRecorder:
             own = agent_packages(session_target_agent(self._session))
             elsewhere = f"{source} (an unrecoverable error event of the AgentSession)"
             self.crashes.append(crash_through(error, said, elsewhere=elsewhere, own=own))
+            self.crashed.set()
         self.errors.append(f"{source} ({kind}): {type(error).__name__}: {error}")
         if isinstance(ev.source, llm.RealtimeModel) and isinstance(error, APIConnectionError):
             lost = _connection_lost(ev.source, error)
@@ -764,11 +768,13 @@ class TurnRecorder:
         said = f"the agent's code raised {crash.describe()} (LiveKit logged: {logged!r})"
         kind, detail, where = crash.type, crash.message, crash.where
         self.crashes.append(AgentCrashError(said, kind=kind, detail=detail, where=where))
+        self.crashed.set()
         self._changed.set()
 
     def take_crash(self) -> AgentCrashError | None:
         """The first crash since the last call, or None; the rest are forgotten (the first
         is the cause, what follows its consequence)."""
+        self.crashed.clear()
         if not self.crashes:
             return None
         first, self.crashes = self.crashes[0], []

@@ -10,7 +10,6 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
-from ....errors import AgentCrashError
 from .._compat import LiveKitInternalsError, activity_current_speech, session_activity
 from .._turn import TurnRecorder
 from .._turn_capture import TurnCapture
@@ -35,23 +34,6 @@ class RoomRecorder(TurnRecorder):
         self.text_pending = False
         self.speech_created = asyncio.Event()
         """Set when a speech is created (a text turn's reply has started)."""
-        self.crashed = asyncio.Event()
-        """Set while the agent's crash is recorded and not yet taken (`take_crash`)."""
-
-    def on_agent_exception(self, exc: BaseException, logged: str) -> None:
-        super().on_agent_exception(exc, logged)
-        if self.crashes:
-            self.crashed.set()
-
-    def _on_error(self, ev: Any) -> None:
-        super()._on_error(ev)
-        if self.crashes:
-            self.crashed.set()
-
-    def take_crash(self) -> AgentCrashError | None:
-        crash = super().take_crash()
-        self.crashed.clear()
-        return crash
 
     def _on_speech(self, ev: Any) -> None:
         if self.text_pending:

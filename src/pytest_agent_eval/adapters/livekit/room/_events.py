@@ -42,10 +42,10 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ...._serialize import to_json
+from .._crash_wait import unless_crashed
 from .._logs import crash_sink, hold_livekit_logs
 from .._probe import agent_name, llm_usage
 from .._timeline import SessionTimeline
@@ -361,7 +361,7 @@ class EvalEventPublisher:
             # The agent's crash is what the turn reports, whatever the agent does after it
             # (as in process): it ends the wait, which may otherwise never end (a crash in
             # on_user_turn_completed leaves the user's turn unanswered).
-            done = await _unless_crashed(recorder, self._settled(recorder, turn, phrase))
+            done = await unless_crashed(recorder, self._settled(recorder, turn, phrase))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -561,21 +561,3 @@ class EvalEventPublisher:
         self._emit("close", reason=str(ev.reason), error=error, crash=crash)
         self._detach()
         self._queue.put_nowait(None)
-
-
-async def _unless_crashed(recorder: RoomRecorder, work: Coroutine[Any, Any, bool]) -> bool:
-    """``work``'s result, unless the agent crashes first (`RoomRecorder.crashed`): then a
-    `RuntimeError` (the turn's record says how it crashed)."""
-    task = asyncio.ensure_future(work)
-    crashed = asyncio.ensure_future(recorder.crashed.wait())
-    try:
-        await asyncio.wait({task, crashed}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        crashed.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-    if task.done() and not task.cancelled():
-        return task.result()
-    raise RuntimeError("the agent crashed")

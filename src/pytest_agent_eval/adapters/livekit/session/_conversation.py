@@ -22,6 +22,7 @@ from ....voice._latency import Unmeasured, reply_latency_s
 from ...base import ConversationInfo, TurnInput
 from .._audio import FixtureAudio, VADMirror, audio_turn_extra, save_streamed_frames
 from .._compat import run_assert_over
+from .._crash_wait import unless_crashed
 from .._logs import CrashSink, crash_sink, hold_livekit_logs
 from .._probe import llm_usage, usage_delta
 from .._segments import SessionVAD
@@ -373,13 +374,16 @@ class LiveKitConversation:
         if self._closed or self._recorder is None or self._barge_in is None:
             raise AdapterError("this LiveKit conversation is closed")
         label = f"turn {turn.index + 1}"
+        recorder = self._recorder
         try:
-            reply = await keypad_turn(self.session, turn, self._respond, self._audio_out)
+            reply = await unless_crashed(
+                recorder, keypad_turn(self.session, turn, self._respond, self._audio_out)
+            )
         except AgentCrashError:
             raise
         except Exception as exc:
-            # A timeout, an empty reply, a closed session: the consequence, when the agent
-            # crashed first; the crash is what is reported.
+            # A timeout, an empty reply, a closed session, the crash ending the wait: the
+            # consequence, when the agent crashed first; the crash is what is reported.
             crashed = self._crashed(label)
             if crashed is not None:
                 raise crashed from exc
