@@ -81,22 +81,37 @@ def test_the_data_channel_shutdown_error_is_demoted_only_while_a_room_is_open(
         'Failed to set local offer sdp: Called in wrong state: closed" })'
     )
     with caplog.at_level(logging.WARNING):
-        with quiet_room_shutdown():
+        with quiet_room_shutdown(linger_s=0.05):
             _rtc_error(closed)
             _rtc_error(cut_short)
             _rtc_error("could not connect: timed out")  # any other error stays one
-        _rtc_error(closed)  # no room of ours open: not ours to quiet
+            scope = RoomShutdownLogs.installed()
+        # livekit-ffi's batch sent after the disconnect returned: still the room's end.
+        _rtc_error(cut_short)
+        assert scope is not None and scope.removed.wait(10)
+        _rtc_error(closed)  # no room of ours open, nor just closed: not ours to quiet
     messages = [(r.levelname, r.getMessage().split(" - ", 1)[1]) for r in caplog.records]
     assert messages == [("ERROR", "could not connect: timed out"), ("ERROR", closed)]
     assert RoomShutdownLogs.installed() is None
 
 
 def test_the_filter_stays_while_another_room_is_open() -> None:
-    with quiet_room_shutdown():
-        with quiet_room_shutdown():
+    with quiet_room_shutdown(linger_s=0):
+        with quiet_room_shutdown(linger_s=0):
             pass
         assert RoomShutdownLogs.installed() is not None
     assert RoomShutdownLogs.installed() is None
+
+
+def test_a_room_opened_while_the_filter_lingers_keeps_it() -> None:
+    with quiet_room_shutdown(linger_s=0.5):
+        first = RoomShutdownLogs.installed()
+    with quiet_room_shutdown(linger_s=0):
+        # The lingering filter was taken over and its removal called off: it is still there
+        # past the time it was due to go.
+        assert RoomShutdownLogs.installed() is first is not None
+        assert not first.removed.wait(1.0)
+    assert first.removed.is_set() and RoomShutdownLogs.installed() is None
 
 
 def test_the_vad_settings_rebuild_the_same_vad() -> None:
