@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from child_pytest import CHILD_PYTEST_ARGS
+from ci_builds import builds_pending
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -149,6 +150,7 @@ _SLOW: tuple[str, ...] = (
     "shards/test_merge_refusals.py",
     "shards/test_shard_selection.py",
     "synthesize/test_turn_taking_pack.py::test_same_seed_same_bytes_other_seed_other_bytes",
+    "unit/test_ci_builds.py::test_while_builds_are_pending_the_room_tier_runs_last",
 )
 """Node ids (or their starts) under ``tests/`` of the measured slow tests."""
 
@@ -215,8 +217,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             tiers.add("slow")
         for tier in sorted(tiers):
             item.add_marker(tier)
-    # A stable sort: everything else keeps its order.
-    items.sort(key=lambda item: first.get(item, len(_FIRST)))
+    # While `.ci/run` still builds the servers (tests/ci_builds.py), the tests that need one
+    # go last, so that no worker waits for a build while others could run. A stable sort:
+    # everything else keeps its order.
+    last = builds_pending()
+    items.sort(
+        key=lambda item: (
+            last and item.get_closest_marker("room") is not None,
+            first.get(item, len(_FIRST)),
+        )
+    )
 
 
 # ---- pytest in a subprocess: without the plugins no test needs (child_pytest.py) ------------

@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from ci_builds import wait_for_build
 from pytest_agent_eval._capacity._worker import server_binary
 from pytest_agent_eval.errors import ConfigError
 
@@ -34,6 +35,7 @@ turns:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    wait_for_build("server")
     try:
         server_binary()
     except ConfigError as exc:

@@ -30,6 +30,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+if str(HERE.parent) not in sys.path:  # tests/: this file is also imported by lab processes
+    sys.path.append(str(HERE.parent))
+
+from ci_builds import build_log, wait_for_build  # noqa: E402
+
 EXAMPLE_DIR = REPO / "examples" / "voice-livekit-room"
 EXAMPLE_WORKER = EXAMPLE_DIR / "agent.py"
 """The room example's worker file, run unchanged (registers as ``booking-agent``)."""
@@ -94,8 +99,11 @@ def why_labs_cannot_run() -> str | None:
             return f"room tests need the {tool!r} command"
     if not Path("/dev/net/tun").exists():
         return "room tests need /dev/net/tun (the leak recorder is a TUN device)"
+    wait_for_build("server")
     binary = server_binary()
     if binary is None or not binary.is_file():
+        if log := build_log("server"):
+            return f"building livekit-server {SERVER_VERSION} ended without it:\n{log}"
         return (
             f"room tests need livekit-server {SERVER_VERSION}: `GOBIN={DEFAULT_SERVER_BIN.parent} "
             f"go install github.com/livekit/livekit-server/cmd/server@{SERVER_VERSION}` "

@@ -33,6 +33,8 @@ from room_lab import (  # noqa: E402
     why_labs_cannot_run,
 )
 
+from ci_builds import build_log, wait_for_build  # noqa: E402
+
 SIP_VERSION = "v1.8.0"
 """The livekit/sip release `build_sip_service.sh` builds (the newest the Go module proxy here
 serves)."""
@@ -99,8 +101,11 @@ def why_sip_labs_cannot_run() -> str | None:
         return why
     if shutil.which("redis-server") is None:
         return "SIP tests need redis-server: apt-get install -y redis-server"
+    wait_for_build("sip")
     binary = sip_binary()
     if binary is None or not binary.is_file():
+        if log := build_log("sip"):
+            return f"building LiveKit's SIP service {SIP_VERSION} ended without it:\n{log}"
         return (
             f"SIP tests need LiveKit's SIP service {SIP_VERSION}: run {BUILD_SCRIPT} "
             f"(after apt-get install -y libopus-dev libopusfile-dev libsoxr-dev pkg-config), "
