@@ -488,7 +488,7 @@ class TurnRecorder:
                 "_user_turn_completed_impl); when its VAD ends the turn after the model "
                 "answered it, the reply to the tools is lost, in production too. Remove vad= "
                 "from the AgentSession (the model's server then takes the turns alone), or use "
-                "turn_detection='vad' on a model that hands the turns over"
+                'turn_handling={"turn_detection": "vad"} on a model that hands the turns over'
             )
         return " (the agent's code, or LiveKit, interrupted it: ctx.speech_handle.interrupt()?)"
 

@@ -84,9 +84,10 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
       ``vad=`` it answers once that VAD has ended the turn too, as a provider's reply comes
       after the network and its own silence window. The session can switch
       that off (``can_disable_turn_detection``, as OpenAI's can) when it is given
-      ``turn_detection="vad"``; ``can_disable_turn_detection=False`` keeps it on whatever the
-      session says, as Gemini Live does. ``turn_detection="client"`` has none: the session's
-      VAD ends the turn, then calls ``commit_audio`` and ``generate_reply``;
+      ``turn_handling={"turn_detection": "vad"}``; ``can_disable_turn_detection=False`` keeps
+      it on whatever the session says, as Gemini Live does. ``turn_detection="client"`` has
+      none: the session's VAD ends the turn, then calls ``commit_audio`` and
+      ``generate_reply``;
     - ``interrupt`` stops the reply being generated (nothing else: the session calls it after
       every tool and at every speech start), ``truncate`` cuts the assistant message to what
       was played, ``clear_audio`` drops the uncommitted audio.
@@ -103,8 +104,9 @@ class ScriptedRealtimeModel(llm.RealtimeModel):
             `FixtureTextSTT`, else a `WhisperSTT` or another `SegmentSTT` of ours, one per
             model (it is a queue); None hears nothing (audio turns then fail, naming the fix).
         turn_detection: ``"server"`` (the model's own VAD) or ``"client"`` (the session's).
-        can_disable_turn_detection: Whether a session given ``turn_detection="vad"`` turns
-            the server's detection off (True, as OpenAI's) or not (False, as Gemini Live).
+        can_disable_turn_detection: Whether a session given
+            ``turn_handling={"turn_detection": "vad"}`` turns the server's detection off (True,
+            as OpenAI's) or not (False, as Gemini Live).
         vad: The server-side VAD; None uses one Silero VAD per process (from its wheel).
         audio: Speak the replies (with ``voice``); False answers in text only, and the session
             speaks them with the agent's TTS (a "half-cascade" agent).
