@@ -3,6 +3,9 @@ session's baseline section shows them, with an exit status CI can gate on."""
 
 from __future__ import annotations
 
+import json
+from importlib import metadata
+
 import pytest
 
 from pytest_agent_eval.__main__ import main
@@ -59,6 +62,37 @@ def test_two_results_files_compared_eval_by_eval(
     assert main(["compare", base, base, "--fail-on-regression"]) == 0
     same = capsys.readouterr().out
     assert "0 regressed, 0 improved, 3 unchanged within noise" in same
+
+
+def test_the_frameworks_that_changed_are_named_first(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _two_sessions(project, monkeypatch)
+    capsys.readouterr()
+    base_path, new_path = project.path / "base.json", project.path / "new.json"
+    base, new = (json.loads(path.read_text()) for path in (base_path, new_path))
+    installed = new["frameworks"]
+    assert installed["pydantic-ai-slim"] == metadata.version("pydantic-ai-slim")
+    # The base ran on an older pydantic-ai, and with a framework since uninstalled.
+    base["frameworks"] = {**installed, "pydantic-ai-slim": "0.9.0", "crewai": "0.1.0"}
+    base_path.write_text(json.dumps(base))
+    page = project.path / "c.md"
+
+    assert main(["compare", str(base_path), str(new_path), "--markdown", str(page)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == (
+        f"frameworks changed: pydantic-ai-slim 0.9.0 -> {installed['pydantic-ai-slim']}, "
+        "crewai 0.1.0 -> not installed"
+    )
+    assert "Frameworks changed: pydantic-ai-slim 0.9.0 -> " in page.read_text()
+
+    # The same versions, or a file written before the field existed: no such line.
+    del base["frameworks"]
+    base_path.write_text(json.dumps(base))
+    assert main(["compare", str(base_path), str(new_path)]) == 0
+    assert "frameworks changed" not in capsys.readouterr().out
+    assert main(["compare", str(new_path), str(new_path)]) == 0
+    assert "frameworks changed" not in capsys.readouterr().out
 
 
 def test_a_file_that_cannot_be_compared_is_named(

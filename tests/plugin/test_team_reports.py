@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import xml.etree.ElementTree as ET
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -208,6 +209,11 @@ def test_every_report_tells_the_whole_story(session: tuple[pytest.RunResult, Pat
     document = json.loads((root / "results.json").read_text())
     assert document["schema_version"] == 1 and document["complete"] is True
     assert document["exit_status"] == 1
+    # The frameworks installed where it ran (the pytester session's: this environment's).
+    pydantic_ai = metadata.version("pydantic-ai-slim")
+    assert document["frameworks"]["pydantic-ai-slim"] == pydantic_ai
+    assert "smolagents-nonexistent" not in document["frameworks"]
+    assert f"pydantic-ai-slim {pydantic_ai}" in markdown
     by_label = {e["label"]: e for e in document["evals"]}
     assert by_label["booking[slow]"]["param"] == "slow"
     assert by_label["booking[slow]"]["key"] == "tests/evals/pair/booking.yaml::booking[slow]"

@@ -1,7 +1,8 @@
 """``agent-eval compare BASE.json NEW.json``: two results files side by side, eval by eval.
 
 Two configurations, two framework versions, two commits: each wrote a results file
-(``--agent-eval-results``), and this says what changed between them the way a session's
+(``--agent-eval-results``), and this says what changed between them: first the agent
+frameworks whose versions differ (`report._frameworks`), then each eval the way a session's
 ``--agent-eval-baseline`` section does (`report._baseline`: Fisher's exact test on passed and
 failed runs, the change in p95 latency and in agent tokens per run), in the terminal and, with
 ``--markdown PATH``, as a markdown page. Turn-taking items (docs/turn-taking.md) are compared
@@ -23,6 +24,7 @@ from .._atomic import write_atomic
 from .._sanitize import strip_controls
 from ._baseline import BaselineComparison, BaselineError, compare_results_files
 from ._causes import CAUSE_CHANGE_HEADER, cause_change_rows, cause_changes
+from ._frameworks import framework_changes
 from ._markdown import comparison_section, md_escape, md_table
 from ._results_file import load_baseline
 from ._terminal import comparison_lines, format_table
@@ -65,11 +67,14 @@ def _parser() -> argparse.ArgumentParser:
 def _markdown(
     comparison: BaselineComparison,
     new: Path,
+    upgrades: list[str],
     causes: list[str],
     cause_table: list[list[str]],
     taken: list[MetricChange],
 ) -> str:
     lines = [f"# {new.name} against {Path(comparison.path).name}", ""]
+    if upgrades:
+        lines += ["Frameworks changed: " + md_escape(", ".join(upgrades)), ""]
     lines += comparison_section(comparison, "## Evals")
     if taken:  # turn-taking items in both files (docs/turn-taking.md)
         rows = [[md_escape(c) for c in row] for row in metric_change_rows(taken)]
@@ -101,6 +106,9 @@ def main(argv: Sequence[str]) -> int:
             return REFUSED_EXIT
     comparison = compare_results_files(documents[0], documents[1], str(args.base))
     print(f"{args.new} against {args.base}")
+    upgrades = framework_changes(documents[0], documents[1])
+    if upgrades:
+        print("frameworks changed: " + strip_controls(", ".join(upgrades)))
     for line in comparison_lines(comparison):
         print(line.text)
     taken = metric_changes(metrics[0], metrics[1])
@@ -114,7 +122,9 @@ def main(argv: Sequence[str]) -> int:
     if cause_table:
         print("\n".join(_table(CAUSE_CHANGE_HEADER, cause_table)))
     if args.markdown is not None:
-        write_atomic(args.markdown, _markdown(comparison, args.new, causes, cause_table, taken))
+        write_atomic(
+            args.markdown, _markdown(comparison, args.new, upgrades, causes, cause_table, taken)
+        )
         print(f"markdown: {args.markdown}")
     regressed = [c.label for c in comparison.changes if c.change == "regressed"]
     metrics_regressed = [c.text for c in taken if c.verdict == "regressed"]

@@ -501,12 +501,14 @@ def shown_markers(record: EvalRecord) -> list[str]:
 
 
 def session_facts(data: ReportData) -> list[str]:
-    """What every report states about the session besides its results: the package version,
-    the agent and judge model ids where the adapters and judges reported them, the seeds, how
+    """What every report states about the session besides its results: the package version
+    and the agent frameworks installed, the agent and judge model ids where the adapters and judges reported them, the seeds, how
     the evals were chosen and whether the session ran to its end."""
     facts = []
     if data.package_version:
         facts.append(f"pytest-agent-eval {data.package_version}")
+    if data.frameworks:
+        facts.append("frameworks: " + ", ".join(f"{n} {v}" for n, v in data.frameworks))
     facts.append("agent models: " + (", ".join(data.agent_models) or "not reported"))
     facts.append("judge models: " + (", ".join(data.judge_models) or "none ran"))
     if (replay := replay_fact(data)) is not None:

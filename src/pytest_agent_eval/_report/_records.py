@@ -70,6 +70,8 @@ class ReportData:
     complete."""
     package_version: str = ""
     """The pytest-agent-eval version that wrote the report."""
+    frameworks: tuple[tuple[str, str], ...] = ()
+    """The agent frameworks installed, as ``(distribution, version)`` (`_frameworks`)."""
     seeds: tuple[tuple[str, int], ...] = ()
     """Seeds in force, by what they seed (``("voice", 7)``)."""
     baseline: BaselineComparison | None = None

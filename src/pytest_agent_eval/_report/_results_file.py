@@ -208,6 +208,7 @@ def results_document(data: ReportData) -> dict[str, Any]:
     return {
         "schema_version": RESULTS_SCHEMA_VERSION,
         "package_version": data.package_version,
+        "frameworks": dict(data.frameworks),
         "generated_at": data.generated_at.isoformat() if data.generated_at else None,
         "duration_s": _round(data.duration_s, SECONDS_DECIMALS),
         "complete": data.complete,

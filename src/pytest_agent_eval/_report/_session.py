@@ -24,6 +24,7 @@ from .._records import RecordCollector
 from ._baseline import BaselineError, compare_with_baseline
 from ._files import append_step_summary, resolve_report_path, write_atomic
 from ._format import COLLECTION_STOPPED
+from ._frameworks import framework_versions
 from ._html import render_html
 from ._markdown import render_markdown, render_summary_markdown
 from ._records import ReportData
@@ -301,6 +302,7 @@ class AgentEvalReporter:
         replayed = self.config.stash.get(replayed_key, None)
         return ReportData(
             package_version=package_version(),
+            frameworks=framework_versions(),
             seeds=_seeds(self.settings),
             selection=selection,
             gates_note=_gates_note(gates_mode, bool(self.settings.groups), shard),
