@@ -111,11 +111,11 @@ def batch_result(
                     "run concurrently in one event loop)"
                 )
             batch.results[item.nodeid] = outcome
-    outcome = batch.results.pop(node.nodeid)
+    kept = batch.results.pop(node.nodeid)
     batch.taken.add(node.nodeid)
-    if isinstance(outcome, BaseException):
-        raise outcome
-    return cast(T, outcome)
+    if isinstance(kept, BaseException):
+        raise kept
+    return cast(T, kept)
 
 
 async def _run_all(
