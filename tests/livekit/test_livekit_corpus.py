@@ -6,10 +6,16 @@ heard per speech segment, tool calls with arguments, outputs, errors and outcome
 utterance with its cause and turn, handoffs, the active agent, the greeting) must be equal to
 each other and to what the scenario should produce. They are read from the typed fields that
 checks and reports use; ``metadata["livekit"]`` must say the same.
+
+Each scenario's test runs its max-speed conversations itself. The real-time ones run together:
+the first test to need one runs every collected scenario's, `REAL_TIME_AT_ONCE` at a time in
+one event loop, and each test checks its own (``real_time_batch``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +26,13 @@ from livekit_support import converse_greeted, run, transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 from pytest_agent_eval.adapters.livekit._replay import replays_caught_up, replays_served
 from pytest_agent_eval.models import AgentReply, AgentSpeech, Greeting, Turn
+from real_time_batch import Case, batch_result, gather_bounded
 
 TAIL_S = 0.7
 """Silence after each fixture: above Silero's 0.55 s, short enough to keep real time cheap."""
+
+REAL_TIME_AT_ONCE = 4
+"""Real-time conversations at once in the batch."""
 
 
 def _said(speech: AgentSpeech) -> dict[str, Any]:
@@ -339,25 +349,59 @@ def test_every_scenario_has_expectations() -> None:
     assert sorted(EXPECTED) == sorted(s.id for s in SCENARIOS)
 
 
+Conversation = tuple[Greeting, list[AgentReply]]
+Counted = tuple[Greeting, list[AgentReply], int, int]
+"""A conversation, with the VAD replays served and caught up while it ran (in real time,
+while its batch ran)."""
+
+
+async def converse_way(
+    scenario: Scenario, audio: dict[str, Path], speed: float, replay: bool
+) -> Conversation:
+    adapter = LiveKitAdapter(
+        scenario.factory(), speed=speed, tail_silence_s=TAIL_S, vad_replay=replay
+    )
+    return await converse_greeted(adapter, scenario_script(scenario, audio))
+
+
+async def counting_replays(conversation: Awaitable[Conversation]) -> Counted:
+    served, caught_up = replays_served(), replays_caught_up()
+    greeting, replies = await conversation
+    return greeting, replies, replays_served() - served, replays_caught_up() - caught_up
+
+
+async def in_real_time(cases: list[Case], audio: dict[str, Path]) -> list[Counted | BaseException]:
+    """Every case's conversation in real time, `REAL_TIME_AT_ONCE` at a time. The replay
+    counters are the process's, so they count over the whole batch: none served for the batch
+    is none for each case, and one served fails every case of the batch."""
+    conversations = [partial(converse_way, case["scenario"], audio, 1.0, True) for case in cases]
+    served, caught_up = replays_served(), replays_caught_up()
+    outcomes = await gather_bounded(conversations, REAL_TIME_AT_ONCE)
+    counts = (replays_served() - served, replays_caught_up() - caught_up)
+    return [o if isinstance(o, BaseException) else (*o, *counts) for o in outcomes]
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
 def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
-    scenario: Scenario, corpus_audio: dict[str, Path]
+    scenario: Scenario, corpus_audio: dict[str, Path], request: pytest.FixtureRequest
 ) -> None:
     """At max speed with the session's VAD decisions replayed (the default), at max speed
     with them computed, and in real time: the same turns."""
-    script = scenario_script(scenario, corpus_audio)
     ways = {"replayed": (0.0, True), "computed": (0.0, False), "real time": (1.0, True)}
     by_way = {}
     for way, (speed, replay) in ways.items():
-        served, caught_up = replays_served(), replays_caught_up()
-        adapter = LiveKitAdapter(
-            scenario.factory(), speed=speed, tail_silence_s=TAIL_S, vad_replay=replay
-        )
-        greeting, replies = run(converse_greeted(adapter, script))
+        if way == "real time":
+            greeting, replies, served, caught_up = batch_result(
+                request, lambda cases: in_real_time(cases, corpus_audio)
+            )
+        else:
+            greeting, replies, served, caught_up = run(
+                counting_replays(converse_way(scenario, corpus_audio, speed, replay))
+            )
         # The replay served this scenario's fixtures to the end (none handed over to the
         # stream midway), and only at max speed.
-        assert (replays_served() > served) is (way == "replayed"), way
-        assert replays_caught_up() == caught_up, way
+        assert (served > 0) is (way == "replayed"), way
+        assert caught_up == 0, way
         for index, reply in enumerate(replies, start=1):
             if reply.reply:
                 assert reply.latency_s is not None and reply.latency_s >= 0, (way, index)

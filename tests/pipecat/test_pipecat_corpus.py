@@ -7,6 +7,11 @@ verdict can depend on (the reply, what was heard per segment, the function calls
 arguments, results and errors, the Flows node and its transitions, the greeting, whether and
 where the bot was interrupted) must be equal at both speeds and to what the scenario should
 produce. Timings differ by the compute real time spends; they must be measured, never negative.
+
+Each scenario's test runs its max-speed conversation itself. The real-time ones run together:
+the first test to need one runs every collected scenario's, `REAL_TIME_AT_ONCE` at a time
+from one event loop (each pipeline on its own thread, as always), and each test checks its
+own (``real_time_batch``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from pipecat_support import PHRASES, converse, run, transcript
 
 from pytest_agent_eval.adapters.pipecat import PipecatAdapter
 from pytest_agent_eval.models import AgentReply, Greeting, Turn
+from real_time_batch import Case, real_time_result
+
+REAL_TIME_AT_ONCE = 3
+"""Real-time pipelines at once in the batch. Each uses about a fifth of a core (Silero, the
+smart-turn analyzer); measured at 10 at once every pipeline's start timed out."""
 
 TELL = (
     "Once upon a time there was a small robot who lived by the sea. Every morning it walked "
@@ -203,14 +213,27 @@ def test_every_scenario_has_expectations() -> None:
     assert TELL.startswith(EXPECTED["barge_in"][0]["reply"])
 
 
+async def converse_at(
+    speed: float, scenario: Scenario, audio: dict[str, Path]
+) -> tuple[Greeting, list[AgentReply]]:
+    return await converse(
+        PipecatAdapter(scenario.bot, speed=speed), scenario_script(scenario, audio)
+    )
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
 def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
-    scenario: Scenario, phrases: dict[str, Path]
+    scenario: Scenario, phrases: dict[str, Path], request: pytest.FixtureRequest
 ) -> None:
-    script = scenario_script(scenario, phrases)
+    async def in_real_time(case: Case) -> tuple[Greeting, list[AgentReply]]:
+        return await converse_at(1.0, case["scenario"], phrases)
+
     by_speed = {}
     for speed in (0.0, 1.0):
-        greeting, replies = run(converse(PipecatAdapter(scenario.bot, speed=speed), script))
+        if speed == 0.0:
+            greeting, replies = run(converse_at(speed, scenario, phrases))
+        else:
+            greeting, replies = real_time_result(request, in_real_time, at_once=REAL_TIME_AT_ONCE)
         for index, reply in enumerate(replies, start=1):
             assert reply.reply, (speed, index)
             for latency in (reply.latency_s, reply.first_audio_latency_s):

@@ -4,6 +4,10 @@ The model's server VAD (or the session's) hears the interruption, the session st
 (``interrupt``, ``truncate``), and the interrupted reply is recorded as what was heard of it,
 not its whole text. The echo-cancellation warm-up, which would feed the model silence over the
 caller's first seconds, is off. The same at max speed and in real time.
+
+Each case's test runs its max-speed conversation itself. The real-time ones run together: the
+first test to need one runs every collected case's, `REAL_TIME_AT_ONCE` at a time in one event
+loop, and each test checks its own (``real_time_batch``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from pytest_agent_eval._loader import load_transcript_text
 from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter, ScriptedRealtimeModel
 from pytest_agent_eval.models import TranscriptResult
+from real_time_batch import Case, real_time_result
+
+REAL_TIME_AT_ONCE = 4
+"""Real-time conversations at once in the batch."""
 
 
 def _script(folder: Path, audio: dict[str, Path], *, first_audio: bool) -> str:
@@ -34,7 +42,7 @@ turns:
 """
 
 
-def _run(
+async def _run(
     mode: Mode,
     audio: dict[str, Path],
     *,
@@ -48,7 +56,7 @@ def _run(
     )
     factory = Scenario("barge", mode, False, ()).factory(models)
     adapter = LiveKitAdapter(factory, speed=speed, timeout_s=60)
-    return run(run_transcript(script, adapter, settings=RunSettings(concurrency=1)))
+    return await run_transcript(script, adapter, settings=RunSettings(concurrency=1))
 
 
 @pytest.mark.filterwarnings("ignore:the agent's realtime model:UserWarning")
@@ -58,12 +66,24 @@ def _run(
     ids=["server_vad_audio_first", "session_vad", "server_vad_that_cannot_be_disabled"],
 )
 def test_the_reply_stops_and_is_recorded_as_heard_at_every_speed(
-    mode: Mode, first_audio: bool, realtime_audio: dict[str, Path]
+    mode: Mode, first_audio: bool, realtime_audio: dict[str, Path], request: pytest.FixtureRequest
 ) -> None:
+    async def in_real_time(case: Case) -> tuple[TranscriptResult, list[ScriptedRealtimeModel]]:
+        made: list[ScriptedRealtimeModel] = []
+        result = await _run(
+            case["mode"], realtime_audio, speed=1.0, first_audio=case["first_audio"], models=made
+        )
+        return result, made
+
     seen = {}
     for speed in (0.0, 1.0):
-        models: list[ScriptedRealtimeModel] = []
-        result = _run(mode, realtime_audio, speed=speed, first_audio=first_audio, models=models)
+        if speed == 0.0:
+            models: list[ScriptedRealtimeModel] = []
+            result = run(
+                _run(mode, realtime_audio, speed=speed, first_audio=first_audio, models=models)
+            )
+        else:
+            result, models = real_time_result(request, in_real_time, at_once=REAL_TIME_AT_ONCE)
         (run_result,) = result.runs
         first, second = run_result.turns
         assert first.error is None and second.error is None, (first.error, second.error)

@@ -6,6 +6,10 @@ the turns on the "server", or the session's), fed TTS-made WAVs by `LiveKitAdapt
 arguments and outputs, agent speech with its cause, handoffs, the active agent, the greeting)
 must equal each other and what the scenario should produce; they are compared with the LiveKit
 corpus's own helpers.
+
+Each scenario's test runs its max-speed conversation itself. The real-time ones run together:
+the first test to need one runs every collected scenario's, `REAL_TIME_AT_ONCE` at a time in
+one event loop, and each test checks its own (``real_time_batch``).
 """
 
 from __future__ import annotations
@@ -19,10 +23,14 @@ from realtime_agents import BILLING_INTRO, GREETING, PHRASES, Scenario
 from test_livekit_corpus import captured, said, turn, without_tokens
 
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
-from pytest_agent_eval.models import Turn
+from pytest_agent_eval.models import AgentReply, Greeting, Turn
+from real_time_batch import Case, real_time_result
 
 TAIL_S = 0.7
 """Silence after each fixture: above Silero's 0.55 s, short enough to keep real time cheap."""
+
+REAL_TIME_AT_ONCE = 4
+"""Real-time conversations at once in the batch (each uses a few % of a core)."""
 
 GREETED = [said(GREETING, "greeting", "FrontDesk", None)]
 TO_BILLING = [{"from": "FrontDesk", "to": "BillingAgent"}]
@@ -140,16 +148,27 @@ def scenario_script(scenario: Scenario, audio: dict[str, Path]) -> Any:
     return transcript(*turns, id=scenario.id)
 
 
+async def converse_at(
+    speed: float, scenario: Scenario, audio: dict[str, Path]
+) -> tuple[Greeting, list[AgentReply]]:
+    adapter = LiveKitAdapter(scenario.factory(), speed=speed, tail_silence_s=TAIL_S)
+    return await converse_greeted(adapter, scenario_script(scenario, audio))
+
+
 @pytest.mark.filterwarnings("ignore:the agent's realtime model:UserWarning")
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
 def test_captured_turns_are_the_same_at_max_speed_and_in_real_time(
-    scenario: Scenario, realtime_audio: dict[str, Path]
+    scenario: Scenario, realtime_audio: dict[str, Path], request: pytest.FixtureRequest
 ) -> None:
-    script = scenario_script(scenario, realtime_audio)
+    async def in_real_time(case: Case) -> tuple[Greeting, list[AgentReply]]:
+        return await converse_at(1.0, case["scenario"], realtime_audio)
+
     by_speed = {}
     for speed in (0.0, 1.0):
-        adapter = LiveKitAdapter(scenario.factory(), speed=speed, tail_silence_s=TAIL_S)
-        greeting, replies = run(converse_greeted(adapter, script))
+        if speed == 0.0:
+            greeting, replies = run(converse_at(speed, scenario, realtime_audio))
+        else:
+            greeting, replies = real_time_result(request, in_real_time, at_once=REAL_TIME_AT_ONCE)
         for index, reply in enumerate(replies, start=1):
             meta = reply.metadata["livekit"]
             # Which turn detection was tested is reported, and it is the agent's own.

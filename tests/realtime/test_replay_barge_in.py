@@ -8,11 +8,20 @@ differs by a few tens of ms, and the words heard of the reply can move by one. T
 the interruption on the audio position of the caller's speech, matches the truncation within a
 window and answers it with the live position; a genuinely changed agent is still an ERROR
 naming the first divergence.
+
+The cases of the speed test are recorded and replayed in real time together: the first test to
+need its recording records every collected case (concurrently, against one scripted provider),
+then replays each recording in real time (concurrently, offline), `AT_ONCE` at a time in one
+event loop (``real_time_batch``). Each test replays its own recording at max speed itself and
+checks the recording and both replays.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +44,10 @@ from pytest_agent_eval._runner import RunSettings, run_transcript
 from pytest_agent_eval.adapters.livekit import LiveKitAdapter
 from pytest_agent_eval.adapters.livekit.realtime import OpenAIRealtimeReplay
 from pytest_agent_eval.models import TranscriptResult
+from real_time_batch import Case, batch_result, gather_bounded
+
+AT_ONCE = 4
+"""Recordings, then real-time replays, at once in the batch."""
 
 
 @pytest.fixture(scope="module")
@@ -90,34 +103,98 @@ def _records(result: TranscriptResult) -> list[Any]:
     return out
 
 
+@contextlib.asynccontextmanager
+async def _provider(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """The scripted provider, where the OpenAI client looks (each connection its own)."""
+    scripted = provider()
+    scripted.heard = list(BARGE_IN_PHRASES)
+    # A reply long enough to speak over: 250 ms per word, loud enough to count as voiced.
+    scripted.ms_per_word, scripted.amplitude = 250, 3000
+    monkeypatch.setenv("OPENAI_BASE_URL", await scripted.start())
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
+    try:
+        yield
+    finally:
+        await scripted.aclose()
+
+
+async def _recording(folder: Path, cassettes: Path, *, server_vad: bool) -> TranscriptResult:
+    adapter = OpenAIRealtimeReplay(
+        LiveKitAdapter(audio_session_factory(server_vad=server_vad), timeout_s=60),
+        cassette_dir=cassettes,
+        record=True,
+    )
+    return await run_transcript(_script(folder), adapter, settings=RunSettings(concurrency=1))
+
+
 def _record(
     folder: Path, cassettes: Path, monkeypatch: pytest.MonkeyPatch, *, server_vad: bool = True
 ) -> TranscriptResult:
     async def go() -> TranscriptResult:
-        scripted = provider()
-        scripted.heard = list(BARGE_IN_PHRASES)
-        # A reply long enough to speak over: 250 ms per word, loud enough to count as voiced.
-        scripted.ms_per_word, scripted.amplitude = 250, 3000
-        monkeypatch.setenv("OPENAI_BASE_URL", await scripted.start())
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-recording")
-        try:
-            adapter = OpenAIRealtimeReplay(
-                LiveKitAdapter(audio_session_factory(server_vad=server_vad), timeout_s=60),
-                cassette_dir=cassettes,
-                record=True,
-            )
-            return await run_transcript(
-                _script(folder), adapter, settings=RunSettings(concurrency=1)
-            )
-        finally:
-            await scripted.aclose()
+        async with _provider(monkeypatch):
+            return await _recording(folder, cassettes, server_vad=server_vad)
 
     return run(go())
 
 
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+
+
+def _replayer(cassettes: Path, *, server_vad: bool, speed: float) -> OpenAIRealtimeReplay:
+    return OpenAIRealtimeReplay(
+        LiveKitAdapter(audio_session_factory(server_vad=server_vad), speed=speed, timeout_s=60),
+        cassette_dir=cassettes,
+    )
+
+
+async def _replayed(folder: Path, cassettes: Path, *, server_vad: bool) -> TranscriptResult:
+    adapter = _replayer(cassettes, server_vad=server_vad, speed=1.0)
+    return await run_transcript(_script(folder), adapter, settings=RunSettings(concurrency=1))
+
+
+Recorded = tuple[TranscriptResult, Path, TranscriptResult]
+"""A case's recording, the folder of its cassette, and its replay in real time."""
+
+
+async def _record_and_replay_in_real_time(
+    cases: list[Case], folder: Path, tmp_path_factory: pytest.TempPathFactory
+) -> list[Recorded | BaseException]:
+    """Every case recorded as `_record` records it (all against one scripted provider), then
+    each recording replayed offline in real time; `AT_ONCE` at a time. The environment is set
+    for each phase, so no recording overlaps a replay."""
+    folders = [tmp_path_factory.mktemp("cassettes") for _ in cases]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        async with _provider(monkeypatch):
+            recordings = await gather_bounded(
+                [
+                    partial(_recording, folder, cassettes, server_vad=case["server_vad"])
+                    for case, cassettes in zip(cases, folders, strict=True)
+                ],
+                AT_ONCE,
+            )
+        _offline(monkeypatch)
+        recorded = [
+            i for i, outcome in enumerate(recordings) if not isinstance(outcome, BaseException)
+        ]
+        replays = await gather_bounded(
+            [
+                partial(_replayed, folder, folders[i], server_vad=cases[i]["server_vad"])
+                for i in recorded
+            ],
+            AT_ONCE,
+        )
+    replayed = dict(zip(recorded, replays, strict=True))
+    outcomes: list[Recorded | BaseException] = []
+    for i, recording in enumerate(recordings):
+        if isinstance(recording, BaseException):
+            outcomes.append(recording)
+        elif isinstance(replay := replayed[i], BaseException):
+            outcomes.append(replay)
+        else:
+            outcomes.append((recording, folders[i], replay))
+    return outcomes
 
 
 def _words_heard(records: list[Any]) -> list[Any]:
@@ -137,9 +214,16 @@ def _words_heard(records: list[Any]) -> list[Any]:
 @pytest.mark.filterwarnings("ignore:the agent's realtime model:UserWarning")
 @pytest.mark.parametrize("server_vad", [True, False], ids=["server-vad", "session-vad"])
 def test_a_recorded_barge_in_replays_with_the_same_verdicts_and_records_at_both_speeds(
-    spoken: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server_vad: bool
+    spoken: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    server_vad: bool,
 ) -> None:
-    recorded = _records(_record(spoken, tmp_path, monkeypatch, server_vad=server_vad))
+    recording, cassettes, in_real_time = batch_result(
+        request, lambda cases: _record_and_replay_in_real_time(cases, spoken, tmp_path_factory)
+    )
+    recorded = _records(recording)
     story, interruption = recorded[1], recorded[2]
     # A real barge-in was recorded: the story stopped part-way, heard as far as it played;
     # the interruption was heard whole and answered with its tool.
@@ -152,17 +236,18 @@ def test_a_recorded_barge_in_replays_with_the_same_verdicts_and_records_at_both_
     assert interruption["tools"] == [
         ("book_table", {"party_size": 2, "time": "7pm"}, "booked for 2 at 7pm")
     ]
-    cassette = json.loads((tmp_path / "barge_replay.openai-realtime.json").read_text())
+    cassette = json.loads((cassettes / "barge_replay.openai-realtime.json").read_text())
     sent = [e["event"]["type"] for e in cassette["runs"][0]["connections"][0]["events"]]
     assert "conversation.item.truncate" in sent  # the client cut the reply it was playing
 
     _offline(monkeypatch)
     for speed in (0.0, 1.0):
-        adapter = OpenAIRealtimeReplay(
-            LiveKitAdapter(audio_session_factory(server_vad=server_vad), speed=speed, timeout_s=60),
-            cassette_dir=tmp_path,
-        )
-        replayed = _records(_run(adapter, spoken))
+        if speed == 0.0:
+            replayed = _records(
+                _run(_replayer(cassettes, server_vad=server_vad, speed=speed), spoken)
+            )
+        else:
+            replayed = _records(in_real_time)
         assert _words_heard(replayed) == _words_heard(recorded), f"speed {speed}"
         # What was heard of the story: as far as it played in this run (it may move by a
         # word from the recording's, as it does between two live runs), the same in the
