@@ -13,14 +13,21 @@ Room mode (``livekit-room``) plays the ``livekit-realtime`` corpus's agents, run
 are marked ``room``. It streams in real time only, so it plays every behaviour at speed 1 and
 is held to the shapes the in-process adapters give; what it cannot play at all is listed in
 `ROOM_CANNOT`, with the reason, and is played to show that it is refused so.
+
+Each play runs once and is remembered for every test that looks at it. The real-time ones
+(room calls; in-process plays at speed 1) are mostly waiting, so the first test to ask for
+one plays every real-time play of its kind collected in the session together, a few at a
+time (`_play_together`); the max-speed ones run one by one, in the test that asks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +51,7 @@ from pytest_agent_eval.models import (  # noqa: E402
     Turn,
     TurnResult,
 )
+from real_time_batch import gather_bounded  # noqa: E402
 
 BEHAVIOURS = (
     "greeting",
@@ -259,8 +267,6 @@ def _pipecat_cases(audio: dict[str, Path]) -> dict[str, Case]:
         return [Turn(user=PHRASES[k], audio=audio[k], **turn) for k in keys]
 
     async def never(params: Any) -> None:
-        import asyncio
-
         await asyncio.Event().wait()  # the forecast service never answers
 
     def silent_bot(transport: Any) -> Any:
@@ -363,11 +369,9 @@ def contract_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoomLab]:
 
 
 def _in_room(
-    play: InRoom, script: Transcript, speed: float, saved: Path, request: pytest.FixtureRequest
+    play: InRoom, script: Transcript, speed: float, saved: Path, lab: RoomLab
 ) -> TranscriptResult:
-    lab: RoomLab = request.getfixturevalue("contract_lab")
-    tmp_path_factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
-    pickled = tmp_path_factory.mktemp("script") / f"{script.id}.pickle"
+    pickled = saved / f"{script.id}.pickle"
     pickled.write_bytes(pickle.dumps(script))
     result = lab.call(
         "run_pickled",
@@ -397,7 +401,7 @@ IN_PROCESS = sorted(name for name in CORPORA if name != ROOM)
 
 # -- running the corpus --------------------------------------------------------------------------
 
-_results: dict[tuple[str, str, float], TranscriptResult] = {}
+_results: dict[tuple[str, str, float], TranscriptResult | BaseException] = {}
 _audio: dict[str, dict[str, Path]] = {}
 """The fixtures each corpus's audio function made, by its name."""
 _saved: dict[tuple[str, str, float], Path] = {}
@@ -450,22 +454,84 @@ def played(
     speed: float = 0.0,
 ) -> TranscriptResult:
     """``behaviour`` played once on ``adapter_name`` at ``speed``, saving its audio (then
-    remembered for the other tests)."""
+    remembered for the other tests). A real-time play is played with every other one collected
+    here (`_play_together`); what it raised is raised again in each test that asks for it."""
     key = (adapter_name, behaviour, speed)
+    if key not in _results and speed:
+        _play_together(key, request)
     if key not in _results:
-        tmp_path_factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
-        adapter, script = case(adapter_name, behaviour, tmp_path_factory)
-        saved = tmp_path_factory.mktemp(f"saved-{adapter_name}-{behaviour}")
-        if isinstance(adapter, InRoom):
-            _results[key] = _in_room(adapter, script, speed, saved, request)
-        else:
-            import asyncio
+        _results[key] = asyncio.run(_play(key, request))
+    result = _results[key]
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
-            adapter.audio_out_dir = saved
-            settings = RunSettings(concurrency=1, speed=speed, save_audio_dir=saved)
-            _results[key] = asyncio.run(run_transcript(script, adapter, settings=settings))
-        _saved[key] = (saved / safe_name(script.id)).resolve()
-    return _results[key]
+
+_ROOM_AT_ONCE = 2
+"""Room calls at once: each is a process of its own and a job in the lab's worker, a third of
+a core while it streams."""
+_IN_PROCESS_AT_ONCE = 3
+"""In-process real-time plays at once in one event loop (Pipecat's pipelines take a fifth of a
+core each; tests/real_time_batch.py measured what more does to the loop's lag)."""
+
+
+def _collected_real_time_plays(request: pytest.FixtureRequest) -> list[tuple[str, str, float]]:
+    """The real-time plays the tests collected in this session will ask for, in their order."""
+    keys: dict[tuple[str, str, float], None] = {}
+    for item in request.session.items:
+        params = getattr(item, "callspec", None)
+        if item.module is not request.module or params is None:
+            continue
+        given = params.params
+        if item.originalname == "test_each_adapter_plays_the_behaviour_as_the_contract_says":
+            keys[(given["adapter_name"], given["behaviour"], given["speed"])] = None
+        elif item.originalname == "test_the_same_behaviour_gives_the_same_record_shapes":
+            for name in IN_PROCESS:
+                keys[(name, given["behaviour"], given["speed"])] = None
+        elif item.originalname == "test_room_mode_gives_the_record_shapes_the_others_give":
+            keys[(ROOM, given["behaviour"], 1.0)] = None
+    return [key for key in keys if key[2]]
+
+
+def _play_together(asked: tuple[str, str, float], request: pytest.FixtureRequest) -> None:
+    """Play ``asked`` and the other real-time plays of its kind (room calls, or in-process
+    plays) collected here and not played yet, together: real time is mostly waiting, and the
+    waits overlap. Under xdist each worker plays those its own tests may ask for."""
+    in_room = asked[0] == ROOM
+    keys = [
+        key
+        for key in _collected_real_time_plays(request)
+        if key not in _results and (key[0] == ROOM) == in_room
+    ]
+    if asked not in keys:
+        keys.append(asked)
+    at_once = _ROOM_AT_ONCE if in_room else _IN_PROCESS_AT_ONCE
+    if in_room:
+        request.getfixturevalue("contract_lab")  # set up here, on the test's thread
+
+    async def play_all() -> list[TranscriptResult | BaseException]:
+        return await gather_bounded([partial(_play, key, request) for key in keys], at_once)
+
+    for key, outcome in zip(keys, asyncio.run(play_all()), strict=True):
+        if isinstance(outcome, BaseException) and key != asked:
+            outcome.add_note(f"(played with {len(keys) - 1} other real-time plays)")
+        _results[key] = outcome
+
+
+async def _play(key: tuple[str, str, float], request: pytest.FixtureRequest) -> TranscriptResult:
+    """One play through the runner, its audio saved (`_saved`); a room call in a thread (the
+    lab runs it in a process of its own)."""
+    adapter_name, behaviour, speed = key
+    tmp_path_factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+    adapter, script = case(adapter_name, behaviour, tmp_path_factory)
+    saved = tmp_path_factory.mktemp(f"saved-{adapter_name}-{behaviour}")
+    _saved[key] = (saved / safe_name(script.id)).resolve()
+    if isinstance(adapter, InRoom):
+        lab: RoomLab = request.getfixturevalue("contract_lab")
+        return await asyncio.to_thread(_in_room, adapter, script, speed, saved, lab)
+    adapter.audio_out_dir = saved
+    settings = RunSettings(concurrency=1, speed=speed, save_audio_dir=saved)
+    return await run_transcript(script, adapter, settings=settings)
 
 
 def saved_as(path: Path | None, folder: Path) -> str | None:
@@ -661,8 +727,6 @@ def test_room_mode_refuses_what_it_cannot_play(
 ) -> None:
     """Played through the runner, as any behaviour: refused before any room is created (so no
     server is needed to see it), an ERROR of the eval."""
-    import asyncio
-
     from pytest_agent_eval.errors import AdapterError
 
     play, script = case(ROOM, behaviour, tmp_path_factory)
@@ -674,8 +738,6 @@ def test_room_mode_refuses_what_it_cannot_play(
 
 def test_room_mode_refuses_max_speed(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every other behaviour at max speed: refused before any room is created, an ERROR."""
-    import asyncio
-
     _play, script = case(ROOM, "tool", tmp_path_factory)
     result = asyncio.run(
         run_transcript(script, _unreachable_room(), settings=RunSettings(speed=0.0))
