@@ -502,8 +502,9 @@ def shown_markers(record: EvalRecord) -> list[str]:
 
 def session_facts(data: ReportData) -> list[str]:
     """What every report states about the session besides its results: the package version
-    and the agent frameworks installed, the agent and judge model ids where the adapters and judges reported them, the seeds, how
-    the evals were chosen and whether the session ran to its end."""
+    and the agent frameworks installed, the agent and judge model ids where the adapters and
+    judges reported them, the seeds, how the evals were chosen and whether the session ran to
+    its end."""
     facts = []
     if data.package_version:
         facts.append(f"pytest-agent-eval {data.package_version}")
