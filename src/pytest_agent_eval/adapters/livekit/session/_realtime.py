@@ -96,10 +96,10 @@ def warn_switched_turn_detection(session: AgentSession[Any], model: llm.Realtime
     _warned.add(key)
     warnings.warn(
         f"the agent's realtime model ({type(model).__name__}) takes turns on its server unless "
-        "the session is given turn_detection='vad' (which eval_session_kwargs() sets), and this "
-        "session was: the evals test the session's VAD taking turns, not the model's. To test "
-        "the turn-taking production uses, build the session with "
-        "eval_session_kwargs(turn_detection=None) or without turn_detection",
+        "the session is given turn_handling={'turn_detection': 'vad'} (which "
+        "eval_session_kwargs() sets), and this session was: the evals test the session's VAD "
+        "taking turns, not the model's. To test the turn-taking production uses, build the "
+        "session with eval_session_kwargs(turn_detection=None) or without a turn detection",
         UserWarning,
         stacklevel=2,
     )
