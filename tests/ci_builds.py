@@ -14,14 +14,15 @@ import fcntl
 import os
 from pathlib import Path
 
-__all__ = ["BUILDS_ENV", "build_log", "builds_pending", "wait_for_build"]
+__all__ = ["BUILDS_ENV", "build_log", "builds_started", "failed_build_note", "wait_for_build"]
 
 BUILDS_ENV = "AGENT_EVAL_CI_BUILDS"
 """The folder of `.ci/run`'s build locks and logs (``<name>.lock``, ``.out``, ``.err``)."""
 
 
-def builds_pending() -> bool:
-    """Whether `.ci/run` started server builds for this run (their locks are there)."""
+def builds_started() -> bool:
+    """Whether `.ci/run` started server builds for this run (their locks are there; whether
+    they have ended yet is what `wait_for_build` waits for)."""
     folder = os.environ.get(BUILDS_ENV)
     return bool(folder) and any(Path(folder).glob("*.lock"))
 
@@ -53,3 +54,12 @@ def build_log(name: str, lines: int = 30) -> str:
         if path.is_file():
             tail += path.read_text(errors="replace").splitlines()[-lines:]
     return "\n".join(tail)
+
+
+def failed_build_note(name: str, built: Path) -> str:
+    """What to add to a test's "binary missing" advice when `.ci/run`'s build of ``name`` ended
+    without ``built``, the binary it installs: its log's end; "" when there was no such build
+    or it did install it (the advice is then about another path, given in a variable)."""
+    if built.is_file() or not (log := build_log(name)):
+        return ""
+    return f"; .ci/run's build of it ended without it:\n{log}"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from child_pytest import CHILD_PYTEST_ARGS
-from ci_builds import builds_pending
+from ci_builds import builds_started
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -217,10 +217,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             tiers.add("slow")
         for tier in sorted(tiers):
             item.add_marker(tier)
-    # While `.ci/run` still builds the servers (tests/ci_builds.py), the tests that need one
-    # go last, so that no worker waits for a build while others could run. A stable sort:
+    # When `.ci/run` builds the servers for this run (tests/ci_builds.py), the tests that need
+    # one go last, so that no worker waits for a build while others could run. A stable sort:
     # everything else keeps its order.
-    last = builds_pending()
+    last = builds_started()
     items.sort(
         key=lambda item: (
             last and item.get_closest_marker("room") is not None,

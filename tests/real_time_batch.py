@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import pytest
@@ -131,10 +132,6 @@ def real_time_result(
     ``at_once`` at a time."""
 
     async def run_all(cases: list[Case]) -> list[T | BaseException]:
-        return await gather_bounded([_bind(run, case) for case in cases], at_once)
+        return await gather_bounded([partial(run, case) for case in cases], at_once)
 
     return batch_result(request, run_all)
-
-
-def _bind(run: Callable[[Case], Awaitable[T]], case: Case) -> Callable[[], Awaitable[T]]:
-    return lambda: run(case)

@@ -33,7 +33,7 @@ REPO = HERE.parents[1]
 if str(HERE.parent) not in sys.path:  # tests/: this file is also imported by lab processes
     sys.path.append(str(HERE.parent))
 
-from ci_builds import build_log, wait_for_build  # noqa: E402
+from ci_builds import failed_build_note, wait_for_build  # noqa: E402
 
 EXAMPLE_DIR = REPO / "examples" / "voice-livekit-room"
 EXAMPLE_WORKER = EXAMPLE_DIR / "agent.py"
@@ -107,9 +107,7 @@ def why_labs_cannot_run() -> str | None:
             f"go install github.com/livekit/livekit-server/cmd/server@{SERVER_VERSION}` "
             f"(or set {SERVER_BIN_ENV})"
         )
-        if not DEFAULT_SERVER_BIN.is_file() and (log := build_log("server")):
-            advice += f"; .ci/run's build of it ended without it:\n{log}"
-        return advice
+        return advice + failed_build_note("server", DEFAULT_SERVER_BIN)
     return None
 
 

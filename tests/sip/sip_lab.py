@@ -33,7 +33,7 @@ from room_lab import (  # noqa: E402
     why_labs_cannot_run,
 )
 
-from ci_builds import build_log, wait_for_build  # noqa: E402
+from ci_builds import failed_build_note, wait_for_build  # noqa: E402
 
 SIP_VERSION = "v1.8.0"
 """The livekit/sip release `build_sip_service.sh` builds (the newest the Go module proxy here
@@ -109,9 +109,7 @@ def why_sip_labs_cannot_run() -> str | None:
             f"(after apt-get install -y libopus-dev libopusfile-dev libsoxr-dev pkg-config), "
             f"or set {SIP_BIN_ENV}"
         )
-        if not DEFAULT_SIP_BIN.is_file() and (log := build_log("sip")):
-            advice += f"; .ci/run's build of it ended without it:\n{log}"
-        return advice
+        return advice + failed_build_note("sip", DEFAULT_SIP_BIN)
     if importlib.util.find_spec("pjsua2") is None:
         return "SIP tests need PJSIP's Python binding (pjsua2-python, in the dev extra): pip install -e '.[dev]'"
     return None

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_builds import BUILDS_ENV, build_log, builds_pending, wait_for_build
+from ci_builds import BUILDS_ENV, build_log, builds_started, wait_for_build
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ def test_a_test_waits_while_the_build_holds_its_lock_and_goes_on_when_it_ends(
     waited = threading.Event()
     waiter = threading.Thread(target=lambda: (wait_for_build("server"), waited.set()))
     waiter.start()
-    assert builds_pending()
+    assert builds_started()
     assert not waited.wait(0.5), "the test went on while the build held its lock"
     assert build.stdin is not None
     build.stdin.write("\n")
@@ -52,10 +52,10 @@ def test_a_test_waits_while_the_build_holds_its_lock_and_goes_on_when_it_ends(
 def test_nothing_waits_without_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(BUILDS_ENV, raising=False)
     wait_for_build("server")
-    assert not builds_pending() and build_log("server") == ""
+    assert not builds_started() and build_log("server") == ""
     monkeypatch.setenv(BUILDS_ENV, str(tmp_path))  # the folder, but no build of that name
     wait_for_build("sip")
-    assert not builds_pending() and build_log("sip") == ""
+    assert not builds_started() and build_log("sip") == ""
 
 
 PRINT_TIERS = """

@@ -53,5 +53,5 @@ def framework_changes(base: Mapping[str, Any], new: Mapping[str, Any]) -> list[s
     return [
         f"{name} {then.get(name, 'not installed')} -> {now.get(name, 'not installed')}"
         for name in order
-        if (name in then or name in now) and then.get(name) != now.get(name)
+        if then.get(name) != now.get(name)
     ]

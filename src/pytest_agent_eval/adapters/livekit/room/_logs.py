@@ -41,7 +41,6 @@ class RoomShutdownLogs(logging.Filter):
         super().__init__(name="pytest_agent_eval.livekit.room")
         self._lock = threading.Lock()
         self._holders = 0
-        self._detached = False
         self._linger: threading.Timer | None = None
         self.removed = threading.Event()
         """Set once the filter has left the logger (for good: a later hold installs another)."""
@@ -55,7 +54,7 @@ class RoomShutdownLogs(logging.Filter):
 
     def _acquire(self) -> bool:
         with self._lock:
-            if self._detached:
+            if self.removed.is_set():
                 return False
             self._holders += 1
             if self._linger is not None:
@@ -78,13 +77,12 @@ class RoomShutdownLogs(logging.Filter):
 
     def _detach_if_unheld(self) -> None:
         with self._lock:
-            if not self._holders and not self._detached:
+            if not self._holders and not self.removed.is_set():
                 self._detach()
 
     def _detach(self) -> None:
         """Leave the logger (the caller holds the lock)."""
         self._linger = None
-        self._detached = True
         logging.getLogger(_RTC_LOGGER).removeFilter(self)
         self.removed.set()
 
