@@ -71,9 +71,11 @@ class CapacityPlan:
     """How fast fixtures are streamed: 1.0 real time (what capacity means)."""
     stop_at_breach: bool = True
     """Stop ramping after the first step over budget."""
-    refine: int = 2
+    refine: int = 4
     """After the first step over budget, this many more steps halve the gap between it and
-    the last step within budget (16 ok, 32 over: 24, then 20 or 28)."""
+    the last step within budget (16 ok, 32 over: 24, then 20 or 28, ...): four find a knee
+    between 16 and 32 to one session, which is what made it repeatable within 10% over
+    runs (docs/benchmarks.md, issue 36); with two, a knee sat 4 sessions (25%) from the next."""
     fault_rate: float = 0.0
     """Share of the scripted stand-ins' provider requests that fail (0 to 1): half with a 429,
     half with a timeout after ``fault_timeout_s``."""
