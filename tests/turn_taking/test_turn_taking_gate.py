@@ -113,11 +113,20 @@ def test_a_configuration_that_takes_over_pauses_fails_and_one_that_waits_passes(
     # The agent's own on_user_turn_completed ran: it heard the caller's words.
     heard = json.loads((project.path / "heard.json").read_text(encoding="utf-8"))
     assert any("four people on Friday evening" in h or "please" in h for h in heard), heard
+    # Each pause taken over is in the record with what went wrong, its sounds and its clip.
+    assert took["missed"] == rate["hits"] == len(took["misses"])
+    for miss in took["misses"]:
+        assert miss["what"].startswith("took the turn at "), miss
+        assert miss["agent_turn_start_s"] < miss["caller_end_s"]
+        assert [s["kind"] for s in miss["caller"]].count("pause") == 1
+        assert miss["audio"].startswith(".agent_eval_cache/turn_taking/seed-0/pause-")
+        assert (project.path / miss["audio"]).is_file()
 
     slow, slow_doc = _run(project, 2.5)
     slow.assert_outcomes(passed=1)
     (entry,) = slow_doc["evals"]
     assert entry["verdict"] == "passed"
+    assert entry["turn_taking"]["missed"] == 0 and entry["turn_taking"]["misses"] == []
     rate = next(m for m in entry["turn_taking"]["metrics"] if m["name"] == "pause_takeover_rate")
     assert (rate["hits"], rate["count"]) == (0, 4)
 

@@ -3,14 +3,48 @@ under ``turn_taking`` in the results file, from a record as a turn-taking item l
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import numpy as np
+
 from pytest_agent_eval._records import EvalRecord, SessionRecords
+from pytest_agent_eval._report._html import render_html
 from pytest_agent_eval._report._markdown import render_markdown
 from pytest_agent_eval._report._records import ReportData
 from pytest_agent_eval._report._results_file import _eval_entry
 from pytest_agent_eval._report._terminal import turn_taking_lines
 from pytest_agent_eval._report._turn_taking import conformance_html, conformance_rows
 from pytest_agent_eval.models import EvalResult, RunResult, TranscriptResult, TurnResult
-from pytest_agent_eval.models._turn_taking import BudgetVerdict, Metric, TurnTakingRecord
+from pytest_agent_eval.models._turn_taking import (
+    BudgetVerdict,
+    CallerSpan,
+    Metric,
+    StimulusMiss,
+    TurnTakingRecord,
+)
+from pytest_agent_eval.voice._clip import AudioClip, write_wav_atomic
+
+MISS = StimulusMiss(
+    stimulus_id="pause-04",
+    text="I'd like a table for [pause 1.9s] four people on Friday.",
+    expect="respond",
+    what="took the turn at 2.91 s, 1.20 s before the caller was done",
+    audio=".agent_eval_cache/turn_taking/seed-0/pause-04.wav",
+    clip_s=4.3,
+    tail_s=3.0,
+    caller=(
+        CallerSpan(kind="speech", start_s=0.2, end_s=1.4, text="I'd like a table for"),
+        CallerSpan(kind="pause", start_s=1.4, end_s=3.3),
+        CallerSpan(kind="speech", start_s=3.3, end_s=4.11, text="four people on Friday."),
+    ),
+    caller_end_s=4.11,
+    agent_turn_start_s=2.91,
+)
+
+
+def _player(path: str, label: str) -> str:
+    return f"<audio {label}={path}>"
 
 
 def _record() -> EvalRecord:
@@ -44,6 +78,8 @@ def _record() -> EvalRecord:
             Metric(name="end_of_turn_latency_ms_p95", value=None, count=0, unit="ms"),
         ),
         budgets=(budget,),
+        missed=2,
+        misses=(MISS,),
     )
     turn = TurnResult(index=0, user="4 pause stimuli", evaluations=[budget.check()])
     result = TranscriptResult(
@@ -65,7 +101,7 @@ def test_a_row_per_metric_with_value_interval_count_budget_and_verdict() -> None
     ]
     plain = EvalRecord(nodeid="t.yaml::t", transcript_id="t")
     assert conformance_rows([plain]) == []
-    assert conformance_html([plain]) == ""
+    assert conformance_html([plain], _player) == ""
 
 
 def test_the_terminal_table_colours_a_broken_budget_red() -> None:
@@ -88,12 +124,64 @@ def test_the_terminal_table_colours_a_broken_budget_red() -> None:
     assert "| turns[pause] | pause_takeover_rate | 0.50 | 0.15–0.85 | 2/4 | <= 0.1 | FAIL |" in (
         markdown
     )
+    assert "**turns[pause]: 2 of 4 stimuli went wrong (the first 1 below)**" in markdown
+    assert (
+        "- `pause-04` (I'd like a table for [pause 1.9s] four people on Friday.): took the turn "
+        "at 2.91 s, 1.20 s before the caller was done"
+    ) in markdown
 
 
 def test_the_html_section_escapes_its_cells() -> None:
-    section = conformance_html([_record()])
+    section = conformance_html([_record()], _player)
     assert section.startswith('<section id="turn-taking">')
     assert "<td>&lt;= 0.1</td>" in section
+
+
+def test_each_stimulus_that_went_wrong_is_drawn_with_its_clip(tmp_path: Path) -> None:
+    section = conformance_html([_record()], _player)
+    [miss] = re.findall(r'<details class="tt-miss".*?</details>', section)
+    assert 'data-stimulus="pause-04"' in miss
+    assert "took the turn at 2.91 s, 1.20 s before the caller was done" in miss
+    assert "<audio caller clip=.agent_eval_cache/turn_taking/seed-0/pause-04.wav>" in miss
+    # The caller's two stretches of words in the user lane (the pause is not a sound), the
+    # answer in the agent's, from when it began; VAD and end of turn named as not kept.
+    assert miss.count('data-kind="user_speech"') == 2
+    assert miss.count('data-kind="agent_speech"') == 1
+    assert "agent speech 2.910 s to the end of the turn" in miss
+    assert "not observed by this adapter: vad speech, end of turn" in miss
+
+    # In the whole page, the clip is embedded from the rootdir's cache, and says so if gone.
+    wav = tmp_path / MISS.audio
+    wav.parent.mkdir(parents=True)
+    write_wav_atomic(wav, AudioClip(np.zeros(1600, dtype=np.float32), 16000))
+    data = ReportData(session=SessionRecords(records=(_record(),)))
+    page = render_html(data, rootdir=tmp_path, report_dir=tmp_path)
+    assert 'title="caller clip: .agent_eval_cache/turn_taking/seed-0/pause-04.wav"' in page
+    wav.unlink()
+    page = render_html(data, rootdir=tmp_path, report_dir=tmp_path)
+    assert "caller clip: audio file not found: .agent_eval_cache" in page
+
+
+def test_a_miss_as_a_timeline_for_a_barge_in_not_yielded_to() -> None:
+    missed = StimulusMiss(
+        stimulus_id="barge_in-01",
+        text="Wait, stop.",
+        expect="yield",
+        what="never stopped for the barge-in",
+        audio="",
+        clip_s=2.0,
+        tail_s=3.0,
+        caller=(CallerSpan(kind="speech", start_s=0.5, end_s=1.2, text="Wait, stop."),),
+        agent_speaking=True,
+        caller_end_s=1.2,
+    )
+    timeline = missed.timeline("virtual")
+    assert [(e.kind, e.t_start, e.t_end) for e in timeline.events] == [
+        ("stream", 0.0, 5.0),
+        ("agent_speech", 0.0, 5.0),
+        ("user_speech", 0.5, 1.2),
+    ]
+    assert timeline.clock == "virtual"
 
 
 def test_the_record_travels_through_serialization_into_the_results_file() -> None:
@@ -104,6 +192,14 @@ def test_the_record_travels_through_serialization_into_the_results_file() -> Non
     assert taken["category"] == "pause" and taken["clock"] == "virtual"
     assert taken["metrics"][0]["interval"] == [0.15, 0.85]
     assert taken["budgets"][0]["verdict"] == "failed"
+    assert taken["missed"] == 2
+    assert taken["misses"][0]["what"].startswith("took the turn at 2.91 s")
+    assert taken["misses"][0]["caller"][1] == {
+        "kind": "pause",
+        "start_s": 1.4,
+        "end_s": 3.3,
+        "text": "",
+    }
     assert "turn_taking" not in _eval_entry(EvalRecord(nodeid="t.yaml::t", transcript_id="t"))
 
 
@@ -112,3 +208,31 @@ def test_a_budget_check_is_a_check_of_the_result() -> None:
     assert isinstance(check, EvalResult)
     assert check.key == "turn_taking.budgets.pause_takeover_rate_max"
     assert check.location == "turns.yaml:7" and not check.passed and not check.errored
+
+
+def test_a_miss_as_a_timeline_for_a_backchannel_the_agent_stopped_for() -> None:
+    missed = StimulusMiss(
+        stimulus_id="backchannel-01",
+        text="[pause 1.2s] Uh-huh.",
+        expect="keep_speaking",
+        what="stopped speaking at 1.71 s, then went back to its speech",
+        audio="",
+        clip_s=1.8,
+        tail_s=3.0,
+        caller=(
+            CallerSpan(kind="pause", start_s=0.0, end_s=1.2),
+            CallerSpan(kind="backchannel", start_s=1.2, end_s=1.6, text="Uh-huh."),
+        ),
+        agent_speaking=True,
+        agent_stopped_s=1.71,
+        agent_resumed=True,
+    )
+    timeline = missed.timeline("real")
+    assert [(e.kind, e.t_start, e.t_end, e.detail.get("kind")) for e in timeline.events] == [
+        ("stream", 0.0, 4.8, None),
+        ("agent_speech", 0.0, 1.71, None),
+        ("user_speech", 1.2, 1.6, None),
+        ("interruption", 1.71, None, "resumed"),
+    ]
+    assert timeline.of("user_speech")[0].detail == {"sound": "backchannel", "text": "Uh-huh."}
+    assert timeline.clock == "real"

@@ -9,6 +9,7 @@ from pytest_agent_eval._turn_taking._metrics import (
     METRIC_NAMES,
     Observation,
     compute_metrics,
+    miss_of,
     percentile_interval,
 )
 from pytest_agent_eval._turn_taking._stimulus import Category, Expected
@@ -155,3 +156,54 @@ def test_a_stop_before_the_barge_in_started_is_no_yield() -> None:
     assert metrics["barge_in_yield_rate"].value == 0.5
     assert metrics["barge_in_yield_latency_ms_p50"].value == 400.0
     assert metrics["barge_in_yield_latency_ms_p95"].value == 400.0
+
+
+def _counted_against(o: Observation) -> bool:
+    """Whether ``o`` alone moves a takeover, yield or unanswered rate the wrong way."""
+    m = compute_metrics([o])
+    wrong = [
+        m[name].hits
+        for name in (
+            "pause_takeover_rate",
+            "backchannel_takeover_rate",
+            "noise_takeover_rate",
+            "side_speech_takeover_rate",
+            "unanswered_rate",
+        )
+    ]
+    not_yielded = m["barge_in_yield_rate"].count and not m["barge_in_yield_rate"].hits
+    return any(wrong) or bool(not_yielded)
+
+
+@pytest.mark.parametrize(
+    ("observation", "said"),
+    [
+        (_pause(0, early=True), "took the turn at 1.00 s, 2.00 s before the caller was done"),
+        (_pause(1, early=False), None),
+        (_pause(2, early=False, latency_s=None), "never answered"),
+        (_speaking(Category.BACKCHANNEL, 0, stopped=True), "stopped speaking at 2.20 s"),
+        (
+            _speaking(Category.NOISE, 1, stopped=True, resumed=True),
+            "stopped speaking at 2.20 s, then went back to its speech",
+        ),
+        (_speaking(Category.SIDE_SPEECH, 2, stopped=False), None),
+        (_barge(0, 0.3), None),
+        (_barge(1, None), "never stopped for the barge-in"),
+        (
+            Observation(
+                stimulus_id="noise-9",
+                category=Category.NOISE,
+                expect=Expected.RESPOND,
+                caller_end_s=2.0,
+                agent_turn_start_s=2.6,
+                agent_stopped_s=2.9,
+            ),
+            "cut its answer short at 2.90 s",
+        ),
+    ],
+)
+def test_a_miss_is_what_the_metrics_count_against_the_agent(
+    observation: Observation, said: str | None
+) -> None:
+    assert miss_of(observation) == said
+    assert (said is not None) == _counted_against(observation)

@@ -719,7 +719,7 @@ def render_html(data: ReportData, *, rootdir: Path, report_dir: Path) -> str:
             + f'<figure class="chart-box">{render_chart_svg(ran)}</figure></section>'
             + _side_by_side_html(data)
             + _gates_section(data)
-            + conformance_html(ran)
+            + conformance_html(ran, audio.player)
             + _causes_html(data)
             + _baseline_html(data)
             + _cost_section(data)

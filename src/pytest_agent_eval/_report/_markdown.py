@@ -58,7 +58,7 @@ from ._format import (
     verdict_label,
 )
 from ._records import ReportData
-from ._turn_taking import CONFORMANCE_HEADER, conformance_rows
+from ._turn_taking import CONFORMANCE_HEADER, conformance_rows, miss_lines
 
 __all__ = [
     "INTERRUPTED",
@@ -481,4 +481,10 @@ def _turn_taking_section(data: ReportData) -> list[str]:
     rows = conformance_rows(data.ran)
     if not rows:
         return []
-    return ["## Turn-taking conformance", "", *md_table(CONFORMANCE_HEADER, rows), ""]
+    return [
+        "## Turn-taking conformance",
+        "",
+        *md_table(CONFORMANCE_HEADER, rows),
+        "",
+        *miss_lines(data.ran),
+    ]

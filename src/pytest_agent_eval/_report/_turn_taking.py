@@ -1,6 +1,7 @@
 """The turn-taking conformance table (docs/turn-taking.md): one row per metric of each
 turn-taking item, with its value, 95% interval, count, budget and the budget's verdict; the
-same rows in the terminal, the markdown and the HTML report.
+same rows in the terminal, the markdown and the HTML report. Under it, the stimuli each item
+got wrong: a line each in markdown; in HTML each with its timeline and the clip to play.
 
 And two results files' metrics side by side (``agent-eval compare``): a metric regressed when
 its new 95% interval lies wholly on the worse side of the base one (`HIGHER_IS_BETTER` says
@@ -12,7 +13,7 @@ samples", never a change.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ from .._serialize import from_json
 from .._turn_taking._metrics import HIGHER_IS_BETTER
 from ..models._turn_taking import BudgetVerdict, Metric
 from ._baseline import BaselineError
+from ._timeline_svg import render_timeline_svg
 
 __all__ = [
     "CONFORMANCE_HEADER",
@@ -31,6 +33,7 @@ __all__ = [
     "metric_change_rows",
     "metric_changes",
     "metric_changes_headline",
+    "miss_lines",
     "turn_taking_metrics",
 ]
 
@@ -75,8 +78,31 @@ def conformance_rows(records: Sequence[EvalRecord]) -> list[list[str]]:
     return rows
 
 
-def conformance_html(records: Sequence[EvalRecord]) -> str:
-    """The table as an HTML section, "" when no turn-taking item ran."""
+def _missed(record: EvalRecord) -> str:
+    taken = record.turn_taking
+    assert taken is not None
+    shown = len(taken.misses)
+    more = f" (the first {shown} below)" if shown < taken.missed else ""
+    return f"{record.label}: {taken.missed} of {taken.stimuli} stimuli went wrong{more}"
+
+
+def miss_lines(records: Sequence[EvalRecord]) -> list[str]:
+    """Markdown: each item's stimuli that went wrong, a line each; [] when none did."""
+    lines: list[str] = []
+    for record in records:
+        taken = record.turn_taking
+        if taken is None or not taken.missed:
+            continue
+        lines += [f"**{_missed(record)}**", ""]
+        lines += [f"- `{m.stimulus_id}` ({m.text}): {m.what}" for m in taken.misses]
+        lines.append("")
+    return lines
+
+
+def conformance_html(records: Sequence[EvalRecord], player: Callable[[str, str], str]) -> str:
+    """The table as an HTML section, "" when no turn-taking item ran; under it each item's
+    stimuli that went wrong, each with its timeline and its clip (``player(path, label)``
+    makes the audio element)."""
     rows = conformance_rows(records)
     if not rows:
         return ""
@@ -84,9 +110,26 @@ def conformance_html(records: Sequence[EvalRecord]) -> str:
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
     )
+    misses = []
+    for record in records:
+        taken = record.turn_taking
+        if taken is None or not taken.missed:
+            continue
+        items = "".join(
+            f'<details class="tt-miss" data-stimulus="{html.escape(m.stimulus_id)}">'
+            f"<summary><code>{html.escape(m.stimulus_id)}</code>: {html.escape(m.what)}</summary>"
+            f'<p class="meta">{html.escape(m.text)} (expected: '
+            f"{html.escape(m.expect.replace('_', ' '))})</p>"
+            f"{render_timeline_svg(m.timeline(taken.clock))}"
+            f"{player(m.audio, 'caller clip') if m.audio else ''}</details>"
+            for m in taken.misses
+        )
+        misses.append(f"<h3>{html.escape(_missed(record))}</h3>{items}")
     return (
         '<section id="turn-taking"><h2>Turn-taking conformance</h2>'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></section>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        + "".join(misses)
+        + "</section>"
     )
 
 

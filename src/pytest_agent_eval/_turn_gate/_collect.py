@@ -104,6 +104,7 @@ class TurnTakingItem(TranscriptItem):
                     observer=observer,
                     played=played,
                     probe=prepare_stimuli(cache, [probe])[0] if probe else None,
+                    audio_root=settings.rootdir,
                 )
             )
         except Exception as exc:  # the agent could not be run at all: recorded, said short

@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._turn_taking._metrics import Observation, compute_metrics
+from .._turn_taking._metrics import Observation, compute_metrics, miss_of
 from .._turn_taking._observer import PlayedStimulus, TurnTakingObserver
 from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, build_pack, write_pack
 from .._turn_taking._stimulus import Category, Stimulus
 from ..errors import AdapterError, AgentCrashError, AgentEvalError
 from ..models import Crash, RunResult, Transcript, TranscriptResult, TurnResult
-from ..models._turn_taking import TurnTakingRecord
+from ..models._turn_taking import MISSES_KEPT, CallerSpan, StimulusMiss, TurnTakingRecord
 from ..voice._clip import read_wav
 from ..voice._sidecar import read_sidecar
 from ._judge import judge_budgets
@@ -99,7 +99,7 @@ def prepare_stimuli(cache: Path, chosen: Sequence[tuple[int, Stimulus]]) -> list
         events = _cached(wav, stimulus)
         if events is None:  # written just now: only a concurrent writer could undo it
             raise AdapterError(f"{wav}: the stimulus was rendered but cannot be read back")
-        out.append(PlayedStimulus(stimulus, read_wav(wav), events))
+        out.append(PlayedStimulus(stimulus, read_wav(wav), events, wav=wav))
     return out
 
 
@@ -147,10 +147,12 @@ async def run_category(
     observer: TurnTakingObserver,
     played: Sequence[PlayedStimulus],
     probe: PlayedStimulus | None = None,
+    audio_root: Path | None = None,
 ) -> tuple[TranscriptResult, TurnTakingRecord]:
     """Play ``played`` (``category``'s stimuli) through ``observer`` and judge the budgets,
     after the hearing ``probe`` (`hearing_probe`), whose observation counts for nothing: a
-    VAD that hears none of it is deaf, and the item an ERROR.
+    VAD that hears none of it is deaf, and the item an ERROR. The record's misses name their
+    clips relative to ``audio_root`` (the rootdir) when under it.
 
     A stimulus that raised ends the item there: the agent's crash makes it CRASHED, anything
     else an ERROR (`failure_of`)."""
@@ -186,6 +188,7 @@ async def run_category(
         error=error,
         crash=crash,
         wall_s=time.perf_counter() - started,
+        audio_root=audio_root,
     )
 
 
@@ -231,8 +234,14 @@ def _result(
     error: str | None,
     crash: Crash | None,
     wall_s: float,
+    audio_root: Path | None = None,
 ) -> tuple[TranscriptResult, TurnTakingRecord]:
     metrics = compute_metrics(list(observations))
+    missed = [
+        (p, o, what)
+        for p, o in zip(played, observations, strict=False)  # observations stop at an error
+        if (what := miss_of(o)) is not None
+    ]
     verdicts = judge_budgets(spec.budgets_for(category), metrics, category, list(observations))
     turn = TurnResult(
         index=0,
@@ -273,5 +282,54 @@ def _result(
         wall_s=round(wall_s, 3),
         metrics=tuple(relevant),
         budgets=tuple(verdicts) if error is None else (),
+        missed=len(missed),
+        misses=tuple(
+            _miss(p, o, what, tail_s=spec.tail_s, audio_root=audio_root)
+            for p, o, what in missed[:MISSES_KEPT]
+        ),
     )
     return result, record
+
+
+def _miss(
+    played: PlayedStimulus,
+    observation: Observation,
+    what: str,
+    *,
+    tail_s: float,
+    audio_root: Path | None,
+) -> StimulusMiss:
+    """``observation`` of ``played``, which the agent got wrong (``what``), as its record."""
+    wav = played.wav
+    audio = ""
+    if wav is not None:
+        audio = str(wav)
+        if audio_root is not None and wav.is_relative_to(audio_root):
+            audio = wav.relative_to(audio_root).as_posix()
+    return StimulusMiss(
+        stimulus_id=played.stimulus.id,
+        text=played.stimulus.text,
+        expect=played.stimulus.expect.value,
+        what=what,
+        audio=audio,
+        clip_s=round(played.clip.duration_s, 3),
+        tail_s=tail_s,
+        caller=tuple(
+            CallerSpan(
+                kind=str(e["kind"]),
+                start_s=round(float(e["start_s"]), 3),
+                end_s=round(float(e["end_s"]), 3),
+                text=str(e.get("text", "")),
+            )
+            for e in played.events
+        ),
+        agent_speaking=played.stimulus.agent_speaking,
+        caller_end_s=round(observation.caller_end_s, 3),
+        agent_turn_start_s=_rounded(observation.agent_turn_start_s),
+        agent_stopped_s=_rounded(observation.agent_stopped_s),
+        agent_resumed=observation.agent_resumed,
+    )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

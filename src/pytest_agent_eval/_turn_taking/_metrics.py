@@ -23,6 +23,7 @@ __all__ = [
     "Metric",
     "Observation",
     "compute_metrics",
+    "miss_of",
     "percentile_interval",
 ]
 
@@ -127,21 +128,46 @@ def _yielded(o: Observation) -> bool:
     return o.interrupt_start_s is None or o.agent_stopped_s >= o.interrupt_start_s
 
 
+def _took_over(o: Observation) -> bool:
+    """What the takeover rates count: over the agent's own speech, it stopped or took a turn;
+    on the caller's turn, it took it before the caller was done, or cut its answer short."""
+    if o.expect is Expected.KEEP_SPEAKING:
+        return o.reacted
+    return o.took_over_early or o.agent_stopped_s is not None
+
+
+def miss_of(o: Observation) -> str | None:
+    """What the agent did wrong with this stimulus, as the metrics count it (a takeover, a
+    barge-in not yielded to, a turn never answered), in words; None when it did right."""
+    if o.expect is Expected.YIELD:
+        if _yielded(o):
+            return None
+        if o.agent_stopped_s is not None:
+            return f"stopped at {o.agent_stopped_s:.2f} s, before the barge-in began"
+        return "never stopped for the barge-in"
+    if o.expect is Expected.KEEP_SPEAKING:
+        if o.agent_stopped_s is not None:
+            back = ", then went back to its speech" if o.agent_resumed else ""
+            return f"stopped speaking at {o.agent_stopped_s:.2f} s{back}"
+        if o.agent_turn_start_s is not None:
+            return f"took a new turn at {o.agent_turn_start_s:.2f} s"
+        return None
+    if o.took_over_early and o.agent_turn_start_s is not None:
+        early = o.caller_end_s - o.agent_turn_start_s
+        return f"took the turn at {o.agent_turn_start_s:.2f} s, {early:.2f} s before the caller was done"
+    if o.agent_stopped_s is not None:
+        return f"cut its answer short at {o.agent_stopped_s:.2f} s"
+    if o.agent_turn_start_s is None:
+        return "never answered"
+    return None
+
+
 def compute_metrics(observations: Sequence[Observation]) -> dict[str, Metric]:
     """Every turn-taking metric of ``observations``, by name (in `METRIC_NAMES` order)."""
     obs = list(observations)
 
     def takeover(*categories: Category) -> tuple[int, int]:
-        def where(o: Observation) -> bool:
-            return o.category in categories
-
-        def hit(o: Observation) -> bool:
-            if o.expect is Expected.KEEP_SPEAKING:
-                return o.reacted  # it stopped, or took a turn, over the agent's own speech
-            # The caller's turn: taken before the caller was done, or the answer cut short.
-            return o.took_over_early or o.agent_stopped_s is not None
-
-        return _count(obs, where, hit)
+        return _count(obs, lambda o: o.category in categories, _took_over)
 
     metrics: list[Metric] = [
         _rate("pause_takeover_rate", *takeover(Category.PAUSE, Category.FILLER)),

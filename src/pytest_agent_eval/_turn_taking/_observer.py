@@ -53,6 +53,8 @@ class PlayedStimulus:
     stimulus: Stimulus
     clip: AudioClip
     events: tuple[Mapping[str, Any], ...]
+    wav: Path | None = None
+    """The file the audio was read from (what a report plays)."""
 
 
 Observe = Callable[[PlayedStimulus], Awaitable[Observation]]
@@ -120,7 +122,12 @@ def read_pack(folder: Path, ids: Sequence[str] | None = None) -> list[PlayedStim
         )
     chosen = [by_id[i] for i in ids] if ids is not None else listed
     return [
-        PlayedStimulus(Stimulus.from_dict(doc), read_wav(folder / doc["wav"]), tuple(doc["events"]))
+        PlayedStimulus(
+            Stimulus.from_dict(doc),
+            read_wav(folder / doc["wav"]),
+            tuple(doc["events"]),
+            wav=folder / doc["wav"],
+        )
         for doc in chosen
     ]
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._results import EvalResult
+from ._timeline import Timeline, TimelineEvent
 
-__all__ = ["BudgetVerdict", "Metric", "TurnTakingRecord"]
+__all__ = ["BudgetVerdict", "CallerSpan", "Metric", "StimulusMiss", "TurnTakingRecord"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +76,82 @@ class BudgetVerdict:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CallerSpan:
+    """One sound of a stimulus clip, on the clip's clock (seconds from its start)."""
+
+    kind: str
+    """``speech``, ``filler``, ``pause``, ``backchannel``, ``noise`` or ``side_speech``."""
+    start_s: float
+    end_s: float
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StimulusMiss:
+    """A stimulus the agent got wrong (a takeover, a barge-in not yielded to, a turn never
+    answered, as the metrics count it), with what the reports draw its timeline from: the
+    caller's sounds, what the agent did and when, and the clip to play."""
+
+    stimulus_id: str
+    text: str
+    """The stimulus as written, markers included: ``Uh-huh. [pause 1.2s] ...``."""
+    expect: str
+    """``respond``, ``keep_speaking`` or ``yield``."""
+    what: str
+    """What went wrong, in words: ``took the turn at 1.43 s, 0.82 s before the caller was
+    done``."""
+    audio: str
+    """The clip as rendered (under the rootdir's cache), for the reports' player."""
+    clip_s: float
+    tail_s: float
+    """Seconds of silence played after the clip."""
+    caller: tuple[CallerSpan, ...] = ()
+    agent_speaking: bool = False
+    """The agent was speaking its line when the clip began."""
+    caller_end_s: float = 0.0
+    agent_turn_start_s: float | None = None
+    agent_stopped_s: float | None = None
+    agent_resumed: bool = False
+
+    def timeline(self, clock: str) -> Timeline:
+        """The stimulus as a turn's `Timeline` (what the reports draw): the clip streamed and
+        the caller's sounds in the user's lanes, the agent's line and answer in its lane, its
+        stop as an interruption. The agent's VAD and end-of-turn marks are not kept in a miss:
+        they are named unobserved, not drawn as absent."""
+        end = self.clip_s + self.tail_s
+
+        def event(name: str, start: float, until: float | None, /, **detail: Any) -> TimelineEvent:
+            return TimelineEvent(kind=name, t_start=start, t_end=until, detail=detail)  # type: ignore[arg-type]
+
+        events = [event("stream", 0.0, end, clip=self.audio)]
+        events += [
+            event("user_speech", span.start_s, span.end_s, sound=span.kind, text=span.text)
+            for span in self.caller
+            if span.kind != "pause"
+        ]
+        if self.agent_speaking:
+            stop = self.agent_stopped_s if self.agent_stopped_s is not None else end
+            events.append(event("agent_speech", 0.0, stop, text="its line"))
+        if self.agent_stopped_s is not None:
+            kind = "resumed" if self.agent_resumed else "real"
+            events.append(event("interruption", self.agent_stopped_s, None, kind=kind))
+        if self.agent_turn_start_s is not None:
+            # When its answer ended is not kept: an open span, drawn to the end.
+            events.append(event("agent_speech", self.agent_turn_start_s, None, text="its answer"))
+        events.sort(key=lambda e: e.t_start)
+        return Timeline(
+            events=events,
+            clock="virtual" if clock == "virtual" else "real",
+            unobserved=["vad_speech", "end_of_turn"],
+        )
+
+
+MISSES_KEPT = 20
+"""At most this many misses of one item are kept in its record (`TurnTakingRecord.missed`
+counts them all): the first ones, in the order they were played."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnTakingRecord:
     """One category of a ``turn_taking:`` file played to the agent."""
 
@@ -94,3 +171,7 @@ class TurnTakingRecord:
     metrics: tuple[Metric, ...] = ()
     """The metrics this category feeds, in report order."""
     budgets: tuple[BudgetVerdict, ...] = ()
+    missed: int = 0
+    """How many stimuli the agent got wrong."""
+    misses: tuple[StimulusMiss, ...] = ()
+    """The first `MISSES_KEPT` of them, each with its timeline."""
