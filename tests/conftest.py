@@ -86,6 +86,7 @@ _FILE_TIERS: dict[str, tuple[str, ...]] = {
     "turn_taking/test_turn_taking_gate.py": ("voice",),
     "turn_taking/test_turn_taking_livekit.py": ("voice",),
     "turn_taking/test_turn_taking_pipecat.py": ("voice",),
+    "turn_taking/test_turn_taking_example.py": ("voice",),
     # agent-eval capacity on the example agents, in real time.
     "capacity/test_capacity_livekit.py": ("voice",),
     "capacity/test_capacity_pipecat.py": ("voice", "slow"),
