@@ -12,8 +12,9 @@ strategies: VAD and transcription start it and interrupt, smart-turn v3 ends it)
 
 Prints the seconds of audio played (each clip and its 3 s tail, plus what the agent said
 before a clip that plays over it is not counted), the wall and CPU time, the x-real-time ratio
-(audio seconds per wall second), every metric, and with ``--repeat`` whether every repeat gave
-identical observations.
+(audio seconds per wall second), the process's resident memory before and after each repeat
+(psutil; flat memory over the pack is repeats after the first adding next to nothing), every
+metric, and with ``--repeat`` whether every repeat gave identical observations.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 __all__ = ["main"]
 
@@ -54,16 +57,20 @@ def main() -> None:
         audio_s = sum(p.clip.duration_s + TAIL_S for p in played)
         play = _pipecat() if args.pipecat else _livekit()
         runs = []
+        process = psutil.Process()
         for repeat in range(args.repeat):
+            rss_before = process.memory_info().rss / 2**20
             wall, cpu = time.perf_counter(), os.times()
             observations = asyncio.run(_each(play, played))
             wall_s = time.perf_counter() - wall
             after = os.times()
             cpu_s = (after.user - cpu.user) + (after.system - cpu.system)
+            rss_after = process.memory_info().rss / 2**20
             runs.append(observations)
             print(
                 f"repeat {repeat + 1}: {len(observations)} stimuli, {audio_s:.1f} s of audio, "
-                f"wall {wall_s:.1f} s, CPU {cpu_s:.1f} s, {audio_s / wall_s:.1f}x real time"
+                f"wall {wall_s:.1f} s, CPU {cpu_s:.1f} s, {audio_s / wall_s:.1f}x real time, "
+                f"RSS {rss_before:.0f} -> {rss_after:.0f} MB"
             )
         for metric in compute_metrics(runs[0]).values():
             interval = "" if metric.interval is None else f" [{metric.interval[0]:.3g}, "

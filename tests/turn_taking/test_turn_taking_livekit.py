@@ -1,26 +1,30 @@
 """Turn-taking on real in-process LiveKit sessions, on the virtual clock: the same stimuli give
-the same metrics on a rerun, and the metrics follow LiveKit's own settings (a longer endpointing
-delay takes over fewer pauses; interruptions off yield to no barge-in)."""
+the same metrics on every rerun, and the metrics follow LiveKit's own settings (a longer
+endpointing delay takes over fewer pauses; interruptions off yield to no barge-in; a word-count
+backchannel filter stops for fewer backchannels)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
-from pytest_agent_eval._turn_taking._metrics import compute_metrics
+from pytest_agent_eval._turn_taking._metrics import Observation, compute_metrics
 from pytest_agent_eval._turn_taking._pack import build_pack, write_pack
 
 # The first voice's pauses (0.3, 0.9, 1.5 and 1.9 s mid-sentence) and two barge-ins.
 PAUSES = ("pause-01", "pause-04", "pause-07", "pause-10")
 BARGE_INS = ("barge_in-01", "barge_in-04")
+# The first voice's backchannels over the agent's speech: "Uh-huh.", "Okay.", "Yeah.", "Right.".
+BACKCHANNELS = ("backchannel-01", "backchannel-04", "backchannel-07", "backchannel-10")
 
 
 @pytest.fixture(scope="module")
 def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("pack")
-    write_pack(folder, seed=0, only=(*PAUSES, *BARGE_INS))
+    write_pack(folder, seed=0, only=(*PAUSES, *BARGE_INS, *BACKCHANNELS))
     return folder
 
 
@@ -31,10 +35,16 @@ def vad() -> object:
     return silero.VAD.load()
 
 
-def _observe(pack: Path, vad: object, ids: tuple[str, ...], **session: object) -> list:  # type: ignore[type-arg]
+def _observe(
+    pack: Path,
+    vad: object,
+    ids: tuple[str, ...],
+    clock: Literal["real", "virtual"] = "virtual",
+    **session: object,
+) -> list[Observation]:
     from pytest_agent_eval.adapters.livekit._turn_taking import observe_pack
 
-    return asyncio.run(observe_pack(pack, list(ids), vad=vad, session_kwargs=session))
+    return asyncio.run(observe_pack(pack, list(ids), vad=vad, session_kwargs=session, clock=clock))
 
 
 def test_the_stimuli_are_what_the_tests_say() -> None:
@@ -43,11 +53,32 @@ def test_the_stimuli_are_what_the_tests_say() -> None:
     assert all(by_id[i].expect.value == "yield" for i in BARGE_INS)
 
 
-def test_a_rerun_gives_identical_metrics(pack: Path, vad: object) -> None:
-    first = _observe(pack, vad, (*PAUSES, *BARGE_INS))
-    second = _observe(pack, vad, (*PAUSES, *BARGE_INS))
-    assert first == second  # every time, to the sample: the virtual clock is audio time
-    assert compute_metrics(first) == compute_metrics(second)
+def test_three_runs_give_identical_metrics(pack: Path, vad: object) -> None:
+    first, second, third = (_observe(pack, vad, (*PAUSES, *BARGE_INS)) for _ in range(3))
+    assert first == second == third  # to the sample, every time: the virtual clock is audio time
+    assert compute_metrics(first) == compute_metrics(second) == compute_metrics(third)
+
+
+def test_real_time_makes_the_virtual_clocks_decisions(pack: Path, vad: object) -> None:
+    # A pause LiveKit's default endpointing waits through, one it takes over, and a barge-in:
+    # the same decisions, and so the same rates, at speed 1 on the wall clock.
+    ids = (PAUSES[0], PAUSES[1], BARGE_INS[0])
+    virtual = _observe(pack, vad, ids)
+    real = _observe(pack, vad, ids, clock="real")
+    assert [o.took_over_early for o in virtual] == [False, True, False]  # it measured something
+    assert virtual[2].agent_stopped_s is not None
+
+    def rates(observed: list[Observation]) -> dict[str, tuple[int, int]]:
+        figures = compute_metrics(observed).items()
+        return {k: (m.hits, m.count) for k, m in figures if m.hits is not None}
+
+    assert rates(real) == rates(virtual)
+    for v, r in zip(virtual, real, strict=True):
+        assert (r.took_over_early, r.agent_stopped_s is None, r.agent_turn_start_s is None) == (
+            v.took_over_early,
+            v.agent_stopped_s is None,
+            v.agent_turn_start_s is None,
+        )
 
 
 def test_a_longer_endpointing_delay_takes_over_fewer_pauses(pack: Path, vad: object) -> None:
@@ -72,6 +103,23 @@ def test_interruptions_off_yield_to_no_barge_in(pack: Path, vad: object) -> None
     )["barge_in_yield_rate"]
     assert (on.hits, on.count) == (2, 2)
     assert (off.hits, off.count) == (0, 2)
+
+
+def test_a_word_count_filter_lets_backchannels_pass_and_still_yields_to_barge_ins(
+    pack: Path, vad: object
+) -> None:
+    # LiveKit's own backchannel filter: an interruption needs `min_words` words heard first, so
+    # a one-word "okay" over the agent does not stop it, and "wait, stop" still does.
+    ids = (*BACKCHANNELS, *BARGE_INS)
+    plain = compute_metrics(_observe(pack, vad, ids))
+    filtered = compute_metrics(
+        _observe(pack, vad, ids, turn_handling={"interruption": {"mode": "vad", "min_words": 2}})
+    )
+    before, after = plain["backchannel_takeover_rate"], filtered["backchannel_takeover_rate"]
+    assert before.count == after.count == 4
+    assert before.hits is not None and after.hits is not None
+    assert after.hits < before.hits, (before, after)
+    assert filtered["barge_in_yield_rate"].hits == plain["barge_in_yield_rate"].hits == 2
 
 
 def test_a_session_on_the_cloud_vad_says_it_cannot_be_tested(pack: Path) -> None:
