@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pytest_agent_eval._records import EvalRecord, SessionRecords
 from pytest_agent_eval._report._html import render_html
@@ -162,28 +163,6 @@ def test_each_stimulus_that_went_wrong_is_drawn_with_its_clip(tmp_path: Path) ->
     assert "caller clip: audio file not found: .agent_eval_cache" in page
 
 
-def test_a_miss_as_a_timeline_for_a_barge_in_not_yielded_to() -> None:
-    missed = StimulusMiss(
-        stimulus_id="barge_in-01",
-        text="Wait, stop.",
-        expect="yield",
-        what="never stopped for the barge-in",
-        audio="",
-        clip_s=2.0,
-        tail_s=3.0,
-        caller=(CallerSpan(kind="speech", start_s=0.5, end_s=1.2, text="Wait, stop."),),
-        agent_speaking=True,
-        caller_end_s=1.2,
-    )
-    timeline = missed.timeline("virtual")
-    assert [(e.kind, e.t_start, e.t_end) for e in timeline.events] == [
-        ("stream", 0.0, 5.0),
-        ("agent_speech", 0.0, 5.0),
-        ("user_speech", 0.5, 1.2),
-    ]
-    assert timeline.clock == "virtual"
-
-
 def test_the_record_travels_through_serialization_into_the_results_file() -> None:
     record = EvalRecord.from_dict(_record().to_dict())  # as xdist carries it
     assert record.turn_taking == _record().turn_taking
@@ -210,29 +189,68 @@ def test_a_budget_check_is_a_check_of_the_result() -> None:
     assert check.location == "turns.yaml:7" and not check.passed and not check.errored
 
 
-def test_a_miss_as_a_timeline_for_a_backchannel_the_agent_stopped_for() -> None:
-    missed = StimulusMiss(
-        stimulus_id="backchannel-01",
-        text="[pause 1.2s] Uh-huh.",
-        expect="keep_speaking",
-        what="stopped speaking at 1.71 s, then went back to its speech",
-        audio="",
-        clip_s=1.8,
-        tail_s=3.0,
-        caller=(
-            CallerSpan(kind="pause", start_s=0.0, end_s=1.2),
-            CallerSpan(kind="backchannel", start_s=1.2, end_s=1.6, text="Uh-huh."),
+# A barge-in the agent talked through, and a backchannel it stopped for and then resumed.
+BARGE_IN = StimulusMiss(
+    stimulus_id="barge_in-01",
+    text="Wait, stop.",
+    expect="yield",
+    what="never stopped for the barge-in",
+    audio="",
+    clip_s=2.0,
+    tail_s=3.0,
+    caller=(CallerSpan(kind="speech", start_s=0.5, end_s=1.2, text="Wait, stop."),),
+    agent_speaking=True,
+    caller_end_s=1.2,
+)
+BACKCHANNEL = StimulusMiss(
+    stimulus_id="backchannel-01",
+    text="[pause 1.2s] Uh-huh.",
+    expect="keep_speaking",
+    what="stopped speaking at 1.71 s, then went back to its speech",
+    audio="",
+    clip_s=1.8,
+    tail_s=3.0,
+    caller=(
+        CallerSpan(kind="pause", start_s=0.0, end_s=1.2),
+        CallerSpan(kind="backchannel", start_s=1.2, end_s=1.6, text="Uh-huh."),
+    ),
+    agent_speaking=True,
+    agent_stopped_s=1.71,
+    agent_resumed=True,
+)
+
+
+@pytest.mark.parametrize(
+    ("miss", "clock", "drawn"),
+    [
+        (
+            BARGE_IN,
+            "virtual",
+            [
+                ("stream", 0.0, 5.0, None),
+                ("agent_speech", 0.0, 5.0, None),
+                ("user_speech", 0.5, 1.2, None),
+            ],
         ),
-        agent_speaking=True,
-        agent_stopped_s=1.71,
-        agent_resumed=True,
-    )
-    timeline = missed.timeline("real")
-    assert [(e.kind, e.t_start, e.t_end, e.detail.get("kind")) for e in timeline.events] == [
-        ("stream", 0.0, 4.8, None),
-        ("agent_speech", 0.0, 1.71, None),
-        ("user_speech", 1.2, 1.6, None),
-        ("interruption", 1.71, None, "resumed"),
+        (
+            BACKCHANNEL,
+            "real",
+            [
+                ("stream", 0.0, 4.8, None),
+                ("agent_speech", 0.0, 1.71, None),
+                ("user_speech", 1.2, 1.6, None),
+                ("interruption", 1.71, None, "resumed"),
+            ],
+        ),
+    ],
+    ids=["barge-in talked through", "backchannel stopped for"],
+)
+def test_a_miss_as_a_timeline(
+    miss: StimulusMiss, clock: str, drawn: list[tuple[str, float, float | None, str | None]]
+) -> None:
+    timeline = miss.timeline(clock)
+    assert [(e.kind, e.t_start, e.t_end, e.detail.get("kind")) for e in timeline.events] == drawn
+    assert timeline.clock == clock
+    assert [e.detail["sound"] for e in timeline.of("user_speech")] == [
+        span.kind for span in miss.caller if span.kind != "pause"
     ]
-    assert timeline.of("user_speech")[0].detail == {"sound": "backchannel", "text": "Uh-huh."}
-    assert timeline.clock == "real"
