@@ -27,8 +27,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 __all__ = ["main"]
 
 TAIL_S = 3.0
@@ -56,6 +54,8 @@ def main() -> None:
         played = read_pack(folder, args.stimulus)
         audio_s = sum(p.clip.duration_s + TAIL_S for p in played)
         play = _pipecat() if args.pipecat else _livekit()
+        import psutil  # the dev and capacity extras install it
+
         runs = []
         process = psutil.Process()
         for repeat in range(args.repeat):

@@ -28,6 +28,8 @@ ENDPOINTING_MIN_DELAY = float(os.environ.get("ENDPOINTING_MIN_DELAY", "2.5"))
 
 
 class BookingAgent(Agent):
+    """The agent itself: what it says is the LLM's; when it speaks is the session's settings."""
+
     def __init__(self) -> None:
         super().__init__(
             instructions="You are the booking assistant of Chez Pytest. Keep replies short."
@@ -35,6 +37,7 @@ class BookingAgent(Agent):
 
 
 def make_session() -> tuple[AgentSession, Agent]:
+    """The session and agent as production starts them."""
     session: AgentSession = AgentSession(
         vad=VAD,
         turn_handling={

@@ -4,7 +4,9 @@ under ``turn_taking`` in the results file, from a record as a turn-taking item l
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from pytest_agent_eval._report._markdown import render_markdown
 from pytest_agent_eval._report._records import ReportData
 from pytest_agent_eval._report._results_file import _eval_entry
 from pytest_agent_eval._report._terminal import turn_taking_lines
-from pytest_agent_eval._report._turn_taking import conformance_html, conformance_rows
+from pytest_agent_eval._report._turn_taking import conformance_html, conformance_rows, miss_lines
 from pytest_agent_eval.models import EvalResult, RunResult, TranscriptResult, TurnResult
 from pytest_agent_eval.models._turn_taking import (
     BudgetVerdict,
@@ -28,6 +30,7 @@ from pytest_agent_eval.voice._clip import AudioClip, write_wav_atomic
 
 MISS = StimulusMiss(
     stimulus_id="pause-04",
+    seed=0,
     text="I'd like a table for [pause 1.9s] four people on Friday.",
     expect="respond",
     what="took the turn at 2.91 s, 1.20 s before the caller was done",
@@ -149,7 +152,7 @@ def test_each_stimulus_that_went_wrong_is_drawn_with_its_clip(tmp_path: Path) ->
     assert miss.count('data-kind="user_speech"') == 2
     assert miss.count('data-kind="agent_speech"') == 1
     assert "agent speech 2.910 s to the end of the turn" in miss
-    assert "not observed by this adapter: vad speech, end of turn" in miss
+    assert "not kept for a stimulus: vad speech, end of turn" in miss
 
     # In the whole page, the clip is embedded from the rootdir's cache, and says so if gone.
     wav = tmp_path / MISS.audio
@@ -192,6 +195,7 @@ def test_a_budget_check_is_a_check_of_the_result() -> None:
 # A barge-in the agent talked through, and a backchannel it stopped for and then resumed.
 BARGE_IN = StimulusMiss(
     stimulus_id="barge_in-01",
+    seed=0,
     text="Wait, stop.",
     expect="yield",
     what="never stopped for the barge-in",
@@ -204,6 +208,7 @@ BARGE_IN = StimulusMiss(
 )
 BACKCHANNEL = StimulusMiss(
     stimulus_id="backchannel-01",
+    seed=0,
     text="[pause 1.2s] Uh-huh.",
     expect="keep_speaking",
     what="stopped speaking at 1.71 s, then went back to its speech",
@@ -228,7 +233,7 @@ BACKCHANNEL = StimulusMiss(
             "virtual",
             [
                 ("stream", 0.0, 5.0, None),
-                ("agent_speech", 0.0, 5.0, None),
+                ("agent_speech", 0.0, None, None),  # never stopped: when its line ended is not kept
                 ("user_speech", 0.5, 1.2, None),
             ],
         ),
@@ -239,14 +244,16 @@ BACKCHANNEL = StimulusMiss(
                 ("stream", 0.0, 4.8, None),
                 ("agent_speech", 0.0, 1.71, None),
                 ("user_speech", 1.2, 1.6, None),
-                ("interruption", 1.71, None, "resumed"),
+                ("interruption", 1.71, None, "resumed"),  # a false interruption, recovered
             ],
         ),
     ],
     ids=["barge-in talked through", "backchannel stopped for"],
 )
 def test_a_miss_as_a_timeline(
-    miss: StimulusMiss, clock: str, drawn: list[tuple[str, float, float | None, str | None]]
+    miss: StimulusMiss,
+    clock: Literal["virtual", "real"],
+    drawn: list[tuple[str, float, float | None, str | None]],
 ) -> None:
     timeline = miss.timeline(clock)
     assert [(e.kind, e.t_start, e.t_end, e.detail.get("kind")) for e in timeline.events] == drawn
@@ -254,3 +261,12 @@ def test_a_miss_as_a_timeline(
     assert [e.detail["sound"] for e in timeline.of("user_speech")] == [
         span.kind for span in miss.caller if span.kind != "pause"
     ]
+
+
+def test_a_miss_is_named_with_its_seed_when_the_item_played_several_packs() -> None:
+    one = _record()
+    assert one.turn_taking is not None
+    two = replace(one, turn_taking=replace(one.turn_taking, seeds=(0, 1)))
+    assert "- `pause-04` (" in "\n".join(miss_lines([one]))
+    assert "- `seed-0/pause-04` (" in "\n".join(miss_lines([two]))
+    assert 'data-stimulus="seed-0/pause-04"' in conformance_html([two], _player)

@@ -198,12 +198,15 @@ def test_every_example_transcript_validates() -> None:
         if f.relative_to(ROOT / "examples").parts[0] != "ci"
     ]
     assert len(files) >= 8
+    from pytest_agent_eval._turn_gate._spec import is_turn_taking_file, load_turn_taking_file
     from pytest_agent_eval.simulation import load_simulation_file
     from pytest_agent_eval.simulation._model import file_kind
 
     for path in files:
         if file_kind(path) is not None:  # examples/simulations: simulations and scenarios
             load_simulation_file(path)
+        elif is_turn_taking_file(path):  # examples/turn-taking-livekit: a turn-taking gate
+            load_turn_taking_file(path)
         else:
             load_transcript_file(path)
 

@@ -200,6 +200,16 @@ def _counted_against(o: Observation) -> bool:
             ),
             "cut its answer short at 2.90 s",
         ),
+        (  # answered before a short answer was over: no rate counts it, so no miss
+            Observation(
+                stimulus_id="short_answer-1",
+                category=Category.SHORT_ANSWER,
+                expect=Expected.RESPOND,
+                caller_end_s=1.0,
+                agent_turn_start_s=0.8,
+            ),
+            None,
+        ),
     ],
 )
 def test_a_miss_is_what_the_metrics_count_against_the_agent(

@@ -105,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--refine",
         type=int,
-        help="steps halving the gap between the last K within budget and the first over (default 2)",
+        help="steps halving the gap between the last K within budget and the first over (default 4)",
     )
     parser.add_argument(
         "--p95-latency-ms",

@@ -43,8 +43,11 @@ def _label(event: TimelineEvent) -> str:
     return f"{event.kind.replace('_', ' ')} {when}" + (f" ({detail})" if detail else "")
 
 
-def render_timeline_svg(timeline: Timeline) -> str:
-    """``timeline`` as an SVG element (a ``<figure>`` holding it and what was unobserved)."""
+def render_timeline_svg(
+    timeline: Timeline, *, unobserved_note: str = "not observed by this adapter"
+) -> str:
+    """``timeline`` as an SVG element (a ``<figure>`` holding it and, after
+    ``unobserved_note``, the kinds it does not hold)."""
     span = max(timeline.end_s, 0.1)
     plot_w = _WIDTH - _LABEL_W - _PAD_R
     height = _ROW_H * len(_ROWS) + _AXIS_H + 4
@@ -112,7 +115,7 @@ def render_timeline_svg(timeline: Timeline) -> str:
     notes = [f"{timeline.clock} clock"]
     if timeline.unobserved:
         unseen = ", ".join(k.replace("_", " ") for k in timeline.unobserved)
-        notes.append(f"not observed by this adapter: {unseen}")
+        notes.append(f"{unobserved_note}: {unseen}")
     caption = f'<figcaption class="meta">{escape("; ".join(notes))}</figcaption>'
     return f'<figure class="timeline-figure">{svg}{caption}</figure>'
 

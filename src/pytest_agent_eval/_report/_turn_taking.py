@@ -20,7 +20,8 @@ from typing import Any, Literal
 from .._records import EvalRecord
 from .._serialize import from_json
 from .._turn_taking._metrics import HIGHER_IS_BETTER
-from ..models._turn_taking import BudgetVerdict, Metric
+from ..models._timeline import TimelineClock
+from ..models._turn_taking import BudgetVerdict, Metric, StimulusMiss, TurnTakingRecord
 from ._baseline import BaselineError
 from ._timeline_svg import render_timeline_svg
 
@@ -40,6 +41,10 @@ __all__ = [
 CONFORMANCE_HEADER = ("eval", "metric", "value", "95% interval", "n", "budget", "verdict")
 
 _VERDICT = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}
+
+_NOT_KEPT = "not kept for a stimulus"
+"""Under a stimulus's timeline: the marks its record does not keep (the agent's VAD, its end
+of turn), which the runner saw."""
 
 
 def _number(value: float, unit: str) -> str:
@@ -78,12 +83,18 @@ def conformance_rows(records: Sequence[EvalRecord]) -> list[list[str]]:
     return rows
 
 
-def _missed(record: EvalRecord) -> str:
+def _misses_headline(record: EvalRecord) -> str:
     taken = record.turn_taking
     assert taken is not None
     shown = len(taken.misses)
     more = f" (the first {shown} below)" if shown < taken.missed else ""
     return f"{record.label}: {taken.missed} of {taken.stimuli} stimuli went wrong{more}"
+
+
+def _stimulus(miss: StimulusMiss, taken: TurnTakingRecord) -> str:
+    """``pause-04``, or ``seed-1/pause-04`` when the item played several seeds' packs (which
+    share their stimulus ids)."""
+    return miss.stimulus_id if len(taken.seeds) < 2 else f"seed-{miss.seed}/{miss.stimulus_id}"
 
 
 def miss_lines(records: Sequence[EvalRecord]) -> list[str]:
@@ -93,8 +104,8 @@ def miss_lines(records: Sequence[EvalRecord]) -> list[str]:
         taken = record.turn_taking
         if taken is None or not taken.missed:
             continue
-        lines += [f"**{_missed(record)}**", ""]
-        lines += [f"- `{m.stimulus_id}` ({m.text}): {m.what}" for m in taken.misses]
+        lines += [f"**{_misses_headline(record)}**", ""]
+        lines += [f"- `{_stimulus(m, taken)}` ({m.text}): {m.what}" for m in taken.misses]
         lines.append("")
     return lines
 
@@ -115,16 +126,18 @@ def conformance_html(records: Sequence[EvalRecord], player: Callable[[str, str],
         taken = record.turn_taking
         if taken is None or not taken.missed:
             continue
+        clock: TimelineClock = "virtual" if taken.clock == "virtual" else "real"
         items = "".join(
-            f'<details class="tt-miss" data-stimulus="{html.escape(m.stimulus_id)}">'
-            f"<summary><code>{html.escape(m.stimulus_id)}</code>: {html.escape(m.what)}</summary>"
+            f'<details class="tt-miss" data-stimulus="{html.escape(_stimulus(m, taken))}">'
+            f"<summary><code>{html.escape(_stimulus(m, taken))}</code>: "
+            f"{html.escape(m.what)}</summary>"
             f'<p class="meta">{html.escape(m.text)} (expected: '
             f"{html.escape(m.expect.replace('_', ' '))})</p>"
-            f"{render_timeline_svg(m.timeline(taken.clock))}"
+            f"{render_timeline_svg(m.timeline(clock), unobserved_note=_NOT_KEPT)}"
             f"{player(m.audio, 'caller clip') if m.audio else ''}</details>"
             for m in taken.misses
         )
-        misses.append(f"<h3>{html.escape(_missed(record))}</h3>{items}")
+        misses.append(f"<h3>{html.escape(_misses_headline(record))}</h3>{items}")
     return (
         '<section id="turn-taking"><h2>Turn-taking conformance</h2>'
         f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

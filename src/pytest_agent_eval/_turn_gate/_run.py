@@ -99,7 +99,7 @@ def prepare_stimuli(cache: Path, chosen: Sequence[tuple[int, Stimulus]]) -> list
         events = _cached(wav, stimulus)
         if events is None:  # written just now: only a concurrent writer could undo it
             raise AdapterError(f"{wav}: the stimulus was rendered but cannot be read back")
-        out.append(PlayedStimulus(stimulus, read_wav(wav), events, wav=wav))
+        out.append(PlayedStimulus(stimulus, read_wav(wav), events, wav=wav, seed=seed))
     return out
 
 
@@ -308,6 +308,7 @@ def _miss(
             audio = wav.relative_to(audio_root).as_posix()
     return StimulusMiss(
         stimulus_id=played.stimulus.id,
+        seed=played.seed,
         text=played.stimulus.text,
         expect=played.stimulus.expect.value,
         what=what,

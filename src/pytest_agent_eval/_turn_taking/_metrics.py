@@ -20,6 +20,7 @@ from ._stimulus import Category, Expected
 __all__ = [
     "HIGHER_IS_BETTER",
     "METRIC_NAMES",
+    "TAKEOVER_CATEGORIES",
     "Metric",
     "Observation",
     "compute_metrics",
@@ -128,6 +129,12 @@ def _yielded(o: Observation) -> bool:
     return o.interrupt_start_s is None or o.agent_stopped_s >= o.interrupt_start_s
 
 
+TAKEOVER_CATEGORIES: frozenset[Category] = frozenset(
+    {Category.PAUSE, Category.FILLER, Category.BACKCHANNEL, Category.NOISE, Category.SIDE_SPEECH}
+)
+"""The categories a takeover rate counts (`pause_takeover_rate` counts pauses and fillers)."""
+
+
 def _took_over(o: Observation) -> bool:
     """What the takeover rates count: over the agent's own speech, it stopped or took a turn;
     on the caller's turn, it took it before the caller was done, or cut its answer short."""
@@ -145,6 +152,10 @@ def miss_of(o: Observation) -> str | None:
         if o.agent_stopped_s is not None:
             return f"stopped at {o.agent_stopped_s:.2f} s, before the barge-in began"
         return "never stopped for the barge-in"
+    if o.expect is Expected.RESPOND and o.agent_turn_start_s is None:
+        return "never answered"
+    if o.category not in TAKEOVER_CATEGORIES or not _took_over(o):
+        return None  # a short answer taken early: no rate counts it, so no miss either
     if o.expect is Expected.KEEP_SPEAKING:
         if o.agent_stopped_s is not None:
             back = ", then went back to its speech" if o.agent_resumed else ""
@@ -155,11 +166,7 @@ def miss_of(o: Observation) -> str | None:
     if o.took_over_early and o.agent_turn_start_s is not None:
         early = o.caller_end_s - o.agent_turn_start_s
         return f"took the turn at {o.agent_turn_start_s:.2f} s, {early:.2f} s before the caller was done"
-    if o.agent_stopped_s is not None:
-        return f"cut its answer short at {o.agent_stopped_s:.2f} s"
-    if o.agent_turn_start_s is None:
-        return "never answered"
-    return None
+    return f"cut its answer short at {o.agent_stopped_s:.2f} s"
 
 
 def compute_metrics(observations: Sequence[Observation]) -> dict[str, Metric]:
@@ -167,6 +174,7 @@ def compute_metrics(observations: Sequence[Observation]) -> dict[str, Metric]:
     obs = list(observations)
 
     def takeover(*categories: Category) -> tuple[int, int]:
+        assert set(categories) <= TAKEOVER_CATEGORIES
         return _count(obs, lambda o: o.category in categories, _took_over)
 
     metrics: list[Metric] = [

@@ -55,6 +55,8 @@ class PlayedStimulus:
     events: tuple[Mapping[str, Any], ...]
     wav: Path | None = None
     """The file the audio was read from (what a report plays)."""
+    seed: int = 0
+    """The seed of the pack it belongs to."""
 
 
 Observe = Callable[[PlayedStimulus], Awaitable[Observation]]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._results import EvalResult
-from ._timeline import Timeline, TimelineEvent
+from ._timeline import Timeline, TimelineClock, TimelineEvent, TimelineKind
 
 __all__ = ["BudgetVerdict", "CallerSpan", "Metric", "StimulusMiss", "TurnTakingRecord"]
 
@@ -93,6 +93,8 @@ class StimulusMiss:
     caller's sounds, what the agent did and when, and the clip to play."""
 
     stimulus_id: str
+    seed: int
+    """The seed of the pack it came from (two seeds' packs share stimulus ids)."""
     text: str
     """The stimulus as written, markers included: ``Uh-huh. [pause 1.2s] ...``."""
     expect: str
@@ -113,15 +115,20 @@ class StimulusMiss:
     agent_stopped_s: float | None = None
     agent_resumed: bool = False
 
-    def timeline(self, clock: str) -> Timeline:
+    def timeline(self, clock: TimelineClock) -> Timeline:
         """The stimulus as a turn's `Timeline` (what the reports draw): the clip streamed and
         the caller's sounds in the user's lanes, the agent's line and answer in its lane, its
-        stop as an interruption. The agent's VAD and end-of-turn marks are not kept in a miss:
-        they are named unobserved, not drawn as absent."""
+        stop as an interruption (``false``, or ``resumed``, over a sound it should have talked
+        through). When the agent's line or answer ended is not kept: such a span is open.
+        Neither are its VAD and end-of-turn marks: they are named unobserved, not drawn as
+        absent."""
         end = self.clip_s + self.tail_s
+        stop = None if self.agent_stopped_s is None else max(0.0, self.agent_stopped_s)
 
-        def event(name: str, start: float, until: float | None, /, **detail: Any) -> TimelineEvent:
-            return TimelineEvent(kind=name, t_start=start, t_end=until, detail=detail)  # type: ignore[arg-type]
+        def event(
+            kind: TimelineKind, start: float, until: float | None, /, **detail: Any
+        ) -> TimelineEvent:
+            return TimelineEvent(kind=kind, t_start=start, t_end=until, detail=detail)
 
         events = [event("stream", 0.0, end, clip=self.audio)]
         events += [
@@ -129,21 +136,22 @@ class StimulusMiss:
             for span in self.caller
             if span.kind != "pause"
         ]
+        answer = self.agent_turn_start_s
         if self.agent_speaking:
-            stop = self.agent_stopped_s if self.agent_stopped_s is not None else end
-            events.append(event("agent_speech", 0.0, stop, text="its line"))
-        if self.agent_stopped_s is not None:
-            kind = "resumed" if self.agent_resumed else "real"
-            events.append(event("interruption", self.agent_stopped_s, None, kind=kind))
-        if self.agent_turn_start_s is not None:
-            # When its answer ended is not kept: an open span, drawn to the end.
-            events.append(event("agent_speech", self.agent_turn_start_s, None, text="its answer"))
+            line_end = stop if stop is not None and (answer is None or stop <= answer) else None
+            events.append(event("agent_speech", 0.0, line_end, text="its line"))
+        if stop is not None:
+            if self.expect == "keep_speaking":
+                kind = "resumed" if self.agent_resumed else "false"
+            else:
+                kind = "real"
+            events.append(event("interruption", stop, None, kind=kind))
+        if answer is not None:
+            answer = max(0.0, answer)
+            cut = stop if stop is not None and stop >= answer else None
+            events.append(event("agent_speech", answer, cut, text="its answer"))
         events.sort(key=lambda e: e.t_start)
-        return Timeline(
-            events=events,
-            clock="virtual" if clock == "virtual" else "real",
-            unobserved=["vad_speech", "end_of_turn"],
-        )
+        return Timeline(events=events, clock=clock, unobserved=["vad_speech", "end_of_turn"])
 
 
 MISSES_KEPT = 20
