@@ -20,6 +20,7 @@ pytest.importorskip("pipecat.frames.frames", reason="needs the pipecat extra")
 
 from pytest_agent_eval._turn_taking._metrics import Observation, compute_metrics
 from pytest_agent_eval._turn_taking._pack import build_pack, write_pack
+from turn_decisions import decisions, rates
 
 # The first voice's pauses (0.3, 0.9, 1.5 and 1.9 s mid-sentence) and a barge-in.
 PAUSES = ("pause-01", "pause-04", "pause-07", "pause-10")
@@ -180,19 +181,8 @@ def test_three_runs_give_identical_metrics_and_real_time_the_same_decisions(pack
     real = _observe(pack, ids, bot(), speed=1.0)
     # In real time the compute (Silero, the TTS) takes wall time, which the latencies include;
     # every decision, and so every rate, is the same.
-    virtual_rates = {
-        k: (m.hits, m.count) for k, m in compute_metrics(first).items() if m.hits is not None
-    }
-    real_rates = {
-        k: (m.hits, m.count) for k, m in compute_metrics(real).items() if m.hits is not None
-    }
-    assert real_rates == virtual_rates
-    for v, r in zip(first, real, strict=True):
-        assert (r.took_over_early, r.agent_stopped_s is None, r.agent_turn_start_s is None) == (
-            v.took_over_early,
-            v.agent_stopped_s is None,
-            v.agent_turn_start_s is None,
-        )
+    assert rates(real) == rates(first)
+    assert decisions(real) == decisions(first)
 
 
 def test_a_longer_vad_stop_time_waits_longer_and_takes_over_fewer_pauses(pack: Path) -> None:

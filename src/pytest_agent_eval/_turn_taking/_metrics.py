@@ -156,13 +156,11 @@ def miss_of(o: Observation) -> str | None:
         return "never answered"
     if o.category not in TAKEOVER_CATEGORIES or not _took_over(o):
         return None  # a short answer taken early: no rate counts it, so no miss either
-    if o.expect is Expected.KEEP_SPEAKING:
+    if o.expect is Expected.KEEP_SPEAKING:  # it reacted: it stopped, or took a new turn
         if o.agent_stopped_s is not None:
             back = ", then went back to its speech" if o.agent_resumed else ""
             return f"stopped speaking at {o.agent_stopped_s:.2f} s{back}"
-        if o.agent_turn_start_s is not None:
-            return f"took a new turn at {o.agent_turn_start_s:.2f} s"
-        return None
+        return f"took a new turn at {o.agent_turn_start_s:.2f} s"
     if o.took_over_early and o.agent_turn_start_s is not None:
         early = o.caller_end_s - o.agent_turn_start_s
         return f"took the turn at {o.agent_turn_start_s:.2f} s, {early:.2f} s before the caller was done"
