@@ -10,17 +10,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_bots import single_bot, smart_turn_bot
+from corpus_bots import single_bot, smart_turn_bot, voice_bot
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
     Frame,
+    InputAudioRawFrame,
     TTSSpeakFrame,
     UserSpeakingFrame,
     UserStartedSpeakingFrame,
 )
+from pipecat.pipeline.pipeline import Pipeline
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat_support import PHRASES, converse, run, spoken, transcript
 
 from pytest_agent_eval.adapters.pipecat import (
+    FixtureTextSTTService,
     InProcessTransport,
     PipecatAdapter,
     SynthesizerTTSService,
@@ -158,6 +163,56 @@ def test_a_reply_that_ends_before_the_interruption_is_due_is_not_a_barge_in(
     assert "before the interruption was due (6000 ms into the reply)" in (
         second.barge_in.precondition
     )
+
+
+class BusyWhileTheBotSpeaks(FrameProcessor):
+    """A loaded process in real time: from 1 s into each reply, 1.2 s of the caller's audio
+    costs 25 ms of blocking compute per 20 ms chunk, so the pipeline's loop falls behind and
+    has no idle moment until it caught up again (around 2.5 s into the reply)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chunks: int | None = None
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, BotStartedSpeakingFrame):
+            self.chunks = 0
+        elif isinstance(frame, BotStoppedSpeakingFrame):
+            self.chunks = None
+        elif isinstance(frame, InputAudioRawFrame) and self.chunks is not None:
+            self.chunks += 1
+            if 50 <= self.chunks < 110:
+                time.sleep(0.025)
+        await self.push_frame(frame, direction)
+
+
+def busy_bot(transport: InProcessTransport) -> Any:
+    stt = Pipeline([BusyWhileTheBotSpeaks(), FixtureTextSTTService()])
+    return voice_bot(transport, stt=stt)[0]
+
+
+def test_a_barge_in_on_a_loop_with_no_idle_moment_splits_the_turns_at_the_interruption(
+    phrases: dict[str, Path],
+) -> None:
+    """In real time on a loaded process, the interrupted turn ends and the interrupting one
+    begins when the interruption is due, not at the loop's next idle moment (which comes only
+    once the bot stopped): the interrupting turn keeps its own speech and the bot's stop, and
+    the barge-in is judged from them. Split at the idle moment, the interrupting turn lost its
+    start and the interruption (the capacity test's Pipecat conversations that "stopped
+    answering" under load)."""
+    script = transcript(
+        spoken("story", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=3000, after_ms=1500)),
+    )
+    _, (first, second) = run(converse(PipecatAdapter(busy_bot, speed=1.0, timeout_s=15.0), script))
+    assert first.reply.startswith("Once upon a time")
+    assert second.reply == "Okay, I will stop."
+    barge = second.barge_in
+    assert barge is not None and barge.precondition is None
+    assert barge.stopped and barge.interrupted_text == first.reply
+    # The load was there: the microphone fell behind its schedule while the reply played.
+    assert second.metadata["pipecat"]["barge_in_behind_s"] > 0.1
 
 
 # -- negative latency ------------------------------------------------------------------------------

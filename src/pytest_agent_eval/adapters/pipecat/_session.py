@@ -107,12 +107,9 @@ class BotSession:
         self,
         done: Callable[[], bool],
         what: Callable[[], str],
-        *,
-        wake_at: float | None = None,
     ) -> None:
         """Wait until ``done()`` holds at an idle moment, or an error is recorded; bounded by
-        ``timeout_s`` of the pipeline's time. ``wake_at`` (pipeline time) makes sure the loop
-        has a moment then, for a ``done`` that depends on the time itself.
+        ``timeout_s`` of the pipeline's time.
 
         Raises:
             TurnTimeout: With ``what()``, the thing still pending.
@@ -126,9 +123,6 @@ class BotSession:
             # The pipeline ending (the bot hung up, or crashed) ends the wait too.
             ended = asyncio.ensure_future(asyncio.shield(runner))
             ended.add_done_callback(lambda _: None if future.done() else future.set_result(None))
-        timer = None
-        if wake_at is not None:
-            timer = loop.call_at(loop.time() + max(0.0, wake_at - self.recorder.now()), _no_op)
         try:
             async with asyncio.timeout(self.options.timeout_s):
                 await future
@@ -136,8 +130,6 @@ class BotSession:
             raise TurnTimeout(what()) from None
         finally:
             self._waiter = None
-            if timer is not None:
-                timer.cancel()
             if ended is not None and not ended.done():
                 ended.cancel()
         if runner is not None and runner.done() and not done() and not self._hung_up(runner):
@@ -537,14 +529,34 @@ class BotSession:
         due = mic.time_of(start)  # on the VAD's window grid, at or just after
         for stt in self.fixture_stts():
             stt.expect_fixture(interrupting.path, interrupting_text, (start - onset) / rate)
-        await self._until(
-            lambda: recorder.now() >= due - 1e-6 or not recorder.bot_speaking,
-            lambda: f"the interruption {due_what}",
-            wake_at=due,
-        )
+        # Turn index ends, and turn index + 1 begins, at `due` itself: a callback the loop runs
+        # when its clock gets there, not the first idle moment after it. A loaded loop in real
+        # time may have no idle moment for seconds, while the interrupting speech is heard and
+        # answered: a split made then would give turn index + 1 a log that missed its own
+        # speech (and wait for it forever), or find the reply over and call the barge-in
+        # untested. On the virtual clock the two are the same moment.
+        came: list[bool] = []
+
+        def at_due() -> None:
+            came.append(True)
+            if recorder.bot_speaking:
+                run.second = recorder.begin(index + 1, "audio")
+                recorder.carry_spoken_to(log)
+
+        timer = loop.call_at(loop.time() + max(0.0, due - recorder.now()), at_due)
+        try:
+            await self._until(
+                lambda: bool(came) or not recorder.bot_speaking,
+                lambda: f"the interruption {due_what}",
+            )
+        finally:
+            timer.cancel()
         self.clock.release()
-        if not recorder.bot_speaking:
-            played = recorder.now() - reply_start
+        if run.second is None:
+            # The reply ended before `due` (seen at once when the loop had a moment, else at
+            # `due`): when its last stop was recorded.
+            ended = log.bot_stopped[-1] if log.bot_stopped else recorder.now()
+            played = ended - reply_start
             run.untested = (
                 f"the bot's reply ended after {played:.2f} s, before the interruption was due "
                 f"({due_what}); interrupt earlier or make the reply longer"
@@ -556,9 +568,7 @@ class BotSession:
         # The interrupting speech starts now: turn index ends here, turn index + 1 begins.
         run.due_at = due
         run.reply_position_s = due - reply_start
-        following = recorder.begin(index + 1, "audio")
-        recorder.carry_spoken_to(log)
-        run.second = following
+        following = run.second
         await self._until(
             lambda: mic.queued_samples == 0 and recorder.pending() is None,
             self._pending_audio,
@@ -652,10 +662,6 @@ class BargeInRun:
     """The most the microphone ran behind its schedule from the reply's start to the end of
     the interrupting turn (pipeline seconds; 0 on the virtual clock): a real-time run whose
     loop could not keep pace, so where the cut fell was not decided by the audio alone."""
-
-
-def _no_op() -> None:
-    return None
 
 
 def _words(log: TurnLog) -> int:
