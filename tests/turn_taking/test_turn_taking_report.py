@@ -3,6 +3,7 @@ under ``turn_taking`` in the results file, from a record as a turn-taking item l
 
 from __future__ import annotations
 
+
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -133,6 +134,26 @@ def test_the_terminal_table_colours_a_broken_budget_red() -> None:
         "- `pause-04` (I'd like a table for [pause 1.9s] four people on Friday.): took the turn "
         "at 2.91 s, 1.20 s before the caller was done"
     ) in markdown
+
+
+def test_after_an_error_the_misses_are_counted_of_the_stimuli_observed() -> None:
+    """An error that ended an item after 3 of its 4 stimuli: its headline counts the miss of
+    the 3 observed and says the fourth was never judged, rather than "1 of 4"."""
+    record = _record()
+    taken = record.turn_taking
+    assert taken is not None
+    ended = replace(taken, observed=3, missed=1)
+    record = replace(record, turn_taking=ended)
+    record = EvalRecord.from_dict(record.to_dict())  # as xdist carries it
+    assert record.turn_taking is not None and record.turn_taking.observed == 3
+    markdown = "\n".join(miss_lines([record]))
+    assert (
+        "turns[pause]: 1 of the 3 stimuli observed went wrong; an error ended the item there, "
+        "and the other 1 of its 4 were not judged"
+    ) in markdown
+    assert "1 of 4 stimuli" not in markdown
+    assert _eval_entry(record)["turn_taking"]["observed"] == 3
+    assert _eval_entry(_record())["turn_taking"]["observed"] is None
 
 
 def test_the_html_section_escapes_its_cells() -> None:

@@ -88,7 +88,13 @@ def _misses_headline(record: EvalRecord) -> str:
     assert taken is not None
     shown = len(taken.misses)
     more = f" (the first {shown} below)" if shown < taken.missed else ""
-    return f"{record.label}: {taken.missed} of {taken.stimuli} stimuli went wrong{more}"
+    if taken.observed is None:
+        return f"{record.label}: {taken.missed} of {taken.stimuli} stimuli went wrong{more}"
+    return (
+        f"{record.label}: {taken.missed} of the {taken.observed} stimuli observed went "
+        f"wrong{more}; an error ended the item there, and the other "
+        f"{taken.stimuli - taken.observed} of its {taken.stimuli} were not judged"
+    )
 
 
 def _stimulus(miss: StimulusMiss, taken: TurnTakingRecord) -> str:

@@ -282,6 +282,7 @@ def _result(
         wall_s=round(wall_s, 3),
         metrics=tuple(relevant),
         budgets=tuple(verdicts) if error is None else (),
+        observed=len(observations) if len(observations) < len(played) else None,
         missed=len(missed),
         misses=tuple(
             _miss(p, o, what, tail_s=spec.tail_s, audio_root=audio_root)

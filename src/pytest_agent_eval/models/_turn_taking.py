@@ -179,7 +179,10 @@ class TurnTakingRecord:
     metrics: tuple[Metric, ...] = ()
     """The metrics this category feeds, in report order."""
     budgets: tuple[BudgetVerdict, ...] = ()
+    observed: int | None = None
+    """How many stimuli were observed when an error ended the item before the last (the rest
+    were never judged); None when every one of ``stimuli`` was."""
     missed: int = 0
-    """How many stimuli the agent got wrong."""
+    """How many of the observed stimuli the agent got wrong."""
     misses: tuple[StimulusMiss, ...] = ()
     """The first `MISSES_KEPT` of them, each with its timeline."""
