@@ -30,7 +30,7 @@ from pytest_agent_eval.adapters.pipecat import (
     PipecatAdapter,
     SynthesizerTTSService,
 )
-from pytest_agent_eval.errors import AdapterError, AudioFixtureError
+from pytest_agent_eval.errors import AdapterError, AgentTimeoutError, AudioFixtureError
 from pytest_agent_eval.models import AudioCondition, InterruptConfig, Turn
 
 # -- turns split across fixtures ------------------------------------------------------------------
@@ -213,6 +213,37 @@ def test_a_barge_in_on_a_loop_with_no_idle_moment_splits_the_turns_at_the_interr
     assert barge.stopped and barge.interrupted_text == first.reply
     # The load was there: the microphone fell behind its schedule while the reply played.
     assert second.metadata["pipecat"]["barge_in_behind_s"] > 0.1
+
+
+class AlwaysBehind(FrameProcessor):
+    """A process past what it can run in real time: every 20 ms of the caller's audio costs
+    21 ms of blocking compute, so the loop falls further behind the audio for good."""
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, InputAudioRawFrame):
+            time.sleep(0.021)
+        await self.push_frame(frame, direction)
+
+
+def always_behind_bot(transport: InProcessTransport) -> Any:
+    stt = Pipeline([AlwaysBehind(), FixtureTextSTTService()])
+    return voice_bot(transport, stt=stt)[0]
+
+
+def test_a_loop_that_never_goes_idle_is_an_error_not_a_bot_that_stopped_answering(
+    phrases: dict[str, Path],
+) -> None:
+    """In real time on a process that cannot keep pace, the bot answers, but the loop never has
+    an idle moment to confirm the turn is over: the run could not evaluate the bot, and says
+    so, rather than calling it a bot that never finished (a FAIL a gate could absorb)."""
+    adapter = PipecatAdapter(always_behind_bot, speed=1.0, timeout_s=6.0)
+    with pytest.raises(AdapterError, match="never went idle to confirm it") as caught:
+        run(converse(adapter, transcript(spoken("hello", phrases))))
+    assert not isinstance(caught.value, AgentTimeoutError)
+    # It begins at the start already: the microphone's silence keeps the loop behind.
+    assert str(caught.value).startswith("the pipeline's start: no end within timeout_s=6 s")
+    assert "speed=0" in str(caught.value)
 
 
 # -- negative latency ------------------------------------------------------------------------------

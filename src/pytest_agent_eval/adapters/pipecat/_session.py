@@ -32,7 +32,14 @@ from ._record import Recorder, TurnLog
 from ._services import FixtureTextSTTService
 from ._transport import InProcessTransport
 
-__all__ = ["BargeInRun", "BotSession", "SessionOptions", "TurnTimeout", "call_bot"]
+__all__ = [
+    "BargeInRun",
+    "BotSession",
+    "LoopBehindError",
+    "SessionOptions",
+    "TurnTimeout",
+    "call_bot",
+]
 
 _END_S = 5.0
 """How long the pipeline gets to end by itself (an EndFrame) before it is cancelled."""
@@ -63,6 +70,12 @@ class SessionOptions:
 
 class TurnTimeout(AdapterError):
     """A wait ran past ``timeout_s`` of the pipeline's time."""
+
+
+class LoopBehindError(AdapterError):
+    """What a wait waited for had happened, but the pipeline's loop never went idle to confirm
+    it within ``timeout_s``: in real time, a loop that runs behind the audio the whole time
+    (the process cannot keep pace at its load). Nothing can be said of the bot then."""
 
 
 class BotSession:
@@ -127,6 +140,14 @@ class BotSession:
             async with asyncio.timeout(self.options.timeout_s):
                 await future
         except TimeoutError:
+            if done():
+                raise LoopBehindError(
+                    f"no end within timeout_s={self.options.timeout_s:g} s: what it waited for "
+                    "had happened, but the pipeline's loop never went idle to confirm it, "
+                    "running behind the audio's schedule all that time (the process could not "
+                    "keep pace with real time at its load), so the bot could not be evaluated; "
+                    "run at speed=0 (the virtual clock), or fewer conversations at once"
+                ) from None
             raise TurnTimeout(what()) from None
         finally:
             self._waiter = None
