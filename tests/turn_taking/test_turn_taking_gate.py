@@ -185,3 +185,32 @@ def test_compare_names_the_latency_two_endpointing_delays_separate(
     assert "| separate | regressed |" in (project.path / "c.md").read_text(encoding="utf-8")
     # The other way round, the shorter delay is an improvement: nothing fails.
     assert main(["compare", new, base, "--fail-on-regression"]) == 0
+
+
+def test_lines_and_levels_play_each_stimulus_as_the_agent_would_hear_it(
+    project: pytest.Pytester,
+) -> None:
+    """``lines: [clean, phone]`` and ``levels_db: [0, -12]``: each of the four pauses is played
+    four times through the agent's own VAD and endpointing, each play a stimulus of its own in
+    the metrics, a miss naming the line and level it was heard at, with the audio it heard."""
+    turns = TURNS.replace("  voices: 1\n", "  voices: 1\n  lines: [clean, phone]\n")
+    turns = turns.replace("  voices: 1\n", "  voices: 1\n  levels_db: [0, -12]\n")
+    (project.path / "evals" / "turns.yaml").write_text(turns, encoding="utf-8")
+    result, document = _run(project, 0.5)
+    result.assert_outcomes(failed=1)
+    (entry,) = document["evals"]
+    took = entry["turn_taking"]
+    assert took["stimuli"] == 16
+    assert took["lines"] == ["clean", "phone"] and took["levels_db"] == [0.0, -12.0]
+    rate = next(m for m in took["metrics"] if m["name"] == "pause_takeover_rate")
+    assert rate["count"] == 16 and rate["hits"] == took["missed"] >= 1
+    heard_at = {m["stimulus_id"].partition("@")[2] for m in took["misses"]}
+    # A 0.5 s endpointing delay takes over the 0.9 and 1.3 s pauses at any line and level
+    # the VAD hears, so misses come from conditioned plays too.
+    assert heard_at - {""}, took["misses"]
+    for miss in took["misses"]:
+        if "@" in miss["stimulus_id"]:
+            assert miss["audio"] == (
+                f".agent_eval_cache/turn_taking/seed-0/lines/{miss['stimulus_id']}.wav"
+            )
+        assert (project.path / miss["audio"]).is_file()

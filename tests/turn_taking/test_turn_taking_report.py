@@ -3,7 +3,6 @@ under ``turn_taking`` in the results file, from a record as a turn-taking item l
 
 from __future__ import annotations
 
-
 import re
 from dataclasses import replace
 from pathlib import Path

@@ -59,6 +59,15 @@ def test_a_good_file_reads_into_its_categories_seeds_voices_and_budgets(tmp_path
     ]
 
 
+def test_lines_and_levels_are_read_in_order_without_repeats(tmp_path: Path) -> None:
+    text = GOOD.replace("  seeds: 2\n", "  seeds: 2\n  lines: [clean, phone, clean]\n")
+    text = text.replace("  voices: 1\n", "  voices: 1\n  levels_db: [0, -12.5, 0]\n")
+    spec = load_turn_taking_file(_write(tmp_path, text))
+    assert spec.lines == ("clean", "phone") and spec.levels_db == (0.0, -12.5)
+    plain = load_turn_taking_file(_write(tmp_path, GOOD))
+    assert plain.lines == ("clean",) and plain.levels_db == (0.0,)
+
+
 def test_the_defaults_are_the_whole_pack(tmp_path: Path) -> None:
     text = "turn_taking:\n  budgets: {overlap_ratio_max: 0.5}\n"  # checked in every category
     spec = load_turn_taking_file(_write(tmp_path, text))
@@ -98,6 +107,25 @@ def test_the_defaults_are_the_whole_pack(tmp_path: Path) -> None:
             r"turns\.yaml:6, turn_taking\.seeds: write a whole number from 1 to 20, not 0",
         ),
         ("turn_taking: {}\nturns: []\n", r"turns\.yaml:2, turns: unknown key 'turns'"),
+        (  # a tempo change moves every mark the stimuli carry
+            GOOD.replace("  seeds: 2\n", "  seeds: 2\n  lines: [clean, fast]\n"),
+            r"turns\.yaml:7, turn_taking\.lines\[1\]: 'fast' changes the caller's timing .*"
+            r"the lines are clean, quiet, noisy, cafe, phone, mobile, far_field",
+        ),
+        (
+            GOOD.replace("  seeds: 2\n", "  seeds: 2\n  lines: [phnoe]\n"),
+            r"turns\.yaml:7, turn_taking\.lines\[0\]: no line 'phnoe'; did you mean 'phone'\?",
+        ),
+        (
+            GOOD.replace("  seeds: 2\n", "  seeds: 2\n  lines: phone\n"),
+            r"turns\.yaml:7, turn_taking\.lines: write a list of some of clean, .*: lines: "
+            r"\[clean\]",
+        ),
+        (
+            GOOD.replace("  seeds: 2\n", "  seeds: 2\n  levels_db: [0, -60]\n"),
+            r"turns\.yaml:7, turn_taking\.levels_db\[1\]: write a level in dB from -40 to 20 "
+            r"\(0 is the pack's own\), not -60",
+        ),
         (  # barge_in feeds no budget written: its item would pass with nothing checked
             GOOD.replace("    barge_in_yield_latency_ms_p95_max: 600\n", ""),
             r"turns\.yaml:4, turn_taking\.categories\[1\]: no budget checks category "

@@ -25,6 +25,7 @@ from ..errors import TranscriptError
 from ..models import Transcript
 from ._run import (
     category_failed,
+    heard_over_lines,
     hearing_probe,
     observer_for,
     prepare_stimuli,
@@ -94,7 +95,12 @@ class TurnTakingItem(TranscriptItem):
         try:
             observer = observer_for(adapter, self.transcript, tail_s=self.spec.tail_s)
             cache = settings.rootdir / CACHE_FOLDER
-            played = prepare_stimuli(cache, self.spec.stimuli(self.category))
+            played = heard_over_lines(
+                cache,
+                prepare_stimuli(cache, self.spec.stimuli(self.category)),
+                self.spec.lines,
+                self.spec.levels_db,
+            )
             probe = hearing_probe(self.category, self.spec.seeds[0])
             result, record = session_loop(self.config).run(
                 run_category(

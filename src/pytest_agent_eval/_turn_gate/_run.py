@@ -12,19 +12,23 @@ the item is CRASHED, as a transcript's would be. Either way the result is record
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .._conditions import BUILTIN_PRESETS
 from .._turn_taking._metrics import Observation, compute_metrics, miss_of
 from .._turn_taking._observer import PlayedStimulus, TurnTakingObserver
 from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, build_pack, write_pack
 from .._turn_taking._stimulus import Category, Stimulus
 from ..errors import AdapterError, AgentCrashError, AgentEvalError
-from ..models import Crash, RunResult, Transcript, TranscriptResult, TurnResult
+from ..models import AudioCondition, Crash, RunResult, Transcript, TranscriptResult, TurnResult
 from ..models._turn_taking import MISSES_KEPT, CallerSpan, StimulusMiss, TurnTakingRecord
-from ..voice._clip import read_wav
+from ..voice._clip import read_wav, write_wav_atomic
+from ..voice._degrade import apply as apply_conditions
 from ..voice._sidecar import read_sidecar
 from ._judge import judge_budgets
 from ._spec import METRIC_CATEGORIES, TurnTakingSpec
@@ -32,6 +36,7 @@ from ._spec import METRIC_CATEGORIES, TurnTakingSpec
 __all__ = [
     "category_failed",
     "failure_of",
+    "heard_over_lines",
     "hearing_probe",
     "observer_for",
     "prepare_stimuli",
@@ -100,6 +105,45 @@ def prepare_stimuli(cache: Path, chosen: Sequence[tuple[int, Stimulus]]) -> list
         if events is None:  # written just now: only a concurrent writer could undo it
             raise AdapterError(f"{wav}: the stimulus was rendered but cannot be read back")
         out.append(PlayedStimulus(stimulus, read_wav(wav), events, wav=wav, seed=seed))
+    return out
+
+
+def heard_over_lines(
+    cache: Path,
+    played: Sequence[PlayedStimulus],
+    lines: Sequence[str],
+    levels_db: Sequence[float],
+) -> list[PlayedStimulus]:
+    """Each of ``played`` heard over each line (a built-in condition preset) at each caller
+    level: one play per combination, in stimulus order. A combination that changes the audio
+    is named after it (``pause-04@phone,-12dB``) and written beside its clean clip
+    (``cache/seed-N/lines/``), so a report plays what the agent heard; the clean one at the
+    pack's level is the clip itself. The noise a line adds is drawn from a seed of the pack's
+    seed, the stimulus, the line and the level: the same every run.
+
+    Raises:
+        MissingExtraError: A line's audio work needs a library that is not installed.
+    """
+    out: list[PlayedStimulus] = []
+    for item in played:
+        for line in lines:
+            for level in levels_db:
+                chain = [AudioCondition("gain", {"db": level})] if level else []
+                chain += BUILTIN_PRESETS[line]
+                if not chain:
+                    out.append(item)
+                    continue
+                label = ",".join(
+                    ([line] if line != "clean" else []) + ([f"{level:+g}dB"] if level else [])
+                )
+                sid = f"{item.stimulus.id}@{label}"
+                key = f"{item.seed}/{item.stimulus.id}/{line}/{level:g}".encode()
+                seed = int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
+                clip = apply_conditions(item.clip, chain, seed)
+                wav = cache / f"seed-{item.seed}" / "lines" / f"{sid}.wav"
+                write_wav_atomic(wav, clip)
+                stimulus = replace(item.stimulus, id=sid)
+                out.append(replace(item, stimulus=stimulus, clip=clip, wav=wav))
     return out
 
 
@@ -278,6 +322,8 @@ def _result(
         stimuli=len(played),
         seeds=spec.seeds,
         voices=tuple(v.label for v in PACK_VOICES[: spec.voices]),
+        lines=spec.lines,
+        levels_db=spec.levels_db,
         audio_s=round(sum(p.clip.duration_s + spec.tail_s for p in played), 3),
         wall_s=round(wall_s, 3),
         metrics=tuple(relevant),

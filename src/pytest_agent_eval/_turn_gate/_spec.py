@@ -8,6 +8,8 @@ turn_taking:
   categories: [pause, barge_in]   # default: all seven
   voices: 1                       # the pack's stimuli spoken by its first N voices (1-3)
   seeds: 1                        # packs made from seeds 0 .. N-1
+  lines: [clean, phone]           # each stimulus heard over each line (built-in presets)
+  levels_db: [0, -12]             # ... and at each caller level (dB from the pack's)
   budgets:
     pause_takeover_rate_max: 0.1
     barge_in_yield_latency_ms_p95_max: 600
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from .._conditions import BUILTIN_PRESETS
 from .._loader import YamlDocument, read_yaml_document
 from .._turn_taking._metrics import METRIC_NAMES
 from .._turn_taking._pack import PACK_VOICES, build_pack
@@ -35,6 +38,7 @@ from .._turn_taking._stimulus import Category, Expected, Stimulus
 from ..errors import TranscriptError
 
 __all__ = [
+    "LINE_PRESETS",
     "METRIC_CATEGORIES",
     "MetricBudget",
     "TurnTakingSpec",
@@ -44,8 +48,17 @@ __all__ = [
 
 _KEY = re.compile(r"^turn_taking[ \t]*:", re.MULTILINE)
 _TOP_KEYS = ("id", "description", "tags", "turn_taking")
-_BLOCK_KEYS = ("categories", "voices", "seeds", "budgets", "tail_s")
+_BLOCK_KEYS = ("categories", "voices", "seeds", "lines", "levels_db", "budgets", "tail_s")
 MAX_SEEDS = 20
+
+_MOVES_TIME = frozenset({"tempo", "silence"})
+"""Condition kinds that move the caller's sounds in time: the stimulus's marks (where its
+pause, its barge-in, its noise fall) would no longer say where they are heard."""
+
+LINE_PRESETS: tuple[str, ...] = tuple(
+    name for name, chain in BUILTIN_PRESETS.items() if not any(c.kind in _MOVES_TIME for c in chain)
+)
+"""The built-in condition presets a turn-taking stimulus may be heard over (``lines:``)."""
 
 
 def _categories_expecting(expect: Expected) -> frozenset[Category]:
@@ -117,6 +130,10 @@ class TurnTakingSpec:
     budgets: tuple[MetricBudget, ...]
     tail_s: float = 3.0
     """Seconds of silence after each clip, for the agent's answer to come."""
+    lines: tuple[str, ...] = ("clean",)
+    """The line conditions (`LINE_PRESETS`) each stimulus is heard over, one play each."""
+    levels_db: tuple[float, ...] = (0.0,)
+    """The caller levels (dB from the pack's) each stimulus is heard at, one play each."""
 
     def stimuli(self, category: Category) -> list[tuple[int, Stimulus]]:
         """``category``'s stimuli, with the seed of the pack each comes from, in pack order."""
@@ -210,6 +227,8 @@ def load_turn_taking_file(path: Path) -> TurnTakingSpec:
         seeds = tuple(_int_in(doc, (*at, "seeds"), s, 0, 2**31 - 1) for s in raw_seeds) or (0,)
     else:
         seeds = tuple(range(_int_in(doc, (*at, "seeds"), raw_seeds, 1, MAX_SEEDS)))
+    lines = _lines(doc, block.get("lines", ["clean"]))
+    levels = _levels(doc, block.get("levels_db", [0]))
     tail_s = block.get("tail_s", 3.0)
     if isinstance(tail_s, bool) or not isinstance(tail_s, int | float) or not 0.5 <= tail_s <= 30:
         raise doc.error((*at, "tail_s"), f"write seconds from 0.5 to 30, not {tail_s!r}")
@@ -226,7 +245,51 @@ def load_turn_taking_file(path: Path) -> TurnTakingSpec:
         seeds=seeds,
         budgets=tuple(budgets),
         tail_s=float(tail_s),
+        lines=lines,
+        levels_db=levels,
     )
+
+
+def _lines(doc: YamlDocument, raw: Any) -> tuple[str, ...]:
+    at: tuple[str | int, ...] = ("turn_taking", "lines")
+    if not isinstance(raw, list) or not raw:
+        raise doc.error(at, f"write a list of some of {', '.join(LINE_PRESETS)}: lines: [clean]")
+    out: list[str] = []
+    for index, name in enumerate(raw):
+        if name in BUILTIN_PRESETS and name not in LINE_PRESETS:
+            raise doc.error(
+                (*at, index),
+                f"{name!r} changes the caller's timing (it moves where each pause, barge-in and "
+                f"noise falls, which the stimuli's marks say); the lines are "
+                f"{', '.join(LINE_PRESETS)}",
+            )
+        if name not in LINE_PRESETS:
+            close = difflib.get_close_matches(str(name), LINE_PRESETS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise doc.error(
+                (*at, index),
+                f"no line {name!r}; {hint}the lines are the built-in condition presets "
+                f"{', '.join(LINE_PRESETS)}",
+            )
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _levels(doc: YamlDocument, raw: Any) -> tuple[float, ...]:
+    at: tuple[str | int, ...] = ("turn_taking", "levels_db")
+    if not isinstance(raw, list) or not raw:
+        raise doc.error(at, "write a list of caller levels in dB: levels_db: [0, -12]")
+    out: list[float] = []
+    for index, value in enumerate(raw):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not -40 <= value <= 20:
+            raise doc.error(
+                (*at, index),
+                f"write a level in dB from -40 to 20 (0 is the pack's own), not {value!r}",
+            )
+        if float(value) not in out:
+            out.append(float(value))
+    return tuple(out)
 
 
 def _example_budget(metric: str) -> str:

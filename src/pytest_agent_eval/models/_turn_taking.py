@@ -172,6 +172,10 @@ class TurnTakingRecord:
     stimuli: int
     seeds: tuple[int, ...] = ()
     voices: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ("clean",)
+    """The line conditions each stimulus was heard over (``lines:``)."""
+    levels_db: tuple[float, ...] = (0.0,)
+    """The caller levels each stimulus was heard at (``levels_db:``)."""
     audio_s: float = 0.0
     """Seconds of stimulus audio played (clips and their tails)."""
     wall_s: float = 0.0
