@@ -21,8 +21,8 @@ commands:
             import messages FILE.json                       an OpenAI-format message list
   merge   one verdict from the results files of N shards (--agent-eval-shard K/N):
             merge RESULTS... --expect-shards N [--agent-eval-html PATH ...]
-  compare two results files side by side, eval by eval (pass rates with Fisher's exact
-          test, p95 latency, agent tokens per run):
+  compare two results files side by side, eval by eval (pass rates with an exact test,
+          runs paired by number; p95 latency, agent tokens per run):
             compare BASE.json NEW.json [--markdown PATH] [--fail-on-regression]
   capacity how many concurrent sessions of your agent one core holds (the knee of latency
           and event-loop lag, as sessions per core), measured in real time:

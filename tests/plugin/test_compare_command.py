@@ -43,7 +43,7 @@ def test_two_results_files_compared_eval_by_eval(
     out = capsys.readouterr().out.splitlines()
     headline = (
         "1 regressed, 0 improved, 1 unchanged within noise, 0 not comparable, 1 new, "
-        "1 removed (Fisher's exact test, p < 0.05)"
+        "1 removed (McNemar's exact test on runs paired by number, p < 0.05)"
     )
     assert out[0] == f"{new} against {base}"
     assert headline in out

@@ -258,7 +258,7 @@ def test_a_baseline_compares_each_eval_then_and_now(
 
     headline = (
         "1 regressed, 0 improved, 1 unchanged within noise, 0 not comparable, 1 new, "
-        "1 removed (Fisher's exact test, p < 0.05)"
+        "1 removed (McNemar's exact test on runs paired by number, p < 0.05)"
     )
     result.stdout.fnmatch_lines(
         [
@@ -267,7 +267,7 @@ def test_a_baseline_compares_each_eval_then_and_now(
             headline,
             "Transcript  Then  *",
             "*",
-            "regress *1.00 [[]0.72–1.00] (10/10) *0.00 [[]0.00–0.28] (0/10) *regressed *0.000 *",
+            "regress *1.00 [[]0.72–1.00] (10/10) *0.00 [[]0.00–0.28] (0/10) *regressed *0.002 *",
             "steady *1.00 [[]0.72–1.00] (10/10) *1.00 [[]0.72–1.00] (10/10) *unchanged within "
             "noise *1.000 *",
             "new: fresh",

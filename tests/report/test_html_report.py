@@ -240,5 +240,5 @@ def test_html_tells_agents_apart_and_keeps_error_reasons(
     baseline = page.locator("#baseline")
     assert baseline.is_visible()
     assert "unchanged within noise" in baseline.inner_text()
-    assert "Fisher's exact test" in baseline.inner_text()
+    assert "McNemar's exact test on runs paired by number" in baseline.inner_text()
     assert page.locator("#baseline-table tbody tr").count() == 3

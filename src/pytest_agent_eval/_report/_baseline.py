@@ -4,10 +4,13 @@ difference is a change.
 ``--agent-eval-baseline PATH`` reads a results file back (`report._results_file.load_baseline`)
 and this module compares each eval, matched by its ``key`` (the node id, plus the transcript id
 for a Python test), with this session's: score then and now with their 95% intervals, and a
-verdict decided by **Fisher's exact test** (two-sided, on passed / failed runs then and now, at
-p < 0.05): ``regressed`` or ``improved`` when the difference is significant, ``unchanged``
-(within noise) otherwise. A few runs rarely make a difference significant: that is the honest
-answer, not a defect.
+verdict decided by a two-sided exact test at p < 0.05: ``regressed`` or ``improved`` when the
+difference is significant, ``unchanged`` (within noise) otherwise. When both sides ran the same
+numbered runs (each run number has the same inputs: the same conditions' seed, the same
+simulated caller's), the runs are paired by number and **McNemar's exact test** weighs the runs
+whose verdict flipped; otherwise **Fisher's exact test** compares passed and failed runs then
+and now. A few runs rarely make a difference significant: that is the honest answer, not a
+defect.
 
 Apart from the results file and the report data, which hold a comparison but are not needed
 to make one: it reads only the session's records.
@@ -32,10 +35,11 @@ __all__ = [
     "compare_results_files",
     "compare_with_baseline",
     "fisher_exact_p",
+    "mcnemar_exact_p",
 ]
 
 SIGNIFICANCE = 0.05
-"""A difference in pass rate counts as a change when Fisher's exact test gives p below this."""
+"""A difference in pass rate counts as a change when its exact test gives p below this."""
 
 Change = Literal["regressed", "improved", "unchanged", "not comparable"]
 
@@ -67,6 +71,22 @@ def fisher_exact_p(a_pass: int, a_fail: int, b_pass: int, b_fail: int) -> float:
     return min(1.0, p)
 
 
+def mcnemar_exact_p(lost: int, gained: int) -> float:
+    """Two-sided p-value of McNemar's exact test on paired runs: ``lost`` pairs passed then
+    and not now, ``gained`` the reverse (the pairs that agree say nothing of a change). Under
+    no change each flip goes either way with even odds: the binomial tail of the rarer
+    direction, doubled."""
+    flips = lost + gained
+    if flips == 0:
+        return 1.0
+    tail = sum(math.comb(flips, k) for k in range(min(lost, gained) + 1)) / 2**flips
+    return min(1.0, 2 * tail)
+
+
+Test = Literal["mcnemar", "fisher"]
+"""Which exact test decided a change: runs paired by number, or two unpaired samples."""
+
+
 @dataclass(frozen=True, slots=True)
 class EvalChange:
     """One eval then and now."""
@@ -75,6 +95,8 @@ class EvalChange:
     label: str
     change: Change
     p_value: float | None = None
+    test: Test | None = None
+    """The test that gave ``p_value`` (None when not comparable)."""
     then_score: float | None = None
     then_ci: tuple[float, float] | None = None
     then_runs: str = "–"
@@ -105,12 +127,21 @@ class BaselineComparison:
 
     @property
     def headline(self) -> str:
-        """``2 regressed, 1 improved, 5 unchanged within noise, 1 new, 0 removed``."""
+        """``2 regressed, 1 improved, 5 unchanged within noise, 1 new, 0 removed``, and the
+        test that decided."""
+        tests = {c.test for c in self.changes if c.test is not None}
+        named = {
+            frozenset({"mcnemar"}): "McNemar's exact test on runs paired by number",
+            frozenset({"mcnemar", "fisher"}): (
+                "McNemar's exact test on runs paired by number, Fisher's exact test where the "
+                "runs differ"
+            ),
+        }.get(frozenset(tests), "Fisher's exact test")
         return (
             f"{self.count('regressed')} regressed, {self.count('improved')} improved, "
             f"{self.count('unchanged')} unchanged within noise, "
             f"{self.count('not comparable')} not comparable, {len(self.new)} new, "
-            f"{len(self.removed)} removed (Fisher's exact test, p < {SIGNIFICANCE})"
+            f"{len(self.removed)} removed ({named}, p < {SIGNIFICANCE})"
         )
 
 
@@ -131,6 +162,8 @@ class _Side:
     verdict: str | None
     p95_latency_s: float | None
     tokens_per_run: float | None
+    run_passed: Mapping[int, bool] | None = None
+    """Each run's number and whether it passed, when known: what pairs the runs."""
 
     @property
     def usable(self) -> bool:
@@ -157,12 +190,19 @@ class _Side:
 def _side_of_entry(entry: Mapping[str, Any]) -> _Side:
     runs, passed = entry.get("runs"), entry.get("passed_runs")
     latency = entry.get("p95_latency_s")
+    captures = entry.get("captures")
+    run_passed: dict[int, bool] | None = None
+    if isinstance(captures, list) and all(
+        isinstance(c, Mapping) and isinstance(c.get("run"), int) for c in captures
+    ):
+        run_passed = {c["run"]: c.get("verdict") == "passed" for c in captures}
     return _Side(
         runs=runs if isinstance(runs, int) else None,
         passed=passed if isinstance(passed, int) else None,
         verdict=entry.get("verdict") if isinstance(entry.get("verdict"), str) else None,
         p95_latency_s=float(latency) if isinstance(latency, int | float) else None,
         tokens_per_run=_tokens_per_run(entry.get("agent_tokens"), runs),
+        run_passed=run_passed,
     )
 
 
@@ -177,6 +217,7 @@ def _side_of_record(record: EvalRecord) -> _Side:
         verdict=record.verdict,
         p95_latency_s=res.p95_latency_s,
         tokens_per_run=res.agent_usage.total_tokens / runs if res.agent_usage else None,
+        run_passed={run.index + 1: run.passed for run in res.runs},
     )
 
 
@@ -192,7 +233,15 @@ def _change(key: str, label: str, then: _Side, now: _Side) -> EvalChange:
         return EvalChange(change="not comparable", **common)  # type: ignore[arg-type]
     assert then.passed is not None and then.runs is not None
     assert now.passed is not None and now.runs is not None
-    p = fisher_exact_p(then.passed, then.runs - then.passed, now.passed, now.runs - now.passed)
+    test: Test = "fisher"
+    paired = then.run_passed, now.run_passed
+    if paired[0] is not None and paired[1] is not None and paired[0].keys() == paired[1].keys():
+        test = "mcnemar"
+        lost = sum(then_ok and not paired[1][run] for run, then_ok in paired[0].items())
+        gained = sum(not then_ok and paired[1][run] for run, then_ok in paired[0].items())
+        p = mcnemar_exact_p(lost, gained)
+    else:
+        p = fisher_exact_p(then.passed, then.runs - then.passed, now.passed, now.runs - now.passed)
     change: Change = "unchanged"
     if p < SIGNIFICANCE:
         change = "regressed" if (now.score or 0.0) < (then.score or 0.0) else "improved"
@@ -212,6 +261,7 @@ def _change(key: str, label: str, then: _Side, now: _Side) -> EvalChange:
     return EvalChange(
         change=change,
         p_value=p,
+        test=test,
         now_score=now.score,
         now_ci=now.interval,
         now_runs=now.runs_text,

@@ -3,8 +3,9 @@
 Two configurations, two framework versions, two commits: each wrote a results file
 (``--agent-eval-results``), and this says what changed between them: first the agent
 frameworks whose versions differ (`report._frameworks`), then each eval the way a session's
-``--agent-eval-baseline`` section does (`report._baseline`: Fisher's exact test on passed and
-failed runs, the change in p95 latency and in agent tokens per run), in the terminal and, with
+``--agent-eval-baseline`` section does (`report._baseline`: McNemar's exact test on runs paired
+by number, Fisher's on passed and failed runs where they do not pair, the change in p95 latency
+and in agent tokens per run), in the terminal and, with
 ``--markdown PATH``, as a markdown page. Turn-taking items (docs/turn-taking.md) are compared
 metric by metric as well: base and new value, their 95% intervals, and whether those separate
 (`report._turn_taking.MetricChange`); attributed failures cause by cause (`report._causes`).
@@ -49,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agent-eval compare",
         description="Compare two results files (--agent-eval-results), eval by eval: pass "
-        "rates with Fisher's exact test, p95 latency and agent tokens per run; turn-taking "
+        "rates with McNemar's exact test on runs paired by number (Fisher's where they do not "
+        "pair), p95 latency and agent tokens per run; turn-taking "
         "metrics by whether their 95% intervals separate; failure causes.",
     )
     parser.add_argument("base", type=Path, help="the results file to compare against (then)")
