@@ -121,7 +121,12 @@ def test_a_worker_whose_load_fnc_lies_takes_calls_past_its_threshold_and_fails_t
     assert _left_running(project) == []
 
 
-def test_ctrl_c_stops_the_worker_its_jobs_and_the_server(project: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
+def test_ctrl_c_or_sigterm_stops_the_worker_its_jobs_and_the_server(
+    project: Path, signum: signal.Signals
+) -> None:
+    """Ctrl-C, or SIGTERM as a cancelled CI job sends it: the command stops what it started
+    (before, SIGTERM ended it on the spot and left the worker and its job processes running)."""
     process = subprocess.Popen(
         _command(project, "--steps", "1,2"),
         cwd=project, env=_env(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -134,7 +139,7 @@ def test_ctrl_c_stops_the_worker_its_jobs_and_the_server(project: Path) -> None:
             seen.append(line)
             if line.startswith("capacity: K=1 repeat 1/1 ..."):
                 # A call is under way: the worker has a job process busy with it.
-                process.send_signal(signal.SIGINT)
+                process.send_signal(signum)
                 break
         _, err = process.communicate(timeout=120)
     finally:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
+import threading
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -250,6 +253,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_plan(plan, transcripts)
 
 
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, ``kill``) ends the run as Ctrl-C does: through the code
+    that stops the worker, its job processes and the server, and writes what was measured.
+    Python's default for SIGTERM ends the process on the spot, leaving them running (they run
+    in sessions of their own, out of the terminal's reach). Only the main thread can set it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_plan(
     plan: CapacityPlan,
     transcripts: Sequence[Transcript],
@@ -258,7 +281,17 @@ def run_plan(
 ) -> int:
     """Run ``plan`` over ``transcripts`` (the agent loaded, or the worker started, here),
     write its reports and return the command's exit code. ``imported``: conftest modules
-    already imported (pytest's), used as they are."""
+    already imported (pytest's), used as they are. SIGTERM is Ctrl-C meanwhile."""
+    with _terminate_as_interrupt():
+        return _run_plan(plan, transcripts, output, imported)
+
+
+def _run_plan(
+    plan: CapacityPlan,
+    transcripts: Sequence[Transcript],
+    output: Output | None,
+    imported: Mapping[Path, ModuleType] | None,
+) -> int:
     output = output or Output()
     try:
         from ._agent import load_agent
