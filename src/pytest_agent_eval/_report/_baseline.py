@@ -79,7 +79,7 @@ def mcnemar_exact_p(lost: int, gained: int) -> float:
     flips = lost + gained
     if flips == 0:
         return 1.0
-    tail = sum(math.comb(flips, k) for k in range(min(lost, gained) + 1)) / 2**flips
+    tail = sum(math.comb(flips, k) for k in range(min(lost, gained) + 1)) / (1 << flips)
     return min(1.0, 2 * tail)
 
 
