@@ -274,6 +274,7 @@ ALLOWED: dict[str, set[str]] = {
     # framework's turn-taking runner, scored with _turn_taking's metrics.
     "_turn_gate": {
         "_turn_taking",
+        "_conditions",  # lines: the built-in condition presets a stimulus is heard over
         "errors",
         "models",
         "_loader",
