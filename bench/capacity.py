@@ -1,14 +1,16 @@
 """Sessions per core of the example agents, with ``agent-eval capacity`` as a user runs it.
 
-Copies examples/voice-livekit (or examples/voice-pipecat with ``--pipecat``) to a temporary
-folder, synthesizes its voice fixtures offline, and runs the command there in a subprocess:
-K concurrent sessions in real time, K = 1, 2, 4, ... up to ``--max-sessions``, ``--repeats``
-times each. ``--latency P50,P95`` (seconds) gives the scripted LLM a provider's time to first
-token (a LiveKit factory module is written next to the agent and passed as ``--agent``).
+Copies examples/voice-livekit (examples/voice-pipecat with ``--pipecat``; with ``--worker``,
+examples/voice-livekit-room, whose ``agent.py`` runs as a deployed LiveKit worker behind a
+livekit-server on loopback, K callers in K rooms) to a temporary folder, synthesizes its
+voice fixtures offline, and runs the command there in a subprocess: K concurrent sessions in
+real time, K = 1, 2, 4, ... up to ``--max-sessions``, ``--repeats`` times each.
+``--latency P50,P95`` (seconds) gives the scripted LLM a provider's time to first token (a
+LiveKit factory module is written next to the agent and passed as ``--agent``).
 
     .venv/bin/python bench/capacity.py [--max-sessions 64] [--repeats 3] [--refine 4]
-        [--latency 0.4,0.9]
-        [--fault-rate 0.05] [--runs 3] [--pipecat] [--process-per-session]
+        [--latency 0.4,0.9] [--p95-latency-ms 5000]
+        [--fault-rate 0.05] [--runs 3] [--pipecat | --worker] [--process-per-session]
         [--cpu-by-component] [--keep DIR]
 
 ``--runs N`` runs the whole command N times and prints each run's knee and the spread of
@@ -68,9 +70,15 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--refine", type=int, help="refining steps after the first step over")
     parser.add_argument("--latency", help="P50,P95 seconds of the scripted LLM (LiveKit only)")
+    parser.add_argument("--p95-latency-ms", help="the latency budget (default the command's: 2000)")
     parser.add_argument("--fault-rate", help="share of provider requests failing (429/timeout)")
     parser.add_argument("--runs", type=int, default=1, help="whole runs, for the spread")
     parser.add_argument("--pipecat", action="store_true", help="the Pipecat example instead")
+    parser.add_argument(
+        "--worker",
+        action="store_true",
+        help="the LiveKit example as a deployed worker (examples/voice-livekit-room's agent.py)",
+    )
     parser.add_argument(
         "--process-per-session", action="store_true", help="each conversation in its own process"
     )
@@ -79,9 +87,20 @@ def main() -> int:
     )
     parser.add_argument("--keep", type=Path, help="run in this folder and keep it")
     args = parser.parse_args()
-    example = ROOT / "examples" / ("voice-pipecat" if args.pipecat else "voice-livekit")
-    work = args.keep or Path(tempfile.mkdtemp(prefix="capacity-bench-"))
-    shutil.copytree(example, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    if args.worker and (args.pipecat or args.latency or args.process_per_session):
+        parser.error("--worker runs the LiveKit worker example alone")
+    name = "voice-livekit"
+    if args.pipecat or args.worker:
+        name = "voice-pipecat" if args.pipecat else "voice-livekit-room"
+    root = args.keep or Path(tempfile.mkdtemp(prefix="capacity-bench-"))
+    ignore = shutil.ignore_patterns("__pycache__", ".agent_eval_cache")
+    work = root / name
+    shutil.copytree(ROOT / "examples" / name, work, dirs_exist_ok=True, ignore=ignore)
+    if args.worker:  # its agent.py imports the in-process example's agent from beside it
+        shutil.copytree(
+            ROOT / "examples" / "voice-livekit", root / "voice-livekit", dirs_exist_ok=True,
+            ignore=ignore,
+        )  # fmt: skip
     subprocess.run(
         [sys.executable, "-m", "pytest_agent_eval.synthesize_audio", "evals"],
         cwd=work, check=True, capture_output=True,
@@ -101,6 +120,10 @@ def main() -> int:
         command += ["--agent", "latency_agent:make_adapter"]
     if args.fault_rate:
         command += ["--fault-rate", args.fault_rate]
+    if args.p95_latency_ms:
+        command += ["--p95-latency-ms", args.p95_latency_ms]
+    if args.worker:
+        command += ["--worker", "agent.py", "--agent-name", "booking-agent"]
     if args.process_per_session:
         command.append("--process-per-session")
     if args.cpu_by_component:
@@ -126,7 +149,7 @@ def main() -> int:
         summary = {"runs": knees, "spread": round(spread, 3), "max_deviation": round(deviation, 3)}
         print(json.dumps(summary, indent=2))
     if args.keep is None:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
     else:
         print(f"reports: {work}/capacity.json, {work}/capacity.html")
     return code
