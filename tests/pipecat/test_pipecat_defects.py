@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -165,13 +166,15 @@ def test_a_reply_that_ends_before_the_interruption_is_due_is_not_a_barge_in(
     )
 
 
-class BusyWhileTheBotSpeaks(FrameProcessor):
-    """A loaded process in real time: from 1 s into each reply, 1.2 s of the caller's audio
-    costs 25 ms of blocking compute per 20 ms chunk, so the pipeline's loop falls behind and
-    has no idle moment until it caught up again (around 2.5 s into the reply)."""
+class LoopLoad(FrameProcessor):
+    """A loaded process in real time: chunks of the caller's audio (20 ms each) cost
+    ``cost_s`` of blocking compute, so the pipeline's loop falls behind and has no idle moment
+    until it caught up again. ``during`` limits it to those chunks counted from each time the
+    bot starts speaking (never while it is silent); None loads every chunk, for good."""
 
-    def __init__(self) -> None:
+    def __init__(self, cost_s: float, during: tuple[int, int] | None = None) -> None:
         super().__init__()
+        self.cost_s, self.during = cost_s, during
         self.chunks: int | None = None
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
@@ -180,16 +183,28 @@ class BusyWhileTheBotSpeaks(FrameProcessor):
             self.chunks = 0
         elif isinstance(frame, BotStoppedSpeakingFrame):
             self.chunks = None
-        elif isinstance(frame, InputAudioRawFrame) and self.chunks is not None:
-            self.chunks += 1
-            if 50 <= self.chunks < 110:
-                time.sleep(0.025)
+        elif isinstance(frame, InputAudioRawFrame):
+            if self.chunks is not None:
+                self.chunks += 1
+            if self.during is None or (
+                self.chunks is not None and self.during[0] <= self.chunks < self.during[1]
+            ):
+                time.sleep(self.cost_s)
         await self.push_frame(frame, direction)
 
 
-def busy_bot(transport: InProcessTransport) -> Any:
-    stt = Pipeline([BusyWhileTheBotSpeaks(), FixtureTextSTTService()])
-    return voice_bot(transport, stt=stt)[0]
+def loaded_bot(load: Callable[[], LoopLoad]) -> Callable[[InProcessTransport], Any]:
+    def bot(transport: InProcessTransport) -> Any:
+        return voice_bot(transport, stt=Pipeline([load(), FixtureTextSTTService()]))[0]
+
+    return bot
+
+
+# From 1 s into each reply, 1.2 s of the caller's audio costs 25 ms per 20 ms chunk: no idle
+# moment until about 2.5 s into the reply.
+busy_bot = loaded_bot(lambda: LoopLoad(0.025, during=(50, 110)))
+# Every chunk costs 21 ms per 20: a process past what it can run in real time, for good.
+always_behind_bot = loaded_bot(lambda: LoopLoad(0.021))
 
 
 def test_a_barge_in_on_a_loop_with_no_idle_moment_splits_the_turns_at_the_interruption(
@@ -213,22 +228,6 @@ def test_a_barge_in_on_a_loop_with_no_idle_moment_splits_the_turns_at_the_interr
     assert barge.stopped and barge.interrupted_text == first.reply
     # The load was there: the microphone fell behind its schedule while the reply played.
     assert second.metadata["pipecat"]["barge_in_behind_s"] > 0.1
-
-
-class AlwaysBehind(FrameProcessor):
-    """A process past what it can run in real time: every 20 ms of the caller's audio costs
-    21 ms of blocking compute, so the loop falls further behind the audio for good."""
-
-    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        await super().process_frame(frame, direction)
-        if isinstance(frame, InputAudioRawFrame):
-            time.sleep(0.021)
-        await self.push_frame(frame, direction)
-
-
-def always_behind_bot(transport: InProcessTransport) -> Any:
-    stt = Pipeline([AlwaysBehind(), FixtureTextSTTService()])
-    return voice_bot(transport, stt=stt)[0]
 
 
 def test_a_loop_that_never_goes_idle_is_an_error_not_a_bot_that_stopped_answering(
