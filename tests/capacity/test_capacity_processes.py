@@ -43,8 +43,10 @@ def test_each_session_runs_in_its_own_process(tmp_path: Path) -> None:
     steps = data["steps"]
     assert [s["turns"] for s in steps] == [2, 6]
     assert all(s["failures"] == [] for s in steps)
-    # Measured over the sessions' processes, not this one: three at once at K=3.
-    assert [s["processes_peak"] for s in steps] == [1, 3]
+    # Measured over the sessions' processes, not this one: at K=3 more than one at once (a
+    # peak sampled every 0.2 s; each session lasts about 0.1 s after a start of seconds, so
+    # on a loaded machine the three need not all overlap at one sample).
+    assert steps[0]["processes_peak"] == 1 and 2 <= steps[1]["processes_peak"] <= 3
     assert all(s["cores_per_process"] > 0 for s in steps)
     # Each process holds its own interpreter: memory grows with K.
     assert steps[1]["rss_peak_mb"] > steps[0]["rss_peak_mb"]
