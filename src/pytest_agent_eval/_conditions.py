@@ -42,6 +42,7 @@ __all__ = [
     "parse_conditions",
     "parse_presets",
     "resolve_condition",
+    "seed_of",
     "streamed_conditions",
     "turn_conditions",
 ]
@@ -553,7 +554,12 @@ def condition_seed(transcript: Transcript, turn_index: int, run_index: int) -> i
     """The seed of one turn's conditions in one run: from the transcript's ``seed``, its
     variant, the turn and the run, so each run hears its own draw of the noise and the same
     run always hears the same one."""
-    key = f"{transcript.seed}/{transcript.variant or ''}/{turn_index}/{run_index}"
+    return seed_of(f"{transcript.seed}/{transcript.variant or ''}/{turn_index}/{run_index}")
+
+
+def seed_of(key: str) -> int:
+    """A seed for audio conditions (0 to 2**63 - 1) named by ``key``: the same key, the same
+    draw, on every machine."""
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") >> 1
 
 

@@ -12,14 +12,13 @@ the item is CRASHED, as a transcript's would be. Either way the result is record
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .._conditions import BUILTIN_PRESETS
+from .._conditions import BUILTIN_PRESETS, seed_of
 from .._turn_taking._metrics import Observation, compute_metrics, miss_of
 from .._turn_taking._observer import PlayedStimulus, TurnTakingObserver
 from .._turn_taking._pack import PACK_FORMAT, PACK_VOICES, build_pack, write_pack
@@ -137,8 +136,7 @@ def heard_over_lines(
                     ([line] if line != "clean" else []) + ([f"{level:+g}dB"] if level else [])
                 )
                 sid = f"{item.stimulus.id}@{label}"
-                key = f"{item.seed}/{item.stimulus.id}/{line}/{level:g}".encode()
-                seed = int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
+                seed = seed_of(f"{item.seed}/{item.stimulus.id}/{line}/{level:g}")
                 clip = apply_conditions(item.clip, chain, seed)
                 wav = cache / f"seed-{item.seed}" / "lines" / f"{sid}.wav"
                 write_wav_atomic(wav, clip)
