@@ -130,13 +130,11 @@ class BaselineComparison:
         """``2 regressed, 1 improved, 5 unchanged within noise, 1 new, 0 removed``, and the
         test that decided."""
         tests = {c.test for c in self.changes if c.test is not None}
-        named = {
-            frozenset({"mcnemar"}): "McNemar's exact test on runs paired by number",
-            frozenset({"mcnemar", "fisher"}): (
-                "McNemar's exact test on runs paired by number, Fisher's exact test where the "
-                "runs differ"
-            ),
-        }.get(frozenset(tests), "Fisher's exact test")
+        named = "Fisher's exact test"
+        if "mcnemar" in tests:
+            named = "McNemar's exact test on runs paired by number"
+            if "fisher" in tests:
+                named += ", Fisher's exact test where the runs differ"
         return (
             f"{self.count('regressed')} regressed, {self.count('improved')} improved, "
             f"{self.count('unchanged')} unchanged within noise, "
@@ -233,14 +231,14 @@ def _change(key: str, label: str, then: _Side, now: _Side) -> EvalChange:
         return EvalChange(change="not comparable", **common)  # type: ignore[arg-type]
     assert then.passed is not None and then.runs is not None
     assert now.passed is not None and now.runs is not None
-    test: Test = "fisher"
-    paired = then.run_passed, now.run_passed
-    if paired[0] is not None and paired[1] is not None and paired[0].keys() == paired[1].keys():
-        test = "mcnemar"
-        lost = sum(then_ok and not paired[1][run] for run, then_ok in paired[0].items())
-        gained = sum(not then_ok and paired[1][run] for run, then_ok in paired[0].items())
-        p = mcnemar_exact_p(lost, gained)
+    test: Test
+    before, after = then.run_passed, now.run_passed
+    if before is not None and after is not None and before.keys() == after.keys():
+        lost = sum(ok and not after[run] for run, ok in before.items())
+        gained = sum(not ok and after[run] for run, ok in before.items())
+        test, p = "mcnemar", mcnemar_exact_p(lost, gained)
     else:
+        test = "fisher"
         p = fisher_exact_p(then.passed, then.runs - then.passed, now.passed, now.runs - now.passed)
     change: Change = "unchanged"
     if p < SIGNIFICANCE:
