@@ -145,8 +145,10 @@ def voice_bot(
     smart_turn: bool = False,
     instructions: Sequence[Rule] = (),
     stt: Any = None,
+    after_llm: Sequence[Any] = (),
 ) -> tuple[PipelineWorker, LLMContext, ScriptedLLMService, LLMContextAggregatorPair]:
-    """The corpus's bot, as Pipecat's examples build one."""
+    """The corpus's bot, as Pipecat's examples build one (``after_llm``: processors of the
+    bot's own between its LLM and its TTS)."""
     llm = ScriptedLLMService(RULES, greeting=greeting, instructions=instructions)
     for name, handler in FUNCTIONS.items():
         llm.register_function(name, handler)
@@ -165,7 +167,7 @@ def voice_bot(
             vad_analyzer=SileroVADAnalyzer(), user_turn_strategies=UserTurnStrategies(stop=stop)
         ),
     )
-    pipeline = voice_pipeline(transport, llm, pair, stt=stt)
+    pipeline = voice_pipeline(transport, llm, pair, stt=stt, after_llm=after_llm)
     worker = PipelineWorker(
         pipeline, params=PipelineParams(enable_metrics=True, enable_usage_metrics=True)
     )
@@ -185,6 +187,7 @@ def voice_pipeline(
     pair: LLMContextAggregatorPair,
     *,
     stt: Any = None,
+    after_llm: Sequence[Any] = (),
 ) -> Pipeline:
     """The processors of a voice bot around ``transport`` (``stt``: the fixture's text)."""
     return Pipeline(
@@ -193,6 +196,7 @@ def voice_pipeline(
             stt if stt is not None else FixtureTextSTTService(),
             pair.user(),
             llm,
+            *after_llm,
             SynthesizerTTSService(),
             transport.output(),
             pair.assistant(),

@@ -4,6 +4,7 @@ a fixture that lost its sidecar passing for words it does not say."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from pipecat.frames.frames import (
     BotStoppedSpeakingFrame,
     Frame,
     InputAudioRawFrame,
+    InterruptionFrame,
+    LLMFullResponseStartFrame,
     TTSSpeakFrame,
     UserSpeakingFrame,
     UserStartedSpeakingFrame,
@@ -32,7 +35,8 @@ from pytest_agent_eval.adapters.pipecat import (
     SynthesizerTTSService,
 )
 from pytest_agent_eval.errors import AdapterError, AgentTimeoutError, AudioFixtureError
-from pytest_agent_eval.models import AudioCondition, InterruptConfig, Turn
+from pytest_agent_eval.evaluators._barge_in import InterruptEvaluator
+from pytest_agent_eval.models import AudioCondition, InterruptConfig, Turn, TurnContext
 
 # -- turns split across fixtures ------------------------------------------------------------------
 
@@ -245,6 +249,90 @@ def test_a_loop_that_never_goes_idle_is_an_error_not_a_bot_that_stopped_answerin
     assert "speed=0" in str(caught.value)
 
 
+class FillerLine(FrameProcessor):
+    """Says "Sure." before each answer of its LLM, as a bot covering its LLM's latency does:
+    its own TTS context, so the reply stops and starts again between the two."""
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if direction == FrameDirection.DOWNSTREAM and isinstance(frame, LLMFullResponseStartFrame):
+            await self.push_frame(TTSSpeakFrame("Sure."), direction)
+        await self.push_frame(frame, direction)
+
+
+class GoesOn(FrameProcessor):
+    """Goes quiet at an interruption, then talks on over the caller ("As I was saying, ...")."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.speaking = False
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+        if isinstance(frame, BotStartedSpeakingFrame | BotStoppedSpeakingFrame):
+            self.speaking = isinstance(frame, BotStartedSpeakingFrame)
+        elif isinstance(frame, InterruptionFrame) and self.speaking:
+            self.speaking = False
+            await self.push_frame(TTSSpeakFrame("As I was saying, once upon a time."))
+
+
+def test_a_pause_between_two_parts_of_the_reply_is_not_its_stop(
+    phrases: dict[str, Path],
+) -> None:
+    """The interruption is due just before the pause between a filler line and the answer,
+    and the VAD hears it just after: what the bot says after the pause is still the
+    interrupted reply (the interrupting turn's answer cannot come before that turn ended), and
+    the barge-in is judged on the stop the interruption caused, not on the pause. Before, the
+    answer's first words went to the interrupting turn as audio before its speech ended (an
+    ERROR), and a stop 16 ms after the interruption was due passed the check."""
+    script = transcript(
+        spoken("story", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=800)),
+    )
+    bot = lambda transport: voice_bot(transport, after_llm=[FillerLine()])[0]  # noqa: E731
+    _, (first, second) = run(converse(PipecatAdapter(bot), script))
+    # The case is the one meant: the pause came after the interruption was due, before the VAD
+    # heard the caller (the turn's events count from the interruption).
+    events = [(e["t"], e["frame"]) for e in second.metadata["pipecat"]["events"]]
+    cut = next(t for t, name in events if name == "InterruptionFrame")
+    assert any(name == "BotStoppedSpeakingFrame" and t < cut for t, name in events)
+    assert first.reply.startswith("Sure. Once upon a time")
+    assert second.reply == "Sure. Okay, I will stop."
+    barge = second.barge_in
+    assert barge is not None and barge.stopped and not barge.resumed
+    assert barge.interrupted_text == first.reply
+    assert barge.min_interruption_s is not None and barge.stop_latency_s is not None
+    assert barge.stop_latency_s >= barge.min_interruption_s  # not before the VAD heard it
+    assert barge.stop_latency_s == pytest.approx(cut, abs=0.001)
+
+
+def test_a_bot_that_goes_quiet_then_talks_on_over_the_caller_resumed(
+    phrases: dict[str, Path],
+) -> None:
+    """A bot that stops at the interruption, then talks on while the caller is still speaking,
+    did not stop: the barge-in reads resumed, quiet at the interruption and silent for good
+    only after its second go, and the check fails saying so. Before, the second go went to the
+    interrupting turn as audio before its speech ended (an ERROR about the latency)."""
+    script = transcript(
+        spoken("story", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=1500)),
+    )
+    bot = lambda transport: voice_bot(transport, after_llm=[GoesOn()])[0]  # noqa: E731
+    _, (first, second) = run(converse(PipecatAdapter(bot), script))
+    assert second.reply == "Okay, I will stop."
+    assert first.reply.endswith("As I was saying, once upon a time.")
+    barge = second.barge_in
+    assert barge is not None and barge.resumed
+    assert barge.quiet_after_s is not None and barge.quiet_after_s < 1.0
+    assert barge.stop_latency_s is None or barge.stop_latency_s > 1.5
+    turn = TurnContext(user=PHRASES["stop"], reply=second.reply, tool_calls=[], history=[])
+    turn.barge_in = barge
+    result = InterruptEvaluator(stop_within_ms=1500)._check(turn)
+    assert not result.passed and not result.errored
+    assert "resumed the reply" in result.reasoning
+
+
 # -- negative latency ------------------------------------------------------------------------------
 
 
@@ -311,9 +399,11 @@ def test_speech_before_the_end_of_the_users_speech_is_no_latency(
     with pytest.raises(AdapterError) as info:
         run(converse(PipecatAdapter(bot), transcript(spoken("hello", phrases))))
     message = str(info.value)
-    assert message.startswith(
-        "turn 1: the bot's first reply text came before the end of the user's"
-    )
+    assert re.match(
+        r"turn 1: the bot's first reply text came \d+\.\d\d s before the end of the user's "
+        r"speech \(it talked over them\)",
+        message,
+    ), message
     assert "its latency cannot be measured" in message
 
 
@@ -400,6 +490,7 @@ def test_a_word_said_only_because_real_time_fell_behind_is_reported() -> None:
     first.spoken = [(1.0, "Once", False), (1.85, "small", False)]
     second = TurnLog(index=1, kind="audio", started_at=1.5)
     second.events = [(1.94, "VADUserStartedSpeakingFrame")]
+    second.interruptions = [1.94]  # the pipeline's InterruptionFrame, as the VAD heard the user
     second.bot_stopped = [1.95]
     on_time = BargeInRun(first=first, second=second, due_at=1.5, behind_s=0.0)
     lag, decided = _barge_lag(on_time, second)

@@ -792,7 +792,7 @@ def _latency(anchors: list[float], first: float | None, *, what: str, label: str
     why = (
         "with no end of the user's speech observed (the VAD never stopped)"
         if latency.early_s is None
-        else "before the end of the user's speech (the bot talked over the user)"
+        else f"{latency.early_s:.2f} s before the end of the user's speech (it talked over them)"
     )
     raise AdapterError(
         f"{label}: the bot's {what} came {why}, so its latency cannot be measured; fix the "

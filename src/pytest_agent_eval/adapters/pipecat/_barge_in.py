@@ -13,12 +13,27 @@ from ._session import BargeInRun
 __all__: list[str] = []
 
 
+def _stops(run: BargeInRun, second: TurnLog) -> list[float]:
+    """When the bot's audio stopped once the interruption came: from the first
+    ``InterruptionFrame`` at or after the interrupting speech was due. A stop before it (a reply
+    of two TTS contexts pauses between them) is no answer to the interruption."""
+    due = run.due_at
+    assert due is not None
+    cut = next((at for at in second.interruptions if at >= due - 1e-9), None)
+    return [] if cut is None else [at for at in second.bot_stopped if at >= cut - 1e-9]
+
+
 def _barge_record(run: BargeInRun, second: TurnLog) -> BargeIn:
     due = run.due_at
     assert due is not None
-    stops = [at for at in second.bot_stopped if at >= due - 1e-9]
-    stopped = bool(second.interruptions) and bool(stops)
-    stop_latency = round(stops[0] - due, 3) if stopped else None
+    stops = _stops(run, second)
+    # The interrupted reply's audio after its first stop: it went quiet, then went on; it
+    # stopped for good at the first stop after its last audio (as LiveKit's resumed reply).
+    last_audio = run.first.last_audio_at
+    resumed = bool(stops) and last_audio is not None and last_audio > stops[0] + 1e-9
+    final = [at for at in stops if not resumed or last_audio is None or at >= last_audio]
+    stopped = bool(final)
+    stop_latency = round(final[0] - due, 3) if stopped else None
     speech_s = round(second.speech_ends[0] - due, 3) if second.speech_ends else None
     minimum = second.vad_start_secs
     precondition = None
@@ -29,7 +44,10 @@ def _barge_record(run: BargeInRun, second: TurnLog) -> BargeIn:
             "longer utterance"
         )
     reply_start = run.first.first_audio_at
-    played = round(stops[0] - reply_start, 3) if stops and reply_start is not None else None
+    ended = final[0] if final else last_audio
+    played = (
+        round(ended - reply_start, 3) if ended is not None and reply_start is not None else None
+    )
     said = join_text(run.first.reply_pieces())
     return BargeIn(
         precondition=precondition,
@@ -38,10 +56,10 @@ def _barge_record(run: BargeInRun, second: TurnLog) -> BargeIn:
         min_interruption_s=minimum,
         stopped=stopped,
         stop_latency_s=stop_latency,
-        resumed=False,
+        resumed=resumed,
         played_s=played,
         interrupted_text=said or None,
-        quiet_after_s=stop_latency,
+        quiet_after_s=round(stops[0] - due, 3) if stops else None,
     )
 
 
@@ -54,7 +72,7 @@ def _barge_lag(run: BargeInRun, second: TurnLog) -> tuple[float, list[str]]:
     audio stopping (no time on the virtual clock). A word said within it was said because the
     run was behind: with no lag the cut would have come before it."""
     due = run.due_at
-    stops = [at for at in second.bot_stopped if due is not None and at >= due - 1e-9]
+    stops = _stops(run, second)
     heard = [
         at
         for at, name in second.events

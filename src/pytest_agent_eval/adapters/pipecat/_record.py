@@ -173,6 +173,8 @@ class TurnLog:
     first_text_at: float | None = None
     """When the bot's first reply text of the turn was produced (an LLM token, or TTS text)."""
     first_audio_at: float | None = None
+    last_audio_at: float | None = None
+    """When the last chunk of this turn's reply audio reached the speaker."""
     audio: bytearray = field(default_factory=bytearray)
     audio_rate: int = 0
     bot_started: list[float] = field(default_factory=list)
@@ -246,6 +248,10 @@ class Recorder(BaseObserver, TransportListener):
         self.flows = False
         """True once a Flows FlowManager of this pipeline entered a node."""
         self._carry: TurnLog | None = None
+        self._carry_on = False
+        """The bot's output still belongs to the carried reply (`carry_spoken_to`)."""
+        self._contexts: dict[str, TurnLog] = {}
+        """TTS context id -> the turn it was made for (read while a reply is carried)."""
         self.keys_sent: list[tuple[float, str]] = []
         """Every key the bot sent on the line (its ``OutputDTMFFrame`` and
         ``OutputDTMFUrgentFrame`` buttons), with when, oldest first."""
@@ -266,13 +272,37 @@ class Recorder(BaseObserver, TransportListener):
         return self.log
 
     def carry_spoken_to(self, log: TurnLog | None) -> None:
-        """Until the bot next stops speaking, what it says and plays belongs to ``log`` (the
-        reply being interrupted), not to the turn that interrupts it."""
-        self._carry = log
+        """What the bot says and plays belongs to ``log`` (the reply being interrupted), not
+        to the turn that interrupts it, until that turn has ended (the user stopped) and the
+        bot has stopped speaking since, or until ``carry_spoken_to(None)``.
 
-    def _speaking_log(self) -> TurnLog:
+        Not merely until the bot next stops: a reply of several TTS contexts (a filler line,
+        then the answer) stops and starts between them, and a bot may go quiet at the
+        interruption and then go on over the caller; both are still the interrupted reply,
+        and neither can be the answer to a turn that has not ended. (The audio reaching the
+        speaker carries no TTS context: the output transport re-cuts it into chunks.)"""
+        self._carry = log
+        self._carry_on = log is not None
+        if log is None:
+            self._contexts.clear()
+
+    def _voiced_log(self) -> TurnLog:
+        """The turn the bot's output belongs to now (see `carry_spoken_to`)."""
         carry = self._carry
-        return carry if carry is not None and self.bot_speaking else self.log
+        return carry if carry is not None and self._carry_on else self.log
+
+    def _made_for(self) -> TurnLog:
+        """The turn what the bot makes now (text, a TTS context) answers: the interrupted one
+        while the interrupting turn has not ended."""
+        carry = self._carry
+        return carry if carry is not None and not self.log.user_stops else self.log
+
+    def _spoken_log(self, context_id: str | None) -> TurnLog:
+        """The turn a TTS text frame belongs to: while a reply is carried, the turn its TTS
+        context was made for. (Words leave with their audio on a clock of their own, so the
+        first words of the next reply can leave just before the carried reply's audio ends.)"""
+        made_for = self._contexts.get(context_id) if context_id is not None else None
+        return made_for if made_for is not None and self._carry is not None else self._voiced_log()
 
     @property
     def llm_open(self) -> int:
@@ -341,9 +371,11 @@ class Recorder(BaseObserver, TransportListener):
                 worker.add_observer(self)
 
     def on_audio_out(self, audio: bytes, sample_rate: int, channels: int) -> None:
-        log = self._speaking_log()
+        log = self._voiced_log()
+        at = self.now()
         if log.first_audio_at is None:
-            log.first_audio_at = self.now()
+            log.first_audio_at = at
+        log.last_audio_at = at
         log.audio_rate = sample_rate
         log.audio += audio if channels == 1 else _first_channel(audio, channels)
 
@@ -353,13 +385,13 @@ class Recorder(BaseObserver, TransportListener):
             return
         spaced = bool(getattr(frame, "includes_inter_frame_spaces", False))
         piece = (self.now(), text, spaced)
-        log = self._speaking_log()
         if isinstance(frame, TTSTextFrame):
+            log = self._spoken_log(frame.context_id)
             log.spoken.append(piece)
             if log.timeline is not None:
                 log.timeline.spoken(text)
         else:
-            log.llm_text.append(piece)
+            self._voiced_log().llm_text.append(piece)
         self._changed()
 
     def on_node(self, before: str | None, after: str | None) -> None:
@@ -437,12 +469,10 @@ class Recorder(BaseObserver, TransportListener):
             self.keys_sent += [(self._at(data), str(b.value)) for b in frame.buttons or ()]
         elif self.hang_ups.note(frame, self._at(data), self.log.index):
             self._changed()
-        elif (
-            isinstance(frame, LLMTextFrame | TTSTextFrame)
-            and self.log.first_text_at is None
-            and frame.text.strip()
-        ):
-            self.log.first_text_at = self._at(data)
+        elif isinstance(frame, LLMTextFrame | TTSTextFrame) and frame.text.strip():
+            log = self._made_for()
+            if log.first_text_at is None:
+                log.first_text_at = self._at(data)
 
     def _speak(self, frame: TTSSpeakFrame, at: float) -> None:
         """The bot is made to say something that is not its LLM's answer: within a turn, that
@@ -462,7 +492,7 @@ class Recorder(BaseObserver, TransportListener):
             log.events.append((at, type(frame).__name__))
             # The bot's speech belongs to the reply it plays (a barge-in's interrupted one).
             bot = isinstance(frame, BotStartedSpeakingFrame | BotStoppedSpeakingFrame)
-            drawn = self._speaking_log() if bot else log
+            drawn = self._voiced_log() if bot else log
             if drawn.timeline is not None:
                 drawn.timeline.frame(frame, at, bot_speaking=self.bot_speaking)
         if isinstance(frame, VADUserStartedSpeakingFrame):
@@ -481,6 +511,8 @@ class Recorder(BaseObserver, TransportListener):
             if self.user_turn_open:
                 self.user_turn_open = False
                 log.user_stops.append(at)
+                if not self.bot_speaking:
+                    self._carry_on = False
         elif isinstance(frame, InterruptionFrame):
             if self.bot_speaking:
                 log.interruptions.append(at)
@@ -494,6 +526,8 @@ class Recorder(BaseObserver, TransportListener):
         elif isinstance(frame, LLMFullResponseEndFrame):
             _close(self._llm_open, source)
         elif isinstance(frame, TTSStartedFrame):
+            if frame.context_id is not None:
+                self._contexts[frame.context_id] = self._made_for()
             self._tts_open[source] = self._tts_open.get(source, 0) + 1
             log.reactions.append(at)
         elif isinstance(frame, TTSStoppedFrame):
@@ -511,7 +545,8 @@ class Recorder(BaseObserver, TransportListener):
                 if self._halting:
                     self._halting = False
                     log.halts.append(at)
-                self._carry = None
+                if log.user_stops:
+                    self._carry_on = False
         elif isinstance(frame, FunctionCallInProgressFrame):
             self._call_started(frame)
         elif isinstance(frame, FunctionCallResultFrame):
