@@ -5,6 +5,7 @@ project). A busy loop in a tool fails the gate; Ctrl-C exits 130 with a partial 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -100,6 +101,8 @@ def test_the_example_agent_runs_k_real_sessions_per_step(project: Path) -> None:
     # CPU by component is metered only when asked (the meter's own CPU would lower the knee).
     assert all(s["cpu_by_component_s"] == {} for s in steps)
     assert "CPU by component" not in done.stdout
+    page = (project / "example.html").read_text()
+    assert "CPU by component: not metered" in page and "data-component" not in page
 
 
 def test_a_busy_loop_in_a_tool_fails_the_gate(project: Path, tmp_path: Path) -> None:
@@ -127,6 +130,20 @@ def test_a_busy_loop_in_a_tool_fails_the_gate(project: Path, tmp_path: Path) -> 
     assert max(components, key=components.__getitem__) == "agent", components
     assert components["vad"] > 0  # Silero, in every session
     assert "K=1: CPU by component: agent " in done.stdout
+    # The page draws the same split: one bar for K=1, a segment per component sized by its
+    # share, the agent's the widest.
+    page = (busy / "busy.html").read_text()
+    shares = {
+        name: float(share)
+        for name, share in re.findall(r'data-component="(\w+)" data-share="([\d.]+)"', page)
+    }
+    assert set(shares) == set(components), (shares, components)
+    assert sum(shares.values()) == pytest.approx(1.0, abs=0.001)
+    total = sum(components.values())
+    for name, seconds in components.items():
+        assert shares[name] == pytest.approx(seconds / total, abs=0.001)
+    assert max(shares, key=shares.__getitem__) == "agent"
+    assert "<th>CPU s per audio s</th>" in page
 
 
 def test_ctrl_c_exits_130_with_a_partial_report(project: Path) -> None:

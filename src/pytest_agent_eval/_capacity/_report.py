@@ -245,6 +245,74 @@ def _chart(steps: Sequence[StepSummary], plan: CapacityPlan, knee: Knee) -> str:
     return "\n".join(parts)
 
 
+_COMPONENT_COLOURS = {
+    "vad": "#1f77b4",
+    "turn": "#aec7e8",
+    "stt": "#ff7f0e",
+    "llm": "#2ca02c",
+    "tts": "#d62728",
+    "agent": "#8c564b",
+    "framework": "#7f7f7f",
+    "ours": "#bcbd22",
+    "other": "#17becf",
+    "unattributed": "#dddddd",
+}
+
+
+def _component_chart(steps: Sequence[StepSummary]) -> str:
+    """An inline SVG: for each K, a bar of the step's CPU split by component (shares of the
+    step's metered CPU, its CPU seconds at the end); a sentence when nothing was metered."""
+    metered = [s for s in steps if sum(s.cpu_by_component_s.values()) > 0]
+    if not metered:
+        return (
+            "<p>CPU by component: not metered (run with <code>--cpu-by-component</code> to see "
+            "where each step's CPU went).</p>"
+        )
+    names: list[str] = []
+    for step in metered:
+        names += [name for name in step.cpu_by_component_s if name not in names]
+    width, left, right, bar, gap = 640, 52, 110, 18, 8
+    top = 34
+    height = top + len(metered) * (bar + gap) + 8
+    span = width - left - right
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'role="img" aria-label="CPU by component at each K">',
+    ]
+    x = float(left)
+    for name in names:
+        colour = _COMPONENT_COLOURS.get(name, "#999999")
+        parts.append(f'<rect x="{x:.1f}" y="6" width="10" height="10" fill="{colour}"/>')
+        parts.append(f'<text x="{x + 13:.1f}" y="15" font-size="11">{html.escape(name)}</text>')
+        x += 13 + 7 * len(name) + 12
+    for row, step in enumerate(metered):
+        total = sum(step.cpu_by_component_s.values())
+        y = top + row * (bar + gap)
+        parts.append(
+            f'<text x="{left - 6}" y="{y + bar - 5}" text-anchor="end" font-size="11">'
+            f"K={step.k}</text>"
+        )
+        x = float(left)
+        for name in names:
+            seconds = step.cpu_by_component_s.get(name, 0.0)
+            if seconds <= 0:
+                continue
+            share = seconds / total
+            colour = _COMPONENT_COLOURS.get(name, "#999999")
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{span * share:.1f}" height="{bar}" '
+                f'fill="{colour}" data-component="{html.escape(name)}" '
+                f'data-share="{share:.4f}"><title>K={step.k}: {html.escape(name)} '
+                f"{seconds:.2f} CPU s ({100 * share:.0f}%)</title></rect>"
+            )
+            x += span * share
+        parts.append(
+            f'<text x="{left + span + 6}" y="{y + bar - 5}" font-size="11">{total:.1f} CPU s</text>'
+        )
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
 def render_html(
     data: dict[str, Any], steps: Sequence[StepSummary], plan: CapacityPlan, knee: Knee
 ) -> str:
@@ -259,6 +327,7 @@ def render_html(
                 _fmt(s.p95_latency_ms),
                 _fmt(s.loop_lag_p95_ms, 1),
                 _fmt(s.cores_used, 2),
+                _fmt(s.cpu_s_per_audio_s, 2),
                 _fmt(s.rss_peak_mb),
                 len(s.failures),
                 len(s.unanswered),
@@ -283,8 +352,10 @@ table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.2rem .5re
 loop lag p95 &le; {plan.loop_lag_ms:g} ms); over the repeats {knee.low:.2f} to {knee.high:.2f}
 sessions per core. Agent: {html.escape(data["agent"])}.</p>
 {_chart(steps, plan, knee)}
+<h2>Where the CPU went</h2>
+{_component_chart(steps)}
 <table><thead><tr><th>K</th><th>p50 ms</th><th>p95 ms</th><th>loop lag p95 ms</th>
-<th>cores used</th><th>RSS peak MB</th><th>failures</th><th>stopped answering</th>
+<th>cores used</th><th>CPU s per audio s</th><th>RSS peak MB</th><th>failures</th><th>stopped answering</th>
 <th>taken past load_threshold</th><th>injected faults (conversations ended)</th><th>within budget</th></tr></thead>
 <tbody>
 {rows}
