@@ -14,9 +14,11 @@ import asyncio
 import contextlib
 import contextvars
 import gc
+import signal
+import socket
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 __all__ = ["SessionLoop", "call_in_thread", "on_loop_close", "run_sync"]
@@ -61,7 +63,8 @@ class SessionLoop:
         if self._runner is None:
             self._found = _current_loop()
             self._runner = asyncio.Runner()
-        return self._runner.run(coro)
+        with _signals_wake(self._runner.get_loop()):
+            return self._runner.run(coro)
 
     def close(self) -> None:
         """Close what was opened on the loop (`on_loop_close`), then the loop itself."""
@@ -75,6 +78,51 @@ class SessionLoop:
             runner.close()
             found, self._found = self._found, None
             _give_back(found)
+
+
+@contextlib.contextmanager
+def _signals_wake(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """While the main thread runs ``loop``, a signal wakes it.
+
+    The kernel may deliver Ctrl-C's SIGINT to any thread: to a sync agent's thread, say, while
+    the main thread waits in the loop's selector for that agent and nothing else. Python runs
+    the handler (the runner's: cancel the eval) only in the main thread, when it next runs;
+    woken by nothing, it never would, and the first Ctrl-C was lost (a session that hung).
+    Python's wakeup fd, read by the loop, wakes it. Left alone when one is set already (an
+    ``add_signal_handler`` of the user's), or off the main thread (no handler runs there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main interpreter's main thread after all
+        previous = None
+    if previous is not None and previous != -1:
+        signal.set_wakeup_fd(previous)
+        previous = None
+    if previous is None:
+        reader.close()
+        writer.close()
+        yield
+        return
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            while reader.recv(4096):
+                pass
+
+    loop.add_reader(reader.fileno(), drain)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        loop.remove_reader(reader.fileno())
+        reader.close()
+        writer.close()
 
 
 def _current_loop() -> asyncio.AbstractEventLoop | None:
@@ -162,7 +210,8 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         # Outside the except block, so a failure is not chained to "no running event loop".
         found = _current_loop()
         try:
-            return asyncio.run(coro)
+            with asyncio.Runner() as runner, _signals_wake(runner.get_loop()):
+                return runner.run(coro)
         finally:
             _give_back(found)
 

@@ -137,9 +137,22 @@ def test_after_ctrl_c_every_report_says_interrupted_and_lists_what_never_ran(
     assert "skipped" not in markdown
 
 
-def test_the_first_ctrl_c_stops_a_session_whose_sync_agent_hangs(project: Project) -> None:
+@pytest.mark.parametrize("delivered_to", ["process", "agent_thread"])
+def test_the_first_ctrl_c_stops_a_session_whose_sync_agent_hangs(
+    project: Project, delivered_to: str
+) -> None:
+    """The kernel delivers Ctrl-C's SIGINT to any thread of the process: to the main thread
+    (waiting in the event loop), or to the sync agent's thread, which ``agent_thread`` makes
+    sure of. Python runs the handler only in the main thread; before the loop was woken by
+    signals, the second case hung the session (seen once in CI, on a loaded machine)."""
+    to_itself = (
+        "signal.pthread_kill(threading.get_ident(), signal.SIGINT)"
+        if delivered_to == "agent_thread"
+        else "pass"
+    )
     project.conftest(
-        """
+        f"""
+        import signal
         import sys
         import threading
 
@@ -149,6 +162,7 @@ def test_the_first_ctrl_c_stops_a_session_whose_sync_agent_hangs(project: Projec
                 print("AGENT STARTED", flush=True)
                 sys.__stdout__.write("AGENT STARTED\\n")
                 sys.__stdout__.flush()
+                {to_itself}
                 threading.Event().wait()  # hangs forever, ignoring everything
             return agent
         """
@@ -171,7 +185,8 @@ def test_the_first_ctrl_c_stops_a_session_whose_sync_agent_hangs(project: Projec
         if "AGENT STARTED" in line:
             break
     started = time.monotonic()
-    process.send_signal(signal.SIGINT)
+    if delivered_to == "process":
+        process.send_signal(signal.SIGINT)
     try:
         rest, _ = process.communicate(timeout=60)
     finally:

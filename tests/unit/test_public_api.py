@@ -368,8 +368,10 @@ ALLOWED: dict[str, set[str]] = {
     "_importers": {"errors", "_config", "_loader", "voice", "_text", "_atomic", "_session_report"},
     # `capacity`: the project's transcripts (loader) and agent (its llm_eval_agent fixture,
     # named in _fixture) run by K sessions over the adapter protocol, as the runner runs turns;
-    # the reports written atomically; Pipecat's clock shim (voice) before a conftest loads.
+    # the reports written atomically; Pipecat's clock shim (voice) before a conftest loads;
+    # the ramp's loop run as every eval's (_async: Ctrl-C wakes it).
     "_capacity": {
+        "_async",
         "errors",
         "_config",
         "_loader",

@@ -14,7 +14,6 @@ Exit codes: 0 done (and the gate, if any, passed), 1 below ``--min-sessions-per-
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import signal
 import sys
@@ -26,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from .._async import run_sync
 from .._config import load_settings, parse_speed
 from ..errors import AgentEvalError, ConfigError
 
@@ -316,7 +316,8 @@ def _run_plan(
     interrupted = False
     try:
         progress = partial(_progress, output)
-        asyncio.run(run_ramp(plan, loaded.adapter, transcripts, results, progress, watch))
+        # Ctrl-C wakes the loop whichever thread the kernel gives it to (`run_sync`).
+        run_sync(run_ramp(plan, loaded.adapter, transcripts, results, progress, watch))
     except KeyboardInterrupt:
         interrupted = True
     except AgentEvalError as exc:
