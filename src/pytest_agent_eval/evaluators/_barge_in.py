@@ -48,12 +48,7 @@ class InterruptEvaluator(DeterministicEvaluator):
             return unobserved(self.name, f"the barge-in was not tested: {barge.precondition}")
         at = f"{_ms(barge.reply_position_s)} into the reply"
         if not barge.stopped:
-            how = (
-                "went quiet, then resumed the same reply to its end (the session took it for "
-                "a false interruption)"
-                if barge.resumed
-                else "kept speaking"
-            )
+            how = "went quiet, then resumed the same reply" if barge.resumed else "kept speaking"
             played = (
                 f"; {barge.played_s:.2f} s of the reply played"
                 if barge.played_s is not None

@@ -417,11 +417,13 @@ class BargeIn:
         reply_position_s: How far into the interrupted reply's audio the interruption started.
         speech_s: Length of the interrupting utterance's first phrase of speech (the VAD's).
         min_interruption_s: The session's minimum interruption duration.
-        stopped: True when the agent stopped and its reply ended interrupted.
+        stopped: True when the agent stopped for the interruption and stayed quiet: its reply
+            ended interrupted (a reply that went on to its own end did not stop).
         stop_latency_s: From the start of the interrupting speech to the agent's audio
             stopping for good (after its last resume, if any); None when it did not stop.
-        resumed: True when the agent went quiet, then resumed the same reply (LiveKit's
-            false-interruption handling, when no words were transcribed in time).
+        resumed: True when the agent went quiet, then spoke again before the interrupting turn
+            ended (LiveKit's false-interruption handling, when no words were transcribed in
+            time; on Pipecat, any speech of the bot then).
         quiet_after_s: From the start of the interrupting speech to the first time the
             agent's audio went quiet (the same as ``stop_latency_s`` unless it resumed).
         played_s: How much of the interrupted reply's audio played in all.

@@ -175,6 +175,10 @@ class TurnLog:
     first_audio_at: float | None = None
     last_audio_at: float | None = None
     """When the last chunk of this turn's reply audio reached the speaker."""
+    carried: list[tuple[float, str]] = field(default_factory=list)
+    """A barge-in's interrupted reply once its turn was split (`Recorder.carry_spoken_to`):
+    when the bot started (``"start"``) and stopped (``"stop"``) speaking it, and when an
+    interruption reached the pipeline (``"cut"``), in order."""
     audio: bytearray = field(default_factory=bytearray)
     audio_rate: int = 0
     bot_started: list[float] = field(default_factory=list)
@@ -267,6 +271,9 @@ class Recorder(BaseObserver, TransportListener):
     def begin(self, index: int | None, kind: str) -> TurnLog:
         """Start a new turn's log and return it."""
         at = self.now()
+        # The contexts of the turn ending are kept (a barge-in carries its reply), older ones
+        # are of no turn that can still speak.
+        self._contexts = {c: log for c, log in self._contexts.items() if log is self.log}
         self.log = TurnLog(index=index, kind=kind, started_at=at)
         self.log.timeline = FrameTimeline(self.timeline_clock, at)
         return self.log
@@ -297,12 +304,22 @@ class Recorder(BaseObserver, TransportListener):
         carry = self._carry
         return carry if carry is not None and not self.log.user_stops else self.log
 
+    def _context_log(self, context_id: str | None) -> TurnLog | None:
+        """While a reply is carried, the turn a TTS context was made for (the carried one or
+        the current one; None when not known)."""
+        made_for = self._contexts.get(context_id) if context_id is not None else None
+        carry = self._carry
+        return made_for if carry is not None and made_for in (carry, self.log) else None
+
     def _spoken_log(self, context_id: str | None) -> TurnLog:
         """The turn a TTS text frame belongs to: while a reply is carried, the turn its TTS
         context was made for. (Words leave with their audio on a clock of their own, so the
         first words of the next reply can leave just before the carried reply's audio ends.)"""
-        made_for = self._contexts.get(context_id) if context_id is not None else None
-        return made_for if made_for is not None and self._carry is not None else self._voiced_log()
+        return self._context_log(context_id) or self._voiced_log()
+
+    def _carrying(self) -> TurnLog | None:
+        """The carried reply while the bot's output still belongs to it, else None."""
+        return self._carry if self._carry_on else None
 
     @property
     def llm_open(self) -> int:
@@ -470,14 +487,16 @@ class Recorder(BaseObserver, TransportListener):
         elif self.hang_ups.note(frame, self._at(data), self.log.index):
             self._changed()
         elif isinstance(frame, LLMTextFrame | TTSTextFrame) and frame.text.strip():
-            log = self._made_for()
+            context = frame.context_id if isinstance(frame, TTSTextFrame) else None
+            log = self._context_log(context) or self._made_for()
             if log.first_text_at is None:
                 log.first_text_at = self._at(data)
 
     def _speak(self, frame: TTSSpeakFrame, at: float) -> None:
         """The bot is made to say something that is not its LLM's answer: within a turn, that
-        is speech it started on its own (the greeting's is the greeting's)."""
-        log = self.log
+        is speech it started on its own (the greeting's is the greeting's; in a barge-in,
+        the interrupted reply's until the interrupting turn ended)."""
+        log = self._made_for()
         text = " ".join((frame.text or "").split())
         if log.kind == "greeting" or not text:
             return
@@ -516,6 +535,8 @@ class Recorder(BaseObserver, TransportListener):
         elif isinstance(frame, InterruptionFrame):
             if self.bot_speaking:
                 log.interruptions.append(at)
+            if (carried := self._carrying()) is not None:
+                carried.carried.append((at, "cut"))
         elif isinstance(frame, TranscriptionFrame):
             if frame.text and frame.text.strip():
                 log.transcripts.append(frame.text.strip())
@@ -527,7 +548,7 @@ class Recorder(BaseObserver, TransportListener):
             _close(self._llm_open, source)
         elif isinstance(frame, TTSStartedFrame):
             if frame.context_id is not None:
-                self._contexts[frame.context_id] = self._made_for()
+                self._contexts.setdefault(frame.context_id, self._made_for())
             self._tts_open[source] = self._tts_open.get(source, 0) + 1
             log.reactions.append(at)
         elif isinstance(frame, TTSStoppedFrame):
@@ -537,7 +558,10 @@ class Recorder(BaseObserver, TransportListener):
                 self.bot_speaking = True
                 self._halting = False
                 log.bot_started.append(at)
-                log.reactions.append(at)
+                if (carried := self._carrying()) is not None:
+                    carried.carried.append((at, "start"))  # the interrupted reply, again
+                else:
+                    log.reactions.append(at)
         elif isinstance(frame, BotStoppedSpeakingFrame):
             if self.bot_speaking:
                 self.bot_speaking = False
@@ -545,6 +569,8 @@ class Recorder(BaseObserver, TransportListener):
                 if self._halting:
                     self._halting = False
                     log.halts.append(at)
+                if (carried := self._carrying()) is not None:
+                    carried.carried.append((at, "stop"))
                 if log.user_stops:
                     self._carry_on = False
         elif isinstance(frame, FunctionCallInProgressFrame):

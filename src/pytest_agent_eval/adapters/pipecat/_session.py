@@ -570,37 +570,38 @@ class BotSession:
                 lambda: bool(came) or not recorder.bot_speaking,
                 lambda: f"the interruption {due_what}",
             )
+            timer.cancel()
+            self.clock.release()
+            if run.second is None:
+                # The reply ended before `due` (seen at once when the loop had a moment, else at
+                # `due`): when its last stop was recorded.
+                ended = log.bot_stopped[-1] if log.bot_stopped else recorder.now()
+                played = ended - reply_start
+                run.untested = (
+                    f"the bot's reply ended after {played:.2f} s, before the interruption was due "
+                    f"({due_what}); interrupt earlier or make the reply longer"
+                )
+                mic.speak_at(b"", due, tail_s=0.0)  # the interrupting speech is not said
+                for stt in self.fixture_stts():
+                    stt.forget_fixtures()
+                return await self._finish_untested(run)
+            # The interrupting speech starts now: turn index ends here, turn index + 1 begins.
+            run.due_at = due
+            run.reply_position_s = due - reply_start
+            following = run.second
+            await self._until(
+                lambda: mic.queued_samples == 0 and recorder.pending() is None,
+                self._pending_audio,
+            )
+            mic.live(False)
+            run.behind_s = mic.max_late_s
+            if first_span is not None:
+                self._streamed(log, *first_span)
+            self._streamed(following, start, start + len(interrupting.pcm) // 2 - onset)
+            return run
         finally:
             timer.cancel()
-        self.clock.release()
-        if run.second is None:
-            # The reply ended before `due` (seen at once when the loop had a moment, else at
-            # `due`): when its last stop was recorded.
-            ended = log.bot_stopped[-1] if log.bot_stopped else recorder.now()
-            played = ended - reply_start
-            run.untested = (
-                f"the bot's reply ended after {played:.2f} s, before the interruption was due "
-                f"({due_what}); interrupt earlier or make the reply longer"
-            )
-            mic.speak_at(b"", due, tail_s=0.0)  # the interrupting speech is not said
-            for stt in self.fixture_stts():
-                stt.forget_fixtures()
-            return await self._finish_untested(run)
-        # The interrupting speech starts now: turn index ends here, turn index + 1 begins.
-        run.due_at = due
-        run.reply_position_s = due - reply_start
-        following = run.second
-        await self._until(
-            lambda: mic.queued_samples == 0 and recorder.pending() is None,
-            self._pending_audio,
-        )
-        mic.live(False)
-        recorder.carry_spoken_to(None)
-        run.behind_s = mic.max_late_s
-        if first_span is not None:
-            self._streamed(log, *first_span)
-        self._streamed(following, start, start + len(interrupting.pcm) // 2 - onset)
-        return run
+            recorder.carry_spoken_to(None)  # also when the turn timed out or the bot crashed
 
     async def _finish_untested(self, run: BargeInRun) -> BargeInRun:
         mic = self.transport.input()
