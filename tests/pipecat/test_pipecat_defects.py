@@ -37,7 +37,13 @@ from pytest_agent_eval.adapters.pipecat import (
 )
 from pytest_agent_eval.errors import AdapterError, AgentTimeoutError, AudioFixtureError
 from pytest_agent_eval.evaluators._barge_in import InterruptEvaluator
-from pytest_agent_eval.models import AudioCondition, InterruptConfig, Turn, TurnContext
+from pytest_agent_eval.models import (
+    AgentReply,
+    AudioCondition,
+    InterruptConfig,
+    Turn,
+    TurnContext,
+)
 
 # -- turns split across fixtures ------------------------------------------------------------------
 
@@ -296,6 +302,25 @@ class SlowAnswer(FrameProcessor):
         await self.push_frame(frame, direction)
 
 
+def _interrupted_across_a_pause(
+    part: FrameProcessor, phrases: dict[str, Path]
+) -> tuple[AgentReply, AgentReply, float]:
+    """The story, interrupted 800 ms in, by a bot with ``part`` between its LLM and its TTS
+    (its "Sure." lasts about 0.84 s); the two turns' replies and when the interruption reached
+    the pipeline (seconds from when it was due). Checks the case is the one meant: the bot went
+    quiet (the end of "Sure.") after the interruption was due, before the VAD heard it."""
+    script = transcript(
+        spoken("story", phrases),
+        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=800)),
+    )
+    bot = lambda transport: voice_bot(transport, after_llm=[part])[0]  # noqa: E731
+    _, (first, second) = run(converse(PipecatAdapter(bot), script))
+    events = [(e["t"], e["frame"]) for e in second.metadata["pipecat"]["events"]]
+    cut = next(t for t, name in events if name == "InterruptionFrame")
+    assert any(name == "BotStoppedSpeakingFrame" and t < cut for t, name in events)
+    return first, second, cut
+
+
 def test_a_pause_between_two_parts_of_the_reply_is_not_its_stop(
     phrases: dict[str, Path],
 ) -> None:
@@ -305,17 +330,7 @@ def test_a_pause_between_two_parts_of_the_reply_is_not_its_stop(
     the barge-in is judged on the stop the interruption caused, not on the pause. Before, the
     answer's first words went to the interrupting turn as audio before its speech ended (an
     ERROR), and a stop 16 ms after the interruption was due passed the check."""
-    script = transcript(
-        spoken("story", phrases),
-        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=800)),
-    )
-    bot = lambda transport: voice_bot(transport, after_llm=[FillerLine()])[0]  # noqa: E731
-    _, (first, second) = run(converse(PipecatAdapter(bot), script))
-    # The case is the one meant: the pause came after the interruption was due, before the VAD
-    # heard the caller (the turn's events count from the interruption).
-    events = [(e["t"], e["frame"]) for e in second.metadata["pipecat"]["events"]]
-    cut = next(t for t, name in events if name == "InterruptionFrame")
-    assert any(name == "BotStoppedSpeakingFrame" and t < cut for t, name in events)
+    first, second, cut = _interrupted_across_a_pause(FillerLine(), phrases)
     assert first.reply.startswith("Sure. Once upon a time")
     assert second.reply == "Sure. Okay, I will stop."
     barge = second.barge_in
@@ -360,16 +375,7 @@ def test_an_interruption_in_a_pause_of_the_reply_stops_it_there(
     """The interruption reaches the pipeline while the bot is quiet between its filler line
     and its answer, and the answer never comes: the bot stopped, at the interruption (it
     yielded then; the caller had heard it quiet since the pause), not "kept speaking"."""
-    script = transcript(
-        spoken("story", phrases),
-        spoken("stop", phrases, interrupt=InterruptConfig(stop_within_ms=1500, after_ms=800)),
-    )
-    bot = lambda transport: voice_bot(transport, after_llm=[SlowAnswer()])[0]  # noqa: E731
-    _, (first, second) = run(converse(PipecatAdapter(bot), script))
-    events = [(e["t"], e["frame"]) for e in second.metadata["pipecat"]["events"]]
-    cut = next(t for t, name in events if name == "InterruptionFrame")
-    # Quiet from the end of "Sure." until the cut: the case is the one meant.
-    assert any(name == "BotStoppedSpeakingFrame" and t < cut for t, name in events)
+    first, second, cut = _interrupted_across_a_pause(SlowAnswer(), phrases)
     assert first.reply == "Sure."
     assert second.reply == "Sure. Okay, I will stop."
     barge = second.barge_in
