@@ -295,8 +295,7 @@ class Recorder(BaseObserver, TransportListener):
 
     def _voiced_log(self) -> TurnLog:
         """The turn the bot's output belongs to now (see `carry_spoken_to`)."""
-        carry = self._carry
-        return carry if carry is not None and self._carry_on else self.log
+        return self._carrying() or self.log
 
     def _made_for(self) -> TurnLog:
         """The turn what the bot makes now (text, a TTS context) answers: the interrupted one
@@ -309,7 +308,8 @@ class Recorder(BaseObserver, TransportListener):
         the current one; None when not known)."""
         made_for = self._contexts.get(context_id) if context_id is not None else None
         carry = self._carry
-        return made_for if carry is not None and made_for in (carry, self.log) else None
+        known = carry is not None and (made_for is carry or made_for is self.log)
+        return made_for if known else None
 
     def _spoken_log(self, context_id: str | None) -> TurnLog:
         """The turn a TTS text frame belongs to: while a reply is carried, the turn its TTS
