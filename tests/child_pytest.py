@@ -9,6 +9,7 @@ in-process pytester run inside it, still load it, so our plugin is still tested 
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Mapping
 
 CHILD_PYTEST_ARGS: tuple[str, ...] = ("-p", "no:langsmith_plugin")
@@ -20,3 +21,11 @@ def child_pytest_env(env: Mapping[str, str]) -> dict[str, str]:
     a CI recipe runs, or as xdist workers): `CHILD_PYTEST_ARGS` added to ``PYTEST_ADDOPTS``."""
     given = env.get("PYTEST_ADDOPTS", "")
     return {**env, "PYTEST_ADDOPTS": " ".join([*CHILD_PYTEST_ARGS, given]).strip()}
+
+
+def hears_ctrl_c() -> None:
+    """``preexec_fn`` of a child a test sends Ctrl-C (SIGINT) to: SIGINT at its default there,
+    so Python installs its handler. A suite started in the background by a shell without job
+    control (``(nohup cmd &)``, a script's ``cmd &``) has SIGINT ignored, which its children
+    inherit and Python keeps: such a child never hears the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from child_pytest import hears_ctrl_c
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "voice-livekit"
 
 # A CPU regression in the agent's own code: each tool call computes for 1.5 CPU seconds,
@@ -155,6 +157,7 @@ def test_ctrl_c_exits_130_with_a_partial_report(project: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=hears_ctrl_c,
     )
     assert process.stderr is not None
     seen: list[str] = []

@@ -17,6 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from child_pytest import hears_ctrl_c
 from ci_builds import wait_for_build
 from pytest_agent_eval._capacity._worker import server_binary
 from pytest_agent_eval.errors import ConfigError
@@ -130,7 +131,7 @@ def test_ctrl_c_or_sigterm_stops_the_worker_its_jobs_and_the_server(
     process = subprocess.Popen(
         _command(project, "--steps", "1,2"),
         cwd=project, env=_env(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+        text=True, preexec_fn=hears_ctrl_c,
     )  # fmt: skip
     assert process.stderr is not None
     seen: list[str] = []

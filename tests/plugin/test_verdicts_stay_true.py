@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from child_pytest import child_pytest_env
+from child_pytest import child_pytest_env, hears_ctrl_c
 
 from .conftest import Project
 
@@ -177,6 +177,7 @@ def test_the_first_ctrl_c_stops_a_session_whose_sync_agent_hangs(
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
+        preexec_fn=hears_ctrl_c,
     )
     assert process.stdout is not None
     seen = []
