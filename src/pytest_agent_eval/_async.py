@@ -95,34 +95,27 @@ def _signals_wake(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
         yield
         return
     reader, writer = socket.socketpair()
-    reader.setblocking(False)
-    writer.setblocking(False)
-    try:
+    with reader, writer:
+        reader.setblocking(False)
+        writer.setblocking(False)
         previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    except ValueError:  # not the main interpreter's main thread after all
-        previous = None
-    if previous is not None and previous != -1:
-        signal.set_wakeup_fd(previous)
-        previous = None
-    if previous is None:
-        reader.close()
-        writer.close()
-        yield
-        return
+        if previous != -1:  # one set already wakes the loop it was set for: left as it was
+            signal.set_wakeup_fd(previous)
+            yield
+            return
+        loop.add_reader(reader.fileno(), _drain, reader)
+        try:
+            yield
+        finally:
+            signal.set_wakeup_fd(previous)
+            loop.remove_reader(reader.fileno())
 
-    def drain() -> None:
-        with contextlib.suppress(OSError):
-            while reader.recv(4096):
-                pass
 
-    loop.add_reader(reader.fileno(), drain)
-    try:
-        yield
-    finally:
-        signal.set_wakeup_fd(previous)
-        loop.remove_reader(reader.fileno())
-        reader.close()
-        writer.close()
+def _drain(reader: socket.socket) -> None:
+    """Empty the wakeup socket (what woke the loop is the signal, not the bytes)."""
+    with contextlib.suppress(OSError):
+        while reader.recv(4096):
+            pass
 
 
 def _current_loop() -> asyncio.AbstractEventLoop | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -124,24 +125,19 @@ def heard_over_lines(
         MissingExtraError: A line's audio work needs a library that is not installed.
     """
     out: list[PlayedStimulus] = []
-    for item in played:
-        for line in lines:
-            for level in levels_db:
-                chain = [AudioCondition("gain", {"db": level})] if level else []
-                chain += BUILTIN_PRESETS[line]
-                if not chain:
-                    out.append(item)
-                    continue
-                label = ",".join(
-                    ([line] if line != "clean" else []) + ([f"{level:+g}dB"] if level else [])
-                )
-                sid = f"{item.stimulus.id}@{label}"
-                seed = seed_of(f"{item.seed}/{item.stimulus.id}/{line}/{level:g}")
-                clip = apply_conditions(item.clip, chain, seed)
-                wav = cache / f"seed-{item.seed}" / "lines" / f"{sid}.wav"
-                write_wav_atomic(wav, clip)
-                stimulus = replace(item.stimulus, id=sid)
-                out.append(replace(item, stimulus=stimulus, clip=clip, wav=wav))
+    for item, line, level in product(played, lines, levels_db):
+        chain = [AudioCondition("gain", {"db": level})] if level else []
+        chain += BUILTIN_PRESETS[line]
+        if not chain:
+            out.append(item)
+            continue
+        label = ",".join(([line] if line != "clean" else []) + ([f"{level:+g}dB"] if level else []))
+        sid = f"{item.stimulus.id}@{label}"
+        seed = seed_of(f"{item.seed}/{item.stimulus.id}/{line}/{level:g}")
+        clip = apply_conditions(item.clip, chain, seed)
+        wav = cache / f"seed-{item.seed}" / "lines" / f"{sid}.wav"
+        write_wav_atomic(wav, clip)
+        out.append(replace(item, stimulus=replace(item.stimulus, id=sid), clip=clip, wav=wav))
     return out
 
 

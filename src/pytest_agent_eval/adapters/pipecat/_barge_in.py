@@ -22,12 +22,11 @@ _EPS = 1e-9
 class _Yield:
     """How the interrupted reply answered the interruption, on the pipeline's clock."""
 
-    cut: float | None
-    """The first ``InterruptionFrame`` at or after the interrupting speech was due (None: no
-    interruption reached the pipeline)."""
     quiet_at: float | None
-    """When the reply first went quiet from the cut on (at the cut itself when it was already
-    quiet then: a pause between two parts of it)."""
+    """When the reply first went quiet from the cut on (the first ``InterruptionFrame`` at or
+    after the interrupting speech was due; at the cut itself when it was already quiet then: a
+    pause between two parts of it). None: no interruption reached the pipeline, or the reply
+    never went quiet."""
     resumed: bool
     """It spoke again after it went quiet."""
     stop_at: float | None
@@ -45,7 +44,7 @@ def _yield_of(run: BargeInRun, second: TurnLog) -> _Yield:
     carried = run.first.carried
     cut = next((at for at, kind in carried if kind == "cut" and at >= due - _EPS), None)
     if cut is None:
-        return _Yield(cut=None, quiet_at=None, resumed=False, stop_at=None)
+        return _Yield(quiet_at=None, resumed=False, stop_at=None)
     before = [kind for at, kind in carried if kind != "cut" and at < cut - _EPS]
     speaking = not before or before[-1] == "start"  # it was speaking at the split
     quiet_at = (
@@ -54,16 +53,14 @@ def _yield_of(run: BargeInRun, second: TurnLog) -> _Yield:
         else cut
     )
     if quiet_at is None:
-        return _Yield(cut=cut, quiet_at=None, resumed=False, stop_at=None)
+        return _Yield(quiet_at=None, resumed=False, stop_at=None)
     starts = [at for at, kind in carried if kind == "start" and at > quiet_at + _EPS]
     if not starts:
         halted = not speaking or quiet_at in second.halts
-        return _Yield(
-            cut=cut, quiet_at=quiet_at, resumed=False, stop_at=quiet_at if halted else None
-        )
+        return _Yield(quiet_at=quiet_at, resumed=False, stop_at=quiet_at if halted else None)
     end = next((at for at, kind in carried if kind == "stop" and at > starts[-1]), None)
     stop_at = end if end is not None and end in second.halts else None
-    return _Yield(cut=cut, quiet_at=quiet_at, resumed=True, stop_at=stop_at)
+    return _Yield(quiet_at=quiet_at, resumed=True, stop_at=stop_at)
 
 
 def _played_s(first: TurnLog) -> float | None:

@@ -305,17 +305,13 @@ class Recorder(BaseObserver, TransportListener):
 
     def _context_log(self, context_id: str | None) -> TurnLog | None:
         """While a reply is carried, the turn a TTS context was made for (the carried one or
-        the current one; None when not known)."""
+        the current one; None when not known). Its words follow it, not the moment they leave:
+        they leave with their audio on a clock of their own, so the next reply's first words
+        can leave just before the carried reply's audio ends."""
         made_for = self._contexts.get(context_id) if context_id is not None else None
         carry = self._carry
         known = carry is not None and (made_for is carry or made_for is self.log)
         return made_for if known else None
-
-    def _spoken_log(self, context_id: str | None) -> TurnLog:
-        """The turn a TTS text frame belongs to: while a reply is carried, the turn its TTS
-        context was made for. (Words leave with their audio on a clock of their own, so the
-        first words of the next reply can leave just before the carried reply's audio ends.)"""
-        return self._context_log(context_id) or self._voiced_log()
 
     def _carrying(self) -> TurnLog | None:
         """The carried reply while the bot's output still belongs to it, else None."""
@@ -403,7 +399,7 @@ class Recorder(BaseObserver, TransportListener):
         spaced = bool(getattr(frame, "includes_inter_frame_spaces", False))
         piece = (self.now(), text, spaced)
         if isinstance(frame, TTSTextFrame):
-            log = self._spoken_log(frame.context_id)
+            log = self._context_log(frame.context_id) or self._voiced_log()
             log.spoken.append(piece)
             if log.timeline is not None:
                 log.timeline.spoken(text)

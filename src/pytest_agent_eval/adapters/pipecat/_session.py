@@ -570,7 +570,7 @@ class BotSession:
                 lambda: bool(came) or not recorder.bot_speaking,
                 lambda: f"the interruption {due_what}",
             )
-            timer.cancel()
+            timer.cancel()  # now, not in `finally`: an untested barge-in waits on below
             self.clock.release()
             if run.second is None:
                 # The reply ended before `due` (seen at once when the loop had a moment, else at
